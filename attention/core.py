@@ -1,0 +1,301 @@
+"""Softmax, masks, scaled dot-product attention and the head split.
+
+Conventions (the whole package):
+    * Row vectors: ``Q = X @ W_q`` with ``W_q`` of shape ``[d_model, d_k]``.
+    * Boolean masks: ``True`` = this query MAY attend to this key (as
+      ``torch.nn.functional.scaled_dot_product_attention``). Float masks are
+      added to the scaled scores.
+    * A query row whose keys are all masked gets all-zero weights and a zero
+      output, never NaN (PyTorch >= 2.5 does the same in SDPA).
+
+Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1-3.2.3;
+lesson steps 3-6 (``shared/docs/lesson.md``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import as_float_array, check_heads, positive_int
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+    "padding_mask_from_lengths",
+    "additive_mask",
+    "split_heads",
+    "merge_heads",
+]
+
+
+def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
+    """Numerically stable softmax along ``axis``.
+
+    The row maximum is subtracted before ``exp`` (lesson step 5), so any finite
+    logits (``1e4``, ``-1e300``, ...) give finite weights. Entries that are
+    ``-inf`` or where ``mask`` is ``False`` get weight 0; a row with no
+    allowed entry is all zeros (never NaN).
+
+    Args:
+        x: logits, any shape ``[..., n]``; integer input is promoted to float64,
+            float32 stays float32. ``-inf`` is allowed (it means "masked").
+        axis: the axis that sums to 1.
+        mask: optional boolean array broadcastable to ``x``; ``True`` = keep.
+
+    Returns:
+        weights with the shape and float dtype of ``x``; each unmasked row sums to 1.
+
+    Raises:
+        ValueError: ``x`` contains NaN or ``+inf``, or ``mask`` is not boolean or
+            not broadcastable to ``x``.
+    """
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = as_float_array(x, "x")
+    if np.isnan(x).any():
+        raise ValueError("x contains NaN; softmax needs finite logits or -inf for masked entries")
+    if np.isposinf(x).any():
+        raise ValueError("x contains +inf; softmax needs finite logits or -inf for masked entries")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_:
+            raise ValueError(f"mask must be boolean (True = keep), got dtype {mask.dtype}")
+        try:
+            mask = np.broadcast_to(mask, x.shape)
+        except ValueError:
+            raise ValueError(
+                f"mask of shape {mask.shape} is not broadcastable to x of shape {x.shape}"
+            ) from None
+        x = np.where(mask, x, -np.inf)
+    row_max = np.max(x, axis=axis, keepdims=True)
+    row_max = np.where(np.isneginf(row_max), 0, row_max)  # fully masked rows: exp(-inf) = 0
+    e = np.exp(x - row_max)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
+    """Lower-triangular boolean mask, ``True`` = may attend (query i sees keys j <= i).
+
+    Aligned to the upper-left corner like PyTorch's ``is_causal=True``, also when
+    ``n_q != n_k``.
+
+    Args:
+        n_q: number of queries (>= 1).
+        n_k: number of keys (>= 1); defaults to ``n_q``.
+
+    Returns:
+        bool array ``[n_q, n_k]``.
+
+    Raises:
+        ValueError: a size is not a positive integer.
+
+    Source: Vaswani et al. (2017) section 3.2.3; lesson exercise 1.
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    return np.tri(n_q, n_k, dtype=bool)
+
+
+def padding_mask(valid) -> np.ndarray:
+    """Key padding mask from a per-key validity flag, ``True`` = real key (may attend).
+
+    Note: ``torch.nn.MultiheadAttention``'s ``key_padding_mask`` uses the opposite
+    convention (``True`` = padding, blocked); pass ``~mask[..., 0, :]`` to it.
+
+    Args:
+        valid: bool array ``[..., n_k]``; ``True`` where the key is a real token.
+
+    Returns:
+        bool array ``[..., 1, n_k]``, broadcastable against scores ``[..., n_q, n_k]``
+        (add a head axis, ``mask[:, None]``, for ``[batch, n_heads, n_q, n_k]``).
+
+    Raises:
+        ValueError: ``valid`` is not boolean or has no key axis.
+    """
+    valid = np.asarray(valid)
+    if valid.dtype != np.bool_:
+        raise ValueError(f"valid must be a boolean array [..., n_k], got dtype {valid.dtype}")
+    if valid.ndim < 1 or valid.shape[-1] < 1:
+        raise ValueError(f"valid must have shape [..., n_k] with n_k >= 1, got {valid.shape}")
+    return valid[..., None, :]
+
+
+def padding_mask_from_lengths(lengths, n_k: int) -> np.ndarray:
+    """Key padding mask from sequence lengths: key j of item b is real iff ``j < lengths[b]``.
+
+    Args:
+        lengths: int array ``[batch]`` (or a scalar), each in ``0..n_k``.
+        n_k: padded sequence length.
+
+    Returns:
+        bool array ``[batch, 1, n_k]`` (``[1, n_k]`` for a scalar), ``True`` = may attend.
+
+    Raises:
+        ValueError: a length is negative or larger than ``n_k``, or ``n_k`` < 1.
+    """
+    n_k = positive_int(n_k, "n_k")
+    lengths = np.asarray(lengths)
+    if not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
+    if (lengths < 0).any() or (lengths > n_k).any():
+        raise ValueError(f"lengths must lie in 0..n_k={n_k}, got {lengths.tolist()}")
+    return padding_mask(np.arange(n_k) < lengths[..., None])
+
+
+def additive_mask(mask, dtype=np.float64) -> np.ndarray:
+    """Boolean mask -> additive float mask: 0 where ``True`` (may attend), ``-inf`` elsewhere.
+
+    Adding it to the scores before the softmax is the same as masking (lesson,
+    causal mask). Shape is kept.
+    """
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
+    return np.where(mask, 0.0, -np.inf).astype(dtype)
+
+
+def _float_dtype(*arrays: np.ndarray) -> np.dtype:
+    """Common float dtype: float32 stays float32, float16 computes in float32, else float64."""
+    dtype = np.result_type(*arrays)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+
+
+def _check_qkv(q, k, v):
+    q = as_float_array(q, "q", min_ndim=2)
+    k = as_float_array(k, "k", min_ndim=2)
+    v = as_float_array(v, "v", min_ndim=2)
+    for name, arr, axes in (("q", q, "[..., n_q, d_k]"), ("k", k, "[..., n_k, d_k]"),
+                            ("v", v, "[..., n_k, d_v]")):
+        if 0 in arr.shape:
+            raise ValueError(f"{name} must have shape {axes} with no empty axis, got {arr.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share d_k (last axis): q {q.shape} is [..., n_q, {q.shape[-1]}], "
+            f"k {k.shape} is [..., n_k, {k.shape[-1]}]"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same number of keys n_k (axis -2): "
+            f"k {k.shape} has {k.shape[-2]}, v {v.shape} has {v.shape[-2]}"
+        )
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading (batch/head) axes of q {q.shape}, k {k.shape}, v {v.shape} do not broadcast"
+        ) from None
+    dtype = _float_dtype(q, k, v)
+    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False), batch
+
+
+def _check_mask(attn_mask, scores_shape: tuple[int, ...], dtype: np.dtype):
+    """Return ``(bool_mask or None, float_mask or None)``, both broadcast to ``scores_shape``."""
+    mask = np.asarray(attn_mask)
+    try:
+        fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"attn_mask of shape {mask.shape} is not broadcastable to the scores "
+            f"[..., n_q, n_k] = {scores_shape}"
+        )
+    if mask.dtype == np.bool_:
+        return mask, None
+    if not np.issubdtype(mask.dtype, np.number):
+        raise ValueError(f"attn_mask must be boolean or float, got dtype {mask.dtype}")
+    mask = mask.astype(dtype, copy=False)
+    if np.isnan(mask).any() or np.isposinf(mask).any():
+        raise ValueError("attn_mask (float) may hold finite values or -inf, not NaN or +inf")
+    return None, mask
+
+
+def scaled_dot_product_attention(
+    q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``softmax(q kᵀ * scale + mask) v``, with PyTorch's SDPA semantics.
+
+    Args:
+        q: queries ``[..., n_q, d_k]``.
+        k: keys ``[..., n_k, d_k]``.
+        v: values ``[..., n_k, d_v]``. Leading (batch, head) axes of q, k, v broadcast.
+        attn_mask: optional, broadcastable to ``[..., n_q, n_k]``. Boolean: ``True`` =
+            this query may attend to this key. Float: added to the scaled scores
+            (use ``-inf`` to block).
+        is_causal: apply ``causal_mask(n_q, n_k)`` (upper-left aligned). Not
+            together with ``attn_mask``.
+        scale: multiplier on the scores; default ``1 / sqrt(d_k)``.
+
+    Returns:
+        ``(output, weights)``: ``output [..., n_q, d_v]``, ``weights [..., n_q, n_k]``.
+        float32 inputs give float32, float64 gives float64, integers are
+        promoted to float64. A fully masked query row has zero weights and a
+        zero output.
+
+    Raises:
+        ValueError: mismatched ``d_k`` or ``n_k``, non-broadcasting batch axes, an
+            empty axis, NaN/inf in q, k or v (the message names the array), a
+            mask that does not broadcast to the scores, or both ``attn_mask``
+            and ``is_causal``.
+
+    Source: Vaswani et al. (2017) section 3.2.1, eq. (1); lesson steps 3-6.
+    """
+    q, k, v, batch = _check_qkv(q, k, v)
+    n_q, d_k, n_k = q.shape[-2], q.shape[-1], k.shape[-2]
+    if attn_mask is not None and is_causal:
+        raise ValueError("give either attn_mask or is_causal=True, not both")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    elif not np.isfinite(scale):
+        raise ValueError(f"scale must be finite, got {scale}")
+    scores_shape = (*batch, n_q, n_k)
+    bool_mask = float_mask = None
+    if is_causal:
+        bool_mask = causal_mask(n_q, n_k)
+    elif attn_mask is not None:
+        bool_mask, float_mask = _check_mask(attn_mask, scores_shape, q.dtype)
+
+    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # [..., n_q, d_k] x [..., d_k, n_k] -> [..., n_q, n_k]
+    if float_mask is not None:
+        scores = scores + float_mask
+    weights = softmax(scores, axis=-1, mask=bool_mask)  # [..., n_q, n_k], rows sum to 1 (or 0 if fully masked)
+    output = weights @ v  # [..., n_q, n_k] x [..., n_k, d_v] -> [..., n_q, d_v]
+    return output, weights
+
+
+def split_heads(x, n_heads: int) -> np.ndarray:
+    """``[..., n, d_model] -> [..., n_heads, n, d_head]`` with ``d_head = d_model / n_heads``.
+
+    Head h takes columns ``h*d_head:(h+1)*d_head`` (reshape, then swap the
+    sequence and head axes), as in ``torch.nn.MultiheadAttention``.
+
+    Raises:
+        ValueError: ``x`` has fewer than 2 axes, or ``d_model % n_heads != 0``
+            (the message lists the valid head counts).
+    """
+    x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape [..., n, d_model], got {x.shape}")
+    *lead, n, d_model = x.shape
+    d_head = check_heads(d_model, n_heads)
+    return np.swapaxes(x.reshape(*lead, n, n_heads, d_head), -3, -2)  # [..., n, h, d_head] -> [..., h, n, d_head]
+
+
+def merge_heads(x) -> np.ndarray:
+    """``[..., n_heads, n, d_head] -> [..., n, n_heads * d_head]``; the exact inverse of ``split_heads``.
+
+    Raises:
+        ValueError: ``x`` has fewer than 3 axes.
+    """
+    x = np.asarray(x)
+    if x.ndim < 3:
+        raise ValueError(f"x must have shape [..., n_heads, n, d_head], got {x.shape}")
+    *lead, h, n, d_head = x.shape
+    return np.swapaxes(x, -3, -2).reshape(*lead, n, h * d_head)  # [..., h, n, d_head] -> [..., n, h*d_head]
