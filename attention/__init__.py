@@ -4,6 +4,7 @@ Masks everywhere: boolean ``True`` = may attend. Row-vector convention ``x @ W``
 No module here imports Streamlit, Plotly or pandas.
 """
 
+from ._validate import valid_head_counts
 from .core import (
     additive_mask,
     causal_mask,
@@ -24,7 +25,6 @@ from .diagnostics import (
     softmax_jacobian,
 )
 from .embeddings import EMBEDDING_MODES, embed_tokens, sinusoidal_positional_encoding, tokenize
-from ._validate import valid_head_counts
 from .layers import AttentionSteps, MultiHeadAttention, MultiHeadResult, SelfAttention, attention_steps
 from .presets import PIPELINE_EXAMPLE, SENTENCE_EXAMPLE, SOFTMAX_EXAMPLE_LOGITS
 
