@@ -1,0 +1,142 @@
+"""Shared controls (the sidebar), link (query-parameter) checks, and cached computations.
+
+The shared controls are drawn once, in the entrypoint's sidebar, and bound to
+query parameters (``bind="query-params"``), so they keep their values across
+pages and a copied link reproduces what the sender saw. Streamlit silently
+drops a link value it cannot use (``?seed=abc``) and falls back to the default;
+:func:`check_link` turns that into a visible warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app import scenarios
+
+DEFAULTS = {
+    "sentence": "The cat sat on the mat",
+    "embedding": "lesson",
+    "pe": False,
+    "seed": 42,
+    "d_model": 8,
+    "d_k": 4,
+}
+SEED_MAX = 2**31 - 1
+D_MODEL_RANGE = (1, 512)
+D_K_RANGE = (1, 128)
+SENTENCE_MAX_CHARS = 1000
+EMBEDDING_LABELS = {
+    "lesson": "lesson: random rows",
+    "per-token": "per-token: one vector per word",
+}
+
+_LINK_KEY = "_link_params"  # raw query parameters of the session's first run
+_WARN_KEY = "_link_warnings"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The values of the shared controls for this run (``d_v = d_k``)."""
+
+    sentence: str
+    embedding: str
+    pe: bool
+    seed: int
+    d_model: int
+    d_k: int
+
+    @property
+    def d_v(self) -> int:
+        return self.d_k
+
+
+def _snapshot_link() -> None:
+    """Keep the raw query parameters of the session's first run (before widgets clean them)."""
+    if _LINK_KEY not in st.session_state:
+        st.session_state[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
+        st.session_state[_WARN_KEY] = []
+
+
+def _canonical(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def check_link(key: str, value, expected: str) -> None:
+    """Warn once if the link's raw value for ``key`` did not become the widget's value as given.
+
+    Call right after the bound widget with its returned ``value``; ``expected``
+    says what a valid value looks like (``"a whole number from 1 to 128"``).
+    """
+    link = st.session_state.get(_LINK_KEY, {})
+    raw = link.pop(key, None)
+    if not raw:
+        return
+    given = raw[-1]
+    if given.strip().lower() == _canonical(value).lower():
+        return
+    shown = given if len(given) <= 40 else given[:40] + "…"
+    st.session_state.setdefault(_WARN_KEY, []).append(
+        f"The link's `{key}={shown}` is not valid ({key} must be {expected}); using `{key}={_canonical(value)}`."
+    )
+
+
+def show_link_warnings() -> None:
+    """Show the link warnings of this session (with a button to dismiss them)."""
+    warnings = st.session_state.get(_WARN_KEY, [])
+    if not warnings:
+        return
+    with st.container(key="link_warnings"):
+        st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in warnings),
+                   icon="⚠️")
+        if st.button("Dismiss", key="link_warnings_dismiss"):
+            st.session_state[_WARN_KEY] = []
+            st.rerun()
+
+
+def sidebar_controls() -> Shared:
+    """Draw the shared controls in the sidebar (entrypoint only) and return their values."""
+    _snapshot_link()
+    sb = st.sidebar
+    sb.header("Shared controls")
+    sentence = sb.text_input(
+        "Sentence", DEFAULTS["sentence"], key="sentence", bind="query-params", max_chars=SENTENCE_MAX_CHARS,
+        help=f"Split into words and punctuation; at most {scenarios.MAX_TOKENS} tokens are used.",
+    )
+    check_link("sentence", sentence, f"text of at most {SENTENCE_MAX_CHARS} characters")
+    embedding = sb.radio(
+        "Embeddings", list(EMBEDDING_LABELS), key="embedding", bind="query-params",
+        format_func=EMBEDDING_LABELS.get,
+        help="lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
+             "(the lesson's example). per-token: each distinct word gets its own fixed vector, "
+             "so the same word has the same embedding in every sentence.",
+    )
+    check_link("embedding", embedding, "one of " + ", ".join(EMBEDDING_LABELS))
+    pe = sb.toggle("Add sinusoidal positional encoding", DEFAULTS["pe"], key="pe", bind="query-params",
+                   help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(…) "
+                        "(Vaswani et al. 2017, §3.5).")
+    check_link("pe", pe, "true or false")
+    seed = sb.number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], step=1, key="seed", bind="query-params",
+                           help="Seeds the embeddings and the weight matrices W_q, W_k, W_v.")
+    check_link("seed", seed, f"a whole number from 0 to {SEED_MAX}")
+    d_model = sb.number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], step=1,
+                              key="d_model", bind="query-params", help="Width of each token's embedding row in X.")
+    check_link("d_model", d_model, f"a whole number from {D_MODEL_RANGE[0]} to {D_MODEL_RANGE[1]}")
+    d_k = sb.slider("d_k (query/key width, d_v = d_k)", *D_K_RANGE, DEFAULTS["d_k"], key="d_k", bind="query-params",
+                    help="Width of the queries and keys; the scores are divided by √d_k.")
+    check_link("d_k", d_k, f"a whole number from {D_K_RANGE[0]} to {D_K_RANGE[1]}")
+    sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
+    return Shared(sentence, embedding, bool(pe), int(seed), int(d_model), int(d_k))
+
+
+def shared() -> Shared:
+    """The shared controls' current values (for pages; the entrypoint draws the widgets)."""
+    ss = st.session_state
+    return Shared(**{k: ss.get(k, v) for k, v in DEFAULTS.items()})
+
+
+# Cached computations: bounded caches, pure functions underneath.
+sentence_steps = st.cache_data(max_entries=64, show_spinner=False)(scenarios.sentence_steps)

@@ -1,0 +1,73 @@
+"""Text views of attention: the lesson's ASCII heat map, weighted sums, number formatting.
+
+Pure functions (no Streamlit); the output is plain text or LaTeX, safe to copy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+ASCII_LEVELS = " ░▒▓█"
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    """A number as a learner should read it: fixed decimals, ``-0`` shown as ``0``, never ``nan``."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    s = f"{x:.{digits}f}"
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
+def ascii_heatmap(weights: np.ndarray, tokens) -> str:
+    """The lesson's ASCII heat map: one character per weight, level = ``weight * 4 / max weight``.
+
+    Rows are queries, columns keys, in token order; characters `` ░▒▓█``.
+    """
+    w = np.asarray(weights, dtype=float)
+    top = w.max() if w.size and w.max() > 0 else 1.0
+    width = max((len(t) for t in tokens), default=1)
+    lines = [" " * (width + 1) + " ".join(t[:1] for t in tokens)]
+    for tok, row in zip(tokens, w, strict=True):
+        cells = " ".join(ASCII_LEVELS[min(4, int(v * 4 / top))] for v in row)
+        lines.append(f"{tok:>{width}} {cells}")
+    return "\n".join(lines)
+
+
+def latex_text(s: str) -> str:
+    r"""``s`` as a LaTeX ``\text{}`` body, with every special character escaped."""
+    out = []
+    for ch in s:
+        if ch in "\\":
+            out.append(r"\textbackslash{}")
+        elif ch in "{}$&#%_":
+            out.append("\\" + ch)
+        elif ch == "^":
+            out.append(r"\^{}")
+        elif ch == "~":
+            out.append(r"\~{}")
+        elif ord(ch) > 0xFFFF or not ch.isprintable():
+            out.append("?")  # KaTeX fonts lack emoji; keep the formula renderable
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray, output: np.ndarray,
+                       digits: int = 3, max_terms: int = 8) -> str:
+    r"""``out_i = Σ_j w_ij v_j`` written out with the actual numbers (LaTeX).
+
+    Shows at most ``max_terms`` terms (the largest weights) and says how many are left out.
+    """
+    w = np.asarray(weights, dtype=float)
+    order = np.argsort(-w, kind="stable")[:max_terms]
+    terms = []
+    for j in sorted(order):
+        vec = r",\ ".join(fmt(x, digits) for x in values[j][:6]) + (r",\ \dots" if values.shape[1] > 6 else "")
+        terms.append(rf"{fmt(w[j], digits)}\,[{vec}]_{{{j}}}")
+    rest = len(w) - len(order)
+    tail = rf" + \dots\ (\text{{{rest} smaller terms}})" if rest else ""
+    out = r",\ ".join(fmt(x, digits) for x in output[:6]) + (r",\ \dots" if output.shape[0] > 6 else "")
+    return (rf"\text{{out}}_{{\text{{{latex_text(query_label)}}}}} = \sum_j w_{{ij}}\, v_j = "
+            + " + ".join(terms) + tail + rf" = [{out}]")

@@ -1,0 +1,43 @@
+"""Attention Explorer: see and play with self-attention.
+
+Run with ``streamlit run streamlit_app.py``. The shared controls live here, in
+the sidebar, so they keep their values on every page and in the page's link.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from app import state
+
+st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+
+HERE = Path(__file__).parent
+
+# (file in pages/, title, icon, url path); the first is the default page.
+PAGES = {
+    "Learn": [
+        ("walkthrough.py", "Step-by-step walkthrough", "🧮", "walkthrough"),
+        ("lookup.py", "Attention as a soft lookup", "🗂️", "lookup"),
+        ("scaling.py", "Why divide by √d_k", "📏", "scaling"),
+        ("multihead.py", "Multi-head attention", "🧩", "multihead"),
+        ("causal.py", "The causal mask", "⏳", "causal"),
+        ("two_sentences.py", "Two sentences, one set of weights", "🔀", "two-sentences"),
+    ],
+    "Practice": [
+        ("quiz.py", "Check yourself", "✅", "quiz"),
+    ],
+}
+
+nav = {
+    section: [
+        st.Page(f"pages/{file}", title=title, icon=icon, url_path=url, default=(file == "walkthrough.py"))
+        for file, title, icon, url in entries
+        if (HERE / "pages" / file).exists()
+    ]
+    for section, entries in PAGES.items()
+}
+page = st.navigation({section: pages for section, pages in nav.items() if pages})
+state.sidebar_controls()
+state.show_link_warnings()
+page.run()
