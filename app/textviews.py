@@ -56,18 +56,32 @@ def latex_text(s: str) -> str:
 
 def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray, output: np.ndarray,
                        digits: int = 3, max_terms: int = 8) -> str:
-    r"""``out_i = Σ_j w_ij v_j`` written out with the actual numbers (LaTeX).
+    r"""``out_i = Σ_j w_ij v_j`` written out with the actual numbers (LaTeX, one term per line).
 
-    Shows at most ``max_terms`` terms (the largest weights) and says how many are left out.
+    Args:
+        query_label: the query's label (escaped here).
+        weights: ``[n_k]`` the query's attention weights.
+        values: ``[n_k, d_v]`` the value vectors.
+        output: ``[d_v]`` the query's output row.
+
+    Shows at most ``max_terms`` terms (the largest weights, in key order), at most six
+    components per vector, and says how much is left out.
     """
     w = np.asarray(weights, dtype=float)
-    order = np.argsort(-w, kind="stable")[:max_terms]
-    terms = []
-    for j in sorted(order):
-        vec = r",\ ".join(fmt(x, digits) for x in values[j][:6]) + (r",\ \dots" if values.shape[1] > 6 else "")
-        terms.append(rf"{fmt(w[j], digits)}\,[{vec}]_{{{j}}}")
-    rest = len(w) - len(order)
-    tail = rf" + \dots\ (\text{{{rest} smaller terms}})" if rest else ""
-    out = r",\ ".join(fmt(x, digits) for x in output[:6]) + (r",\ \dots" if output.shape[0] > 6 else "")
-    return (rf"\text{{out}}_{{\text{{{latex_text(query_label)}}}}} = \sum_j w_{{ij}}\, v_j = "
-            + " + ".join(terms) + tail + rf" = [{out}]")
+    values = np.asarray(values, dtype=float)
+    keep = sorted(np.argsort(-w, kind="stable")[:max_terms])
+
+    def vec(x) -> str:
+        body = r",\ ".join(fmt(v, digits) for v in x[:6])
+        more = r",\ \dots" if len(x) > 6 else ""
+        return rf"\left[{body}{more}\right]"
+
+    lines = [rf"\text{{out}}_{{\text{{{latex_text(query_label)}}}}} &= \sum_j w_{{ij}}\, v_j \\"]
+    for n, j in enumerate(keep):
+        op = "=" if n == 0 else "+"
+        lines.append(rf"&{op}\ {fmt(w[j], digits)} \cdot {vec(values[j])}_{{v_{{{j}}}}} \\")
+    rest = len(w) - len(keep)
+    if rest:
+        lines.append(rf"&+\ \dots\ (\text{{{rest} smaller terms}}) \\")
+    lines.append(rf"&= {vec(np.asarray(output, dtype=float))}")
+    return "\\begin{aligned}" + "\n".join(lines) + "\\end{aligned}"
