@@ -38,7 +38,8 @@ def test_labels_are_escaped_everywhere(token):
     assert escape_label(token) in fig.layout.xaxis.ticktext
     assert fig.data[0].customdata[0][0][0] == escape_label(token)
     bar = weights_bar(np.array([0.5, 0.5]), [token, "x"], query_label=token)
-    assert "<img" not in json.dumps(json.loads(bar.to_json()), ensure_ascii=False) and "<b>" not in json.dumps(json.loads(bar.to_json()), ensure_ascii=False)
+    bar_json = json.dumps(json.loads(bar.to_json()), ensure_ascii=False)
+    assert "<img" not in bar_json and "<b>" not in bar_json
 
 
 def test_weights_scale_fixed_and_scores_diverging():
