@@ -75,12 +75,16 @@ def softmax_jacobian(p) -> np.ndarray:
 def jacobian_frobenius_norm(p) -> np.ndarray:
     """``||diag(p) - p pᵀ||_F`` per row ``[...]``, without building the ``n x n`` matrix.
 
-    Uses ``||J||_F² = Σp² - 2Σp³ + (Σp²)²``.
+    Uses ``||J||_F² = Σ_i p_i² ((1 - p_i)² + Σ_{j≠i} p_j²)``: every term is non-negative,
+    so nearly one-hot rows keep full relative precision (the expanded form
+    ``Σp² - 2Σp³ + (Σp²)²`` cancels to 0 there).
     """
     p = _probabilities(p)
-    s2 = np.sum(p**2, axis=-1)
-    s3 = np.sum(p**3, axis=-1)
-    return np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))
+    sq = p**2
+    zero = np.zeros_like(sq[..., :1])
+    before = np.concatenate([zero, np.cumsum(sq, axis=-1)[..., :-1]], axis=-1)  # Σ_{j<i} p_j²
+    after = np.concatenate([np.cumsum(sq[..., ::-1], axis=-1)[..., -2::-1], zero], axis=-1)  # Σ_{j>i} p_j²
+    return np.sqrt(np.sum(sq * ((1 - p) ** 2 + before + after), axis=-1))
 
 
 @dataclass(frozen=True)
