@@ -26,6 +26,17 @@ from .diagnostics import (
 )
 from .embeddings import EMBEDDING_MODES, embed_tokens, sinusoidal_positional_encoding, tokenize
 from .layers import AttentionSteps, MultiHeadAttention, MultiHeadResult, SelfAttention, attention_steps
+from .lookup import (
+    HardLookup,
+    SoftLookup,
+    hard_lookup,
+    hard_lookup_batch,
+    nearest_value,
+    sharpness_sweep,
+    similarities,
+    soft_lookup,
+    soft_lookup_batch,
+)
 from .presets import PIPELINE_EXAMPLE, SENTENCE_EXAMPLE, SOFTMAX_EXAMPLE_LOGITS
 
 __all__ = [
@@ -37,4 +48,6 @@ __all__ = [
     "valid_head_counts",
     "AttentionSteps", "attention_steps", "SelfAttention", "MultiHeadAttention", "MultiHeadResult",
     "PIPELINE_EXAMPLE", "SENTENCE_EXAMPLE", "SOFTMAX_EXAMPLE_LOGITS",
+    "SoftLookup", "HardLookup", "similarities", "soft_lookup", "soft_lookup_batch", "hard_lookup",
+    "hard_lookup_batch", "sharpness_sweep", "nearest_value",
 ]

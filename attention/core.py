@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from . import blocked
 from ._validate import as_float_array, check_heads, positive_int
 
 __all__ = [
@@ -217,10 +218,56 @@ def _check_mask(attn_mask, scores_shape: tuple[int, ...], dtype: np.dtype):
     return None, mask
 
 
+def _prepare(q, k, v, attn_mask, is_causal: bool, scale: float | None):
+    """Validation shared by the plain and the blocked path.
+
+    Returns:
+        ``(q, k, v, bool_mask, float_mask, scale)``: q, k, v in one float dtype
+        (shapes kept); at most one mask, checked to broadcast to the scores
+        ``[..., n_q, n_k]`` but not broadcast; ``scale`` a float (default
+        ``1 / sqrt(d_k)``). ``is_causal`` builds no mask here.
+    """
+    q, k, v, batch = _check_qkv(q, k, v)
+    n_q, d_k, n_k = q.shape[-2], q.shape[-1], k.shape[-2]
+    if attn_mask is not None and is_causal:
+        raise ValueError("give either attn_mask or is_causal=True, not both")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    elif not np.isfinite(scale):
+        raise ValueError(f"scale must be finite, got {scale}")
+    bool_mask = float_mask = None
+    if attn_mask is not None:
+        bool_mask, float_mask = _check_mask(attn_mask, (*batch, n_q, n_k), q.dtype)
+    return q, k, v, bool_mask, float_mask, float(scale)
+
+
+def _attention_plain(q, k, v, bool_mask, float_mask, is_causal: bool, scale: float):
+    """The textbook path on validated input: whole score matrix, softmax, ``@ v``."""
+    if is_causal:
+        bool_mask = causal_mask(q.shape[-2], k.shape[-2])
+    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # [..., n_q, d_k] x [..., d_k, n_k] -> [..., n_q, n_k]
+    if float_mask is not None:
+        scores = scores + float_mask
+    weights = softmax(scores, axis=-1, mask=bool_mask)  # [..., n_q, n_k], rows sum to 1 (or 0 if fully masked)
+    output = weights @ v  # [..., n_q, n_k] x [..., n_k, d_v] -> [..., n_q, d_v]
+    return output, weights
+
+
+BLOCKED_MIN_CELLS = 1 << 20
+"""Score cells (``batch * n_q * n_k``) from which ``scaled_dot_product_attention`` takes the blocked path."""
+
+
 def scaled_dot_product_attention(
-    q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None, need_weights: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """``softmax(q kᵀ * scale + mask) v``, with PyTorch's SDPA semantics.
+
+    Small inputs (fewer than :data:`BLOCKED_MIN_CELLS` score cells, e.g. the
+    app's sentences) take the plain path: the whole score matrix, then the
+    softmax. Larger ones take the blocked path (:mod:`attention.blocked`),
+    which computes the same numbers block by block in cache, on up to two
+    threads; results agree with the plain path to rounding (~1e-7 relative
+    in float32).
 
     Args:
         q: queries ``[..., n_q, d_k]``.
@@ -232,12 +279,16 @@ def scaled_dot_product_attention(
         is_causal: apply ``causal_mask(n_q, n_k)`` (upper-left aligned). Not
             together with ``attn_mask``.
         scale: multiplier on the scores; default ``1 / sqrt(d_k)``.
+        need_weights: ``False`` returns ``(output, None)``: on the blocked path
+            the ``[..., n_q, n_k]`` weights are never held (online softmax over
+            key blocks), so memory stays ``O(n)`` beyond q, k, v and the output.
+            (Below the threshold the plain path runs and its weights are dropped.)
 
     Returns:
-        ``(output, weights)``: ``output [..., n_q, d_v]``, ``weights [..., n_q, n_k]``.
-        float32 inputs give float32, float64 gives float64, integers are
-        promoted to float64. A fully masked query row has zero weights and a
-        zero output.
+        ``(output, weights)``: ``output [..., n_q, d_v]``, ``weights [..., n_q, n_k]``
+        (``None`` with ``need_weights=False``). float32 inputs give float32,
+        float64 gives float64, integers are promoted to float64. A fully
+        masked query row has zero weights and a zero output.
 
     Raises:
         ValueError: mismatched ``d_k`` or ``n_k``, non-broadcasting batch axes, an
@@ -245,29 +296,21 @@ def scaled_dot_product_attention(
             mask that does not broadcast to the scores, or both ``attn_mask``
             and ``is_causal``.
 
-    Source: Vaswani et al. (2017) section 3.2.1, eq. (1); lesson steps 3-6.
+    Source: Vaswani et al. (2017) section 3.2.1, eq. (1); lesson steps 3-6;
+    the blocked path: Dao et al. (2022), FlashAttention.
     """
-    q, k, v, batch = _check_qkv(q, k, v)
-    n_q, d_k, n_k = q.shape[-2], q.shape[-1], k.shape[-2]
-    if attn_mask is not None and is_causal:
-        raise ValueError("give either attn_mask or is_causal=True, not both")
-    if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
-    elif not np.isfinite(scale):
-        raise ValueError(f"scale must be finite, got {scale}")
-    scores_shape = (*batch, n_q, n_k)
-    bool_mask = float_mask = None
-    if is_causal:
-        bool_mask = causal_mask(n_q, n_k)
-    elif attn_mask is not None:
-        bool_mask, float_mask = _check_mask(attn_mask, scores_shape, q.dtype)
-
-    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # [..., n_q, d_k] x [..., d_k, n_k] -> [..., n_q, n_k]
-    if float_mask is not None:
-        scores = scores + float_mask
-    weights = softmax(scores, axis=-1, mask=bool_mask)  # [..., n_q, n_k], rows sum to 1 (or 0 if fully masked)
-    output = weights @ v  # [..., n_q, n_k] x [..., n_k, d_v] -> [..., n_q, d_v]
-    return output, weights
+    q, k, v, bool_mask, float_mask, scale = _prepare(q, k, v, attn_mask, is_causal, scale)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if math.prod(batch) * q.shape[-2] * k.shape[-2] < BLOCKED_MIN_CELLS:
+        output, weights = _attention_plain(q, k, v, bool_mask, float_mask, is_causal, scale)
+        return output, (weights if need_weights else None)
+    threads = blocked.default_threads()
+    if need_weights:
+        return blocked.attend_rows(q, k, v, bool_mask, float_mask, is_causal=is_causal, scale=scale,
+                                   n_threads=threads)
+    output = blocked.attend_online(q, k, v, bool_mask, float_mask, is_causal=is_causal, scale=scale,
+                                   n_threads=threads)
+    return output, None
 
 
 def split_heads(x, n_heads: int) -> np.ndarray:

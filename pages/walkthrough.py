@@ -31,13 +31,14 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
     ex = A.PIPELINE_EXAMPLE
     version = st.session_state.setdefault("walk_edit_version", 0)
     st.markdown("Edit any cell; the whole computation below follows. Row-vector convention: "
-                "`Q = X @ W_q` with `W_q` of shape `[d_model, d_k]`.")
+                "`Q = X @ W_q` with `W_q` of shape `[d_model, d_k]`. (The sidebar's controls apply to "
+                "*Your sentence*; this example is fixed at 3 words and d = 4.)")
     if st.button("↺ Restore the lesson's values", key="walk_restore"):
         st.session_state["walk_edit_version"] = version + 1
         st.session_state.pop("walk_last_valid", None)
         st.rerun()
     edited, problems = {}, []
-    cols = st.columns(4)
+    cols = [c for _ in range(2) for c in st.columns(2)]  # a 2 x 2 grid: X, W_q / W_k, W_v
     for col, name in zip(cols, MATRICES, strict=True):
         base = getattr(ex, name)
         index = list(ex.tokens) if name == "X" else [f"d_model {i}" for i in range(base.shape[0])]

@@ -18,5 +18,7 @@ def golden() -> dict:
     """The parsed ``lesson_examples.json`` (both worked examples and the softmax examples)."""
     path = Path(os.environ.get("ATTENTION_GOLDEN") or GOLDEN_DEFAULT)
     if not path.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"golden file not found in CI: {path} (set ATTENTION_GOLDEN)")
         pytest.skip(f"golden file not found: {path} (set ATTENTION_GOLDEN)")
     return json.loads(path.read_text(encoding="utf-8"))
