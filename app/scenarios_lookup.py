@@ -1,0 +1,294 @@
+"""Arrays for the "attention as a soft lookup" page (pure: no Streamlit, no Plotly).
+
+The page edits a small key -> value table (key name, 2-D key vector, value name,
+2-D value vector), validates it with :func:`parse_table`, and draws what
+:func:`lookup_scenario` computes from it with ``attention.lookup``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+import attention as A
+
+# Column ids of the editable table (what st.data_editor and its edit state use).
+KEY, K1, K2, VALUE, V1, V2 = "key", "k1", "k2", "value", "v1", "v2"
+COLUMNS = (KEY, K1, K2, VALUE, V1, V2)
+KEY_COLS, VALUE_COLS = (K1, K2), (V1, V2)
+NUMBER_LIMIT = 1000.0  # |every number| <= this, so q · k * sharpness stays far from overflow
+MAX_ROWS = 12
+QUERY_LIMIT = 5.0  # the query sliders run from -QUERY_LIMIT to +QUERY_LIMIT
+QUERY_STEP = 0.01
+
+# The default table: countries (keys, 2-D vectors of length ~2 at different angles, so
+# each key matches itself best) and their capitals (values: latitude, longitude in degrees).
+DEFAULT_ROWS: tuple[dict, ...] = (
+    {KEY: "France", K1: 1.73, K2: 1.0, VALUE: "Paris", V1: 48.9, V2: 2.4},
+    {KEY: "Germany", K1: 1.0, K2: 1.73, VALUE: "Berlin", V1: 52.5, V2: 13.4},
+    {KEY: "Spain", K1: 2.0, K2: 0.0, VALUE: "Madrid", V1: 40.4, V2: -3.7},
+    {KEY: "Italy", K1: -0.35, K2: 1.97, VALUE: "Rome", V1: 41.9, V2: 12.5},
+    {KEY: "Japan", K1: -1.88, K2: -0.68, VALUE: "Tokyo", V1: 35.7, V2: 139.7},
+    {KEY: "Brazil", K1: 0.35, K2: -1.97, VALUE: "Brasília", V1: -15.8, V2: -47.9},
+)
+DEFAULT_QUERY = (1.73, 1.0)  # "capital of France": France's key
+
+D_K = len(KEY_COLS)
+LESSON_SHARPNESS = 1 / math.sqrt(D_K)  # the transformer's 1/sqrt(d_k) for 2-D keys
+SHARPNESS_OPTIONS: tuple[float, ...] = (
+    0.0, 0.001, 0.01, 0.1, 0.3, LESSON_SHARPNESS, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0,
+    1e3, 1e4, 1e5, 1e6,
+)
+SWEEP = np.concatenate([[0.0], np.logspace(-3, 6, 181)])  # sharpness values of the sweep picture
+
+
+def sharpness_label(s: float) -> str:
+    """How a sharpness option is written (on the slider and in the link): ``0``, ``0.3``, ``1e+06``."""
+    if s == LESSON_SHARPNESS:
+        return "0.707 = 1/√d_k"
+    if s == 0:
+        return "0"
+    return f"{s:g}"
+
+
+@dataclass(frozen=True)
+class LookupTable:
+    """A validated table: ``m`` rows, key vectors ``[m, 2]``, value vectors ``[m, 2]`` (tuples, hashable)."""
+
+    key_labels: tuple[str, ...]
+    keys: tuple[tuple[float, ...], ...]
+    value_labels: tuple[str, ...]
+    values: tuple[tuple[float, ...], ...]
+
+    @property
+    def m(self) -> int:
+        return len(self.keys)
+
+    @property
+    def row_labels(self) -> list[str]:
+        """``"France → Paris"`` per row (key, then the value it hands over)."""
+        return [f"{k} → {v}" for k, v in zip(self.key_labels, self.value_labels, strict=True)]
+
+
+DEFAULT_TABLE = LookupTable(
+    tuple(r[KEY] for r in DEFAULT_ROWS), tuple((r[K1], r[K2]) for r in DEFAULT_ROWS),
+    tuple(r[VALUE] for r in DEFAULT_ROWS), tuple((r[V1], r[V2]) for r in DEFAULT_ROWS),
+)
+
+
+@dataclass(frozen=True)
+class TableCheck:
+    """Result of :func:`parse_table`: a table (``None`` when something is wrong) and the problems."""
+
+    table: LookupTable | None
+    problems: tuple[str, ...]
+    n_empty_rows: int = 0
+
+
+def md_code(text: str, limit: int = 30) -> str:
+    """``text`` as a Markdown code span (shown literally: no bold, links or HTML), shortened to ``limit``."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[:limit] + "…"
+    longest = run = 0
+    for ch in s:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _blank(cell) -> bool:
+    if cell is None:
+        return True
+    if isinstance(cell, str):
+        return not cell.strip()
+    return isinstance(cell, float | np.floating) and math.isnan(cell)
+
+
+def _number(cell) -> tuple[float | None, str | None]:
+    """``(value, None)`` or ``(None, what is wrong)`` for one numeric cell."""
+    if _blank(cell):
+        return None, "is blank"
+    if isinstance(cell, bool):
+        return None, "is not a number"
+    try:
+        x = float(str(cell).strip().replace(",", ".")) if isinstance(cell, str) else float(cell)
+    except (TypeError, ValueError):
+        return None, f"holds {md_code(cell)}, which is not a number"
+    if not math.isfinite(x):
+        return None, "is not a finite number"
+    if abs(x) > NUMBER_LIMIT:
+        return None, f"must lie between −{NUMBER_LIMIT:g} and {NUMBER_LIMIT:g}"
+    return x, None
+
+
+def parse_table(rows: Sequence[Mapping]) -> TableCheck:
+    """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``).
+
+    Rows whose every cell is blank (a row just added) are skipped and counted.
+    Every problem names the row (1-based, as the learner counts) and the column.
+
+    Returns:
+        :class:`TableCheck`: the table, or ``None`` plus one message per problem
+        (empty table, too many rows, a blank or non-numeric cell, a key with a
+        missing number, duplicate key vectors or key names).
+    """
+    problems: list[str] = []
+    labels, keys, vlabels, values = [], [], [], []
+    where: list[int] = []
+    n_empty = 0
+    for i, row in enumerate(rows):
+        r = i + 1
+        cells = {c: row.get(c) for c in COLUMNS}
+        if all(_blank(v) for v in cells.values()):
+            n_empty += 1
+            continue
+        row_problems = []
+        for col, what in ((KEY, "key name"), (VALUE, "value name")):
+            if _blank(cells[col]):
+                row_problems.append(f"row {r}, column {md_code(col)} is blank: every row needs a {what}")
+        nums = {}
+        for cols, what in ((KEY_COLS, "key"), (VALUE_COLS, "value")):
+            for col in cols:
+                x, err = _number(cells[col])
+                if err is None:
+                    nums[col] = x
+                    continue
+                hint = (f" — every {what} needs {len(cols)} numbers ({', '.join(cols)})"
+                        if err == "is blank" else "")
+                row_problems.append(f"row {r}, column {md_code(col)} {err}{hint}")
+        problems += row_problems
+        if not row_problems:
+            labels.append(str(cells[KEY]).strip())
+            vlabels.append(str(cells[VALUE]).strip())
+            keys.append(tuple(nums[c] for c in KEY_COLS))
+            values.append(tuple(nums[c] for c in VALUE_COLS))
+            where.append(r)
+    n_rows = len(rows) - n_empty
+    if n_rows == 0:
+        problems.append("The table is empty: add at least one row (a key name, k1, k2, a value name, v1, v2).")
+    elif n_rows > MAX_ROWS:
+        problems.append(f"The table has {n_rows} rows; use at most {MAX_ROWS} so the pictures stay readable.")
+    seen_keys: dict[tuple[float, ...], int] = {}
+    seen_labels: dict[str, int] = {}
+    for r, label, key in zip(where, labels, keys, strict=True):
+        if key in seen_keys:
+            problems.append(f"rows {seen_keys[key]} and {r} have the same key vector ({key[0]:g}, {key[1]:g}): "
+                            "a lookup table needs distinct keys")
+        else:
+            seen_keys[key] = r
+        if label in seen_labels:
+            problems.append(f"rows {seen_labels[label]} and {r} have the same key name {md_code(label)}: "
+                            "give every key its own name")
+        else:
+            seen_labels[label] = r
+    if problems:
+        return TableCheck(None, tuple(problems), n_empty)
+    return TableCheck(LookupTable(tuple(labels), tuple(keys), tuple(vlabels), tuple(values)), (), n_empty)
+
+
+def table_rows(table: LookupTable) -> list[dict]:
+    """A table as editor rows (the inverse of :func:`parse_table`)."""
+    return [{KEY: k, K1: kv[0], K2: kv[1], VALUE: v, V1: vv[0], V2: vv[1]}
+            for k, kv, v, vv in zip(table.key_labels, table.keys, table.value_labels, table.values, strict=True)]
+
+
+def _on_grid(x: float) -> float:
+    """A coordinate as the query sliders can hold it: clipped to ±QUERY_LIMIT, on the 0.01 grid."""
+    return round(min(QUERY_LIMIT, max(-QUERY_LIMIT, x)), 2) + 0.0  # + 0.0: no -0.0
+
+
+def presets(table: LookupTable) -> dict[str, tuple[float, float]]:
+    """Named queries for the table: ``{name: (x, y)}``.
+
+    One per row (the row's own key: "capital of France" for the default rows,
+    "look up <key>" otherwise), "halfway between" the first two keys (a tie
+    when their keys are equally long, as France and Germany are), and the zero
+    query (every key scores 0: uniform weights at any sharpness).
+    """
+    default_pairs = {(r[KEY], r[VALUE]) for r in DEFAULT_ROWS}
+    out: dict[str, tuple[float, float]] = {}
+    for label, value, key in zip(table.key_labels, table.value_labels, table.keys, strict=True):
+        name = f"capital of {label}" if (label, value) in default_pairs else f"look up {label}"
+        out.setdefault(name, (_on_grid(key[0]), _on_grid(key[1])))
+    if table.m >= 2:
+        (a, b), (la, lb) = table.keys[:2], table.key_labels[:2]
+        mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+        out.setdefault(f"halfway between {la} and {lb}", (_on_grid(mid[0]), _on_grid(mid[1])))
+    out.setdefault("the zero query (0, 0)", (0.0, 0.0))
+    return out
+
+
+@dataclass(frozen=True)
+class LookupScenario:
+    """Everything the page draws for one table, query and sharpness.
+
+    Attributes:
+        query: ``[2]``. keys: ``[m, 2]``. values: ``[m, 2]``.
+        scores: ``q · k_j`` ``[m]``; scaled: ``sharpness * scores`` ``[m]``.
+        weights, blend: the soft lookup ``[m]``, ``[2]``.
+        hard: the database lookup (:class:`attention.HardLookup`).
+        nearest: row of the value nearest to the blend.
+        gap: distance from the blend to the database's value (Euclidean).
+        exact: row whose key equals the query exactly (the database's "exact match"), else ``None``.
+        batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``;
+        batch_queries: ``[n_q, 2]`` (your query, then every row's key);
+        batch_weights, batch_hard: the attention matrix and the database's one-hot
+            matrix ``[n_q, m]``; batch_blends: ``[n_q, 2]``.
+        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap: distance from the
+            blend to the hard lookup's value ``[s]``.
+    """
+
+    query: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    sharpness: float
+    scores: np.ndarray
+    scaled: np.ndarray
+    weights: np.ndarray
+    blend: np.ndarray
+    hard: A.HardLookup
+    nearest: int
+    gap: float
+    exact: int | None
+    batch_labels: tuple[str, ...]
+    batch_queries: np.ndarray
+    batch_weights: np.ndarray
+    batch_blends: np.ndarray
+    batch_hard: np.ndarray
+    sweep: np.ndarray
+    sweep_weights: np.ndarray
+    sweep_gap: np.ndarray
+
+
+def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: float) -> LookupScenario:
+    """Run both lookups of ``query`` on ``table`` at ``sharpness`` (plus the batch and the sweep).
+
+    Raises:
+        ValueError: from ``attention.lookup`` (cannot happen for a table from :func:`parse_table`).
+    """
+    q = np.asarray(query, dtype=np.float64)  # [2]
+    K = np.asarray(table.keys, dtype=np.float64)  # [m, 2]
+    V = np.asarray(table.values, dtype=np.float64)  # [m, 2]
+    scores = A.similarities(q, K)  # [m]
+    soft = A.soft_lookup(q, K, V, sharpness)
+    hard = A.hard_lookup(q, K, V)
+    names = list(presets(table))[: table.m]
+    batch_labels = ("your query", *names)
+    Qb = np.vstack([q[None, :], K])  # [1 + m, 2]: your query, then each row's own key
+    bw, bo = A.soft_lookup_batch(Qb, K, V, sharpness)  # [1 + m, m], [1 + m, 2]
+    hw, _ = A.hard_lookup_batch(Qb, K, V)  # [1 + m, m]
+    sw, sb = A.sharpness_sweep(q, K, V, SWEEP)  # [s, m], [s, 2]
+    return LookupScenario(
+        query=q, keys=K, values=V, sharpness=float(sharpness), scores=scores, scaled=scores * sharpness,
+        weights=soft.weights, blend=soft.blend, hard=hard, nearest=A.nearest_value(soft.blend, V),
+        gap=float(np.linalg.norm(soft.blend - hard.value)),
+        exact=next((j for j in range(table.m) if np.array_equal(K[j], q)), None),
+        batch_labels=batch_labels, batch_queries=Qb, batch_weights=bw, batch_blends=bo, batch_hard=hw,
+        sweep=SWEEP, sweep_weights=sw, sweep_gap=np.linalg.norm(sb - hard.value[None, :], axis=-1),
+    )
