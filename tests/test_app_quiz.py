@@ -57,21 +57,21 @@ def test_nothing_is_revealed_before_check(at):
     assert score(at) == "### Score: 0 / 0" and feedback(at) == ([], [])
 
 
-@pytest.mark.parametrize("qid", list(quiz.CHOICES))
-def test_choice_right_then_retry_then_wrong(at, qid):
-    q = quiz.CHOICES[qid]
-    answer_choice(at, qid, q.answer)
-    ok, bad = feedback(at)
-    assert len(ok) == 1 and not bad and q.why[q.answer] in ok[0]
-    assert score(at) == "### Score: 1 / 1"
-    at.button(key=f"quiz_{qid}_retry").click().run()
-    assert feedback(at) == ([], []) and score(at) == "### Score: 0 / 0"
-    assert at.radio(key=f"quiz_{qid}_answer").value is None  # the answer was cleared
-    wrong = next(o for o in q.options if o != q.answer)
-    answer_choice(at, qid, wrong)
-    ok, bad = feedback(at)
-    assert not ok and len(bad) == 1 and q.why[wrong] in bad[0] and q.answer in bad[0]
-    assert score(at) == "### Score: 0 / 1"
+def test_choice_right_then_retry_then_wrong(at):
+    for qid, q in quiz.CHOICES.items():
+        answer_choice(at, qid, q.answer)
+        ok, bad = feedback(at)
+        assert len(ok) == 1 and not bad and q.why[q.answer] in ok[0], qid
+        assert score(at) == "### Score: 1 / 1"
+        at.button(key=f"quiz_{qid}_retry").click().run()
+        assert feedback(at) == ([], []) and score(at) == "### Score: 0 / 0"
+        assert at.radio(key=f"quiz_{qid}_answer").value is None  # the answer was cleared
+        wrong = next(o for o in q.options if o != q.answer)
+        answer_choice(at, qid, wrong)
+        ok, bad = feedback(at)
+        assert not ok and len(bad) == 1 and q.why[wrong] in bad[0] and q.answer in bad[0], qid
+        assert score(at) == "### Score: 0 / 1"
+        at.button(key=f"quiz_{qid}_retry").click().run()
 
 
 def test_live_numbers_in_choice_feedback(at):
