@@ -1,0 +1,297 @@
+"""Blocked scaled dot-product attention: the plain path's numbers with less memory traffic.
+
+The plain path (``core._attention_plain``) builds the whole score matrix, then
+the softmax makes several full passes over it (scale, mask, max, subtract,
+exp, sum, divide), each one a trip through main memory once ``n_q * n_k`` no
+longer fits in cache. The kernels here do the same arithmetic on one block of
+query rows at a time, in place, so a block is computed, normalised and
+multiplied by V while it is still in cache, and float32 stays float32:
+
+* :func:`attend_rows` (``need_weights=True``): each block of query rows gets
+  its scores ``[block_q, n_k]`` written straight into its rows of the weights
+  array, softmaxed there, then multiplied by V.
+* :func:`attend_online` (``need_weights=False``): query blocks times key
+  blocks, with the online softmax (a running row max and row sum, the
+  partial output rescaled when the max grows). It never holds more than one
+  ``[block_q, block_k]`` tile of scores per worker, so ``n = 16384`` needs a
+  few MiB beyond q, k, v and the output instead of the 1 GiB ``n x n`` matrix.
+
+Both are exact: no approximation, only a different order of the same
+float operations (results agree with the plain path to rounding, about 1e-7
+relative in float32). The semantics are the plain path's: boolean masks
+(``True`` = may attend) and float masks broadcast to ``[..., n_q, n_k]``,
+``is_causal`` aligned to the upper-left corner (also for ``n_q != n_k``),
+any ``scale``, leading batch/head axes that broadcast, and a fully masked
+query row gives zero weights and a zero output, never NaN.
+
+Blocks are independent, so they can be shared among a few worker threads:
+NumPy releases the GIL inside matmul and ufunc loops.
+
+Sources: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1;
+Milakov & Gimelshein (2018), "Online normalizer calculation for softmax";
+Dao et al. (2022), "FlashAttention: Fast and Memory-Efficient Exact Attention
+with IO-Awareness", algorithm 1 (the online softmax over key blocks).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+__all__ = ["blocked_attention", "attend_rows", "attend_online", "BLOCK_BYTES"]
+
+BLOCK_BYTES = 512 * 1024
+"""Target size of one block of scores (a quarter to a half of a typical per-core L2 cache)."""
+
+
+def _block_rows(n_cols: int, itemsize: int, block_bytes: int = BLOCK_BYTES) -> int:
+    """Rows per block so that ``rows * n_cols * itemsize`` is about ``block_bytes`` (8..1024, a multiple of 8)."""
+    rows = block_bytes // max(1, n_cols * itemsize)
+    return int(min(1024, max(8, rows // 8 * 8)))
+
+
+def _run(tasks: Sequence, work: Callable, n_threads: int) -> None:
+    """Call ``work(task)`` for every task, on ``n_threads`` threads pulling from one shared queue."""
+    n_threads = min(n_threads, len(tasks))
+    if n_threads <= 1:
+        for task in tasks:
+            work(task)
+        return
+    pending = iter(tasks)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                task = next(pending, None)
+            if task is None:
+                return
+            work(task)
+
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        for future in [pool.submit(worker) for _ in range(n_threads)]:
+            future.result()  # re-raises a worker's exception
+
+
+def _broadcast(q, k, v, keep, add):
+    """Broadcast the leading axes: views ``[*batch, n_q, d_k]``, ``[*batch, n_k, d_k]``, ``[*batch, n_k, d_v]``,
+    masks ``[*batch, n_q, n_k]`` (no copies)."""
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    if keep is not None:
+        batch = np.broadcast_shapes(batch, np.shape(keep)[:-2])
+    if add is not None:
+        batch = np.broadcast_shapes(batch, np.shape(add)[:-2])
+    q, k, v = (np.broadcast_to(a, (*batch, *a.shape[-2:])) for a in (q, k, v))
+    keep, add = (None if m is None else np.broadcast_to(m, (*batch, n_q, n_k)) for m in (keep, add))
+    return q, k, v, keep, add
+
+
+def _check_row_max(row_max: np.ndarray) -> None:
+    """Raise if a row maximum is NaN or +inf (scores that overflowed the float type)."""
+    if not (row_max < np.inf).all():  # -inf (a fully masked row) is fine; NaN and +inf are not
+        raise ValueError(
+            "the scores q kᵀ * scale overflowed to inf/NaN in this float type; "
+            "scale the inputs down or use float64"
+        )
+
+
+def _mask_block(s, keep, add, causal_offset: int | None) -> None:
+    """Mask a block of scaled scores in place: add the float mask, then set blocked cells to ``-inf``.
+
+    Args:
+        s: scores ``[b, c]`` (modified).
+        keep: boolean ``[b, c]`` (``True`` = may attend) or ``None``.
+        add: float ``[b, c]`` added to the scores, or ``None``.
+        causal_offset: for ``is_causal``, global index of the block's first query minus that of its
+            first key (cell ``(a, j)`` is blocked when ``j > a + offset``); ``None`` otherwise.
+    """
+    if add is not None:
+        s += add
+    if keep is not None:
+        np.copyto(s, -np.inf, where=~keep)
+    if causal_offset is not None and s.shape[1] - 1 > causal_offset:  # some cell lies above the diagonal
+        np.copyto(s, -np.inf, where=~np.tri(*s.shape, k=causal_offset, dtype=bool))
+
+
+def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale: float,
+                block_q: int | None = None, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Attention with weights, one block of query rows at a time, in place.
+
+    Inputs are validated and share one float dtype (``core._prepare`` does this;
+    use :func:`blocked_attention` for raw input).
+
+    Args:
+        q: ``[..., n_q, d_k]``; k: ``[..., n_k, d_k]``; v: ``[..., n_k, d_v]``; the
+            leading axes broadcast to ``batch`` (as views, nothing is copied).
+        keep: boolean mask broadcastable to ``[*batch, n_q, n_k]`` (``True`` = may attend), or ``None``.
+        add: float mask broadcastable to ``[*batch, n_q, n_k]``, added to the scaled scores, or ``None``.
+        is_causal: query i attends to keys ``j <= i`` (upper-left aligned).
+        scale: multiplier on the scores.
+        block_q: query rows per block; default: about :data:`BLOCK_BYTES` of scores.
+        n_threads: worker threads sharing the blocks.
+
+    Returns:
+        ``(output [*batch, n_q, d_v], weights [*batch, n_q, n_k])`` in the inputs' dtype;
+        a fully masked row has zero weights and a zero output.
+
+    Raises:
+        ValueError: the scores overflow to inf/NaN (huge float32 inputs).
+
+    Source: Vaswani et al. (2017) section 3.2.1, eq. (1), evaluated block by block.
+    """
+    q, k, v, keep, add = _broadcast(q, k, v, keep, add)
+    *batch, n_q, _ = q.shape
+    n_k, d_v = v.shape[-2:]
+    dtype = q.dtype
+    scale = dtype.type(scale)
+    weights = np.empty((*batch, n_q, n_k), dtype)  # [*batch, n_q, n_k], each row written once
+    output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
+    block_q = block_q or _block_rows(n_k, dtype.itemsize)
+
+    def work(task) -> None:
+        idx, r0, r1 = task
+        W = weights[idx][r0:r1]  # [b, n_k], this block's rows of the weights
+        c = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
+        s = W[:, :c]  # [b, c]
+        np.matmul(q[idx][r0:r1], k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
+        s *= scale
+        _mask_block(s, None if keep is None else keep[idx][r0:r1, :c],
+                    None if add is None else add[idx][r0:r1, :c], r0 if is_causal else None)
+        # softmax in place (lesson step 5): subtract the row max, exp, divide by the row sum
+        row_max = s.max(axis=1, keepdims=True)  # [b, 1]
+        _check_row_max(row_max)
+        row_max[np.isneginf(row_max)] = 0  # fully masked row: exp(-inf - 0) = 0
+        s -= row_max
+        np.exp(s, out=s)
+        total = s.sum(axis=1, keepdims=True)  # [b, 1]
+        s *= np.divide(1, total, out=np.zeros_like(total), where=total > 0)  # 0 for a fully masked row
+        W[:, c:] = 0
+        np.matmul(s, v[idx][:c], out=output[idx][r0:r1])  # [b, c] x [c, d_v] -> [b, d_v]
+
+    tasks = [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
+    _run(tasks, work, n_threads)
+    return output, weights
+
+
+def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale: float,
+                  block_q: int | None = None, block_k: int | None = None, n_threads: int = 1) -> np.ndarray:
+    """Attention output only, by the online softmax over key blocks; never holds ``n_q x n_k``.
+
+    For each block of query rows the key blocks are visited in order, keeping
+    per row the running max ``m``, the running sum ``l`` of ``exp(s - m)`` and
+    the unnormalised output ``acc``; when the max grows, ``l`` and ``acc`` are
+    multiplied by ``exp(m_old - m_new)``. At the end ``output = acc / l``.
+    With one key block (``block_k >= n_k``) this is the plain softmax.
+
+    Inputs are validated and share one float dtype (see :func:`attend_rows`).
+
+    Args:
+        q, k, v, keep, add, is_causal, scale: as :func:`attend_rows`.
+        block_q: query rows per block; default 256.
+        block_k: keys per block; default: about :data:`BLOCK_BYTES` of scores per tile.
+        n_threads: worker threads sharing the query blocks.
+
+    Returns:
+        output ``[*batch, n_q, d_v]`` in the inputs' dtype; a fully masked row gives zeros.
+        Extra memory: per worker one ``[block_q, block_k]`` tile and ``[block_q, d_v]``
+        accumulator, plus one mask tile when a mask is given.
+
+    Raises:
+        ValueError: the scores overflow to inf/NaN (huge float32 inputs).
+
+    Source: Milakov & Gimelshein (2018); Dao et al. (2022) algorithm 1.
+    """
+    q, k, v, keep, add = _broadcast(q, k, v, keep, add)
+    *batch, n_q, _ = q.shape
+    n_k, d_v = v.shape[-2:]
+    dtype = q.dtype
+    scale = dtype.type(scale)
+    output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
+    block_q = min(block_q or 256, n_q)
+    block_k = min(block_k or _block_rows(block_q, dtype.itemsize), n_k)
+    local = threading.local()
+
+    def work(task) -> None:
+        idx, r0, r1 = task
+        b = r1 - r0
+        if not hasattr(local, "tile"):
+            local.tile = np.empty(block_q * block_k, dtype)  # this worker's scratch for one tile of scores
+        qb = q[idx][r0:r1]  # [b, d_k]
+        m = np.full((b, 1), -np.inf, dtype)  # running row max
+        l = np.zeros((b, 1), dtype)  # running row sum of exp(s - m)
+        acc = np.zeros((b, d_v), dtype)  # running unnormalised output
+        n_keys = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
+        for c0 in range(0, n_keys, block_k):
+            c1 = min(c0 + block_k, n_keys)
+            s = local.tile[: b * (c1 - c0)].reshape(b, c1 - c0)  # [b, c] contiguous view of the scratch
+            np.matmul(qb, k[idx][c0:c1].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
+            s *= scale
+            _mask_block(s, None if keep is None else keep[idx][r0:r1, c0:c1],
+                        None if add is None else add[idx][r0:r1, c0:c1], r0 - c0 if is_causal else None)
+            m_new = s.max(axis=1, keepdims=True)  # [b, 1]
+            _check_row_max(m_new)
+            np.maximum(m_new, m, out=m_new)
+            m_safe = np.where(np.isneginf(m_new), 0, m_new).astype(dtype, copy=False)  # -inf only if all masked so far
+            s -= m_safe
+            np.exp(s, out=s)  # masked cells: exp(-inf) = 0
+            correction = np.exp(m - m_safe)  # [b, 1], in (0, 1]; 0 on the first visited block
+            l *= correction
+            l += s.sum(axis=1, keepdims=True)
+            acc *= correction
+            acc += s @ v[idx][c0:c1]  # [b, c] x [c, d_v] -> [b, d_v]
+            m = m_new
+        np.multiply(acc, np.divide(1, l, out=np.zeros_like(l), where=l > 0), out=output[idx][r0:r1])
+
+    tasks = [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
+    _run(tasks, work, n_threads)
+    return output
+
+
+def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None,
+                      need_weights: bool = True, block_q: int | None = None, block_k: int | None = None,
+                      n_threads: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`attention.scaled_dot_product_attention` forced onto the blocked path, with its knobs.
+
+    ``scaled_dot_product_attention`` picks this path by itself for large inputs;
+    call this directly to force it at any size or to choose the block sizes.
+
+    Args:
+        q, k, v, attn_mask, is_causal, scale: as ``scaled_dot_product_attention``.
+        need_weights: ``True``: :func:`attend_rows`, returns the weights.
+            ``False``: :func:`attend_online`, returns ``(output, None)`` and never
+            holds the ``[..., n_q, n_k]`` weights.
+        block_q, block_k: block sizes (``block_k`` only with ``need_weights=False``);
+            default: sized for the cache.
+        n_threads: worker threads; default: ``min(2, os.cpu_count())``.
+
+    Returns:
+        ``(output [..., n_q, d_v], weights [..., n_q, n_k] or None)``, equal to the
+        plain path to rounding.
+
+    Raises:
+        ValueError: as ``scaled_dot_product_attention``, or a block size / thread
+            count that is not a positive integer.
+    """
+    from .core import _prepare  # core imports this module for its dispatch; import here to avoid a cycle
+
+    for name, value in (("block_q", block_q), ("block_k", block_k), ("n_threads", n_threads)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    q, k, v, keep, add, scale = _prepare(q, k, v, attn_mask, is_causal, scale)
+    threads = default_threads() if n_threads is None else int(n_threads)
+    if need_weights:
+        return attend_rows(q, k, v, keep, add, is_causal=is_causal, scale=scale, block_q=block_q, n_threads=threads)
+    out = attend_online(q, k, v, keep, add, is_causal=is_causal, scale=scale, block_q=block_q,
+                        block_k=block_k, n_threads=threads)
+    return out, None
+
+
+def default_threads() -> int:
+    """Worker threads for the blocked path: ``min(2, os.cpu_count())``."""
+    return max(1, min(2, os.cpu_count() or 1))
+
