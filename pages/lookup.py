@@ -115,7 +115,7 @@ st.caption(note)
 st.header("3 · The same query, two lookups")
 left, right = st.columns(2)
 with left:
-    st.subheader("🗄️ Database lookup (hard)")
+    st.subheader("Database lookup (hard)")
     st.latex(r"j^{*} = \arg\max_j\; q\cdot k_j, \qquad \text{answer} = v_{j^{*}}")
     vec = f"({fmt(r.hard.value[0], 2)},\\ {fmt(r.hard.value[1], 2)})"
     if r.hard.is_tie:
@@ -129,9 +129,12 @@ with left:
     else:
         j = r.hard.indices[0]
         st.latex(rf"\text{{{latex_text(keys_l[j])}}} \;\to\; \text{{{latex_text(vals_l[j])}}} = {vec}")
-    st.caption("One key wins (argmax of the similarity q · k); the others contribute nothing.")
+    st.caption("One key wins (argmax of the similarity q · k); the others contribute nothing. The database ranks "
+               "the keys by q · k and takes the top:")
+    st.dataframe(pd.DataFrame({"key": keys_l, "q · k": r.scores, "value": vals_l}).sort_values(
+        "q · k", ascending=False, kind="stable"), hide_index=True, width="stretch")
 with right:
-    st.subheader("🔎 Attention lookup (soft)")
+    st.subheader("Attention lookup (soft)")
     st.latex(r"w_j = \mathrm{softmax}_j(s\; q\cdot k_j), \qquad \text{answer} = \sum_j w_j\, v_j")
     st.latex(textviews.weighted_sum_latex("q", r.weights, r.values, r.blend, digits=2))
     n = r.nearest

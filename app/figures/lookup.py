@@ -113,11 +113,13 @@ def weights_compare(soft, hard, row_labels: Sequence[str], *, height: int = 340)
     fig = go.Figure()
     for w, name, color in ((s, "attention (soft)", SOFT_COLOR), (h, "database (hard)", HARD_COLOR)):
         fig.add_trace(go.Bar(
-            x=x, y=w, name=name, marker_color=color, text=[fmt(v, 3) for v in w], textposition="outside",
+            x=x, y=w, name=name, marker_color=color, textposition="outside", cliponaxis=False,
+            text=[fmt(v, 3) if (v > 0 or color == SOFT_COLOR) else "" for v in w],
             customdata=np.array([[n, fmt(v, 4)] for n, v in zip(names, w, strict=True)], dtype=object),
             hovertemplate=f"{name}: %{{customdata[0]}}: weight %{{customdata[1]}}<extra></extra>",
         ))
-    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=names, title_text="row (key → value)")
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=names, title_text="row (key → value)", tickangle=-35,
+                     automargin=True)
     fig.update_yaxes(range=[0, 1.12], title_text="weight")
     fig.update_layout(barmode="group", height=height, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
@@ -208,17 +210,16 @@ def sharpness_dial(
             line=dict(color="black", dash="dot", width=1.5),
             hovertemplate="sharpness %{x:.3g}: |blend − database value| = %{y:.4g}<extra></extra>",
         ))
-        fig.update_layout(yaxis2=dict(title_text="distance", overlaying="y", side="right", rangemode="tozero",
-                                      showgrid=False))
+        fig.update_layout(yaxis2=dict(title=dict(text="distance blend ↔ database value"), overlaying="y",
+                                      side="right", rangemode="tozero", showgrid=False))
     fig.add_vline(x=lesson, line=dict(color="#555", dash="dash", width=1.5))
     fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {lesson:.3g}", showarrow=False,
                        font=dict(size=11))
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
-        fig.add_annotation(x=np.log10(current), y=0.96, yref="y", text="you", showarrow=False, xshift=14,
-                           font=dict(color=QUERY_COLOR, size=11))
+        fig.add_annotation(x=np.log10(current), y=0.5, yref="y", text="your s", showarrow=False, xshift=22,
+                           font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
     fig.update_xaxes(type="log", title_text="sharpness (multiplier on q · k), log scale")
-    fig.update_yaxes(range=[0, 1.12], title_text="weight")
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
+    fig.update_layout(yaxis=dict(range=[0, 1.12], title=dict(text="weight")), height=height,
+                      margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
     return fig
