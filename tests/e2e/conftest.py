@@ -1,0 +1,452 @@
+"""Fixtures for the real-browser end-to-end suite: ``python -m pytest -m e2e tests/e2e``.
+
+One ``streamlit run streamlit_app.py`` per session (free localhost port, output in
+``.screenshots/e2e-server.log``), one Chromium (the system ``/usr/bin/chromium`` or
+Playwright's own), a fresh browser context per test. ``st_app`` wraps the page with
+explicit waits: an action is finished when the app has completed a script run, has been
+quiet for a moment, shows no stale element and every Plotly chart has drawn.
+
+Outside CI a missing browser or Playwright skips the suite with the reason; with
+``CI=true`` it is a failure. Timings (server start to first chart, slider to chart,
+page loads) are printed in the terminal summary and written to ``.screenshots/timings.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode, urlparse
+
+import pytest
+
+try:
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the environment
+    sync_playwright = None
+    PlaywrightError = Exception
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / ".screenshots"
+SERVER_LOG = SHOTS / "e2e-server.log"
+SYSTEM_CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+IN_CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+# The machine is shared and loaded: waits are explicit but generous.
+TIMEOUT_MS = int(os.environ.get("E2E_TIMEOUT_MS", "180000"))
+SERVER_START_S = float(os.environ.get("E2E_SERVER_START_S", "180"))
+VIEWPORT = {"width": 1400, "height": 4000}  # Streamlit scrolls inside its own container: a tall viewport
+QUIET_MS = 400  # the app counts as settled after this long without a script-state change
+
+DEFAULTS = {"sentence": "The cat sat on the mat", "embedding": "lesson", "pe": False, "seed": 42,
+            "d_model": 8, "d_k": 4}
+WALK_WEIGHTS = "walk_fig_weights"
+
+TIMINGS: dict = {}
+
+# Counts finished script runs (running -> anything else) and the time of the last state change.
+# Installed before any page script, so it sees every run of the document, including the first.
+OBSERVER_JS = """
+(() => {
+  const s = window.__e2e = {ended: 0, started: 0, last: performance.now()};
+  const obs = new MutationObserver((muts) => {
+    for (const m of muts) {
+      s.last = performance.now();
+      if (m.oldValue === 'running') s.ended += 1;
+      if (m.target.getAttribute('data-test-script-state') === 'running') s.started += 1;
+    }
+  });
+  obs.observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                         attributeFilter: ['data-test-script-state']});
+})();
+"""
+
+SETTLED_JS = """
+({before, quiet}) => {
+  const s = window.__e2e;
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!s || !app) return false;
+  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
+  if (s.ended <= before) return false;
+  if (performance.now() - s.last < quiet) return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const g = c.querySelector('.js-plotly-plot');
+    if (!g || !g._fullLayout || !g._fullData) return false;
+  }
+  return true;
+}
+"""
+
+# Every Plotly chart of the page: its widget key (from the st-key-<key> class), traces and axes.
+CHARTS_JS = """
+() => {
+  const norm = (v) => {
+    if (v === undefined || v === null) return null;
+    if (ArrayBuffer.isView(v)) return Array.from(v);
+    if (Array.isArray(v)) return v.map(norm);
+    if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+    return v;
+  };
+  return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c, i) => {
+    const box = c.closest('[class*="st-key-"]');
+    const m = box ? box.className.match(/st-key-(\\S+)/) : null;
+    const g = c.querySelector('.js-plotly-plot');
+    const fl = (g && g._fullLayout) || {};
+    const axis = (a) => a ? {ticktext: norm(a.ticktext), tickvals: norm(a.tickvals), range: norm(a.range),
+                             autorange: a.autorange} : null;
+    return {
+      key: m ? m[1] : 'chart-' + i,
+      traces: ((g && g._fullData) || []).map((t) => ({
+        type: t.type, name: t.name ?? null, x: norm(t.x), y: norm(t.y), z: norm(t.z), text: norm(t.text),
+        customdata: norm(t.customdata), hovertemplate: norm(t.hovertemplate),
+      })),
+      xaxis: axis(fl.xaxis), yaxis: axis(fl.yaxis),
+      svgText: g ? [...g.querySelectorAll('text')].map((e) => e.textContent) : [],
+    };
+  });
+}
+"""
+
+WIDGET_VALUE_JS = """
+(key) => {
+  const box = document.querySelector('.st-key-' + key);
+  if (!box) return null;
+  const q = (s) => box.querySelector(s);
+  if (q('[data-testid="stSlider"]')) return q('input[type=range]').value;
+  if (q('[data-testid="stRadio"]')) {
+    const sel = q('[data-testid="stRadioOption"][data-selected="true"]');
+    return sel ? sel.innerText.trim() : null;
+  }
+  if (q('[data-testid="stButtonGroup"]')) {
+    const sel = q('[aria-checked="true"], [data-selected="true"]');
+    return sel ? sel.innerText.trim() : null;
+  }
+  if (q('[data-testid="stSelectbox"]')) return q('input').value;
+  if (q('input[type=checkbox]')) return q('input[type=checkbox]').checked;
+  const inp = q('input, textarea');
+  return inp ? inp.value : null;
+}
+"""
+
+
+def unavailable(reason: str):
+    """Skip outside CI; in CI (``CI=true``) the suite must run, so fail."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: the e2e suite must run, a missing browser is a failure)", pytrace=False)
+    pytest.skip(reason)
+
+
+def record_timing(name: str, value) -> None:
+    TIMINGS[name] = value
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _log_tail(n: int = 40) -> str:
+    try:
+        return "\n".join(SERVER_LOG.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no server log)"
+
+
+@pytest.fixture(scope="session")
+def server():
+    """``streamlit run streamlit_app.py`` on a free port; yields the base URL, stops the server at the end."""
+    if sync_playwright is None:
+        unavailable("the Python package playwright is not installed (pip install -r requirements-dev.txt)")
+    SHOTS.mkdir(exist_ok=True)
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+           "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--browser.gatherUsageStats", "false",
+           # Other people edit this checkout while the suite runs: never rerun on a file change.
+           "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
+    log = open(SERVER_LOG, "w")  # noqa: SIM115 - closed at teardown; a file, not a pipe (a full pipe blocks)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{_log_tail()}", pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer /_stcore/health within {SERVER_START_S:.0f} s:\n{_log_tail()}",
+                            pytrace=False)
+            time.sleep(0.25)
+        record_timing("server_health_s", round(time.perf_counter() - t0, 3))
+        yield {"base": base, "t0": t0}
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=15)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium: the system one when present, else Playwright's own."""
+    if sync_playwright is None:
+        unavailable("the Python package playwright is not installed (pip install -r requirements-dev.txt)")
+    pw = sync_playwright().start()
+    try:
+        if Path(SYSTEM_CHROMIUM).exists():
+            options = {"executable_path": SYSTEM_CHROMIUM}
+        elif Path(pw.chromium.executable_path).exists():
+            options = {}
+        else:
+            unavailable(f"no Chromium: neither {SYSTEM_CHROMIUM} nor Playwright's browser "
+                        f"({pw.chromium.executable_path}; `playwright install chromium`)")
+        try:
+            b = pw.chromium.launch(headless=True, args=LAUNCH_ARGS, **options)
+        except PlaywrightError as exc:
+            unavailable(f"Chromium does not start: {exc}")
+        yield b
+        b.close()
+    finally:
+        pw.stop()
+
+
+class App:
+    """A browser tab on the app, with explicit waits for Streamlit's script runs."""
+
+    def __init__(self, page, base: str):
+        self.page = page
+        self.base = base
+        self.dialogs: list[str] = []
+        self.page_errors: list[str] = []
+        page.on("dialog", self._on_dialog)
+        page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+
+    def _on_dialog(self, dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    # --- navigation and waiting -------------------------------------------------------------------
+    def url(self, path: str = "", params: dict | None = None) -> str:
+        query = ("?" + urlencode({k: _param(v) for k, v in params.items()})) if params else ""
+        return f"{self.base}/{path.lstrip('/')}{query}"
+
+    def open(self, path: str = "", params: dict | None = None) -> float:
+        """Load ``path`` (url path of a page) with query ``params``; returns seconds until settled."""
+        t0 = time.perf_counter()
+        self.page.goto(self.url(path, params), wait_until="domcontentloaded")
+        self.settle(before=0)
+        return time.perf_counter() - t0
+
+    def runs(self) -> int:
+        return self.page.evaluate("() => window.__e2e ? window.__e2e.ended : 0")
+
+    def settle(self, before: int | None = None) -> None:
+        """Wait until a script run that ended after ``before`` runs has been followed by quiet."""
+        if before is None:
+            before = self.runs()
+        self.page.wait_for_function(SETTLED_JS, arg={"before": before, "quiet": QUIET_MS},
+                                    timeout=TIMEOUT_MS, polling=100)
+
+    def act(self, action) -> None:
+        """Do ``action`` (something that makes the app rerun), then wait for the app to settle."""
+        before = self.runs()
+        action()
+        self.settle(before)
+
+    # --- reading --------------------------------------------------------------------------------
+    def charts(self) -> list[dict]:
+        return self.page.evaluate(CHARTS_JS)
+
+    def chart(self, key: str) -> dict:
+        found = [c for c in self.charts() if c["key"] == key]
+        assert found, f"no chart with key {key!r}; charts: {[c['key'] for c in self.charts()]}"
+        return found[0]
+
+    def z(self, key: str) -> list[list]:
+        return self.chart(key)["traces"][0]["z"]
+
+    def widget_value(self, key: str):
+        return self.page.evaluate(WIDGET_VALUE_JS, key)
+
+    def exceptions(self) -> list[str]:
+        return self.page.locator('[data-testid="stException"]').all_inner_texts()
+
+    def nav(self) -> list[dict]:
+        """The pages the sidebar navigation shows: ``[{"path", "title"}]`` in order."""
+        more = self.page.locator('[data-testid="stSidebarNavViewButton"]')
+        if more.count() and "more" in (more.first.inner_text() or "").lower():
+            more.first.click()
+        links = self.page.locator('[data-testid="stSidebarNav"] a')
+        out = []
+        for i in range(links.count()):
+            a = links.nth(i)
+            out.append({"path": urlparse(a.get_attribute("href") or "").path.strip("/"),
+                        "title": a.inner_text().strip()})
+        return out
+
+    def go_to_page(self, path: str) -> None:
+        """Click the navigation link of ``path`` (keeps the session, like a learner does)."""
+        links = self.page.locator('[data-testid="stSidebarNav"] a')
+        matches = [i for i in range(links.count())
+                   if urlparse(links.nth(i).get_attribute("href") or "").path.strip("/") == path]
+        assert matches, f"no navigation link to {path!r}: {self.nav()}"
+        link = links.nth(matches[0])
+        self.act(link.click)
+        self.page.wait_for_function("(p) => location.pathname.replace(/^\\/+|\\/+$/g, '') === p", arg=path,
+                                    timeout=TIMEOUT_MS)
+
+    def screenshot(self, name: str) -> Path:
+        SHOTS.mkdir(exist_ok=True)
+        out = SHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+        self.page.screenshot(path=str(out), full_page=True)
+        return out
+
+    # --- setting controls the way a learner does ------------------------------------------------------
+    def set_widget(self, key: str, value) -> None:
+        box = self.page.locator(f".st-key-{key}")
+        box.first.wait_for(state="visible", timeout=TIMEOUT_MS)
+        kind = box.first.evaluate("""(b) => {
+            for (const t of ['stSlider', 'stNumberInput', 'stTextInput', 'stTextArea', 'stSelectbox', 'stRadio',
+                             'stButtonGroup', 'stCheckbox'])
+                if (b.querySelector('[data-testid="' + t + '"]')) return t;
+            return b.querySelector('input[type=checkbox]') ? 'stCheckbox' : null; }""")
+        if kind == "stSlider":
+            self._set_slider(key, int(value))
+        elif kind in ("stNumberInput", "stTextInput", "stTextArea"):
+            field = box.first.locator("input, textarea").first
+
+            def type_it():
+                field.fill(str(value))
+                field.press("Enter" if kind != "stTextArea" else "Control+Enter")
+            self.act(type_it)
+        elif kind == "stCheckbox":
+            if bool(self.widget_value(key)) != bool(value):
+                self.act(lambda: box.first.locator("label").first.click())
+        elif kind == "stRadio":
+            option = box.first.locator('[data-testid="stRadioOption"]').filter(has_text=str(value)).first
+            self.act(option.click)
+        elif kind == "stButtonGroup":
+            self.act(lambda: box.first.locator("button").filter(has_text=str(value)).first.click())
+        elif kind == "stSelectbox":
+            def choose():
+                box.first.locator("input").first.click()
+                self.page.get_by_role("option", name=str(value), exact=True).first.click()
+            self.act(choose)
+        else:
+            raise AssertionError(f"do not know how to set widget {key!r} (kind {kind})")
+        got = self.widget_value(key)
+        want = value if isinstance(value, bool) else str(value)
+        assert (got == want) or (isinstance(got, str) and str(value) in got), f"{key}: set {value!r}, shows {got!r}"
+
+    def _set_slider(self, key: str, value: int) -> None:
+        """Keyboard, one step at a time (each step is a rerun, as for a learner pressing →)."""
+        thumb = self.page.locator(f".st-key-{key} input[type=range]").first
+        for _ in range(1000):
+            current = int(thumb.input_value())
+            if current == value:
+                return
+            arrow = "ArrowRight" if value > current else "ArrowLeft"
+            self.act(lambda a=arrow: (thumb.focus(), thumb.press(a)))
+        raise AssertionError(f"slider {key} did not reach {value}")
+
+    def slider_step(self, key: str, arrow: str = "ArrowRight") -> None:
+        thumb = self.page.locator(f".st-key-{key} input[type=range]").first
+        thumb.focus()
+        thumb.press(arrow)
+
+
+def _param(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+@pytest.fixture(scope="session")
+def ready(server, browser):
+    """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
+
+    Yields ``{"base", "nav", "default_charts"}``: the navigation's pages and the default walkthrough's charts.
+    """
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.add_init_script(OBSERVER_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = App(page, server["base"])
+    page.goto(server["base"] + "/", wait_until="domcontentloaded")
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullLayout)",
+                           timeout=TIMEOUT_MS, polling=50)
+    record_timing("server_start_to_first_chart_s", round(time.perf_counter() - server["t0"], 3))
+    app.settle(before=0)
+    info = {"base": server["base"], "nav": app.nav(), "default_charts": app.charts(),
+            "default_values": {k: app.widget_value(k) for k in DEFAULTS}}
+    record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
+    ctx.close()
+    yield info
+
+
+@pytest.fixture
+def st_app(ready, browser):
+    """A fresh browser context (new Streamlit session) on the running app; asserts no dialog opened."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.add_init_script(OBSERVER_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = App(page, ready["base"])
+    yield app
+    ctx.close()
+    assert not app.dialogs, f"dialogs opened: {app.dialogs}"
+
+
+@pytest.fixture
+def nav_pages(ready) -> list[dict]:
+    return ready["nav"]
+
+
+def numbers_equal(a, b, rel: float = 1e-9) -> bool:
+    """Deep equality of chart data with a relative tolerance on floats."""
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(numbers_equal(x, y, rel) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(numbers_equal(a[k], b[k], rel) for k in a)
+    return a == b
+
+
+def chart_numbers(charts: list[dict]) -> dict:
+    """``{key: [trace data]}`` without the drawn text (comparable between two sessions)."""
+    return {c["key"]: [{k: t[k] for k in ("type", "x", "y", "z", "customdata")} for t in c["traces"]]
+            for c in charts}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not TIMINGS:
+        return
+    SHOTS.mkdir(exist_ok=True)
+    (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1, ensure_ascii=False) + "\n")
+    terminalreporter.section("e2e timings (also in .screenshots/timings.json)")
+    for k, v in TIMINGS.items():
+        terminalreporter.write_line(f"{k}: {v}")

@@ -1,0 +1,47 @@
+"""Every page the navigation shows loads, draws at least one Plotly chart and shows no exception.
+
+A screenshot of each page goes to ``.screenshots/<page>.png`` on every run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.conftest import record_timing
+
+pytestmark = pytest.mark.e2e
+
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+def test_navigation_lists_pages(nav_pages):
+    assert nav_pages, "the sidebar navigation shows no page"
+    paths = [p["path"] for p in nav_pages]
+    assert len(set(paths)) == len(paths), f"duplicate navigation entries: {paths}"
+
+
+def test_every_page_loads_with_a_chart_and_no_exception(st_app, nav_pages):
+    problems, loads = [], {}
+    for entry in nav_pages:
+        name = entry["path"] or "walkthrough"
+        try:
+            loads[name] = round(st_app.open(entry["path"]), 3)
+        except Exception as exc:  # a page that never settles is reported with the others
+            problems.append(f"{name}: did not finish loading ({type(exc).__name__}: {str(exc).splitlines()[0]})")
+            st_app.screenshot(f"page-{name}")
+            continue
+        st_app.screenshot(f"page-{name}")
+        charts = st_app.charts()
+        exceptions = st_app.exceptions()
+        if not charts:
+            problems.append(f"{name}: no Plotly chart at defaults")
+        if exceptions:
+            problems.append(f"{name}: exception shown: {exceptions[0][:300]!r}")
+        text = st_app.page.locator('[data-testid="stMain"]').inner_text()
+        if NAN.search(text):
+            problems.append(f"{name}: 'nan' on screen: …{text[max(0, NAN.search(text).start() - 60):][:120]!r}…")
+        print(f"{name}: {len(charts)} charts, {len(exceptions)} exceptions, loaded in {loads.get(name)} s")
+    record_timing("page_load_s", loads)
+    assert not problems, "\n".join(problems)
