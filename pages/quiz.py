@@ -21,6 +21,7 @@ QUESTIONS = {
     "topkey": "Predict: the key a query attends to most",
     "growth": "Predict: the top weight when d_k grows",
 }
+RIGHT_ICON, WRONG_ICON = ":material/check_circle:", ":material/cancel:"  # material icons: no emoji font needed
 ss.setdefault(RESULTS, {})
 
 
@@ -102,12 +103,19 @@ def show_feedback(qid: str, empty_hint: str) -> dict | None:
     if done is None:
         return None
     fb = done["feedback"]
-    (st.success if fb.correct else st.error)(fb.message, icon="✅" if fb.correct else "❌")
+    (st.success if fb.correct else st.error)(fb.message, icon=RIGHT_ICON if fb.correct else WRONG_ICON)
     return done
 
 
 def try_again(qid: str) -> None:
     st.button("↺ Try again", key=f"quiz_{qid}_retry", on_click=retry, args=(qid,))
+
+
+def option_line(option: str, right: bool, picked: bool) -> str:
+    """One option of an answered question as a Markdown list item (our own text, never a user's)."""
+    mark = (f":green[{RIGHT_ICON}]" if right else f":red[{WRONG_ICON}]" if picked
+            else ":gray[:material/radio_button_unchecked:]")
+    return f"- {mark} **{option}** ← your answer" if picked else f"- {mark} {option}"
 
 
 def choice_question(q: quiz.Choice, number: int) -> dict | None:
@@ -120,10 +128,7 @@ def choice_question(q: quiz.Choice, number: int) -> dict | None:
             st.radio("Your answer", q.options, index=None, key=f"quiz_{q.qid}_answer", label_visibility="collapsed")
             st.form_submit_button("Check", key=f"quiz_{q.qid}_check", on_click=check_choice, args=(q,))
     else:
-        st.markdown("\n".join(
-            f"- {'✅' if o == q.answer else ('❌' if o == done['picked'] else '▫️')} "
-            f"{'**' + o + '**' if o == done['picked'] else o}{' ← your answer' if o == done['picked'] else ''}"
-            for o in q.options))
+        st.markdown("\n".join(option_line(o, o == q.answer, o == done["picked"]) for o in q.options))
     return show_feedback(q.qid, "Pick an answer first.")
 
 
@@ -170,7 +175,7 @@ if done is None:
             col.selectbox(f"Step {p}", quiz.STEPS_SHOWN, index=None, key=f"quiz_order_{p}", placeholder="choose…")
         st.form_submit_button("Check", key="quiz_order_check", on_click=check_order)
 else:
-    marks = ["✅" if a == b else "❌" for a, b in zip(done["picked"], quiz.STEPS, strict=True)]
+    marks = ["✓" if a == b else "✗" for a, b in zip(done["picked"], quiz.STEPS, strict=True)]
     st.dataframe(pd.DataFrame({"step": range(1, len(quiz.STEPS) + 1), "your order": done["picked"],
                                "right order": quiz.STEPS, "": marks}), hide_index=True, width="stretch")
 if show_feedback("order", "Choose a step for every position first."):
@@ -204,7 +209,7 @@ if choice_question(quiz.QK, 3):
     dot, score = quiz.score_check(steps, i, j)
     st.markdown(f"**On your sentence:** Q `[{n}, {sh.d_k}]` · Kᵀ `[{sh.d_k}, {n}]` → scores `[{n}, {n}]`; "
                 f"V `[{n}, {sh.d_k}]` appears only in the output, weights `[{n}, {n}]` · V → `[{n}, {sh.d_k}]`. "
-                f"Check one score: q₀ · k_{j} = {textviews.fmt(dot, 6)}, and the score matrix holds "
+                f"Check one score: q_0 · k_{j} = {textviews.fmt(dot, 6)}, and the score matrix holds "
                 f"{textviews.fmt(score, 6)} at row 0, column {j}.")
     try_again("qk")
 
@@ -233,6 +238,8 @@ if choice_question(quiz.CAUSAL, 5):
     causal = state.sentence_steps(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe, is_causal=True)
     st.markdown(f"**On your sentence:** {blocked} of the {total} query–key pairs are blocked (the cells right of "
                 "the diagonal, marked ×): query i keeps keys 0 … i, and each row still sums to 1.")
+    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}} + M_{ij}\right), \qquad "
+             r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
     st.plotly_chart(figures.heatmap(causal.weights, labels, labels, mask=causal.mask,
                                     title="attention weights with the causal mask"), key="quiz_fig_causal")
     try_again("causal")
@@ -255,6 +262,7 @@ if ss.get("quiz_topkey_query", 0) >= n:
 query = st.selectbox("Query word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k],
                      key="quiz_topkey_query", disabled=done is not None,
                      help="Press “Try again” to ask about another word." if done else None)
+st.latex(r"s_j = q \cdot k_j = \sum_{d} q_d\, k_{j,d}, \qquad w = \mathrm{softmax}\!\left(\frac{s}{\sqrt{d_k}}\right)")
 st.plotly_chart(quiz_figures.query_and_keys(steps.Q[query], steps.K, labels[query], labels), key="quiz_fig_clue")
 st.caption(f"rows: the query then the {n} keys · columns: the d_k = {sh.d_k} dimensions · the key whose row "
            "points most the query's way gets the largest score")
