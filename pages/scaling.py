@@ -67,10 +67,10 @@ st.latex(r"w_j = \mathrm{softmax}_j(s) = \frac{e^{s_j}}{\sum_k e^{s_k}},\qquad s
 q_labels = [f"q{i}" for i in range(n_keys)]
 k_labels = [f"k{j}" for j in range(n_keys)]
 b1, b2 = st.columns(2)
-b1.plotly_chart(figures.weights_bar(now.weights_unscaled[0], k_labels, query_label="q0",
-                                    title="unscaled: softmax(q·k)"), key="scale_fig_bar_unscaled")
-b2.plotly_chart(figures.weights_bar(now.weights_scaled[0], k_labels, query_label="q0",
-                                    title=f"scaled: softmax(q·k / √{d_k})"), key="scale_fig_bar_scaled")
+b1.plotly_chart(F.query_bars(now.weights_unscaled[0], k_labels, query_label="q0", scaled=False,
+                             title="unscaled: softmax(q0·k)"), key="scale_fig_bar_unscaled")
+b2.plotly_chart(F.query_bars(now.weights_scaled[0], k_labels, query_label="q0", scaled=True,
+                             title=f"scaled: softmax(q0·k / √{d_k})"), key="scale_fig_bar_scaled")
 h1, h2 = st.columns(2)
 h1.plotly_chart(figures.heatmap(now.weights_unscaled, q_labels, k_labels, title="unscaled weights", zrange=(0, 1)),
                 key="scale_fig_heat_unscaled")
@@ -86,8 +86,9 @@ with st.expander("Numbers"):
 # 3 · Curves over d_k
 st.header("3 · Saturation over every d_k")
 st.latex(r"J = \frac{\partial w}{\partial s} = \operatorname{diag}(w) - w\,w^\top,\qquad"
-         r"\|J\|_F = \sqrt{\textstyle\sum_{i,j} J_{ij}^2},\qquad"
-         r"\text{effective keys} = e^{H(w)},\ H(w) = -\sum_j w_j \log w_j")
+         r"\|J\|_F = \sqrt{\textstyle\sum_{i,j} J_{ij}^2}")
+st.latex(r"\text{effective keys} = e^{H(w)},\qquad H(w) = -\sum_j w_j \log w_j"
+         r"\quad (1 = \text{one-hot},\ n = \text{uniform})")
 panels = {
     "mean max weight": (stats.max_weight_unscaled, stats.max_weight_scaled),
     "effective keys exp(H)": (stats.effective_keys_unscaled, stats.effective_keys_scaled),
@@ -113,19 +114,18 @@ with st.expander("Numbers"):
 
 # 4 · Temperature
 st.header("4 · Temperature on the lesson's softmax example")
-st.latex(r"\mathrm{softmax}(z / T),\quad z = [2.0,\ 1.0,\ 0.1]:\qquad T \to 0 \Rightarrow \text{one-hot},\quad"
-         r"T \to \infty \Rightarrow \text{uniform}.\qquad \text{Scaling by } \sqrt{d_k} \text{ is } T = \sqrt{d_k}.")
+st.latex(r"w = \mathrm{softmax}(z / T),\qquad z = [" + r",\ ".join(fmt(v, 1) for v in S.LESSON_LOGITS) + "]")
+st.latex(r"T \to 0:\ \text{one-hot},\qquad T \to \infty:\ \text{uniform},\qquad"
+         r"\text{dividing by } \sqrt{d_k} \text{ is the temperature } T = \sqrt{d_k}")
 temperature = st.select_slider("Temperature T", S.TEMPERATURE_CHOICES, D["temperature"], key="scale_temperature",
                                bind="query-params", format_func=lambda t: f"{t:g}",
                                help="Divides the logits before the softmax; log scale from 0.01 to 100.")
 state.check_link("scale_temperature", f"{temperature:g}",
                  "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
 tv = S.temperature_view(float(temperature))
-logit_labels = [f"z={fmt(z, 1)}" for z in tv.logits]
 t1, t2 = st.columns(2)
-t1.plotly_chart(figures.weights_bar(tv.weights, logit_labels, title=f"softmax(z / {temperature:g})"),
-                key="scale_fig_temp_bar")
+t1.plotly_chart(F.temperature_bars(tv.weights, tv.logits, temperature=tv.temperature), key="scale_fig_temp_bar")
 t2.plotly_chart(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
                 key="scale_fig_temp_sweep")
-st.caption(f"At T = 1 this is the lesson's [0.659, 0.242, 0.099]. Shape [3] → [3]; at T = {temperature:g} the "
-           f"weights are [{', '.join(fmt(w, 3) for w in tv.weights)}].")
+st.caption(f"Shape [{len(tv.logits)}] → [{len(tv.logits)}]. At T = 1 this is the lesson's softmax example; at "
+           f"T = {temperature:g} the weights are [{', '.join(fmt(w, 3) for w in tv.weights)}].")

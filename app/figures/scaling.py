@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures.base import escape_label
+from app.figures.base import escape_label, weights_bar
 from app.textviews import fmt
 
 RAW_COLOR = "#d1495b"  # unscaled q·k
@@ -113,12 +113,36 @@ def saturation_curves(
         fig.add_vline(x=float(current_d_k), line=dict(color="#444", dash="dot", width=1), row=1, col=col)
         if yranges and title in yranges:
             fig.update_yaxes(range=list(yranges[title]), row=1, col=col)
-    fig.update_xaxes(type="log", title_text="d_k", tickvals=x.tolist(), ticktext=[str(int(v)) for v in x],
-                     tickangle=0, tickfont=dict(size=9))
+    ticks = x[::2] if x.shape[0] > 6 else x  # every other power of two stays readable in a narrow panel
+    fig.update_xaxes(type="log", title_text="d_k", tickvals=ticks.tolist(), ticktext=[str(int(v)) for v in ticks],
+                     tickangle=0)
     fig.add_annotation(text=f"current d_k = {int(current_d_k)}", xref="paper", yref="paper", x=1, y=-0.28,
                        showarrow=False, font=dict(size=11, color="#444"), xanchor="right")
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=60, b=50),
                       legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0))
+    return fig
+
+
+def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: bool, title: str = "",
+               height: int = 300) -> go.Figure:
+    """One query's weights ``[n_k]`` as bars (:func:`app.figures.base.weights_bar`), coloured like the curves.
+
+    Red for unscaled scores, blue for scaled ones. Raises ``ValueError`` like ``weights_bar``.
+    """
+    fig = weights_bar(weights, key_labels, query_label=query_label, title=title, height=height)
+    fig.update_traces(marker_color=SCALED_COLOR if scaled else RAW_COLOR)
+    return fig
+
+
+def temperature_bars(weights, logits, *, temperature: float, height: int = 300) -> go.Figure:
+    """``softmax(logits / T)`` ``[n]`` as bars, one per logit (labelled ``z=2.0 (0)``; hover ``key …: w``).
+
+    Raises ``ValueError`` when ``weights`` and ``logits`` differ in length.
+    """
+    z = np.asarray(logits, dtype=float)
+    labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(z)]
+    fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)
+    fig.update_xaxes(title_text="logit")
     return fig
 
 
