@@ -440,3 +440,22 @@ def scale_numbers(steps: A.AttentionSteps) -> ScaleNumbers:
 def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
     """``(q_i · k_j, scores[i, j])``: the score recomputed from the query and key rows, and the core's value."""
     return float(np.dot(steps.Q[i], steps.K[j])), float(steps.scores[i, j])
+
+
+SCALING_PATH = "./scaling"  # the saturation page (url path "scaling"), relative to the app root
+SCALING_D_K = tuple(2**i for i in range(11))  # its scale_d_k: powers of two 1 … 1024
+SCALING_N_KEYS = (2, 64)  # its scale_n_keys range
+
+
+def scaling_link(d_k: int = 256, n_keys: int | None = None, seed: int | None = None) -> str:
+    """A link that opens the saturation page preset: ``./scaling?scale_d_k=…[&scale_n_keys=…][&scale_seed=…]``.
+
+    ``d_k`` falls back to 256 when it is not a power of two from 1 to 1024; ``n_keys`` is left
+    out when outside 2 … 64. Only numbers go into the link (safe inside a Markdown link).
+    """
+    params = [f"scale_d_k={int(d_k) if int(d_k) in SCALING_D_K else 256}"]
+    if n_keys is not None and SCALING_N_KEYS[0] <= int(n_keys) <= SCALING_N_KEYS[1]:
+        params.append(f"scale_n_keys={int(n_keys)}")
+    if seed is not None and int(seed) >= 0:
+        params.append(f"scale_seed={int(seed)}")
+    return f"{SCALING_PATH}?{'&'.join(params)}"

@@ -199,7 +199,7 @@ if choice_question(quiz.SCALE, 2):
         f"{textviews.fmt(num.std_raw, 3)}; divided by √{num.d_k} = {textviews.fmt(num.sqrt_d_k, 3)} it is "
         f"{textviews.fmt(num.std_scaled, 3)}. The mean largest weight of a row would be "
         f"{textviews.fmt(num.top_raw, 3)} without the division and is {textviews.fmt(num.top_scaled, 3)} with it. "
-        "The gap grows with d_k: [see the softmax saturate at d_k = 256](./scaling?scale_d_k=256)."
+        f"The gap grows with d_k: [see the softmax saturate at d_k = 256]({quiz.scaling_link(256)})."
     )
     try_again("scale")
 
@@ -316,5 +316,6 @@ if done := show_feedback("growth", "Pick a prediction first."):
         "d_k": list(rv.d_k), "score std, not scaled": list(rv.score_std_unscaled),
         "mean top weight, not scaled": list(rv.top_unscaled), "mean top weight, scaled": list(rv.top_scaled),
     }), hide_index=True, width="stretch")
-    st.markdown("[Sweep d_k yourself on the saturation page](./scaling?scale_d_k=256)")
+    st.markdown(f"[Sweep d_k yourself on the saturation page]({quiz.scaling_link(rv.d_k[1], rv.n_keys, rv.seed)}) "
+                "(it opens with these settings where it allows them).")
     try_again("growth")

@@ -160,6 +160,7 @@ def test_growth_answer_is_what_the_core_computes(at):
     frame = at.dataframe[-1].value
     np.testing.assert_allclose(frame["mean top weight, not scaled"], stats.max_weight_unscaled)
     assert {t["name"] for t in figures(at)["quiz_fig_growth"]["data"]} >= {"d_k = 64, not scaled"}
+    assert any("(./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42)" in m.value for m in at.markdown)
     at.button(key="quiz_growth_retry").click().run()
     assert "quiz_fig_growth" not in figures(at)
     answer_choice(at, "growth", "It goes down")

@@ -126,3 +126,10 @@ def test_growth_bars():
     assert list(fig.data[1].y) == [0.9, 0.1] and list(fig.layout.yaxis.range) == [0, 1]
     with pytest.raises(ValueError):
         quiz_figures.growth_bars([0.5, 0.5], [1.0], [0.5, 0.5], (1, 16))
+
+
+def test_scaling_link():
+    assert quiz.scaling_link() == "./scaling?scale_d_k=256"
+    assert quiz.scaling_link(64, 6, 42) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
+    assert quiz.scaling_link(96, 1, 7) == "./scaling?scale_d_k=256&scale_seed=7"  # 96: not a power of two
+    assert quiz.scaling_link(2048, 65) == "./scaling?scale_d_k=256"
