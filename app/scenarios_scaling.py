@@ -17,7 +17,7 @@ import attention as A
 from app.textviews import fmt
 
 D_K_CHOICES = tuple(2**i for i in range(11))  # 1, 2, 4, ..., 1024: the page's d_k and the curves' x axis
-N_KEYS_RANGE = (2, 64)
+N_KEYS_RANGE = (2, 32)
 SAMPLE_CHOICES = (256, 512, 1024, 2048, 4096, 8192)
 TEMPERATURE_CHOICES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0, 50.0, 100.0)
 DEFAULTS = {"d_k": 64, "n_keys": 6, "n_samples": 2048, "seed": 0, "temperature": 1.0}
