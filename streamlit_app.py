@@ -4,6 +4,7 @@ Run with ``streamlit run streamlit_app.py``. The shared controls live here, in
 the sidebar, so they keep their values on every page and in the page's link.
 """
 
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -38,6 +39,8 @@ nav = {
     for section, entries in PAGES.items()
 }
 page = st.navigation({section: pages for section, pages in nav.items() if pages})
+started = time.perf_counter()
 state.sidebar_controls()
 state.show_link_warnings()
 page.run()
+st.session_state["_run_seconds"] = time.perf_counter() - started  # read by bench/bench_pages.py

@@ -129,29 +129,29 @@ def heatmap(
         trace["texttemplate"] = "%{text}"
         trace["textfont"] = dict(size=10 if max(n_rows, n_cols) > 10 else 12)
 
-    fig = go.Figure(go.Heatmap(**trace))
+    traces = [go.Heatmap(**trace)]
     if mask is not None and (~mask).any():
         r, c = np.nonzero(~mask)
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),
             hoverinfo="skip", showlegend=False,
         ))
-    tick_every = max(1, int(np.ceil(n_cols / 40)))
-    fig.update_xaxes(
-        tickmode="array", tickvals=list(range(0, n_cols, tick_every)), ticktext=cols[::tick_every],
-        title_text=col_name, side="bottom", showgrid=False, zeroline=False, range=[-0.5, n_cols - 0.5],
-    )
-    tick_every = max(1, int(np.ceil(n_rows / 40)))
-    fig.update_yaxes(
-        tickmode="array", tickvals=list(range(0, n_rows, tick_every)), ticktext=rows[::tick_every],
-        title_text=row_name, autorange="reversed", showgrid=False, zeroline=False,
-    )
-    fig.update_layout(
-        title=dict(text=escape_label(title)) if title else None,
+    x_every = max(1, int(np.ceil(n_cols / 40)))
+    y_every = max(1, int(np.ceil(n_rows / 40)))
+    layout = dict(
+        xaxis=dict(tickmode="array", tickvals=list(range(0, n_cols, x_every)), ticktext=cols[::x_every],
+                   title=dict(text=col_name), side="bottom", showgrid=False, zeroline=False,
+                   range=[-0.5, n_cols - 0.5]),
+        yaxis=dict(tickmode="array", tickvals=list(range(0, n_rows, y_every)), ticktext=rows[::y_every],
+                   title=dict(text=row_name), autorange="reversed", showgrid=False, zeroline=False),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         height=height or int(min(620, max(240, 34 * n_rows + 110))),
-        plot_bgcolor=MASKED_COLOR if mask is not None else None,
     )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    if mask is not None:
+        layout["plot_bgcolor"] = MASKED_COLOR
+    fig = go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more
     return fig
 
 
@@ -168,15 +168,19 @@ def weights_bar(
         raise ValueError(f"weights must be [n_k] with one label per key, got {w.shape} and {len(key_labels)} labels")
     cols = [escape_label(s) for s in key_labels]
     prefix = f"query {escape_label(query_label)} → " if query_label is not None else ""
-    fig = go.Figure(go.Bar(
+    bar = go.Bar(
         x=list(range(len(w))), y=w, customdata=np.array([[c, fmt(v, digits)] for c, v in zip(cols, w, strict=True)],
                                                            dtype=object).reshape(-1, 2),
         hovertemplate=f"{prefix}key %{{customdata[0]}}: %{{customdata[1]}}<extra></extra>",
         text=[fmt(v, 3) for v in w] if len(w) <= CELL_TEXT_MAX else None, textposition="outside",
         marker_color="#3b78c2",
-    ))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(w))), ticktext=cols, title_text="key")
-    fig.update_yaxes(range=list(yrange), title_text="weight")
-    fig.update_layout(title=dict(text=escape_label(title)) if title else None, height=height,
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10))
+    )
+    layout = dict(
+        xaxis=dict(tickmode="array", tickvals=list(range(len(w))), ticktext=cols, title=dict(text="key")),
+        yaxis=dict(range=list(yrange), title=dict(text="weight")),
+        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+    )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    fig = go.Figure(data=[bar], layout=layout)
     return fig

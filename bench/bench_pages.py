@@ -1,0 +1,135 @@
+"""Page rerun time and Plotly payload, for every page, at defaults and at the largest settings.
+
+A plain script that prints two tables (AppTest, no browser):
+
+1. Rerun time: the median of several reruns of each page, as a ratio to a trivial
+   one-chart Streamlit page measured in the same run.
+2. Payload: total bytes of the Plotly JSON each page sends.
+
+"Largest settings" = the shared controls at their maxima (64 tokens, d_model = 512,
+d_k = 128) and every page widget pushed to its maximum (sliders and number inputs
+to max, select sliders and select boxes to their last option, toggles on).
+
+Run: ``python bench/bench_pages.py`` (add ``--repeats N``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from tests.apptest_utils import app_at  # noqa: E402
+
+TRIVIAL_PAGE = """
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+st.title("Trivial page")
+st.plotly_chart(go.Figure(go.Heatmap(z=np.eye(6))), key="fig")
+"""
+
+MAX_SHARED = {"sentence": " ".join(f"w{i}" for i in range(64)), "d_model": 512, "d_k": 128}
+
+
+def pages() -> list[str]:
+    return sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+
+
+def payload(at: AppTest) -> int:
+    return sum(len(el.proto.spec) for el in at.get("plotly_chart"))
+
+
+def rerun_time(at: AppTest, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - t)
+    if at.exception:
+        raise RuntimeError(f"exception on rerun: {at.exception[0].value}")
+    return statistics.median(times)
+
+
+def push_to_max(at: AppTest) -> None:
+    """Every page widget (not the sidebar's) to its largest setting."""
+    main = at.main
+    for s in main.slider:
+        s.set_value(s.max if not isinstance(s.value, tuple) else (s.min, s.max))
+    for s in main.select_slider:  # options come back as labels: try the label as a number, then as is
+        label = s.options[-1]
+        for value in (_number(label), label):
+            try:
+                s.set_value(value)
+                s._widget_state  # noqa: B018 - raises if the value is not one of the options
+                break
+            except (ValueError, TypeError):
+                continue
+    for n in main.number_input:
+        if n.max is not None:
+            n.set_value(n.max)
+    for t in main.toggle:
+        t.set_value(True)
+    for s in main.selectbox:
+        if s.options:
+            s.select(s.options[-1])
+
+
+def _number(label: str):
+    try:
+        x = float(label)
+    except ValueError:
+        return label
+    return int(x) if x.is_integer() else x
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    import numpy as np
+    import plotly
+    import streamlit
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, streamlit {streamlit.__version__}, plotly {plotly.__version__}, "
+          f"numpy {np.__version__}")
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(TRIVIAL_PAGE)
+    trivial = AppTest.from_file(f.name, default_timeout=60)
+    trivial.run()
+    base = rerun_time(trivial, args.repeats * 2)
+    print(f"trivial one-chart page: rerun {base * 1000:.1f} ms, payload {payload(trivial)} B\n")
+
+    rows = []
+    for page in pages():
+        at = app_at(page)
+        t_def, p_def = rerun_time(at, args.repeats), payload(at)
+        at = app_at(page, session=MAX_SHARED)
+        push_to_max(at)
+        at.run()
+        t_max, p_max = rerun_time(at, max(2, args.repeats // 2)), payload(at)
+        rows.append((page, t_def, p_def, t_max, p_max))
+
+    print("| page | rerun at defaults | × trivial | payload at defaults | rerun at max | × trivial | payload at max |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for page, t_def, p_def, t_max, p_max in rows:
+        print(f"| {page} | {t_def * 1000:.0f} ms | {t_def / base:.1f}× | {p_def / 1000:.1f} KB "
+              f"| {t_max * 1000:.0f} ms | {t_max / base:.1f}× | {p_max / 1000:.1f} KB |")
+    print("\nbudget: rerun at defaults ≤ 3× trivial; payload at defaults ≤ 150 KB")
+
+
+if __name__ == "__main__":
+    main()
