@@ -365,10 +365,13 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
     if picked not in GROWTH_OPTIONS:
         raise ValueError(f"{picked!r} is not one of {GROWTH_OPTIONS}")
     (d0, d1), (t0, t1), (s0, s1) = reveal.d_k, reveal.top_unscaled, reveal.score_std_unscaled
-    numbers = (f"Measured over {reveal.n_samples} sampled queries with {reveal.n_keys} keys each: without "
+    keys = f"{reveal.n_keys} key{'s' if reveal.n_keys != 1 else ''}"
+    numbers = (f"Measured over {reveal.n_samples} sampled queries with {keys} each: without "
                f"scaling, the scores' spread (std) goes from {fmt(s0, 2)} at d_k = {d0} to {fmt(s1, 2)} at "
                f"d_k = {d1}, and the mean largest weight from {fmt(t0, 3)} to {fmt(t1, 3)}.")
-    if reveal.answer == GROWTH_OPTIONS[0]:
+    if reveal.n_keys == 1:
+        why = "With a single key the softmax always gives it weight 1, whatever the scores."
+    elif reveal.answer == GROWTH_OPTIONS[0]:
         why = ("Wider vectors give larger dot products (variance d_k), and larger score gaps push the softmax "
                "towards one-hot: the top key takes almost everything.")
     elif reveal.answer == GROWTH_OPTIONS[1]:

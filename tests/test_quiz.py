@@ -133,3 +133,9 @@ def test_scaling_link():
     assert quiz.scaling_link(64, 6, 42) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
     assert quiz.scaling_link(96, 1, 7) == "./scaling?scale_d_k=256&scale_seed=7"  # 96: not a power of two
     assert quiz.scaling_link(2048, 65) == "./scaling?scale_d_k=256"
+
+
+def test_growth_with_one_key_stays():
+    rv = quiz.growth_reveal(4, 1, seed=0, n_samples=16)
+    assert rv.answer == "It stays about the same" and rv.top_unscaled == (1.0, 1.0)
+    assert "single key" in quiz.grade_growth(rv, rv.answer).message
