@@ -21,6 +21,8 @@ st.markdown(
     "- **value** $v_j$ — *what do I hand over if chosen?* (\"Paris\")"
 )
 
+st.caption("This page has its own small table; the sidebar's sentence controls are for the other pages.")
+
 # ---- 1 · the table ---------------------------------------------------------------------------
 st.header("1 · The table")
 version = st.session_state.setdefault("lookup_table_version", 0)
@@ -136,8 +138,9 @@ with left:
     else:
         j = r.hard.indices[0]
         st.latex(rf"\text{{{latex_text(keys_l[j])}}} \;\to\; \text{{{latex_text(vals_l[j])}}} = {vec}")
-    st.caption("One key wins (argmax of the similarity q · k); the others contribute nothing. The database ranks "
-               "the keys by q · k and takes the top:")
+    st.caption(("The best keys share the answer evenly; " if r.hard.is_tie else "One key wins; ")
+               + "the others contribute nothing. The database ranks the keys by their similarity q · k and takes "
+               "the top (argmax):")
     st.dataframe(pd.DataFrame({"key": keys_l, "q · k": r.scores, "value": vals_l}).sort_values(
         "q · k", ascending=False, kind="stable"), hide_index=True, width="stretch")
 with right:

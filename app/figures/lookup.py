@@ -27,7 +27,7 @@ def marker_sizes(weights) -> np.ndarray:
     return MARKER_MIN + (MARKER_MAX - MARKER_MIN) * np.sqrt(w)
 
 
-def _square_range(points: np.ndarray, pad: float = 0.25) -> list[float]:
+def _square_range(points: np.ndarray, pad: float = 0.4) -> list[float]:
     top = float(np.abs(points).max()) if points.size else 1.0
     top = max(top, 1.0) * (1 + pad)
     return [-top, top]
