@@ -81,6 +81,8 @@ SETTLED_JS = """
   if (s.ended <= before) return false;
   if (performance.now() - s.last < quiet) return false;
   if (document.querySelector('[data-stale="true"]')) return false;
+  // Lazily loaded element code (Plotly, dataframes, ...) shows a skeleton until it has arrived.
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const g = c.querySelector('.js-plotly-plot');
     if (!g || !g._fullLayout || !g._fullData) return false;
@@ -116,6 +118,25 @@ CHARTS_JS = """
       svgText: g ? [...g.querySelectorAll('text')].map((e) => e.textContent) : [],
     };
   });
+}
+"""
+
+Z_SIGNATURE_JS = """
+(key) => {
+  const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  if (!g || !g._fullData || !g._fullData.length) return null;
+  const norm = (v) => ArrayBuffer.isView(v) ? Array.from(v) : Array.isArray(v) ? v.map(norm) : v;
+  return JSON.stringify(norm(g._fullData[0].z ?? g._fullData[0].y));
+}
+"""
+
+# Page position of a heat-map cell, from Plotly's own axes (linear -> pixel).
+CELL_POINT_JS = """
+({key, row, col}) => {
+  const g = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  const xa = g._fullLayout.xaxis, ya = g._fullLayout.yaxis;
+  const r = g.getBoundingClientRect();
+  return {x: r.left + xa._offset + xa.l2p(col), y: r.top + ya._offset + ya.l2p(row)};
 }
 """
 
@@ -290,6 +311,28 @@ class App:
     def z(self, key: str) -> list[list]:
         return self.chart(key)["traces"][0]["z"]
 
+    def z_signature(self, key: str) -> str:
+        return self.page.evaluate(Z_SIGNATURE_JS, key)
+
+    def wait_chart_changed(self, key: str, old_signature: str) -> None:
+        """Wait until chart ``key`` plots other numbers than ``old_signature`` (from :meth:`z_signature`)."""
+        self.page.wait_for_function(f"({{key, old}}) => ({Z_SIGNATURE_JS})(key) !== old",
+                                    arg={"key": key, "old": old_signature}, timeout=TIMEOUT_MS, polling="raf")
+
+    def cell_point(self, key: str, row: int, col: int) -> dict:
+        """Viewport position of heat-map cell (row, col) of chart ``key`` (scrolled into view)."""
+        self.page.locator(f".st-key-{key} .js-plotly-plot").first.scroll_into_view_if_needed()
+        return self.page.evaluate(CELL_POINT_JS, {"key": key, "row": row, "col": col})
+
+    def hover(self, key: str, row: int, col: int) -> str:
+        """Move the mouse over a heat-map cell and return the hover label's text."""
+        p = self.cell_point(key, row, col)
+        self.page.mouse.move(p["x"] + 30, p["y"] + 30)
+        self.page.mouse.move(p["x"], p["y"], steps=3)
+        label = self.page.locator(f".st-key-{key} .hoverlayer .hovertext")
+        label.first.wait_for(state="attached", timeout=30_000)
+        return label.first.text_content()
+
     def widget_value(self, key: str):
         return self.page.evaluate(WIDGET_VALUE_JS, key)
 
@@ -385,15 +428,26 @@ def _param(v) -> str:
 
 
 @pytest.fixture(scope="session")
-def ready(server, browser):
-    """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
+def context(browser):
+    """One browser context for the session: its HTTP cache keeps Plotly's 4 MB bundle between tests.
 
-    Yields ``{"base", "nav", "default_charts"}``: the navigation's pages and the default walkthrough's charts.
+    Every test gets its own tab, and a tab is its own Streamlit session (own session_state).
     """
     ctx = browser.new_context(viewport=VIEWPORT)
     ctx.add_init_script(OBSERVER_JS)
-    page = ctx.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="session")
+def ready(server, context):
+    """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
+
+    Yields ``{"base", "nav", "default_charts", "default_values"}``: the navigation's pages, the
+    default walkthrough's charts and the shared controls' values at defaults.
+    """
+    page = context.new_page()
     app = App(page, server["base"])
     page.goto(server["base"] + "/", wait_until="domcontentloaded")
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullLayout)",
@@ -403,20 +457,17 @@ def ready(server, browser):
     info = {"base": server["base"], "nav": app.nav(), "default_charts": app.charts(),
             "default_values": {k: app.widget_value(k) for k in DEFAULTS}}
     record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
-    ctx.close()
+    page.close()
     yield info
 
 
 @pytest.fixture
-def st_app(ready, browser):
-    """A fresh browser context (new Streamlit session) on the running app; asserts no dialog opened."""
-    ctx = browser.new_context(viewport=VIEWPORT)
-    ctx.add_init_script(OBSERVER_JS)
-    page = ctx.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
+def st_app(ready, context):
+    """A new tab (a new Streamlit session) on the running app; fails the test if a dialog opened."""
+    page = context.new_page()
     app = App(page, ready["base"])
     yield app
-    ctx.close()
+    page.close()
     assert not app.dialogs, f"dialogs opened: {app.dialogs}"
 
 

@@ -1,0 +1,76 @@
+"""The walkthrough in a real browser: the d_k slider redraws the weights; the heat map's orientation.
+
+Expected numbers come from the app's own pure code (``app.scenarios``), computed here in
+the test process, so the browser's chart is checked against an independent run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+from app import scenarios
+from app.textviews import fmt
+from tests.e2e.conftest import DEFAULTS, WALK_WEIGHTS, record_timing
+
+pytestmark = pytest.mark.e2e
+
+
+def expected_weights(sentence: str = DEFAULTS["sentence"], d_model: int = DEFAULTS["d_model"],
+                     d_k: int = DEFAULTS["d_k"], seed: int = DEFAULTS["seed"],
+                     embedding: str = DEFAULTS["embedding"], pe: bool = DEFAULTS["pe"]) -> np.ndarray:
+    tokens = scenarios.sentence_tokens(sentence).tokens
+    return scenarios.sentence_steps(tokens, d_model, d_k, seed, embedding, pe).weights
+
+
+def test_d_k_slider_changes_the_weights_heat_map(st_app):
+    st_app.open()
+    before = np.array(st_app.z(WALK_WEIGHTS), dtype=float)
+    np.testing.assert_allclose(before, expected_weights(d_k=4), rtol=1e-9)
+    latencies = []
+    for d_k in (5, 6, 7):
+        old = st_app.z_signature(WALK_WEIGHTS)
+        runs = st_app.runs()
+        t0 = time.perf_counter()
+        st_app.slider_step("d_k", "ArrowRight")
+        st_app.wait_chart_changed(WALK_WEIGHTS, old)
+        latencies.append(round(time.perf_counter() - t0, 3))
+        st_app.settle(runs)
+        assert st_app.widget_value("d_k") == str(d_k)
+        z = np.array(st_app.z(WALK_WEIGHTS), dtype=float)
+        assert z.shape == before.shape
+        np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-9)
+        np.testing.assert_allclose(z, expected_weights(d_k=d_k), rtol=1e-9,
+                                   err_msg=f"the weights heat map does not show d_k = {d_k}")
+        assert f"d_k = d_v = {d_k}" in st_app.page.locator('[data-testid="stMain"]').inner_text()
+        assert f"d_k={d_k}" in st_app.page.url, f"the link does not carry d_k: {st_app.page.url}"
+    assert not np.allclose(z, before)
+    print(f"slider -> updated chart: {latencies} s")
+    record_timing("slider_to_chart_s", {"each": latencies, "median": statistics.median(latencies)})
+    assert not st_app.exceptions()
+
+
+def test_weights_top_left_is_first_token_attending_to_first_token(st_app):
+    st_app.open()
+    chart = st_app.chart(WALK_WEIGHTS)
+    z = np.array(chart["traces"][0]["z"], dtype=float)
+    w = expected_weights()
+    tokens = scenarios.sentence_tokens(DEFAULTS["sentence"]).tokens
+    n = len(tokens)
+    assert not np.allclose(w, w.T), "test needs a non-symmetric matrix"
+    # Data: row i = query i, column j = key j (not transposed).
+    np.testing.assert_allclose(z, w, rtol=1e-9)
+    # Axes: first token labels the top row and the left column; the y axis runs downwards.
+    assert chart["yaxis"]["ticktext"][0] == f"{tokens[0]} (0)"
+    assert chart["xaxis"]["ticktext"][0] == f"{tokens[0]} (0)"
+    top_left, bottom_right = st_app.cell_point(WALK_WEIGHTS, 0, 0), st_app.cell_point(WALK_WEIGHTS, n - 1, n - 1)
+    assert top_left["y"] < bottom_right["y"], "row 0 (first query) is not at the top"
+    assert top_left["x"] < bottom_right["x"], "column 0 (first key) is not at the left"
+    # What the learner reads when pointing at the top-left cell, and one off-diagonal cell.
+    label = st_app.hover(WALK_WEIGHTS, 0, 0)
+    assert label == f"query {tokens[0]} (0) → key {tokens[0]} (0): {fmt(w[0, 0], 3)}", label
+    label = st_app.hover(WALK_WEIGHTS, 0, n - 1)
+    assert label == f"query {tokens[0]} (0) → key {tokens[-1]} ({n - 1}): {fmt(w[0, n - 1], 3)}", label
