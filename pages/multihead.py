@@ -41,7 +41,17 @@ labels, n, d_model = inp.labels, len(inp.tokens), sh.d_model
 valid = A.valid_head_counts(d_model)
 valid_text = ", ".join(map(str, valid))
 default_heads = smh.default_head_count(d_model)
-raw_link = st.session_state.get("_link_params", {}).pop("n_heads", None)  # the page explains this one itself
+# The raw link value, before the bound widget drops an invalid one: from the session's first-run snapshot
+# (app.state), or straight from the URL on this page's first run if there is no snapshot (the page was run
+# without the entrypoint). Consumed here: the page explains a bad head count itself, on the spot.
+snapshot = st.session_state.get("_link_params")
+if snapshot is not None:
+    raw_link = snapshot.pop("n_heads", None)
+elif "mh_link_read" not in st.session_state:
+    raw_link = st.query_params.get_all("n_heads") or None
+else:
+    raw_link = None
+st.session_state["mh_link_read"] = True
 current = st.session_state.get("n_heads")
 if raw_link:
     given = raw_link[-1]
@@ -141,11 +151,11 @@ st.markdown(
     + (f" (A small stand-in with {ex.n_heads} heads of width {ex.d_head}; the page's d_model = {d_model} is too "
        "wide to print.)" if ex.stand_in else "")
 )
-st.code(f"x.shape                                 # [n, d_model]            = {list(ex.x.shape)}\n"
-        f"x.reshape(n, n_heads, d_head)           # [n, n_heads, d_head]    = "
+st.code(f"x                                              # [n, d_model]         = {list(ex.x.shape)}\n"
+        f"x.reshape(n, n_heads, d_head)                  # [n, n_heads, d_head] = "
         f"{[ex.x.shape[0], ex.n_heads, ex.d_head]}\n"
-        f"x.reshape(n, n_heads, d_head).swapaxes(0, 1)  # [n_heads, n, d_head] = {list(ex.heads.shape)}",
-        language="python")
+        f"x.reshape(n, n_heads, d_head).swapaxes(0, 1)   # [n_heads, n, d_head] = {list(ex.heads.shape)}\n"
+        "# = attention.split_heads(x, n_heads); attention.merge_heads undoes it", language="python")
 s1, s2 = st.columns([1, 2])
 with s1:
     st.plotly_chart(mhfig.split_panels(ex.x[None], ex.owner[None], tokens=(ex.x // 100)[None],
@@ -181,21 +191,24 @@ st.caption(f"{len(shown)} heat maps, each [n_q, n_k] = [{n}, {n}], all on the sa
            "rows = queries (top to bottom), columns = keys; each row sums to 1. Title: the head's mean row "
            "entropy H (0 = every query looks at one key, "
            f"{fmt(float(np.log(n)), 2)} = log n = spread evenly).")
-g1, g2 = st.columns([3, 1]) if len(shown) > 1 else st.columns([1, 1])
+grid_cols = {1: 1, 2: 2, 3: 3, 4: 2}.get(len(shown), 4)
+grid = mhfig.head_weights_grid(r.weights[window[0]:window[1]], labels, shown, n_cols=grid_cols,
+                               entropy=sc.head_entropy[window[0]:window[1]], mask=sc.mask,
+                               show_text=n * grid_cols <= 12)  # cell text while a panel is wide enough
+g1, g2 = st.columns([grid_cols, 1.15])
 with g1:
-    st.plotly_chart(mhfig.head_weights_grid(r.weights[window[0]:window[1]], labels, shown,
-                                            entropy=sc.head_entropy[window[0]:window[1]], mask=sc.mask,
-                                            n_cols=min(len(shown), 3 if len(shown) > 1 else 1)),
-                    key="mh_fig_heads")
+    st.plotly_chart(grid, key="mh_fig_heads")
 with g2:
-    st.plotly_chart(figures.heatmap(r.mean_weights, labels, labels, mask=sc.mask, show_text=n <= 10,
-                                    title=f"MEAN of {n_heads} heads (not a head)", colorbar_title="mean"),
+    single_row = len(shown) <= grid_cols
+    st.plotly_chart(figures.heatmap(r.mean_weights, labels, labels, mask=sc.mask,
+                                    show_text=n <= 6 and grid_cols <= 2,
+                                    title=f"MEAN of {n_heads} heads: not a head", colorbar_title="mean",
+                                    height=grid.layout.height if single_row else None),
                     key="mh_fig_mean")
-    st.info(f"**An average, not a head.** Every cell is the mean of the {n_heads} heads' weights at that cell. "
-            "It is what `torch.nn.MultiheadAttention` returns by default (`average_attn_weights=True`); no head "
-            "computes it, and the output is *not* this matrix times V."
-            + (" With one head it is that head." if n_heads == 1 else ""), icon="➗")
-    st.latex(r"\bar W = \frac{1}{h}\sum_i W^{(i)}")
+st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' weights "
+        "there, which is what `torch.nn.MultiheadAttention` returns by default (`average_attn_weights=True`). "
+        "No head computes it, and the output is *not* this matrix times V."
+        + (" With one head it is that head." if n_heads == 1 else ""), icon="➗")
 with st.expander("Numbers of every head's weights" + (" (the heads shown)" if n_heads > GRID_MAX else "")):
     frame = pd.DataFrame(r.weights[window[0]:window[1]].reshape(-1, n),
                          index=pd.MultiIndex.from_product([[f"head {h}" for h in shown], labels],
@@ -208,8 +221,8 @@ st.header("3 · The rest of the path")
 st.markdown("Each head blends its own slice of the values; the slices are glued back side by side and "
             "`W_o` mixes them into the final output.")
 st.latex(r"\mathrm{head}_i = W^{(i)} V_i \in \mathbb{R}^{n \times d_\text{head}},\qquad "
-         r"C = [\mathrm{head}_0 \,|\, \cdots \,|\, \mathrm{head}_{h-1}] \in \mathbb{R}^{n \times d_\text{model}},"
-         r"\qquad \text{output} = C\, W_o = \sum_i \mathrm{head}_i\, W_o[\text{rows of head } i]")
+         r"C = [\mathrm{head}_0 \,|\, \cdots \,|\, \mathrm{head}_{h-1}] \in \mathbb{R}^{n \times d_\text{model}}")
+st.latex(r"\text{output} = C\, W_o = \sum_i \mathrm{head}_i\, W_o[\text{rows of head } i,\ :]")
 st.subheader("Per-head outputs")
 st.caption(f"{len(shown)} × [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0"
            + (f"; each head's {d_head} columns are drawn on a sample of {len(mhfig.sample_indices(d_head, 16))}"
@@ -282,14 +295,21 @@ st.markdown("The page's numbers come from `MultiHeadAttention.forward_detailed`:
             "`split_heads`, one batched matrix product and `merge_heads`. Right here, the same layer is also "
             "computed **one head at a time** with a plain loop (below) — they must agree.")
 v1, v2, v3 = st.columns(3)
-v1.metric("max |Δ| output", f"{sc.max_diff_output:.1e}")
-v2.metric("max |Δ| per-head weights", f"{sc.max_diff_weights:.1e}")
+
+
+def diff_text(x: float) -> str:
+    return "0 (same bits)" if x == 0 else f"{x:.1e}"
+
+
+v1.metric("max |vectorised − loop|, output", diff_text(sc.max_diff_output))
+v2.metric("max |vectorised − loop|, per-head weights", diff_text(sc.max_diff_weights))
 worst = max(sc.max_diff_output, sc.max_diff_weights)
 v3.metric("verdict", "agree" if worst <= 1e-12 else "DIFFER")
 if worst <= 1e-12:
-    st.success(f"Vectorised and loop results agree to {worst:.1e} (float64).", icon="✅")
+    st.success(f"Vectorised and loop results agree: largest difference {diff_text(worst)} (float64, "
+               "tolerance 1e-12).", icon="✅")
 else:
-    st.error(f"Vectorised and loop results differ by {worst:.1e}.", icon="❌")
+    st.error(f"Vectorised and loop results differ by {worst:.1e} (tolerance 1e-12).", icon="❌")
 with st.expander("The loop, as run"):
     st.code(inspect.getsource(smh.per_head_loop), language="python")
 st.caption("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the parameters "

@@ -113,7 +113,8 @@ def blocked_heatmap(
                 fig.add_shape(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07,
                               line=dict(color="black", width=1.5))
             if label_heads:
-                fig.add_annotation(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=f"head {h}",
+                fig.add_annotation(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
+                                   text=f"head {h}" if b - a >= 4 else f"h{h}",
                                    showarrow=False, font=dict(size=10, color="black"))
         else:
             fig.add_shape(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
@@ -184,7 +185,8 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
         fig.update_xaxes(tickmode="array", tickvals=list(range(width)), showgrid=False, zeroline=False,
                          title_text="column" if r == n_rows - 1 else None, row=r + 1, col=c + 1)
         fig.update_yaxes(tickmode="array", tickvals=list(range(n)), autorange="reversed", showgrid=False,
-                         zeroline=False, title_text="row" if c == 0 else None, row=r + 1, col=c + 1)
+                         zeroline=False, title_text="row" if c == 0 else None, showticklabels=c == 0,
+                         row=r + 1, col=c + 1)
     fig.update_layout(height=int(n_rows * (40 + 32 * n) + 40), margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
@@ -215,8 +217,11 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
             spec.pop("anchor", None)
             if axis == "xaxis" and r != n_rows - 1:
                 spec["title"] = None
+            if axis == "xaxis" and r != n_rows - 1 and n - i > n_cols:
+                spec["showticklabels"] = False  # every panel has the same keys: label the bottom row
             if axis == "yaxis" and c != 0:
                 spec["title"] = None
+                spec["showticklabels"] = False  # … and the same queries: label the first column
             update(spec, row=r + 1, col=c + 1)
     grid.update_layout(coloraxis=coloraxis, height=int(n_rows * row_height + 50),
                        margin=dict(l=10, r=10, t=50, b=10),
@@ -300,7 +305,7 @@ def entropy_bars(head_entropy, n_keys: int, *, causal: bool = False) -> go.Figur
     fig = go.Figure(go.Bar(
         x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
         customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
-        text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="outside",
+        text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="inside", insidetextanchor="middle",
     ))
     fig.add_hline(y=ceiling, line=dict(dash="dash", color="#444"),
                   annotation_text=f"uniform over the allowed keys: {fmt(ceiling, 2)}", annotation_position="top left")
