@@ -84,17 +84,21 @@ def check_link(key: str, value, expected: str) -> None:
     )
 
 
-def show_link_warnings() -> None:
-    """Show the link warnings of this session (with a button to dismiss them)."""
+def show_link_warnings(dismissable: bool = True) -> None:
+    """Show the link warnings of this session, with a button to dismiss them.
+
+    The entrypoint calls it twice in one run, into one ``st.empty`` slot above the page:
+    before the page (``dismissable=False``: what stays if the page stops early) and after
+    it, so warnings from the page's own :func:`check_link` calls show on the same run.
+    """
     warnings = st.session_state.get(_WARN_KEY, [])
     if not warnings:
         return
-    with st.container(key="link_warnings"):
-        st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in warnings),
-                   icon="⚠️")
-        if st.button("Dismiss", key="link_warnings_dismiss"):
-            st.session_state[_WARN_KEY] = []
-            st.rerun()
+    st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in warnings),
+               icon="⚠️")
+    if dismissable and st.button("Dismiss", key="link_warnings_dismiss"):
+        st.session_state[_WARN_KEY] = []
+        st.rerun()
 
 
 def sidebar_controls() -> Shared:
