@@ -14,6 +14,7 @@ import numpy as np
 import attention as A
 from app import scenarios
 
+OVERLAP_MAX_HEADS = 64  # above this many heads the head-to-head matrix is not computed (cost ~ n_heads² n²)
 DEFAULT_SEED = 3  # heads with visibly different patterns at the lesson's d_model = 8
 
 
@@ -190,9 +191,9 @@ class MultiHeadScenario:
         mask: the causal mask ``[n, n]`` (``True`` = may attend) or ``None``.
         row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
         head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
-        overlap: ``[n_heads, n_heads]`` :func:`head_overlap`.
-        loop_output, loop_weights: :func:`per_head_loop` on the same inputs.
-        max_diff_output, max_diff_weights: max ``|vectorised - loop|``.
+        overlap: ``[n_heads, n_heads]`` :func:`head_overlap`, or ``None`` above ``OVERLAP_MAX_HEADS`` heads.
+        loop_output: the output of :func:`per_head_loop` on the same inputs ``[n, d_model]``.
+        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights.
     """
 
     tokens: tuple[str, ...]
@@ -208,9 +209,8 @@ class MultiHeadScenario:
     mask: np.ndarray | None
     row_entropy: np.ndarray
     head_entropy: np.ndarray
-    overlap: np.ndarray
+    overlap: np.ndarray | None
     loop_output: np.ndarray
-    loop_weights: np.ndarray
     max_diff_output: float
     max_diff_weights: float
 
@@ -250,8 +250,9 @@ def multihead_scenario(
         tokens=tuple(tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
         n_heads=int(n_heads), seed=int(seed), causal=bool(causal), result=r,
         mask=np.tri(n, dtype=bool) if causal else None,
-        row_entropy=row_h, head_entropy=row_h.mean(axis=-1), overlap=head_overlap(r.weights),
-        loop_output=loop_out, loop_weights=loop_w,
+        row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
+        overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
+        loop_output=loop_out,
         max_diff_output=float(np.abs(r.output - loop_out).max()),
         max_diff_weights=float(np.abs(r.weights - loop_w).max()),
     )

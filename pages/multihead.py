@@ -12,7 +12,7 @@ from app import scenarios_multihead as smh
 from app.figures import multihead as mhfig
 from app.textviews import fmt
 
-compute = st.cache_data(max_entries=32, show_spinner=False)(smh.multihead_scenario)
+compute = st.cache_data(max_entries=16, show_spinner=False)(smh.multihead_scenario)
 
 SEED_MAX = state.SEED_MAX
 GRID_MAX = 16  # heads drawn at once in the per-head grids
@@ -200,7 +200,7 @@ with g1:
     st.plotly_chart(grid, key="mh_fig_heads")
 with g2:
     single_row = len(shown) <= grid_cols
-    st.plotly_chart(figures.heatmap(r.mean_weights, labels, labels, mask=sc.mask,
+    st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask,
                                     show_text=n <= 6 and grid_cols <= 2,
                                     title=f"MEAN of {n_heads} heads: not a head", colorbar_title="mean",
                                     height=grid.layout.height if single_row else None),
@@ -243,8 +243,8 @@ with p2:
     st.plotly_chart(mhfig.blocked_heatmap(sc.W_o, n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 st.subheader("Final output")
 st.caption(f"output = C W_o, [n, d_model] = [{n}, {d_model}]: every output dimension mixes every head." + sample_note)
-out_cols = mhfig.sample_indices(d_model, 128)
-st.plotly_chart(figures.heatmap(r.output[:, out_cols], labels, [f"dim {j}" for j in out_cols], kind="diverging",
+out_cols = mhfig.sample_indices(d_model)
+st.plotly_chart(mhfig.token_map(r.output[:, out_cols], labels, [f"dim {j}" for j in out_cols], kind="diverging",
                                 row_name="token", col_name="dim", title="output = C W_o", show_text=False),
                 key="mh_fig_output")
 numbers(r.output, labels, dims)
@@ -262,14 +262,15 @@ with d2:
     st.latex(r"\mathrm{overlap}(a, b) = \frac{1}{n}\sum_q \sum_k \min\big(W^{(a)}_{qk},\, W^{(b)}_{qk}\big)")
     st.caption("The attention mass two heads put on the same keys, averaged over queries: 1 = identical "
                "patterns, 0 = no key in common.")
-    sim_heads = list(range(n_heads)) if n_heads <= 64 else shown
-    sim = sc.overlap[np.ix_(sim_heads, sim_heads)]
-    st.plotly_chart(figures.heatmap(sim, mhfig.head_labels(sim_heads), mhfig.head_labels(sim_heads),
-                                    row_name="head", col_name="head", title="head-to-head overlap",
-                                    colorbar_title="overlap", show_text=len(sim_heads) <= 8),
-                    key="mh_fig_similarity")
-    if n_heads > 64:
-        st.caption(f"Shown for the heads in the grids above ({n_heads} heads in all).")
+    if sc.overlap is not None:
+        heads_all = mhfig.head_labels(range(n_heads))
+        st.plotly_chart(figures.heatmap(sc.overlap, heads_all, heads_all, row_name="head", col_name="head",
+                                        title="head-to-head overlap", colorbar_title="overlap",
+                                        show_text=n_heads <= 8), key="mh_fig_similarity")
+    else:
+        st.info(f"With {n_heads} heads (d_head = {d_head}) the head-to-head matrix is not computed: it would be "
+                f"{n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most "
+                f"{smh.OVERLAP_MAX_HEADS} heads to see it.")
 
 st.subheader("One query, every head")
 qi = st.selectbox("Query token", range(n), format_func=lambda k: labels[k], key="mh_query")
@@ -283,7 +284,7 @@ with q1:
         "entropy of this row (nats)": sc.row_entropy[:, qi],
     }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
 with q2:
-    st.plotly_chart(figures.heatmap(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
+    st.plotly_chart(mhfig.token_map(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
                                     row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
                                     show_text=n <= 12 and n_heads <= 16,
                                     title=f"weights of query {labels[qi]} in each head"),

@@ -17,11 +17,12 @@ from plotly.subplots import make_subplots
 
 from app.textviews import fmt
 
-from .base import _HOVER_CELL_MAX, DIVERGING_SCALE, MASKED_COLOR, WEIGHTS_SCALE, heatmap
+from .base import DIVERGING_SCALE, MASKED_COLOR, WEIGHTS_SCALE, heatmap
 
 HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
 MAX_AXIS = 64  # a weight-matrix axis longer than this is drawn on an evenly spaced sample of its entries
 GRID_TEXT_MAX = 10  # cell text in head grids only while n <= this (and few heads)
+RICH_HOVER_MAX = 2500  # cells in one figure with token-labelled hover; above: indices and rounded values
 
 
 def head_color(h: int) -> str:
@@ -40,14 +41,37 @@ def sample_indices(size: int, max_n: int = MAX_AXIS) -> np.ndarray:
     return np.arange(0, size, step)
 
 
-def _head_spans(idx: np.ndarray, d_head: int, n_heads: int) -> list[tuple[int, float, float]]:
-    """``(head, first, last)`` plot positions (cell edges) of each head that has a drawn index."""
+def _head_edges(idx: np.ndarray, step: int, d_head: int, n_heads: int) -> list[tuple[int, float, float]]:
+    """``(head, lo, hi)`` cell edges, in true-index coordinates, of each head with a drawn index.
+
+    ``idx`` are the drawn indices (spacing ``step``); a cell at index p covers ``p ± step / 2``.
+    """
+    def edge(k: int) -> float:
+        return float(idx[k]) - step / 2 if k < len(idx) else float(idx[-1]) + step / 2
+
     spans = []
     for h in range(n_heads):
         lo, hi = np.searchsorted(idx, h * d_head), np.searchsorted(idx, (h + 1) * d_head)
         if hi > lo:
-            spans.append((h, lo - 0.5, hi - 0.5))
+            spans.append((h, edge(int(lo)), edge(int(hi))))
     return spans
+
+
+def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.Figure:
+    """Make a big heat map cheap to send: rounded values, no per-cell hover labels, no cell text.
+
+    Every ``go.Heatmap`` trace gets ``z`` rounded to ``digits`` decimals (gaps stay gaps) and
+    ``hover`` (default: ``y · x: z``, positions or true indices) instead of its ``customdata``.
+    Returns the same figure.
+    """
+    for tr in fig.data:
+        if isinstance(tr, go.Heatmap):
+            z = np.array(tr.z, dtype=object)
+            shown = np.where(z == None, np.nan, z).astype(float)  # noqa: E711  (None = masked gap)
+            tr.update(z=np.where(np.isfinite(shown), np.round(shown, digits), None), customdata=None,
+                      text=None, texttemplate=None,
+                      hovertemplate=hover or f"%{{y}} · %{{x}}: %{{z:.{digits}f}}<extra></extra>")
+    return fig
 
 
 def blocked_heatmap(
@@ -60,7 +84,9 @@ def blocked_heatmap(
     ``block_axis="columns"`` (``W_q, W_k, W_v``, the concatenation): head h owns columns
     ``h*d_head:(h+1)*d_head``, marked by a band above the plot. ``"rows"`` (``W_o``): head h's
     rows, marked by a band to the right. A dimension axis longer than ``max_size`` is drawn
-    on every k-th entry (:func:`sample_indices`), labelled with its true indices.
+    on every k-th entry (:func:`sample_indices`); dimension axes are plotted at their true
+    indices, so ticks and hover give the real row/column. Above ``RICH_HOVER_MAX`` cells the
+    hover shows indices only and values are rounded (:func:`lighten`).
 
     Args:
         z: ``[n_rows, n_cols]`` finite numbers; the blocked axis has length ``d_model``,
@@ -86,6 +112,8 @@ def blocked_heatmap(
     d_head = d_model // n_heads
     ridx = np.arange(z.shape[0]) if row_labels is not None else sample_indices(z.shape[0], max_size)
     cidx = sample_indices(z.shape[1], max_size)
+    rstep = int(ridx[1] - ridx[0]) if len(ridx) > 1 else 1
+    cstep = int(cidx[1] - cidx[0]) if len(cidx) > 1 else 1
 
     def dim_label(p: int, blocked: bool) -> str:
         return f"{p} (head {p // d_head})" if blocked else str(p)
@@ -94,32 +122,39 @@ def blocked_heatmap(
     cols = [dim_label(p, block_axis == "columns") for p in cidx]
     fig = heatmap(z[np.ix_(ridx, cidx)], rows, cols, kind="diverging", row_name=row_name, col_name=col_name,
                   title=title, show_text=False, height=height, colorbar_title=colorbar_title)
-    # short ticks (the head is in the hover); tokens keep their labels
+    # plot dimension axes at their true indices (sampled axes then read correctly in ticks and hover)
+    fig.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))
     every = max(1, math.ceil(len(cidx) / 16))
-    fig.update_xaxes(tickvals=list(range(0, len(cidx), every)), ticktext=[str(p) for p in cidx[::every]],
-                     tickangle=0)
+    fig.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(p) for p in cidx[::every]], tickangle=0,
+                     range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
     if row_labels is None:
+        fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
         every = max(1, math.ceil(len(ridx) / 16))
-        fig.update_yaxes(tickvals=list(range(0, len(ridx), every)), ticktext=[str(p) for p in ridx[::every]])
+        fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
+    if len(ridx) * len(cidx) > RICH_HOVER_MAX:
+        lighten(fig, hover=f"{row_name} %{{y}} · {col_name} %{{x}}: %{{z:.3f}}<extra></extra>")
 
-    spans = _head_spans(cidx if block_axis == "columns" else ridx, d_head, n_heads)
+    blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)
+    spans = _head_edges(blocked_idx, step, d_head, n_heads)
+    first = float(blocked_idx[0]) - step / 2
     label_heads = len(spans) <= 16
     for h, a, b in spans:
         color = head_color(h)
+        wide = (b - a) / step >= 4  # cells drawn for this head
         if block_axis == "columns":
             fig.add_shape(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
                           fillcolor=color, line_width=0)
-            if a > -0.5 and len(spans) <= MAX_AXIS:
+            if a > first and len(spans) <= MAX_AXIS:
                 fig.add_shape(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07,
                               line=dict(color="black", width=1.5))
             if label_heads:
                 fig.add_annotation(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
-                                   text=f"head {h}" if b - a >= 4 else f"h{h}",
+                                   text=f"head {h}" if wide else f"h{h}",
                                    showarrow=False, font=dict(size=10, color="black"))
         else:
             fig.add_shape(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
                           fillcolor=color, line_width=0)
-            if a > -0.5 and len(spans) <= MAX_AXIS:
+            if a > first and len(spans) <= MAX_AXIS:
                 fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a,
                               line=dict(color="black", width=1.5))
             if label_heads:
@@ -131,6 +166,22 @@ def blocked_heatmap(
     else:
         fig.update_traces(colorbar=dict(x=1.09), selector=dict(type="heatmap"))
         fig.update_layout(margin=dict(r=50))
+    return fig
+
+
+def token_map(z, labels: Sequence[str], col_labels: Sequence[str], **kwargs) -> go.Figure:
+    """:func:`app.figures.base.heatmap` (same arguments), made light above ``RICH_HOVER_MAX`` cells.
+
+    For the big maps of this page (the mean over heads, the output at large ``d_model``), whose
+    per-cell hover labels would otherwise dominate what the browser downloads.
+    """
+    fig = heatmap(z, labels, col_labels, **kwargs)
+    z = np.asarray(z)
+    if z.size > RICH_HOVER_MAX:
+        rn, cn = kwargs.get("row_name", "query"), kwargs.get("col_name", "key")
+        sep = " → " if cn == "key" else " · "
+        lighten(fig, digits=kwargs.get("digits", 3),
+                hover=f"{rn} %{{y}}{sep}{cn} %{{x}}: %{{z:.{kwargs.get('digits', 3)}f}}<extra></extra>")
     return fig
 
 
@@ -192,7 +243,8 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
 
 
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
-          hover_prefixes: Sequence[str], row_height: int, masked: bool = False) -> go.Figure:
+          hover_prefixes: Sequence[str], row_height: int, masked: bool = False,
+          light_hover: str = "row %{y} · col %{x}: %{z:.3f}<extra></extra>") -> go.Figure:
     """Copy single-panel :func:`heatmap` figures into one grid of subplots on a shared colour axis."""
     n = len(figs)
     n_rows = math.ceil(n / n_cols)
@@ -202,13 +254,12 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
+        if total > RICH_HOVER_MAX:  # keep the payload small: positions and rounded values, not labels
+            lighten(f, digits=3, hover=f"{prefix}{light_hover}")
         for tr in f.data:
             if isinstance(tr, go.Heatmap):
                 tr.update(coloraxis="coloraxis", colorbar=None)
-                if total > _HOVER_CELL_MAX:  # keep the payload small: positions, not labels
-                    tr.update(customdata=None, text=None, texttemplate=None,
-                              hovertemplate=f"{prefix}row %{{y}} → col %{{x}}: %{{z:.3f}}<extra></extra>")
-                else:
+                if total <= RICH_HOVER_MAX:
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             grid.add_trace(tr, row=r + 1, col=c + 1)
         for axis, update in (("xaxis", grid.update_xaxes), ("yaxis", grid.update_yaxes)):
@@ -258,6 +309,7 @@ def head_weights_grid(
               for i, h in enumerate(heads)]
     per_row = int(min(420, max(220, 22 * n + 120)))
     return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[f"head {h} · " for h in heads],
+                 light_hover="query %{y} → key %{x}: %{z:.3f}<extra></extra>",
                  coloraxis=dict(cmin=0.0, cmax=1.0, colorscale=WEIGHTS_SCALE,
                                 colorbar=dict(title=dict(text="weight"), thickness=12)),
                  row_height=per_row, masked=mask is not None and not np.asarray(mask).all())
@@ -274,19 +326,23 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
     if o.ndim != 3 or o.shape[0] != len(heads) or o.shape[2] != d_head:
         raise ValueError(f"head_outputs must be [len(heads)={len(heads)}, n, d_head={d_head}], got {o.shape}")
     cidx = sample_indices(d_head, MAX_AXIS // 4)
+    step = int(cidx[1] - cidx[0]) if len(cidx) > 1 else 1
     top = float(np.abs(o).max()) or 1.0
     figs = []
     for i, h in enumerate(heads):
         cols = [f"{h * d_head + j} (head {h} col {j})" for j in cidx]
         f = heatmap(o[i][:, cidx], labels, cols, kind="diverging", row_name="token", col_name="dim",
                     zrange=(-top, top), show_text=False)
-        f.update_xaxes(ticktext=[str(j) for j in cidx][:: max(1, math.ceil(len(cidx) / 8))],
-                       tickvals=list(range(0, len(cidx), max(1, math.ceil(len(cidx) / 8)))))
+        f.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))  # true column indices within the head
+        every = max(1, math.ceil(len(cidx) / 8))
+        f.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(j) for j in cidx[::every]],
+                       range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text="head column")
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
     n = o.shape[1]
     return _grid(figs, [f"head {h}: [{n}, {d_head}]" for h in heads], n_cols=n_cols,
                  hover_prefixes=[f"head {h} · " for h in heads],
+                 light_hover="token %{y} · head column %{x}: %{z:.3f}<extra></extra>",
                  coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
                                 colorbar=dict(title=dict(text="value"), thickness=12)),
                  row_height=int(min(420, max(200, 20 * n + 110))))
@@ -321,6 +377,6 @@ def head_labels(heads: Sequence[int]) -> list[str]:
 
 
 __all__ = [
-    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
-    "head_output_panels", "head_weights_grid", "sample_indices", "split_panels",
+    "HEAD_COLORS", "MAX_AXIS", "RICH_HOVER_MAX", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
+    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels", "token_map",
 ]
