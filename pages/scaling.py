@@ -12,17 +12,6 @@ curves = st.cache_data(max_entries=32, show_spinner="Measuring the softmax for d
 setting = st.cache_data(max_entries=64, show_spinner=False)(S.setting)
 D = S.DEFAULTS
 
-
-def show_new_link_warnings(since: int) -> int:
-    """Show the link warnings this page's controls added after the first ``since`` ones (the entrypoint
-    showed the older ones before the page ran); return the new count."""
-    warnings = st.session_state.get(state._WARN_KEY, [])
-    if warnings[since:]:
-        items = "\n\n".join(f"- {w}" for w in warnings[since:])
-        st.warning(f"**This link had values the page cannot use.**\n\n{items}", icon="⚠️")
-    return len(warnings)
-
-
 st.title("Why divide by √d_k")
 st.markdown(
     "A query and a key with unit-variance components give a dot product whose variance **grows with d_k**. "
@@ -32,7 +21,6 @@ st.markdown(
 )
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 
-n_warned = len(st.session_state.get(state._WARN_KEY, []))
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     d_k = st.select_slider("d_k (this page's key width)", S.D_K_CHOICES, D["d_k"], key="scale_d_k",
@@ -52,8 +40,6 @@ with c4:
                                  key="scale_samples", bind="query-params",
                                  help="How many queries are drawn for each d_k; more = smoother numbers.")
     state.check_link("scale_samples", n_samples, "one of " + ", ".join(map(str, S.SAMPLE_CHOICES)))
-
-n_warned = show_new_link_warnings(n_warned)
 
 d_k, n_keys, seed, n_samples = int(d_k), int(n_keys), int(seed), int(n_samples)
 stats = curves(n_keys, n_samples, seed)
@@ -136,7 +122,6 @@ temperature = st.select_slider("Temperature T", S.TEMPERATURE_CHOICES, D["temper
                                help="Divides the logits before the softmax; log scale from 0.01 to 100.")
 state.check_link("scale_temperature", f"{temperature:g}",
                  "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
-show_new_link_warnings(n_warned)
 tv = S.temperature_view(float(temperature))
 t1, t2 = st.columns(2)
 t1.plotly_chart(F.temperature_bars(tv.weights, tv.logits, temperature=tv.temperature), key="scale_fig_temp_bar")
