@@ -116,6 +116,7 @@ def saturation_curves(
     ticks = x[::2] if x.shape[0] > 6 else x  # every other power of two stays readable in a narrow panel
     fig.update_xaxes(type="log", title_text="d_k", tickvals=ticks.tolist(), ticktext=[str(int(v)) for v in ticks],
                      tickangle=0)
+    fig.update_yaxes(rangemode="tozero")  # "falls towards 0" must be visible as such
     fig.add_annotation(text=f"current d_k = {int(current_d_k)}", xref="paper", yref="paper", x=1, y=-0.28,
                        showarrow=False, font=dict(size=11, color="#444"), xanchor="right")
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=60, b=50),
