@@ -41,10 +41,8 @@ nav = {
 page = st.navigation({section: pages for section, pages in nav.items() if pages})
 started = time.perf_counter()
 state.sidebar_controls()
-link_warnings = st.empty()  # on top of the page: the link's bad values, with the page's own added after it ran
-with link_warnings.container():
-    state.show_link_warnings(dismissable=False)  # what stays if the page stops early (st.stop)
+link_warnings = st.container()  # on top of the page: the link's bad values from earlier runs
 page.run()
-with link_warnings.container():
+with link_warnings:
     state.show_link_warnings()
 st.session_state["_run_seconds"] = time.perf_counter() - started  # read by bench/bench_pages.py

@@ -33,7 +33,8 @@ EMBEDDING_LABELS = {
 }
 
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run
-_WARN_KEY = "_link_warnings"
+_WARN_KEY = "_link_warnings"  # every link warning of the session, until dismissed
+_SHOWN_KEY = "_link_warnings_shown"  # those shown inline on this run
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,10 @@ def check_link(key: str, value, expected: str) -> None:
     """Warn once if the link's raw value for ``key`` did not become the widget's value as given.
 
     Call right after the bound widget with its returned ``value``; ``expected``
-    says what a valid value looks like (``"a whole number from 1 to 128"``).
+    says what a valid value looks like (``"a whole number from 1 to 128"``). The
+    warning shows right there on this run (next to the control; the sidebar's
+    controls put it on top of the page) and, until dismissed, above every page
+    on later runs (:func:`show_link_warnings`).
     """
     link = st.session_state.get(_LINK_KEY, {})
     raw = link.pop(key, None)
@@ -79,24 +83,26 @@ def check_link(key: str, value, expected: str) -> None:
     if given.strip().lower() == _canonical(value).lower():
         return
     shown = given if len(given) <= 40 else given[:40] + "…"
-    st.session_state.setdefault(_WARN_KEY, []).append(
-        f"The link's `{key}={shown}` is not valid ({key} must be {expected}); using `{key}={_canonical(value)}`."
-    )
+    message = (f"The link's `{key}={shown}` is not valid ({key} must be {expected}); "
+               f"using `{key}={_canonical(value)}`.")
+    st.session_state.setdefault(_WARN_KEY, []).append(message)
+    st.session_state.setdefault(_SHOWN_KEY, []).append(message)
+    st.warning(message, icon="⚠️")
 
 
-def show_link_warnings(dismissable: bool = True) -> None:
-    """Show the link warnings of this session, with a button to dismiss them.
+def show_link_warnings() -> None:
+    """Above the page, the session's link warnings from earlier runs, with a Dismiss button.
 
-    The entrypoint calls it twice in one run, into one ``st.empty`` slot above the page:
-    before the page (``dismissable=False``: what stays if the page stops early) and after
-    it, so warnings from the page's own :func:`check_link` calls show on the same run.
+    The entrypoint calls it after the page ran; nothing is shown on a run that
+    already showed warnings inline (the run that read the link).
     """
+    shown = st.session_state.pop(_SHOWN_KEY, [])
     warnings = st.session_state.get(_WARN_KEY, [])
-    if not warnings:
+    if not warnings or shown:
         return
-    st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in warnings),
-               icon="⚠️")
-    if dismissable and st.button("Dismiss", key="link_warnings_dismiss"):
+    st.warning("**The link you opened had values the app cannot use.**\n\n"
+               + "\n\n".join(f"- {w}" for w in warnings), icon="⚠️")
+    if st.button("Dismiss", key="link_warnings_dismiss"):
         st.session_state[_WARN_KEY] = []
         st.rerun()
 
@@ -104,6 +110,7 @@ def show_link_warnings(dismissable: bool = True) -> None:
 def sidebar_controls() -> Shared:
     """Draw the shared controls in the sidebar (entrypoint only) and return their values."""
     _snapshot_link()
+    st.session_state[_SHOWN_KEY] = []
     sb = st.sidebar
     sb.header("Shared controls")
     sentence = sb.text_input(

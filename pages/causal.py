@@ -38,16 +38,6 @@ def keep_in_range(key: str, hi: int) -> None:
         st.session_state[key] = hi
 
 
-def new_link_warnings(before: int) -> None:
-    """Show link warnings raised by this page's controls on this run (the sidebar shows them from the next run)."""
-    fresh = st.session_state.get(state._WARN_KEY, [])[before:]
-    if fresh:
-        st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in fresh),
-                   icon="⚠️")
-
-
-warnings_before = len(st.session_state.get(state._WARN_KEY, []))
-link_box = st.container()  # this page's link warnings, first run only
 c1, c2 = st.columns([1, 2])
 with c1:
     is_causal = st.toggle("Causal mask (decoder)", True, key="causal_on", bind="query-params",
@@ -112,8 +102,6 @@ with section3:
                 "becomes a fresh random vector, as if other words stood there), and both modes run again on the "
                 "new sentence. If the mask works, the causal output rows 0..t do not move at all.")
     t = t_control()
-with link_box:
-    new_link_warnings(warnings_before)
 
 sc = causal_scenario(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe, n_pad, t)
 steps = sc.steps(is_causal)
@@ -289,12 +277,10 @@ with st.container(border=True):
 st.header("5 · Row by row")
 st.markdown(f"Pick a query to see which keys the **{mode}** mask lets it see (hovering a heat map cell tells the "
             "same: blocked cells say *masked*).")
-warnings_before = len(st.session_state.get(state._WARN_KEY, []))
 keep_in_range("causal_query", n - 1)
 q = st.selectbox("Query", range(n), format_func=lambda k: labels[k], key="causal_query", bind="query-params")
 state.check_link("causal_query", q, f"a position from 0 to {n - 1}")
 q = 0 if q is None else min(int(q), n - 1)
-new_link_warnings(warnings_before)
 allowed = mask[q]
 r1, r2 = st.columns([2, 3])
 with r1:

@@ -81,8 +81,6 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
 
 
 st.header("2 · The query and the sharpness")
-# The entrypoint shows the link warnings before the page runs; show the ones this page's controls add right away.
-n_link_warnings = len(st.session_state.get(state._WARN_KEY, []))
 c1, c2 = st.columns(2)
 with c1:
     st.selectbox("Jump to a query", list(presets), index=None, placeholder="capital of France, a tie, …",
@@ -107,11 +105,6 @@ with c2:
     st.caption(f"s = 0 → uniform weights 1/m (the blend is the mean of the values) · s = 1/√d_k = "
                f"{S.LESSON_SHARPNESS:.3f} is what a transformer uses for keys of width d_k = {S.D_K} · "
                "s = 1e6 → the blend is the database's answer.")
-
-new_link_warnings = st.session_state.get(state._WARN_KEY, [])[n_link_warnings:]
-if new_link_warnings:
-    st.warning("**This link had values the page cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in new_link_warnings),
-               icon="⚠️")
 
 r = compute(table, (float(qx), float(qy)), float(sharp))
 keys_l, vals_l, rows_l = list(table.key_labels), list(table.value_labels), table.row_labels

@@ -32,16 +32,6 @@ if sh.embedding != "per-token":
             "both. With the lesson's random rows, a row depends on its position, not on the word.", icon="ℹ️")
 
 
-def new_link_warnings(before: int) -> None:
-    """Show link warnings raised by this page's controls on this run (the sidebar shows them from the next run)."""
-    fresh = st.session_state.get(state._WARN_KEY, [])[before:]
-    if fresh:
-        st.warning("**This link had values the app cannot use.**\n\n" + "\n\n".join(f"- {w}" for w in fresh),
-                   icon="⚠️")
-
-
-warnings_before = len(st.session_state.get(state._WARN_KEY, []))
-link_box = st.container()
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Sentence A** (the sidebar's sentence)")
@@ -90,8 +80,6 @@ with section2:
         shuffle_seed = st.number_input("Shuffle seed", 0, state.SEED_MAX, 0, step=1, key="two_shuffle_seed",
                                        bind="query-params", help="Seeds the permutation, so a link reproduces it.")
         state.check_link("two_shuffle_seed", shuffle_seed, f"a whole number from 0 to {state.SEED_MAX}")
-with link_box:
-    new_link_warnings(warnings_before)
 
 sc = two_sentences_scenario(inp_a.tokens, tuple(tokens_b), sh.d_model, sh.d_k, sh.seed, sh.pe, int(shuffle_seed))
 pe_text = "with" if sh.pe else "without"
