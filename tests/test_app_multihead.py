@@ -1,0 +1,169 @@
+"""AppTest of the multi-head page (pages/multihead.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import attention as A
+from app import scenarios_multihead as smh
+from tests.apptest_utils import app_at, assert_clean, figures
+
+PAGE = "multihead.py"
+TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
+
+
+def grid_z(at) -> list[np.ndarray]:
+    """The per-head weight maps of the grid, in head order (masked cells as NaN)."""
+    fig = figures(at)["mh_fig_heads"]
+    return [np.array(t["z"], dtype=float) for t in fig["data"] if t["type"] == "heatmap"]
+
+
+def z_of(at, key: str) -> np.ndarray:
+    return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
+
+
+def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, causal: bool = False, tokens=TOKENS):
+    X = A.embed_tokens(tokens, d_model, 42, "lesson")
+    return A.MultiHeadAttention(d_model, n_heads, seed=seed).forward_detailed(X, is_causal=causal)
+
+
+def test_defaults():
+    at = app_at(PAGE)
+    assert_clean(at)
+    assert not at.warning
+    assert at.selectbox(key="n_heads").value == 2 and at.selectbox(key="n_heads").options == ["1", "2", "4", "8"]
+    r = expected(8, 2)
+    z = grid_z(at)
+    assert len(z) == 2
+    for h in range(2):
+        np.testing.assert_allclose(z[h], r.weights[h], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_mean"), r.mean_weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_concat"), r.concat, rtol=0, atol=1e-12)
+    keys = set(figures(at))
+    assert {"mh_fig_W_q", "mh_fig_W_k", "mh_fig_W_v", "mh_fig_W_o", "mh_fig_split_x", "mh_fig_split_heads",
+            "mh_fig_heads", "mh_fig_mean", "mh_fig_head_outputs", "mh_fig_entropy", "mh_fig_similarity",
+            "mh_fig_query_heads"} <= keys
+    mean_title = figures(at)["mh_fig_mean"]["layout"]["title"]["text"]
+    assert "MEAN" in mean_title and "not a head" in mean_title
+    assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
+    assert [m.value for m in at.metric][2] == "agree"
+    assert any("PyTorch" in c.value for c in at.caption)
+
+
+def test_every_valid_head_count_for_d_model_8():
+    at = app_at(PAGE)
+    for n_heads in A.valid_head_counts(8):
+        at.selectbox(key="n_heads").set_value(n_heads).run()
+        assert_clean(at)
+        r = expected(8, n_heads)
+        z = grid_z(at)
+        assert len(z) == n_heads
+        np.testing.assert_allclose(np.stack(z), r.weights, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(z_of(at, "mh_fig_similarity"), smh.head_overlap(r.weights), atol=1e-12)
+        bands = [s for s in figures(at)["mh_fig_W_q"]["layout"]["shapes"] if s["type"] == "rect"]
+        assert len(bands) == n_heads
+        assert [m.value for m in at.metric][2] == "agree"
+        assert f"d_head = {8 // n_heads}" in " ".join(c.value for c in at.caption)
+
+
+def test_d_model_512_with_16_heads_stays_light():
+    at = app_at(PAGE, session={"d_model": 512}, query={"n_heads": "16"})
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 16 and not at.warning
+    figs = figures(at)
+    grid = [t for t in figs["mh_fig_heads"]["data"] if t["type"] == "heatmap"]
+    assert len(grid) == 16
+    wq = figs["mh_fig_W_q"]["data"][0]
+    assert len(wq["x"]) == 64 and wq["x"][1] == 8  # every 8th column, at its true index
+    assert any("every 8-th row and column" in c.value for c in at.caption)
+    size = sum(len(json.dumps(f)) for f in figs.values())
+    assert size < 1_000_000, size
+    r = expected(512, 16)
+    np.testing.assert_allclose(np.stack([np.array(t["z"], dtype=float) for t in grid]), r.weights, atol=1e-12)
+
+
+def test_causal_on_masks_every_head():
+    at = app_at(PAGE)
+    at.toggle(key="mh_causal").set_value(True).run()
+    assert_clean(at)
+    r = expected(8, 2, causal=True)
+    for h, z in enumerate(grid_z(at)):
+        assert np.isnan(z[np.triu_indices(6, 1)]).all()  # future keys: blank (masked), not 0
+        np.testing.assert_allclose(z[np.tril_indices(6)], r.weights[h][np.tril_indices(6)], atol=1e-12)
+    assert np.isnan(z_of(at, "mh_fig_mean")[0, 1])
+    np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, atol=1e-12)
+    assert [m.value for m in at.metric][2] == "agree"
+
+
+@pytest.mark.parametrize(("query", "shown", "words"), [
+    ({"n_heads": "3", "d_model": "8"}, 2, ["n_heads = 3", "1, 2, 4, 8", "nearest, n_heads = 2"]),
+    ({"n_heads": "7", "d_model": "12"}, 6, ["n_heads = 7", "1, 2, 3, 4, 6, 12", "nearest, n_heads = 6"]),
+    ({"n_heads": "abc"}, 2, ["n_heads=abc", "not a whole number", "1, 2, 4, 8"]),
+])
+def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, words):
+    at = app_at(PAGE, query=query)
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == shown
+    assert len(grid_z(at)) == shown
+    text = " ".join(w.value for w in at.warning)
+    for word in words:
+        assert word in text, (word, text)
+    at.selectbox(key="n_heads").set_value(1).run()  # picking another count clears the note
+    assert not at.warning
+
+
+def test_valid_link_is_used_without_warning():
+    at = app_at(PAGE, query={"n_heads": "4", "mh_seed": "5", "mh_causal": "true"})
+    assert_clean(at)
+    assert not at.warning
+    assert at.selectbox(key="n_heads").value == 4
+    np.testing.assert_allclose(np.stack(grid_z(at))[:, 1, :2], expected(8, 4, seed=5, causal=True).weights[:, 1, :2],
+                               atol=1e-12)
+
+
+def test_changing_d_model_to_a_non_multiple_moves_to_the_nearest_count():
+    at = app_at(PAGE, session={"d_model": 12})
+    at.selectbox(key="n_heads").set_value(6).run()
+    assert len(grid_z(at)) == 6
+    at.session_state["d_model"] = 8
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 4
+    assert len(grid_z(at)) == 4
+    assert any("n_heads = 6 does not divide the new d_model = 8" in w.value and "1, 2, 4, 8" in w.value
+               for w in at.warning)
+
+
+def test_query_diagnostics_follow_the_chosen_query():
+    at = app_at(PAGE)
+    at.selectbox(key="mh_query").set_value(3).run()
+    assert_clean(at)
+    r = expected(8, 2)
+    np.testing.assert_allclose(z_of(at, "mh_fig_query_heads"), r.weights[:, 3, :], atol=1e-12)
+    table = at.dataframe[-1].value if at.dataframe else None
+    assert table is not None and list(table["attends most to"]) == [
+        f"{TOKENS[k]} ({k})" for k in r.weights[:, 3, :].argmax(axis=-1)]
+
+
+def test_one_head_mean_is_the_head_and_empty_sentence_prompts():
+    at = app_at(PAGE, query={"n_heads": "1"})
+    assert_clean(at)
+    np.testing.assert_allclose(z_of(at, "mh_fig_mean"), grid_z(at)[0], atol=0)
+    assert any("With one head it is that head" in i.value for i in at.info)
+    empty = app_at(PAGE, session={"sentence": "  "})
+    assert not empty.exception
+    assert any("Type a sentence" in i.value for i in empty.info)
+    assert not empty.get("plotly_chart")
+
+
+def test_markup_tokens_are_escaped():
+    at = app_at(PAGE, session={"sentence": "<b>bold</b> & x"})
+    assert_clean(at)
+    for key in ("mh_fig_mean", "mh_fig_heads", "mh_fig_query_heads"):
+        ticks = figures(at)[key]["layout"]["xaxis"]["ticktext"]
+        assert ticks[0] == "&lt; (0)" and "&amp; (8)" in ticks and "<" not in "".join(ticks)
