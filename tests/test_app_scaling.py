@@ -104,9 +104,7 @@ def test_bad_link_values_warn_and_fall_back_to_defaults():
     at = app_at("scaling.py", query={"scale_d_k": "100", "scale_n_keys": "999", "scale_samples": "7",
                                      "scale_temperature": "abc", "scale_seed": "-1"})
     assert_finite_page(at)
-    # The entrypoint shows these above the page (checked in the browser); AppTest drops the entrypoint's
-    # elements after a page switch, so read the list it shows.
-    text = " ".join(at.session_state["_link_warnings"])
+    text = " ".join(w.value for w in at.warning)  # state.check_link shows each next to its control
     for key in ("scale_d_k", "scale_n_keys", "scale_samples", "scale_temperature", "scale_seed"):
         assert f"`{key}=" in text, key
     assert at.select_slider(key="scale_d_k").value == 64 and at.select_slider(key="scale_temperature").value == 1.0
