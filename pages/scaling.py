@@ -54,8 +54,12 @@ st.caption(f"Measured on {n_samples} random queries per d_k, each against {n_key
 st.header("1 · The scores spread out as d_k grows")
 st.latex(r"q\cdot k = \sum_{i=1}^{d_k} q_i k_i,\qquad \operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k}"
          r"\operatorname{Var}(q_i k_i) = d_k,\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1")
+log_y = st.toggle("Logarithmic density axis", False, key="scale_hist_log", bind="query-params",
+                  help="Keeps both bells visible when d_k is large (the raw one gets very flat).")
+state.check_link("scale_hist_log", log_y, "true or false")
 st.plotly_chart(F.score_histograms(now.raw_edges, now.raw_density, now.scaled_edges, now.scaled_density, d_k=d_k,
-                                   raw_var=now.raw_var, scaled_var=now.scaled_var), key="scale_fig_hist")
+                                   raw_var=now.raw_var, scaled_var=now.scaled_var, log_y=bool(log_y)),
+                key="scale_fig_hist")
 st.caption(f"{now.n_scores} scores (all [{n_keys}, {n_keys}] score matrices of d_k = {d_k}), binned into "
            f"{S.HIST_BINS} bars each. Measured variance: raw {fmt(now.raw_var, 2)} (theory {d_k}), "
            f"scaled {fmt(now.scaled_var, 3)} (theory 1). Dotted lines: ±one theoretical standard deviation.")

@@ -117,8 +117,10 @@ def test_smallest_settings_through_the_widgets():
     at.number_input(key="scale_seed").set_value(0)
     at.select_slider(key="scale_samples").set_value(S.SAMPLE_CHOICES[0])
     at.select_slider(key="scale_temperature").set_value(S.TEMPERATURE_CHOICES[0])
+    at.toggle(key="scale_hist_log").set_value(True)
     at.run()
     figs = assert_finite_page(at)
+    assert figs["scale_fig_hist"]["layout"]["yaxis"]["type"] == "log"
     assert "changes nothing" in verdict(at)
     np.testing.assert_allclose(arr(figs["scale_fig_temp_bar"]["data"][0]["y"]), [1, 0, 0], atol=1e-40)
     un = arr(figs["scale_fig_heat_unscaled"]["data"][0]["z"])

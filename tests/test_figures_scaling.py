@@ -31,6 +31,9 @@ def test_histograms_overlay_binned_bars_with_variances_in_the_legend():
     assert f"{args['raw_var']:.3f}" in raw.name
     xs = sorted({s.x0 for s in fig.layout.shapes})
     assert xs == [-8.0, -1.0, 1.0, 8.0]  # ±√d_k and ±1
+    assert all(s.yref == "paper" and (s.y0, s.y1) == (0, 1) for s in fig.layout.shapes)
+    assert fig.layout.yaxis.type != "log"
+    assert F.score_histograms(**args, log_y=True).layout.yaxis.type == "log"
 
 
 def test_histogram_payload_stays_small_however_many_samples():

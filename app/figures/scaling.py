@@ -29,7 +29,7 @@ def _check_hist(edges, density, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def score_histograms(
     raw_edges, raw_density, scaled_edges, scaled_density, *, d_k: int, raw_var: float, scaled_var: float,
-    height: int = 380,
+    log_y: bool = False, height: int = 380,
 ) -> go.Figure:
     """Raw scores ``q·k`` and scaled scores ``q·k/√d_k`` as overlaid density histograms.
 
@@ -38,9 +38,11 @@ def score_histograms(
         raw_density, scaled_density: densities ``[n_bins]`` (area 1), already binned (np.histogram).
         d_k: key width; the theory lines are drawn at ``±√d_k`` (raw) and ``±1`` (scaled).
         raw_var, scaled_var: measured variances, printed in the legend next to the theory.
+        log_y: a logarithmic density axis (both bells stay visible at large ``d_k``; empty bins vanish).
 
     Returns:
-        ``go.Figure`` with two bar traces (``raw``, ``scaled``) and dotted ±std lines.
+        ``go.Figure`` with two bar traces (``raw``, ``scaled``) and dotted ±std lines
+        (full height, ``yref="paper"``).
 
     Raises:
         ValueError: edges and densities of mismatched shapes.
@@ -59,18 +61,19 @@ def score_histograms(
                           "density %{y:.4f}<extra></extra>",
         ))
     fig = go.Figure(traces)
-    top = max(float(np.max(t.y)) if len(t.y) else 0.0 for t in traces) or 1.0
     for s, color, label in ((float(np.sqrt(d_k)), RAW_COLOR, "√d_k"), (1.0, SCALED_COLOR, "1")):
         for sign in (-1, 1):
-            fig.add_shape(type="line", x0=sign * s, x1=sign * s, y0=0, y1=top * 1.05,
+            fig.add_shape(type="line", x0=sign * s, x1=sign * s, y0=0, y1=1, yref="paper",
                           line=dict(color=color, dash="dot"))
-        fig.add_annotation(x=s, y=top * 1.05, text=f"±{label}", showarrow=False, yanchor="bottom",
+        fig.add_annotation(x=s, y=1, yref="paper", text=f"±{label}", showarrow=False, yanchor="bottom",
                            font=dict(color=color, size=11), xshift=12 if label == "1" else -14)
     fig.update_layout(
-        barmode="overlay", bargap=0, height=height, margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-        xaxis_title="score", yaxis_title="density (area 1)",
+        barmode="overlay", bargap=0, height=height, margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
+        xaxis_title="score", yaxis_title="density (area 1)" + (", log scale" if log_y else ""),
     )
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
     return fig
 
 
