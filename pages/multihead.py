@@ -109,8 +109,9 @@ st.caption(f"{n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head 
            "d_model / n_heads.")
 
 big = d_model > mhfig.MAX_AXIS
-sample_note = (f" d_model = {d_model} is large, so every {int(np.ceil(d_model / mhfig.MAX_AXIS))}-th row and "
-               "column is drawn (ticks give the true indices); the numbers expander has them all." if big else "")
+step = int(mhfig.sample_indices(d_model)[1]) if big else 1
+sample_note = (f" d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give the "
+               "true indices); the numbers expander has them all." if big else "")
 
 
 def numbers(matrix: np.ndarray, rows, cols, title: str = "Numbers") -> None:
@@ -200,7 +201,7 @@ with g1:
     st.plotly_chart(grid, key="mh_fig_heads")
 with g2:
     single_row = len(shown) <= grid_cols
-    st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask,
+    st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                     show_text=n <= 6 and grid_cols <= 2,
                                     title=f"MEAN of {n_heads} heads: not a head", colorbar_title="mean",
                                     height=grid.layout.height if single_row else None),

@@ -80,7 +80,7 @@ def test_d_model_512_with_16_heads_stays_light():
     assert len(grid) == 16
     wq = figs["mh_fig_W_q"]["data"][0]
     assert len(wq["x"]) == 64 and wq["x"][1] == 8  # every 8th column, at its true index
-    assert any("every 8-th row and column" in c.value for c in at.caption)
+    assert any("one row and column in every 8 is drawn" in c.value for c in at.caption)
     size = sum(len(json.dumps(f)) for f in figs.values())
     assert size < 1_000_000, size
     r = expected(512, 16)

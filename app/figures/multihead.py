@@ -124,20 +124,23 @@ def blocked_heatmap(
                   title=title, show_text=False, height=height, colorbar_title=colorbar_title)
     # plot dimension axes at their true indices (sampled axes then read correctly in ticks and hover)
     fig.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))
-    every = max(1, math.ceil(len(cidx) / 16))
+    _no_gaps_when_dense(fig)
+    every = max(1, math.ceil(len(cidx) / 8))
     fig.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
     if row_labels is None:
         fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
         every = max(1, math.ceil(len(ridx) / 16))
         fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
+    elif len(ridx) > 24:
+        fig.update_traces(ygap=0, selector=dict(type="heatmap"))
     if len(ridx) * len(cidx) > RICH_HOVER_MAX:
         lighten(fig, hover=f"{row_name} %{{y}} · {col_name} %{{x}}: %{{z:.3f}}<extra></extra>")
 
     blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)
     spans = _head_edges(blocked_idx, step, d_head, n_heads)
     first = float(blocked_idx[0]) - step / 2
-    label_heads = len(spans) <= 16
+    label_heads = len(spans) <= 8  # more bands are too narrow to hold a readable label
     for h, a, b in spans:
         color = head_color(h)
         wide = (b - a) / step >= 4  # cells drawn for this head
@@ -146,7 +149,7 @@ def blocked_heatmap(
                           fillcolor=color, line_width=0)
             if a > first and len(spans) <= MAX_AXIS:
                 fig.add_shape(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07,
-                              line=dict(color="black", width=1.5))
+                              line=dict(color="black", width=1.5 if len(spans) <= 8 else 0.8))
             if label_heads:
                 fig.add_annotation(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
                                    text=f"head {h}" if wide else f"h{h}",
@@ -156,7 +159,7 @@ def blocked_heatmap(
                           fillcolor=color, line_width=0)
             if a > first and len(spans) <= MAX_AXIS:
                 fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a,
-                              line=dict(color="black", width=1.5))
+                              line=dict(color="black", width=1.5 if len(spans) <= 8 else 0.8))
             if label_heads:
                 fig.add_annotation(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=f"h{h}",
                                    textangle=-90, showarrow=False, font=dict(size=10, color="black"))
@@ -169,13 +172,36 @@ def blocked_heatmap(
     return fig
 
 
-def token_map(z, labels: Sequence[str], col_labels: Sequence[str], **kwargs) -> go.Figure:
+def _no_gaps_when_dense(fig: go.Figure, limit: int = 24) -> None:
+    """Drop the white cell gaps on an axis with more than ``limit`` cells (they would wash the colours out)."""
+    for tr in fig.data:
+        if isinstance(tr, go.Heatmap) and tr.z is not None:
+            rows = len(tr.z)
+            cols = len(tr.z[0]) if rows else 0
+            tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
+
+
+def _thin_ticks(axis, max_ticks: int) -> dict:
+    """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept)."""
+    vals, text = list(axis.tickvals or []), list(axis.ticktext or [])
+    if len(vals) <= max_ticks:
+        return {}
+    every = math.ceil(len(vals) / max_ticks)
+    return dict(tickvals=vals[::every], ticktext=text[::every])
+
+
+def token_map(z, labels: Sequence[str], col_labels: Sequence[str], *, max_xticks: int = 40,
+              **kwargs) -> go.Figure:
     """:func:`app.figures.base.heatmap` (same arguments), made light above ``RICH_HOVER_MAX`` cells.
 
     For the big maps of this page (the mean over heads, the output at large ``d_model``), whose
-    per-cell hover labels would otherwise dominate what the browser downloads.
+    per-cell hover labels would otherwise dominate what the browser downloads. At most
+    ``max_xticks`` column labels are written (every k-th; the hover names every cell); cell
+    gaps are dropped on long axes.
     """
     fig = heatmap(z, labels, col_labels, **kwargs)
+    fig.update_xaxes(**_thin_ticks(fig.layout.xaxis, max_xticks))
+    _no_gaps_when_dense(fig)
     z = np.asarray(z)
     if z.size > RICH_HOVER_MAX:
         rn, cn = kwargs.get("row_name", "query"), kwargs.get("col_name", "key")
@@ -256,6 +282,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
         r, c = divmod(i, n_cols)
         if total > RICH_HOVER_MAX:  # keep the payload small: positions and rounded values, not labels
             lighten(f, digits=3, hover=f"{prefix}{light_hover}")
+        _no_gaps_when_dense(f, limit=16)
         for tr in f.data:
             if isinstance(tr, go.Heatmap):
                 tr.update(coloraxis="coloraxis", colorbar=None)
@@ -266,6 +293,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
             spec = f.layout[axis].to_plotly_json()
             spec.pop("domain", None)
             spec.pop("anchor", None)
+            spec.update(_thin_ticks(f.layout[axis], max(4, 24 // n_cols) if axis == "xaxis" else 32))
             if axis == "xaxis" and r != n_rows - 1:
                 spec["title"] = None
             if axis == "xaxis" and r != n_rows - 1 and n - i > n_cols:
