@@ -203,9 +203,10 @@ with g2:
     single_row = len(shown) <= grid_cols
     st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                     show_text=n <= 6 and grid_cols <= 2,
-                                    title=f"MEAN of {n_heads} heads: not a head", colorbar_title="mean",
+                                    title=f"MEAN of {n_heads} heads", colorbar_title="mean",
                                     height=grid.layout.height if single_row else None),
                     key="mh_fig_mean")
+    st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own.")
 st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' weights "
         "there, which is what `torch.nn.MultiheadAttention` returns by default (`average_attn_weights=True`). "
         "No head computes it, and the output is *not* this matrix times V."

@@ -48,7 +48,7 @@ def test_defaults():
             "mh_fig_heads", "mh_fig_mean", "mh_fig_head_outputs", "mh_fig_entropy", "mh_fig_similarity",
             "mh_fig_query_heads"} <= keys
     mean_title = figures(at)["mh_fig_mean"]["layout"]["title"]["text"]
-    assert "MEAN" in mean_title and "not a head" in mean_title
+    assert mean_title == "MEAN of 2 heads"
     assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
     assert [m.value for m in at.metric][2] == "agree"
     assert any("PyTorch" in c.value for c in at.caption)

@@ -154,6 +154,9 @@ def test_head_grid_large_is_light():
     assert len(hms) == 16 and all(t.customdata is None and t.texttemplate is None for t in hms)
     assert hms[3].hovertemplate.startswith("head 3 · query %{y}")
     assert len(json.dumps(fig.to_plotly_json(), default=str)) < 700_000
+    masked = M.head_weights_grid(weights(2, 20), [str(i) for i in range(20)], [0, 1], mask=np.tri(20, dtype=bool))
+    assert not [t for t in masked.data if isinstance(t, go.Scatter)]  # no × clutter on big maps: grey gaps only
+    assert masked.layout.plot_bgcolor is not None and heatmaps(masked)[0].xgap == 0
 
 
 def test_head_grid_bad_shape():

@@ -181,6 +181,15 @@ def _no_gaps_when_dense(fig: go.Figure, limit: int = 24) -> None:
             tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
 
 
+CROSS_MAX = 12  # draw the × on masked cells while a map has at most this many rows and columns
+
+
+def _drop_crosses_when_dense(fig: go.Figure, n: int) -> None:
+    """Remove the × marks of masked cells once a map is larger than ``CROSS_MAX`` (the grey gap stays)."""
+    if n > CROSS_MAX:
+        fig.data = tuple(t for t in fig.data if not isinstance(t, go.Scatter))
+
+
 def _thin_ticks(axis, max_ticks: int) -> dict:
     """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept)."""
     vals, text = list(axis.tickvals or []), list(axis.ticktext or [])
@@ -203,6 +212,7 @@ def token_map(z, labels: Sequence[str], col_labels: Sequence[str], *, max_xticks
     fig.update_xaxes(**_thin_ticks(fig.layout.xaxis, max_xticks))
     _no_gaps_when_dense(fig)
     z = np.asarray(z)
+    _drop_crosses_when_dense(fig, max(z.shape))
     if z.size > RICH_HOVER_MAX:
         rn, cn = kwargs.get("row_name", "query"), kwargs.get("col_name", "key")
         sep = " → " if cn == "key" else " · "
@@ -302,6 +312,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 spec["title"] = None
                 spec["showticklabels"] = False  # … and the same queries: label the first column
             update(spec, row=r + 1, col=c + 1)
+    if n_cols >= 4:
+        grid.update_annotations(font_size=12)  # subplot titles of narrow panels
     grid.update_layout(coloraxis=coloraxis, height=int(n_rows * row_height + 50),
                        margin=dict(l=10, r=10, t=50, b=10),
                        plot_bgcolor=MASKED_COLOR if masked else None)
@@ -333,6 +345,8 @@ def head_weights_grid(
         show_text = n <= GRID_TEXT_MAX and len(heads) <= 8
     n_cols = n_cols or min(len(heads), 4)
     figs = [heatmap(w[i], labels, labels, mask=mask, show_text=show_text) for i in range(len(heads))]
+    for f in figs:
+        _drop_crosses_when_dense(f, n)
     titles = [f"head {h}" + (f" · H = {fmt(float(entropy[i]), 2)} nats" if entropy is not None else "")
               for i, h in enumerate(heads)]
     per_row = int(min(420, max(220, 22 * n + 120)))
