@@ -141,28 +141,28 @@ def blocked_heatmap(
     spans = _head_edges(blocked_idx, step, d_head, n_heads)
     first = float(blocked_idx[0]) - step / 2
     label_heads = len(spans) <= 8  # more bands are too narrow to hold a readable label
+    line = dict(color="black", width=1.5 if len(spans) <= 8 else 0.8)
+    shapes, notes = [], []  # built as lists and set once: add_shape per head is slow with many heads
     for h, a, b in spans:
         color = head_color(h)
         wide = (b - a) / step >= 4  # cells drawn for this head
         if block_axis == "columns":
-            fig.add_shape(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
-                          fillcolor=color, line_width=0)
-            if a > first and len(spans) <= MAX_AXIS:
-                fig.add_shape(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07,
-                              line=dict(color="black", width=1.5 if len(spans) <= 8 else 0.8))
+            shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
+                               fillcolor=color, line_width=0))
+            if a > first:
+                shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07, line=line))
             if label_heads:
-                fig.add_annotation(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
-                                   text=f"head {h}" if wide else f"h{h}",
-                                   showarrow=False, font=dict(size=10, color="black"))
+                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=f"head {h}" if wide else f"h{h}",
+                                  showarrow=False, font=dict(size=10, color="black")))
         else:
-            fig.add_shape(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
-                          fillcolor=color, line_width=0)
-            if a > first and len(spans) <= MAX_AXIS:
-                fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a,
-                              line=dict(color="black", width=1.5 if len(spans) <= 8 else 0.8))
+            shapes.append(dict(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
+                               fillcolor=color, line_width=0))
+            if a > first:
+                shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a, line=line))
             if label_heads:
-                fig.add_annotation(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=f"h{h}",
-                                   textangle=-90, showarrow=False, font=dict(size=10, color="black"))
+                notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=f"h{h}", textangle=-90,
+                                  showarrow=False, font=dict(size=10, color="black")))
+    fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
     top = 40 if title else 10
     if block_axis == "columns":
         fig.update_layout(margin=dict(t=top + 24))
