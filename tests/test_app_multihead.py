@@ -167,3 +167,18 @@ def test_markup_tokens_are_escaped():
     for key in ("mh_fig_mean", "mh_fig_heads", "mh_fig_query_heads"):
         ticks = figures(at)[key]["layout"]["xaxis"]["ticktext"]
         assert ticks[0] == "&lt; (0)" and "&amp; (8)" in ticks and "<" not in "".join(ticks)
+
+
+def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
+    at = app_at(PAGE, session={"d_model": 128}, query={"n_heads": "128"})
+    assert_clean(at)
+    window = at.selectbox(key="mh_head_window")
+    assert len(window.options) == 8 and window.value == (0, 16)
+    window.set_value((112, 128)).run()
+    assert_clean(at)
+    fig = figures(at)["mh_fig_heads"]
+    assert len([t for t in fig["data"] if t["type"] == "heatmap"]) == 16
+    assert fig["layout"]["annotations"][0]["text"].startswith("head 112 ·")
+    assert "mh_fig_similarity" not in figures(at)
+    assert any("head-to-head matrix is not computed" in i.value for i in at.info)
+    assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
