@@ -41,38 +41,34 @@ labels, n, d_model = inp.labels, len(inp.tokens), sh.d_model
 valid = A.valid_head_counts(d_model)
 valid_text = ", ".join(map(str, valid))
 default_heads = smh.default_head_count(d_model)
-# The raw link value, before the bound widget drops an invalid one: from the session's first-run snapshot
-# (app.state), or straight from the URL on this page's first run if there is no snapshot (the page was run
-# without the entrypoint). Consumed here: the page explains a bad head count itself, on the spot.
+# The raw link value, read before the bound widget silently drops an invalid one: from the session's
+# first-run snapshot (app.state; state.check_link below consumes it and warns), or straight from the URL on
+# this page's first run when there is no snapshot (the page ran without the entrypoint).
 snapshot = st.session_state.get("_link_params")
+from_url = snapshot is None and "mh_link_read" not in st.session_state
 if snapshot is not None:
-    raw_link = snapshot.pop("n_heads", None)
-elif "mh_link_read" not in st.session_state:
-    raw_link = st.query_params.get_all("n_heads") or None
+    raw_link = snapshot.get("n_heads")
 else:
-    raw_link = None
+    raw_link = (st.query_params.get_all("n_heads") or None) if from_url else None
 st.session_state["mh_link_read"] = True
 current = st.session_state.get("n_heads")
 if raw_link:
     given = raw_link[-1]
-    shown = given if len(given) <= 20 else given[:20] + "…"
     asked = smh.parse_head_count(given)
-    if asked is None:
-        st.session_state["n_heads"] = default_heads
-        st.session_state[NOTICE] = (f"The link's `n_heads={shown}` is not a whole number. n_heads must divide "
-                                    f"d_model = {d_model}: the valid counts are {valid_text}. "
-                                    f"Showing n_heads = {default_heads}.", default_heads, d_model)
-    elif asked not in valid:
-        nearest = smh.nearest_head_count(d_model, asked)
-        st.session_state["n_heads"] = nearest
-        st.session_state[NOTICE] = (f"The link asks for n_heads = {asked}, which does not divide d_model = {d_model} "
-                                    f"(every head needs the same whole width d_model / n_heads). The valid counts "
-                                    f"are {valid_text}; showing the nearest, n_heads = {nearest}.", nearest, d_model)
+    target = default_heads if asked is None else smh.nearest_head_count(d_model, asked)
+    if asked is None or asked not in valid or given.strip() != str(asked):  # "4.0" -> 4 too
+        st.session_state["n_heads"] = target
+        if from_url:  # no snapshot, so check_link cannot see the link: say it here
+            shown = given if len(given) <= 20 else given[:20] + "…"
+            st.session_state[NOTICE] = (f"The link's `n_heads={shown}` is not a head count for d_model = {d_model}: "
+                                        f"n_heads must divide d_model, one of {valid_text}. Showing the nearest, "
+                                        f"n_heads = {target}.", target, d_model)
 elif current is not None and current not in valid:
     nearest = smh.nearest_head_count(d_model, int(current))
     st.session_state["n_heads"] = nearest
-    st.session_state[NOTICE] = (f"n_heads = {current} does not divide the new d_model = {d_model}. The valid counts "
-                                f"are {valid_text}; showing the nearest, n_heads = {nearest}.", nearest, d_model)
+    st.session_state[NOTICE] = (f"n_heads = {current} does not divide the new d_model = {d_model} (every head needs "
+                                f"the same whole width d_model / n_heads). The valid counts are {valid_text}; "
+                                f"showing the nearest, n_heads = {nearest}.", nearest, d_model)
 
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
@@ -82,6 +78,8 @@ with c1:
         help="Each head gets d_head = d_model / n_heads columns of Q, K and V, so n_heads must divide d_model. "
              "Change d_model in the sidebar for other choices.",
     )
+    state.check_link("n_heads", n_heads, f"a divisor of d_model = {d_model}, one of {valid_text}; "
+                                         "the nearest valid count is shown")
 with c2:
     mh_seed = st.number_input(
         "Weight seed", 0, SEED_MAX, smh.DEFAULT_SEED, step=1, key="mh_seed", bind="query-params",

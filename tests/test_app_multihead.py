@@ -101,9 +101,10 @@ def test_causal_on_masks_every_head():
 
 
 @pytest.mark.parametrize(("query", "shown", "words"), [
-    ({"n_heads": "3", "d_model": "8"}, 2, ["n_heads = 3", "1, 2, 4, 8", "nearest, n_heads = 2"]),
-    ({"n_heads": "7", "d_model": "12"}, 6, ["n_heads = 7", "1, 2, 3, 4, 6, 12", "nearest, n_heads = 6"]),
-    ({"n_heads": "abc"}, 2, ["n_heads=abc", "not a whole number", "1, 2, 4, 8"]),
+    ({"n_heads": "3", "d_model": "8"}, 2, ["`n_heads=3`", "one of 1, 2, 4, 8", "nearest", "using `n_heads=2`"]),
+    ({"n_heads": "7", "d_model": "12"}, 6, ["`n_heads=7`", "one of 1, 2, 3, 4, 6, 12", "using `n_heads=6`"]),
+    ({"n_heads": "abc"}, 2, ["`n_heads=abc`", "one of 1, 2, 4, 8", "using `n_heads=2`"]),
+    ({"n_heads": "4.0"}, 4, ["`n_heads=4.0`", "using `n_heads=4`"]),
 ])
 def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, words):
     at = app_at(PAGE, query=query)
@@ -113,8 +114,9 @@ def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, wo
     text = " ".join(w.value for w in at.warning)
     for word in words:
         assert word in text, (word, text)
-    at.selectbox(key="n_heads").set_value(1).run()  # picking another count clears the note
-    assert not at.warning
+    at.selectbox(key="n_heads").set_value(1).run()  # the learner moves on; the link note stays until dismissed
+    assert_clean(at)
+    assert len(grid_z(at)) == 1
 
 
 def test_valid_link_is_used_without_warning():
@@ -182,3 +184,18 @@ def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     assert "mh_fig_similarity" not in figures(at)
     assert any("head-to-head matrix is not computed" in i.value for i in at.info)
     assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
+
+
+def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
+    """Without the entrypoint's link snapshot (e.g. a page run on its own) the page reads the URL itself."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_utils import ROOT
+
+    at = AppTest.from_file(str(ROOT / "pages" / PAGE), default_timeout=60)
+    at.query_params["n_heads"] = "6"
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 4
+    assert any("`n_heads=6`" in w.value and "one of 1, 2, 4, 8" in w.value and "n_heads = 4" in w.value
+               for w in at.warning)
