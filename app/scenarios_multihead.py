@@ -222,6 +222,15 @@ class MultiHeadScenario:
     def d_head(self) -> int:
         return self.d_model // self.n_heads
 
+    def top_keys(self, query: int) -> tuple[np.ndarray, np.ndarray]:
+        """For query ``query``: the key each head attends to most ``[n_heads]`` (int) and that weight ``[n_heads]``.
+
+        Ties go to the first key (``argmax``).
+        """
+        w = self.result.weights[:, query, :]  # [n_heads, n_k]
+        top = w.argmax(axis=-1)
+        return top, w[np.arange(self.n_heads), top]
+
 
 def multihead_scenario(
     tokens: tuple[str, ...], d_model: int, embed_seed: int, mode: str, positional: bool,

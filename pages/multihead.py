@@ -274,13 +274,13 @@ with d2:
 
 st.subheader("One query, every head")
 qi = st.selectbox("Query token", range(n), format_func=lambda k: labels[k], key="mh_query")
-top = r.weights[:, qi, :].argmax(axis=-1)  # [n_heads]
+top, top_w = sc.top_keys(qi)  # [n_heads] each
 q1, q2 = st.columns([1, 1])
 with q1:
     st.dataframe(pd.DataFrame({
         "head": [f"head {h}" for h in range(n_heads)],
         "attends most to": [labels[k] for k in top],
-        "weight": r.weights[np.arange(n_heads), qi, top],
+        "weight": top_w,
         "entropy of this row (nats)": sc.row_entropy[:, qi],
     }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
 with q2:

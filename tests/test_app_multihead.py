@@ -52,6 +52,12 @@ def test_defaults():
     assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
     assert [m.value for m in at.metric][2] == "agree"
     assert any("PyTorch" in c.value for c in at.caption)
+    # one query, every head: the chosen query's row in each head, and the key each head attends to most
+    at.selectbox(key="mh_query").set_value(3).run()
+    assert_clean(at)
+    np.testing.assert_allclose(z_of(at, "mh_fig_query_heads"), r.weights[:, 3, :], atol=1e-12)
+    table = at.dataframe[-1].value
+    assert list(table["attends most to"]) == [f"{TOKENS[k]} ({k})" for k in r.weights[:, 3, :].argmax(axis=-1)]
 
 
 def test_every_valid_head_count_for_d_model_8():
@@ -69,6 +75,9 @@ def test_every_valid_head_count_for_d_model_8():
         assert len(bands) == n_heads
         assert [m.value for m in at.metric][2] == "agree"
         assert f"d_head = {8 // n_heads}" in " ".join(c.value for c in at.caption)
+        if n_heads == 1:  # the mean of one head is that head
+            np.testing.assert_allclose(z_of(at, "mh_fig_mean"), z[0], atol=0)
+            assert any("With one head it is that head" in i.value for i in at.info)
 
 
 def test_d_model_512_with_16_heads_stays_light():
@@ -141,22 +150,7 @@ def test_changing_d_model_to_a_non_multiple_moves_to_the_nearest_count():
                for w in at.warning)
 
 
-def test_query_diagnostics_follow_the_chosen_query():
-    at = app_at(PAGE)
-    at.selectbox(key="mh_query").set_value(3).run()
-    assert_clean(at)
-    r = expected(8, 2)
-    np.testing.assert_allclose(z_of(at, "mh_fig_query_heads"), r.weights[:, 3, :], atol=1e-12)
-    table = at.dataframe[-1].value if at.dataframe else None
-    assert table is not None and list(table["attends most to"]) == [
-        f"{TOKENS[k]} ({k})" for k in r.weights[:, 3, :].argmax(axis=-1)]
-
-
-def test_one_head_mean_is_the_head_and_empty_sentence_prompts():
-    at = app_at(PAGE, query={"n_heads": "1"})
-    assert_clean(at)
-    np.testing.assert_allclose(z_of(at, "mh_fig_mean"), grid_z(at)[0], atol=0)
-    assert any("With one head it is that head" in i.value for i in at.info)
+def test_empty_sentence_prompts():
     empty = app_at(PAGE, session={"sentence": "  "})
     assert not empty.exception
     assert any("Type a sentence" in i.value for i in empty.info)

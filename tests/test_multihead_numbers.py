@@ -186,6 +186,9 @@ def test_scenario_defaults_and_checks():
     assert sc.max_diff_output <= 1e-12 and sc.max_diff_weights <= 1e-12
     np.testing.assert_allclose(sc.head_entropy, A.entropy(r.weights).mean(axis=-1), **TOL)
     assert sc.overlap.shape == (2, 2)
+    top, top_w = sc.top_keys(3)
+    np.testing.assert_array_equal(top, r.weights[:, 3].argmax(-1))
+    np.testing.assert_array_equal(top_w, r.weights[:, 3].max(-1))
     causal = smh.multihead_scenario(("a", "b", "c"), 8, 42, "lesson", True, 4, seed=1, causal=True)
     np.testing.assert_array_equal(causal.mask, np.tri(3, dtype=bool))
     assert (np.triu(causal.result.weights, 1) == 0).all()
