@@ -112,10 +112,23 @@ sample_note = (f" d_model = {d_model} is large, so one row and column in every {
                "true indices); the numbers expander has them all." if big else "")
 
 
-def numbers(matrix: np.ndarray, rows, cols, title: str = "Numbers") -> None:
+TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
+
+
+def show_frame(frame: pd.DataFrame, name: str) -> None:
+    """A table a learner can copy, or, when it is big, a CSV download generated only when clicked."""
+    if frame.size <= TABLE_MAX:
+        st.dataframe(frame, width="stretch")
+    else:
+        st.caption(f"{frame.shape[0]} × {frame.shape[1]} numbers: too many for a table on the page.")
+        st.download_button(f"Download {name} (CSV)", frame.to_csv, f"{name}.csv", "text/csv",
+                           key=f"mh_dl_{name}")
+
+
+def numbers(matrix: np.ndarray, rows, cols, title: str = "Numbers", name: str = "numbers") -> None:
     """The exact numbers behind a picture, in a table a learner can copy."""
     with st.expander(title):
-        st.dataframe(pd.DataFrame(matrix, index=rows, columns=cols), width="stretch")
+        show_frame(pd.DataFrame(matrix, index=rows, columns=cols), name)
 
 
 dims = [f"dim {j}" for j in range(d_model)]
@@ -138,8 +151,8 @@ for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), 
                         key=f"mh_fig_{name}")
 with st.expander("Numbers of W_q, W_k, W_v"):
     which = st.radio("Matrix", ["W_q", "W_k", "W_v", "W_o"], horizontal=True, key="mh_numbers_matrix")
-    st.dataframe(pd.DataFrame(getattr(sc, which), index=dims,
-                              columns=[f"col {j} (head {j // d_head})" for j in range(d_model)]), width="stretch")
+    show_frame(pd.DataFrame(getattr(sc, which), index=dims,
+                            columns=[f"col {j} (head {j // d_head})" for j in range(d_model)]), which)
 
 st.subheader("`split_heads` on readable numbers")
 ex = smh.split_example(d_model, n_heads)
@@ -213,8 +226,8 @@ with st.expander("Numbers of every head's weights" + (" (the heads shown)" if n_
     frame = pd.DataFrame(r.weights[window[0]:window[1]].reshape(-1, n),
                          index=pd.MultiIndex.from_product([[f"head {h}" for h in shown], labels],
                                                           names=["head", "query"]), columns=labels)
-    st.dataframe(frame, width="stretch")
-numbers(r.mean_weights, labels, labels, "Numbers of the mean over heads")
+    show_frame(frame, "head_weights")
+numbers(r.mean_weights, labels, labels, "Numbers of the mean over heads", "mean_weights")
 
 # ----------------------------------------------------------------------------------------------
 st.header("3 · The rest of the path")
@@ -235,7 +248,7 @@ with p1:
     st.caption(f"[n, d_model] = [{n}, {d_model}]: head i's output fills the columns head i owns." + sample_note)
     st.plotly_chart(mhfig.blocked_heatmap(r.concat, n_heads, row_labels=labels, row_name="token",
                                           col_name="dim", title="C = concat(heads)"), key="mh_fig_concat")
-    numbers(r.concat, labels, dims)
+    numbers(r.concat, labels, dims, name="concat")
 with p2:
     st.subheader("Output projection W_o")
     st.caption(f"[d_model, d_model] = [{d_model}, {d_model}]: the rows of head i (band on the right) multiply "
@@ -247,7 +260,7 @@ out_cols = mhfig.sample_indices(d_model)
 st.plotly_chart(mhfig.token_map(r.output[:, out_cols], labels, [f"dim {j}" for j in out_cols], kind="diverging",
                                 row_name="token", col_name="dim", title="output = C W_o", show_text=False),
                 key="mh_fig_output")
-numbers(r.output, labels, dims)
+numbers(r.output, labels, dims, name="output")
 
 # ----------------------------------------------------------------------------------------------
 st.header("4 · What each head does")

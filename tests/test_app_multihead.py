@@ -92,6 +92,8 @@ def test_d_model_512_with_16_heads_stays_light():
     assert any("one row and column in every 8 is drawn" in c.value for c in at.caption)
     size = sum(len(json.dumps(f)) for f in figs.values())
     assert size < 1_000_000, size
+    assert all(df.value.size <= 20_000 for df in at.dataframe)  # 512 × 512 weights: a download, not a table
+    assert at.get("download_button"), "W_q etc. should be offered as CSV downloads"
     r = expected(512, 16)
     np.testing.assert_allclose(np.stack([np.array(t["z"], dtype=float) for t in grid]), r.weights, atol=1e-12)
 
