@@ -5,7 +5,6 @@ the sidebar, so they keep their values on every page and in the page's link.
 """
 
 import time
-from pathlib import Path
 
 import streamlit as st
 
@@ -13,9 +12,10 @@ from app import state
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
-HERE = Path(__file__).parent
-
-# (file in pages/, title, icon, url path); the first is the default page.
+# The page files live in app_pages/, not pages/: with a pages/ folder beside the entrypoint,
+# Streamlit serves a deep link on a fresh server as a stand-alone page (old multipage mode),
+# without this entrypoint's sidebar and navigation.
+# (file in app_pages/, title, icon, url path); the first is the default page.
 PAGES = {
     "Learn": [
         ("walkthrough.py", "Step-by-step walkthrough", "🧮", "walkthrough"),
@@ -32,13 +32,12 @@ PAGES = {
 
 nav = {
     section: [
-        st.Page(f"pages/{file}", title=title, icon=icon, url_path=url, default=(file == "walkthrough.py"))
+        st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=url, default=(file == "walkthrough.py"))
         for file, title, icon, url in entries
-        if (HERE / "pages" / file).exists()
     ]
     for section, entries in PAGES.items()
 }
-page = st.navigation({section: pages for section, pages in nav.items() if pages})
+page = st.navigation(nav)
 started = time.perf_counter()
 state.sidebar_controls()
 link_warnings = st.container()  # on top of the page: the link's bad values from earlier runs

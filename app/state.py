@@ -143,6 +143,22 @@ def sidebar_controls() -> Shared:
     return Shared(sentence, embedding, bool(pe), int(seed), int(d_model), int(d_k))
 
 
+def sentence_input(purpose: str = "to see attention at work") -> scenarios.SentenceInput:
+    """The sidebar sentence's tokens for a page, with the app's two friendly notes.
+
+    An empty sentence shows a prompt (ending with ``purpose``) and stops the page;
+    more than ``scenarios.MAX_TOKENS`` tokens are truncated with a note.
+    """
+    inp = scenarios.sentence_tokens(shared().sentence)
+    if not inp.tokens:
+        st.info(f"✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.")
+        st.stop()
+    if inp.n_dropped:
+        st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
+                f"{scenarios.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+    return inp
+
+
 def shared() -> Shared:
     """The shared controls' current values (for pages; the entrypoint draws the widgets)."""
     ss = st.session_state

@@ -45,7 +45,7 @@ MAX_SHARED = {"sentence": " ".join(f"w{i}" for i in range(64)), "d_model": 512, 
 
 
 def pages() -> list[str]:
-    return sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+    return sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 
 
 def payload(at: AppTest) -> int:

@@ -13,7 +13,7 @@ ENTRYPOINT = str(ROOT / "streamlit_app.py")
 
 def app_at(page: str | None = None, *, session: dict | None = None, query: dict | None = None,
            timeout: float = 60) -> AppTest:
-    """Run the whole app (entrypoint + navigation) on ``pages/<page>`` and return the AppTest.
+    """Run the whole app (entrypoint + navigation) on ``app_pages/<page>`` and return the AppTest.
 
     Shared controls are driven through ``session`` (``at.session_state``) or ``query``
     (``at.query_params``): AppTest drops the entrypoint's sidebar widgets on a rerun
@@ -26,7 +26,7 @@ def app_at(page: str | None = None, *, session: dict | None = None, query: dict 
         at.session_state[k] = v
     at.run()
     if page is not None:
-        at.switch_page(f"pages/{page}")
+        at.switch_page(f"app_pages/{page}")
         at.run()
     return at
 

@@ -1,4 +1,4 @@
-"""AppTest of the multi-head page (pages/multihead.py)."""
+"""AppTest of the multi-head page (app_pages/multihead.py)."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
 
     from tests.apptest_utils import ROOT
 
-    at = AppTest.from_file(str(ROOT / "pages" / PAGE), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / PAGE), default_timeout=60)
     at.query_params["n_heads"] = "6"
     at.run()
     assert_clean(at)

@@ -172,8 +172,8 @@ def test_score_is_kept_across_pages_and_reset(at):
     answer_choice(at, "qk", quiz.QK.answer)
     answer_choice(at, "cost", quiz.COST.options[0])
     assert score(at) == "### Score: 1 / 2"
-    at.switch_page("pages/walkthrough.py").run()
-    at.switch_page("pages/quiz.py").run()
+    at.switch_page("app_pages/walkthrough.py").run()
+    at.switch_page("app_pages/quiz.py").run()
     assert score(at) == "### Score: 1 / 2"
     at.button(key="quiz_reset").click().run()
     assert score(at) == "### Score: 0 / 0" and feedback(at) == ([], [])

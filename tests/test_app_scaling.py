@@ -1,4 +1,4 @@
-"""AppTest of the page "Why divide by √d_k" (pages/scaling.py) at defaults, links and extremes."""
+"""AppTest of the page "Why divide by √d_k" (app_pages/scaling.py) at defaults, links and extremes."""
 
 import base64
 import json

@@ -15,10 +15,10 @@ def weights_z(at):
 def test_every_page_in_navigation_renders():
     at = app_at()
     assert_clean(at)
-    pages = sorted(p.name for p in (Path(ENTRYPOINT).parent / "pages").glob("*.py"))
+    pages = sorted(p.name for p in (Path(ENTRYPOINT).parent / "app_pages").glob("*.py"))
     assert "walkthrough.py" in pages
     for page in pages:
-        at.switch_page(f"pages/{page}")
+        at.switch_page(f"app_pages/{page}")
         at.run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert at.get("plotly_chart"), f"{page} draws no chart at defaults"

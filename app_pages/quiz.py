@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from app import figures, quiz, scenarios, state, textviews
+from app import figures, quiz, state, textviews
 from app.figures import quiz as quiz_figures
 
 growth_reveal = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
@@ -142,13 +142,7 @@ st.markdown(
 )
 
 sh = state.shared()
-inp = scenarios.sentence_tokens(sh.sentence)
-if not inp.tokens:
-    st.info("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*): the feedback uses its numbers.")
-    st.stop()
-if inp.n_dropped:
-    st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first {scenarios.MAX_TOKENS} are used "
-            f"({inp.n_dropped} dropped).")
+inp = state.sentence_input("to get feedback from its numbers")
 steps = state.sentence_steps(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
 labels = inp.labels
 n = len(labels)

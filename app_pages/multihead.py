@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from app import figures, scenarios, state
+from app import figures, state
 from app import scenarios_multihead as smh
 from app.figures import multihead as mhfig
 from app.textviews import fmt
@@ -28,13 +28,7 @@ st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_0, \dots, \math
          r"\qquad \mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_\text{head}}}\right) V_i")
 
 sh = state.shared()
-inp = scenarios.sentence_tokens(sh.sentence)
-if not inp.tokens:
-    st.info("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) to see the heads at work.")
-    st.stop()
-if inp.n_dropped:
-    st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
-            f"{scenarios.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+inp = state.sentence_input("to see the heads at work")
 labels, n, d_model = inp.labels, len(inp.tokens), sh.d_model
 
 # --- the head count: only divisors of d_model; a bad link value or a changed d_model -> nearest valid ---

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import figures, scenarios, scenarios_causal, state, textviews
+from app import figures, scenarios_causal, state, textviews
 from app.figures import causal as cfig
 
 causal_scenario = st.cache_data(max_entries=32, show_spinner=False)(scenarios_causal.causal_scenario)
@@ -21,13 +21,7 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}
          r"\end{cases}")
 
 sh = state.shared()
-inp = scenarios.sentence_tokens(sh.sentence)
-if not inp.tokens:
-    st.info("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) to see the causal mask at work.")
-    st.stop()
-if inp.n_dropped:
-    st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
-            f"{scenarios.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+inp = state.sentence_input("to see the causal mask at work")
 labels, n = inp.labels, len(inp.tokens)
 dims = [f"dim {j}" for j in range(sh.d_k)]
 

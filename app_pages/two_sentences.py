@@ -22,10 +22,7 @@ st.latex(r"W^{(s)} = \mathrm{softmax}\!\left(\frac{X^{(s)} W_q \,\big(X^{(s)} W_
          r"\qquad s \in \{A, B\},\ \text{one } W_q, W_k, W_v")
 
 sh = state.shared()
-inp_a = scenarios.sentence_tokens(sh.sentence)
-if not inp_a.tokens:
-    st.info("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*): it is sentence A here.")
-    st.stop()
+inp_a = state.sentence_input("to compare it with a second one (it is sentence A here)")
 if sh.embedding != "per-token":
     st.info("This page always uses **per-token** embeddings (the sidebar's *lesson* choice is not used here): "
             "each distinct word has one fixed vector, so a word shared by both sentences has the same vector in "

@@ -72,13 +72,7 @@ if source == LESSON:
     weight_mats = mats
 else:
     sh = state.shared()
-    inp = scenarios.sentence_tokens(sh.sentence)
-    if not inp.tokens:
-        st.info("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) to see attention at work.")
-        st.stop()
-    if inp.n_dropped:
-        st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
-                f"{scenarios.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+    inp = state.sentence_input("to see attention at work")
     steps = state.sentence_steps(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
     labels, tokens = inp.labels, list(inp.tokens)
     params = {"input": "sentence", "sentence": sh.sentence, "tokens": tokens, "embedding": sh.embedding,
