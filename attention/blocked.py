@@ -3,9 +3,11 @@
 The plain path (``core._attention_plain``) builds the whole score matrix, then
 the softmax makes several full passes over it (scale, mask, max, subtract,
 exp, sum, divide), each one a trip through main memory once ``n_q * n_k`` no
-longer fits in cache. The kernels here do the same arithmetic on one block of
-query rows at a time, in place, so a block is computed, normalised and
-multiplied by V while it is still in cache, and float32 stays float32:
+longer fits in cache, and each temporary a fresh ``n_q x n_k`` array. The
+kernels here do the same arithmetic on one block of query rows at a time, in
+place, so a block is computed, normalised and multiplied by V while it is
+still in cache, and float32 stays float32. The row sums come out of the
+``@ V`` matmul itself (V gets a column of ones), which saves one pass:
 
 * :func:`attend_rows` (``need_weights=True``): each block of query rows gets
   its scores ``[block_q, n_k]`` written straight into its rows of the weights
@@ -14,18 +16,21 @@ multiplied by V while it is still in cache, and float32 stays float32:
   blocks, with the online softmax (a running row max and row sum, the
   partial output rescaled when the max grows). It never holds more than one
   ``[block_q, block_k]`` tile of scores per worker, so ``n = 16384`` needs a
-  few MiB beyond q, k, v and the output instead of the 1 GiB ``n x n`` matrix.
+  few MiB beyond q, k, v, the output and a copy of v, instead of the 1 GiB
+  ``n x n`` matrix.
 
 Both are exact: no approximation, only a different order of the same
 float operations (results agree with the plain path to rounding, about 1e-7
 relative in float32). The semantics are the plain path's: boolean masks
 (``True`` = may attend) and float masks broadcast to ``[..., n_q, n_k]``,
-``is_causal`` aligned to the upper-left corner (also for ``n_q != n_k``),
-any ``scale``, leading batch/head axes that broadcast, and a fully masked
-query row gives zero weights and a zero output, never NaN.
+``is_causal`` aligned to the upper-left corner (also for ``n_q != n_k``; the
+keys after a block's last query are skipped), any ``scale``, leading
+batch/head axes that broadcast, and a fully masked query row gives zero
+weights and a zero output, never NaN.
 
-Blocks are independent, so they can be shared among a few worker threads:
-NumPy releases the GIL inside matmul and ufunc loops.
+Blocks are independent, so they can be shared among worker threads (NumPy
+releases the GIL inside matmul and ufunc loops). That pays only when the
+BLAS itself is single-threaded; see :func:`default_threads`.
 
 Sources: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1;
 Milakov & Gimelshein (2018), "Online normalizer calculation for softmax";
@@ -42,10 +47,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["blocked_attention", "attend_rows", "attend_online", "BLOCK_BYTES"]
+__all__ = ["blocked_attention", "attend_rows", "attend_online", "default_threads", "BLOCK_BYTES"]
 
-BLOCK_BYTES = 512 * 1024
-"""Target size of one block of scores (a quarter to a half of a typical per-core L2 cache)."""
+BLOCK_BYTES = 4 * 2**20
+"""Target size of one block (tile) of scores. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3):
+1-4 MiB blocks are equally fast per element, and larger ones mean fewer, larger matmul calls."""
 
 
 def _block_rows(n_cols: int, itemsize: int, block_bytes: int = BLOCK_BYTES) -> int:
@@ -78,17 +84,33 @@ def _run(tasks: Sequence, work: Callable, n_threads: int) -> None:
 
 
 def _broadcast(q, k, v, keep, add):
-    """Broadcast the leading axes: views ``[*batch, n_q, d_k]``, ``[*batch, n_k, d_k]``, ``[*batch, n_k, d_v]``,
-    masks ``[*batch, n_q, n_k]`` (no copies)."""
+    """Broadcast the leading axes of everything to ``batch``.
+
+    Returns:
+        views ``q [*batch, n_q, d_k]``, ``k [*batch, n_k, d_k]``, masks ``[*batch, n_q, n_k]``
+        (or ``None``), and ``v1 [*batch, n_k, d_v + 1]``: a copy of ``v`` (before broadcasting)
+        with a column of ones appended, so that ``exp(s) @ v1`` also gives the row sums.
+    """
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     n_q, n_k = q.shape[-2], k.shape[-2]
     if keep is not None:
         batch = np.broadcast_shapes(batch, np.shape(keep)[:-2])
     if add is not None:
         batch = np.broadcast_shapes(batch, np.shape(add)[:-2])
-    q, k, v = (np.broadcast_to(a, (*batch, *a.shape[-2:])) for a in (q, k, v))
+    v1 = np.concatenate([v, np.ones((*v.shape[:-1], 1), v.dtype)], axis=-1)  # [..., n_k, d_v + 1]
+    q, k, v1 = (np.broadcast_to(a, (*batch, *a.shape[-2:])) for a in (q, k, v1))
     keep, add = (None if m is None else np.broadcast_to(m, (*batch, n_q, n_k)) for m in (keep, add))
-    return q, k, v, keep, add
+    return q, k, v1, keep, add
+
+
+def _tasks(batch, n_q: int, block_q: int) -> list:
+    """One task per (batch index, block of query rows): ``(idx, r0, r1)``."""
+    return [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
+
+
+def _reciprocal(total: np.ndarray) -> np.ndarray:
+    """``1 / total``, and 0 where ``total`` is 0 (a fully masked row)."""
+    return np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
 def _check_row_max(row_max: np.ndarray) -> None:
@@ -133,7 +155,7 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
         is_causal: query i attends to keys ``j <= i`` (upper-left aligned).
         scale: multiplier on the scores.
         block_q: query rows per block; default: about :data:`BLOCK_BYTES` of scores.
-        n_threads: worker threads sharing the blocks.
+        n_threads: worker threads sharing the blocks (see :func:`blocked_attention`).
 
     Returns:
         ``(output [*batch, n_q, d_v], weights [*batch, n_q, n_k])`` in the inputs' dtype;
@@ -144,14 +166,14 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
 
     Source: Vaswani et al. (2017) section 3.2.1, eq. (1), evaluated block by block.
     """
-    q, k, v, keep, add = _broadcast(q, k, v, keep, add)
+    q, k, v1, keep, add = _broadcast(q, k, v, keep, add)
     *batch, n_q, _ = q.shape
-    n_k, d_v = v.shape[-2:]
+    n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
     scale = dtype.type(scale)
     weights = np.empty((*batch, n_q, n_k), dtype)  # [*batch, n_q, n_k], each row written once
     output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
-    block_q = block_q or _block_rows(n_k, dtype.itemsize)
+    block_q = min(block_q or _block_rows(n_k, dtype.itemsize), n_q)
 
     def work(task) -> None:
         idx, r0, r1 = task
@@ -168,13 +190,13 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
         row_max[np.isneginf(row_max)] = 0  # fully masked row: exp(-inf - 0) = 0
         s -= row_max
         np.exp(s, out=s)
-        total = s.sum(axis=1, keepdims=True)  # [b, 1]
-        s *= np.divide(1, total, out=np.zeros_like(total), where=total > 0)  # 0 for a fully masked row
+        out1 = s @ v1[idx][:c]  # [b, c] x [c, d_v + 1] -> [b, d_v + 1]: unnormalised output | row sum
+        inv_total = _reciprocal(out1[:, d_v:])  # [b, 1], 0 for a fully masked row
+        s *= inv_total
         W[:, c:] = 0
-        np.matmul(s, v[idx][:c], out=output[idx][r0:r1])  # [b, c] x [c, d_v] -> [b, d_v]
+        np.multiply(out1[:, :d_v], inv_total, out=output[idx][r0:r1])
 
-    tasks = [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
-    _run(tasks, work, n_threads)
+    _run(_tasks(batch, n_q, block_q), work, n_threads)
     return output, weights
 
 
@@ -183,36 +205,37 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
     """Attention output only, by the online softmax over key blocks; never holds ``n_q x n_k``.
 
     For each block of query rows the key blocks are visited in order, keeping
-    per row the running max ``m``, the running sum ``l`` of ``exp(s - m)`` and
-    the unnormalised output ``acc``; when the max grows, ``l`` and ``acc`` are
-    multiplied by ``exp(m_old - m_new)``. At the end ``output = acc / l``.
-    With one key block (``block_k >= n_k``) this is the plain softmax.
+    per row the running max ``m``, and the unnormalised output and row sum of
+    ``exp(s - m)`` (``acc``); when the max grows, ``acc`` is multiplied by
+    ``exp(m_old - m_new)``. At the end ``output = acc / row sum``. With one key
+    block (``block_k >= n_k``) this is the plain softmax.
 
     Inputs are validated and share one float dtype (see :func:`attend_rows`).
 
     Args:
         q, k, v, keep, add, is_causal, scale: as :func:`attend_rows`.
-        block_q: query rows per block; default 256.
+        block_q: query rows per block; default ``min(n_q, 1024)``.
         block_k: keys per block; default: about :data:`BLOCK_BYTES` of scores per tile.
-        n_threads: worker threads sharing the query blocks.
+        n_threads: worker threads sharing the query blocks (see :func:`blocked_attention`).
 
     Returns:
         output ``[*batch, n_q, d_v]`` in the inputs' dtype; a fully masked row gives zeros.
-        Extra memory: per worker one ``[block_q, block_k]`` tile and ``[block_q, d_v]``
-        accumulator, plus one mask tile when a mask is given.
+        Extra memory: ``v`` with a column of ones appended, and per worker one
+        ``[block_q, block_k]`` tile of scores (one mask tile more with a mask) and a
+        ``[block_q, d_v + 1]`` accumulator.
 
     Raises:
         ValueError: the scores overflow to inf/NaN (huge float32 inputs).
 
     Source: Milakov & Gimelshein (2018); Dao et al. (2022) algorithm 1.
     """
-    q, k, v, keep, add = _broadcast(q, k, v, keep, add)
+    q, k, v1, keep, add = _broadcast(q, k, v, keep, add)
     *batch, n_q, _ = q.shape
-    n_k, d_v = v.shape[-2:]
+    n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
     scale = dtype.type(scale)
     output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
-    block_q = min(block_q or 256, n_q)
+    block_q = min(block_q or 1024, n_q)
     block_k = min(block_k or _block_rows(block_q, dtype.itemsize), n_k)
     local = threading.local()
 
@@ -223,8 +246,7 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
             local.tile = np.empty(block_q * block_k, dtype)  # this worker's scratch for one tile of scores
         qb = q[idx][r0:r1]  # [b, d_k]
         m = np.full((b, 1), -np.inf, dtype)  # running row max
-        l = np.zeros((b, 1), dtype)  # running row sum of exp(s - m)
-        acc = np.zeros((b, d_v), dtype)  # running unnormalised output
+        acc = np.zeros((b, d_v + 1), dtype)  # running unnormalised output | row sum of exp(s - m)
         n_keys = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
         for c0 in range(0, n_keys, block_k):
             c1 = min(c0 + block_k, n_keys)
@@ -236,20 +258,33 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
             m_new = s.max(axis=1, keepdims=True)  # [b, 1]
             _check_row_max(m_new)
             np.maximum(m_new, m, out=m_new)
-            m_safe = np.where(np.isneginf(m_new), 0, m_new).astype(dtype, copy=False)  # -inf only if all masked so far
+            m_safe = np.where(np.isneginf(m_new), dtype.type(0), m_new)  # -inf only if all masked so far
             s -= m_safe
             np.exp(s, out=s)  # masked cells: exp(-inf) = 0
-            correction = np.exp(m - m_safe)  # [b, 1], in (0, 1]; 0 on the first visited block
-            l *= correction
-            l += s.sum(axis=1, keepdims=True)
-            acc *= correction
-            acc += s @ v[idx][c0:c1]  # [b, c] x [c, d_v] -> [b, d_v]
+            acc *= np.exp(m - m_safe)  # rescale to the new max; 0 on the first visited block
+            acc += s @ v1[idx][c0:c1]  # [b, c] x [c, d_v + 1] -> [b, d_v + 1]
             m = m_new
-        np.multiply(acc, np.divide(1, l, out=np.zeros_like(l), where=l > 0), out=output[idx][r0:r1])
+        np.multiply(acc[:, :d_v], _reciprocal(acc[:, d_v:]), out=output[idx][r0:r1])
 
-    tasks = [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
-    _run(tasks, work, n_threads)
+    _run(_tasks(batch, n_q, block_q), work, n_threads)
     return output
+
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def default_threads() -> int:
+    """Worker threads for the blocked path: 1, or every core when the environment pins the BLAS to one thread.
+
+    A multi-threaded BLAS already spreads each matmul over all cores, and
+    concurrent multi-threaded matmuls from several workers wait for each other
+    and spin (measured: slower than one worker). With a single-threaded BLAS
+    (``OPENBLAS_NUM_THREADS=1`` or the like), one worker per core is faster
+    (about 20-25 % at n = 2048 on 2 cores: the softmax passes then run in parallel too).
+    """
+    if any(os.environ.get(name) == "1" for name in BLAS_THREAD_VARIABLES):
+        return max(1, os.cpu_count() or 1)
+    return 1
 
 
 def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None,
@@ -267,7 +302,8 @@ def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale
             holds the ``[..., n_q, n_k]`` weights.
         block_q, block_k: block sizes (``block_k`` only with ``need_weights=False``);
             default: sized for the cache.
-        n_threads: worker threads; default: ``min(2, os.cpu_count())``.
+        n_threads: worker threads sharing the blocks; default :func:`default_threads`
+            (1 unless the BLAS is pinned to one thread).
 
     Returns:
         ``(output [..., n_q, d_v], weights [..., n_q, n_k] or None)``, equal to the
@@ -289,9 +325,3 @@ def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale
     out = attend_online(q, k, v, keep, add, is_causal=is_causal, scale=scale, block_q=block_q,
                         block_k=block_k, n_threads=threads)
     return out, None
-
-
-def default_threads() -> int:
-    """Worker threads for the blocked path: ``min(2, os.cpu_count())``."""
-    return max(1, min(2, os.cpu_count() or 1))
-

@@ -253,7 +253,7 @@ def _attention_plain(q, k, v, bool_mask, float_mask, is_causal: bool, scale: flo
     return output, weights
 
 
-BLOCKED_MIN_CELLS = 1 << 20
+BLOCKED_MIN_CELLS = 1 << 18
 """Score cells (``batch * n_q * n_k``) from which ``scaled_dot_product_attention`` takes the blocked path."""
 
 
@@ -265,9 +265,8 @@ def scaled_dot_product_attention(
     Small inputs (fewer than :data:`BLOCKED_MIN_CELLS` score cells, e.g. the
     app's sentences) take the plain path: the whole score matrix, then the
     softmax. Larger ones take the blocked path (:mod:`attention.blocked`),
-    which computes the same numbers block by block in cache, on up to two
-    threads; results agree with the plain path to rounding (~1e-7 relative
-    in float32).
+    which computes the same numbers block by block in cache and in place;
+    results agree with the plain path to rounding (~1e-7 relative in float32).
 
     Args:
         q: queries ``[..., n_q, d_k]``.

@@ -312,14 +312,17 @@ class MultiHeadAttention:
         output = self._linear(concat, self.W_o, self.b_o)  # [..., n, d_model]
         return MultiHeadResult(q, k, v, q_h, k_h, v_h, scaled, weights, head_out, concat, output)
 
-    def forward(self, x, attn_mask=None, key_padding_mask=None, is_causal: bool = False):
+    def forward(self, x, attn_mask=None, key_padding_mask=None, is_causal: bool = False, *,
+                need_weights: bool = True):
         """``x [..., n, d_model] -> (output [..., n, d_model], weights [..., n_heads, n, n])``.
 
         Same steps as :meth:`forward_detailed` without keeping the intermediates;
-        see it for the arguments and errors.
+        see it for the arguments and errors. ``need_weights=False`` returns
+        ``(output, None)`` and, for large inputs, never holds the ``n x n`` weights
+        (see :func:`~attention.core.scaled_dot_product_attention`).
         """
         _, _, _, q_h, k_h, v_h, mask = self._heads_and_mask(x, attn_mask, key_padding_mask, is_causal)
-        head_out, weights = scaled_dot_product_attention(q_h, k_h, v_h, mask)  # 3) attend
+        head_out, weights = scaled_dot_product_attention(q_h, k_h, v_h, mask, need_weights=need_weights)  # 3) attend
         output = self._linear(merge_heads(head_out), self.W_o, self.b_o)  # 4) merge, 5) project
         return output, weights
 
