@@ -147,7 +147,7 @@ st.plotly_chart(figures.heatmap(steps.weights, labels, labels, title="attention 
 numbers(steps.weights, labels, labels)
 
 st.header("6 · Output")
-st.latex(r"\text{output} = W V, \qquad \text{out}_i = \sum_j w_{ij}\, v_j")
+st.latex(r"\text{output} = \text{weights}\cdot V, \qquad \text{out}_i = \sum_j w_{ij}\, v_j")
 st.caption(f"shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values")
 st.plotly_chart(figures.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name="token",
                                 col_name="dim", title="output"), key="walk_fig_output")
