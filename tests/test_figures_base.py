@@ -78,3 +78,14 @@ def test_text_views():
     assert latex_text("a_b$&{}") == r"a\_b\$\&\{\}"
     tex = weighted_sum_latex("x", np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.25, 0.75]))
     assert "0.250" in tex and "0.750" in tex and tex.startswith(r"\begin{aligned}")
+
+
+def test_large_maps_are_rounded_small_maps_exact():
+    rng = np.random.default_rng(0)
+    small = rng.normal(size=(6, 6))
+    assert heatmap(small, list("abcdef"), list("abcdef"), kind="diverging").data[0].z[0][0] == small[0, 0]
+    big = rng.normal(size=(200, 200))
+    labels = [str(i) for i in range(200)]
+    z = np.array(heatmap(big, labels, labels, kind="diverging").data[0].z, dtype=float)
+    np.testing.assert_allclose(z, big, rtol=1e-3)
+    assert all(len(repr(float(v))) <= 10 for v in z.ravel()[:100])

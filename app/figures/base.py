@@ -88,6 +88,8 @@ def heatmap(
     rows = [escape_label(s) for s in row_labels]
     cols = [escape_label(s) for s in col_labels]
     shown = z if mask is None else np.where(mask, z, np.nan)
+    if n_rows * n_cols > _HOVER_CELL_MAX:  # large maps: 4 significant digits are what a colour can show (payload)
+        shown = np.asarray([float(f"{v:.4g}") for v in shown.ravel()]).reshape(shown.shape)
     z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
 
     if zrange is None:
