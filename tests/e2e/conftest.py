@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".screenshots"
 SERVER_LOG = SHOTS / "e2e-server.log"
-SYSTEM_CHROMIUM = "/usr/bin/chromium"
+SYSTEM_CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")  # or set E2E_CHROMIUM
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 IN_CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 # The machine is shared and loaded: waits are explicit but generous.
@@ -325,13 +325,21 @@ class App:
         return self.page.evaluate(CELL_POINT_JS, {"key": key, "row": row, "col": col})
 
     def hover(self, key: str, row: int, col: int) -> str:
-        """Move the mouse over a heat-map cell and return the hover label's text."""
-        p = self.cell_point(key, row, col)
-        self.page.mouse.move(p["x"] + 30, p["y"] + 30)
-        self.page.mouse.move(p["x"], p["y"], steps=3)
+        """Point the mouse at a heat-map cell and return the hover label's text once it is steady."""
+        self.page.mouse.move(1, 1)  # away first: no label left over from an earlier point
         label = self.page.locator(f".st-key-{key} .hoverlayer .hovertext")
+        label.first.wait_for(state="detached", timeout=30_000)
+        p = self.cell_point(key, row, col)
+        self.page.mouse.move(p["x"], p["y"])
         label.first.wait_for(state="attached", timeout=30_000)
-        return label.first.text_content()
+        text = None
+        for _ in range(50):  # Plotly throttles hover events: read until two reads 150 ms apart agree
+            self.page.wait_for_timeout(150)
+            now = label.first.text_content()
+            if now == text:
+                return now
+            text = now
+        return text
 
     def widget_value(self, key: str):
         return self.page.evaluate(WIDGET_VALUE_JS, key)
@@ -378,6 +386,8 @@ class App:
                              'stButtonGroup', 'stCheckbox'])
                 if (b.querySelector('[data-testid="' + t + '"]')) return t;
             return b.querySelector('input[type=checkbox]') ? 'stCheckbox' : null; }""")
+        if self._shows(key, value):
+            return  # nothing to change: no rerun would come
         if kind == "stSlider":
             self._set_slider(key, int(value))
         elif kind in ("stNumberInput", "stTextInput", "stTextArea"):
@@ -397,14 +407,50 @@ class App:
             self.act(lambda: box.first.locator("button").filter(has_text=str(value)).first.click())
         elif kind == "stSelectbox":
             def choose():
-                box.first.locator("input").first.click()
+                self.open_selectbox(key)
                 self.page.get_by_role("option", name=str(value), exact=True).first.click()
             self.act(choose)
         else:
             raise AssertionError(f"do not know how to set widget {key!r} (kind {kind})")
+        assert self._shows(key, value), f"{key}: set {value!r}, shows {self.widget_value(key)!r}"
+
+    def _shows(self, key: str, value) -> bool:
         got = self.widget_value(key)
-        want = value if isinstance(value, bool) else str(value)
-        assert (got == want) or (isinstance(got, str) and str(value) in got), f"{key}: set {value!r}, shows {got!r}"
+        if isinstance(value, bool):
+            return got is value
+        # A radio shows its label, "per-token: one vector per word" for the option "per-token".
+        return got == str(value) or (isinstance(got, str) and got.startswith(f"{value}:"))
+
+    def open_selectbox(self, key: str) -> list[str]:
+        """Open selectbox ``key``'s list of options; returns the options' texts.
+
+        The first click on the closed box sometimes only focuses it: try again, then the keyboard.
+        """
+        button = self.page.locator(f'.st-key-{key} [data-testid="stSelectbox"] [role="group"] button').first
+        option = self.page.get_by_role("option").first
+        for attempt in range(4):
+            if attempt < 3:
+                button.click()
+            else:
+                field = self.page.locator(f".st-key-{key} input").first
+                field.focus()
+                field.press("ArrowDown")
+            try:
+                option.wait_for(state="visible", timeout=5_000)
+                return [t.strip() for t in self.page.get_by_role("option").all_inner_texts()]
+            except PlaywrightError:
+                continue
+        raise AssertionError(f"the options of selectbox {key!r} do not open")
+
+    def table_column(self, index: int = 1, nth: int = 0) -> list[str]:
+        """Texts of column ``index`` (1 = first) of the ``nth`` visible st.dataframe, as drawn (accessible grid)."""
+        self.page.wait_for_function(
+            """([nth, index]) => {
+                 const t = document.querySelectorAll('[data-testid="stDataFrame"] table')[nth];
+                 return !!t && [...t.querySelectorAll('td[aria-colindex="' + index + '"]')].some((e) => e.textContent);
+               }""", arg=[nth, index], timeout=60_000)
+        table = self.page.locator('[data-testid="stDataFrame"] table').nth(nth)
+        return [t for t in table.locator(f'td[aria-colindex="{index}"]').all_text_contents() if t]
 
     def _set_slider(self, key: str, value: int) -> None:
         """Keyboard, one step at a time (each step is a rerun, as for a learner pressing →)."""
@@ -441,7 +487,7 @@ def context(browser):
 
 
 @pytest.fixture(scope="session")
-def ready(server, context):
+def ready(context, server):
     """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
 
     Yields ``{"base", "nav", "default_charts", "default_values"}``: the navigation's pages, the

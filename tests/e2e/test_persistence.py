@@ -1,0 +1,73 @@
+"""Controls keep their values when the learner goes to another page and back (through the navigation)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.e2e.conftest import chart_numbers, numbers_equal
+
+pytestmark = pytest.mark.e2e
+
+# Not the defaults; d_model = 6 has valid head counts 1, 2, 3, 6 for the multi-head page.
+VALUES = {"sentence": "a small dog sleeps", "embedding": "per-token", "pe": True, "seed": 11, "d_model": 6,
+          "d_k": 5}
+
+
+def _shared_values(st_app) -> dict:
+    return {k: st_app.widget_value(k) for k in VALUES}
+
+
+def test_shared_controls_survive_a_visit_to_every_other_page(st_app, nav_pages):
+    others = [p["path"] for p in nav_pages if p["path"]]
+    if not others:
+        pytest.skip("the navigation shows only one page")
+    st_app.open()
+    for key, value in VALUES.items():
+        st_app.set_widget(key, value)
+    set_values = _shared_values(st_app)
+    walk_charts = chart_numbers(st_app.charts())
+
+    problems = []
+    for path in others:
+        st_app.go_to_page(path)
+        if st_app.exceptions():
+            problems.append(f"{path}: exception: {st_app.exceptions()[0][:200]!r}")
+        now = _shared_values(st_app)
+        if now != set_values:
+            problems.append(f"{path}: sidebar shows {now}, was set to {set_values}")
+        link = {k: v[-1] for k, v in parse_qs(urlparse(st_app.page.url).query).items()}
+        missing = {k: link.get(k) for k, v in VALUES.items() if link.get(k) != (str(v).lower() if isinstance(v, bool)
+                                                                               else str(v))}
+        if missing:
+            problems.append(f"{path}: the address bar does not carry the controls: {missing} ({st_app.page.url})")
+
+    st_app.go_to_page("")
+    now = _shared_values(st_app)
+    if now != set_values:
+        problems.append(f"back on the walkthrough the sidebar shows {now}, was set to {set_values}")
+    back = chart_numbers(st_app.charts())
+    differ = [k for k in walk_charts if not numbers_equal(walk_charts[k], back.get(k))]
+    if differ:
+        problems.append(f"back on the walkthrough these charts changed: {differ}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_page_control_survives_a_visit_to_another_page(st_app, nav_pages):
+    """The walkthrough's query selectbox (a page control, not in the sidebar) keeps its choice."""
+    others = [p["path"] for p in nav_pages if p["path"]]
+    if not others:
+        pytest.skip("the navigation shows only one page")
+    st_app.open()
+    st_app.set_widget("walk_query", "cat (1)")
+    bar = st_app.chart("walk_fig_query_bar")["traces"][0]["y"]
+    st_app.go_to_page(others[0])
+    st_app.go_to_page("")
+    problems = []
+    if st_app.widget_value("walk_query") != "cat (1)":
+        problems.append(f"after {others[0]} and back the query selectbox shows {st_app.widget_value('walk_query')!r}, "
+                        "was set to 'cat (1)'")
+    if not numbers_equal(st_app.chart("walk_fig_query_bar")["traces"][0]["y"], bar):
+        problems.append("after a visit to another page the query's weights bar chart shows another query")
+    assert not problems, "\n".join(problems)
