@@ -46,7 +46,7 @@ IN_CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 TIMEOUT_MS = int(os.environ.get("E2E_TIMEOUT_MS", "180000"))
 SERVER_START_S = float(os.environ.get("E2E_SERVER_START_S", "180"))
 VIEWPORT = {"width": 1400, "height": 4000}  # Streamlit scrolls inside its own container: a tall viewport
-QUIET_MS = 400  # the app counts as settled after this long without a script-state change
+QUIET_MS = 300  # the app counts as settled after this long without a script-state change
 
 DEFAULTS = {"sentence": "The cat sat on the mat", "embedding": "lesson", "pe": False, "seed": 42,
             "d_model": 8, "d_k": 4}
@@ -374,6 +374,7 @@ class App:
     def screenshot(self, name: str) -> Path:
         SHOTS.mkdir(exist_ok=True)
         out = SHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+        self.page.mouse.move(1, 1)  # no hover label left in the picture
         self.page.screenshot(path=str(out), full_page=True)
         return out
 

@@ -8,6 +8,7 @@ token rows distinct and in order, hover of a token heat map literal).
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -133,6 +134,8 @@ def test_markup_in_the_sentence_is_shown_literally_everywhere(st_app, nav_pages)
         st_app.go_to_page(entry["path"])  # the sentence travels with the session
         problems += _generic_checks(st_app, entry["path"], labels)
         problems += _hover_token_heatmap(st_app, entry["path"], labels)
+        if parse_qs(urlparse(st_app.page.url).query).get("sentence") != [TOUR]:
+            problems.append(f"{entry['path']}: the address bar does not carry the sentence: {st_app.page.url}")
         st_app.screenshot(f"markup-{entry['path']}")
     assert not st_app.dialogs, f"a dialog opened: {st_app.dialogs}"
     problems += [f"JavaScript error on the page: {e}" for e in st_app.page_errors]
