@@ -40,18 +40,23 @@ with IO-Awareness", algorithm 1 (the online softmax over key blocks).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
+import math
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["blocked_attention", "attend_rows", "attend_online", "default_threads", "BLOCK_BYTES"]
 
-BLOCK_BYTES = 4 * 2**20
+BLOCK_BYTES = 2 * 2**20
 """Target size of one block (tile) of scores. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3):
-1-4 MiB blocks are equally fast per element, and larger ones mean fewer, larger matmul calls."""
+0.5-4 MiB blocks are about equally fast per element; larger ones mean fewer Python-level steps."""
 
 
 def _block_rows(n_cols: int, itemsize: int, block_bytes: int = BLOCK_BYTES) -> int:
@@ -60,8 +65,103 @@ def _block_rows(n_cols: int, itemsize: int, block_bytes: int = BLOCK_BYTES) -> i
     return int(min(1024, max(8, rows // 8 * 8)))
 
 
+# ---------------------------------------------------------------------------------------------
+# threads: one worker per core, each matmul on one BLAS thread
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+MAX_THREADS = 8
+"""Upper limit of :func:`default_threads` (measured on 2 cores only; beyond a few workers the GIL
+hand-offs between NumPy calls add up)."""
+
+
+@functools.cache
+def _openblas_thread_functions() -> tuple[Callable, Callable] | None:
+    """``(get_num_threads, set_num_threads)`` of the OpenBLAS NumPy loaded, or ``None``.
+
+    Looked up among the libraries mapped into this process (Linux ``/proc/self/maps``), with the
+    symbol names of NumPy's own wheels (``scipy_openblas_*64_``) and of a plain OpenBLAS.
+    """
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:  # not Linux
+        return None
+    paths = sorted({fields[5] for fields in (line.split(maxsplit=5) for line in maps.splitlines())
+                    if len(fields) == 6 and "openblas" in fields[5].rsplit("/", 1)[-1].lower()})
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and put is not None:
+                    get.restype, get.argtypes = ctypes.c_int, []
+                    put.restype, put.argtypes = None, [ctypes.c_int]
+                    return get, put
+    return None
+
+
+class _OneBlasThread:
+    """Context: NumPy's OpenBLAS on one thread while any blocked call with workers runs.
+
+    Several workers each calling a multi-threaded BLAS make the BLAS threads wait and spin
+    for each other (measured: slower than a single worker); with the BLAS on one thread, each
+    worker's matmuls run on its own core and the softmax passes run in parallel too. The BLAS
+    thread count is process-wide: while such a call runs, matmuls in other threads run on one
+    thread as well. Nested and concurrent calls are counted; the last one out restores the
+    previous count. Without a reachable OpenBLAS this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = 1
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        functions = _openblas_thread_functions()
+        if functions is None:
+            yield
+            return
+        get, put = functions
+        with self._lock:
+            if self._users == 0:
+                self._saved = get()
+                put(1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    put(self._saved)
+
+
+_one_blas_thread = _OneBlasThread()
+
+
+def default_threads() -> int:
+    """Worker threads for the blocked path: one per core (at most :data:`MAX_THREADS`), or 1.
+
+    Workers pay only when each matmul runs on one BLAS thread: when the environment pins the
+    BLAS to one thread (``OPENBLAS_NUM_THREADS=1`` or the like), or when the blocked path can pin
+    NumPy's OpenBLAS itself for the duration of the call (see :class:`_OneBlasThread`). Then two
+    workers on 2 cores are about 20-25 % faster than one worker with a 2-thread BLAS (n = 2048,
+    8 heads, float32). Otherwise 1: the BLAS alone spreads each matmul over the cores.
+    """
+    cores = min(os.cpu_count() or 1, MAX_THREADS)
+    pinned = any(os.environ.get(name) == "1" for name in BLAS_THREAD_VARIABLES)
+    return cores if pinned or _openblas_thread_functions() is not None else 1
+
+
 def _run(tasks: Sequence, work: Callable, n_threads: int) -> None:
-    """Call ``work(task)`` for every task, on ``n_threads`` threads pulling from one shared queue."""
+    """Call ``work(task)`` for every task, on ``n_threads`` threads pulling from one shared queue.
+
+    With more than one thread, NumPy's OpenBLAS runs on one thread meanwhile (:class:`_OneBlasThread`).
+    """
     n_threads = min(n_threads, len(tasks))
     if n_threads <= 1:
         for task in tasks:
@@ -78,9 +178,13 @@ def _run(tasks: Sequence, work: Callable, n_threads: int) -> None:
                 return
             work(task)
 
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+    with _one_blas_thread(), ThreadPoolExecutor(max_workers=n_threads) as pool:
         for future in [pool.submit(worker) for _ in range(n_threads)]:
             future.result()  # re-raises a worker's exception
+
+
+# ---------------------------------------------------------------------------------------------
+# blocks
 
 
 def _broadcast(q, k, v, keep, add):
@@ -103,9 +207,23 @@ def _broadcast(q, k, v, keep, add):
     return q, k, v1, keep, add
 
 
-def _tasks(batch, n_q: int, block_q: int) -> list:
-    """One task per (batch index, block of query rows): ``(idx, r0, r1)``."""
-    return [(idx, r0, min(r0 + block_q, n_q)) for idx in np.ndindex(*batch) for r0 in range(0, n_q, block_q)]
+def _tasks(batch, n_q: int, block_q: int, is_causal: bool) -> list:
+    """One task per (batch index, block of query rows): ``(idx, r0, r1)``.
+
+    Causal blocks get costlier row by row, so the last rows go first (the workers then finish together).
+    """
+    starts = range(0, n_q, block_q)
+    return [(idx, r0, min(r0 + block_q, n_q)) for r0 in (reversed(starts) if is_causal else starts)
+            for idx in np.ndindex(*batch)]
+
+
+def _exact_on_queries(scale: float) -> bool:
+    """Whether ``scale`` is a power of two (as ``1/sqrt(64)``), so it can multiply the queries instead of the scores.
+
+    ``(q * 2**e) @ kᵀ == (q @ kᵀ) * 2**e`` bit for bit, and a block of queries ``[b, d_k]`` is
+    much smaller than its scores ``[b, n_k]``: one pass over the scores less.
+    """
+    return abs(math.frexp(scale)[0]) == 0.5
 
 
 def _reciprocal(total: np.ndarray) -> np.ndarray:
@@ -170,6 +288,7 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
+    on_queries = _exact_on_queries(scale)
     scale = dtype.type(scale)
     weights = np.empty((*batch, n_q, n_k), dtype)  # [*batch, n_q, n_k], each row written once
     output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
@@ -180,8 +299,10 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
         W = weights[idx][r0:r1]  # [b, n_k], this block's rows of the weights
         c = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
         s = W[:, :c]  # [b, c]
-        np.matmul(q[idx][r0:r1], k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
-        s *= scale
+        qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
+        np.matmul(qb, k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
+        if not on_queries:
+            s *= scale
         _mask_block(s, None if keep is None else keep[idx][r0:r1, :c],
                     None if add is None else add[idx][r0:r1, :c], r0 if is_causal else None)
         # softmax in place (lesson step 5): subtract the row max, exp, divide by the row sum
@@ -196,7 +317,7 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
         W[:, c:] = 0
         np.multiply(out1[:, :d_v], inv_total, out=output[idx][r0:r1])
 
-    _run(_tasks(batch, n_q, block_q), work, n_threads)
+    _run(_tasks(batch, n_q, block_q, is_causal), work, n_threads)
     return output, weights
 
 
@@ -214,7 +335,7 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
 
     Args:
         q, k, v, keep, add, is_causal, scale: as :func:`attend_rows`.
-        block_q: query rows per block; default ``min(n_q, 1024)``.
+        block_q: query rows per block; default ``min(n_q, 512)``.
         block_k: keys per block; default: about :data:`BLOCK_BYTES` of scores per tile.
         n_threads: worker threads sharing the query blocks (see :func:`blocked_attention`).
 
@@ -233,9 +354,10 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
+    on_queries = _exact_on_queries(scale)
     scale = dtype.type(scale)
     output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
-    block_q = min(block_q or 1024, n_q)
+    block_q = min(block_q or 512, n_q)
     block_k = min(block_k or _block_rows(block_q, dtype.itemsize), n_k)
     local = threading.local()
 
@@ -244,7 +366,7 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
         b = r1 - r0
         if not hasattr(local, "tile"):
             local.tile = np.empty(block_q * block_k, dtype)  # this worker's scratch for one tile of scores
-        qb = q[idx][r0:r1]  # [b, d_k]
+        qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
         m = np.full((b, 1), -np.inf, dtype)  # running row max
         acc = np.zeros((b, d_v + 1), dtype)  # running unnormalised output | row sum of exp(s - m)
         n_keys = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
@@ -252,7 +374,8 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
             c1 = min(c0 + block_k, n_keys)
             s = local.tile[: b * (c1 - c0)].reshape(b, c1 - c0)  # [b, c] contiguous view of the scratch
             np.matmul(qb, k[idx][c0:c1].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
-            s *= scale
+            if not on_queries:
+                s *= scale
             _mask_block(s, None if keep is None else keep[idx][r0:r1, c0:c1],
                         None if add is None else add[idx][r0:r1, c0:c1], r0 - c0 if is_causal else None)
             m_new = s.max(axis=1, keepdims=True)  # [b, 1]
@@ -266,25 +389,8 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
             m = m_new
         np.multiply(acc[:, :d_v], _reciprocal(acc[:, d_v:]), out=output[idx][r0:r1])
 
-    _run(_tasks(batch, n_q, block_q), work, n_threads)
+    _run(_tasks(batch, n_q, block_q, is_causal), work, n_threads)
     return output
-
-
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def default_threads() -> int:
-    """Worker threads for the blocked path: 1, or every core when the environment pins the BLAS to one thread.
-
-    A multi-threaded BLAS already spreads each matmul over all cores, and
-    concurrent multi-threaded matmuls from several workers wait for each other
-    and spin (measured: slower than one worker). With a single-threaded BLAS
-    (``OPENBLAS_NUM_THREADS=1`` or the like), one worker per core is faster
-    (about 20-25 % at n = 2048 on 2 cores: the softmax passes then run in parallel too).
-    """
-    if any(os.environ.get(name) == "1" for name in BLAS_THREAD_VARIABLES):
-        return max(1, os.cpu_count() or 1)
-    return 1
 
 
 def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None,

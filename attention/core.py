@@ -253,8 +253,11 @@ def _attention_plain(q, k, v, bool_mask, float_mask, is_causal: bool, scale: flo
     return output, weights
 
 
-BLOCKED_MIN_CELLS = 1 << 18
-"""Score cells (``batch * n_q * n_k``) from which ``scaled_dot_product_attention`` takes the blocked path."""
+BLOCKED_MIN_CELLS = 1 << 19
+"""Score cells (``batch * n_q * n_k``) from which ``scaled_dot_product_attention`` takes the blocked path.
+
+Measured on 2 cores (``bench/bench_core.py``, BENCHMARKS.md): the blocked path is about as fast
+as the plain one near 2**18 cells and clearly faster from 2**19 (float32 and float64)."""
 
 
 def scaled_dot_product_attention(
@@ -265,7 +268,8 @@ def scaled_dot_product_attention(
     Small inputs (fewer than :data:`BLOCKED_MIN_CELLS` score cells, e.g. the
     app's sentences) take the plain path: the whole score matrix, then the
     softmax. Larger ones take the blocked path (:mod:`attention.blocked`),
-    which computes the same numbers block by block in cache and in place;
+    which computes the same numbers block by block in cache and in place, on
+    one worker thread per core (:func:`attention.blocked.default_threads`);
     results agree with the plain path to rounding (~1e-7 relative in float32).
 
     Args:
