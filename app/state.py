@@ -27,9 +27,9 @@ SEED_MAX = 2**31 - 1
 D_MODEL_RANGE = (1, 512)
 D_K_RANGE = (1, 128)
 SENTENCE_MAX_CHARS = 1000
-EMBEDDING_LABELS = {
-    "lesson": "lesson: random rows",
-    "per-token": "per-token: one vector per word",
+EMBEDDING_LABELS = {  # option (also its value in the link) -> caption
+    "lesson": "random rows, as in the lesson",
+    "per-token": "one vector per word",
 }
 
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run
@@ -120,7 +120,7 @@ def sidebar_controls() -> Shared:
     check_link("sentence", sentence, f"text of at most {SENTENCE_MAX_CHARS} characters")
     embedding = sb.radio(
         "Embeddings", list(EMBEDDING_LABELS), key="embedding", bind="query-params",
-        format_func=EMBEDDING_LABELS.get,
+        captions=list(EMBEDDING_LABELS.values()),
         help="lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
              "(the lesson's example). per-token: each distinct word gets its own fixed vector, "
              "so the same word has the same embedding in every sentence.",

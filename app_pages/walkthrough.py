@@ -154,7 +154,11 @@ st.plotly_chart(figures.heatmap(steps.output, labels, dim_labels(d_v), kind="div
 numbers(steps.output, labels, dim_labels(d_v))
 
 st.header("One query at a time")
-i = st.selectbox("Query token", range(n), format_func=lambda k: labels[k], key="walk_query")
+if st.session_state.get("walk_query") not in labels:  # a new sentence: start from its first token
+    st.session_state["walk_query"] = labels[0]
+query = st.selectbox("Query token", labels, key="walk_query", bind="query-params")
+state.check_link("walk_query", query, "one of the sentence's tokens, as 'token (position)'")
+i = labels.index(query)
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Its scores against every key**")

@@ -24,9 +24,10 @@ def escape_label(text: str) -> str:
     """A user's token as literal text for Plotly: ``<b>`` stays the four characters ``<b>``.
 
     Plotly renders a few HTML tags in labels and hover text and decodes entities,
-    so escaping ``& < > "`` shows the text exactly as typed.
+    so escaping ``& < >`` shows the text exactly as typed (quotes need no escaping: with
+    ``<`` escaped there is no tag for them to break out of).
     """
-    return html.escape(str(text), quote=True)
+    return html.escape(str(text), quote=False)  # Plotly decodes &lt; &gt; &amp;, not &quot;
 
 
 def _fmt_matrix(z: np.ndarray, digits: int, mask: np.ndarray | None) -> np.ndarray:
