@@ -80,7 +80,7 @@ def check_link(key: str, value, expected: str) -> None:
     if not raw:
         return
     given = raw[-1]
-    if given.strip().lower() == _canonical(value).lower():
+    if given == _canonical(value) or (isinstance(value, bool) and given.strip().lower() == _canonical(value)):
         return
     shown = given if len(given) <= 40 else given[:40] + "…"
     message = (f"The link's `{key}={shown}` is not valid ({key} must be {expected}); "
@@ -131,7 +131,9 @@ def sidebar_controls() -> Shared:
                         "(Vaswani et al. 2017, §3.5).")
     check_link("pe", pe, "true or false")
     seed = sb.number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], step=1, key="seed", bind="query-params",
-                           help="Seeds the embeddings and the weight matrices W_q, W_k, W_v.")
+                           help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
+                                "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
+                                "so with the same seed W_q repeats the first numbers of X, scaled.")
     check_link("seed", seed, f"a whole number from 0 to {SEED_MAX}")
     d_model = sb.number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], step=1,
                               key="d_model", bind="query-params", help="Width of each token's embedding row in X.")

@@ -8,17 +8,24 @@ from pathlib import Path
 
 import pytest
 
-# The lessons' exact numbers live outside the repository (``shared/golden`` next to it);
-# ATTENTION_GOLDEN overrides the path.
-GOLDEN_DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "golden" / "lesson_examples.json"
+# The lessons' exact numbers live in the project's shared folder (``shared/golden`` next to the
+# repository); ATTENTION_GOLDEN overrides the path. ``tests/data/lesson_examples.json`` is a copy
+# for a stand-alone clone (test_golden_copy_is_current keeps it equal to the shared file).
+GOLDEN_SHARED = Path(__file__).resolve().parents[2] / "shared" / "golden" / "lesson_examples.json"
+GOLDEN_COPY = Path(__file__).resolve().parent / "data" / "lesson_examples.json"
+
+
+def golden_path() -> Path:
+    """ATTENTION_GOLDEN if set, else the shared file if present, else the repository's copy."""
+    if os.environ.get("ATTENTION_GOLDEN"):
+        return Path(os.environ["ATTENTION_GOLDEN"])
+    return GOLDEN_SHARED if GOLDEN_SHARED.is_file() else GOLDEN_COPY
 
 
 @pytest.fixture(scope="session")
 def golden() -> dict:
     """The parsed ``lesson_examples.json`` (both worked examples and the softmax examples)."""
-    path = Path(os.environ.get("ATTENTION_GOLDEN") or GOLDEN_DEFAULT)
+    path = golden_path()
     if not path.is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"golden file not found in CI: {path} (set ATTENTION_GOLDEN)")
-        pytest.skip(f"golden file not found: {path} (set ATTENTION_GOLDEN)")
+        pytest.fail(f"golden file not found: {path} (set ATTENTION_GOLDEN)")
     return json.loads(path.read_text(encoding="utf-8"))

@@ -21,3 +21,16 @@ def test_ci_runs_the_readme_test_command():
     assert command in ci.splitlines(), f"{command!r} not in .ci/run"
     run_section = README.split("## Run it", 1)[1]
     assert "streamlit run streamlit_app.py" in re.search(r"```bash\n(.*?)\n```", run_section, flags=re.S).group(1)
+
+
+def test_golden_copy_is_current():
+    """The repository's copy of the lessons' numbers equals the shared file (when it is there)."""
+    import json
+
+    import pytest
+
+    from tests.conftest import GOLDEN_COPY, GOLDEN_SHARED
+
+    if not GOLDEN_SHARED.is_file():
+        pytest.skip(f"no shared golden file at {GOLDEN_SHARED} to compare the copy with")
+    assert json.loads(GOLDEN_COPY.read_text(encoding="utf-8")) == json.loads(GOLDEN_SHARED.read_text(encoding="utf-8"))

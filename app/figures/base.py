@@ -107,7 +107,8 @@ def heatmap(
     sep = " → " if arrow else " · "
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
-        zmin=zrange[0], zmax=zrange[1], colorscale=colorscale, xgap=1, ygap=1,
+        zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
+        xgap=1 if n_cols <= 40 else 0, ygap=1 if n_rows <= 40 else 0,  # gaps would turn big maps into stripes
         colorbar=dict(title=dict(text=colorbar_title or ("weight" if kind == "weights" else "value")), thickness=12),
         hoverongaps=True,
     )
@@ -139,7 +140,7 @@ def heatmap(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),
             hoverinfo="skip", showlegend=False,
         ))
-    x_every = max(1, int(np.ceil(n_cols / 40)))
+    x_every = max(1, int(np.ceil(n_cols / 24)))  # at most ~24 tick labels: more overlap in a narrow column
     y_every = max(1, int(np.ceil(n_rows / 40)))
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=list(range(0, n_cols, x_every)), ticktext=cols[::x_every],
