@@ -54,6 +54,16 @@ def sharpness_label(s: float) -> str:
     return f"{s:g}"
 
 
+def sharpness_latex(s: float) -> str:
+    """A sharpness for ``st.latex``: ``0.707`` or ``10^{6}`` (never ``1e+06``)."""
+    label = sharpness_label(s).split()[0]
+    if "e" in label:
+        mantissa, exponent = label.split("e")
+        power = rf"10^{{{int(exponent)}}}"
+        return power if float(mantissa) == 1 else rf"{mantissa} \times {power}"
+    return label
+
+
 @dataclass(frozen=True)
 class LookupTable:
     """A validated table: ``m`` rows, key vectors ``[m, 2]``, value vectors ``[m, 2]`` (tuples, hashable)."""

@@ -101,7 +101,7 @@ with c2:
     )
     state.check_link("lookup_sharpness", S.sharpness_label(sharp),
                      "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
-    st.latex(rf"w_j = \mathrm{{softmax}}_j\big(s\; q\cdot k_j\big), \qquad s = {S.sharpness_label(sharp).split()[0]}")
+    st.latex(rf"w_j = \mathrm{{softmax}}_j\big(s\; q\cdot k_j\big), \qquad s = {S.sharpness_latex(sharp)}")
     st.caption(f"s = 0 → uniform weights 1/m (the blend is the mean of the values) · s = 1/√d_k = "
                f"{S.LESSON_SHARPNESS:.3f} is what a transformer uses for keys of width d_k = {S.D_K} · "
                "s = 1e6 → the blend is the database's answer.")
@@ -143,8 +143,11 @@ with right:
     n = r.nearest
     st.latex(rf"\text{{nearest value to the blend: {latex_text(vals_l[n])}}}"
              rf"\ ({fmt(r.values[n][0], 2)},\ {fmt(r.values[n][1], 2)})")
-    st.caption(f"Every key gets a share; the answer is a blend of all {table.m} values. Distance from the blend "
-               f"to the database's answer: {fmt(r.gap, 4)}.")
+    top = float(max(r.weights))
+    share = (f"Every key gets a share; the answer is a blend of all {table.m} values." if top < 0.999 else
+             f"At this sharpness the best key takes {fmt(100 * top, 2)}% of the weight: the blend has become "
+             "the database's answer.")
+    st.caption(f"{share} Distance from the blend to the database's answer: {fmt(r.gap, 4)}.")
 
 p1, p2 = st.columns(2)
 with p1:
