@@ -267,7 +267,8 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
 
     Args:
         q: ``[..., n_q, d_k]``; k: ``[..., n_k, d_k]``; v: ``[..., n_k, d_v]``; the
-            leading axes broadcast to ``batch`` (as views, nothing is copied).
+            leading axes broadcast to ``batch`` (q and k as views; v is copied once, with a
+            column of ones appended).
         keep: boolean mask broadcastable to ``[*batch, n_q, n_k]`` (``True`` = may attend), or ``None``.
         add: float mask broadcastable to ``[*batch, n_q, n_k]``, added to the scaled scores, or ``None``.
         is_causal: query i attends to keys ``j <= i`` (upper-left aligned).
