@@ -193,9 +193,9 @@ if n_heads > GRID_MAX:
 else:
     window = (0, n_heads)
 shown = list(range(*window))
-st.caption(f"{len(shown)} heat maps, each [n_q, n_k] = [{n}, {n}], all on the same colour range [0, 1]; "
-           "rows = queries (top to bottom), columns = keys; each row sums to 1. Title: the head's mean row "
-           "entropy H (0 = every query looks at one key, "
+st.caption(f"{len(shown)} heat map{'s' if len(shown) != 1 else ''}, each [n_q, n_k] = [{n}, {n}], "
+           "all on the same colour range [0, 1]; rows = queries (top to bottom), columns = keys; "
+           "each row sums to 1. Title: the head's mean row entropy H (0 = every query looks at one key, "
            f"{fmt(float(np.log(n)), 2)} = log n = spread evenly).")
 grid_cols = {1: 1, 2: 2, 3: 3, 4: 2}.get(len(shown), 4)
 grid = mhfig.head_weights_grid(r.weights[window[0]:window[1]], labels, shown, n_cols=grid_cols,
@@ -208,7 +208,7 @@ with g2:
     single_row = len(shown) <= grid_cols
     st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                     show_text=n <= 6 and grid_cols <= 2,
-                                    title=f"MEAN of {n_heads} heads", colorbar_title="mean",
+                                    title=f"MEAN of {n_heads} head{'s' if n_heads != 1 else ''}", colorbar_title="mean",
                                     height=grid.layout.height if single_row else None),
                     key="mh_fig_mean")
     st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own.")

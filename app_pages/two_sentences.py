@@ -52,10 +52,9 @@ if not inp_b.tokens:
     else:
         st.warning("Sentence B is empty: type a sentence to compare it with A. The order test below uses A alone.",
                    icon="✍️")
-for name, inp in (("A", inp_a), ("B", inp_b)):
-    if inp.n_dropped:
-        st.info(f"Sentence {name} has {len(inp.tokens) + inp.n_dropped} tokens; the first {scenarios.MAX_TOKENS} "
-                f"are used ({inp.n_dropped} dropped).")
+if inp_b.n_dropped:  # sentence A's note comes from state.sentence_input
+    st.info(f"Sentence B has {len(inp_b.tokens) + inp_b.n_dropped} tokens; the first {scenarios.MAX_TOKENS} "
+            f"are used ({inp_b.n_dropped} dropped).")
 
 st.header("1 · Same weights, two sentences")
 section1 = st.container()
