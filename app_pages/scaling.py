@@ -1,5 +1,7 @@
 """Page: why attention divides the scores by √d_k (dot products grow, the softmax saturates)."""
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -47,8 +49,9 @@ now = setting(d_k, n_keys, n_samples, seed)
 verdict = S.verdict(stats, d_k)
 
 st.info(f"**Verdict.** {verdict.text()}", icon="📏")
-st.caption(f"Measured on {n_samples} random queries per d_k, each against {n_keys} keys, seed {seed}; "
-           "components i.i.d. N(0, 1).")
+n_rows = math.ceil(n_samples / n_keys) * n_keys  # whole n_keys x n_keys matrices: at least n_samples rows
+st.caption(f"Measured on {n_rows} random queries per d_k ({n_rows // n_keys} matrices of {n_keys} queries × "
+           f"{n_keys} keys, at least the {n_samples} samples asked for), seed {seed}; components i.i.d. N(0, 1).")
 
 # 1 · Spread of the scores
 st.header("1 · The scores spread out as d_k grows")
@@ -102,7 +105,7 @@ st.plotly_chart(F.saturation_curves(stats.d_k, panels, current_d_k=d_k,
                                     yranges={"mean max weight": (0, 1.02), "effective keys exp(H)": (0, n_keys + 0.5)}),
                 key="scale_fig_curves")
 st.caption(
-    f"Means over {n_samples} query rows per d_k (d_k = 1, 2, 4, …, 1024; dotted line = the current d_k). "
+    f"Means over {n_rows} query rows per d_k (d_k = 1, 2, 4, …, 1024; dotted line = the current d_k). "
     "‖J‖_F is the size of the gradient the softmax passes back to the scores: one-hot rows give J = 0. "
     "With many keys a nearly uniform row also passes little gradient to each score (every weight ≈ 1/n), so "
     "without scaling ‖J‖ can first rise a little before it falls; with scaling every d_k sits at the same point."
