@@ -115,13 +115,14 @@ if source == SENTENCE:
             W = weight_mats[name]
             col.plotly_chart(figures.heatmap(W, [f"d_model {i}" for i in range(W.shape[0])], dim_labels(W.shape[1]),
                                              kind="diverging", row_name="input dim", col_name="output dim",
-                                             title=name), key=f"walk_fig_{name}")
+                                             title=name, max_xticks=12), key=f"walk_fig_{name}")
 qkv_cols = st.columns(3)
 for col, name, M, role in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V),
                               ("what am I looking for?", "what do I contain?", "what do I hand over?"), strict=True):
     with col:
         st.plotly_chart(figures.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name="token",
-                                        col_name="dim", title=f"{name}: {role}"), key=f"walk_fig_{name}_proj")
+                                        col_name="dim", title=f"{name}: {role}", max_xticks=12),
+                        key=f"walk_fig_{name}_proj")
         numbers(M, labels, dim_labels(M.shape[1]))
 
 st.header("3 · Scores")

@@ -89,3 +89,13 @@ def test_large_maps_are_rounded_small_maps_exact():
     z = np.array(heatmap(big, labels, labels, kind="diverging").data[0].z, dtype=float)
     np.testing.assert_allclose(z, big, rtol=1e-3)
     assert all(len(repr(float(v))) <= 10 for v in z.ravel()[:100])
+
+
+def test_every_token_is_labelled_up_to_40_and_narrow_maps_thin_their_columns():
+    labels = [f"t{i} ({i})" for i in range(34)]
+    fig = heatmap(np.zeros((34, 34)), labels, labels)
+    assert list(fig.layout.xaxis.ticktext) == labels and list(fig.layout.yaxis.ticktext) == labels
+    dims = [f"dim {j}" for j in range(128)]
+    narrow = heatmap(np.zeros((6, 128)), labels[:6], dims, col_name="dim", max_xticks=12)
+    assert len(narrow.layout.xaxis.ticktext) <= 12 and narrow.layout.xaxis.ticktext[0] == "dim 0"
+    assert narrow.data[0].xgap == 0  # no white gaps between 128 thin columns

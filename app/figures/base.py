@@ -52,6 +52,7 @@ def heatmap(
     show_text: bool | None = None,
     height: int | None = None,
     colorbar_title: str | None = None,
+    max_xticks: int = 40,
 ) -> go.Figure:
     """A matrix as a heat map with the app's rules.
 
@@ -69,6 +70,8 @@ def heatmap(
         zrange: fixed colour range ``(zmin, zmax)``, e.g. to share one range across figures.
         digits: decimals in hover and cell text.
         show_text: print values in the cells; default when both axes ≤ ``CELL_TEXT_MAX``.
+        max_xticks: at most about this many column labels (every k-th; the hover names every
+            cell); lower it for a figure in a narrow column.
 
     Returns:
         ``go.Figure`` with the y axis reversed: the top-left cell is row 0, column 0.
@@ -140,7 +143,7 @@ def heatmap(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),
             hoverinfo="skip", showlegend=False,
         ))
-    x_every = max(1, int(np.ceil(n_cols / 24)))  # at most ~24 tick labels: more overlap in a narrow column
+    x_every = max(1, int(np.ceil(n_cols / max_xticks)))
     y_every = max(1, int(np.ceil(n_rows / 40)))
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=list(range(0, n_cols, x_every)), ticktext=cols[::x_every],
