@@ -99,3 +99,17 @@ def test_every_token_is_labelled_up_to_40_and_narrow_maps_thin_their_columns():
     narrow = heatmap(np.zeros((6, 128)), labels[:6], dims, col_name="dim", max_xticks=12)
     assert len(narrow.layout.xaxis.ticktext) <= 12 and narrow.layout.xaxis.ticktext[0] == "dim 0"
     assert narrow.data[0].xgap == 0  # no white gaps between 128 thin columns
+
+
+def test_paired_bars_group_by_position_and_escape():
+    from app.figures.base import paired_bars
+
+    fig = paired_bars([("<b>A</b>", np.array([0.1, 0.2]), ["0.1", "0.2"], "red"),
+                       ("B", np.array([0.3, 0.4]), ["0.3", "0.4"], "blue")],
+                      ["the (0)", "the (1)"], quantity="entropy", x_title="query", y_title="nats", y_max=1.0)
+    assert fig.layout.barmode == "group" and [t.name for t in fig.data] == ["&lt;b&gt;A&lt;/b&gt;", "B"]
+    assert list(fig.data[0].x) == [0, 1] and list(fig.layout.xaxis.ticktext) == ["the (0)", "the (1)"]
+    assert "entropy %{customdata[1]}" in fig.data[1].hovertemplate
+    with pytest.raises(ValueError, match="entropy"):
+        paired_bars([("A", np.array([0.1]), ["0.1"], "red")], ["a", "b"], quantity="entropy", x_title="",
+                    y_title="", y_max=1.0)

@@ -191,3 +191,43 @@ def weights_bar(
         layout["title"] = dict(text=escape_label(title))
     fig = go.Figure(data=[bar], layout=layout)
     return fig
+
+
+def paired_bars(
+    series: Sequence[tuple[str, np.ndarray, Sequence[str], str]], labels: Sequence[str], *, quantity: str,
+    x_title: str, y_title: str, y_max: float, title: str = "", height: int = 320,
+) -> go.Figure:
+    """Bar series grouped per position (e.g. bidirectional vs causal, sentence A vs B).
+
+    Args:
+        series: ``(name, values [n], formatted values [n], colour)`` per series; names and labels
+            are escaped here.
+        labels: one label per position (x axis, by position so repeated tokens stay apart).
+        quantity: what a bar measures, for the hover (``"entropy"`` ->
+            ``A: query cat (1): entropy 1.234``).
+        x_title, y_title: axis titles; y_max: top of the y range.
+
+    Raises:
+        ValueError: a series' length differs from the labels'.
+    """
+    n = len(labels)
+    ticks = [escape_label(s) for s in labels]
+    fig = go.Figure()
+    for name, values, shown, color in series:
+        values = np.asarray(values, dtype=float)
+        if values.shape != (n,) or len(shown) != n:
+            raise ValueError(f"{quantity} must be [n] = [{n}], got {values.shape} for {name!r}")
+        safe = escape_label(name)
+        fig.add_trace(go.Bar(
+            name=safe, x=list(range(n)), y=values, marker_color=color,
+            customdata=np.array([[tk, tx] for tk, tx in zip(ticks, shown, strict=True)], dtype=object).reshape(-1, 2),
+            hovertemplate=f"{safe}: query %{{customdata[0]}}: {quantity} %{{customdata[1]}}<extra></extra>",
+            text=list(shown) if n <= CELL_TEXT_MAX else None, textposition="outside", cliponaxis=False,
+        ))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(n)), ticktext=ticks, title_text=x_title,
+                     range=[-0.5, n - 0.5])
+    fig.update_yaxes(title_text=y_title, range=[0, y_max])
+    fig.update_layout(barmode="group", title=dict(text=escape_label(title)) if title else None, height=height,
+                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    return fig

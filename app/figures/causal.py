@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.base import CELL_TEXT_MAX, escape_label
+from app.figures.base import CELL_TEXT_MAX, escape_label, paired_bars
 
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
@@ -147,24 +147,14 @@ def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], 
     n = len(labels)
     if b.shape != (n,) or c.shape != (n,):
         raise ValueError(f"changes must be [n] = [{n}], got {b.shape} and {c.shape}")
-    ticks = [escape_label(s) for s in labels]
-    fig = go.Figure()
-    for name, values, color in (("bidirectional", b, "#e07b39"), ("causal", c, ALLOWED_COLOR)):
-        text = [exact_change_text(v) for v in values]
-        fig.add_trace(go.Bar(
-            name=name, x=list(range(n)), y=values, marker_color=color,
-            customdata=np.array([[tk, tx] for tk, tx in zip(ticks, text, strict=True)], dtype=object).reshape(-1, 2),
-            hovertemplate=f"{name}: query %{{customdata[0]}}: largest |Δ output| = %{{customdata[1]}}<extra></extra>",
-            text=text if n <= CELL_TEXT_MAX else None, textposition="outside", cliponaxis=False,
-        ))
     top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
+    fig = paired_bars(
+        [(name, values, [exact_change_text(v) for v in values], color)
+         for name, values, color in (("bidirectional", b, "#e07b39"), ("causal", c, ALLOWED_COLOR))],
+        labels, quantity="largest |Δ output| =", x_title="query (output row)", y_title="largest |Δ output|",
+        y_max=top * 1.3, title=title, height=height,
+    )
     fig.add_shape(type="line", x0=t + 0.5, x1=t + 0.5, y0=0, y1=top * 1.15, line=dict(color="#d62728", dash="dash"))
     fig.add_annotation(x=t + 0.5, y=top * 1.15, text=f"t = {t}: tokens after this are replaced", showarrow=False,
                        xanchor="right" if t >= n / 2 else "left", yanchor="bottom", font=dict(color="#d62728"))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(n)), ticktext=ticks, title_text="query (output row)",
-                     range=[-0.5, n - 0.5])
-    fig.update_yaxes(title_text="largest |Δ output|", range=[0, top * 1.3], rangemode="tozero")
-    fig.update_layout(barmode="group", title=dict(text=escape_label(title)) if title else None, height=height,
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return fig

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.base import CELL_TEXT_MAX, escape_label
+from app.figures.base import paired_bars
 from app.textviews import fmt
 
 __all__ = ["SHARED_MARK", "entropy_bars", "marked_labels", "pair_labels"]
@@ -57,26 +57,14 @@ def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[st
     n = len(labels)
     if a.shape != (n,) or b.shape != (n,):
         raise ValueError(f"entropies must be [n] = [{n}], got {a.shape} and {b.shape}")
-    ticks = [escape_label(s) for s in labels]
-    fig = go.Figure()
-    for name, values, color in ((names[0], a, COLOR_A), (names[1], b, COLOR_B)):
-        safe = escape_label(name)
-        fig.add_trace(go.Bar(
-            name=safe, x=list(range(n)), y=values, marker_color=color,
-            customdata=np.array([[tk, fmt(v, 3)] for tk, v in zip(ticks, values, strict=True)],
-                                dtype=object).reshape(-1, 2),
-            hovertemplate=f"{safe}: query %{{customdata[0]}}: entropy %{{customdata[1]}} nats<extra></extra>",
-            text=[fmt(v, 2) for v in values] if n <= CELL_TEXT_MAX else None, textposition="outside",
-            cliponaxis=False,
-        ))
     top = math.log(n) if n > 1 else 1.0
+    fig = paired_bars(
+        [(name, values, [fmt(v, 3) for v in values], color)
+         for name, values, color in ((names[0], a, COLOR_A), (names[1], b, COLOR_B))],
+        labels, quantity="entropy (nats)", x_title="query (position)", y_title="entropy (nats)",
+        y_max=top * 1.25, title=title, height=height,
+    )
     if n > 1:
         fig.add_hline(y=math.log(n), line=dict(color="grey", dash="dot"),
                       annotation_text=f"uniform: log {n} = {math.log(n):.2f}", annotation_position="top left")
-    fig.update_xaxes(tickmode="array", tickvals=list(range(n)), ticktext=ticks, title_text="query (position)",
-                     range=[-0.5, n - 0.5])
-    fig.update_yaxes(title_text="entropy (nats)", range=[0, top * 1.25])
-    fig.update_layout(barmode="group", title=dict(text=escape_label(title)) if title else None, height=height,
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return fig
