@@ -173,3 +173,8 @@ def temperature_view(temperature: float, logits=A.SOFTMAX_EXAMPLE_LOGITS) -> Tem
     out = TemperatureView(z, float(temperature), A.softmax(z / temperature), temps, sweep)
     _readonly(out.logits, out.weights, out.temperatures, out.sweep)
     return out
+
+
+def query_rows(n_samples: int, n_keys: int) -> int:
+    """Query rows actually drawn by ``attention.sample_scores``: whole ``n_keys x n_keys`` matrices, ≥ ``n_samples``."""
+    return math.ceil(n_samples / n_keys) * n_keys

@@ -1,7 +1,5 @@
 """Page: why attention divides the scores by √d_k (dot products grow, the softmax saturates)."""
 
-import math
-
 import pandas as pd
 import streamlit as st
 
@@ -49,7 +47,7 @@ now = setting(d_k, n_keys, n_samples, seed)
 verdict = S.verdict(stats, d_k)
 
 st.info(f"**Verdict.** {verdict.text()}", icon="📏")
-n_rows = math.ceil(n_samples / n_keys) * n_keys  # whole n_keys x n_keys matrices: at least n_samples rows
+n_rows = S.query_rows(n_samples, n_keys)
 st.caption(f"Measured on {n_rows} random queries per d_k ({n_rows // n_keys} matrices of {n_keys} queries × "
            f"{n_keys} keys, at least the {n_samples} samples asked for), seed {seed}; components i.i.d. N(0, 1).")
 
