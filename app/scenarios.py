@@ -54,6 +54,13 @@ def sentence_steps(
     return A.SelfAttention(d_model, d_k, d_k, seed=seed).steps(X, is_causal=is_causal)
 
 
+def weight_matrices(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str, np.ndarray]:
+    """``{"W_q", "W_k", "W_v"}`` of ``SelfAttention(d_model, d_k, d_v, seed)``: the matrices
+    :func:`sentence_steps` uses, shapes ``[d_model, d_k]``, ``[d_model, d_k]``, ``[d_model, d_v]``."""
+    layer = A.SelfAttention(d_model, d_k, d_v, seed=seed)
+    return {"W_q": layer.W_q, "W_k": layer.W_k, "W_v": layer.W_v}
+
+
 def ragged_cells(matrix: np.ndarray) -> list[tuple[int, int]]:
     """``(row, col)`` of every blank, NaN or infinite cell of ``matrix``."""
     return [(int(r), int(c)) for r, c in np.argwhere(~np.isfinite(matrix))]
