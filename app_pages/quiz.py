@@ -3,11 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-import attention as A
-from app import figures, quiz, state, textviews
-from app.figures import quiz as quiz_figures
-
-growth_reveal = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
+from app import quiz, state
+from app.sections import quiz as sections
 
 ss = st.session_state
 RESULTS = "quiz_results"  # {question id: answered correctly}
@@ -72,14 +69,13 @@ def check_head() -> None:
     record("head", quiz.grade_head_width(answer), picked=answer)
 
 
-def check_topkey(steps: A.AttentionSteps, query: int, labels: list[str], settings: tuple) -> None:
+def check_topkey(query: int, settings: tuple) -> None:
     picked = ss.get("quiz_topkey_answer")
     if picked is None:
         ss["quiz_topkey_empty"] = True
         return
-    reveal = quiz.reveal_top_key(steps, query)  # computed only now, after the learner committed
-    record("topkey", quiz.grade_top_key(reveal, picked), picked=picked, reveal=reveal, labels=labels,
-           settings=settings)
+    reveal = quiz.reveal_top_key(sections.steps(settings), query)  # computed only now, after the learner committed
+    record("topkey", quiz.grade_top_key(reveal, picked), picked=picked, reveal=reveal, settings=settings)
 
 
 def check_growth(d_k: int, n_keys: int, seed: int, settings: tuple) -> None:
@@ -87,7 +83,7 @@ def check_growth(d_k: int, n_keys: int, seed: int, settings: tuple) -> None:
     if picked is None:
         ss["quiz_growth_empty"] = True
         return
-    reveal = growth_reveal(d_k, n_keys, seed)  # computed only now, after the learner committed
+    reveal = sections.growth(d_k, n_keys, seed)  # computed only now, after the learner committed
     record("growth", quiz.grade_growth(reveal, picked), picked=picked, reveal=reveal, settings=settings)
 
 
@@ -143,7 +139,6 @@ st.markdown(
 
 sh = state.shared()
 inp = state.sentence_input("to get feedback from its numbers")
-steps = state.sentence_steps(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
 labels = inp.labels
 n = len(labels)
 settings = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
@@ -177,34 +172,17 @@ if show_feedback("order", "Choose a step for every position first."):
     if ss.get("quiz_order_word", 0) >= n:
         ss.pop("quiz_order_word")
     word = st.selectbox("Word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k], key="quiz_order_word")
-    st.latex(r"q = x W_q,\quad s_j = q\cdot k_j,\quad \tilde s_j = \frac{s_j}{\sqrt{d_k}},\quad "
-             r"w = \mathrm{softmax}(\tilde s),\quad \text{out} = \sum_j w_j v_j")
-    st.dataframe(pd.DataFrame({"key": labels, "2 · score q·k": steps.scores[word],
-                               f"3 · scaled (÷√{sh.d_k})": steps.scaled_scores[word],
-                               "4 · weight": steps.weights[word]}), hide_index=True, width="stretch")
-    st.latex(textviews.weighted_sum_latex(labels[word], steps.weights[word], steps.V, steps.output[word]))
+    sections.order_reveal(settings, word)
     try_again("order")
 
 # 2 · scale -----------------------------------------------------------------------------------
 if choice_question(quiz.SCALE, 2):
-    num = quiz.scale_numbers(steps)
-    st.markdown(
-        f"**On your sentence** (d_k = {num.d_k}): the raw scores QKᵀ have a spread (std) of "
-        f"{textviews.fmt(num.std_raw, 3)}; divided by √{num.d_k} = {textviews.fmt(num.sqrt_d_k, 3)} it is "
-        f"{textviews.fmt(num.std_scaled, 3)}. The mean largest weight of a row would be "
-        f"{textviews.fmt(num.top_raw, 3)} without the division and is {textviews.fmt(num.top_scaled, 3)} with it. "
-        f"The gap grows with d_k: [see the softmax saturate at d_k = 256]({quiz.scaling_link(256)})."
-    )
+    sections.scale_reveal(settings)
     try_again("scale")
 
 # 3 · queries and keys ------------------------------------------------------------------------
 if choice_question(quiz.QK, 3):
-    i, j = 0, min(1, n - 1)
-    dot, score = quiz.score_check(steps, i, j)
-    st.markdown(f"**On your sentence:** Q `[{n}, {sh.d_k}]` · Kᵀ `[{sh.d_k}, {n}]` → scores `[{n}, {n}]`; "
-                f"V `[{n}, {sh.d_k}]` appears only in the output, weights `[{n}, {n}]` · V → `[{n}, {sh.d_k}]`. "
-                f"Check one score: q_0 · k_{j} = {textviews.fmt(dot, 6)}, and the score matrix holds "
-                f"{textviews.fmt(score, 6)} at row 0, column {j}.")
+    sections.qk_reveal(settings)
     try_again("qk")
 
 # 4 · head width ------------------------------------------------------------------------------
@@ -220,30 +198,17 @@ if done is None:
 else:
     st.markdown(f"Your answer: **{int(done['picked'])}**")
 if show_feedback("head", "Type a number first."):
-    heads = A.valid_head_counts(sh.d_model)
-    st.markdown(f"**Your sidebar's d_model = {sh.d_model}** can be split into "
-                + ", ".join(f"{h} head{'s' if h > 1 else ''} of width {sh.d_model // h}" for h in heads[:8])
-                + (" …" if len(heads) > 8 else "") + " — n_heads must divide d_model.")
+    sections.head_reveal(sh.d_model)
     try_again("head")
 
 # 5 · causal mask -----------------------------------------------------------------------------
 if choice_question(quiz.CAUSAL, 5):
-    blocked, total = quiz.causal_counts(n)
-    causal = state.sentence_steps(inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe, is_causal=True)
-    st.markdown(f"**On your sentence:** {blocked} of the {total} query–key pairs are blocked (the cells right of "
-                "the diagonal, marked ×): query i keeps keys 0 … i, and each row still sums to 1.")
-    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}} + M_{ij}\right), \qquad "
-             r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
-    st.plotly_chart(figures.heatmap(causal.weights, labels, labels, mask=causal.mask,
-                                    title="attention weights with the causal mask"), key="quiz_fig_causal")
+    sections.causal_reveal(settings)
     try_again("causal")
 
 # 6 · cost ------------------------------------------------------------------------------------
 if choice_question(quiz.COST, 6):
-    st.markdown(f"**From your sentence's length** (n = {n}, d_k = {sh.d_k}): the score matrix has n × n entries.")
-    st.dataframe(pd.DataFrame(quiz.cost_rows(n, sh.d_k)).rename(columns={
-        "tokens": "tokens n", "score_entries": "scores n²", "multiply_adds": "multiply-adds for QKᵀ (n²·d_k)",
-        "times_first": f"× the work at n = {n}"}), hide_index=True, width="stretch")
+    sections.cost_reveal(n, sh.d_k)
     try_again("cost")
 
 # 7 · predict: top key ------------------------------------------------------------------------
@@ -256,27 +221,18 @@ if ss.get("quiz_topkey_query", 0) >= n:
 query = st.selectbox("Query word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k],
                      key="quiz_topkey_query", disabled=done is not None,
                      help="Press “Try again” to ask about another word." if done else None)
-st.latex(r"s_j = q \cdot k_j = \sum_{d} q_d\, k_{j,d}, \qquad w = \mathrm{softmax}\!\left(\frac{s}{\sqrt{d_k}}\right)")
-st.plotly_chart(quiz_figures.query_and_keys(steps.Q[query], steps.K, labels[query], labels), key="quiz_fig_clue")
-st.caption(f"rows: the query then the {n} keys · columns: the d_k = {sh.d_k} dimensions · the key whose row "
-           "points most the query's way gets the largest score")
+sections.topkey_clue(settings, query)
 if done is None:
     with st.form("quiz_form_topkey", border=False):
         st.selectbox("Your prediction: the key it attends to most", range(n), index=None,
                      format_func=lambda k: labels[k], key="quiz_topkey_answer", placeholder="choose a key…")
         st.form_submit_button("Check", key="quiz_topkey_check", on_click=check_topkey,
-                              args=(steps, query, labels, settings))
+                              args=(query, settings))
 if done := show_feedback("topkey", "Choose a key first."):
-    rv, shown = done["reveal"], done["labels"]
     if done["settings"] != settings:
         st.info("The sidebar changed since you answered; this reveal is for the settings you answered with. "
                 "Press “Try again” to answer for the current ones.")
-    st.plotly_chart(figures.weights_bar(rv.weights, shown, query_label=shown[rv.query],
-                                        title=f"weights of query {shown[rv.query]}"), key="quiz_fig_topkey")
-    st.dataframe(pd.DataFrame({
-        "key": shown, "score q·k": rv.scores, "scaled score": rv.scaled_scores, "weight": rv.weights,
-        "": ["your prediction" if j == done["picked"] else "" for j in range(len(shown))],
-    }), hide_index=True, width="stretch")
+    sections.topkey_reveal(done["settings"], done["reveal"].query, done["picked"])
     try_again("topkey")
 
 # 8 · predict: d_k growth ---------------------------------------------------------------------
@@ -300,16 +256,5 @@ if done := show_feedback("growth", "Pick a prediction first."):
     rv = done["reveal"]
     if done["settings"] != settings:
         st.info("The sidebar changed since you answered; this reveal is for the settings you answered with.")
-    st.latex(r"\operatorname{Var}(q\cdot k) = d_k \;\Rightarrow\; \operatorname{std}(q\cdot k) = \sqrt{d_k}, "
-             r"\qquad \operatorname{std}\!\left(\tfrac{q\cdot k}{\sqrt{d_k}}\right) = 1")
-    st.plotly_chart(quiz_figures.growth_bars(rv.example_small_unscaled, rv.example_large_unscaled,
-                                             rv.example_large_scaled, rv.d_k), key="quiz_fig_growth")
-    st.caption(f"One sampled query with {rv.n_keys} keys (seed {rv.seed}); the table averages "
-               f"{rv.n_samples} queries per width.")
-    st.dataframe(pd.DataFrame({
-        "d_k": list(rv.d_k), "score std, not scaled": list(rv.score_std_unscaled),
-        "mean top weight, not scaled": list(rv.top_unscaled), "mean top weight, scaled": list(rv.top_scaled),
-    }), hide_index=True, width="stretch")
-    st.markdown(f"[Sweep d_k yourself on the saturation page]({quiz.scaling_link(rv.d_k[1], rv.n_keys, rv.seed)}) "
-                "(it opens with these settings where it allows them).")
+    sections.growth_reveal(rv.d_k[0], rv.n_keys, rv.seed)
     try_again("growth")

@@ -74,3 +74,30 @@ def test_weights_top_left_is_first_token_attending_to_first_token(st_app):
     assert label == f"query {tokens[0]} (0) → key {tokens[0]} (0): {fmt(w[0, 0], 3)}", label
     label = st_app.hover(WALK_WEIGHTS, 0, n - 1)
     assert label == f"query {tokens[0]} (0) → key {tokens[-1]} ({n - 1}): {fmt(w[0, n - 1], 3)}", label
+
+
+def test_downloads_hold_the_numbers_on_screen(st_app):
+    """The download buttons make their files only on click (deferred data): they must hold this run's numbers."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    st_app.open(params={"d_k": 6})
+    expected = expected_weights(d_k=6)
+    tokens = scenarios.sentence_tokens(DEFAULTS["sentence"]).tokens
+    labels = [f"{t} ({i})" for i, t in enumerate(tokens)]
+    with st_app.page.expect_download() as info:
+        st_app.page.locator(".st-key-walk_dl_weights button").click()
+    download = info.value
+    assert download.suggested_filename == "attention_weights.csv"
+    frame = pd.read_csv(download.path(), index_col=0)
+    assert list(frame.index) == labels and list(frame.columns) == labels
+    np.testing.assert_allclose(frame.to_numpy(), expected, rtol=1e-12)
+
+    with st_app.page.expect_download() as info:
+        st_app.page.locator(".st-key-walk_dl_json button").click()
+    scenario = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+    assert scenario["parameters"]["d_k"] == 6 and scenario["parameters"]["tokens"] == list(tokens)
+    np.testing.assert_allclose(np.array(scenario["results"]["attention_weights"]), expected, rtol=1e-12)
+    assert not st_app.exceptions()
