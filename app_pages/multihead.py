@@ -102,7 +102,7 @@ def download(name: str, window: tuple[int, int] | None) -> None:
     rows, cols = sections.table_shape(name, n, d_model, window or (0, n_heads))
     st.caption(f"{rows} × {cols} numbers: too many for a table on the page.")
     st.download_button(f"Download {name} (CSV)", lambda: sections.csv(inputs, window, name), f"{name}.csv",
-                       "text/csv", key=f"mh_dl_{name}")
+                       "text/csv", key=f"mh_dl_{name}", on_click="ignore")  # no rerun: see the walkthrough
 
 
 def draw(names: list[str], window: tuple[int, int] | None) -> None:

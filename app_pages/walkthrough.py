@@ -89,10 +89,12 @@ sections.one_query(inputs, labels.index(query))
 sections.ascii_map(inputs)
 
 st.header("Download")
-d1, d2, d3 = st.columns(3)  # the files are written only when the learner clicks (deferred data)
+# The files are written only when the learner clicks (deferred data), and a click does not rerun the page
+# (on_click="ignore"): a rerun would replace the buttons' deferred files while a download is being fetched.
+d1, d2, d3 = st.columns(3)
 d1.download_button("Attention weights (CSV)", lambda: sections.csv(inputs, "weights"),
-                   "attention_weights.csv", "text/csv", key="walk_dl_weights")
+                   "attention_weights.csv", "text/csv", key="walk_dl_weights", on_click="ignore")
 d2.download_button("Output (CSV)", lambda: sections.csv(inputs, "output"),
-                   "attention_output.csv", "text/csv", key="walk_dl_output")
+                   "attention_output.csv", "text/csv", key="walk_dl_output", on_click="ignore")
 d3.download_button("Whole scenario (JSON)", lambda: sections.scenario_json(inputs, params),
-                   "attention_scenario.json", "application/json", key="walk_dl_json")
+                   "attention_scenario.json", "application/json", key="walk_dl_json", on_click="ignore")

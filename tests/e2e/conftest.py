@@ -91,6 +91,27 @@ SETTLED_JS = """
 }
 """
 
+# Why SETTLED_JS is still false (reported when a wait times out).
+UNSETTLED_JS = """
+(before) => {
+  const s = window.__e2e || {};
+  const app = document.querySelector('[data-testid="stApp"]');
+  const undrawn = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter((c) => {
+    const g = c.querySelector('.js-plotly-plot');
+    return !g || !g._fullLayout || !g._fullData;
+  }).map((c) => { const b = c.closest('[class*="st-key-"]'); return b ? b.className : 'chart'; });
+  return {
+    before, ended: s.ended, started: s.started, quiet_ms: s.last ? performance.now() - s.last : null,
+    script_state: app && app.getAttribute('data-test-script-state'),
+    connection: app && app.getAttribute('data-test-connection-state'),
+    stale: [...document.querySelectorAll('[data-stale="true"]')]
+      .map((e) => e.getAttribute('data-testid') || e.className).slice(0, 10),
+    skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
+    undrawn_charts: undrawn.slice(0, 10),
+  };
+}
+"""
+
 # Every Plotly chart of the page: its widget key (from the st-key-<key> class), traces and axes.
 CHARTS_JS = """
 () => {
@@ -290,8 +311,13 @@ class App:
         """Wait until a script run that ended after ``before`` runs has been followed by quiet."""
         if before is None:
             before = self.runs()
-        self.page.wait_for_function(SETTLED_JS, arg={"before": before, "quiet": QUIET_MS},
-                                    timeout=TIMEOUT_MS, polling=100)
+        try:
+            self.page.wait_for_function(SETTLED_JS, arg={"before": before, "quiet": QUIET_MS},
+                                        timeout=TIMEOUT_MS, polling=100)
+        except PlaywrightError as e:
+            state = self.page.evaluate(UNSETTLED_JS, before)
+            self.screenshot("unsettled")
+            raise AssertionError(f"the app did not settle: {state}") from e
 
     def act(self, action) -> None:
         """Do ``action`` (something that makes the app rerun), then wait for the app to settle."""

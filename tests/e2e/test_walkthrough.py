@@ -87,6 +87,7 @@ def test_downloads_hold_the_numbers_on_screen(st_app):
     expected = expected_weights(d_k=6)
     tokens = scenarios.sentence_tokens(DEFAULTS["sentence"]).tokens
     labels = [f"{t} ({i})" for i, t in enumerate(tokens)]
+    runs = st_app.runs()
     with st_app.page.expect_download() as info:
         st_app.page.locator(".st-key-walk_dl_weights button").click()
     download = info.value
@@ -100,4 +101,8 @@ def test_downloads_hold_the_numbers_on_screen(st_app):
     scenario = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     assert scenario["parameters"]["d_k"] == 6 and scenario["parameters"]["tokens"] == list(tokens)
     np.testing.assert_allclose(np.array(scenario["results"]["attention_weights"]), expected, rtol=1e-12)
+    # A download does not rerun the page: a rerun drops the deferred files of the previous run, and a
+    # second click landing after it would never get its file.
+    st_app.page.wait_for_timeout(500)
+    assert st_app.runs() == runs, "a download click reran the page"
     assert not st_app.exceptions()
