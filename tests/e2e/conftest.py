@@ -47,6 +47,7 @@ TIMEOUT_MS = int(os.environ.get("E2E_TIMEOUT_MS", "180000"))
 SERVER_START_S = float(os.environ.get("E2E_SERVER_START_S", "180"))
 VIEWPORT = {"width": 1400, "height": 4000}  # Streamlit scrolls inside its own container: a tall viewport
 QUIET_MS = 300  # the app counts as settled after this long without a script-state change
+RUN_START_MS = 20_000  # an action that sets a value is repeated if no script run has started by then
 
 DEFAULTS = {"sentence": "The cat sat on the mat", "embedding": "lesson", "pe": False, "seed": 42,
             "d_model": 8, "d_k": 4}
@@ -319,10 +320,28 @@ class App:
             self.screenshot("unsettled")
             raise AssertionError(f"the app did not settle: {state}") from e
 
-    def act(self, action) -> None:
-        """Do ``action`` (something that makes the app rerun), then wait for the app to settle."""
+    def act(self, action, *, idempotent: bool = False) -> None:
+        """Do ``action`` (something that makes the app rerun), then wait for the app to settle.
+
+        ``idempotent``: the action sets a value (doing it twice is harmless), so when no script
+        run has started ``RUN_START_MS`` after it (a click or key press the page swallowed,
+        e.g. while it was still laying out), it is done again, up to twice.
+        """
         before = self.runs()
-        action()
+        started = self.page.evaluate("() => window.__e2e ? window.__e2e.started : 0")
+        for attempt in range(3 if idempotent else 1):
+            action()
+            if not idempotent:
+                break
+            try:
+                self.page.wait_for_function(
+                    "({before, started}) => { const s = window.__e2e;"
+                    " return !!s && (s.started > started || s.ended > before); }",
+                    arg={"before": before, "started": started}, timeout=RUN_START_MS, polling=50)
+                break
+            except PlaywrightError:
+                if attempt == 2:
+                    break  # settle() below reports the state
         self.settle(before)
 
     # --- reading --------------------------------------------------------------------------------
@@ -423,20 +442,20 @@ class App:
             def type_it():
                 field.fill(str(value))
                 field.press("Enter" if kind != "stTextArea" else "Control+Enter")
-            self.act(type_it)
+            self.act(type_it, idempotent=True)
         elif kind == "stCheckbox":
             if bool(self.widget_value(key)) != bool(value):
                 self.act(lambda: box.first.locator("label").first.click())
         elif kind == "stRadio":
             option = box.first.locator('[data-testid="stRadioOption"]').filter(has_text=str(value)).first
-            self.act(option.click)
+            self.act(option.click, idempotent=True)
         elif kind == "stButtonGroup":
             self.act(lambda: box.first.locator("button").filter(has_text=str(value)).first.click())
         elif kind == "stSelectbox":
             def choose():
                 self.open_selectbox(key)
                 self.page.get_by_role("option", name=str(value), exact=True).first.click()
-            self.act(choose)
+            self.act(choose, idempotent=True)
         else:
             raise AssertionError(f"do not know how to set widget {key!r} (kind {kind})")
         assert self._shows(key, value), f"{key}: set {value!r}, shows {self.widget_value(key)!r}"
