@@ -224,7 +224,9 @@ def grade_head_width(answer: float, d_model: int = HEAD_D_MODEL, n_heads: int = 
            "(computed with `attention.split_heads`).")
     if answer == d_head:
         return Feedback(True, f"**Right.** {how}")
-    if answer == d_model * n_heads:
+    if answer <= 0:
+        hint = f"A width counts columns, so it is a positive whole number ({fmt(answer, 0)} is not)."
+    elif answer == d_model * n_heads:
         hint = "That multiplies; the heads *split* d_model between them, they do not each get a full copy."
     elif answer == d_model:
         hint = "That is the width of the whole model; each head gets one slice of it."

@@ -192,7 +192,9 @@ st.markdown(f"A model has d_model = {quiz.HEAD_D_MODEL} and {quiz.HEAD_N_HEADS} 
 done = answered("head")
 if done is None:
     with st.form("quiz_form_head", border=False):
-        st.number_input("d_head", min_value=1, max_value=1_000_000, value=None, step=1, key="quiz_head_answer",
+        # Negative and zero answers are accepted, then explained (a min_value of 1 made the box refuse them silently).
+        st.number_input("d_head", min_value=-1_000_000, max_value=1_000_000, value=None, step=1,
+                        key="quiz_head_answer",
                         placeholder="a whole number")
         st.form_submit_button("Check", key="quiz_head_check", on_click=check_head)
 else:

@@ -70,6 +70,22 @@ def test_every_padding_amount_including_everything():
     np.testing.assert_array_equal(z(at, "causal_fig_output"), 0.0)
 
 
+@pytest.mark.parametrize("t, n_pad", [(5, 0), (2, 3), (2, 6), (0, 5)])
+def test_no_peeking_claims_nothing_when_nothing_could_leak(t, n_pad):
+    """t at the end, or every token after t padded: an unchanged causal output is no evidence of the mask."""
+    at = app_at(PAGE, query={"causal_t": str(t), "causal_padding": str(n_pad)})
+    assert_clean(at)
+    assert not any("Nothing leaks" in s.value for s in at.success)
+    assert any("shows nothing here" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_no_peeking_verdict_when_the_mask_is_tested():
+    at = app_at(PAGE, query={"causal_t": "2", "causal_padding": "2"})  # tokens 3 and 4 replaced, not padded
+    assert_clean(at)
+    assert any("Nothing leaks" in s.value for s in at.success)
+    assert not any("shows nothing here" in i.value for i in at.info)
+
+
 @pytest.mark.parametrize("t", [0, 5])
 def test_t_at_both_ends(t):
     at = app_at(PAGE, query={"causal_t": str(t)})

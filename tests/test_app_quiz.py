@@ -122,6 +122,14 @@ def test_head_width_right_and_wrong(at):
     assert not ok and "multiplies" in bad[0] and score(at) == "### Score: 0 / 1"
 
 
+def test_head_width_negative_answer_is_explained(at):
+    at.number_input(key="quiz_head_answer").set_value(-64)
+    at.button(key="quiz_head_check").click().run()
+    ok, bad = feedback(at)
+    assert not ok and "positive whole number" in bad[0]
+    assert_clean(at)
+
+
 @pytest.mark.parametrize("session, query", [
     ({}, 1),  # the lesson's sentence, query "cat"
     ({"sentence": "a dog chased the red ball home", "seed": 7, "d_model": 12, "d_k": 6}, 4),

@@ -51,6 +51,9 @@ def test_head_width_is_what_split_heads_gives():
     assert "whole model" in quiz.grade_head_width(512).message
     assert "number of heads" in quiz.grade_head_width(8).message
     assert not quiz.grade_head_width(65).correct
+    for bad in (0, -3):
+        feedback = quiz.grade_head_width(bad)
+        assert not feedback.correct and "positive whole number" in feedback.message
     assert quiz.head_width(12, 3) == 4
     with pytest.raises(ValueError):
         quiz.head_width(10, 3)

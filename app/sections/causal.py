@@ -168,7 +168,16 @@ def no_peeking(inputs: tuple, n_pad: int, t: int) -> None:
                "“0 (exact)” means bit-for-bit equal, not rounded.")
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
     rows = f"rows 0..{t}" if t else "row 0"
-    if sc.unchanged_through_t(True):
+    # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
+    # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
+    vacuous = n_pad >= n - 1 - t
+    if sc.unchanged_through_t(True) and vacuous:
+        why = ("nothing after t was replaced (t is the last position)" if t == n - 1 else
+               f"every token after t = {t} is padding, which no query can see")
+        fix = "Move t to the left" if t == n - 1 else "Reduce the padding"
+        st.info(f"Causal: output {rows} {'is' if t == 0 else 'are'} unchanged, but that shows nothing here: {why}. "
+                f"{fix} to put the causal mask to the test.", icon="ℹ️")
+    elif sc.unchanged_through_t(True):
         st.success(f"Causal: output {rows} {'is' if t == 0 else 'are'} bit-for-bit unchanged (largest difference "
                    f"{float(change_c[: t + 1].max())!r}). Nothing leaks from the future.", icon="✅")
     else:  # cannot happen with a correct mask; shown rather than hidden

@@ -45,3 +45,13 @@ def test_every_page_loads_with_a_chart_and_no_exception(st_app, nav_pages):
         print(f"{name}: {len(charts)} charts, {len(exceptions)} exceptions, loaded in {loads.get(name)} s")
     record_timing("page_load_s", loads)
     assert not problems, "\n".join(problems)
+
+
+
+def test_a_link_to_a_missing_page_says_so_and_opens_the_walkthrough(st_app):
+    """Streamlit's own "Page not found" dialog tells the learner; the walkthrough is drawn behind it."""
+    st_app.open("nonexistent")
+    dialog = st_app.page.get_by_role("dialog")
+    assert "Page not found" in dialog.inner_text(), dialog.inner_text()
+    assert any(c["key"] == "walk_fig_weights" for c in st_app.charts())
+    assert not st_app.exceptions()
