@@ -25,14 +25,15 @@ QUERY_LIMIT = 5.0  # the query sliders run from -QUERY_LIMIT to +QUERY_LIMIT
 QUERY_STEP = 0.01
 
 # The default table: countries (keys, 2-D vectors of length ~2 at different angles, so
-# each key matches itself best) and their capitals (values: latitude, longitude in degrees).
+# each key matches itself best) and their capitals (values: longitude, latitude in degrees, so the
+# value plane reads like a map: east to the right, north up).
 DEFAULT_ROWS: tuple[dict, ...] = (
-    {KEY: "France", K1: 1.73, K2: 1.0, VALUE: "Paris", V1: 48.9, V2: 2.4},
-    {KEY: "Germany", K1: 1.0, K2: 1.73, VALUE: "Berlin", V1: 52.5, V2: 13.4},
-    {KEY: "Spain", K1: 2.0, K2: 0.0, VALUE: "Madrid", V1: 40.4, V2: -3.7},
-    {KEY: "Italy", K1: -0.35, K2: 1.97, VALUE: "Rome", V1: 41.9, V2: 12.5},
-    {KEY: "Japan", K1: -1.88, K2: -0.68, VALUE: "Tokyo", V1: 35.7, V2: 139.7},
-    {KEY: "Brazil", K1: 0.35, K2: -1.97, VALUE: "Brasília", V1: -15.8, V2: -47.9},
+    {KEY: "France", K1: 1.73, K2: 1.0, VALUE: "Paris", V1: 2.4, V2: 48.9},
+    {KEY: "Germany", K1: 1.0, K2: 1.73, VALUE: "Berlin", V1: 13.4, V2: 52.5},
+    {KEY: "Spain", K1: 2.0, K2: 0.0, VALUE: "Madrid", V1: -3.7, V2: 40.4},
+    {KEY: "Italy", K1: -0.35, K2: 1.97, VALUE: "Rome", V1: 12.5, V2: 41.9},
+    {KEY: "Japan", K1: -1.88, K2: -0.68, VALUE: "Tokyo", V1: 139.7, V2: 35.7},
+    {KEY: "Brazil", K1: 0.35, K2: -1.97, VALUE: "Brasília", V1: -47.9, V2: -15.8},
 )
 DEFAULT_QUERY = (1.73, 1.0)  # "capital of France": France's key
 

@@ -21,9 +21,9 @@ from attention import (
     soft_lookup_batch,
 )
 
-# Countries (2-D keys) -> capitals (latitude, longitude): the page's default table.
+# Countries (2-D keys) -> capitals (longitude, latitude): the page's default table.
 KEYS = np.array([[1.73, 1.0], [1.0, 1.73], [2.0, 0.0], [-0.35, 1.97], [-1.88, -0.68], [0.35, -1.97]])
-VALUES = np.array([[48.9, 2.4], [52.5, 13.4], [40.4, -3.7], [41.9, 12.5], [35.7, 139.7], [-15.8, -47.9]])
+VALUES = np.array([[2.4, 48.9], [13.4, 52.5], [-3.7, 40.4], [12.5, 41.9], [139.7, 35.7], [-47.9, -15.8]])
 
 tables = st.integers(1, 8).flatmap(lambda m: st.integers(1, 4).flatmap(lambda d: st.tuples(
     hnp.arrays(np.float64, (d,), elements=st.floats(-5, 5)),
@@ -160,8 +160,8 @@ def test_a_single_row_table():
 
 
 def test_nearest_value_picks_the_closest_row():
-    assert nearest_value([47.0, 3.0], VALUES) == 0
-    assert nearest_value([40.0, 100.0], VALUES) == 4
+    assert nearest_value([3.0, 47.0], VALUES) == 0  # (longitude, latitude): near Paris
+    assert nearest_value([100.0, 40.0], VALUES) == 4  # nearest to Tokyo
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -29,9 +29,9 @@ TABLE_COLUMNS = {
     S.K2: st.column_config.NumberColumn("k2", help="Key vector, second number.", step=0.01, format="%.2f",
                                         min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
     S.VALUE: st.column_config.TextColumn("value", help="The value's name: what is handed over."),
-    S.V1: st.column_config.NumberColumn("v1", help="Value vector, first number (default: latitude).",
+    S.V1: st.column_config.NumberColumn("v1", help="Value vector, first number (default: longitude).",
                                         step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
-    S.V2: st.column_config.NumberColumn("v2", help="Value vector, second number (default: longitude).",
+    S.V2: st.column_config.NumberColumn("v2", help="Value vector, second number (default: latitude).",
                                         step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
 }
 
@@ -57,7 +57,7 @@ def table_help() -> None:
     """What a row of the table holds and how to edit it (beside the editor)."""
     st.markdown(
         "Each row is one entry: a **key** (a name and a 2-D vector $k_j = (k_1, k_2)$, so it can be drawn) and a "
-        "**value** (a name and a vector $v_j = (v_1, v_2)$; by default the capital's latitude and longitude, "
+        "**value** (a name and a vector $v_j = (v_1, v_2)$; by default the capital's longitude and latitude, "
         "so a blend of values is a place on the map)."
     )
     st.caption(f"Edit any cell, add or delete rows (1 to {S.MAX_ROWS}). Keys must be distinct.")
@@ -142,7 +142,7 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
     p3, p4 = st.columns(2)
     with p3:
         st.plotly_chart(F.values_plane(r.values, vals_l, r.weights, r.blend, r.hard.value,
-                                       axis_titles=("v1 (default: latitude)", "v2 (default: longitude)")),
+                                       axis_titles=("v1 (default: longitude)", "v2 (default: latitude)")),
                         key="lookup_fig_values")
         st.caption("Each **value** is *what it hands over*. The star is attention's answer, a weighted average "
                    "that can land between the values; the diamond is the database's answer.")
