@@ -148,12 +148,13 @@ def sidebar_controls() -> Shared:
 def sentence_input(purpose: str = "to see attention at work") -> scenarios.SentenceInput:
     """The sidebar sentence's tokens for a page, with the app's two friendly notes.
 
-    An empty sentence shows a prompt (ending with ``purpose``) and stops the page;
+    An empty sentence shows a prompt (ending with ``purpose``) and the link's warnings, then stops the page;
     more than ``scenarios.MAX_TOKENS`` tokens are truncated with a note.
     """
     inp = scenarios.sentence_tokens(shared().sentence)
     if not inp.tokens:
         st.info(f"✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.")
+        show_link_warnings()  # st.stop() ends the run before the entrypoint would show them
         st.stop()
     if inp.n_dropped:
         st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "

@@ -52,6 +52,6 @@ sections.peeking_and_padding(inputs, is_causal, n_pad, t)
 
 keep_in_range("causal_query", n - 1)
 q = st.selectbox("Query", range(n), format_func=lambda k: labels[k], key="causal_query", bind="query-params")
-state.check_link("causal_query", q, f"a position from 0 to {n - 1}")
 q = 0 if q is None else min(int(q), n - 1)
+state.check_link("causal_query", labels[q], "one of the sentence's tokens, as 'token (position)'")  # link = label
 sections.row(inputs, is_causal, n_pad, q)

@@ -134,9 +134,11 @@ def draw(names: list[str], window: tuple[int, int] | None) -> None:
     flush()
 
 
+MATRICES = ["W_q", "W_k", "W_v", "W_o"]
 draw(["intro"], None)
 with st.expander("Numbers of W_q, W_k, W_v"):
-    which = st.radio("Matrix", ["W_q", "W_k", "W_v", "W_o"], horizontal=True, key="mh_numbers_matrix")
+    which = st.radio("Matrix", MATRICES, horizontal=True, key="mh_numbers_matrix", bind="query-params")
+    state.check_link("mh_numbers_matrix", which, "one of " + ", ".join(MATRICES))
     if big(which, None):
         download(which, None)
     else:
@@ -146,13 +148,25 @@ HEADS = ["grid", "numbers:head_weights", "numbers:mean_weights", "path", "column
          "diagnostics"]
 if n_heads > GRID_MAX:
     draw(["split", "heads_formula"], None)
-    windows = [(a, min(a + GRID_MAX, n_heads)) for a in range(0, n_heads, GRID_MAX)]
-    window = st.selectbox("Heads shown in the grids", windows, format_func=lambda w: f"heads {w[0]}–{w[1] - 1}",
-                          key="mh_head_window")
+    starts = list(range(0, n_heads, GRID_MAX))  # a window = GRID_MAX heads from its first head (in the link)
+    if st.session_state.get("mh_head_window", 0) not in starts:  # fewer heads now: the last window there is
+        st.session_state["mh_head_window"] = starts[-1]
+    def window_label(a: int) -> str:
+        return f"heads {a}-{min(a + GRID_MAX, n_heads) - 1}"
+
+    first = st.selectbox("Heads shown in the grids", starts, format_func=window_label, key="mh_head_window",
+                         bind="query-params")
+    state.check_link("mh_head_window", window_label(first),  # the link holds the label
+                     "one of " + ", ".join(f"'{window_label(a)}'" for a in starts))
+    window = (int(first), min(int(first) + GRID_MAX, n_heads))
     st.caption(f"{n_heads} heads: the grids show {GRID_MAX} at a time; the diagnostics below cover all of them.")
     draw(HEADS, window)
 else:
     draw(["split", "heads_formula", *HEADS], None)
 
-qi = st.selectbox("Query token", range(n), format_func=lambda k: labels[k], key="mh_query")
+if st.session_state.get("mh_query", 0) >= n:  # a shorter sentence: its last token
+    st.session_state["mh_query"] = n - 1
+qi = st.selectbox("Query token", range(n), format_func=lambda k: labels[k], key="mh_query", bind="query-params")
+qi = 0 if qi is None else min(int(qi), n - 1)
+state.check_link("mh_query", labels[qi], "one of the sentence's tokens, as 'token (position)'")  # link = label
 sections.query_and_check(inputs, qi)

@@ -70,6 +70,16 @@ def test_every_padding_amount_including_everything():
     np.testing.assert_array_equal(z(at, "causal_fig_output"), 0.0)
 
 
+def test_query_link_holds_the_label_and_opens_without_a_warning():
+    at = app_at(PAGE, query={"causal_query": "on (3)"})
+    assert_clean(at)
+    assert at.selectbox(key="causal_query").value == 3
+    assert not [w.value for w in at.warning if "link" in w.value]
+    at = app_at(PAGE, query={"causal_query": "3"})  # not a label: warned, first token
+    assert any("causal_query=3" in w.value for w in at.warning)
+    assert at.selectbox(key="causal_query").value == 0
+
+
 @pytest.mark.parametrize("t, n_pad", [(5, 0), (2, 3), (2, 6), (0, 5)])
 def test_no_peeking_claims_nothing_when_nothing_could_leak(t, n_pad):
     """t at the end, or every token after t padded: an unchanged causal output is no evidence of the mask."""

@@ -159,6 +159,14 @@ def test_empty_sentence_prompts():
     assert not empty.get("plotly_chart")
 
 
+def test_empty_sentence_keeps_the_link_warnings():
+    """The empty-sentence prompt stops the page; the link's warnings must still be shown above it."""
+    at = app_at(PAGE, query={"d_k": "abc"}, session={"sentence": "  "})
+    assert_clean(at)
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert any("d_k=abc" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
 def test_markup_tokens_are_escaped():
     at = app_at(PAGE, session={"sentence": "<b>bold</b> & x"})
     assert_clean(at)
@@ -171,8 +179,8 @@ def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     at = app_at(PAGE, session={"d_model": 128}, query={"n_heads": "128"})
     assert_clean(at)
     window = at.selectbox(key="mh_head_window")
-    assert len(window.options) == 8 and window.value == (0, 16)
-    window.set_value((112, 128)).run()
+    assert len(window.options) == 8 and window.value == 0
+    window.set_value(112).run()
     assert_clean(at)
     fig = figures(at)["mh_fig_heads"]
     assert len([t for t in fig["data"] if t["type"] == "heatmap"]) == 16
@@ -180,6 +188,35 @@ def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     assert "mh_fig_similarity" not in figures(at)
     assert any("head-to-head matrix is not computed" in i.value for i in at.info)
     assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
+
+
+def test_page_controls_come_from_the_link():
+    """The query token, the numbers' matrix and the head window are in the link like the other controls."""
+    # Select boxes with labels keep the label in the link, as the browser writes it.
+    at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_query": "on (3)",
+                                                      "mh_numbers_matrix": "W_o", "mh_head_window": "heads 16-31"})
+    assert_clean(at)
+    assert at.selectbox(key="mh_query").value == 3
+    assert at.radio(key="mh_numbers_matrix").value == "W_o"
+    assert at.selectbox(key="mh_head_window").value == 16
+    assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"].startswith("head 16 ·")
+    assert not [w.value for w in at.warning if "link" in w.value]
+
+
+def test_bad_page_control_link_values_warn():
+    at = app_at(PAGE, query={"mh_query": "dog (9)", "mh_numbers_matrix": "W_z"})
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "mh_query=dog (9)" in warnings and "mh_numbers_matrix=W_z" in warnings, warnings
+    assert at.selectbox(key="mh_query").value == 0
+
+
+def test_fewer_heads_keep_the_last_window_that_exists():
+    at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "64"})
+    at.selectbox(key="mh_head_window").set_value(48).run()
+    at.selectbox(key="n_heads").set_value(32).run()
+    assert_clean(at)
+    assert at.selectbox(key="mh_head_window").value == 16
 
 
 def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
