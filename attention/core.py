@@ -74,7 +74,8 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
         x = np.where(mask, x, -np.inf)
     row_max = np.max(x, axis=axis, keepdims=True)
     row_max = np.where(np.isneginf(row_max), 0, row_max)  # fully masked rows: exp(-inf) = 0
-    e = np.exp(x - row_max)
+    with np.errstate(over="ignore"):  # x - row_max below -1.8e308 (e.g. -1e308 - 1e308) is -inf: exp gives 0
+        e = np.exp(x - row_max)
     total = np.sum(e, axis=axis, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 

@@ -90,6 +90,15 @@ def test_softmax_finite_for_huge_logits(x):
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
 
 
+def test_softmax_of_logits_a_float_range_apart_is_exact_and_silent():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning: -1e308 - 1e308 overflows to -inf on purpose
+        np.testing.assert_array_equal(softmax([1e308, -1e308]), [1.0, 0.0])
+        np.testing.assert_array_equal(softmax([[-1.7e308, 1.7e308, 0.0]]), [[0.0, 1.0, 0.0]])
+
+
 @pytest.mark.parametrize("big", [1e4, 1e5, 1e300])
 def test_softmax_extreme_rows(big):
     np.testing.assert_array_equal(softmax([big, -big]), [1.0, 0.0])
