@@ -87,6 +87,17 @@ def test_sharpness_dial_drops_zero_and_marks_the_lesson_scale():
     assert any("1/√d_k" in a.text for a in fig.layout.annotations)
     no_current = F.sharpness_dial(s, w, ["a", "b"], current=0.0, lesson=S.LESSON_SHARPNESS)
     assert [sh.x0 for sh in no_current.layout.shapes] == [S.LESSON_SHARPNESS]
+    assert any("your s = 0" in a.text for a in no_current.layout.annotations)  # s = 0 is still marked
+    at_lesson = F.sharpness_dial(s, w, ["a", "b"], current=S.LESSON_SHARPNESS, lesson=S.LESSON_SHARPNESS)
+    assert any(a.text == "your s = 1/√d_k" for a in at_lesson.layout.annotations)  # one line hides the other
+
+
+def test_sharpness_dial_rows_are_never_red_like_the_learners_s():
+    m = 12
+    fig = F.sharpness_dial(S.SWEEP, np.full((len(S.SWEEP), m), 1 / m), [f"r{j}" for j in range(m)], current=2.0,
+                           lesson=S.LESSON_SHARPNESS)
+    colors = [t.line.color for t in fig.data[:m]]
+    assert len(set(colors)) == m and F.QUERY_COLOR not in colors
 
 
 # --- the page's pure code ------------------------------------------------------------------------

@@ -18,6 +18,9 @@ SOFT_COLOR = "#3b78c2"  # attention (soft lookup)
 HARD_COLOR = "#e07b00"  # database (hard lookup)
 QUERY_COLOR = "#c0392b"
 KEY_COLOR = "#7f8c8d"
+# One colour per table row in the sharpness dial (MAX_ROWS = 12), none of them red: red marks the learner's s.
+ROW_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f",
+              "#e377c2", "#aec7e8", "#98df8a", "#c5b0d5")
 MARKER_MIN, MARKER_MAX = 6.0, 60.0
 
 
@@ -185,8 +188,9 @@ def sharpness_dial(
 
     Args:
         sharpnesses: ``[s]`` (0 allowed; dropped from the picture). weights: ``[s, m]``.
-        row_labels: ``m`` labels (escaped here). current: the page's sharpness (a
-            line when > 0). lesson: ``1/sqrt(d_k)`` (a dashed line).
+        row_labels: ``m`` labels (escaped here; at most ``len(ROW_COLORS)`` colours, then
+            they repeat). current: the page's sharpness (a red line when > 0; at 0 a red
+            arrow to the left edge). lesson: ``1/sqrt(d_k)`` (a dashed line).
         gap: optional ``[s]`` distance from the blend to the database's value
             (dotted, on a second axis).
     """
@@ -200,7 +204,7 @@ def sharpness_dial(
     fig = go.Figure()
     for j, name in enumerate(names):
         fig.add_trace(go.Scatter(
-            x=s, y=W[:, j], mode="lines", name=name,
+            x=s, y=W[:, j], mode="lines", name=name, line=dict(color=ROW_COLORS[j % len(ROW_COLORS)]),
             hovertemplate=f"{name}<br>sharpness %{{x:.3g}}: weight %{{y:.4f}}<extra></extra>",
         ))
     if gap is not None:
@@ -214,10 +218,16 @@ def sharpness_dial(
                                       side="right", rangemode="tozero", showgrid=False))
     fig.add_vline(x=lesson, line=dict(color="#555", dash="dash", width=1.5))
     fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {lesson:.3g}", showarrow=False,
-                       font=dict(size=11))
+                       xanchor="right", xshift=-4, font=dict(size=11))  # beside its dashed line, not across it
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
-        fig.add_annotation(x=np.log10(current), y=0.5, yref="y", text="your s", showarrow=False, xshift=22,
+        same = np.isclose(current, lesson)
+        fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False, xanchor="left", xshift=4,
+                           text="your s = 1/√d_k" if same else f"your s = {current:.3g}",
+                           font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
+    else:  # s = 0 cannot sit on a log axis: point left, where the weights are uniform
+        fig.add_annotation(x=0, xref="paper", y=0.5, yref="y", showarrow=True, ax=60, ay=0, arrowcolor=QUERY_COLOR,
+                           arrowhead=2, xanchor="left", text="your s = 0 (left of the axis: uniform)",
                            font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
     fig.update_xaxes(type="log", title_text="sharpness (multiplier on q · k), log scale")
     fig.update_layout(yaxis=dict(range=[0, 1.12], title=dict(text="weight")), height=height,

@@ -151,7 +151,8 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
                                          lesson=S.LESSON_SHARPNESS, gap=r.sweep_gap), key="lookup_fig_dial")
         st.caption(f"The sharpness dial for this query: far left the weights are uniform (1/m = "
                    f"{1 / table.m:.3f}), far right they are the database's. Dashed: the transformer's 1/√d_k; "
-                   "red: your setting; dotted: how far the blend is from the database's answer.")
+                   "red: your setting (at s = 0, off the log axis to the left); dotted: how far the blend is "
+                   "from the database's answer.")
 
     with st.expander("Numbers for this query"):
         st.dataframe(pd.DataFrame({
