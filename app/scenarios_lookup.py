@@ -203,12 +203,6 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
     return TableCheck(LookupTable(tuple(labels), tuple(keys), tuple(vlabels), tuple(values)), (), n_empty)
 
 
-def table_rows(table: LookupTable) -> list[dict]:
-    """A table as editor rows (the inverse of :func:`parse_table`)."""
-    return [{KEY: k, K1: kv[0], K2: kv[1], VALUE: v, V1: vv[0], V2: vv[1]}
-            for k, kv, v, vv in zip(table.key_labels, table.keys, table.value_labels, table.values, strict=True)]
-
-
 def _on_grid(x: float) -> float:
     """A coordinate as the query sliders can hold it: clipped to ±QUERY_LIMIT, on the 0.01 grid."""
     return round(min(QUERY_LIMIT, max(-QUERY_LIMIT, x)), 2) + 0.0  # + 0.0: no -0.0

@@ -136,7 +136,7 @@ def draw(names: list[str], window: tuple[int, int] | None) -> None:
 
 MATRICES = ["W_q", "W_k", "W_v", "W_o"]
 draw(["intro"], None)
-with st.expander("Numbers of W_q, W_k, W_v"):
+with st.expander("Numbers of W_q, W_k, W_v, W_o"):
     which = st.radio("Matrix", MATRICES, horizontal=True, key="mh_numbers_matrix", bind="query-params")
     state.check_link("mh_numbers_matrix", which, "one of " + ", ".join(MATRICES))
     if big(which, None):

@@ -29,7 +29,6 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +41,7 @@ import streamlit.testing.v1.app_test as _app_test  # noqa: E402
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest_utils import app_at  # noqa: E402
+from tests.apptest_utils import app_at, option_value  # noqa: E402
 
 # A server compiles each page file once and keeps the bytecode (its ScriptCache lives as
 # long as the server); AppTest makes a new ScriptCache on every run, so every rerun would
@@ -50,30 +49,23 @@ from tests.apptest_utils import app_at  # noqa: E402
 _SCRIPT_CACHE = ScriptCache()
 _app_test.ScriptCache = lambda: _SCRIPT_CACHE
 
-TRIVIAL_IN_APP = """
+_TRIVIAL = """
 import time
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-from app import state
+{imports}
 started = time.perf_counter()
-state.sidebar_controls()
+{frame}
 st.title("Trivial page")
 st.plotly_chart(go.Figure(go.Heatmap(z=np.eye(6))), key="fig")
-state.show_link_warnings()
+{after}
 st.session_state["_run_seconds"] = time.perf_counter() - started
 """
-
-TRIVIAL_PAGE = """
-import time
-import numpy as np
-import plotly.graph_objects as go
-import streamlit as st
-started = time.perf_counter()
-st.title("Trivial page")
-st.plotly_chart(go.Figure(go.Heatmap(z=np.eye(6))), key="fig")
-st.session_state["_run_seconds"] = time.perf_counter() - started
-"""
+TRIVIAL_PAGE = _TRIVIAL.format(imports="", frame="", after="")
+# The same page inside the app's frame: the shared sidebar and the link checks the entrypoint draws.
+TRIVIAL_IN_APP = _TRIVIAL.format(imports="from app import state", frame="state.sidebar_controls()",
+                                 after="state.show_link_warnings()")
 
 MAX_SHARED = {"sentence": " ".join(f"w{i}" for i in range(64)), "d_model": 512, "d_k": 128}
 
@@ -86,8 +78,8 @@ def payload(at: AppTest) -> int:
     return sum(len(el.proto.spec) for el in at.get("plotly_chart"))
 
 
-def rerun_time(at: AppTest, repeats: int, *, cold: bool = False) -> tuple[float, float]:
-    """Fastest ``(wall time of at.run(), the script's own run time)`` over ``repeats`` reruns.
+def rerun_time(at: AppTest, repeats: int, *, cold: bool = False) -> float:
+    """The script's own run time, the fastest of ``repeats`` reruns, in seconds.
 
     The script time (``_run_seconds``, measured by the entrypoint around the page) leaves
     out AppTest's own polling and widget bookkeeping. ``cold``: empty Streamlit's data
@@ -95,17 +87,15 @@ def rerun_time(at: AppTest, repeats: int, *, cold: bool = False) -> tuple[float,
     a first visit at new settings costs); otherwise a rerun at unchanged settings, whose
     sections Streamlit replays from its cache (what every other widget's rerun costs).
     """
-    wall, script = [], []
+    script = []
     for _ in range(repeats):
         if cold:
             st.cache_data.clear()
-        t = time.perf_counter()
         at.run()
-        wall.append(time.perf_counter() - t)
         script.append(at.session_state["_run_seconds"])
     if at.exception:
         raise RuntimeError(f"exception on rerun: {at.exception[0].value}")
-    return min(wall), min(script)
+    return min(script)
 
 
 def moved_time(at: AppTest, repeats: int) -> tuple[str, float] | None:
@@ -151,7 +141,7 @@ def push_to_max(at: AppTest) -> None:
         s.set_value(s.max if not isinstance(s.value, tuple) else (s.min, s.max))
     for s in main.select_slider:  # options come back as labels: try the label as a number, then as is
         label = s.options[-1]
-        for value in (_number(label), label):
+        for value in (option_value(label), label):
             try:
                 s.set_value(value)
                 s._widget_state  # noqa: B018 - raises if the value is not one of the options
@@ -167,13 +157,6 @@ def push_to_max(at: AppTest) -> None:
         if s.options:
             s.select(s.options[-1])
 
-
-def _number(label: str):
-    try:
-        x = float(label)
-    except ValueError:
-        return label
-    return int(x) if x.is_integer() else x
 
 
 def element_count(at: AppTest) -> int:
@@ -204,14 +187,14 @@ def main() -> None:
         # The baselines are measured right before each page: the machine's speed drifts (shared vCPUs).
         b_bare, b_app = bare.measure(args.repeats * 4), in_app.measure(args.repeats * 4)
         at = app_at(page)
-        t_def, p_def, n_el = rerun_time(at, args.repeats * 2)[1], payload(at), element_count(at)
-        c_def = rerun_time(at, args.repeats, cold=True)[1]
+        t_def, p_def, n_el = rerun_time(at, args.repeats * 2), payload(at), element_count(at)
+        c_def = rerun_time(at, args.repeats, cold=True)
         moved = moved_time(at, args.repeats)
         at = app_at(page, session=MAX_SHARED)
         push_to_max(at)
         at.run()
-        t_max, p_max = rerun_time(at, max(2, args.repeats // 2))[1], payload(at)
-        c_max = rerun_time(at, max(2, args.repeats // 2), cold=True)[1]
+        t_max, p_max = rerun_time(at, max(2, args.repeats // 2)), payload(at)
+        c_max = rerun_time(at, max(2, args.repeats // 2), cold=True)
         rows.append((page, b_bare, b_app, n_el, t_def, c_def, moved, p_def, t_max, c_max, p_max))
 
     print("\nScript run time (entrypoint + page, fastest of the reruns). Trivial page: a title and one 6x6 heat map, "
@@ -254,7 +237,7 @@ class Baseline:
 
     def measure(self, repeats: int) -> float:
         """Fastest script time of ``repeats`` reruns."""
-        return rerun_time(self.at, repeats)[1]
+        return rerun_time(self.at, repeats)
 
 
 if __name__ == "__main__":

@@ -46,3 +46,12 @@ def assert_clean(at: AppTest) -> None:
     for kind in ("markdown", "caption", "text", "code", "latex", "info", "warning", "error", "success"):
         for el in getattr(at, kind):
             assert "nan" not in str(el.value).lower().replace("nano", "").split(), (kind, el.value)
+
+
+def option_value(label: str):
+    """A select slider's option label back as its value: ``"64"`` -> 64, ``"0.5"`` -> 0.5, text as is."""
+    try:
+        x = float(label)
+    except ValueError:
+        return label
+    return int(x) if x.is_integer() else x

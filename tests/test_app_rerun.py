@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import pytest
 import streamlit as st
 
-from tests.apptest_utils import ROOT, app_at, assert_clean, figures
+from tests.apptest_utils import ROOT, app_at, assert_clean, figures, option_value
 
 PAGES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
 
@@ -64,13 +64,6 @@ def _snapshot(at) -> list:
     return out
 
 
-def _number(label: str):
-    try:
-        x = float(label)
-    except ValueError:
-        return label
-    return int(x) if x.is_integer() else x
-
 
 def _moves(at) -> list[tuple[str, str, object]]:
     """``(kind, key, value)``: every page widget of these kinds moved to another valid value."""
@@ -87,7 +80,7 @@ def _moves(at) -> list[tuple[str, str, object]]:
             moves.append(("selectbox", w.key, len(w.options) - 1 if w.index != len(w.options) - 1 else 0))
     for w in main.select_slider:
         if len(w.options) > 1:
-            moves.append(("select_slider", w.key, _number(w.options[0])))
+            moves.append(("select_slider", w.key, option_value(w.options[0])))
     for w in main.toggle:
         moves.append(("toggle", w.key, not w.value))
     return moves

@@ -144,9 +144,7 @@ def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], 
     """
     b = np.asarray(change_bidirectional, dtype=float)
     c = np.asarray(change_causal, dtype=float)
-    n = len(labels)
-    if b.shape != (n,) or c.shape != (n,):
-        raise ValueError(f"changes must be [n] = [{n}], got {b.shape} and {c.shape}")
+    n = len(labels)  # paired_bars checks that both series have one value per label
     top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
     fig = paired_bars(
         [(name, values, [exact_change_text(v) for v in values], color)

@@ -54,9 +54,7 @@ def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[st
     """
     a = np.asarray(entropy_a, dtype=float)
     b = np.asarray(entropy_b, dtype=float)
-    n = len(labels)
-    if a.shape != (n,) or b.shape != (n,):
-        raise ValueError(f"entropies must be [n] = [{n}], got {a.shape} and {b.shape}")
+    n = len(labels)  # paired_bars checks that both series have one value per label
     top = math.log(n) if n > 1 else 1.0
     fig = paired_bars(
         [(name, values, [fmt(v, 3) for v in values], color)

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from app import figures, scenarios, textviews
+from app import figures, scenarios, state, textviews
 from app.sections import section
 
 
@@ -28,7 +28,7 @@ def computed(inputs: tuple) -> tuple[A.AttentionSteps, dict[str, np.ndarray], li
         steps, weights = A.attention_steps(X, W_q, W_k, W_v), {"W_q": W_q, "W_k": W_k, "W_v": W_v}
     else:
         tokens, d_model, d_k, seed, embedding, pe = inputs[1:]
-        steps = scenarios.sentence_steps(tokens, d_model, d_k, seed, embedding, pe)
+        steps = state.sentence_steps(tokens, d_model, d_k, seed, embedding, pe)  # the cache the quiz uses too
         weights = scenarios.weight_matrices(d_model, d_k, d_k, seed)
     return steps, weights, [f"{t} ({i})" for i, t in enumerate(tokens)], tuple(tokens)
 
