@@ -138,11 +138,11 @@ MATRICES = ["W_q", "W_k", "W_v", "W_o"]
 draw(["intro"], None)
 with st.expander("Numbers of W_q, W_k, W_v, W_o"):
     which = st.radio("Matrix", MATRICES, horizontal=True, key="mh_numbers_matrix", bind="query-params")
-    state.check_link("mh_numbers_matrix", which, "one of " + ", ".join(MATRICES))
     if big(which, None):
         download(which, None)
     else:
         sections.pieces(inputs, None, (f"table:{which}",))
+state.check_link("mh_numbers_matrix", which, "one of " + ", ".join(MATRICES))  # outside: a closed expander hides it
 
 HEADS = ["grid", "numbers:head_weights", "numbers:mean_weights", "path", "columns", "output", "numbers:output",
          "diagnostics"]

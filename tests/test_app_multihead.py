@@ -208,6 +208,8 @@ def test_bad_page_control_link_values_warn():
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning)
     assert "mh_query=dog (9)" in warnings and "mh_numbers_matrix=W_z" in warnings, warnings
+    expander = next(e for e in at.expander if e.label.startswith("Numbers of W_q"))
+    assert not [w for w in expander.warning], "a link warning inside a closed expander is not seen"
     assert at.selectbox(key="mh_query").value == 0
 
 

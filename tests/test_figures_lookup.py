@@ -90,6 +90,10 @@ def test_sharpness_dial_drops_zero_and_marks_the_lesson_scale():
     assert any("your s = 0" in a.text for a in no_current.layout.annotations)  # s = 0 is still marked
     at_lesson = F.sharpness_dial(s, w, ["a", "b"], current=S.LESSON_SHARPNESS, lesson=S.LESSON_SHARPNESS)
     assert any(a.text == "your s = 1/√d_k" for a in at_lesson.layout.annotations)  # one line hides the other
+    far_right = F.sharpness_dial(S.SWEEP, np.full((len(S.SWEEP), 2), 0.5), ["a", "b"], current=1e6,
+                                 lesson=S.LESSON_SHARPNESS)
+    label = next(a for a in far_right.layout.annotations if a.text.startswith("your s"))
+    assert label.xanchor == "right"  # at the right edge the label goes left of its line, inside the plot
 
 
 def test_sharpness_dial_rows_are_never_red_like_the_learners_s():

@@ -222,7 +222,9 @@ def sharpness_dial(
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
         same = np.isclose(current, lesson)
-        fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False, xanchor="left", xshift=4,
+        right_half = np.log10(current) > (np.log10(s[0]) + np.log10(s[-1])) / 2 if s.size else False
+        fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False,  # on the side with room
+                           xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
                            text="your s = 1/√d_k" if same else f"your s = {current:.3g}",
                            font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
     else:  # s = 0 cannot sit on a log axis: point left, where the weights are uniform
