@@ -41,6 +41,7 @@ import streamlit.testing.v1.app_test as _app_test  # noqa: E402
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from explorer.lessons import LESSONS  # noqa: E402
 from tests.apptest_utils import app_at, option_value  # noqa: E402
 
 # A server compiles each page file once and keeps the bytecode (its ScriptCache lives as
@@ -64,14 +65,14 @@ st.session_state["_run_seconds"] = time.perf_counter() - started
 """
 TRIVIAL_PAGE = _TRIVIAL.format(imports="", frame="", after="")
 # The same page inside the app's frame: the shared sidebar and the link checks the entrypoint draws.
-TRIVIAL_IN_APP = _TRIVIAL.format(imports="from app import state", frame="state.sidebar_controls()",
-                                 after="state.show_link_warnings()")
+TRIVIAL_IN_APP = _TRIVIAL.format(imports="from explorer.shell import controls", frame="controls.sidebar_controls()",
+                                 after="controls.show_link_warnings()")
 
 MAX_SHARED = {"sentence": " ".join(f"w{i}" for i in range(64)), "d_model": 512, "d_k": 128}
 
 
 def pages() -> list[str]:
-    return sorted(p.name for p in (ROOT / "app_pages").glob("*.py"))
+    return [entry.name for entry in LESSONS]
 
 
 def payload(at: AppTest) -> int:
@@ -171,7 +172,7 @@ def element_count(at: AppTest) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--pages", nargs="*", help="only these page files (default: all)")
+    ap.add_argument("--pages", nargs="*", help="only these lessons (default: all)")
     args = ap.parse_args()
     import numpy as np
     import plotly

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
 
-from app import scenarios_scaling as S  # noqa: E402
+from explorer.lessons.scaling import model as S  # noqa: E402
 
 SETTINGS = [  # (n_keys, n_samples): the page's defaults first, then the largest
     (S.DEFAULTS["n_keys"], S.DEFAULTS["n_samples"]),

@@ -7,13 +7,20 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from explorer.lessons import lesson
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRYPOINT = str(ROOT / "streamlit_app.py")
 
 
+def lesson_page(name: str) -> str:
+    """The page file of lesson ``name`` as ``AppTest.switch_page`` wants it."""
+    return lesson(name).page
+
+
 def app_at(page: str | None = None, *, session: dict | None = None, query: dict | None = None,
            timeout: float = 60) -> AppTest:
-    """Run the whole app (entrypoint + navigation) on ``app_pages/<page>`` and return the AppTest.
+    """Run the whole app (entrypoint + navigation) on lesson ``page`` (its package name) and return the AppTest.
 
     Shared controls are driven through ``session`` (``at.session_state``) or ``query``
     (``at.query_params``): AppTest drops the entrypoint's sidebar widgets on a rerun
@@ -26,7 +33,7 @@ def app_at(page: str | None = None, *, session: dict | None = None, query: dict 
         at.session_state[k] = v
     at.run()
     if page is not None:
-        at.switch_page(f"app_pages/{page}")
+        at.switch_page(lesson_page(page))
         at.run()
     return at
 

@@ -12,8 +12,8 @@ import time
 import numpy as np
 import pytest
 
-from app import scenarios
-from app.textviews import fmt
+from explorer.shell import settings
+from explorer.shell.textviews import fmt
 from tests.e2e.conftest import DEFAULTS, WALK_WEIGHTS, record_timing
 
 pytestmark = pytest.mark.e2e
@@ -22,8 +22,8 @@ pytestmark = pytest.mark.e2e
 def expected_weights(sentence: str = DEFAULTS["sentence"], d_model: int = DEFAULTS["d_model"],
                      d_k: int = DEFAULTS["d_k"], seed: int = DEFAULTS["seed"],
                      embedding: str = DEFAULTS["embedding"], pe: bool = DEFAULTS["pe"]) -> np.ndarray:
-    tokens = scenarios.sentence_tokens(sentence).tokens
-    return scenarios.sentence_steps(tokens, d_model, d_k, seed, embedding, pe).weights
+    tokens = settings.sentence_tokens(sentence).tokens
+    return settings.sentence_steps(tokens, d_model, d_k, seed, embedding, pe).weights
 
 
 def test_d_k_slider_changes_the_weights_heat_map(st_app):
@@ -58,7 +58,7 @@ def test_weights_top_left_is_first_token_attending_to_first_token(st_app):
     chart = st_app.chart(WALK_WEIGHTS)
     z = np.array(chart["traces"][0]["z"], dtype=float)
     w = expected_weights()
-    tokens = scenarios.sentence_tokens(DEFAULTS["sentence"]).tokens
+    tokens = settings.sentence_tokens(DEFAULTS["sentence"]).tokens
     n = len(tokens)
     assert not np.allclose(w, w.T), "test needs a non-symmetric matrix"
     # Data: row i = query i, column j = key j (not transposed).
@@ -85,7 +85,7 @@ def test_downloads_hold_the_numbers_on_screen(st_app):
 
     st_app.open(params={"d_k": 6})
     expected = expected_weights(d_k=6)
-    tokens = scenarios.sentence_tokens(DEFAULTS["sentence"]).tokens
+    tokens = settings.sentence_tokens(DEFAULTS["sentence"]).tokens
     labels = [f"{t} ({i})" for i, t in enumerate(tokens)]
     runs = st_app.runs()
     with st_app.page.expect_download() as info:

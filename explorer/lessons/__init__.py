@@ -1,0 +1,56 @@
+"""The lessons: one package per lesson, each holding everything that lesson alone uses.
+
+Each ``explorer/lessons/<name>/`` has
+    ``page.py``    the Streamlit page (widgets, layout, link checks; run by ``st.navigation``),
+    ``draw.py``    its cached sections (what it draws from its arguments alone),
+    ``charts.py``  its figure builders (arrays in, Plotly figures out; no Streamlit),
+    ``model.py``   its arrays (pure NumPy on top of :mod:`attention`; no Streamlit),
+and a lesson without charts or arrays of its own has no such file. What every lesson shares
+is in :mod:`explorer.shell`.
+
+The folder is not called ``pages/``: with a ``pages/`` folder beside the entrypoint,
+Streamlit serves a deep link on a fresh server as a stand-alone page (its old multipage
+mode), without the entrypoint's sidebar and navigation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One entry of the navigation: the lesson's package ``name``, its title, icon, URL path and group."""
+
+    name: str
+    title: str
+    icon: str
+    url_path: str
+    group: str
+
+    @property
+    def page(self) -> str:
+        """The page file, relative to the repository root (what ``st.Page`` is given)."""
+        return f"explorer/lessons/{self.name}/page.py"
+
+
+LESSONS: tuple[Lesson, ...] = (  # the first is the default page
+    Lesson("walkthrough", "Step-by-step walkthrough", "🧮", "walkthrough", "Learn"),
+    Lesson("lookup", "Attention as a soft lookup", "🗂️", "lookup", "Learn"),
+    Lesson("scaling", "Why divide by √d_k", "📏", "scaling", "Learn"),
+    Lesson("multihead", "Multi-head attention", "🧩", "multihead", "Learn"),
+    Lesson("causal", "The causal mask", "⏳", "causal", "Learn"),
+    Lesson("two_sentences", "Two sentences, one set of weights", "🔀", "two-sentences", "Learn"),
+    Lesson("quiz", "Check yourself", "✅", "quiz", "Practice"),
+)
+
+
+def lesson(name: str) -> Lesson:
+    """The :class:`Lesson` called ``name``; ``KeyError`` if there is none."""
+    for entry in LESSONS:
+        if entry.name == name:
+            return entry
+    raise KeyError(f"no lesson {name!r}; lessons: {', '.join(e.name for e in LESSONS)}")

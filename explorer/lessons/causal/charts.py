@@ -1,0 +1,158 @@
+"""Figures of the causal-mask page: the boolean mask, the additive mask, badges, "no peeking" bars.
+
+Same rules as :mod:`app.figures.base`: rows are queries top to bottom, columns keys left
+to right, plotted by position, tokens escaped, hover ``query tok (i) → key tok (j): value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.shell.charts import CELL_TEXT_MAX, escape_label, paired_bars
+
+__all__ = [
+    "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
+    "add_row_badges", "add_row_separator", "boolean_mask_figure", "exact_change_text", "row_change_bars",
+]
+
+ALLOWED_COLOR = "#3b78c2"
+BLOCKED_COLOR = "#d4d4d4"
+NEG_INF = "−∞"  # U+2212: shown as text, never as a raw float
+FULLY_MASKED_BADGE = "fully masked: no key to attend to"
+
+
+def _check_square(matrix: np.ndarray, labels: Sequence[str], name: str) -> None:
+    if matrix.ndim != 2 or matrix.shape != (len(labels), len(labels)):
+        raise ValueError(f"{name} must be [n, n] with one label per token, got {matrix.shape} and {len(labels)} labels")
+
+
+def _layout(fig: go.Figure, labels: Sequence[str], title: str, height: int | None) -> go.Figure:
+    n = len(labels)
+    ticks = [escape_label(s) for s in labels]
+    every = max(1, int(np.ceil(n / 40)))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every], title_text="key",
+                     showgrid=False, zeroline=False, range=[-0.5, n - 0.5])
+    fig.update_yaxes(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every],
+                     title_text="query", autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_layout(title=dict(text=escape_label(title)) if title else None,
+                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      height=height or int(min(620, max(240, 34 * n + 110))))
+    return fig
+
+
+def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, str], hover_text: tuple[str, str],
+               legend: tuple[str, str], title: str, height: int | None, show_legend: bool = True) -> go.Figure:
+    """A bool ``[n, n]`` matrix as two colours: index 0 of each pair is for blocked, 1 for allowed."""
+    n = len(labels)
+    ticks = [escape_label(s) for s in labels]
+    blocked_text, allowed_text = cell_text
+    custom = np.empty((n, n, 3), dtype=object)
+    custom[..., 0] = np.array(ticks, dtype=object)[:, None]
+    custom[..., 1] = np.array(ticks, dtype=object)[None, :]
+    custom[..., 2] = np.where(mask, hover_text[1], hover_text[0])
+    trace = dict(
+        z=mask.astype(int).tolist(), x=list(range(n)), y=list(range(n)), zmin=0, zmax=1, xgap=1, ygap=1,
+        colorscale=[[0.0, BLOCKED_COLOR], [0.5, BLOCKED_COLOR], [0.5, ALLOWED_COLOR], [1.0, ALLOWED_COLOR]],
+        colorbar=dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=list(legend), thickness=12, len=0.6),
+        customdata=custom, showscale=show_legend,
+        hovertemplate="query %{customdata[0]} → key %{customdata[1]}: %{customdata[2]}<extra></extra>",
+    )
+    if n <= CELL_TEXT_MAX:
+        trace["text"] = np.where(mask, allowed_text, blocked_text)
+        trace["texttemplate"] = "%{text}"
+        trace["textfont"] = dict(size=10 if n > 10 else 12)
+    return _layout(go.Figure(go.Heatmap(**trace)), labels, title, height)
+
+
+def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height: int | None = None,
+                        short: bool = False, show_legend: bool = True) -> go.Figure:
+    """The boolean mask ``[n, n]`` (``True`` = may attend) in two colours, with a legend saying so.
+
+    Cells read ``True`` / ``False`` (``T`` / ``F`` with ``short``, while ≤ ``CELL_TEXT_MAX``
+    tokens); hover ``query … → key …: True (may attend)``. ``show_legend=False`` drops the
+    colour legend (for small multiples whose caption says it).
+
+    Raises:
+        ValueError: ``mask`` is not a square boolean matrix matching ``labels``.
+    """
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
+    _check_square(mask, labels, "mask")
+    cells = ("F", "T") if short else ("False", "True")
+    return _two_level(mask, labels, cells, ("False (blocked)", "True (may attend)"),
+                      ("False: blocked", "True: may attend"), title, height, show_legend)
+
+
+def additive_mask_figure(additive, labels: Sequence[str], *, title: str = "", height: int | None = None) -> go.Figure:
+    """The additive mask ``[n, n]`` (0 where allowed, ``-inf`` where blocked), cells printed ``0`` / ``−∞``.
+
+    The infinite values never reach Plotly: the figure colours a 0/1 matrix and prints
+    the text ``−∞`` itself.
+
+    Raises:
+        ValueError: entries other than 0 and ``-inf``, or a shape that does not match ``labels``.
+    """
+    additive = np.asarray(additive, dtype=float)
+    _check_square(additive, labels, "additive")
+    if not np.all((additive == 0) | np.isneginf(additive)):
+        raise ValueError("additive must hold only 0 (may attend) and -inf (blocked)")
+    return _two_level(additive == 0, labels, (NEG_INF, "0"), (f"{NEG_INF} (blocked)", "0 (may attend)"),
+                      (f"{NEG_INF}: blocked", "0: may attend"), title, height)
+
+
+def add_row_badges(fig: go.Figure, rows, n_cols: int, text: str = FULLY_MASKED_BADGE) -> go.Figure:
+    """Write a badge across each row in ``rows`` of a heat map with ``n_cols`` columns (in place, returned)."""
+    for r in rows:
+        fig.add_annotation(x=(n_cols - 1) / 2, y=int(r), text=f"⛔ {escape_label(text)}", showarrow=False,
+                           font=dict(size=11, color="#7a4b00"), bgcolor="rgba(255, 243, 205, 0.95)",
+                           bordercolor="#d39e00", borderwidth=1, borderpad=2)
+    return fig
+
+
+def add_row_separator(fig: go.Figure, t: int, n_cols: int, label: str = "") -> go.Figure:
+    """A dashed line under row ``t`` of a heat map (rows ≤ t above it), in place, returned."""
+    fig.add_shape(type="line", x0=-0.5, x1=n_cols - 0.5, y0=t + 0.5, y1=t + 0.5,
+                  line=dict(color="#d62728", width=2, dash="dash"))
+    if label:
+        fig.add_annotation(x=n_cols - 0.5, y=t + 0.5, text=escape_label(label), showarrow=False, xanchor="right",
+                           yanchor="bottom", font=dict(size=11, color="#d62728"))
+    return fig
+
+
+def exact_change_text(value: float) -> str:
+    """A row's largest change as text: ``0 (exact)`` only when it is exactly 0.0, else 3 significant digits."""
+    if value == 0.0:
+        return "0 (exact)"
+    return f"{value:.3g}"
+
+
+def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",
+                    height: int = 340) -> go.Figure:
+    """Largest change of each output row after replacing the tokens after ``t``, both modes side by side.
+
+    Args:
+        change_bidirectional, change_causal: ``[n]`` non-negative, ``max_j |Δ output[i, j]|``.
+        labels: one label per query.
+        t: the last untouched position; a dashed line separates rows ≤ t from the rest.
+
+    Raises:
+        ValueError: lengths differ.
+    """
+    b = np.asarray(change_bidirectional, dtype=float)
+    c = np.asarray(change_causal, dtype=float)
+    n = len(labels)  # paired_bars checks that both series have one value per label
+    top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
+    fig = paired_bars(
+        [(name, values, [exact_change_text(v) for v in values], color)
+         for name, values, color in (("bidirectional", b, "#e07b39"), ("causal", c, ALLOWED_COLOR))],
+        labels, quantity="largest |Δ output| =", x_title="query (output row)", y_title="largest |Δ output|",
+        y_max=top * 1.3, title=title, height=height,
+    )
+    fig.add_shape(type="line", x0=t + 0.5, x1=t + 0.5, y0=0, y1=top * 1.15, line=dict(color="#d62728", dash="dash"))
+    fig.add_annotation(x=t + 0.5, y=top * 1.15, text=f"t = {t}: tokens after this are replaced", showarrow=False,
+                       xanchor="right" if t >= n / 2 else "left", yanchor="bottom", font=dict(color="#d62728"))
+    return fig

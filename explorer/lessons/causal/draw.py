@@ -1,0 +1,316 @@
+"""Sections of the causal-mask page: the intro, the masks (parts 1-2), "no peeking" and padding (3-4), one row (5).
+
+Every function but :func:`intro` takes the page's ``inputs``, a small hashable tuple
+``(tokens, d_model, d_k, seed, embedding, pe)`` (the sidebar's sentence through
+``SelfAttention(d_model, d_k, d_k, seed)``), and the page's widget values: ``is_causal``
+(the toggle), ``n_pad`` (the padding slider), ``t`` (the "no peeking" slider), ``q`` (the
+query). Parts 1, 2, 4 and 5 do not depend on ``t``; they read the scenario at ``t = 0``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.lessons.causal import charts as cfig
+from explorer.lessons.causal import model as scenarios_causal
+from explorer.shell import charts, settings, textviews
+from explorer.shell.cache import section
+
+causal_scenario = st.cache_data(max_entries=32, show_spinner=False)(scenarios_causal.causal_scenario)
+
+
+def scenario(inputs: tuple, n_pad: int, t: int = 0) -> scenarios_causal.CausalScenario:
+    """:func:`app.scenarios_causal.causal_scenario` for ``inputs`` (cached)."""
+    tokens, d_model, d_k, seed, embedding, pe = inputs
+    return causal_scenario(tokens, d_model, d_k, seed, embedding, pe, n_pad, t)
+
+
+def labels_of(inputs: tuple) -> list[str]:
+    """One label per token, ``"token (i)"``."""
+    return settings.SentenceInput(inputs[0], 0).labels
+
+
+def numbers(frame: pd.DataFrame, label: str = "Numbers") -> None:
+    """The exact numbers behind a picture, in a table a learner can copy."""
+    with st.expander(label):
+        st.dataframe(frame, width="stretch")
+
+
+def badges(fig, fully: np.ndarray, n_cols: int):
+    """``fig`` with a "fully masked" badge on each row where ``fully`` is true."""
+    return cfig.add_row_badges(fig, np.flatnonzero(fully), n_cols)
+
+
+def mask_or_none(mask: np.ndarray):
+    """``mask``, or ``None`` when it allows everything (then the heat map draws no × marks)."""
+    return None if mask.all() else mask
+
+
+def mode_name(is_causal: bool) -> str:
+    """``"causal"`` or ``"bidirectional"``."""
+    return "causal" if is_causal else "bidirectional"
+
+
+@section
+def intro() -> None:
+    """The page's title, what the causal mask does, and its formula."""
+    st.title("The causal mask: from bidirectional to decoder attention")
+    st.markdown(
+        "In an **encoder** every token attends to every token (bidirectional). A **decoder** writes text left to "
+        "right, so token *i* must not see tokens after it. The fix is one line: before the softmax, add a mask "
+        "that sets the scores of the future (key *j* > query *i*) to **−∞**; their weights become exactly 0 "
+        "(lesson exercise 1; Vaswani et al. 2017, §3.2.3)."
+    )
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
+             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ \text{(may attend)} \\ -\infty & j > i \ \text{(the future)}"
+             r"\end{cases}")
+
+
+@section
+def masks(inputs: tuple, is_causal: bool, n_pad: int) -> None:
+    """The settings caption, part 1 (both modes side by side), part 2 (the mask three ways), part 3's intro."""
+    tokens, d_model, d_k, seed, embedding, pe = inputs
+    sc = scenario(inputs, n_pad)
+    labels, n, dims, mode = labels_of(inputs), len(tokens), [f"dim {j}" for j in range(d_k)], mode_name(is_causal)
+    steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
+
+    st.caption(f"{n} tokens · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · embeddings: "
+               f"{embedding}{' + positional encoding' if pe else ''}"
+               + (f" · last {n_pad} token(s) are padding" if n_pad else ""))
+
+    st.header("1 · Bidirectional vs causal, side by side")
+    st.markdown("The same sentence, the same weights W_q, W_k, W_v; only the mask differs. Masked cells are blank "
+                "with a ×, hover says *masked*; their weight is exactly 0.")
+    left, right = st.columns(2)
+    for col, causal_side, title in ((left, False, "bidirectional (encoder): every query sees every key"),
+                                    (right, True, "causal (decoder): query i sees keys j ≤ i")):
+        with col:
+            s = sc.steps(causal_side)
+            fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title)
+            badges(fig, sc.fully_masked(causal_side), n)
+            st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(causal_side)}")
+    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · weights on [0, 1]")
+    st.markdown(
+        f"**Checks (causal):** largest weight above the diagonal = `{sc.max_above_diagonal(True)!r}` · "
+        f"row 0 = `[{', '.join(textviews.fmt(v, 1) for v in sc.causal.weights[0][:8])}{', …' if n > 8 else ''}]` · "
+        + (f"largest |row sum − 1| = `{sc.max_row_sum_error(True):.1e}`"
+           + (" (over the rows that have a key)" if sc.fully_masked(True).any() else "")
+           if not sc.fully_masked(True).all() else "every row is fully masked, so every row sums to 0")
+    )
+
+    st.header("2 · The mask, three ways")
+    st.markdown(f"Showing the **{mode}** mask{' combined with the key padding mask' if n_pad else ''} "
+                "(switch at the top). Three equivalent ways to write it, then what it does to the scores.")
+    a, b = st.columns(2)
+    with a:
+        st.latex(r"\text{mask}_{ij} = \text{True} \iff \text{query } i \text{ may attend to key } j")
+        st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title="boolean mask (True = may attend)"),
+                        key="causal_fig_bool")
+        st.caption(f"shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)")
+    with b:
+        st.latex(r"M_{ij} = \begin{cases} 0 & \text{mask}_{ij} = \text{True} \\ -\infty & \text{mask}_{ij} = "
+                 r"\text{False} \end{cases}")
+        st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels, title="additive mask (0 / −∞)"),
+                        key="causal_fig_additive")
+        st.caption(f"shape [{n}, {n}] · float · added to the scaled scores")
+    with st.expander("Numbers: both masks"):
+        st.markdown("Boolean mask")
+        st.dataframe(pd.DataFrame(mask, index=labels, columns=labels), width="stretch")
+        st.markdown("Additive mask")
+        st.dataframe(pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels), width="stretch")
+    s_col, w_col = st.columns(2)
+    with s_col:
+        st.latex(r"\frac{Q K^\top}{\sqrt{d_k}} + M")
+        st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging", mask=mask,
+                                        title="masked scaled scores", colorbar_title="score"),
+                        key="causal_fig_scores")
+        st.caption(f"shape [{n}, {n}] · masked cells (−∞) are blank with a ×, hover says masked")
+        numbers(pd.DataFrame(np.where(mask, np.vectorize(textviews.fmt, otypes=[object])(steps.scaled_scores),
+                                      f"{cfig.NEG_INF} (masked)"), index=labels, columns=labels),
+                "Numbers: masked scaled scores")
+    with w_col:
+        st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
+                 r"\quad e^{-\infty} = 0")
+        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask), title=f"{mode} attention weights")
+        st.plotly_chart(badges(fig, fully, n), key="causal_fig_weights")
+        st.caption(f"shape [{n}, {n}] · each row sums to 1"
+                   + (" (lower-triangular)" if is_causal else "")
+                   + (" · a fully masked row is all zeros" if fully.any() else ""))
+        numbers(pd.DataFrame(steps.weights, index=labels, columns=labels), "Numbers: weights")
+    o_col, _ = st.columns(2)
+    with o_col:
+        st.latex(r"\text{out}_i = \sum_j w_{ij}\, v_j")
+        fig = charts.heatmap(steps.output, labels, dims, kind="diverging", row_name="token", col_name="dim",
+                              title=f"{mode} output")
+        st.plotly_chart(badges(fig, fully, d_k), key="causal_fig_output")
+        st.caption(f"shape [n, d_v] = [{n}, {d_k}]" + (" · a fully masked row outputs zeros" if fully.any() else ""))
+        numbers(pd.DataFrame(steps.output, index=labels, columns=dims), "Numbers: output")
+    if fully.any():
+        st.badge(f"{cfig.FULLY_MASKED_BADGE} ({int(fully.sum())} of {n} queries)", icon="⛔", color="orange")
+
+    st.header("3 · No peeking: the future cannot leak")
+    st.markdown("Pick a position **t**. Every token after t is replaced by a different one (its embedding row "
+                "becomes a fresh random vector, as if other words stood there), and both modes run again on the "
+                "new sentence. If the mask works, the causal output rows 0..t do not move at all.")
+
+
+def no_peeking(inputs: tuple, n_pad: int, t: int) -> None:
+    """Part 3 below the slider: how much each output row moves when every token after ``t`` is replaced."""
+    labels, n, d_k = labels_of(inputs), len(inputs[0]), inputs[2]
+    dims = [f"dim {j}" for j in range(d_k)]
+    sc = scenario(inputs, n_pad, t)
+    change_b, change_c = sc.row_change(False), sc.row_change(True)
+    st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
+                                         title="largest change of each output row after replacing the tokens after t"),
+                    key="causal_fig_peek_bars")
+    st.caption("Each bar: max over the d_v columns of |output after − output before| for that query. "
+               "“0 (exact)” means bit-for-bit equal, not rounded.")
+    st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
+    rows = f"rows 0..{t}" if t else "row 0"
+    # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
+    # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
+    vacuous = n_pad >= n - 1 - t
+    if sc.unchanged_through_t(True) and vacuous:
+        why = ("nothing after t was replaced (t is the last position)" if t == n - 1 else
+               f"every token after t = {t} is padding, which no query can see")
+        fix = "Move t to the left" if t == n - 1 else "Reduce the padding"
+        st.info(f"Causal: output {rows} {'is' if t == 0 else 'are'} unchanged, but that shows nothing here: {why}. "
+                f"{fix} to put the causal mask to the test.", icon="ℹ️")
+    elif sc.unchanged_through_t(True):
+        st.success(f"Causal: output {rows} {'is' if t == 0 else 'are'} bit-for-bit unchanged (largest difference "
+                   f"{float(change_c[: t + 1].max())!r}). Nothing leaks from the future.", icon="✅")
+    else:  # cannot happen with a correct mask; shown rather than hidden
+        st.error(f"Causal: {rows} changed by up to {float(change_c[: t + 1].max()):.3g}: the mask leaks.")
+    moved = float(change_b[: t + 1].max())
+    if moved > 0:
+        st.warning(f"Bidirectional: {rows} change by up to {moved:.3g}: every token reads the future.",
+                   icon="👀")
+    elif t == n - 1:
+        st.info("Bidirectional: nothing was replaced (t is the last position), so nothing changes. "
+                "Move t to the left.")
+    else:
+        st.info(f"Bidirectional: {rows} did not change here because every key after t = {t} is padding "
+                "(blocked for every query). Reduce the padding to see the leak.")
+    d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
+    left, right = st.columns(2)
+    for col, causal_side in ((left, False), (right, True)):
+        name = mode_name(causal_side)
+        fig = charts.heatmap(sc.output_diff(causal_side), labels, dims, kind="diverging", row_name="token",
+                              col_name="dim", zrange=(-d, d), title=f"{name}: output after − before",
+                              colorbar_title="Δ")
+        if t < n - 1:
+            cfig.add_row_separator(fig, t, d_k)
+        col.plotly_chart(fig, key=f"causal_fig_peek_{name}")
+    numbers(pd.DataFrame({"query": labels, "replaced?": ["yes" if i > t else "no" for i in range(n)],
+                          "bidirectional: largest |Δ|": [cfig.exact_change_text(v) for v in change_b],
+                          "causal: largest |Δ|": [cfig.exact_change_text(v) for v in change_c]}).set_index("query"),
+            "Numbers: change per row")
+
+
+def padding(inputs: tuple, is_causal: bool, n_pad: int) -> None:
+    """Part 4: the key padding mask, its combination with the causal mask, and why −∞ needs a rule."""
+    labels, n, mode = labels_of(inputs), len(inputs[0]), mode_name(is_causal)
+    sc = scenario(inputs, n_pad)
+    steps, fully = sc.steps(is_causal), sc.fully_masked(is_causal)
+    st.header("4 · Padding: the key padding mask")
+    st.markdown(
+        "Sentences in a batch have different lengths, so the short ones are padded. A **key padding mask** blocks "
+        "the padding keys for every query. It combines with the causal mask by logical AND: a query may attend to a "
+        "key only if both allow it."
+    )
+    st.latex(r"\text{mask} = \text{causal} \wedge \text{key padding},\qquad "
+             r"\text{key padding}_{ij} = \text{True} \iff j < n - p")
+    if n_pad == 0:
+        st.caption("Padding is 0 (the slider at the top): every key is real.")
+    pad_full = np.broadcast_to(sc.key_valid, (n, n))
+    cols = st.columns(3)
+    for col, m, title, key in ((cols[0], sc.causal_mask, "causal mask", "causal_fig_mask_causal"),
+                               (cols[1], pad_full, f"key padding mask (last {n_pad} are padding)",
+                                "causal_fig_mask_pad"),
+                               (cols[2], sc.mask(True), "combined: causal ∧ padding", "causal_fig_mask_combined")):
+        fig = cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True, show_legend=False)
+        if key == "causal_fig_mask_combined":
+            cfig.add_row_badges(fig, np.flatnonzero(sc.fully_masked(True)), n, "fully masked")
+        col.plotly_chart(fig, key=key)
+    st.caption("Blue T = True (may attend), grey F = False (blocked). "
+               "Every query row of the key padding mask is the same: it is one row [n_k] broadcast over the queries. "
+               "Padded *queries* still get an output (from the real keys); a model ignores those rows later.")
+    if n_pad:
+        st.markdown(f"Padded key columns get weight exactly 0 in the {mode} weights: largest weight in a padded column "
+                    f"= `{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`.")
+    if fully.any():
+        st.badge(f"{cfig.FULLY_MASKED_BADGE}: {int(fully.sum())} of {n} queries", icon="⛔", color="orange")
+        st.markdown("These queries have **no key left**: their weights and output are all zeros (a rule, see below), "
+                    "never NaN.")
+
+    with st.container(border=True):
+        st.subheader("Why −∞, and why fully masked rows need a rule")
+        rules = scenarios_causal.masking_rules(sc.causal.scaled_scores[0], sc.causal_mask[0])
+        st.markdown(
+            "- **−∞** makes the weight exactly 0: $e^{-\\infty} = 0$, whatever the other scores are.\n"
+            "- A **large negative constant** such as −1e9 works too while a row keeps at least one key: "
+            "$e^{-10^9}$ underflows to exactly 0 in float64. It must fit the dtype, though: float16 stops at ±65504, "
+            "so there −1e9 overflows to −∞; libraries use the dtype's most negative finite number instead.\n"
+            "- A row with **every** key blocked breaks both. With −∞ the softmax computes 0 / 0 (undefined). With "
+            "−1e9 every score drops by the same amount, the softmax does not change, and the row attends to keys it "
+            "must not see. So a rule is needed: this app (like PyTorch ≥ 2.5's SDPA) gives such a row zero weights "
+            "and a zero output."
+        )
+        table = pd.DataFrame(
+            [["allowed (causal row 0)"] + ["yes" if a else "no" for a in rules.allowed],
+             ["scaled score"] + [textviews.fmt(v) for v in rules.scores],
+             ["row 0 with −∞"] + [textviews.fmt(v) for v in rules.neg_inf],
+             ["row 0 with −1e9"] + [textviews.fmt(v) for v in rules.large_negative],
+             ["all keys blocked, −∞, no rule"] + ["undefined (0 / 0)"] * n,
+             ["all keys blocked, −1e9"] + [textviews.fmt(v) for v in rules.all_blocked_large_negative],
+             ["all keys blocked, zero rule (this app)"] + [textviews.fmt(v) for v in rules.all_blocked_rule]],
+            columns=["query 0 (" + labels[0] + ")"] + labels,
+        ).set_index(f"query 0 ({labels[0]})")
+        st.dataframe(table, width="stretch")
+        st.caption("With −1e9 and every key blocked, the weights are the softmax of the unmasked scores: the mask "
+                   "has silently disappeared.")
+
+    st.header("5 · Row by row")
+    st.markdown(f"Pick a query to see which keys the **{mode}** mask lets it see (hovering a heat map cell tells the "
+                "same: blocked cells say *masked*).")
+
+
+@section
+def peeking_and_padding(inputs: tuple, is_causal: bool, n_pad: int, t: int) -> None:
+    """Everything between the "no peeking" slider and the query box: the rest of part 3, part 4, part 5's intro.
+
+    For a one-token sentence (no slider) it first says that ``t`` is fixed at 0.
+    """
+    if len(inputs[0]) == 1:
+        st.caption("One token: t = 0 (there is no later token to replace).")
+    no_peeking(inputs, n_pad, t)
+    padding(inputs, is_causal, n_pad)
+
+
+@section
+def row(inputs: tuple, is_causal: bool, n_pad: int, q: int) -> None:
+    """Part 5: which keys query ``q`` may see, its masked scores and weights, and its weighted sum."""
+    labels, n, mode = labels_of(inputs), len(inputs[0]), mode_name(is_causal)
+    sc = scenario(inputs, n_pad)
+    steps, allowed, fully = sc.steps(is_causal), sc.mask(is_causal)[q], sc.fully_masked(is_causal)
+    r1, r2 = st.columns([2, 3])
+    with r1:
+        st.dataframe(pd.DataFrame({
+            "key": labels,
+            "may attend?": ["✓ yes" if a else "✗ no" for a in allowed],
+            "masked scaled score": [textviews.fmt(s) if a else cfig.NEG_INF
+                                    for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
+            "weight": steps.weights[q],
+        }), hide_index=True, width="stretch", column_config={"weight": st.column_config.NumberColumn(format="%.4f")})
+        if fully[q]:
+            st.badge(cfig.FULLY_MASKED_BADGE, icon="⛔", color="orange")
+        else:
+            st.text(f"{labels[q]} sees {int(allowed.sum())} of {n} keys:\n" + "  ".join(
+                lab for lab, a in zip(labels, allowed, strict=True) if a))
+    with r2:
+        st.plotly_chart(charts.weights_bar(steps.weights[q], labels, query_label=labels[q],
+                                            title=f"{mode} weights of query {labels[q]}"), key="causal_fig_row_bar")
+    if not fully[q]:
+        st.latex(textviews.weighted_sum_latex(labels[q], steps.weights[q], steps.V, steps.output[q]))

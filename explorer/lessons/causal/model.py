@@ -1,0 +1,217 @@
+"""Arrays for the causal-mask page: bidirectional vs causal attention, padding, "no peeking".
+
+Pure functions (no Streamlit, no Plotly); the page calls :func:`causal_scenario`
+through ``st.cache_data``.
+
+Source: lesson exercise 1 (a mask that sets chosen positions to −∞ before the
+softmax); Vaswani et al. (2017) section 3.2.3 (masking in the decoder).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import attention as A
+from explorer.shell import settings
+
+__all__ = ["LARGE_NEGATIVE", "CausalScenario", "MaskingRules", "causal_scenario", "masking_rules",
+           "perturb_after"]
+
+LARGE_NEGATIVE = -1e9  # the "large negative constant" some code adds instead of −∞
+
+
+@dataclass(frozen=True)
+class MaskingRules:
+    """What three ways of masking give for one query row (the "why −∞" panel).
+
+    Attributes:
+        scores: the row's scaled scores ``[n_k]`` before any mask.
+        allowed: bool ``[n_k]``, ``True`` = may attend (the row as masked on the page).
+        neg_inf: weights with ``−∞`` added to blocked scores and the zero rule for an
+            all-blocked row ``[n_k]`` (what the core does).
+        large_negative: weights with ``LARGE_NEGATIVE`` added instead ``[n_k]``.
+        all_blocked_large_negative: weights if *every* key of this row were blocked with
+            ``LARGE_NEGATIVE`` ``[n_k]``: the softmax of the unmasked scores, i.e. the
+            row attends to keys it must not see.
+        all_blocked_rule: the same all-blocked row under the zero rule ``[n_k]`` (zeros).
+    """
+
+    scores: np.ndarray
+    allowed: np.ndarray
+    neg_inf: np.ndarray
+    large_negative: np.ndarray
+    all_blocked_large_negative: np.ndarray
+    all_blocked_rule: np.ndarray
+
+
+@dataclass(frozen=True)
+class CausalScenario:
+    """Everything the causal page draws, for one sentence and one setting of the controls.
+
+    ``n`` = number of tokens. Masks are boolean, ``True`` = may attend.
+
+    Attributes:
+        tokens: the tokens ``(n,)``.
+        n_pad: how many trailing tokens are marked as padding (``0..n``).
+        t: the "no peeking" position (``0..n-1``); rows after it are replaced.
+        key_valid: bool ``[n]``, ``False`` for padded keys (the key padding mask's row).
+        causal_mask: bool ``[n, n]``, lower triangular.
+        bidirectional: :class:`attention.AttentionSteps` with the key padding mask only.
+        causal: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
+        X_perturbed: ``[n, d_model]`` the embeddings with every row after ``t`` replaced.
+        bidirectional_perturbed, causal_perturbed: the same two runs on ``X_perturbed``.
+    """
+
+    tokens: tuple[str, ...]
+    n_pad: int
+    t: int
+    key_valid: np.ndarray
+    causal_mask: np.ndarray
+    bidirectional: A.AttentionSteps
+    causal: A.AttentionSteps
+    X_perturbed: np.ndarray
+    bidirectional_perturbed: A.AttentionSteps
+    causal_perturbed: A.AttentionSteps
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    def steps(self, is_causal: bool) -> A.AttentionSteps:
+        """The causal or the bidirectional run."""
+        return self.causal if is_causal else self.bidirectional
+
+    def perturbed(self, is_causal: bool) -> A.AttentionSteps:
+        """The run on the perturbed embeddings, causal or bidirectional."""
+        return self.causal_perturbed if is_causal else self.bidirectional_perturbed
+
+    def mask(self, is_causal: bool) -> np.ndarray:
+        """The combined boolean mask ``[n, n]`` of a mode (``True`` = may attend)."""
+        return self.steps(is_causal).mask
+
+    def additive(self, is_causal: bool) -> np.ndarray:
+        """The additive mask ``[n, n]``: 0 where allowed, ``-inf`` where blocked."""
+        return A.additive_mask(self.mask(is_causal))
+
+    def fully_masked(self, is_causal: bool) -> np.ndarray:
+        """bool ``[n]``: query rows with no key left to attend to."""
+        return ~self.mask(is_causal).any(axis=-1)
+
+    def output_diff(self, is_causal: bool) -> np.ndarray:
+        """``output(perturbed) - output(original)`` ``[n, d_v]``."""
+        return self.perturbed(is_causal).output - self.steps(is_causal).output
+
+    def row_change(self, is_causal: bool) -> np.ndarray:
+        """Largest absolute change of each output row ``[n]`` (exactly 0.0 when bit-for-bit equal)."""
+        return np.abs(self.output_diff(is_causal)).max(axis=-1)
+
+    def unchanged_through_t(self, is_causal: bool) -> bool:
+        """Are output rows ``0..t`` bit-for-bit equal before and after the perturbation?"""
+        t = self.t
+        return bool(np.array_equal(self.perturbed(is_causal).output[: t + 1], self.steps(is_causal).output[: t + 1]))
+
+    def max_above_diagonal(self, is_causal: bool) -> float:
+        """Largest weight above the diagonal (exactly 0.0 for the causal mask)."""
+        w = self.steps(is_causal).weights
+        return float(w[np.triu_indices(self.n, 1)].max(initial=0.0))
+
+    def max_row_sum_error(self, is_causal: bool) -> float:
+        """Largest ``|Σ_j w_ij - 1|`` over the rows that have a key to attend to (0.0 if none)."""
+        sums = self.steps(is_causal).weights.sum(axis=-1)[~self.fully_masked(is_causal)]
+        return float(np.abs(sums - 1.0).max(initial=0.0))
+
+
+def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
+    """Replace every row of ``X [n, d_model]`` after position ``t`` by a fresh standard-normal row.
+
+    As if other words stood at positions ``t+1 .. n-1`` (works for both embedding
+    modes: in the lesson mode a row depends on its position, not on the word).
+    Rows ``0..t`` are returned bit-for-bit unchanged. Drawn from
+    ``np.random.default_rng([seed, t, 7])`` so a link reproduces it.
+
+    Raises:
+        ValueError: ``t`` is outside ``0..n-1``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[-2]
+    if not 0 <= t < n:
+        raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
+    out = X.copy()
+    rng = np.random.default_rng([seed, t, 7])
+    out[t + 1:] = rng.normal(0.0, 1.0, out[t + 1:].shape)
+    return out
+
+
+def causal_scenario(
+    tokens: tuple[str, ...], d_model: int, d_k: int, seed: int, mode: str, positional: bool,
+    n_pad: int = 0, t: int = 0,
+) -> CausalScenario:
+    """Bidirectional and causal self-attention on a sentence, with a key padding mask and a perturbation.
+
+    Args:
+        tokens: the sentence's tokens (at least one).
+        d_model, d_k, seed, mode, positional: as :func:`app.settings.sentence_steps`
+            (``SelfAttention(d_model, d_k, d_k, seed)``, ``d_v = d_k``).
+        n_pad: the last ``n_pad`` tokens are padding (their keys are blocked), ``0..n``.
+        t: the "no peeking" position: rows after ``t`` of ``X`` are replaced
+            (:func:`perturb_after`), ``0..n-1``.
+
+    Returns:
+        :class:`CausalScenario` (all float64).
+
+    Raises:
+        ValueError: no tokens, ``n_pad`` outside ``0..n`` or ``t`` outside ``0..n-1``.
+    """
+    n = len(tokens)
+    if n < 1:
+        raise ValueError("tokens must hold at least one token")
+    if not 0 <= n_pad <= n:
+        raise ValueError(f"n_pad must lie in 0..{n}, got {n_pad}")
+    if not 0 <= t < n:
+        raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
+    key_valid = np.arange(n) < n - n_pad  # [n]
+    padding = A.padding_mask(key_valid)  # [1, n]
+    causal = A.causal_mask(n)  # [n, n]
+    bidi_mask = np.broadcast_to(padding, (n, n)).copy()  # [n, n] key padding only
+    causal_mask = causal & padding  # [n, n] causal ∧ key padding
+    layer = A.SelfAttention(d_model, d_k, d_k, seed=seed)
+    X = settings.embeddings(tuple(tokens), d_model, seed, mode, positional)  # [n, d_model]
+    X_pert = perturb_after(X, t, seed)
+    return CausalScenario(
+        tokens=tuple(tokens), n_pad=int(n_pad), t=int(t), key_valid=key_valid, causal_mask=causal,
+        bidirectional=layer.steps(X, bidi_mask), causal=layer.steps(X, causal_mask),
+        X_perturbed=X_pert,
+        bidirectional_perturbed=layer.steps(X_pert, bidi_mask), causal_perturbed=layer.steps(X_pert, causal_mask),
+    )
+
+
+def masking_rules(scores, allowed) -> MaskingRules:
+    """Compare ``−∞``, a large negative constant, and the zero rule on one query row.
+
+    Args:
+        scores: scaled scores of one query ``[n_k]`` (finite).
+        allowed: bool ``[n_k]``, ``True`` = may attend.
+
+    Returns:
+        :class:`MaskingRules`. ``neg_inf`` and ``large_negative`` agree whenever at
+        least one key is allowed (``exp(-1e9)`` underflows to exactly 0 in float64);
+        they part ways on an all-blocked row.
+
+    Raises:
+        ValueError: shapes differ or ``allowed`` is not boolean.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    allowed = np.asarray(allowed)
+    if allowed.dtype != np.bool_ or allowed.shape != s.shape or s.ndim != 1:
+        raise ValueError(f"scores and allowed must be [n_k] float and bool, got {s.shape} and "
+                         f"{allowed.dtype} {allowed.shape}")
+    blocked_all = np.zeros_like(allowed)
+    return MaskingRules(
+        scores=s, allowed=allowed,
+        neg_inf=A.softmax(s + A.additive_mask(allowed)),
+        large_negative=A.softmax(s + np.where(allowed, 0.0, LARGE_NEGATIVE)),
+        all_blocked_large_negative=A.softmax(s + LARGE_NEGATIVE),
+        all_blocked_rule=A.softmax(s, mask=blocked_all),
+    )

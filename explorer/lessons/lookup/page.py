@@ -1,0 +1,73 @@
+"""Page: attention as a soft database lookup — the same table queried two ways."""
+
+import streamlit as st
+
+from explorer.lessons.lookup import draw as sections
+from explorer.lessons.lookup import model as S
+from explorer.shell import controls
+
+sections.intro()
+
+# ---- 1 · the table ---------------------------------------------------------------------------
+version = st.session_state.setdefault("lookup_table_version", 0)
+t1, t2 = st.columns([3, 2])
+with t1:
+    edited = st.data_editor(
+        sections.TABLE_FRAME, key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True, width="stretch",
+        column_config=sections.TABLE_COLUMNS,
+    )
+with t2:
+    sections.table_help()
+    if st.button("↺ Restore the default table", key="lookup_restore"):
+        st.session_state["lookup_table_version"] = version + 1
+        st.session_state.pop("lookup_last_valid", None)
+        st.rerun()
+
+check = S.parse_table(edited.to_dict("records"))
+if check.table is not None:
+    st.session_state["lookup_last_valid"] = check.table
+else:
+    st.error("**The table cannot be used**, so everything below shows the last valid table:\n\n"
+             + "\n".join(f"- {p}" for p in check.problems), icon="✋")
+if check.n_empty_rows and check.table is not None:
+    st.caption(f"{check.n_empty_rows} empty row(s) ignored.")
+table = st.session_state.get("lookup_last_valid", S.DEFAULT_TABLE)
+presets = S.presets(table)
+
+# ---- 2 · the query and the sharpness ------------------------------------------------------------
+
+
+def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
+    """Move the query sliders to the chosen preset, then clear the chooser."""
+    name = st.session_state.get("lookup_preset")
+    if name in choices:
+        st.session_state["lookup_qx"], st.session_state["lookup_qy"] = choices[name]
+    st.session_state["lookup_preset"] = None
+
+
+st.header("2 · The query and the sharpness")
+c1, c2 = st.columns(2)
+with c1:
+    st.selectbox("Jump to a query", list(presets), index=None, placeholder="capital of France, a tie, …",
+                 key="lookup_preset", on_change=apply_preset, args=(presets,),
+                 help="Moves the two sliders below. A row's own key is the exact-match query for that row.")
+    lim = S.QUERY_LIMIT
+    qx = st.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
+                   key="lookup_qx", bind="query-params")
+    controls.check_link("lookup_qx", f"{qx:g}", f"a number from {-lim:g} to {lim:g}")
+    qy = st.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
+                   key="lookup_qy", bind="query-params")
+    controls.check_link("lookup_qy", f"{qy:g}", f"a number from {-lim:g} to {lim:g}")
+with c2:
+    sharp = st.select_slider(
+        "Sharpness s (inverse temperature: multiplies every score q · k)", S.SHARPNESS_OPTIONS,
+        value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
+        help="0: every value gets the same weight (the mean). Large: the blend becomes the database's answer.",
+    )
+    controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
+                     "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
+    sections.sharpness_formula(sharp=float(sharp))
+
+
+# ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------
+sections.lookups(table, (float(qx), float(qy)), float(sharp))

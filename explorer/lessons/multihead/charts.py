@@ -1,0 +1,423 @@
+"""Figures of the multi-head page: head-coloured column blocks, the split, grids of heads.
+
+Pure functions, arrays in, ``go.Figure`` out. Every weight heat map goes through
+:func:`app.figures.base.heatmap` (rows = queries top to bottom, tokens escaped, masked
+cells blank with a ×); the grids copy its traces into subplots on one shared colour range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from explorer.shell.charts import DIVERGING_SCALE, MASKED_COLOR, WEIGHTS_SCALE, heatmap
+from explorer.shell.textviews import fmt
+
+HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
+MAX_AXIS = 64  # a weight-matrix axis longer than this is drawn on an evenly spaced sample of its entries
+GRID_TEXT_MAX = 10  # cell text in head grids only while n <= this (and few heads)
+RICH_HOVER_MAX = 2500  # cells in one figure with token-labelled hover; above: indices and rounded values
+
+
+def head_color(h: int) -> str:
+    """The colour of head ``h`` (cycles after 20 heads)."""
+    return HEAD_COLORS[h % len(HEAD_COLORS)]
+
+
+def sample_indices(size: int, max_n: int = MAX_AXIS) -> np.ndarray:
+    """``[k]`` evenly spaced indices into an axis of ``size`` (all of them when ``size <= max_n``).
+
+    ``sample_indices(512, 64)`` is ``0, 8, 16, …, 504``: every 8th entry.
+    """
+    if size <= max_n:
+        return np.arange(size)
+    step = math.ceil(size / max_n)
+    return np.arange(0, size, step)
+
+
+def _head_edges(idx: np.ndarray, step: int, d_head: int, n_heads: int) -> list[tuple[int, float, float]]:
+    """``(head, lo, hi)`` cell edges, in true-index coordinates, of each head with a drawn index.
+
+    ``idx`` are the drawn indices (spacing ``step``); a cell at index p covers ``p ± step / 2``.
+    """
+    def edge(k: int) -> float:
+        return float(idx[k]) - step / 2 if k < len(idx) else float(idx[-1]) + step / 2
+
+    spans = []
+    for h in range(n_heads):
+        lo, hi = np.searchsorted(idx, h * d_head), np.searchsorted(idx, (h + 1) * d_head)
+        if hi > lo:
+            spans.append((h, edge(int(lo)), edge(int(hi))))
+    return spans
+
+
+def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.Figure:
+    """Make a big heat map cheap to send: rounded values, no per-cell hover labels, no cell text.
+
+    Every ``go.Heatmap`` trace gets ``z`` rounded to ``digits`` decimals (gaps stay gaps) and
+    ``hover`` (default: ``y · x: z``, positions or true indices) instead of its ``customdata``.
+    Returns the same figure.
+    """
+    for tr in fig.data:
+        if isinstance(tr, go.Heatmap):
+            z = np.array(tr.z, dtype=object)
+            shown = np.where(z == None, np.nan, z).astype(float)  # noqa: E711  (None = masked gap)
+            tr.update(z=np.where(np.isfinite(shown), np.round(shown, digits), None), customdata=None,
+                      text=None, texttemplate=None,
+                      hovertemplate=hover or f"%{{y}} · %{{x}}: %{{z:.{digits}f}}<extra></extra>")
+    return fig
+
+
+def blocked_heatmap(
+    z, n_heads: int, *, block_axis: str = "columns", row_labels: Sequence[str] | None = None,
+    row_name: str = "input dim", col_name: str = "output dim", title: str = "", height: int | None = None,
+    colorbar_title: str = "value", max_size: int = MAX_AXIS,
+) -> go.Figure:
+    """A matrix with one axis split into ``n_heads`` head blocks: coloured bands and separators.
+
+    ``block_axis="columns"`` (``W_q, W_k, W_v``, the concatenation): head h owns columns
+    ``h*d_head:(h+1)*d_head``, marked by a band above the plot. ``"rows"`` (``W_o``): head h's
+    rows, marked by a band to the right. A dimension axis longer than ``max_size`` is drawn
+    on every k-th entry (:func:`sample_indices`); dimension axes are plotted at their true
+    indices, so ticks and hover give the real row/column. Above ``RICH_HOVER_MAX`` cells the
+    hover shows indices only and values are rounded (:func:`lighten`).
+
+    Args:
+        z: ``[n_rows, n_cols]`` finite numbers; the blocked axis has length ``d_model``,
+            a multiple of ``n_heads``.
+        row_labels: labels of the rows (e.g. tokens) when the rows are not a dimension axis;
+            such rows are never sampled.
+
+    Returns:
+        ``go.Figure`` (diverging colours centred on 0, y axis reversed).
+
+    Raises:
+        ValueError: ``z`` is not 2-D, the blocked axis is not a multiple of ``n_heads``,
+            or ``block_axis`` is unknown.
+    """
+    z = np.asarray(z, dtype=float)
+    if z.ndim != 2:
+        raise ValueError(f"z must be 2-D, got shape {z.shape}")
+    if block_axis not in ("columns", "rows"):
+        raise ValueError(f"block_axis must be 'columns' or 'rows', got {block_axis!r}")
+    d_model = z.shape[1] if block_axis == "columns" else z.shape[0]
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"the blocked axis ({d_model}) must be a multiple of n_heads={n_heads}")
+    d_head = d_model // n_heads
+    ridx = np.arange(z.shape[0]) if row_labels is not None else sample_indices(z.shape[0], max_size)
+    cidx = sample_indices(z.shape[1], max_size)
+    rstep = int(ridx[1] - ridx[0]) if len(ridx) > 1 else 1
+    cstep = int(cidx[1] - cidx[0]) if len(cidx) > 1 else 1
+
+    def dim_label(p: int, blocked: bool) -> str:
+        return f"{p} (head {p // d_head})" if blocked else str(p)
+
+    rows = list(row_labels) if row_labels is not None else [dim_label(p, block_axis == "rows") for p in ridx]
+    cols = [dim_label(p, block_axis == "columns") for p in cidx]
+    fig = heatmap(z[np.ix_(ridx, cidx)], rows, cols, kind="diverging", row_name=row_name, col_name=col_name,
+                  title=title, show_text=False, height=height, colorbar_title=colorbar_title)
+    # plot dimension axes at their true indices (sampled axes then read correctly in ticks and hover)
+    fig.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))
+    _no_gaps_when_dense(fig)
+    every = max(1, math.ceil(len(cidx) / 8))
+    fig.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(p) for p in cidx[::every]], tickangle=0,
+                     range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
+    if row_labels is None:
+        fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
+        every = max(1, math.ceil(len(ridx) / 16))
+        fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
+    elif len(ridx) > 24:
+        fig.update_traces(ygap=0, selector=dict(type="heatmap"))
+    if len(ridx) * len(cidx) > RICH_HOVER_MAX:
+        lighten(fig, hover=f"{row_name} %{{y}} · {col_name} %{{x}}: %{{z:.3f}}<extra></extra>")
+
+    blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)
+    spans = _head_edges(blocked_idx, step, d_head, n_heads)
+    first = float(blocked_idx[0]) - step / 2
+    label_heads = len(spans) <= 8  # more bands are too narrow to hold a readable label
+    line = dict(color="black", width=1.5 if len(spans) <= 8 else 0.8)
+    shapes, notes = [], []  # built as lists and set once: add_shape per head is slow with many heads
+    for h, a, b in spans:
+        color = head_color(h)
+        wide = (b - a) / step >= 4  # cells drawn for this head
+        if block_axis == "columns":
+            shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
+                               fillcolor=color, line_width=0))
+            if a > first:
+                shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07, line=line))
+            if label_heads:
+                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=f"head {h}" if wide else f"h{h}",
+                                  showarrow=False, font=dict(size=10, color="black")))
+        else:
+            shapes.append(dict(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
+                               fillcolor=color, line_width=0))
+            if a > first:
+                shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a, line=line))
+            if label_heads:
+                notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=f"h{h}", textangle=-90,
+                                  showarrow=False, font=dict(size=10, color="black")))
+    fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
+    top = 40 if title else 10
+    if block_axis == "columns":
+        fig.update_layout(margin=dict(t=top + 24))
+    else:
+        fig.update_traces(colorbar=dict(x=1.09), selector=dict(type="heatmap"))
+        fig.update_layout(margin=dict(r=50))
+    return fig
+
+
+def _no_gaps_when_dense(fig: go.Figure, limit: int = 24) -> None:
+    """Drop the white cell gaps on an axis with more than ``limit`` cells (they would wash the colours out)."""
+    for tr in fig.data:
+        if isinstance(tr, go.Heatmap) and tr.z is not None:
+            rows = len(tr.z)
+            cols = len(tr.z[0]) if rows else 0
+            tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
+
+
+CROSS_MAX = 12  # draw the × on masked cells while a map has at most this many rows and columns
+
+
+def _drop_crosses_when_dense(fig: go.Figure, n: int) -> None:
+    """Remove the × marks of masked cells once a map is larger than ``CROSS_MAX`` (the grey gap stays)."""
+    if n > CROSS_MAX:
+        fig.data = tuple(t for t in fig.data if not isinstance(t, go.Scatter))
+
+
+def _thin_ticks(axis, max_ticks: int) -> dict:
+    """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept)."""
+    vals, text = list(axis.tickvals or []), list(axis.ticktext or [])
+    if len(vals) <= max_ticks:
+        return {}
+    every = math.ceil(len(vals) / max_ticks)
+    return dict(tickvals=vals[::every], ticktext=text[::every])
+
+
+def token_map(z, labels: Sequence[str], col_labels: Sequence[str], *, max_xticks: int = 40,
+              **kwargs) -> go.Figure:
+    """:func:`app.figures.base.heatmap` (same arguments), made light above ``RICH_HOVER_MAX`` cells.
+
+    For the big maps of this page (the mean over heads, the output at large ``d_model``), whose
+    per-cell hover labels would otherwise dominate what the browser downloads. At most
+    ``max_xticks`` column labels are written (every k-th; the hover names every cell); cell
+    gaps are dropped on long axes.
+    """
+    fig = heatmap(z, labels, col_labels, **kwargs)
+    fig.update_xaxes(**_thin_ticks(fig.layout.xaxis, max_xticks))
+    _no_gaps_when_dense(fig)
+    z = np.asarray(z)
+    _drop_crosses_when_dense(fig, max(z.shape))
+    if z.size > RICH_HOVER_MAX:
+        rn, cn = kwargs.get("row_name", "query"), kwargs.get("col_name", "key")
+        sep = " → " if cn == "key" else " · "
+        lighten(fig, digits=kwargs.get("digits", 3),
+                hover=f"{rn} %{{y}}{sep}{cn} %{{x}}: %{{z:.{kwargs.get('digits', 3)}f}}<extra></extra>")
+    return fig
+
+
+def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | None = None,
+                 d_head_of_owner: int | None = None) -> go.Figure:
+    """Panels of readable numbers, each cell coloured by the head that owns its column.
+
+    Used for the ``split_heads`` example: one panel per head ``[n, d_head]`` (or a single
+    ``[n, d_model]`` panel before the split). Colour = owning head, text = the number,
+    hover ``panel · token row · column: value (head h's column)``.
+
+    Args:
+        values: ``[panels, n, width]`` numbers.
+        owner: ``[panels, n, width]`` head index of each cell's original column.
+        tokens: ``[panels, n, width]`` token (row of the original matrix) of each cell.
+        titles: one title per panel.
+
+    Raises:
+        ValueError: the three arrays differ in shape, or titles do not match the panels.
+    """
+    values, owner, tokens = (np.asarray(a) for a in (values, owner, tokens))
+    if values.ndim != 3 or owner.shape != values.shape or tokens.shape != values.shape:
+        raise ValueError(f"values, owner and tokens must share one [panels, n, width] shape, got "
+                         f"{values.shape}, {owner.shape}, {tokens.shape}")
+    p, n, width = values.shape
+    if len(titles) != p:
+        raise ValueError(f"{len(titles)} titles for {p} panels")
+    n_cols = n_cols or min(p, 4)
+    n_rows = math.ceil(p / n_cols)
+    n_colors = int(owner.max()) + 1
+    # discrete colour scale: head k -> HEAD_COLORS[k] on [k, k+1) of a 0..n_colors range
+    scale = []
+    for k in range(n_colors):
+        c = head_color(k)
+        scale += [[k / n_colors, c], [(k + 1) / n_colors, c]]
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
+                        horizontal_spacing=0.04 if n_cols > 1 else 0.0, vertical_spacing=0.18 if n_rows > 1 else 0)
+    for i in range(p):
+        r, c = divmod(i, n_cols)
+        text = np.vectorize(lambda v: f"{v:.0f}", otypes=[object])(values[i])
+        hover = np.empty((n, width, 3), dtype=object)
+        hover[..., 0] = text
+        hover[..., 1] = tokens[i]
+        hover[..., 2] = owner[i]
+        fig.add_trace(go.Heatmap(
+            z=owner[i] + 0.5, x=list(range(width)), y=list(range(n)), zmin=0, zmax=n_colors,
+            colorscale=scale, showscale=False, xgap=2, ygap=2, text=text, texttemplate="%{text}",
+            textfont=dict(size=12, color="black"), customdata=hover,
+            hovertemplate="%{customdata[0]}: token %{customdata[1]}, a column of head %{customdata[2]}"
+                          "<extra></extra>",
+        ), row=r + 1, col=c + 1)
+        fig.update_xaxes(tickmode="array", tickvals=list(range(width)), showgrid=False, zeroline=False,
+                         title_text="column" if r == n_rows - 1 else None, row=r + 1, col=c + 1)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(n)), autorange="reversed", showgrid=False,
+                         zeroline=False, title_text="row" if c == 0 else None, showticklabels=c == 0,
+                         row=r + 1, col=c + 1)
+    fig.update_layout(height=int(n_rows * (40 + 32 * n) + 40), margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
+          hover_prefixes: Sequence[str], row_height: int, masked: bool = False,
+          light_hover: str = "row %{y} · col %{x}: %{z:.3f}<extra></extra>") -> go.Figure:
+    """Copy single-panel :func:`heatmap` figures into one grid of subplots on a shared colour axis."""
+    n = len(figs)
+    n_rows = math.ceil(n / n_cols)
+    grid = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
+                         horizontal_spacing=min(0.08, 0.3 / max(n_cols, 1)),
+                         vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
+    total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
+    for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
+        r, c = divmod(i, n_cols)
+        if total > RICH_HOVER_MAX:  # keep the payload small: positions and rounded values, not labels
+            lighten(f, digits=3, hover=f"{prefix}{light_hover}")
+        _no_gaps_when_dense(f, limit=16)
+        for tr in f.data:
+            if isinstance(tr, go.Heatmap):
+                tr.update(coloraxis="coloraxis", colorbar=None)
+                if total <= RICH_HOVER_MAX:
+                    tr.update(hovertemplate=prefix + tr.hovertemplate)
+            grid.add_trace(tr, row=r + 1, col=c + 1)
+        for axis, update in (("xaxis", grid.update_xaxes), ("yaxis", grid.update_yaxes)):
+            spec = f.layout[axis].to_plotly_json()
+            spec.pop("domain", None)
+            spec.pop("anchor", None)
+            spec.update(_thin_ticks(f.layout[axis], max(4, 24 // n_cols) if axis == "xaxis" else 32))
+            if axis == "xaxis" and r != n_rows - 1:
+                spec["title"] = None
+            if axis == "xaxis" and r != n_rows - 1 and n - i > n_cols:
+                spec["showticklabels"] = False  # every panel has the same keys: label the bottom row
+            if axis == "yaxis" and c != 0:
+                spec["title"] = None
+                spec["showticklabels"] = False  # … and the same queries: label the first column
+            update(spec, row=r + 1, col=c + 1)
+    if n_cols >= 4:
+        grid.update_annotations(font_size=12)  # subplot titles of narrow panels
+    grid.update_layout(coloraxis=coloraxis, height=int(n_rows * row_height + 50),
+                       margin=dict(l=10, r=10, t=50, b=10),
+                       plot_bgcolor=MASKED_COLOR if masked else None)
+    return grid
+
+
+def head_weights_grid(
+    weights, labels: Sequence[str], heads: Sequence[int], *, entropy=None, mask=None,
+    n_cols: int | None = None, show_text: bool | None = None,
+) -> go.Figure:
+    """Every head's attention weights as a grid of heat maps on ONE colour range, ``[0, 1]``.
+
+    Args:
+        weights: ``[len(heads), n, n]`` (queries × keys) of the heads drawn.
+        labels: ``n`` token labels ``"tok (i)"``.
+        heads: the head index of each panel (titles, hover).
+        entropy: optional ``[len(heads)]`` mean row entropy (nats), written in each title.
+        mask: optional ``[n, n]`` bool, ``True`` = may attend (masked cells blank with ×).
+        show_text: cell values; default while ``n <= GRID_TEXT_MAX`` and at most 8 panels.
+
+    Returns:
+        one figure; hover ``head h · query tok (i) → key tok (j): w``.
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 3 or w.shape[0] != len(heads):
+        raise ValueError(f"weights must be [len(heads)={len(heads)}, n, n], got {w.shape}")
+    n = w.shape[1]
+    if show_text is None:
+        show_text = n <= GRID_TEXT_MAX and len(heads) <= 8
+    n_cols = n_cols or min(len(heads), 4)
+    figs = [heatmap(w[i], labels, labels, mask=mask, show_text=show_text) for i in range(len(heads))]
+    for f in figs:
+        _drop_crosses_when_dense(f, n)
+    titles = [f"head {h}" + (f" · H = {fmt(float(entropy[i]), 2)} nats" if entropy is not None else "")
+              for i, h in enumerate(heads)]
+    per_row = int(min(420, max(220, 22 * n + 120)))
+    return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[f"head {h} · " for h in heads],
+                 light_hover="query %{y} → key %{x}: %{z:.3f}<extra></extra>",
+                 coloraxis=dict(cmin=0.0, cmax=1.0, colorscale=WEIGHTS_SCALE,
+                                colorbar=dict(title=dict(text="weight"), thickness=12)),
+                 row_height=per_row, masked=mask is not None and not np.asarray(mask).all())
+
+
+def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int], *, d_head: int,
+                       n_cols: int | None = None) -> go.Figure:
+    """Each head's output ``[n, d_head]`` side by side on one diverging colour range centred on 0.
+
+    A head wider than ``MAX_AXIS // 4`` columns is drawn on a sample of its columns (true
+    indices in the ticks).
+    """
+    o = np.asarray(head_outputs, dtype=float)
+    if o.ndim != 3 or o.shape[0] != len(heads) or o.shape[2] != d_head:
+        raise ValueError(f"head_outputs must be [len(heads)={len(heads)}, n, d_head={d_head}], got {o.shape}")
+    cidx = sample_indices(d_head, MAX_AXIS // 4)
+    step = int(cidx[1] - cidx[0]) if len(cidx) > 1 else 1
+    top = float(np.abs(o).max()) or 1.0
+    figs = []
+    for i, h in enumerate(heads):
+        cols = [f"{h * d_head + j} (head {h} col {j})" for j in cidx]
+        f = heatmap(o[i][:, cidx], labels, cols, kind="diverging", row_name="token", col_name="dim",
+                    zrange=(-top, top), show_text=False)
+        f.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))  # true column indices within the head
+        every = max(1, math.ceil(len(cidx) / 8))
+        f.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(j) for j in cidx[::every]],
+                       range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text="head column")
+        figs.append(f)
+    n_cols = n_cols or min(len(heads), 4)
+    n = o.shape[1]
+    return _grid(figs, [f"head {h}: [{n}, {d_head}]" for h in heads], n_cols=n_cols,
+                 hover_prefixes=[f"head {h} · " for h in heads],
+                 light_hover="token %{y} · head column %{x}: %{z:.3f}<extra></extra>",
+                 coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
+                                colorbar=dict(title=dict(text="value"), thickness=12)),
+                 row_height=int(min(420, max(200, 20 * n + 110))))
+
+
+def entropy_bars(head_entropy, n_keys: int, *, causal: bool = False) -> go.Figure:
+    """Mean row entropy per head (nats), bars in the head colours, with the uniform-attention level.
+
+    ``log(n_keys)`` is the entropy of attending to every key equally (the ceiling without a
+    mask); 0 is one-hot. With the causal mask query i has only i + 1 keys, so the ceiling is
+    the mean of ``log(i + 1)``.
+    """
+    h = np.asarray(head_entropy, dtype=float)
+    heads = list(range(len(h)))
+    ceiling = float(np.mean(np.log(np.arange(1, n_keys + 1)))) if causal else math.log(n_keys)
+    fig = go.Figure(go.Bar(
+        x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
+        customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
+        text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="inside", insidetextanchor="middle",
+    ))
+    fig.add_hline(y=ceiling, line=dict(dash="dash", color="#444"),
+                  annotation_text=f"uniform over the allowed keys: {fmt(ceiling, 2)}", annotation_position="top left")
+    fig.update_xaxes(title_text="head", tickmode="array", tickvals=heads if len(h) <= 32 else None)
+    fig.update_yaxes(title_text="mean entropy (nats)", range=[0, max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9])
+    fig.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False)
+    return fig
+
+
+def head_labels(heads: Sequence[int]) -> list[str]:
+    """``["head 0", "head 1", …]``."""
+    return [f"head {h}" for h in heads]
+
+
+__all__ = [
+    "HEAD_COLORS", "MAX_AXIS", "RICH_HOVER_MAX", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
+    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels", "token_map",
+]

@@ -1,0 +1,399 @@
+"""Sections of the multi-head page: the split, every head's weights, the rest of the path, the diagnostics, the check.
+
+Every function takes the page's ``inputs``, a small hashable tuple with the arguments of
+:func:`app.scenarios_multihead.multihead_scenario`:
+``(tokens, d_model, embed_seed, embedding, pe, n_heads, seed, causal)``.
+
+Between two of the page's widgets the page draws a run of named *pieces* (:data:`PIECES`)
+with one call of :func:`pieces`. A table too big for the page is offered as a CSV
+download instead, and a download button is a widget, so the page draws that one
+itself (:func:`table_shape`, :func:`csv`) and splits the run of pieces around it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.lessons.multihead import charts as mhfig
+from explorer.lessons.multihead import model as smh
+from explorer.shell import charts
+from explorer.shell.cache import section
+from explorer.shell.textviews import fmt
+
+GRID_MAX = 16  # heads drawn at once in the per-head grids
+TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
+LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (inspect costs ~1 ms a call)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def scenario(inputs: tuple) -> smh.MultiHeadScenario:
+    """:func:`app.scenarios_multihead.multihead_scenario` for ``inputs``, cached."""
+    return smh.multihead_scenario(*inputs)
+
+
+@dataclass(frozen=True)
+class View:
+    """One scenario as the pieces draw it: the scenario, its labels and sizes, the heads shown in the grids."""
+
+    inputs: tuple
+    sc: smh.MultiHeadScenario
+    window: tuple[int, int]
+    labels: list[str]
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def d_model(self) -> int:
+        return self.sc.d_model
+
+    @property
+    def n_heads(self) -> int:
+        return self.sc.n_heads
+
+    @property
+    def d_head(self) -> int:
+        return self.sc.d_head
+
+    @property
+    def shown(self) -> list[int]:
+        return list(range(*self.window))
+
+    @property
+    def dims(self) -> list[str]:
+        return [f"dim {j}" for j in range(self.d_model)]
+
+    @property
+    def sample_note(self) -> str:
+        """A caption's note when ``d_model`` is too large to draw every row and column."""
+        if self.d_model <= mhfig.MAX_AXIS:
+            return ""
+        step = int(mhfig.sample_indices(self.d_model)[1])
+        return (f" d_model = {self.d_model} is large, so one row and column in every {step} is drawn (ticks give "
+                "the true indices); the numbers expander has them all.")
+
+    @property
+    def grid_cols(self) -> int:
+        return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 4)
+
+
+def view(inputs: tuple, window: tuple[int, int] | None = None) -> View:
+    """The :class:`View` of ``inputs``; ``window`` defaults to every head."""
+    sc = scenario(inputs)
+    return View(inputs, sc, window or (0, sc.n_heads), [f"{t} ({i})" for i, t in enumerate(sc.tokens)])
+
+
+# --- the numbers behind the pictures -----------------------------------------------------------------------
+
+
+def numbers_title(name: str, n_heads: int) -> str:
+    """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
+    if name == "head_weights":
+        return "Numbers of every head's weights" + (" (the heads shown)" if n_heads > GRID_MAX else "")
+    return {"mean_weights": "Numbers of the mean over heads"}.get(name, "Numbers")
+
+
+def table_shape(name: str, n: int, d_model: int, window: tuple[int, int]) -> tuple[int, int]:
+    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
+    ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
+    if name == "head_weights":
+        return (window[1] - window[0]) * n, n
+    if name == "mean_weights":
+        return n, n
+    return (d_model if name.startswith("W_") else n), d_model
+
+
+def frame(v: View, name: str) -> pd.DataFrame:
+    """Table ``name`` (see :func:`table_shape`) with labelled rows and columns."""
+    sc, r, labels = v.sc, v.sc.result, v.labels
+    if name.startswith("W_"):
+        return pd.DataFrame(getattr(sc, name), index=v.dims,
+                            columns=[f"col {j} (head {j // v.d_head})" for j in range(v.d_model)])
+    if name == "head_weights":
+        return pd.DataFrame(r.weights[v.window[0]:v.window[1]].reshape(-1, v.n),
+                            index=pd.MultiIndex.from_product([[f"head {h}" for h in v.shown], labels],
+                                                             names=["head", "query"]), columns=labels)
+    if name == "mean_weights":
+        return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
+    return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
+
+
+def csv(inputs: tuple, window: tuple[int, int] | None, name: str) -> str:
+    """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
+    return frame(view(inputs, window), name).to_csv()
+
+
+def _table(v: View, name: str) -> None:
+    st.dataframe(frame(v, name), width="stretch")
+
+
+def _numbers(v: View, name: str) -> None:
+    with st.expander(numbers_title(name, v.n_heads)):
+        _table(v, name)
+
+
+# --- the pieces, in page order ---------------------------------------------------------------------------
+
+
+def _intro(v: View) -> None:
+    """The settings caption and part 1's weight matrices with their head bands."""
+    sc, d_model, n_heads, d_head = v.sc, v.d_model, v.n_heads, v.d_head
+    embed_seed, embedding, pe = v.inputs[2:5]
+    st.caption(f"{v.n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · weight seed = "
+               f"{sc.seed} · embeddings: {embedding}{' + positional encoding' if pe else ''} (seed {embed_seed})"
+               f"{' · causal' if sc.causal else ''}. The sidebar's d_k is not used here: every head's width is "
+               "d_model / n_heads.")
+    st.header("1 · How the split works")
+    st.latex(rf"d_\text{{head}} = \frac{{d_\text{{model}}}}{{n_\text{{heads}}}} = \frac{{{d_model}}}{{{n_heads}}} "
+             rf"= {d_head}, \qquad Q = X W_q,\ \ Q_i = Q[:,\ {d_head} i : {d_head}(i+1)]")
+    st.markdown(
+        f"`W_q`, `W_k` and `W_v` are ordinary `[d_model, d_model]` = `[{d_model}, {d_model}]` matrices. Head *i* "
+        f"simply owns **columns {d_head}·i to {d_head}·i + {d_head - 1}** of each (the coloured bands). The matrices "
+        "do not change with `n_heads` — only how their columns are grouped does."
+    )
+    st.caption("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
+               "Rows = input dimension, columns = output dimension." + v.sample_note)
+    wcols = st.columns(3)
+    for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
+        with col:
+            st.plotly_chart(mhfig.blocked_heatmap(W, n_heads, title=f"{name} [{d_model}, {d_model}]", height=360),
+                            key=f"mh_fig_{name}")
+
+
+def _split(v: View) -> None:
+    """``split_heads`` on readable numbers, and the classic reshape mistake."""
+    d_model, n_heads = v.d_model, v.n_heads
+    ex = smh.split_example(d_model, n_heads)
+    st.subheader("`split_heads` on readable numbers")
+    st.markdown(
+        f"Below, entry `[i, j]` of a `[{ex.x.shape[0]}, {ex.d_model}]` matrix is `100·i + j` — the hundreds give "
+        f"the row (token), the rest the column — so you can see where every number lands. Colour = the head that "
+        f"owns the column."
+        + (f" (A small stand-in with {ex.n_heads} heads of width {ex.d_head}; the page's d_model = {d_model} is too "
+           "wide to print.)" if ex.stand_in else "")
+    )
+    st.code(f"x                                              # [n, d_model]         = {list(ex.x.shape)}\n"
+            f"x.reshape(n, n_heads, d_head)                  # [n, n_heads, d_head] = "
+            f"{[ex.x.shape[0], ex.n_heads, ex.d_head]}\n"
+            f"x.reshape(n, n_heads, d_head).swapaxes(0, 1)   # [n_heads, n, d_head] = {list(ex.heads.shape)}\n"
+            "# = attention.split_heads(x, n_heads); attention.merge_heads undoes it", language="python")
+    s1, s2 = st.columns([1, 2])
+    with s1:
+        st.plotly_chart(mhfig.split_panels(ex.x[None], ex.owner[None], tokens=(ex.x // 100)[None],
+                                           titles=[f"x: [{ex.x.shape[0]}, {ex.d_model}]"]), key="mh_fig_split_x")
+    with s2:
+        st.plotly_chart(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
+                                           titles=[f"head {h}: [{ex.x.shape[0]}, {ex.d_head}]"
+                                                   for h in range(ex.n_heads)]),
+                        key="mh_fig_split_heads")
+    if ex.n_heads > 1:
+        with st.expander("The classic mistake: reshaping straight to [n_heads, n, d_head]"):
+            st.markdown("`x.reshape(n_heads, n, d_head)` has the right shape but the wrong content: it cuts the "
+                        "flattened matrix into equal pieces, so a 'head' holds columns of **different tokens** and "
+                        "other heads' columns (the colours mix). Reshape to `[n, n_heads, d_head]` first, then swap "
+                        "the first two axes.")
+            st.plotly_chart(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
+                                               titles=[f"'head' {h} (wrong)" for h in range(ex.n_heads)]),
+                            key="mh_fig_split_wrong")
+
+
+def _heads_formula(v: View) -> None:
+    """Part 2's header and formula."""
+    st.header("2 · Every head's attention weights")
+    st.latex(r"W^{(i)} = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_\text{head}}}"
+             + (r" + M_\text{causal}" if v.sc.causal else "") + r"\right),\qquad "
+             rf"\sqrt{{d_\text{{head}}}} = \sqrt{{{v.d_head}}} = {np.sqrt(v.d_head):.4g}")
+
+
+def _grid(v: View) -> None:
+    """The heads in the window side by side, their mean, and the note that the mean is not a head."""
+    sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
+    a, b = v.window
+    st.caption(f"{len(shown)} heat map{'s' if len(shown) != 1 else ''}, each [n_q, n_k] = [{n}, {n}], "
+               "all on the same colour range [0, 1]; rows = queries (top to bottom), columns = keys; "
+               "each row sums to 1. Title: the head's mean row entropy H (0 = every query looks at one key, "
+               f"{fmt(float(np.log(n)), 2)} = log n = spread evenly).")
+    grid = mhfig.head_weights_grid(r.weights[a:b], labels, shown, n_cols=grid_cols, entropy=sc.head_entropy[a:b],
+                                   mask=sc.mask, show_text=n * grid_cols <= 12)  # cell text while a panel is wide
+    g1, g2 = st.columns([grid_cols, 1.15])
+    with g1:
+        st.plotly_chart(grid, key="mh_fig_heads")
+    with g2:
+        single_row = len(shown) <= grid_cols
+        st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
+                                        show_text=n <= 6 and grid_cols <= 2,
+                                        title=f"MEAN of {n_heads} head{'s' if n_heads != 1 else ''}",
+                                        colorbar_title="mean", height=grid.layout.height if single_row else None),
+                        key="mh_fig_mean")
+        st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own.")
+    st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' "
+            "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
+            "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times V."
+            + (" With one head it is that head." if n_heads == 1 else ""), icon="➗")
+
+
+def _path(v: View) -> None:
+    """Part 3's header and formulas, and every shown head's output."""
+    st.header("3 · The rest of the path")
+    st.markdown("Each head blends its own slice of the values; the slices are glued back side by side and "
+                "`W_o` mixes them into the final output.")
+    st.latex(r"\mathrm{head}_i = W^{(i)} V_i \in \mathbb{R}^{n \times d_\text{head}},\qquad "
+             r"C = [\mathrm{head}_0 \,|\, \cdots \,|\, \mathrm{head}_{h-1}] \in \mathbb{R}^{n \times d_\text{model}}")
+    st.latex(r"\text{output} = C\, W_o = \sum_i \mathrm{head}_i\, W_o[\text{rows of head } i,\ :]")
+    st.subheader("Per-head outputs")
+    n, d_head = v.n, v.d_head
+    st.caption(f"{len(v.shown)} × [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0"
+               + (f"; each head's {d_head} columns are drawn on a sample of {len(mhfig.sample_indices(d_head, 16))}"
+                  if d_head > 16 else "") + ".")
+    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[v.window[0]:v.window[1]], v.labels, v.shown,
+                                             d_head=d_head), key="mh_fig_head_outputs")
+
+
+def _concat(v: View) -> None:
+    """The concatenation C (the left column's picture)."""
+    st.subheader("Concatenation C")
+    st.caption(f"[n, d_model] = [{v.n}, {v.d_model}]: head i's output fills the columns head i owns." + v.sample_note)
+    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name="token",
+                                          col_name="dim", title="C = concat(heads)"), key="mh_fig_concat")
+
+
+def _w_o(v: View) -> None:
+    """The output projection W_o (the right column)."""
+    st.subheader("Output projection W_o")
+    st.caption(f"[d_model, d_model] = [{v.d_model}, {v.d_model}]: the rows of head i (band on the right) multiply "
+               "head i's output." + v.sample_note)
+    st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
+
+
+def _columns(v: View) -> None:
+    """C with its numbers on the left, W_o on the right."""
+    p1, p2 = st.columns(2)
+    with p1:
+        _concat(v)
+        _numbers(v, "concat")
+    with p2:
+        _w_o(v)
+
+
+def _output(v: View) -> None:
+    """The final output C W_o."""
+    st.subheader("Final output")
+    st.caption(f"output = C W_o, [n, d_model] = [{v.n}, {v.d_model}]: every output dimension mixes every head."
+               + v.sample_note)
+    out_cols = mhfig.sample_indices(v.d_model)
+    st.plotly_chart(mhfig.token_map(v.sc.result.output[:, out_cols], v.labels, [f"dim {j}" for j in out_cols],
+                                    kind="diverging", row_name="token", col_name="dim", title="output = C W_o",
+                                    show_text=False), key="mh_fig_output")
+
+
+def _diagnostics(v: View) -> None:
+    """Part 4: entropy per head, head-to-head overlap, and the title of the one-query table."""
+    sc, n, n_heads = v.sc, v.n, v.n_heads
+    st.header("4 · What each head does")
+    d1, d2 = st.columns(2)
+    with d1:
+        st.subheader("Entropy per head")
+        st.latex(r"H^{(i)} = \frac{1}{n}\sum_q \Big(-\sum_k W^{(i)}_{qk} \ln W^{(i)}_{qk}\Big)")
+        st.caption("Low = the head's queries focus on few keys; the dashed line is attention spread evenly.")
+        st.plotly_chart(mhfig.entropy_bars(sc.head_entropy, n, causal=sc.causal), key="mh_fig_entropy")
+    with d2:
+        st.subheader("How alike are the heads?")
+        st.latex(r"\mathrm{overlap}(a, b) = \frac{1}{n}\sum_q \sum_k \min\big(W^{(a)}_{qk},\, W^{(b)}_{qk}\big)")
+        st.caption("The attention mass two heads put on the same keys, averaged over queries: 1 = identical "
+                   "patterns, 0 = no key in common.")
+        if sc.overlap is not None:
+            heads_all = mhfig.head_labels(range(n_heads))
+            st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name="head", col_name="head",
+                                            title="head-to-head overlap", colorbar_title="overlap",
+                                            show_text=n_heads <= 8), key="mh_fig_similarity")
+        else:
+            st.info(f"With {n_heads} heads (d_head = {v.d_head}) the head-to-head matrix is not computed: it would "
+                    f"be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most "
+                    f"{smh.OVERLAP_MAX_HEADS} heads to see it.")
+    st.subheader("One query, every head")
+
+
+PIECES: dict[str, Callable[[View], None]] = {
+    "intro": _intro,
+    "split": _split,
+    "heads_formula": _heads_formula,
+    "grid": _grid,
+    "numbers:head_weights": lambda v: _numbers(v, "head_weights"),
+    "numbers:mean_weights": lambda v: _numbers(v, "mean_weights"),
+    "path": _path,
+    "columns": _columns,
+    "concat": _concat,
+    "W_o": _w_o,
+    "output": _output,
+    "numbers:output": lambda v: _numbers(v, "output"),
+    "diagnostics": _diagnostics,
+    **{f"table:{name}": (lambda v, name=name: _table(v, name)) for name in ("W_q", "W_k", "W_v", "W_o")},
+}
+"""The page's non-widget parts by name. ``numbers:<table>`` is an expander with the table,
+``table:<W>`` the bare table; ``columns`` is ``concat`` with ``numbers:concat``, beside ``W_o``."""
+
+
+@section
+def pieces(inputs: tuple, window: tuple[int, int] | None, names: tuple[str, ...]) -> None:
+    """The named :data:`PIECES`, in order; ``window`` = the heads shown in the grids (default: all)."""
+    v = view(inputs, window)
+    for name in names:
+        PIECES[name](v)
+
+
+# --- one query, and the check ------------------------------------------------------------------------------
+
+
+def diff_text(x: float) -> str:
+    """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"``."""
+    return "0 (same bits)" if x == 0 else f"{x:.1e}"
+
+
+@section
+def query_and_check(inputs: tuple, qi: int) -> None:
+    """Query ``qi`` in every head (table and map), then part 5: the vectorised layer against a plain loop."""
+    v = view(inputs)
+    sc, r, labels, n, n_heads = v.sc, v.sc.result, v.labels, v.n, v.n_heads
+    top, top_w = sc.top_keys(qi)  # [n_heads] each
+    q1, q2 = st.columns([1, 1])
+    with q1:
+        st.dataframe(pd.DataFrame({
+            "head": [f"head {h}" for h in range(n_heads)],
+            "attends most to": [labels[k] for k in top],
+            "weight": top_w,
+            "entropy of this row (nats)": sc.row_entropy[:, qi],
+        }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
+    with q2:
+        st.plotly_chart(mhfig.token_map(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
+                                        row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
+                                        show_text=n <= 12 and n_heads <= 16,
+                                        title=f"weights of query {labels[qi]} in each head"),
+                        key="mh_fig_query_heads")
+
+    st.header("5 · Check: vectorised vs a plain loop")
+    st.markdown("The page's numbers come from `MultiHeadAttention.forward_detailed`: all heads at once with "
+                "`split_heads`, one batched matrix product and `merge_heads`. Right here, the same layer is also "
+                "computed **one head at a time** with a plain loop (below) — they must agree.")
+    v1, v2, v3 = st.columns(3)
+    v1.metric("max |vectorised − loop|, output", diff_text(sc.max_diff_output))
+    v2.metric("max |vectorised − loop|, per-head weights", diff_text(sc.max_diff_weights))
+    worst = max(sc.max_diff_output, sc.max_diff_weights)
+    v3.metric("verdict", "agree" if worst <= 1e-12 else "DIFFER")
+    if worst <= 1e-12:
+        st.success(f"Vectorised and loop results agree: largest difference {diff_text(worst)} (float64, "
+                   "tolerance 1e-12).", icon="✅")
+    else:
+        st.error(f"Vectorised and loop results differ by {worst:.1e} (tolerance 1e-12).", icon="❌")
+    with st.expander("The loop, as run"):
+        st.code(LOOP_SOURCE, language="python")
+    st.caption("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "
+               "parameters of a `torch.nn.MultiheadAttention`, and the per-head weights "
+               "(`average_attn_weights=False`), the averaged weights and the output are compared with PyTorch's "
+               "recorded numbers (`tests/data/torch_reference.npz`, `tests/test_multihead_numbers.py`).")

@@ -1,0 +1,267 @@
+"""Arrays for the multi-head page (pure NumPy, no Streamlit): the split, every head, the checks.
+
+Lesson exercise 2: split Q, K, V into ``n_heads`` heads of width ``d_head = d_model / n_heads``,
+attend in each head, concatenate, project with ``W_o`` (Vaswani et al. 2017, section 3.2.2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import attention as A
+from explorer.shell import settings
+
+OVERLAP_MAX_HEADS = 64  # above this many heads the head-to-head matrix is not computed (cost ~ n_heads² n²)
+DEFAULT_SEED = 3  # heads with visibly different patterns at the lesson's d_model = 8
+
+
+# --- choosing a head count ------------------------------------------------------------
+
+
+def default_head_count(d_model: int) -> int:
+    """The page's default ``n_heads``: 2 when it divides ``d_model`` (``d_head = 4`` at the lesson's 8), else 1."""
+    return 2 if d_model % 2 == 0 else 1
+
+
+def nearest_head_count(d_model: int, requested: int) -> int:
+    """The valid head count (a divisor of ``d_model``) closest to ``requested``; ties go to the smaller.
+
+    ``nearest_head_count(8, 3) == 2``, ``nearest_head_count(8, 100) == 8``,
+    ``nearest_head_count(12, 5) == 4``, ``nearest_head_count(8, 0) == 1``.
+
+    Raises:
+        ValueError: ``d_model`` is not a positive integer.
+    """
+    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
+        raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
+    return min(A.valid_head_counts(int(d_model)), key=lambda h: (abs(h - requested), h))
+
+
+def parse_head_count(raw: str | None) -> int | None:
+    """A head count typed in a link (``"4"``, ``" 4 "``, ``"4.0"``) as an ``int``; ``None`` if it is not one."""
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value != int(value) or abs(value) > 1e9:
+        return None
+    return int(value)
+
+
+# --- the split, on readable numbers ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitExample:
+    """A tiny ``split_heads`` example on numbers that say where they came from.
+
+    Attributes:
+        x: ``[n, d_model]`` with ``x[i, j] = 100 * i + j`` (hundreds = token, rest = column).
+        heads: ``split_heads(x, n_heads)``, ``[n_heads, n, d_head]``.
+        wrong: ``x.reshape(n_heads, n, d_head)`` (the reshape without the transpose),
+            which mixes tokens inside a head.
+        stand_in: ``True`` when ``d_model``/``n_heads`` are a smaller stand-in for the page's sizes.
+    """
+
+    x: np.ndarray
+    heads: np.ndarray
+    wrong: np.ndarray
+    n_heads: int
+    d_head: int
+    stand_in: bool
+
+    @property
+    def d_model(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def owner(self) -> np.ndarray:
+        """``[n, d_model]``: the head that owns each column of ``x`` (``column // d_head``)."""
+        return np.broadcast_to(np.arange(self.d_model) // self.d_head, self.x.shape)
+
+    @property
+    def heads_owner(self) -> np.ndarray:
+        """``[n_heads, n, d_head]``: which head's columns each cell of ``heads`` came from."""
+        return A.split_heads(self.owner, self.n_heads)
+
+    @property
+    def wrong_owner(self) -> np.ndarray:
+        """``[n_heads, n, d_head]``: which head's columns each cell of ``wrong`` came from."""
+        return self.owner.reshape(self.wrong.shape)
+
+
+def split_example(d_model: int, n_heads: int, n: int = 3, max_width: int = 16) -> SplitExample:
+    """``split_heads`` on a ``[n, d_model]`` matrix of readable numbers.
+
+    Uses the page's ``d_model`` and ``n_heads`` while ``d_model <= max_width``; otherwise a
+    stand-in with ``min(n_heads, 4)`` heads of width 2 or more (``d_model = 8`` or 6),
+    so the picture stays readable.
+
+    Raises:
+        ValueError: ``d_model % n_heads != 0``.
+    """
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; "
+                         f"valid n_heads for d_model={d_model}: {A.valid_head_counts(d_model)}")
+    stand_in = d_model > max_width
+    if stand_in:
+        n_heads = min(n_heads, 4)
+        d_model = n_heads * max(2, 8 // n_heads)
+    x = 100.0 * np.arange(n)[:, None] + np.arange(d_model)[None, :]  # [n, d_model]
+    d_head = d_model // n_heads
+    return SplitExample(
+        x=x, heads=A.split_heads(x, n_heads), wrong=x.reshape(n_heads, n, d_head),
+        n_heads=n_heads, d_head=d_head, stand_in=stand_in,
+    )
+
+
+# --- the check and the diagnostics ----------------------------------------------------
+
+
+def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, causal: bool = False):
+    """Multi-head attention written as a plain loop over heads (lesson exercise 2, by hand).
+
+    No ``split_heads``, no batched matmul: per head, slice its columns of Q, K, V,
+    compute ``softmax(q kᵀ / sqrt(d_head)) v`` with an explicit max-subtracted softmax,
+    then concatenate the heads and project with ``W_o``.
+
+    Args:
+        X: ``[n, d_model]``; W_q, W_k, W_v, W_o: ``[d_model, d_model]``.
+        n_heads: a divisor of ``d_model``.
+        causal: block key j > query i in every head.
+
+    Returns:
+        ``(output [n, d_model], weights [n_heads, n, n], concat [n, d_model])``, float64.
+    """
+    n, d_model = X.shape
+    d_head = d_model // n_heads
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # [n, d_model] each
+    head_outputs, head_weights = [], []
+    for h in range(n_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)  # head h owns these columns
+        q, k, v = Q[:, cols], K[:, cols], V[:, cols]  # [n, d_head]
+        s = q @ k.T / math.sqrt(d_head)  # [n, n]
+        if causal:
+            s = np.where(np.tri(n, dtype=bool), s, -np.inf)  # key j > query i: -inf
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        w = e / e.sum(axis=1, keepdims=True)  # [n, n], rows sum to 1
+        head_outputs.append(w @ v)  # [n, d_head]
+        head_weights.append(w)
+    concat = np.concatenate(head_outputs, axis=1)  # [n, d_model]
+    return concat @ W_o, np.stack(head_weights), concat
+
+
+def head_overlap(weights) -> np.ndarray:
+    """How alike two heads' attention patterns are: ``[n_heads, n_heads]`` in ``[0, 1]``.
+
+    ``overlap[a, b] = mean_i Σ_j min(w_a[i, j], w_b[i, j])``: the attention mass two heads
+    put on the same keys, averaged over queries (``1 - total variation distance``). 1 =
+    identical patterns, 0 = no key in common. Symmetric, 1 on the diagonal for rows that sum to 1.
+
+    Args:
+        weights: ``[n_heads, n_q, n_k]`` non-negative.
+
+    Raises:
+        ValueError: ``weights`` is not 3-D.
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 3:
+        raise ValueError(f"weights must have shape [n_heads, n_q, n_k], got {w.shape}")
+    out = np.empty((w.shape[0], w.shape[0]))
+    for a in range(w.shape[0]):  # one head against all: [h, n_q, n_k] at a time, not [h, h, n_q, n_k]
+        out[a] = np.minimum(w[a], w).sum(axis=-1).mean(axis=-1)
+    return out
+
+
+@dataclass(frozen=True)
+class MultiHeadScenario:
+    """Everything the multi-head page draws, for one setting of its controls.
+
+    Attributes:
+        tokens: the sentence's tokens (``n`` of them).
+        X: embeddings ``[n, d_model]`` (the sidebar's).
+        W_q, W_k, W_v, W_o: ``[d_model, d_model]`` from ``MultiHeadAttention(d_model, n_heads, seed)``.
+        result: :class:`attention.MultiHeadResult` (vectorised; every intermediate).
+        mask: the causal mask ``[n, n]`` (``True`` = may attend) or ``None``.
+        row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
+        head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
+        overlap: ``[n_heads, n_heads]`` :func:`head_overlap`, or ``None`` above ``OVERLAP_MAX_HEADS`` heads.
+        loop_output: the output of :func:`per_head_loop` on the same inputs ``[n, d_model]``.
+        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights.
+    """
+
+    tokens: tuple[str, ...]
+    X: np.ndarray
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+    W_o: np.ndarray
+    n_heads: int
+    seed: int
+    causal: bool
+    result: A.MultiHeadResult
+    mask: np.ndarray | None
+    row_entropy: np.ndarray
+    head_entropy: np.ndarray
+    overlap: np.ndarray | None
+    loop_output: np.ndarray
+    max_diff_output: float
+    max_diff_weights: float
+
+    @property
+    def d_model(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def top_keys(self, query: int) -> tuple[np.ndarray, np.ndarray]:
+        """For query ``query``: the key each head attends to most ``[n_heads]`` (int) and that weight ``[n_heads]``.
+
+        Ties go to the first key (``argmax``).
+        """
+        w = self.result.weights[:, query, :]  # [n_heads, n_k]
+        top = w.argmax(axis=-1)
+        return top, w[np.arange(self.n_heads), top]
+
+
+def multihead_scenario(
+    tokens: tuple[str, ...], d_model: int, embed_seed: int, mode: str, positional: bool,
+    n_heads: int, seed: int = DEFAULT_SEED, causal: bool = False,
+) -> MultiHeadScenario:
+    """The sidebar's sentence through ``MultiHeadAttention(d_model, n_heads, seed)``, with its checks.
+
+    Args:
+        tokens: non-empty tuple of tokens.
+        d_model, embed_seed, mode, positional: the sidebar's embedding settings
+            (see :func:`app.settings.embeddings`).
+        n_heads: a divisor of ``d_model``.
+        seed: seeds ``W_q, W_k, W_v, W_o`` (in that order).
+        causal: the causal mask in every head.
+
+    Raises:
+        ValueError: ``d_model % n_heads != 0`` (the message lists the valid counts), empty tokens.
+    """
+    X = settings.embeddings(tokens, d_model, embed_seed, mode, positional)  # [n, d_model]
+    layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
+    r = layer.forward_detailed(X, is_causal=causal)
+    loop_out, loop_w, _ = per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, causal)
+    row_h = A.entropy(r.weights)  # [n_heads, n]
+    n = len(tokens)
+    return MultiHeadScenario(
+        tokens=tuple(tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
+        n_heads=int(n_heads), seed=int(seed), causal=bool(causal), result=r,
+        mask=np.tri(n, dtype=bool) if causal else None,
+        row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
+        overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
+        loop_output=loop_out,
+        max_diff_output=float(np.abs(r.output - loop_out).max()),
+        max_diff_weights=float(np.abs(r.weights - loop_w).max()),
+    )

@@ -1,0 +1,263 @@
+"""Page: check yourself — the lessons' questions, graded and explained with the numbers the app computes."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.lessons.quiz import draw as sections
+from explorer.lessons.quiz import model as quiz
+from explorer.shell import controls
+
+ss = st.session_state
+RESULTS = "quiz_results"  # {question id: answered correctly}
+QUESTIONS = {
+    "order": "The order of the operations",
+    "scale": "Why divide by √d_k",
+    "qk": "Which vectors make the scores",
+    "head": "The width of one head",
+    "causal": "The causal mask",
+    "cost": "Cost and sequence length",
+    "topkey": "Predict: the key a query attends to most",
+    "growth": "Predict: the top weight when d_k grows",
+}
+RIGHT_ICON, WRONG_ICON = ":material/check_circle:", ":material/cancel:"  # material icons: no emoji font needed
+ss.setdefault(RESULTS, {})
+
+
+def fb_key(qid: str) -> str:
+    return f"quiz_{qid}_feedback"
+
+
+def record(qid: str, fb: quiz.Feedback, **extra) -> None:
+    """Store a graded answer (and what the reveal needs) for the session."""
+    ss[RESULTS][qid] = fb.correct
+    ss[fb_key(qid)] = {"feedback": fb, **extra}
+
+
+def retry(qid: str, widget_keys: tuple[str, ...] = ()) -> None:
+    """Forget the answer to one question (and clear its inputs)."""
+    ss[RESULTS].pop(qid, None)
+    for key in (fb_key(qid), f"quiz_{qid}_empty", *widget_keys):
+        ss.pop(key, None)
+
+
+def reset_all() -> None:
+    for qid in QUESTIONS:
+        retry(qid)
+    ss[RESULTS] = {}
+
+
+def check_choice(q: quiz.Choice) -> None:
+    picked = ss.get(f"quiz_{q.qid}_answer")
+    if picked is None:
+        ss[f"quiz_{q.qid}_empty"] = True
+        return
+    record(q.qid, quiz.grade_choice(q, picked), picked=picked)
+
+
+def check_order() -> None:
+    picked = [ss.get(f"quiz_order_{p}") for p in range(1, len(quiz.STEPS) + 1)]
+    if None in picked:
+        ss["quiz_order_empty"] = True
+        return
+    record("order", quiz.grade_order(picked), picked=picked)
+
+
+def check_head() -> None:
+    answer = ss.get("quiz_head_answer")
+    if answer is None:
+        ss["quiz_head_empty"] = True
+        return
+    record("head", quiz.grade_head_width(answer), picked=answer)
+
+
+def check_topkey(query: int, settings: tuple) -> None:
+    picked = ss.get("quiz_topkey_answer")
+    if picked is None:
+        ss["quiz_topkey_empty"] = True
+        return
+    reveal = quiz.reveal_top_key(sections.steps(settings), query)  # computed only now, after the learner committed
+    record("topkey", quiz.grade_top_key(reveal, picked), picked=picked, reveal=reveal, settings=settings)
+
+
+def check_growth(d_k: int, n_keys: int, seed: int, settings: tuple) -> None:
+    picked = ss.get("quiz_growth_answer")
+    if picked is None:
+        ss["quiz_growth_empty"] = True
+        return
+    reveal = sections.growth(d_k, n_keys, seed)  # computed only now, after the learner committed
+    record("growth", quiz.grade_growth(reveal, picked), picked=picked, reveal=reveal, settings=settings)
+
+
+def answered(qid: str) -> dict | None:
+    return ss.get(fb_key(qid))
+
+
+def show_feedback(qid: str, empty_hint: str) -> dict | None:
+    """The feedback box and the "Try again" button of a question; returns the stored answer or ``None``."""
+    if ss.pop(f"quiz_{qid}_empty", False):
+        st.warning(empty_hint, icon="👆")
+    done = answered(qid)
+    if done is None:
+        return None
+    fb = done["feedback"]
+    (st.success if fb.correct else st.error)(fb.message, icon=RIGHT_ICON if fb.correct else WRONG_ICON)
+    return done
+
+
+def try_again(qid: str) -> None:
+    st.button("↺ Try again", key=f"quiz_{qid}_retry", on_click=retry, args=(qid,))
+
+
+def option_line(option: str, right: bool, picked: bool) -> str:
+    """One option of an answered question as a Markdown list item (our own text, never a user's)."""
+    mark = (f":green[{RIGHT_ICON}]" if right else f":red[{WRONG_ICON}]" if picked
+            else ":gray[:material/radio_button_unchecked:]")
+    return f"- {mark} **{option}** ← your answer" if picked else f"- {mark} {option}"
+
+
+def choice_question(q: quiz.Choice, number: int) -> dict | None:
+    """A multiple-choice question in a form; after "Check", the options with the right one marked."""
+    st.subheader(f"{number} · {QUESTIONS[q.qid]}")
+    st.markdown(q.prompt)
+    done = answered(q.qid)
+    if done is None:
+        with st.form(f"quiz_form_{q.qid}", border=False):
+            st.radio("Your answer", q.options, index=None, key=f"quiz_{q.qid}_answer", label_visibility="collapsed")
+            st.form_submit_button("Check", key=f"quiz_{q.qid}_check", on_click=check_choice, args=(q,))
+    else:
+        st.markdown("\n".join(option_line(o, o == q.answer, o == done["picked"]) for o in q.options))
+    return show_feedback(q.qid, "Pick an answer first.")
+
+
+# ---------------------------------------------------------------------------------------------
+
+st.title("Check yourself")
+st.markdown(
+    "The lessons' questions, answered here and graded with the numbers the app computes for **your** "
+    "settings (the sidebar's sentence, seed, d_model and d_k). Nothing is shown before you press **Check**; "
+    "every question can be tried again."
+)
+
+sh = controls.shared()
+inp = controls.sentence_input("to get feedback from its numbers")
+labels = inp.labels
+n = len(labels)
+settings = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
+st.caption(f"{n} tokens · d_model = {sh.d_model} · d_k = d_v = {sh.d_k} · seed = {sh.seed} · "
+           f"embeddings: {sh.embedding}{' + positional encoding' if sh.pe else ''}")
+
+results = ss[RESULTS]
+with st.container(border=True, key="quiz_scorebox"):
+    c1, c2 = st.columns([3, 1], vertical_alignment="center")
+    c1.markdown(f"### Score: {sum(results.values())} / {len(results)}")
+    c1.caption(f"{len(results)} of {len(QUESTIONS)} questions answered · kept for this session · a retried "
+               "question counts once, with its latest answer")
+    c2.button("Start over", key="quiz_reset", on_click=reset_all, disabled=not results)
+
+# 1 · order -----------------------------------------------------------------------------------
+st.subheader(f"1 · {QUESTIONS['order']}")
+st.markdown("In what order are the operations applied to **one input word**? Choose a step for each position.")
+done = answered("order")
+if done is None:
+    with st.form("quiz_form_order", border=False):
+        cols = st.columns(len(quiz.STEPS))
+        for p, col in enumerate(cols, start=1):
+            col.selectbox(f"Step {p}", quiz.STEPS_SHOWN, index=None, key=f"quiz_order_{p}", placeholder="choose…")
+        st.form_submit_button("Check", key="quiz_order_check", on_click=check_order)
+else:
+    marks = ["✓" if a == b else "✗" for a, b in zip(done["picked"], quiz.STEPS, strict=True)]
+    st.dataframe(pd.DataFrame({"step": range(1, len(quiz.STEPS) + 1), "your order": done["picked"],
+                               "right order": quiz.STEPS, "": marks}), hide_index=True, width="stretch")
+if show_feedback("order", "Choose a step for every position first."):
+    st.markdown("**The five steps on your sentence, for one word:**")
+    if ss.get("quiz_order_word", 0) >= n:
+        ss.pop("quiz_order_word")
+    word = st.selectbox("Word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k], key="quiz_order_word")
+    sections.order_reveal(settings, word)
+    try_again("order")
+
+# 2 · scale -----------------------------------------------------------------------------------
+if choice_question(quiz.SCALE, 2):
+    sections.scale_reveal(settings)
+    try_again("scale")
+
+# 3 · queries and keys ------------------------------------------------------------------------
+if choice_question(quiz.QK, 3):
+    sections.qk_reveal(settings)
+    try_again("qk")
+
+# 4 · head width ------------------------------------------------------------------------------
+st.subheader(f"4 · {QUESTIONS['head']}")
+st.markdown(f"A model has d_model = {quiz.HEAD_D_MODEL} and {quiz.HEAD_N_HEADS} attention heads. "
+            "How wide is one head (d_head)?")
+done = answered("head")
+if done is None:
+    with st.form("quiz_form_head", border=False):
+        # Negative and zero answers are accepted, then explained (a min_value of 1 made the box refuse them silently).
+        st.number_input("d_head", min_value=-1_000_000, max_value=1_000_000, value=None, step=1,
+                        key="quiz_head_answer",
+                        placeholder="a whole number")
+        st.form_submit_button("Check", key="quiz_head_check", on_click=check_head)
+else:
+    st.markdown(f"Your answer: **{int(done['picked'])}**")
+if show_feedback("head", "Type a number first."):
+    sections.head_reveal(sh.d_model)
+    try_again("head")
+
+# 5 · causal mask -----------------------------------------------------------------------------
+if choice_question(quiz.CAUSAL, 5):
+    sections.causal_reveal(settings)
+    try_again("causal")
+
+# 6 · cost ------------------------------------------------------------------------------------
+if choice_question(quiz.COST, 6):
+    sections.cost_reveal(n, sh.d_k)
+    try_again("cost")
+
+# 7 · predict: top key ------------------------------------------------------------------------
+st.subheader(f"7 · {QUESTIONS['topkey']}")
+st.markdown("Pick a query word, look at its query vector and the keys, then predict: **which key will it attend "
+            "to most?** (The score of a key is the dot product q · k; the softmax keeps the scores' order.)")
+done = answered("topkey")
+if ss.get("quiz_topkey_query", 0) >= n:
+    ss.pop("quiz_topkey_query")
+query = st.selectbox("Query word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k],
+                     key="quiz_topkey_query", disabled=done is not None,
+                     help="Press “Try again” to ask about another word." if done else None)
+sections.topkey_clue(settings, query)
+if done is None:
+    with st.form("quiz_form_topkey", border=False):
+        st.selectbox("Your prediction: the key it attends to most", range(n), index=None,
+                     format_func=lambda k: labels[k], key="quiz_topkey_answer", placeholder="choose a key…")
+        st.form_submit_button("Check", key="quiz_topkey_check", on_click=check_topkey,
+                              args=(query, settings))
+if done := show_feedback("topkey", "Choose a key first."):
+    if done["settings"] != settings:
+        st.info("The sidebar changed since you answered; this reveal is for the settings you answered with. "
+                "Press “Try again” to answer for the current ones.")
+    sections.topkey_reveal(done["settings"], done["reveal"].query, done["picked"])
+    try_again("topkey")
+
+# 8 · predict: d_k growth ---------------------------------------------------------------------
+st.subheader(f"8 · {QUESTIONS['growth']}")
+big = sh.d_k * quiz.GROWTH_FACTOR
+st.markdown(
+    f"Your settings: d_k = {sh.d_k}, and your sentence gives each query {n} key{'s' if n > 1 else ''}. "
+    f"Suppose d_k grows to **{big}** and the scores are **not** divided by √d_k. What happens to the "
+    "largest attention weight of a query (on average, for queries and keys with unit-variance components)?"
+)
+done = answered("growth")
+if done is None:
+    with st.form("quiz_form_growth", border=False):
+        st.radio("Your prediction", quiz.GROWTH_OPTIONS, index=None, key="quiz_growth_answer",
+                 label_visibility="collapsed")
+        st.form_submit_button("Check", key="quiz_growth_check", on_click=check_growth,
+                              args=(sh.d_k, n, sh.seed, settings))
+else:
+    st.markdown(f"Your prediction: **{done['picked']}**")
+if done := show_feedback("growth", "Pick a prediction first."):
+    rv = done["reveal"]
+    if done["settings"] != settings:
+        st.info("The sidebar changed since you answered; this reveal is for the settings you answered with.")
+    sections.growth_reveal(rv.d_k[0], rv.n_keys, rv.seed)
+    try_again("growth")

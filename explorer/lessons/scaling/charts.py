@@ -1,0 +1,182 @@
+"""Figures for the page "Why divide by √d_k": score histograms, saturation curves, temperature.
+
+Pure functions, arrays in, ``go.Figure`` out; the heat maps and weight bars come from
+:mod:`app.figures.base`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.shell.charts import escape_label, weights_bar
+from explorer.shell.textviews import fmt
+
+RAW_COLOR = "#d1495b"  # unscaled q·k
+SCALED_COLOR = "#3b78c2"  # scaled q·k / √d_k
+TEMP_COLORS = ("#3b78c2", "#e07b39", "#5a9e4b", "#8e6bbf", "#888888")
+
+
+def _check_hist(edges, density, name: str) -> tuple[np.ndarray, np.ndarray]:
+    edges, density = np.asarray(edges, dtype=float), np.asarray(density, dtype=float)
+    if edges.ndim != 1 or density.ndim != 1 or edges.shape[0] != density.shape[0] + 1:
+        raise ValueError(f"{name}: edges must be [n_bins + 1] and density [n_bins], got {edges.shape}, {density.shape}")
+    return edges, density
+
+
+def score_histograms(
+    raw_edges, raw_density, scaled_edges, scaled_density, *, d_k: int, raw_var: float, scaled_var: float,
+    log_y: bool = False, height: int = 380,
+) -> go.Figure:
+    """Raw scores ``q·k`` and scaled scores ``q·k/√d_k`` as overlaid density histograms.
+
+    Args:
+        raw_edges, scaled_edges: bin edges ``[n_bins + 1]`` (each histogram has its own bins).
+        raw_density, scaled_density: densities ``[n_bins]`` (area 1), already binned (np.histogram).
+        d_k: key width; the theory lines are drawn at ``±√d_k`` (raw) and ``±1`` (scaled).
+        raw_var, scaled_var: measured variances, printed in the legend next to the theory.
+        log_y: a logarithmic density axis (both bells stay visible at large ``d_k``; empty bins vanish).
+
+    Returns:
+        ``go.Figure`` with two bar traces (``raw``, ``scaled``) and dotted ±std lines
+        (full height, ``yref="paper"``).
+
+    Raises:
+        ValueError: edges and densities of mismatched shapes.
+    """
+    traces = []
+    for name, edges, density, color, var, theory in (
+        ("raw q·k", *_check_hist(raw_edges, raw_density, "raw"), RAW_COLOR, raw_var, f"d_k = {d_k}"),
+        ("scaled q·k/√d_k", *_check_hist(scaled_edges, scaled_density, "scaled"), SCALED_COLOR, scaled_var, "1"),
+    ):
+        centers, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+        traces.append(go.Bar(
+            x=np.round(centers, 4), y=np.round(density, 6), width=np.round(widths, 4), marker_color=color,
+            opacity=0.55, name=f"{name}: Var = {fmt(var, 3)} (theory {theory})",
+            customdata=np.round(np.stack([edges[:-1], edges[1:]], axis=-1), 3),
+            hovertemplate=f"{name}<br>scores in [%{{customdata[0]}}, %{{customdata[1]}}): "
+                          "density %{y:.4f}<extra></extra>",
+        ))
+    fig = go.Figure(traces)
+    for s, color, label in ((float(np.sqrt(d_k)), RAW_COLOR, "√d_k"), (1.0, SCALED_COLOR, "1")):
+        for sign in (-1, 1):
+            fig.add_shape(type="line", x0=sign * s, x1=sign * s, y0=0, y1=1, yref="paper",
+                          line=dict(color=color, dash="dot"))
+        fig.add_annotation(x=s, y=1, yref="paper", text=f"±{label}", showarrow=False, yanchor="bottom",
+                           font=dict(color=color, size=11), xshift=12 if label == "1" else -14)
+    fig.update_layout(
+        barmode="overlay", bargap=0, height=height, margin=dict(l=10, r=10, t=50, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
+        xaxis_title="score", yaxis_title="density (area 1)" + (", log scale" if log_y else ""),
+    )
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+def saturation_curves(
+    d_k: Sequence[int], panels: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, current_d_k: int,
+    yranges: Mapping[str, tuple[float, float]] | None = None, height: int = 360,
+) -> go.Figure:
+    """Curves over ``d_k`` (log x axis), unscaled vs scaled, one panel per statistic.
+
+    Args:
+        d_k: the x values ``[m]`` (positive ints, e.g. 1, 2, 4, …, 1024).
+        panels: ``{panel title: (unscaled [m], scaled [m])}``, in display order.
+        current_d_k: marked with a vertical dashed line in every panel.
+        yranges: optional fixed y range per panel title.
+
+    Returns:
+        ``go.Figure`` with one subplot per panel; traces named ``unscaled`` / ``scaled``
+        (legend shown once).
+
+    Raises:
+        ValueError: an empty ``panels``, or a series whose length differs from ``d_k``.
+    """
+    x = np.asarray(d_k, dtype=float)
+    if not panels:
+        raise ValueError("panels must hold at least one statistic")
+    titles = list(panels)
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=[escape_label(t) for t in titles],
+                        horizontal_spacing=0.07)
+    for col, title in enumerate(titles, start=1):
+        unscaled, scaled = (np.asarray(v, dtype=float) for v in panels[title])
+        if unscaled.shape != x.shape or scaled.shape != x.shape:
+            raise ValueError(f"{title}: series must be [{x.shape[0]}] like d_k, got {unscaled.shape}, {scaled.shape}")
+        series = (("unscaled", unscaled, RAW_COLOR, "solid"), ("scaled", scaled, SCALED_COLOR, "dash"))
+        for name, y, color, dash in series:
+            fig.add_trace(go.Scatter(
+                x=x, y=np.round(y, 6), mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
+                line=dict(color=color, dash=dash), marker=dict(size=6),
+                hovertemplate=f"{name}, d_k = %{{x}}: %{{y:.4f}}<extra>{escape_label(title)}</extra>",
+            ), row=1, col=col)
+        fig.add_vline(x=float(current_d_k), line=dict(color="#444", dash="dot", width=1), row=1, col=col)
+        if yranges and title in yranges:
+            fig.update_yaxes(range=list(yranges[title]), row=1, col=col)
+    ticks = x[::2] if x.shape[0] > 6 else x  # every other power of two stays readable in a narrow panel
+    fig.update_xaxes(type="log", title_text="d_k", tickvals=ticks.tolist(), ticktext=[str(int(v)) for v in ticks],
+                     tickangle=0)
+    fig.update_yaxes(rangemode="tozero")  # "falls towards 0" must be visible as such
+    fig.add_annotation(text=f"current d_k = {int(current_d_k)}", xref="paper", yref="paper", x=1, y=-0.28,
+                       showarrow=False, font=dict(size=11, color="#444"), xanchor="right")
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=60, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0))
+    return fig
+
+
+def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: bool, title: str = "",
+               height: int = 300) -> go.Figure:
+    """One query's weights ``[n_k]`` as bars (:func:`app.figures.base.weights_bar`), coloured like the curves.
+
+    Red for unscaled scores, blue for scaled ones. Raises ``ValueError`` like ``weights_bar``.
+    """
+    fig = weights_bar(weights, key_labels, query_label=query_label, title=title, height=height)
+    fig.update_traces(marker_color=SCALED_COLOR if scaled else RAW_COLOR)
+    return fig
+
+
+def temperature_bars(weights, logits, *, temperature: float, height: int = 300) -> go.Figure:
+    """``softmax(logits / T)`` ``[n]`` as bars, one per logit (labelled ``z=2.0 (0)``; hover ``key …: w``).
+
+    Raises ``ValueError`` when ``weights`` and ``logits`` differ in length.
+    """
+    z = np.asarray(logits, dtype=float)
+    labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(z)]
+    fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)
+    fig.update_xaxes(title_text="logit")
+    return fig
+
+
+def temperature_sweep(temperatures, sweep, logits, *, current: float, height: int = 320) -> go.Figure:
+    """Each weight of ``softmax(logits / T)`` as a line over ``T`` (log x axis), current ``T`` marked.
+
+    Args:
+        temperatures: ``[t]`` positive temperatures.
+        sweep: ``[t, n]`` weights, row ``i`` = softmax at ``temperatures[i]``.
+        logits: ``[n]`` the logits (labels of the lines).
+        current: the chosen temperature (vertical dashed line).
+
+    Raises:
+        ValueError: shapes that do not match.
+    """
+    temps, w, z = (np.asarray(a, dtype=float) for a in (temperatures, sweep, logits))
+    if w.ndim != 2 or w.shape != (temps.shape[0], z.shape[0]):
+        raise ValueError(f"sweep must be [{temps.shape[0]}, {z.shape[0]}], got {w.shape}")
+    fig = go.Figure()
+    for j, zj in enumerate(z):
+        fig.add_trace(go.Scatter(
+            x=temps, y=np.round(w[:, j], 6), mode="lines+markers", name=f"logit {fmt(zj, 1)} ({j})",
+            line=dict(color=TEMP_COLORS[j % len(TEMP_COLORS)]), marker=dict(size=5),
+            hovertemplate=f"logit {fmt(zj, 1)} ({j}), T = %{{x}}: weight %{{y:.4f}}<extra></extra>",
+        ))
+    fig.add_hline(y=1 / len(z), line=dict(color="#888", dash="dot", width=1),
+                  annotation_text=f"uniform 1/{len(z)}", annotation_position="bottom right")
+    fig.add_vline(x=float(current), line=dict(color="#444", dash="dot", width=1))
+    fig.update_xaxes(type="log", title_text="temperature T")
+    fig.update_yaxes(range=[0, 1.05], title_text="weight")
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig

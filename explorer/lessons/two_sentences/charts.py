@@ -1,0 +1,68 @@
+"""Figures of the two-sentences page: labels that mark shared words, and per-row entropy bars.
+
+The heat maps themselves come from :func:`app.figures.base.heatmap` (same rules everywhere).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.shell.charts import paired_bars
+from explorer.shell.textviews import fmt
+
+__all__ = ["SHARED_MARK", "entropy_bars", "marked_labels", "pair_labels"]
+
+SHARED_MARK = "★"  # after a label: this word also occurs in the other sentence
+COLOR_A, COLOR_B = "#3b78c2", "#e07b39"
+
+
+def marked_labels(tokens: Sequence[str], shared=None) -> list[str]:
+    """``"tok (i)"`` per position, with ``" ★"`` appended where ``shared[i]`` is true.
+
+    Raises:
+        ValueError: ``shared`` does not have one flag per token.
+    """
+    flags = [False] * len(tokens) if shared is None else [bool(s) for s in shared]
+    if len(flags) != len(tokens):
+        raise ValueError(f"shared must have one flag per token: {len(flags)} flags, {len(tokens)} tokens")
+    return [f"{t} ({i})" + (f" {SHARED_MARK}" if s else "") for i, (t, s) in enumerate(zip(tokens, flags,
+                                                                                            strict=True))]
+
+
+def pair_labels(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
+    """``"a / b (i)"`` per position, for a picture that compares the two sentences position by position."""
+    if len(tokens_a) != len(tokens_b):
+        raise ValueError(f"the sentences must have the same length here, got {len(tokens_a)} and {len(tokens_b)}")
+    return [f"{a} / {b} ({i})" for i, (a, b) in enumerate(zip(tokens_a, tokens_b, strict=True))]
+
+
+def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[str, str] = ("A", "B"),
+                 title: str = "", height: int = 320) -> go.Figure:
+    """Per-row entropy of two attention maps, side by side per position, with the uniform maximum ``log n``.
+
+    Args:
+        entropy_a, entropy_b: ``[n]`` row entropies in nats.
+        labels: one label per position (e.g. :func:`pair_labels`).
+        names: the legend names of the two sentences.
+
+    Raises:
+        ValueError: lengths differ.
+    """
+    a = np.asarray(entropy_a, dtype=float)
+    b = np.asarray(entropy_b, dtype=float)
+    n = len(labels)  # paired_bars checks that both series have one value per label
+    top = math.log(n) if n > 1 else 1.0
+    fig = paired_bars(
+        [(name, values, [fmt(v, 3) for v in values], color)
+         for name, values, color in ((names[0], a, COLOR_A), (names[1], b, COLOR_B))],
+        labels, quantity="entropy (nats)", x_title="query (position)", y_title="entropy (nats)",
+        y_max=top * 1.25, title=title, height=height,
+    )
+    if n > 1:
+        fig.add_hline(y=math.log(n), line=dict(color="grey", dash="dot"),
+                      annotation_text=f"uniform: log {n} = {math.log(n):.2f}", annotation_position="top left")
+    return fig

@@ -1,0 +1,235 @@
+"""Sections of the two-sentences page: the intro, sentence A, the comparison (part 1) and the order test (part 2).
+
+The layer's settings come as ``layer = (d_model, d_k, seed, pe)`` (the sidebar's
+``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings, plus or minus the
+positional encoding); sentences as tuples of tokens. The page keeps the text box, the
+shuffle controls and the "last valid sentence B" state.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.lessons.two_sentences import charts as tfig
+from explorer.lessons.two_sentences import model as scenarios_two_sentences
+from explorer.shell import charts, settings, textviews
+from explorer.shell.cache import section
+
+two_sentences_scenario = st.cache_data(max_entries=32, show_spinner=False)(
+    scenarios_two_sentences.two_sentences_scenario)
+
+
+def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: tuple,
+             shuffle_seed: int = 0) -> scenarios_two_sentences.TwoSentencesScenario:
+    """:func:`app.scenarios_two_sentences.two_sentences_scenario` for these sentences and ``layer`` (cached)."""
+    d_model, d_k, seed, pe = layer
+    return two_sentences_scenario(tokens_a, tokens_b, d_model, d_k, seed, pe, shuffle_seed)
+
+
+def numbers(frame: pd.DataFrame, label: str = "Numbers") -> None:
+    """The exact numbers behind a picture, in a table a learner can copy."""
+    with st.expander(label):
+        st.dataframe(frame, width="stretch")
+
+
+def gap_text(value: float) -> str:
+    """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16``."""
+    return "0 (exact)" if value == 0.0 else f"{value:.2e}"
+
+
+@section
+def intro() -> None:
+    """The page's title, what it compares, and the formula with one set of weights."""
+    st.title("Two sentences, one set of weights")
+    st.markdown(
+        "Feed two sentences through the **same** self-attention layer (the same `W_q`, `W_k`, `W_v`, drawn from the "
+        "sidebar's seed) and compare what each token attends to (lesson exercise 3). Then shuffle the words: "
+        "attention on its own does not know the order of the words."
+    )
+    st.latex(r"W^{(s)} = \mathrm{softmax}\!\left(\frac{X^{(s)} W_q \,\big(X^{(s)} W_k\big)^\top}{\sqrt{d_k}}\right),"
+             r"\qquad s \in \{A, B\},\ \text{one } W_q, W_k, W_v")
+
+
+@section
+def embedding_note() -> None:
+    """This page always uses per-token embeddings (shown when the sidebar says otherwise)."""
+    st.info("This page always uses **per-token** embeddings (the sidebar's *lesson* choice is not used here): "
+            "each distinct word has one fixed vector, so a word shared by both sentences has the same vector in "
+            "both. With the lesson's random rows, a row depends on its position, not on the word.", icon="ℹ️")
+
+
+@section
+def sentence_a(sentence: str) -> None:
+    """Sentence A as typed in the sidebar (beside the box for sentence B)."""
+    st.markdown("**Sentence A** (the sidebar's sentence)")
+    st.code(sentence, language=None)
+
+
+@section
+def settings_caption(layer: tuple) -> None:
+    """One caption: the layer's settings."""
+    d_model, d_k, seed, pe = layer
+    st.caption(f"per-token embeddings · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · "
+               f"{'with' if pe else 'without'} positional encoding (sidebar)")
+
+
+def comparison(cmp: scenarios_two_sentences.Comparison | None) -> None:
+    """Part 1's body: the tokens side by side, both weight maps, their difference and entropies."""
+    if cmp is None:
+        st.info("Type sentence B above to compare the two sentences.")
+        return
+    m = cmp.m
+    if cmp.n_a != cmp.n_b:
+        st.info(f"The sentences have different lengths (A: {cmp.n_a} tokens, B: {cmp.n_b}). Comparing the first "
+                f"{m} tokens of each; the rest of the longer one is left out.")
+    labels_a = tfig.marked_labels(cmp.tokens_a, cmp.shared_a)
+    labels_b = tfig.marked_labels(cmp.tokens_b, cmp.shared_b)
+    table = pd.DataFrame({
+        "A": list(cmp.tokens_a), "B": list(cmp.tokens_b),
+        "same word here?": ["yes" if a == b else "no" for a, b in zip(cmp.tokens_a, cmp.tokens_b, strict=True)],
+        "A's word occurs in B?": ["★ yes" if s else "no" for s in cmp.shared_a],
+        "B's word occurs in A?": ["★ yes" if s else "no" for s in cmp.shared_b],
+    }, index=pd.Index(range(m), name="position"))
+    shared_cells = pd.DataFrame(False, index=table.index, columns=table.columns)
+    shared_cells["A"], shared_cells["B"] = cmp.shared_a, cmp.shared_b
+    st.dataframe(table.style.apply(lambda _: shared_cells.map(
+        lambda s: "background-color: #fff3cd" if s else ""), axis=None), width="stretch")
+    st.caption(f"{tfig.SHARED_MARK} = a word both sentences contain: per-token embeddings give it the same "
+               "vector in both, so differences come from its neighbours (and, if on, its position).")
+    left, right = st.columns(2)
+    for col, name, steps, labels in ((left, "A", cmp.steps_a, labels_a), (right, "B", cmp.steps_b, labels_b)):
+        fig = charts.heatmap(steps.weights, labels, labels, title=f"sentence {name}: attention weights")
+        col.plotly_chart(fig, key=f"two_fig_weights_{name.lower()}")
+    st.caption(f"shape [{m}, {m}] each · one colour range, [0, 1], for both · row = query, column = key")
+    gap = float(abs(cmp.diff).max())
+    if cmp.identical:
+        st.success(f"Same sentence twice: the difference is exactly {gap!r} everywhere (same words, same "
+                   "vectors, same weights).", icon="✅")
+    pairs = tfig.pair_labels(cmp.tokens_a, cmp.tokens_b)
+    d1, d2 = st.columns(2)
+    with d1:
+        st.latex(r"\Delta = W^{(A)} - W^{(B)}")
+        st.plotly_chart(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title="difference A − B",
+                                        colorbar_title="Δ weight"), key="two_fig_diff")
+        st.caption(f"diverging scale centred on 0 · largest |Δ| = {textviews.fmt(gap, 4)}")
+    with d2:
+        st.latex(r"H_i = -\sum_j w_{ij} \ln w_{ij}")
+        st.plotly_chart(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
+                                          title="entropy of each query's weights"), key="two_fig_entropy")
+        st.caption("0 = all weight on one key; log n = spread evenly over all keys.")
+    with st.expander("Numbers"):
+        st.markdown("Weights A")
+        st.dataframe(pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a), width="stretch")
+        st.markdown("Weights B")
+        st.dataframe(pd.DataFrame(cmp.steps_b.weights, index=labels_b, columns=labels_b), width="stretch")
+        st.markdown("Difference A − B, and entropies")
+        st.dataframe(pd.DataFrame(cmp.diff, index=pairs, columns=pairs), width="stretch")
+        st.dataframe(pd.DataFrame({"entropy A": cmp.entropy_a, "entropy B": cmp.entropy_b}, index=pairs),
+                     width="stretch")
+
+
+@section
+def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: tuple) -> None:
+    """Part 1 (both sentences through one layer; ``tokens_b`` may be empty) and part 2's intro, above its controls."""
+    st.header("1 · Same weights, two sentences")
+    comparison(scenario(tokens_a, tokens_b, layer).comparison)
+    st.header("2 · Order: attention alone does not know word order")
+    st.markdown(
+        "Self-attention compares every token with every token; nothing in the formula says *where* a token "
+        "stands. Shuffle the words of sentence A (a permutation matrix P) and, without positional encoding, the "
+        "attention map is the original with its rows **and** columns shuffled the same way:"
+    )
+    st.latex(r"\mathrm{softmax}\!\left(\frac{(PX) W_q\, \big((PX) W_k\big)^\top}{\sqrt{d_k}}\right) "
+             r"= P\, \mathrm{softmax}\!\left(\frac{X W_q (X W_k)^\top}{\sqrt{d_k}}\right) P^\top")
+
+
+def shuffle_test(order: scenarios_two_sentences.OrderCheck, pe: bool) -> None:
+    """The shuffled sentence's weight maps, put back and compared with the original."""
+    n = len(order.tokens)
+    labels = settings.SentenceInput(order.tokens, 0).labels
+    shuffled_labels = [f"{t} ({int(p)})" for t, p in zip(order.shuffled_tokens, order.perm, strict=True)]
+    st.markdown("Shuffled sentence A (in the pictures each token keeps its original position in brackets):")
+    st.text(" ".join(order.shuffled_tokens))
+    o1, o2 = st.columns(2)
+    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title="original sentence A"),
+                    key="two_fig_order_original")
+    o2.plotly_chart(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
+                                    title="shuffled sentence (its own order)"), key="two_fig_order_shuffled")
+    o3, o4 = st.columns(2)
+    o3.plotly_chart(charts.heatmap(order.unpermuted_weights, labels, labels,
+                                    title="shuffled, rows and columns put back (Pᵀ W P)"),
+                    key="two_fig_order_unpermuted")
+    o4.plotly_chart(charts.heatmap(order.unpermuted_weights - order.original.weights, labels, labels,
+                                    kind="diverging", zrange=(-1.0, 1.0), title="put back − original",
+                                    colorbar_title="Δ weight"), key="two_fig_order_gap")
+    st.caption(f"shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: "
+               "put back in the original order, to compare with top left · bottom right: their difference")
+    if pe:
+        st.warning(f"With positional encoding the un-shuffled map is **not** the original: the weights differ by "
+                   f"up to {order.weight_gap:.3g}, the outputs by up to {order.output_gap:.3g}. Each word now "
+                   "carries its position.", icon="📍")
+    else:
+        st.success(f"Without positional encoding the un-shuffled map equals the original to float rounding "
+                   f"(largest |difference| {gap_text(order.weight_gap)} in the weights, "
+                   f"{gap_text(order.output_gap)} in the outputs).", icon="✅")
+    numbers(pd.DataFrame(order.unpermuted_weights - order.original.weights, index=labels, columns=labels),
+            "Numbers: put back − original")
+
+
+@section
+def order(tokens_a: tuple[str, ...], layer: tuple, shuffle: bool, shuffle_seed: int) -> None:
+    """Part 2 below its controls: the shuffle test, two copies of a word, and the positional-encoding matrix."""
+    d_model, pe = layer[0], layer[3]
+    sc = scenario(tokens_a, (), layer, shuffle_seed)
+    n = len(sc.order.tokens)
+    if not shuffle:
+        st.info("Switch on **Shuffle the words** to run the test on sentence A.")
+    elif n == 1:
+        st.info("Sentence A has one token: there is nothing to shuffle.")
+    else:
+        shuffle_test(sc.order, pe)
+
+    rep = sc.repeat
+    st.subheader("Two copies of the same word")
+    rep_labels = settings.SentenceInput(rep.tokens, 0).labels
+    word = rep.tokens[rep.positions[0]]
+    if rep.demo:
+        st.markdown("Sentence A repeats no word (note that *The* and *the* are different tokens), so this part "
+                    "uses a demo sentence:")
+        st.text(" ".join(rep.tokens))
+    copies = [rep_labels[i] for i in rep.positions]
+    rep_steps = rep.positional if pe else rep.plain
+    title = f"weight rows of the copies of the same word ({'with' if pe else 'without'} positional encoding)"
+    st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title),
+                    key="two_fig_repeat_rows")
+    st.caption(f"shape [{len(copies)}, {len(rep.tokens)}] · one row per copy of the word · same query vector → "
+               "same row, unless position is added")
+    if pe:
+        st.warning(f"With positional encoding the copies' rows differ by up to {rep.row_gap(True):.3g}.", icon="📍")
+    else:
+        st.success(f"Without positional encoding the copies' rows are identical (largest difference "
+                   f"{gap_text(rep.row_gap(False))}).", icon="✅")
+
+    st.subheader("By how much positional encoding changes this")
+    st.dataframe(pd.DataFrame({
+        "without positional encoding": [gap_text(sc.order_plain.weight_gap), gap_text(sc.order_plain.output_gap),
+                                        gap_text(rep.row_gap(False))],
+        "with positional encoding": [gap_text(sc.order_positional.weight_gap),
+                                     gap_text(sc.order_positional.output_gap), gap_text(rep.row_gap(True))],
+    }, index=["shuffled & put back vs original: weights", "shuffled & put back vs original: outputs",
+              f"rows of the copies of “{word}”"]).rename_axis("largest |difference|"), width="stretch")
+    st.caption("Computed both ways whatever the sidebar says; switch *Add sinusoidal positional encoding* in the "
+               "sidebar to see the pictures change. Without it the first two are float rounding (about 1e-16) or 0.")
+
+    st.subheader("The positional-encoding matrix")
+    st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
+             r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
+    st.plotly_chart(charts.heatmap(sc.pe, [f"position {p}" for p in range(n)],
+                                    [f"dim {j}" for j in range(d_model)], kind="diverging", zrange=(-1.0, 1.0),
+                                    row_name="position", col_name="dim", title="PE (added to X when switched on)"),
+                    key="two_fig_pe")
+    st.caption(f"shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, "
+               "so the same word at two positions gets two different vectors.")
+    numbers(pd.DataFrame(sc.pe, index=[f"position {p}" for p in range(n)],
+                         columns=[f"dim {j}" for j in range(d_model)]), "Numbers: PE")

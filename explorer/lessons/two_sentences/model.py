@@ -1,0 +1,242 @@
+"""Arrays for the two-sentences page: one SelfAttention, two sentences, and the word-order test.
+
+Pure functions (no Streamlit, no Plotly); the page calls :func:`two_sentences_scenario`
+through ``st.cache_data``. Embeddings are always per-token here, so a word shared by
+both sentences has the same vector in both.
+
+Source: lesson exercise 3 (feed two sentences of the same length through the same
+SelfAttention and compare); Vaswani et al. (2017) section 3.5 (positional encoding:
+attention alone is permutation-equivariant).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import attention as A
+from explorer.shell import settings
+
+__all__ = ["REPEAT_DEMO", "Comparison", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
+           "order_check", "repeat_check", "shuffle_permutation", "two_sentences_scenario"]
+
+EMBEDDING = "per-token"
+REPEAT_DEMO = ("the", "dog", "saw", "the", "cat")  # used when the sentence repeats no word
+
+
+def _run(tokens: tuple[str, ...], layer: A.SelfAttention, seed: int, positional: bool) -> A.AttentionSteps:
+    X = settings.embeddings(tokens, layer.d_model, seed, EMBEDDING, positional)  # [n, d_model]
+    return layer.steps(X)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two sentences through one layer, compared over their common length ``m``.
+
+    Attributes:
+        tokens_a, tokens_b: the first ``m`` tokens of each sentence.
+        n_a, n_b: the full lengths (before cutting to ``m``).
+        steps_a, steps_b: :class:`attention.AttentionSteps` of each (``weights [m, m]``).
+        shared_a, shared_b: bool ``[m]``, the token also occurs in the other sentence.
+        entropy_a, entropy_b: row entropies ``[m]`` in nats.
+    """
+
+    tokens_a: tuple[str, ...]
+    tokens_b: tuple[str, ...]
+    n_a: int
+    n_b: int
+    steps_a: A.AttentionSteps
+    steps_b: A.AttentionSteps
+    shared_a: np.ndarray
+    shared_b: np.ndarray
+    entropy_a: np.ndarray
+    entropy_b: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return len(self.tokens_a)
+
+    @property
+    def diff(self) -> np.ndarray:
+        """``weights_a - weights_b`` ``[m, m]`` (exactly 0 for the same sentence twice)."""
+        return self.steps_a.weights - self.steps_b.weights
+
+    @property
+    def identical(self) -> bool:
+        return self.tokens_a == self.tokens_b
+
+
+@dataclass(frozen=True)
+class OrderCheck:
+    """A sentence and a shuffled copy through the same layer.
+
+    ``perm[i]`` is the original position of the token at shuffled position ``i``
+    (``shuffled = tokens[perm]``); ``inverse`` undoes it. If attention ignores
+    order, ``shuffled.weights[inverse][:, inverse] == original.weights``.
+
+    Attributes:
+        tokens, shuffled_tokens: ``(n,)`` each.
+        perm, inverse: int ``[n]``.
+        original, shuffled: :class:`attention.AttentionSteps`.
+        positional: whether the sinusoidal encoding was added.
+    """
+
+    tokens: tuple[str, ...]
+    shuffled_tokens: tuple[str, ...]
+    perm: np.ndarray
+    inverse: np.ndarray
+    original: A.AttentionSteps
+    shuffled: A.AttentionSteps
+    positional: bool
+
+    @property
+    def unpermuted_weights(self) -> np.ndarray:
+        """The shuffled sentence's weights with rows and columns put back in the original order ``[n, n]``."""
+        return self.shuffled.weights[np.ix_(self.inverse, self.inverse)]
+
+    @property
+    def unpermuted_output(self) -> np.ndarray:
+        """The shuffled sentence's output rows put back in the original order ``[n, d_v]``."""
+        return self.shuffled.output[self.inverse]
+
+    @property
+    def weight_gap(self) -> float:
+        """``max |unpermuted - original|`` over the weights (float rounding without positional encoding)."""
+        return float(np.abs(self.unpermuted_weights - self.original.weights).max())
+
+    @property
+    def output_gap(self) -> float:
+        """``max |unpermuted - original|`` over the outputs."""
+        return float(np.abs(self.unpermuted_output - self.original.output).max())
+
+
+@dataclass(frozen=True)
+class RepeatCheck:
+    """A sentence with a repeated word, with and without positional encoding.
+
+    Attributes:
+        tokens: the sentence (the user's, or ``REPEAT_DEMO`` when it repeats no word).
+        demo: ``True`` when ``tokens`` is ``REPEAT_DEMO``.
+        positions: the positions of the first repeated word (at least two).
+        plain, positional: :class:`attention.AttentionSteps` without / with the encoding.
+    """
+
+    tokens: tuple[str, ...]
+    demo: bool
+    positions: tuple[int, ...]
+    plain: A.AttentionSteps
+    positional: A.AttentionSteps
+
+    def row_gap(self, positional: bool) -> float:
+        """Largest difference between the weight rows of the repeated word's copies (0.0 without encoding)."""
+        w = (self.positional if positional else self.plain).weights[list(self.positions)]
+        return float(np.abs(w - w[0]).max())
+
+
+@dataclass(frozen=True)
+class TwoSentencesScenario:
+    """Everything the two-sentences page draws.
+
+    Attributes:
+        comparison: :class:`Comparison` of the two sentences (``None`` if the second is empty).
+        order: :class:`OrderCheck` of the first sentence at the page's setting (with
+            positional encoding iff the sidebar says so).
+        order_plain, order_positional: the same check without and with the encoding.
+        repeat: :class:`RepeatCheck`.
+        pe: the sinusoidal encoding ``[n_a, d_model]`` of the first sentence's length.
+    """
+
+    comparison: Comparison | None
+    order: OrderCheck
+    order_plain: OrderCheck
+    order_positional: OrderCheck
+    repeat: RepeatCheck
+    pe: np.ndarray
+
+
+def shuffle_permutation(n: int, seed: int) -> np.ndarray:
+    """A seeded permutation of ``range(n)`` that moves at least one token when ``n > 1``.
+
+    ``np.random.default_rng(seed).permutation(n)``; if that is the identity, it is
+    rolled by one position instead (so "shuffle" always shuffles).
+    """
+    perm = np.random.default_rng(seed).permutation(n)
+    if n > 1 and np.array_equal(perm, np.arange(n)):
+        perm = np.roll(perm, 1)
+    return perm
+
+
+def compare(tokens_a, tokens_b, layer: A.SelfAttention, seed: int, positional: bool) -> Comparison:
+    """Run both sentences, cut to their common length, through ``layer``.
+
+    Raises:
+        ValueError: a sentence is empty.
+    """
+    tokens_a, tokens_b = tuple(tokens_a), tuple(tokens_b)
+    if not tokens_a or not tokens_b:
+        raise ValueError("both sentences need at least one token")
+    m = min(len(tokens_a), len(tokens_b))
+    a, b = tokens_a[:m], tokens_b[:m]
+    steps_a, steps_b = _run(a, layer, seed, positional), _run(b, layer, seed, positional)
+    return Comparison(
+        tokens_a=a, tokens_b=b, n_a=len(tokens_a), n_b=len(tokens_b), steps_a=steps_a, steps_b=steps_b,
+        shared_a=np.array([t in set(b) for t in a]), shared_b=np.array([t in set(a) for t in b]),
+        entropy_a=A.entropy(steps_a.weights), entropy_b=A.entropy(steps_b.weights),
+    )
+
+
+def order_check(tokens, layer: A.SelfAttention, seed: int, positional: bool, shuffle_seed: int) -> OrderCheck:
+    """Run ``tokens`` and a shuffled copy (:func:`shuffle_permutation`) through ``layer``."""
+    tokens = tuple(tokens)
+    perm = shuffle_permutation(len(tokens), shuffle_seed)
+    shuffled = tuple(tokens[i] for i in perm)
+    return OrderCheck(
+        tokens=tokens, shuffled_tokens=shuffled, perm=perm, inverse=np.argsort(perm),
+        original=_run(tokens, layer, seed, positional), shuffled=_run(shuffled, layer, seed, positional),
+        positional=positional,
+    )
+
+
+def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
+    """The first word that ``tokens`` repeats (or ``REPEAT_DEMO``'s "the"), with and without encoding."""
+    tokens = tuple(tokens)
+    demo = len(set(tokens)) == len(tokens)
+    if demo:
+        tokens = REPEAT_DEMO
+    word = next(t for t in tokens if tokens.count(t) > 1)
+    positions = tuple(i for i, t in enumerate(tokens) if t == word)
+    return RepeatCheck(tokens=tokens, demo=demo, positions=positions,
+                       plain=_run(tokens, layer, seed, False), positional=_run(tokens, layer, seed, True))
+
+
+def two_sentences_scenario(
+    tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], d_model: int, d_k: int, seed: int, positional: bool,
+    shuffle_seed: int = 0,
+) -> TwoSentencesScenario:
+    """Both sentences through ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings.
+
+    Args:
+        tokens_a: the first (sidebar) sentence, at least one token.
+        tokens_b: the second sentence; may be empty (then ``comparison`` is ``None``).
+        d_model, d_k, seed: the layer and the embeddings (``d_v = d_k``).
+        positional: add the sinusoidal positional encoding to the embeddings.
+        shuffle_seed: seeds the shuffle of the first sentence.
+
+    Returns:
+        :class:`TwoSentencesScenario` (float64 arrays).
+
+    Raises:
+        ValueError: ``tokens_a`` is empty or a size is not a positive integer.
+    """
+    if not tokens_a:
+        raise ValueError("the first sentence needs at least one token")
+    layer = A.SelfAttention(d_model, d_k, d_k, seed=seed)
+    plain = order_check(tokens_a, layer, seed, False, shuffle_seed)
+    with_pe = order_check(tokens_a, layer, seed, True, shuffle_seed)
+    return TwoSentencesScenario(
+        comparison=compare(tokens_a, tokens_b, layer, seed, positional) if tokens_b else None,
+        order=with_pe if positional else plain, order_plain=plain, order_positional=with_pe,
+        repeat=repeat_check(tokens_a, layer, seed),
+        pe=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
+    )

@@ -1,0 +1,57 @@
+"""Page: two sentences through one set of weights, and why position matters (lesson exercise 3)."""
+
+import streamlit as st
+
+from explorer.lessons.two_sentences import draw as sections
+from explorer.shell import controls, settings
+
+DEFAULT_B = "The dog sat on the rug"
+LAST_B = "two_last_valid_b"
+
+sections.intro()
+
+sh = controls.shared()
+inp_a = controls.sentence_input("to compare it with a second one (it is sentence A here)")
+layer = (sh.d_model, sh.d_k, sh.seed, sh.pe)
+if sh.embedding != "per-token":
+    sections.embedding_note()
+
+c1, c2 = st.columns(2)
+with c1:
+    sections.sentence_a(sh.sentence)
+with c2:
+    sentence_b = st.text_input("Sentence B", DEFAULT_B, key="two_sentence", bind="query-params",
+                               max_chars=controls.SENTENCE_MAX_CHARS,
+                               help="Same length as A compares position by position; otherwise the common length "
+                                    "is compared.")
+    controls.check_link("two_sentence", sentence_b, f"text of at most {controls.SENTENCE_MAX_CHARS} characters")
+sections.settings_caption(layer)
+inp_b = settings.sentence_tokens(sentence_b)
+if inp_b.tokens:
+    st.session_state[LAST_B] = inp_b.tokens
+tokens_b = st.session_state.get(LAST_B, ())
+if not inp_b.tokens:
+    if tokens_b:
+        st.warning("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:",
+                   icon="✍️")
+        st.text(" ".join(tokens_b))
+    else:
+        st.warning("Sentence B is empty: type a sentence to compare it with A. The order test below uses A alone.",
+                   icon="✍️")
+if inp_b.n_dropped:  # sentence A's note comes from controls.sentence_input
+    st.info(f"Sentence B has {len(inp_b.tokens) + inp_b.n_dropped} tokens; the first {settings.MAX_TOKENS} "
+            f"are used ({inp_b.n_dropped} dropped).")
+
+# Part 1 (A and B through one layer) and part 2's intro.
+sections.compare(inp_a.tokens, tuple(tokens_b), layer)
+
+s1, s2 = st.columns([1, 1])
+with s1:
+    shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
+    controls.check_link("two_shuffle", shuffle, "true or false")
+with s2:
+    shuffle_seed = st.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, step=1, key="two_shuffle_seed",
+                                   bind="query-params", help="Seeds the permutation, so a link reproduces it.")
+    controls.check_link("two_shuffle_seed", shuffle_seed, f"a whole number from 0 to {controls.SEED_MAX}")
+
+sections.order(inp_a.tokens, layer, bool(shuffle), int(shuffle_seed))

@@ -1,0 +1,158 @@
+"""Sections of the walkthrough page: lesson steps 1-6, one query, the ASCII map, the downloads.
+
+Every function takes the page's ``inputs``, a small hashable tuple:
+``("sentence", tokens, d_model, d_k, seed, embedding, pe)`` (the sidebar's sentence
+through ``SelfAttention(d_model, d_k, d_k, seed)``) or ``("lesson", X, W_q, W_k, W_v)``
+(the lesson's editable pipeline example, float arrays).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import attention as A
+from explorer.shell import charts, controls, settings, textviews
+from explorer.shell.cache import section
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def computed(inputs: tuple) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
+    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``inputs`` (lesson worked examples 1 and 2)."""
+    if inputs[0] == "lesson":
+        X, W_q, W_k, W_v = inputs[1:]
+        tokens = A.PIPELINE_EXAMPLE.tokens
+        steps, weights = A.attention_steps(X, W_q, W_k, W_v), {"W_q": W_q, "W_k": W_k, "W_v": W_v}
+    else:
+        tokens, d_model, d_k, seed, embedding, pe = inputs[1:]
+        steps = controls.sentence_steps(tokens, d_model, d_k, seed, embedding, pe)  # the cache the quiz uses too
+        weights = settings.weight_matrices(d_model, d_k, d_k, seed)
+    return steps, weights, [f"{t} ({i})" for i, t in enumerate(tokens)], tuple(tokens)
+
+
+def numbers(matrix: np.ndarray, rows, cols) -> None:
+    """The exact numbers behind a picture, in a table a learner can copy."""
+    with st.expander("Numbers"):
+        st.dataframe(pd.DataFrame(matrix, index=rows, columns=cols), width="stretch")
+
+
+def dim_labels(width: int) -> list[str]:
+    return [f"dim {j}" for j in range(width)]
+
+
+@section
+def pipeline(inputs: tuple) -> None:
+    """Steps 1-6 of the lesson: one picture, formula, shape and table per step."""
+    steps, W, labels, _ = computed(inputs)
+    n, d_model = steps.X.shape
+    d_k, d_v = steps.Q.shape[1], steps.V.shape[1]
+    dims = dim_labels(d_model)
+
+    st.header("1 · Embeddings X")
+    st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{one row per token}")
+    st.caption(f"shape [n, d_model] = [{n}, {d_model}]")
+    st.plotly_chart(charts.heatmap(steps.X, labels, dims, kind="diverging", row_name="token", col_name="dim",
+                                    title="X"), key="walk_fig_X")
+    numbers(steps.X, labels, dims)
+
+    st.header("2 · Queries, keys and values")
+    st.latex(r"Q = X W_q,\quad K = X W_k,\quad V = X W_v")
+    st.caption(f"W_q, W_k: [d_model, d_k] = [{d_model}, {d_k}] · W_v: [{d_model}, {d_v}] → "
+               f"Q, K: [{n}, {d_k}] · V: [{n}, {d_v}]")
+    if inputs[0] == "sentence":  # the lesson example shows its matrices as editable tables above
+        with st.expander("The weight matrices W_q, W_k, W_v (drawn from the seed)"):
+            wcols = st.columns(3)
+            for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
+                M = W[name]
+                col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
+                                                 dim_labels(M.shape[1]), kind="diverging", row_name="input dim",
+                                                 col_name="output dim", title=name, max_xticks=12),
+                                 key=f"walk_fig_{name}")
+    qkv_cols = st.columns(3)
+    for col, name, M, role in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V),
+                                  ("what am I looking for?", "what do I contain?", "what do I hand over?"),
+                                  strict=True):
+        with col:
+            st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name="token",
+                                            col_name="dim", title=f"{name}: {role}", max_xticks=12),
+                            key=f"walk_fig_{name}_proj")
+            numbers(M, labels, dim_labels(M.shape[1]))
+
+    st.header("3 · Scores")
+    st.latex(r"S = Q K^\top, \qquad S_{ij} = q_i \cdot k_j")
+    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row i: how well query i matches every key")
+    st.plotly_chart(charts.heatmap(steps.scores, labels, labels, kind="diverging", title="scores QKᵀ",
+                                    colorbar_title="score"), key="walk_fig_scores")
+    numbers(steps.scores, labels, labels)
+
+    st.header("4 · Scaled scores")
+    st.latex(rf"\frac{{Q K^\top}}{{\sqrt{{d_k}}}}, \qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} = {np.sqrt(d_k):.4g}")
+    st.caption(f"shape [{n}, {n}] · keeps the scores' variance near 1 so the softmax does not saturate")
+    st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging",
+                                    title="scaled scores QKᵀ/√d_k", colorbar_title="score"), key="walk_fig_scaled")
+    numbers(steps.scaled_scores, labels, labels)
+
+    st.header("5 · Attention weights")
+    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}}\right)"
+             r" = \frac{e^{s_{ij} - \max_k s_{ik}}}{\sum_{k} e^{s_{ik} - \max_k s_{ik}}}")
+    st.caption(f"shape [{n}, {n}] · each row sums to 1 · row = query, column = key; top-left = first token "
+               "looking at the first token")
+    st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title="attention weights"), key="walk_fig_weights")
+    numbers(steps.weights, labels, labels)
+
+    st.header("6 · Output")
+    st.latex(r"\text{output} = \text{weights}\cdot V, \qquad \text{out}_i = \sum_j w_{ij}\, v_j")
+    st.caption(f"shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values")
+    st.plotly_chart(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name="token",
+                                    col_name="dim", title="output"), key="walk_fig_output")
+    numbers(steps.output, labels, dim_labels(d_v))
+
+
+@section
+def one_query(inputs: tuple, i: int) -> None:
+    """Query ``i``'s scores, weights and weighted sum of the values."""
+    steps, _, labels, _ = computed(inputs)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**Its scores against every key**")
+        st.dataframe(pd.DataFrame({"key": labels, "score q·k": steps.scores[i],
+                                   "scaled score": steps.scaled_scores[i], "weight": steps.weights[i]}),
+                     hide_index=True, width="stretch")
+    with c2:
+        st.plotly_chart(charts.weights_bar(steps.weights[i], labels, query_label=labels[i],
+                                            title=f"weights of query {labels[i]}"), key="walk_fig_query_bar")
+    st.latex(textviews.weighted_sum_latex(labels[i], steps.weights[i], steps.V, steps.output[i]))
+
+
+@section
+def ascii_map(inputs: tuple) -> None:
+    """The lesson's ASCII heat map of the weights, in a copyable code block."""
+    steps, _, _, tokens = computed(inputs)
+    st.header("The lesson's ASCII heat map")
+    st.caption("One character per weight, level = weight · 4 / max weight, characters ' ░▒▓█'. Copy it with the "
+               "button at the top right.")
+    st.code(textviews.ascii_heatmap(steps.weights, list(tokens)), language=None)
+
+
+def csv(inputs: tuple, name: str) -> str:
+    """The attention ``"weights"`` ``[n, n]`` or the ``"output"`` ``[n, d_v]`` as CSV with labelled rows."""
+    steps, _, labels, _ = computed(inputs)
+    matrix = getattr(steps, name)
+    cols = labels if name == "weights" else dim_labels(matrix.shape[1])
+    return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
+
+
+def scenario_json(inputs: tuple, params: dict) -> str:
+    """The whole scenario (parameters, inputs X and W, every intermediate) as JSON."""
+    steps, W, _, _ = computed(inputs)
+    scenario = {
+        "parameters": params,
+        "inputs": {"X": steps.X.tolist(), **{k: np.asarray(v).tolist() for k, v in W.items()}},
+        "results": {"Q": steps.Q.tolist(), "K": steps.K.tolist(), "V": steps.V.tolist(),
+                    "scores": steps.scores.tolist(), "scaled_scores": steps.scaled_scores.tolist(),
+                    "attention_weights": steps.weights.tolist(), "output": steps.output.tolist()},
+    }
+    return json.dumps(scenario, indent=1, ensure_ascii=False)

@@ -1,0 +1,72 @@
+"""Figure builders of the causal page: orientation, legends, −∞ as text, badges, escaping."""
+
+import json
+
+import numpy as np
+import pytest
+
+import attention as A
+from explorer.lessons.causal import charts as F
+
+LABELS = ["The (0)", "cat (1)", "<b>x</b> (2)"]
+
+
+def test_boolean_mask_orientation_text_and_legend():
+    fig = F.boolean_mask_figure(A.causal_mask(3), LABELS, title="m")
+    hm = fig.data[0]
+    assert np.asarray(hm.z).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]  # row 0 = query 0, top
+    assert fig.layout.yaxis.autorange == "reversed"
+    assert np.asarray(hm.text)[0].tolist() == ["True", "False", "False"]
+    assert "True: may attend" in hm.colorbar.ticktext and "False: blocked" in hm.colorbar.ticktext
+    assert np.asarray(hm.customdata)[0, 1, 2] == "False (blocked)"
+    short = F.boolean_mask_figure(A.causal_mask(3), LABELS, short=True, show_legend=False)
+    assert np.asarray(short.data[0].text)[1].tolist() == ["T", "T", "F"] and short.data[0].showscale is False
+
+
+def test_labels_are_escaped():
+    fig = F.boolean_mask_figure(A.causal_mask(3), LABELS)
+    assert fig.layout.yaxis.ticktext[2] == "&lt;b&gt;x&lt;/b&gt; (2)"
+    assert "<b>" not in json.dumps(np.asarray(fig.data[0].customdata).tolist())
+
+
+def test_additive_mask_prints_minus_infinity_as_text_and_never_a_raw_float():
+    add = A.additive_mask(A.causal_mask(3))
+    fig = F.additive_mask_figure(add, LABELS)
+    text = np.asarray(fig.data[0].text)
+    assert text[0].tolist() == ["0", "−∞", "−∞"] and text[2].tolist() == ["0", "0", "0"]
+    dumped = fig.to_json()
+    for bad in ("-inf", "Infinity", "NaN", "nan"):
+        assert bad not in dumped
+    with pytest.raises(ValueError, match="only 0"):
+        F.additive_mask_figure(np.ones((3, 3)), LABELS)
+
+
+def test_mask_builders_reject_bad_input():
+    with pytest.raises(ValueError, match="boolean"):
+        F.boolean_mask_figure(np.ones((3, 3)), LABELS)
+    with pytest.raises(ValueError, match="one label per token"):
+        F.boolean_mask_figure(A.causal_mask(2), LABELS)
+
+
+def test_row_badges_sit_on_the_fully_masked_rows():
+    fig = F.boolean_mask_figure(A.causal_mask(3), LABELS)
+    F.add_row_badges(fig, [0, 2], 3)
+    assert [a.y for a in fig.layout.annotations] == [0, 2]
+    assert all(F.FULLY_MASKED_BADGE in a.text for a in fig.layout.annotations)
+
+
+def test_exact_change_text_says_zero_only_for_exact_zero():
+    assert F.exact_change_text(0.0) == "0 (exact)"
+    assert F.exact_change_text(1e-17) == "1e-17"
+    assert F.exact_change_text(0.1234) == "0.123"
+
+
+def test_row_change_bars_and_separator():
+    fig = F.row_change_bars([0.1, 0.2, 0.3], [0.0, 0.0, 0.4], LABELS, 1)
+    assert [tr.name for tr in fig.data] == ["bidirectional", "causal"]
+    assert list(fig.data[1].text) == ["0 (exact)", "0 (exact)", "0.4"]
+    assert fig.layout.shapes[0].x0 == 1.5
+    with pytest.raises(ValueError):
+        F.row_change_bars([0.1], [0.0, 0.0, 0.4], LABELS, 1)
+    fig = F.add_row_separator(F.boolean_mask_figure(A.causal_mask(3), LABELS), 0, 3)
+    assert fig.layout.shapes[0].y0 == 0.5

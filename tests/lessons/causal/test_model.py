@@ -1,0 +1,150 @@
+"""The causal mask's numbers: lower-triangular weights, no peeking, key padding, fully masked rows."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attention as A
+from explorer.lessons.causal import model as C
+
+TOKENS = ("The", "cat", "sat", "on", "the", "mat")
+
+
+def layer_and_x(n=6, d_model=8, d_k=4, seed=42):
+    X = np.random.default_rng(seed).normal(0, 1, (n, d_model))
+    return A.SelfAttention(d_model, d_k, d_k, seed=seed), X
+
+
+def test_causal_weights_are_lower_triangular_row0_onehot_rows_sum_to_one():
+    layer, X = layer_and_x()
+    steps = layer.steps(X, is_causal=True)
+    w = steps.weights
+    assert np.all(w[np.triu_indices(6, 1)] == 0.0)  # exactly 0, not merely small
+    assert w[0].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    assert np.all(w[np.tril_indices(6)] > 0)
+
+
+def test_bidirectional_weights_are_not_triangular():
+    layer, X = layer_and_x()
+    w = layer.steps(X).weights
+    assert np.all(w[np.triu_indices(6, 1)] > 0)
+
+
+def test_explicit_causal_mask_equals_is_causal_and_additive_mask():
+    layer, X = layer_and_x()
+    a = layer.steps(X, is_causal=True)
+    b = layer.steps(X, A.causal_mask(6))
+    np.testing.assert_array_equal(a.weights, b.weights)
+    np.testing.assert_array_equal(a.output, b.output)
+    out, w = A.scaled_dot_product_attention(a.Q, a.K, a.V, A.additive_mask(A.causal_mask(6)))
+    np.testing.assert_array_equal(w, a.weights)
+
+
+@pytest.mark.parametrize("mode", ["lesson", "per-token"])
+@pytest.mark.parametrize("n_pad", [0, 2, 6])
+def test_no_peeking_rows_up_to_t_are_bit_for_bit_unchanged(mode, n_pad):
+    for t in range(6):
+        sc = C.causal_scenario(TOKENS, 8, 4, 42, mode, False, n_pad, t)
+        before, after = sc.causal.output, sc.causal_perturbed.output
+        assert np.array_equal(before[: t + 1], after[: t + 1]), (t, n_pad)
+        assert np.array_equal(sc.causal.weights[: t + 1], sc.causal_perturbed.weights[: t + 1])
+        assert sc.unchanged_through_t(True)
+        assert np.all(sc.row_change(True)[: t + 1] == 0.0)
+
+
+def test_bidirectional_rows_before_t_change():
+    for t in range(5):  # t = 5 replaces nothing
+        sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 0, t)
+        assert np.all(sc.row_change(False)[: t + 1] > 1e-6), t
+        assert not sc.unchanged_through_t(False)
+        assert np.all(sc.row_change(True)[t + 1:] > 0)  # the replaced rows themselves do change
+
+
+def test_perturbation_keeps_rows_up_to_t_and_replaces_the_rest():
+    X = np.arange(12.0).reshape(4, 3)
+    Y = C.perturb_after(X, 1, seed=0)
+    assert np.array_equal(Y[:2], X[:2]) and not np.any(Y[2:] == X[2:])
+    np.testing.assert_array_equal(C.perturb_after(X, 1, seed=0), Y)  # reproducible
+    np.testing.assert_array_equal(C.perturb_after(X, 3, seed=0), X)  # nothing after the last position
+    with pytest.raises(ValueError, match="t must lie"):
+        C.perturb_after(X, 4, seed=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 9), data=st.data())
+def test_no_peeking_holds_for_random_inputs_with_padding(n, data):
+    t = data.draw(st.integers(0, n - 1))
+    n_pad = data.draw(st.integers(0, n))
+    seed = data.draw(st.integers(0, 2**16))
+    tokens = tuple(f"w{i % 3}" for i in range(n))
+    sc = C.causal_scenario(tokens, 6, 3, seed, "per-token", True, n_pad, t)
+    assert np.array_equal(sc.causal.output[: t + 1], sc.causal_perturbed.output[: t + 1])
+    for s in (sc.causal, sc.bidirectional, sc.causal_perturbed, sc.bidirectional_perturbed):
+        assert np.all(np.isfinite(s.weights)) and np.all(np.isfinite(s.output))
+        assert np.all(s.weights[:, n - n_pad:] == 0.0)  # padded key columns: exactly 0
+
+
+@pytest.mark.parametrize("n_pad", range(7))
+def test_padding_every_amount(n_pad):
+    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, n_pad, 0)
+    n_real = 6 - n_pad
+    assert sc.key_valid.tolist() == [True] * n_real + [False] * n_pad
+    for is_causal in (False, True):
+        s = sc.steps(is_causal)
+        assert np.all(s.weights[:, n_real:] == 0.0)
+        full = sc.fully_masked(is_causal)
+        assert full.tolist() == [n_pad == 6] * 6  # only "padding everything" leaves a query with no key
+        np.testing.assert_array_equal(s.weights[full], 0.0)
+        np.testing.assert_array_equal(s.output[full], 0.0)
+        sums = s.weights.sum(axis=-1)
+        np.testing.assert_allclose(sums[~full], 1.0, atol=1e-12)
+        assert sc.max_row_sum_error(is_causal) < 1e-12
+    np.testing.assert_array_equal(sc.mask(True), A.causal_mask(6) & sc.key_valid[None, :])
+    assert sc.max_above_diagonal(True) == 0.0
+
+
+def test_fully_masked_query_has_zero_weights_and_output_in_the_core():
+    layer, X = layer_and_x(n=4)
+    mask = np.ones((4, 4), dtype=bool)
+    mask[2] = False  # query 2 may attend to nothing
+    s = layer.steps(X, mask)
+    assert s.weights[2].tolist() == [0.0] * 4 and s.output[2].tolist() == [0.0] * 4
+    np.testing.assert_allclose(s.weights[[0, 1, 3]].sum(-1), 1.0)
+
+
+def test_additive_mask_holds_only_zero_and_minus_infinity():
+    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 2, 0)
+    add = sc.additive(True)
+    assert np.all((add == 0) == sc.mask(True)) and np.all(np.isneginf(add[~sc.mask(True)]))
+
+
+def test_masking_rules_large_negative_versus_minus_infinity():
+    scores = np.array([0.5, 0.7, 1.4, 2.0])
+    allowed = np.array([True, False, True, False])
+    r = C.masking_rules(scores, allowed)
+    np.testing.assert_array_equal(r.neg_inf, r.large_negative)  # exp(-1e9) underflows to exactly 0
+    assert r.neg_inf[1] == 0.0 and r.neg_inf[3] == 0.0
+    # every key blocked: -1e9 silently becomes the unmasked softmax, the rule gives zeros
+    np.testing.assert_allclose(r.all_blocked_large_negative, A.softmax(scores), atol=1e-6)
+    assert r.all_blocked_rule.tolist() == [0.0] * 4
+    with pytest.raises(ValueError):
+        C.masking_rules(scores, allowed.astype(int))
+
+
+@pytest.mark.parametrize("kwargs", [{"n_pad": 7}, {"n_pad": -1}, {"t": 6}, {"t": -1}])
+def test_scenario_rejects_out_of_range_controls(kwargs):
+    with pytest.raises(ValueError):
+        C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, **kwargs)
+    with pytest.raises(ValueError):
+        C.causal_scenario((), 8, 4, 42, "lesson", False)
+
+
+def test_matches_torch_sdpa_with_causal_and_padding():
+    torch = pytest.importorskip("torch")
+    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 2, 0)
+    s = sc.causal
+    q, k, v = (torch.tensor(a) for a in (s.Q, s.K, s.V))
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(sc.mask(True)))
+    np.testing.assert_allclose(out.numpy(), s.output, atol=1e-12)

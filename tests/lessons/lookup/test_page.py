@@ -1,0 +1,144 @@
+"""AppTest of the "attention as a soft lookup" page.
+
+The table is edited through the data editor's widget state
+(``{"edited_rows": ..., "added_rows": ..., "deleted_rows": ...}``), which AppTest
+applies like a browser edit (Streamlit 1.67 has no data_editor API in AppTest).
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+from explorer.lessons.lookup import model as S
+from tests.apptest_utils import app_at, assert_clean, figures
+
+EDITOR = "lookup_table_0"
+VALUES = np.array(S.DEFAULT_TABLE.values)
+
+
+def arr(v) -> np.ndarray:
+    """A Plotly array from the figure JSON (a list, or Plotly's typed-array ``{"dtype", "bdata"}``)."""
+    if isinstance(v, dict):
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+        return a.reshape(v["shape"]) if "shape" in v else a
+    return np.array(v, dtype=float)
+
+
+def soft_weights(at) -> np.ndarray:
+    return arr(figures(at)["lookup_fig_weights"]["data"][0]["y"])
+
+
+def hard_weights(at) -> np.ndarray:
+    return arr(figures(at)["lookup_fig_weights"]["data"][1]["y"])
+
+
+def blend(at) -> np.ndarray:
+    star = next(t for t in figures(at)["lookup_fig_values"]["data"] if t["marker"].get("symbol") == "star")
+    return np.array([star["x"][0], star["y"][0]])
+
+
+def edit(at, edited_rows=None, added_rows=None, deleted_rows=None):
+    at.session_state[EDITOR] = {"edited_rows": edited_rows or {}, "added_rows": added_rows or [],
+                                "deleted_rows": deleted_rows or []}
+    return at.run()
+
+
+@pytest.fixture(scope="module")
+def page():
+    return app_at("lookup")
+
+
+def test_defaults_capital_of_france(page):
+    at = page
+    assert_clean(at)
+    assert set(figures(at)) == {"lookup_fig_keys", "lookup_fig_weights", "lookup_fig_values", "lookup_fig_dial",
+                                "lookup_fig_matrix", "lookup_fig_hard_matrix"}
+    w = soft_weights(at)
+    assert abs(w.sum() - 1) < 1e-12 and np.argmax(w) == 0 and w[0] < 0.5  # 1/sqrt(d_k): soft, France first
+    np.testing.assert_array_equal(hard_weights(at), [1, 0, 0, 0, 0, 0])
+    assert at.select_slider(key="lookup_sharpness").value == S.LESSON_SHARPNESS
+    assert any("exact match" in c.value for c in at.caption)
+    assert any("Paris" in x.value for x in at.latex)
+    matrix = figures(at)["lookup_fig_matrix"]
+    assert matrix["layout"]["yaxis"]["ticktext"][:2] == ["your query", "capital of France"]
+    np.testing.assert_allclose(np.array(matrix["data"][0]["z"], dtype=float)[0], w, atol=1e-12)
+
+
+@pytest.mark.parametrize(("sharpness", "expected"), [
+    (0.0, np.full(6, 1 / 6)), (1e6, np.array([1.0, 0, 0, 0, 0, 0])),
+])
+def test_sharpness_extremes(page, sharpness, expected):
+    at = page
+    at.select_slider(key="lookup_sharpness").set_value(sharpness).run()
+    assert_clean(at)
+    np.testing.assert_allclose(soft_weights(at), expected, atol=1e-12)
+    want = VALUES.mean(0) if sharpness == 0 else VALUES[0]
+    np.testing.assert_allclose(blend(at), want, atol=1e-6)
+    at.select_slider(key="lookup_sharpness").set_value(S.LESSON_SHARPNESS).run()
+
+
+def test_query_sliders_at_their_extremes_change_the_weights(page):
+    at = page
+    before = soft_weights(at)
+    for x, y in ((-S.QUERY_LIMIT, -S.QUERY_LIMIT), (S.QUERY_LIMIT, S.QUERY_LIMIT), (0.0, 0.0)):
+        at.slider(key="lookup_qx").set_value(x)
+        at.slider(key="lookup_qy").set_value(y).run()
+        assert_clean(at)
+        assert not np.allclose(soft_weights(at), before)
+    np.testing.assert_allclose(soft_weights(at), 1 / 6)  # the zero query scores 0 with every key
+
+
+def test_presets_move_the_query_and_a_tie_is_announced(page):
+    at = page
+    at.selectbox(key="lookup_preset").set_value("capital of Japan").run()
+    assert (at.slider(key="lookup_qx").value, at.slider(key="lookup_qy").value) == S.DEFAULT_TABLE.keys[4]
+    assert np.argmax(soft_weights(at)) == 4 and at.selectbox(key="lookup_preset").value is None
+    at.selectbox(key="lookup_preset").set_value("halfway between France and Germany").run()
+    assert_clean(at)
+    assert any("A tie" in w.value for w in at.warning)
+    np.testing.assert_array_equal(hard_weights(at), [0.5, 0.5, 0, 0, 0, 0])
+    w = soft_weights(at)
+    assert abs(w[0] - w[1]) < 1e-12  # symmetric (up to the last bit of the two dot products)
+
+
+def test_editing_the_table_changes_the_result_and_bad_edits_keep_the_last_valid():
+    at = app_at("lookup")
+    before = soft_weights(at)
+    edit(at, {0: {"k1": 0.5, "v1": 10.0}})
+    assert_clean(at)
+    after = soft_weights(at)
+    assert not np.allclose(before, after)
+    assert not at.error
+    bad_edits = [
+        ({0: {"k1": None}}, None, None, "row 1, column `k1` is blank"),
+        ({2: {"key": "France"}}, None, None, "rows 1 and 3 have the same key name"),
+        ({3: {"k1": 1.73, "k2": 1.0}}, None, None, "same key vector"),
+        (None, None, list(range(6)), "The table is empty"),
+    ]
+    for rows, added, deleted, message in bad_edits:
+        edit(at, rows, added, deleted)
+        assert not at.exception
+        text = " ".join(e.value for e in at.error)
+        assert message in text and "last valid" in text, text
+        np.testing.assert_array_equal(soft_weights(at), after)
+    # A new row (and an empty one, ignored) joins the lookup; a label with markup stays literal text.
+    edit(at, added_rows=[{"key": "<b>Peru</b>", "k1": 3.0, "k2": 3.0, "value": "Lima", "v1": -12.0, "v2": -77.0},
+                         {}])
+    assert_clean(at)
+    assert not at.error
+    assert soft_weights(at).shape == (7,)
+    ticks = figures(at)["lookup_fig_weights"]["layout"]["xaxis"]["ticktext"]
+    assert ticks[-1] == "&lt;b&gt;Peru&lt;/b&gt; → Lima"
+    at.button(key="lookup_restore").click().run()
+    np.testing.assert_allclose(soft_weights(at), before)
+
+
+def test_link_values_are_used_and_bad_ones_warn():
+    at = app_at("lookup", query={"lookup_qx": "-1.88", "lookup_qy": "abc", "lookup_sharpness": "1e+06"})
+    assert not at.exception
+    assert at.slider(key="lookup_qx").value == -1.88 and at.select_slider(key="lookup_sharpness").value == 1e6
+    assert any("`lookup_qy=abc`" in w.value for w in at.warning)
+    assert not any("lookup_qx" in w.value or "lookup_sharpness" in w.value for w in at.warning)

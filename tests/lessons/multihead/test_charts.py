@@ -1,0 +1,196 @@
+"""Figure builders of the multi-head page: orientation, head blocks, shared ranges, escaping, payload."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from explorer.lessons.multihead import charts as M
+
+LABELS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
+
+
+def heatmaps(fig: go.Figure) -> list:
+    return [t for t in fig.data if isinstance(t, go.Heatmap)]
+
+
+def weights(h: int, n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).dirichlet(np.ones(n), size=(h, n))  # [h, n, n], rows sum to 1
+
+
+# --- sampling ------------------------------------------------------------------------------
+
+
+def test_sample_indices():
+    np.testing.assert_array_equal(M.sample_indices(8), np.arange(8))
+    np.testing.assert_array_equal(M.sample_indices(64), np.arange(64))
+    idx = M.sample_indices(512)
+    assert len(idx) == 64 and idx[0] == 0 and (np.diff(idx) == 8).all()
+    assert len(M.sample_indices(100)) <= 64 and M.sample_indices(100)[-1] < 100
+
+
+# --- W_q with head blocks --------------------------------------------------------------------
+
+
+def test_blocked_heatmap_small_is_exact_and_oriented():
+    W = np.arange(64, dtype=float).reshape(8, 8)
+    fig = M.blocked_heatmap(W, 2, title="W_q")
+    (hm,) = heatmaps(fig)
+    np.testing.assert_array_equal(np.array(hm.z, dtype=float), W)  # z[0][0] is row 0, column 0
+    assert list(hm.x) == list(range(8)) and fig.layout.yaxis.autorange == "reversed"
+    assert hm.customdata is not None and "head 1" in hm.customdata[0][5][1]  # column 5 belongs to head 1
+    bands = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert [(b.x0, b.x1) for b in bands] == [(-0.5, 3.5), (3.5, 7.5)]
+    assert bands[0].fillcolor != bands[1].fillcolor
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert [ln.x0 for ln in lines] == [3.5]  # one boundary between two heads
+    assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1"]
+
+
+def test_blocked_heatmap_narrow_heads_get_short_labels():
+    fig = M.blocked_heatmap(np.ones((8, 8)), 8)
+    assert [a.text for a in fig.layout.annotations] == [f"h{h}" for h in range(8)]
+    assert len([s for s in fig.layout.shapes if s.type == "rect"]) == 8
+
+
+def test_blocked_heatmap_rows_for_w_o():
+    W = np.random.default_rng(1).normal(size=(8, 8))
+    fig = M.blocked_heatmap(W, 4, block_axis="rows")
+    bands = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert [(b.y0, b.y1) for b in bands] == [(-0.5, 1.5), (1.5, 3.5), (3.5, 5.5), (5.5, 7.5)]
+    assert all(b.xref == "paper" and b.x0 > 1 for b in bands)
+
+
+def test_blocked_heatmap_token_rows_keep_labels():
+    z = np.random.default_rng(2).normal(size=(3, 8))
+    fig = M.blocked_heatmap(z, 2, row_labels=["<b>x</b> (0)", "a (1)", "a (2)"], row_name="token", col_name="dim")
+    assert fig.layout.yaxis.ticktext == ("&lt;b&gt;x&lt;/b&gt; (0)", "a (1)", "a (2)")
+
+
+def test_blocked_heatmap_large_is_sampled_at_true_indices_and_light():
+    W = np.random.default_rng(3).normal(size=(512, 512))
+    fig = M.blocked_heatmap(W, 16)
+    (hm,) = heatmaps(fig)
+    idx = np.arange(0, 512, 8)
+    assert list(hm.x) == idx.tolist() and list(hm.y) == idx.tolist()
+    np.testing.assert_allclose(np.array(hm.z, dtype=float), np.round(W[np.ix_(idx, idx)], 4))
+    assert hm.customdata is None and "%{x}" in hm.hovertemplate  # indices, no per-cell labels
+    bands = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(bands) == 16 and bands[1].x0 == 28 and bands[1].x1 == 60  # head 1 = columns 32..63
+    assert len(json.dumps(fig.to_plotly_json(), default=str)) < 80_000
+
+
+def test_blocked_heatmap_bad_input():
+    with pytest.raises(ValueError, match="multiple of n_heads=3"):
+        M.blocked_heatmap(np.ones((8, 8)), 3)
+    with pytest.raises(ValueError, match="block_axis"):
+        M.blocked_heatmap(np.ones((8, 8)), 2, block_axis="diag")
+    with pytest.raises(ValueError, match="2-D"):
+        M.blocked_heatmap(np.ones(8), 2)
+
+
+# --- the split example ---------------------------------------------------------------------
+
+
+def test_split_panels_text_and_colour_by_owner():
+    x = 100.0 * np.arange(3)[:, None] + np.arange(8)[None, :]
+    owner = np.broadcast_to(np.arange(8) // 4, x.shape)
+    heads = x.reshape(3, 2, 4).swapaxes(0, 1)
+    heads_owner = owner.reshape(3, 2, 4).swapaxes(0, 1)
+    fig = M.split_panels(heads, heads_owner, tokens=heads // 100, titles=["head 0", "head 1"])
+    h0, h1 = heatmaps(fig)
+    assert list(h0.text[1]) == ["100", "101", "102", "103"] and list(h1.text[2]) == ["204", "205", "206", "207"]
+    assert np.unique(np.array(h0.z)).tolist() == [0.5] and np.unique(np.array(h1.z)).tolist() == [1.5]
+    assert fig.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError, match="share one"):
+        M.split_panels(heads, heads_owner[:, :2], tokens=heads // 100, titles=["a", "b"])
+    with pytest.raises(ValueError, match="titles"):
+        M.split_panels(heads, heads_owner, tokens=heads // 100, titles=["a"])
+
+
+# --- every head's weights --------------------------------------------------------------------
+
+
+def test_head_grid_one_shared_range_titles_and_orientation():
+    w = weights(4, 6)
+    fig = M.head_weights_grid(w, LABELS, [0, 1, 2, 3], entropy=[1.0, 1.5, 0.25, 1.789], n_cols=2)
+    hms = heatmaps(fig)
+    assert len(hms) == 4
+    assert {t.coloraxis for t in hms} == {"coloraxis"}
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    for h, t in enumerate(hms):
+        np.testing.assert_allclose(np.array(t.z, dtype=float), w[h])
+        assert t.hovertemplate.startswith(f"head {h} · query ")
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["head 0 · H = 1.00 nats", "head 1 · H = 1.50 nats", "head 2 · H = 0.25 nats",
+                      "head 3 · H = 1.79 nats"]
+    for ax in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
+        assert fig.layout[ax].autorange == "reversed"
+    assert fig.layout.yaxis.ticktext == tuple(LABELS) and fig.layout.yaxis2.showticklabels is False
+
+
+def test_head_grid_masks_escapes_and_text():
+    labels = ["<b>a</b> (0)", "b (1)", "c (2)"]
+    w = np.tril(weights(2, 3))
+    w /= w.sum(-1, keepdims=True)
+    fig = M.head_weights_grid(w, labels, [0, 1], mask=np.tri(3, dtype=bool))
+    hms = heatmaps(fig)
+    assert hms[0].z[0][1] is None and hms[0].z[2][1] is not None  # key after the query: masked gap
+    crosses = [t for t in fig.data if isinstance(t, go.Scatter)]
+    assert len(crosses) == 2 and all(list(t.text) == ["×"] * 3 for t in crosses)
+    assert "<b>" not in json.dumps(fig.layout.xaxis.ticktext) and "&lt;b&gt;" in fig.layout.xaxis.ticktext[0]
+    assert hms[0].texttemplate == "%{text}"  # small: cell values printed
+    assert heatmaps(M.head_weights_grid(weights(2, 12), [str(i) for i in range(12)], [0, 1]))[0].texttemplate is None
+
+
+def test_head_grid_large_is_light():
+    n, h = 64, 16
+    fig = M.head_weights_grid(weights(h, n), [f"w{i} ({i})" for i in range(n)], list(range(h)))
+    hms = heatmaps(fig)
+    assert len(hms) == 16 and all(t.customdata is None and t.texttemplate is None for t in hms)
+    assert hms[3].hovertemplate.startswith("head 3 · query %{y}")
+    assert len(json.dumps(fig.to_plotly_json(), default=str)) < 700_000
+    masked = M.head_weights_grid(weights(2, 20), [str(i) for i in range(20)], [0, 1], mask=np.tri(20, dtype=bool))
+    assert not [t for t in masked.data if isinstance(t, go.Scatter)]  # no × clutter on big maps: grey gaps only
+    assert masked.layout.plot_bgcolor is not None and heatmaps(masked)[0].xgap == 0
+
+
+def test_head_grid_bad_shape():
+    with pytest.raises(ValueError, match="len\\(heads\\)=3"):
+        M.head_weights_grid(weights(2, 4), ["a", "b", "c", "d"], [0, 1, 2])
+
+
+def test_head_output_panels_share_a_symmetric_range():
+    o = np.random.default_rng(4).normal(size=(2, 6, 4))
+    o[1, 2, 3] = -5.0
+    fig = M.head_output_panels(o, LABELS, [0, 1], d_head=4)
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax, fig.layout.coloraxis.cmid) == (-5.0, 5.0, 0.0)
+    np.testing.assert_allclose(np.array(heatmaps(fig)[1].z, dtype=float), o[1])
+    wide = M.head_output_panels(np.ones((1, 3, 64)), LABELS[:3], [5], d_head=64)
+    assert list(heatmaps(wide)[0].x) == list(range(0, 64, 4))  # sampled, true column indices
+    with pytest.raises(ValueError, match=r"d_head=3\], got \(2, 6, 4\)"):
+        M.head_output_panels(o, LABELS, [0, 1], d_head=3)
+
+
+def test_entropy_bars_uniform_line():
+    fig = M.entropy_bars(np.array([1.2, 0.4]), 6)
+    (bar,) = fig.data
+    assert list(bar.y) == [1.2, 0.4] and bar.marker.color[0] != bar.marker.color[1]
+    (line,) = [s for s in fig.layout.shapes]
+    assert line.y0 == pytest.approx(math.log(6))
+    causal = M.entropy_bars(np.array([0.5]), 6, causal=True)
+    assert causal.layout.shapes[0].y0 == pytest.approx(np.mean(np.log(np.arange(1, 7))))
+
+
+def test_token_map_light_above_threshold():
+    small = M.token_map(weights(1, 6)[0], LABELS, LABELS)
+    assert heatmaps(small)[0].customdata is not None
+    z = weights(1, 64)[0]
+    big = M.token_map(z, [str(i) for i in range(64)], [str(i) for i in range(64)], mask=np.tri(64, dtype=bool))
+    (hm,) = heatmaps(big)
+    assert hm.customdata is None and hm.hovertemplate.startswith("query %{y} → key %{x}")
+    assert hm.z[0][5] is None and hm.z[5][0] == round(z[5, 0], 3)

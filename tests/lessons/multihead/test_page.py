@@ -1,0 +1,236 @@
+"""AppTest of the multi-head page (explorer/lessons/multihead.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import attention as A
+from explorer.lessons.multihead import model as smh
+from tests.apptest_utils import app_at, assert_clean, figures, lesson_page
+
+PAGE = "multihead"
+TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
+
+
+def grid_z(at) -> list[np.ndarray]:
+    """The per-head weight maps of the grid, in head order (masked cells as NaN)."""
+    fig = figures(at)["mh_fig_heads"]
+    return [np.array(t["z"], dtype=float) for t in fig["data"] if t["type"] == "heatmap"]
+
+
+def z_of(at, key: str) -> np.ndarray:
+    return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
+
+
+def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, causal: bool = False, tokens=TOKENS):
+    X = A.embed_tokens(tokens, d_model, 42, "lesson")
+    return A.MultiHeadAttention(d_model, n_heads, seed=seed).forward_detailed(X, is_causal=causal)
+
+
+def test_defaults():
+    at = app_at(PAGE)
+    assert_clean(at)
+    assert not at.warning
+    assert at.selectbox(key="n_heads").value == 2 and at.selectbox(key="n_heads").options == ["1", "2", "4", "8"]
+    r = expected(8, 2)
+    z = grid_z(at)
+    assert len(z) == 2
+    for h in range(2):
+        np.testing.assert_allclose(z[h], r.weights[h], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_mean"), r.mean_weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z_of(at, "mh_fig_concat"), r.concat, rtol=0, atol=1e-12)
+    keys = set(figures(at))
+    assert {"mh_fig_W_q", "mh_fig_W_k", "mh_fig_W_v", "mh_fig_W_o", "mh_fig_split_x", "mh_fig_split_heads",
+            "mh_fig_heads", "mh_fig_mean", "mh_fig_head_outputs", "mh_fig_entropy", "mh_fig_similarity",
+            "mh_fig_query_heads"} <= keys
+    mean_title = figures(at)["mh_fig_mean"]["layout"]["title"]["text"]
+    assert mean_title == "MEAN of 2 heads"
+    assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
+    assert [m.value for m in at.metric][2] == "agree"
+    assert any("PyTorch" in c.value for c in at.caption)
+    # one query, every head: the chosen query's row in each head, and the key each head attends to most
+    at.selectbox(key="mh_query").set_value(3).run()
+    assert_clean(at)
+    np.testing.assert_allclose(z_of(at, "mh_fig_query_heads"), r.weights[:, 3, :], atol=1e-12)
+    table = at.dataframe[-1].value
+    assert list(table["attends most to"]) == [f"{TOKENS[k]} ({k})" for k in r.weights[:, 3, :].argmax(axis=-1)]
+
+
+def test_every_valid_head_count_for_d_model_8():
+    at = app_at(PAGE)
+    for n_heads in A.valid_head_counts(8):
+        at.selectbox(key="n_heads").set_value(n_heads).run()
+        assert_clean(at)
+        r = expected(8, n_heads)
+        z = grid_z(at)
+        assert len(z) == n_heads
+        np.testing.assert_allclose(np.stack(z), r.weights, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(z_of(at, "mh_fig_similarity"), smh.head_overlap(r.weights), atol=1e-12)
+        bands = [s for s in figures(at)["mh_fig_W_q"]["layout"]["shapes"] if s["type"] == "rect"]
+        assert len(bands) == n_heads
+        assert [m.value for m in at.metric][2] == "agree"
+        assert f"d_head = {8 // n_heads}" in " ".join(c.value for c in at.caption)
+        if n_heads == 1:  # the mean of one head is that head
+            np.testing.assert_allclose(z_of(at, "mh_fig_mean"), z[0], atol=0)
+            assert any("With one head it is that head" in i.value for i in at.info)
+
+
+def test_d_model_512_with_16_heads_stays_light():
+    at = app_at(PAGE, session={"d_model": 512}, query={"n_heads": "16"})
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 16 and not at.warning
+    figs = figures(at)
+    grid = [t for t in figs["mh_fig_heads"]["data"] if t["type"] == "heatmap"]
+    assert len(grid) == 16
+    wq = figs["mh_fig_W_q"]["data"][0]
+    assert len(wq["x"]) == 64 and wq["x"][1] == 8  # every 8th column, at its true index
+    assert any("one row and column in every 8 is drawn" in c.value for c in at.caption)
+    size = sum(len(json.dumps(f)) for f in figs.values())
+    assert size < 1_000_000, size
+    assert all(df.value.size <= 20_000 for df in at.dataframe)  # 512 × 512 weights: a download, not a table
+    assert at.get("download_button"), "W_q etc. should be offered as CSV downloads"
+    r = expected(512, 16)
+    np.testing.assert_allclose(np.stack([np.array(t["z"], dtype=float) for t in grid]), r.weights, atol=1e-12)
+
+
+def test_causal_on_masks_every_head():
+    at = app_at(PAGE)
+    at.toggle(key="mh_causal").set_value(True).run()
+    assert_clean(at)
+    r = expected(8, 2, causal=True)
+    for h, z in enumerate(grid_z(at)):
+        assert np.isnan(z[np.triu_indices(6, 1)]).all()  # future keys: blank (masked), not 0
+        np.testing.assert_allclose(z[np.tril_indices(6)], r.weights[h][np.tril_indices(6)], atol=1e-12)
+    assert np.isnan(z_of(at, "mh_fig_mean")[0, 1])
+    np.testing.assert_allclose(z_of(at, "mh_fig_output"), r.output, atol=1e-12)
+    assert [m.value for m in at.metric][2] == "agree"
+
+
+@pytest.mark.parametrize(("query", "shown", "words"), [
+    ({"n_heads": "3", "d_model": "8"}, 2, ["`n_heads=3`", "one of 1, 2, 4, 8", "nearest", "using `n_heads=2`"]),
+    ({"n_heads": "7", "d_model": "12"}, 6, ["`n_heads=7`", "one of 1, 2, 3, 4, 6, 12", "using `n_heads=6`"]),
+    ({"n_heads": "abc"}, 2, ["`n_heads=abc`", "one of 1, 2, 4, 8", "using `n_heads=2`"]),
+    ({"n_heads": "4.0"}, 4, ["`n_heads=4.0`", "using `n_heads=4`"]),
+])
+def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, words):
+    at = app_at(PAGE, query=query)
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == shown
+    assert len(grid_z(at)) == shown
+    text = " ".join(w.value for w in at.warning)
+    for word in words:
+        assert word in text, (word, text)
+    at.selectbox(key="n_heads").set_value(1).run()  # the learner moves on; the link note stays until dismissed
+    assert_clean(at)
+    assert len(grid_z(at)) == 1
+
+
+def test_valid_link_is_used_without_warning():
+    at = app_at(PAGE, query={"n_heads": "4", "mh_seed": "5", "mh_causal": "true"})
+    assert_clean(at)
+    assert not at.warning
+    assert at.selectbox(key="n_heads").value == 4
+    np.testing.assert_allclose(np.stack(grid_z(at))[:, 1, :2], expected(8, 4, seed=5, causal=True).weights[:, 1, :2],
+                               atol=1e-12)
+
+
+def test_changing_d_model_to_a_non_multiple_moves_to_the_nearest_count():
+    at = app_at(PAGE, session={"d_model": 12})
+    at.selectbox(key="n_heads").set_value(6).run()
+    assert len(grid_z(at)) == 6
+    at.session_state["d_model"] = 8
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 4
+    assert len(grid_z(at)) == 4
+    assert any("n_heads = 6 does not divide the new d_model = 8" in w.value and "1, 2, 4, 8" in w.value
+               for w in at.warning)
+
+
+def test_empty_sentence_prompts():
+    empty = app_at(PAGE, session={"sentence": "  "})
+    assert not empty.exception
+    assert any("Type a sentence" in i.value for i in empty.info)
+    assert not empty.get("plotly_chart")
+
+
+def test_empty_sentence_keeps_the_link_warnings():
+    """The empty-sentence prompt stops the page; the link's warnings must still be shown above it."""
+    at = app_at(PAGE, query={"d_k": "abc"}, session={"sentence": "  "})
+    assert_clean(at)
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert any("d_k=abc" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_markup_tokens_are_escaped():
+    at = app_at(PAGE, session={"sentence": "<b>bold</b> & x"})
+    assert_clean(at)
+    for key in ("mh_fig_mean", "mh_fig_heads", "mh_fig_query_heads"):
+        ticks = figures(at)[key]["layout"]["xaxis"]["ticktext"]
+        assert ticks[0] == "&lt; (0)" and "&amp; (8)" in ticks and "<" not in "".join(ticks)
+
+
+def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
+    at = app_at(PAGE, session={"d_model": 128}, query={"n_heads": "128"})
+    assert_clean(at)
+    window = at.selectbox(key="mh_head_window")
+    assert len(window.options) == 8 and window.value == 0
+    window.set_value(112).run()
+    assert_clean(at)
+    fig = figures(at)["mh_fig_heads"]
+    assert len([t for t in fig["data"] if t["type"] == "heatmap"]) == 16
+    assert fig["layout"]["annotations"][0]["text"].startswith("head 112 ·")
+    assert "mh_fig_similarity" not in figures(at)
+    assert any("head-to-head matrix is not computed" in i.value for i in at.info)
+    assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
+
+
+def test_page_controls_come_from_the_link():
+    """The query token, the numbers' matrix and the head window are in the link like the other controls."""
+    # Select boxes with labels keep the label in the link, as the browser writes it.
+    at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_query": "on (3)",
+                                                      "mh_numbers_matrix": "W_o", "mh_head_window": "heads 16-31"})
+    assert_clean(at)
+    assert at.selectbox(key="mh_query").value == 3
+    assert at.radio(key="mh_numbers_matrix").value == "W_o"
+    assert at.selectbox(key="mh_head_window").value == 16
+    assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"].startswith("head 16 ·")
+    assert not [w.value for w in at.warning if "link" in w.value]
+
+
+def test_bad_page_control_link_values_warn():
+    at = app_at(PAGE, query={"mh_query": "dog (9)", "mh_numbers_matrix": "W_z"})
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "mh_query=dog (9)" in warnings and "mh_numbers_matrix=W_z" in warnings, warnings
+    expander = next(e for e in at.expander if e.label.startswith("Numbers of W_q"))
+    assert not [w for w in expander.warning], "a link warning inside a closed expander is not seen"
+    assert at.selectbox(key="mh_query").value == 0
+
+
+def test_fewer_heads_keep_the_last_window_that_exists():
+    at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "64"})
+    at.selectbox(key="mh_head_window").set_value(48).run()
+    at.selectbox(key="n_heads").set_value(32).run()
+    assert_clean(at)
+    assert at.selectbox(key="mh_head_window").value == 16
+
+
+def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
+    """Without the entrypoint's link snapshot (e.g. a page run on its own) the page reads the URL itself."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_utils import ROOT
+
+    at = AppTest.from_file(str(ROOT / lesson_page(PAGE)), default_timeout=60)
+    at.query_params["n_heads"] = "6"
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 4
+    assert any("`n_heads=6`" in w.value and "one of 1, 2, 4, 8" in w.value and "n_heads = 4" in w.value
+               for w in at.warning)

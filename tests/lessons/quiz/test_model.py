@@ -1,0 +1,144 @@
+"""Unit tests of the check-yourself logic (app/quiz.py) and its figures (app/figures/quiz.py)."""
+
+import numpy as np
+import pytest
+
+import attention as A
+from explorer.lessons.quiz import charts as quiz_figures
+from explorer.lessons.quiz import model as quiz
+from explorer.shell.textviews import fmt
+
+
+@pytest.mark.parametrize("q", list(quiz.CHOICES.values()), ids=list(quiz.CHOICES))
+def test_every_choice_explains_every_option(q):
+    assert q.answer in q.options and set(q.why) == set(q.options)
+    right = quiz.grade_choice(q, q.answer)
+    assert right.correct and right.message.startswith("**Right.**") and q.why[q.answer] in right.message
+    for wrong in (o for o in q.options if o != q.answer):
+        fb = quiz.grade_choice(q, wrong)
+        assert not fb.correct and q.why[wrong] in fb.message and q.answer in fb.message
+    with pytest.raises(ValueError):
+        quiz.grade_choice(q, "not an option")
+
+
+def test_fixed_answers_match_the_lessons():
+    assert quiz.QK.answer == "The queries and the keys"
+    assert "j > query position i" in quiz.CAUSAL.answer and "after" in quiz.CAUSAL.answer
+    assert quiz.COST.answer.startswith("Quadratically")
+    assert "saturate" in quiz.SCALE.answer
+
+
+def test_order_grading():
+    assert quiz.grade_order(quiz.STEPS).correct
+    assert quiz.STEPS_SHOWN != quiz.STEPS and sorted(quiz.STEPS_SHOWN) == sorted(quiz.STEPS)
+    swapped = list(quiz.STEPS)
+    swapped[3], swapped[2] = swapped[2], swapped[3]  # softmax before scaling
+    fb = quiz.grade_order(swapped)
+    assert not fb.correct and "Step 3 should be" in fb.message and "Step 4 should be" in fb.message
+    assert "Step 1 should be" not in fb.message
+    fb = quiz.grade_order([quiz.STEPS[0]] * 5)
+    assert "more than once" in fb.message and "Missing" in fb.message
+    with pytest.raises(ValueError):
+        quiz.grade_order(quiz.STEPS[:4])
+    with pytest.raises(ValueError):
+        quiz.grade_order([*quiz.STEPS[:4], "dance"])
+
+
+def test_head_width_is_what_split_heads_gives():
+    assert quiz.head_width() == 64 == A.split_heads(np.zeros((3, 512)), 8).shape[-1]
+    assert quiz.grade_head_width(64).correct
+    assert "multiplies" in quiz.grade_head_width(4096).message
+    assert "whole model" in quiz.grade_head_width(512).message
+    assert "number of heads" in quiz.grade_head_width(8).message
+    assert not quiz.grade_head_width(65).correct
+    for bad in (0, -3):
+        feedback = quiz.grade_head_width(bad)
+        assert not feedback.correct and "positive whole number" in feedback.message
+    assert quiz.head_width(12, 3) == 4
+    with pytest.raises(ValueError):
+        quiz.head_width(10, 3)
+
+
+def test_top_key_reveal_and_grading():
+    steps = A.SelfAttention(8, 4, seed=42).steps(A.embed_tokens(["The", "cat", "sat", "on", "the", "mat"], 8, 42))
+    for i in range(6):
+        rv = quiz.reveal_top_key(steps, i)
+        assert rv.best == (int(np.argmax(steps.weights[i])),)
+        np.testing.assert_array_equal(rv.weights, steps.weights[i])
+        assert quiz.grade_top_key(rv, rv.best[0]).correct
+        wrong = (rv.best[0] + 1) % 6
+        fb = quiz.grade_top_key(rv, wrong)
+        assert not fb.correct and f"position {rv.best[0]}" in fb.message
+
+
+def test_top_keys_keeps_ties():
+    assert quiz.top_keys([0.2, 0.4, 0.4]) == (1, 2)
+    assert quiz.top_keys([1.0]) == (0,)
+
+
+def test_growth_answer_is_what_the_numbers_show():
+    assert quiz.growth_answer(0.5, 0.9) == "It goes up"
+    assert quiz.growth_answer(0.9, 0.5) == "It goes down"
+    assert quiz.growth_answer(0.5, 0.505) == "It stays about the same"
+    rv = quiz.growth_reveal(4, 6, seed=42, n_samples=256)
+    stats = A.saturation_sweep([4, 64], n_keys=6, n_samples=256, seed=42)
+    assert rv.d_k == (4, 64)
+    np.testing.assert_allclose(rv.top_unscaled, stats.max_weight_unscaled)
+    np.testing.assert_allclose(rv.top_scaled, stats.max_weight_scaled)
+    assert rv.answer == quiz.growth_answer(*stats.max_weight_unscaled) == "It goes up"
+    assert rv.top_unscaled[1] > rv.top_unscaled[0] + 0.1  # the lesson's claim, visible in the numbers
+    for w in (rv.example_small_unscaled, rv.example_large_unscaled, rv.example_large_scaled):
+        assert w.shape == (6,) and np.isclose(w.sum(), 1) and np.all(np.diff(w) <= 0)
+    right = quiz.grade_growth(rv, rv.answer)
+    assert right.correct and fmt(rv.top_unscaled[1], 3) in right.message
+    assert not quiz.grade_growth(rv, "It goes down").correct
+    with pytest.raises(ValueError):
+        quiz.grade_growth(rv, "sideways")
+
+
+def test_live_numbers():
+    steps = A.SelfAttention(8, 4, seed=42).steps(A.embed_tokens(list("abcdef"), 8, 42))
+    num = quiz.scale_numbers(steps)
+    assert num.sqrt_d_k == 2 and np.isclose(num.std_raw / num.std_scaled, 2)
+    assert num.top_raw >= num.top_scaled  # dividing flattens the softmax
+    dot, score = quiz.score_check(steps, 0, 1)
+    assert np.isclose(dot, score)
+    rows = quiz.cost_rows(6, 4)
+    assert [r["score_entries"] for r in rows] == [36, 144, 576, 2304]
+    assert [r["times_first"] for r in rows] == [1, 4, 16, 64]
+    assert quiz.causal_counts(6) == (15, 36) and quiz.causal_counts(1) == (0, 1)
+    with pytest.raises(ValueError):
+        quiz.cost_rows(0, 4)
+
+
+def test_clue_figure_stacks_query_over_keys_and_escapes():
+    q, K = np.array([1.0, 2.0]), np.array([[3.0, 4.0], [5.0, 6.0]])
+    fig = quiz_figures.query_and_keys(q, K, "<b>x (0)", ["<b>x (0)", "y (1)"])
+    z = np.array(fig.data[0].z, dtype=float)
+    np.testing.assert_array_equal(z, [[1, 2], [3, 4], [5, 6]])
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert ticks[0] == "query &lt;b&gt;x (0)" and ticks[2] == "key y (1)"
+    assert fig.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError):
+        quiz_figures.query_and_keys(q, K.T[:1], "a", ["a", "b"])
+
+
+def test_growth_bars():
+    fig = quiz_figures.growth_bars([0.6, 0.4], [0.9, 0.1], [0.55, 0.45], (4, 64))
+    assert [t.name for t in fig.data] == ["d_k = 4, not scaled", "d_k = 64, not scaled", "d_k = 64, scaled by 1/√d_k"]
+    assert list(fig.data[1].y) == [0.9, 0.1] and list(fig.layout.yaxis.range) == [0, 1]
+    with pytest.raises(ValueError):
+        quiz_figures.growth_bars([0.5, 0.5], [1.0], [0.5, 0.5], (1, 16))
+
+
+def test_scaling_link():
+    assert quiz.scaling_link() == "./scaling?scale_d_k=256"
+    assert quiz.scaling_link(64, 6, 42) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
+    assert quiz.scaling_link(96, 1, 7) == "./scaling?scale_d_k=256&scale_seed=7"  # 96: not a power of two
+    assert quiz.scaling_link(2048, 65) == "./scaling?scale_d_k=256"
+
+
+def test_growth_with_one_key_stays():
+    rv = quiz.growth_reveal(4, 1, seed=0, n_samples=16)
+    assert rv.answer == "It stays about the same" and rv.top_unscaled == (1.0, 1.0)
+    assert "single key" in quiz.grade_growth(rv, rv.answer).message

@@ -1,0 +1,157 @@
+"""The numbers behind "why divide by √d_k" (issue 5): score variance, saturation, softmax gradient.
+
+Core functions (attention.sample_scores, attention.saturation_sweep) and the page's pure
+scenario functions (app.scenarios_scaling). Fixed seeds, so every assertion is deterministic.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import attention as A
+from explorer.lessons.scaling import model as S
+
+GRID = [1, 4, 16, 64, 256, 1024]
+
+
+@pytest.fixture(scope="module")
+def sweep6():
+    """The page's defaults: 6 keys, 2048 query rows per d_k, seed 0, d_k = 1 … 1024."""
+    return S.curves(6, 2048, 0)
+
+
+@pytest.mark.parametrize("d_k", [16, 64, 256, 1024])
+@pytest.mark.parametrize("n_keys", [6, 16])
+def test_raw_variance_is_d_k_and_scaled_variance_is_1(d_k, n_keys):
+    raw = A.sample_scores(d_k, n_keys, 2000, seed=0)
+    assert raw.shape[0] * raw.shape[1] >= 2000
+    assert raw.var() == pytest.approx(d_k, rel=0.10)
+    assert (raw / math.sqrt(d_k)).var() == pytest.approx(1.0, rel=0.10)
+
+
+def test_variance_grows_without_scaling_and_stays_at_1_with_it(sweep6):
+    np.testing.assert_allclose(sweep6.score_std_unscaled**2 / sweep6.d_k, 1.0, rtol=0.10)
+    np.testing.assert_allclose(sweep6.score_std_scaled**2, 1.0, rtol=0.10)
+
+
+_SWEEPS: dict[tuple[int, int], A.SaturationStats] = {}
+
+
+def grid_sweep(n_keys: int, seed: int = 0) -> A.SaturationStats:
+    """``saturation_sweep`` over ``GRID`` with 2048 query rows, computed once per module run."""
+    if (n_keys, seed) not in _SWEEPS:
+        _SWEEPS[n_keys, seed] = A.saturation_sweep(GRID, n_keys=n_keys, n_samples=2048, seed=seed)
+    return _SWEEPS[n_keys, seed]
+
+
+@pytest.mark.parametrize(("n_keys", "seed"), [(2, 0), (6, 0), (6, 1), (8, 0)])
+def test_unscaled_saturates_monotonically(n_keys, seed):
+    s = grid_sweep(n_keys, seed)
+    assert np.all(np.diff(s.max_weight_unscaled) > 0), s.max_weight_unscaled
+    assert np.all(np.diff(s.effective_keys_unscaled) < 0), s.effective_keys_unscaled
+    assert np.all(np.diff(s.jacobian_norm_unscaled) < 0), s.jacobian_norm_unscaled
+    assert s.max_weight_unscaled[-1] > 0.9  # towards 1: one key takes nearly everything
+    assert s.jacobian_norm_unscaled[-1] < 0.25 * s.jacobian_norm_scaled[-1]  # towards 0
+
+
+@pytest.mark.parametrize("n_keys", [2, 6, 16, 32])
+def test_scaled_stays_in_a_narrow_band(n_keys):
+    """Scaled: within 6% of the d_k = 1024 value from d_k = 4 on, within 20% even at d_k = 1
+    (there the score row is |q| times a Gaussian row with |q| half-normal, the widest spread
+    of scales); unscaled, the same statistics move by 30% (2 keys) to several times."""
+    s = grid_sweep(n_keys)
+    for stat in ("max_weight", "jacobian_norm", "effective_keys"):
+        scaled, unscaled = getattr(s, f"{stat}_scaled"), getattr(s, f"{stat}_unscaled")
+        rel = scaled / scaled[-1]
+        assert np.all(np.abs(rel - 1) < 0.20), (stat, rel)
+        assert np.all(np.abs(rel[1:] - 1) < 0.06), (stat, rel)
+        assert unscaled.max() / unscaled.min() > 1.3, (stat, unscaled)
+
+
+def test_many_keys_jacobian_first_rises_then_falls():
+    """The page's caption: with 32 keys the unscaled ‖J‖_F peaks in between (near-uniform rows pass
+    little gradient to each score), while the max weight still rises monotonically."""
+    s = grid_sweep(32)
+    j = s.jacobian_norm_unscaled
+    assert j[1] > j[0] and j.argmax() not in (0, len(j) - 1)
+    assert np.all(np.diff(j[j.argmax():]) < 0)
+    assert np.all(np.diff(s.max_weight_unscaled) > 0)
+
+
+def test_frobenius_norm_matches_the_full_jacobian_on_saturated_rows():
+    w = A.softmax(A.sample_scores(1024, 8, 64, seed=3))  # [8, 8, 8], nearly one-hot rows
+    full = np.linalg.norm(A.softmax_jacobian(w), axis=(-2, -1))
+    np.testing.assert_allclose(A.jacobian_frobenius_norm(w), full, rtol=1e-6, atol=1e-300)
+
+
+def test_no_overflow_or_nan_at_the_extremes():
+    """Smallest and largest keys, d_k and samples, the largest seed, the coldest and hottest T."""
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        # most samples with fewest keys and vice versa (the all-max page runs in test_app_scaling)
+        for n_keys, n_samples in ((S.N_KEYS_RANGE[0], S.SAMPLE_CHOICES[-1]), (S.N_KEYS_RANGE[1], S.SAMPLE_CHOICES[0])):
+            s = S.curves(n_keys, S.SAMPLE_CHOICES[0], 2**31 - 1)
+            for name in s.__dataclass_fields__:
+                value = getattr(s, name)
+                if isinstance(value, np.ndarray):
+                    assert np.all(np.isfinite(value)), name
+            for d_k in (S.D_K_CHOICES[0], S.D_K_CHOICES[-1]):
+                assert "nan" not in S.verdict(s, d_k).text().lower()
+                now = S.setting(d_k, n_keys, n_samples, 2**31 - 1)
+                for a in (now.raw_density, now.scaled_density, now.weights_unscaled, now.weights_scaled):
+                    assert np.all(np.isfinite(a))
+                assert math.isfinite(now.raw_var) and math.isfinite(now.scaled_var)
+                np.testing.assert_allclose(now.weights_unscaled.sum(-1), 1.0)
+        for t in (S.TEMPERATURE_CHOICES[0], S.TEMPERATURE_CHOICES[-1]):
+            tv = S.temperature_view(t)
+            assert np.all(np.isfinite(tv.sweep)) and np.all(np.isfinite(tv.weights))
+
+
+# The page's scenario functions ------------------------------------------------------------------
+
+def test_setting_uses_the_curves_samples(sweep6):
+    now = S.setting(64, 6, 2048, 0)
+    i = S.D_K_CHOICES.index(64)
+    assert now.raw_var == pytest.approx(sweep6.score_std_unscaled[i] ** 2, rel=1e-12)
+    assert now.scaled_var == pytest.approx(sweep6.score_std_scaled[i] ** 2, rel=1e-12)
+    raw = A.sample_scores(64, 6, 2048, 0)
+    assert now.n_scores == raw.size
+    np.testing.assert_array_equal(now.scores, raw[0])
+    np.testing.assert_allclose(now.weights_scaled, A.softmax(raw[0] / 8.0))
+
+
+def test_histograms_are_binned_densities():
+    now = S.setting(256, 6, 2048, 0)
+    for edges, density in ((now.raw_edges, now.raw_density), (now.scaled_edges, now.scaled_density)):
+        assert edges.shape == (S.HIST_BINS + 1,) and density.shape == (S.HIST_BINS,)
+        assert np.sum(density * np.diff(edges)) == pytest.approx(1.0)
+    assert now.raw_edges[-1] == pytest.approx(16 * now.scaled_edges[-1])  # same samples, /√256
+
+
+def test_verdict_numbers_come_from_the_curves(sweep6):
+    v = S.verdict(sweep6, 256)
+    i = S.D_K_CHOICES.index(256)
+    assert v.max_weight_unscaled == sweep6.max_weight_unscaled[i]
+    assert v.gradient_ratio == pytest.approx(sweep6.jacobian_norm_scaled[i] / sweep6.jacobian_norm_unscaled[i])
+    text = v.text()
+    assert f"{100 * v.max_weight_unscaled:.0f}%" in text and "smaller than with scaling" in text
+    assert "changes nothing" in S.verdict(sweep6, 1).text()
+    with pytest.raises(ValueError, match="not on the curve"):
+        S.verdict(sweep6, 3)
+
+
+def test_verdict_says_larger_when_unscaled_passes_more_gradient():
+    v = S.Verdict(16, 0.57, 0.10, jacobian_unscaled=0.29, jacobian_scaled=0.18)
+    assert "1.6× larger" in v.text()
+    assert "no gradient" in S.Verdict(1024, 1.0, 0.4, 0.0, 0.3).text()
+
+
+def test_temperature_on_the_lesson_example(golden):
+    expected = next(e["softmax"] for e in golden["softmax_examples"] if e["logits"] == [2.0, 1.0, 0.1])
+    np.testing.assert_allclose(S.temperature_view(1.0).weights, expected, rtol=0, atol=1e-12)
+    cold, hot = S.temperature_view(0.01), S.temperature_view(100.0)
+    assert cold.weights[0] == pytest.approx(1.0) and cold.weights[2] < 1e-80
+    np.testing.assert_allclose(hot.weights, 1 / 3, atol=0.01)
+    assert np.all(np.diff(cold.sweep[:, 0]) <= 0)  # the top weight falls as T grows
+    with pytest.raises(ValueError, match="temperature"):
+        S.temperature_view(0.0)

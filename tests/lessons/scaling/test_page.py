@@ -1,0 +1,140 @@
+"""AppTest of the page "Why divide by √d_k" (explorer/lessons/scaling.py) at defaults, links and extremes."""
+
+import base64
+import json
+
+import numpy as np
+
+from explorer.lessons.scaling import model as S
+from tests.apptest_utils import app_at, assert_clean, figures
+
+CHARTS = {"scale_fig_hist", "scale_fig_bar_unscaled", "scale_fig_bar_scaled", "scale_fig_heat_unscaled",
+          "scale_fig_heat_scaled", "scale_fig_curves", "scale_fig_temp_bar", "scale_fig_temp_sweep"}
+MAX_SEED = 2**31 - 1
+
+
+def arr(values) -> np.ndarray:
+    """A figure's data array: a plain (nested) list or Plotly's typed array ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(values, dict):
+        a = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        return a.reshape([int(n) for n in str(values["shape"]).split(",")]) if "shape" in values else a
+    return np.array(values, dtype=float)
+
+
+def verdict(at) -> str:
+    return next(i.value for i in at.info if "Verdict" in i.value)
+
+
+def assert_finite_page(at) -> dict[str, dict]:
+    """Clean page, every chart present, no NaN/inf in any chart's data."""
+    assert_clean(at)
+    figs = figures(at)
+    assert set(figs) == CHARTS
+    for key, fig in figs.items():
+        text = json.dumps(fig)
+        assert "NaN" not in text and "Infinity" not in text, key
+        for trace in fig["data"]:
+            for axis in ("x", "y", "z"):
+                if axis in trace and trace[axis] is not None:
+                    values = arr(trace[axis]).astype(float)
+                    assert np.all(np.isfinite(values[~np.isnan(values)])), (key, axis)
+    return figs
+
+
+def curve_point(fig, panel: int, series: str, d_k: int) -> float:
+    traces = [t for t in fig["data"] if t["name"] == series]
+    return float(arr(traces[panel]["y"])[list(arr(traces[panel]["x"])).index(d_k)])
+
+
+def test_defaults(golden):
+    at = app_at("scaling")
+    figs = assert_finite_page(at)
+    assert at.select_slider(key="scale_d_k").value == 64 and at.slider(key="scale_n_keys").value == 6
+    assert len(json.dumps(figs)) <= 150_000  # histograms are binned, not raw samples
+    # the verdict is the curves' numbers at the current d_k
+    curves = figs["scale_fig_curves"]
+    text = verdict(at)
+    assert "d_k = 64" in text
+    assert f"{100 * curve_point(curves, 0, 'unscaled', 64):.0f}%" in text
+    assert f"{100 * curve_point(curves, 0, 'scaled', 64):.0f}%" in text
+    ratio = curve_point(curves, 2, "scaled", 64) / curve_point(curves, 2, "unscaled", 64)
+    assert f"{ratio:.1f}× smaller" in text
+    assert all(s["x0"] == 64 for s in curves["layout"]["shapes"])
+    # histogram: measured variances next to the theory
+    names = [t["name"] for t in figs["scale_fig_hist"]["data"]]
+    assert "theory d_k = 64" in names[0] and "theory 1" in names[1]
+    # both heat maps on the same colour range, rows sum to 1
+    for key in ("scale_fig_heat_unscaled", "scale_fig_heat_scaled"):
+        hm = figs[key]["data"][0]
+        assert (hm["zmin"], hm["zmax"]) == (0, 1)
+        np.testing.assert_allclose(arr(hm["z"]).sum(axis=1), 1.0)
+    expected = next(e["softmax"] for e in golden["softmax_examples"] if e["logits"] == [2.0, 1.0, 0.1])
+    np.testing.assert_allclose(arr(figs["scale_fig_temp_bar"]["data"][0]["y"]), expected, atol=1e-12)
+    assert any(r"\operatorname{diag}(w) - w\,w^\top" in x.value for x in at.latex)
+    assert any(r"\operatorname{Var}(q\cdot k)" in x.value and "= d_k" in x.value for x in at.latex)
+
+
+def test_moving_d_k_moves_the_marker_and_keeps_the_curves():
+    at = app_at("scaling")
+    before = figures(at)["scale_fig_curves"]
+    at.select_slider(key="scale_d_k").set_value(1024).run()
+    after = figures(at)["scale_fig_curves"]
+    for b, a in zip(before["data"], after["data"], strict=True):
+        np.testing.assert_array_equal(arr(b["y"]), arr(a["y"]))
+    assert all(s["x0"] == 1024 for s in after["layout"]["shapes"])
+    assert "d_k = 1024" in verdict(at)
+
+
+def test_a_link_presets_the_page():
+    at = app_at("scaling", query={"scale_d_k": "256", "scale_n_keys": "9", "scale_seed": "3",
+                                     "scale_samples": "4096", "scale_temperature": "0.5"})
+    figs = assert_finite_page(at)
+    assert not at.session_state["_link_warnings"]
+    assert at.select_slider(key="scale_d_k").value == 256
+    assert at.slider(key="scale_n_keys").value == 9 and at.number_input(key="scale_seed").value == 3
+    assert at.select_slider(key="scale_samples").value == 4096
+    assert at.select_slider(key="scale_temperature").value == 0.5
+    assert "d_k = 256" in verdict(at)
+    assert arr(figs["scale_fig_heat_scaled"]["data"][0]["z"]).shape == (9, 9)
+    now = S.setting(256, 9, 4096, 3)
+    assert f"{now.raw_var:.3f}" in figs["scale_fig_hist"]["data"][0]["name"]
+
+
+def test_bad_link_values_warn_and_fall_back_to_defaults():
+    at = app_at("scaling", query={"scale_d_k": "100", "scale_n_keys": "999", "scale_samples": "7",
+                                     "scale_temperature": "abc", "scale_seed": "-1"})
+    assert_finite_page(at)
+    text = " ".join(w.value for w in at.warning)  # state.check_link shows each next to its control
+    for key in ("scale_d_k", "scale_n_keys", "scale_samples", "scale_temperature", "scale_seed"):
+        assert f"`{key}=" in text, key
+    assert at.select_slider(key="scale_d_k").value == 64 and at.select_slider(key="scale_temperature").value == 1.0
+
+
+def test_smallest_settings_through_the_widgets():
+    at = app_at("scaling")
+    at.select_slider(key="scale_d_k").set_value(1)
+    at.slider(key="scale_n_keys").set_value(S.N_KEYS_RANGE[0])
+    at.number_input(key="scale_seed").set_value(0)
+    at.select_slider(key="scale_samples").set_value(S.SAMPLE_CHOICES[0])
+    at.select_slider(key="scale_temperature").set_value(S.TEMPERATURE_CHOICES[0])
+    at.toggle(key="scale_hist_log").set_value(True)
+    at.run()
+    figs = assert_finite_page(at)
+    assert figs["scale_fig_hist"]["layout"]["yaxis"]["type"] == "log"
+    assert "changes nothing" in verdict(at)
+    np.testing.assert_allclose(arr(figs["scale_fig_temp_bar"]["data"][0]["y"]), [1, 0, 0], atol=1e-40)
+    un = arr(figs["scale_fig_heat_unscaled"]["data"][0]["z"])
+    np.testing.assert_allclose(un, arr(figs["scale_fig_heat_scaled"]["data"][0]["z"]))
+
+
+def test_largest_settings_through_a_link():
+    at = app_at("scaling", query={"scale_d_k": str(S.D_K_CHOICES[-1]), "scale_n_keys": str(S.N_KEYS_RANGE[1]),
+                                     "scale_seed": str(MAX_SEED), "scale_samples": str(S.SAMPLE_CHOICES[-1]),
+                                     "scale_temperature": "100"})
+    figs = assert_finite_page(at)
+    assert not at.session_state["_link_warnings"]
+    assert "smaller than with scaling" in verdict(at)
+    np.testing.assert_allclose(arr(figs["scale_fig_temp_bar"]["data"][0]["y"]), 1 / 3, atol=0.01)
+    assert len(json.dumps(figs["scale_fig_hist"])) < 20_000
+    z = arr(figs["scale_fig_heat_unscaled"]["data"][0]["z"])
+    assert z.shape == (32, 32) and z.max() > 0.99  # saturated: one key takes (nearly) everything

@@ -1,0 +1,111 @@
+"""Every page's sections are replayed from Streamlit's cache, and a replay is never stale.
+
+Moving a widget reruns the whole script; the sections that do not depend on that widget
+must not build (or serialize) their Plotly figures again (issue #9's rerun budget, see
+``app/sections``): counted as ``go.Figure`` constructions during a rerun. And no section
+may miss an input in its cache key: after each widget move the page drawn from the cache
+must equal the page drawn with empty caches.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+import streamlit as st
+
+from explorer.lessons import LESSONS
+from tests.apptest_utils import ROOT, app_at, assert_clean, figures, option_value
+
+PAGES = [entry.name for entry in LESSONS]
+
+
+@pytest.fixture
+def figure_count(monkeypatch):
+    """A list that gets one entry per ``go.Figure`` built while the fixture is active."""
+    built: list[int] = []
+    original = go.Figure.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    def start():
+        monkeypatch.setattr(go.Figure, "__init__", counting)
+        return built
+
+    return start
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_rerun_at_unchanged_settings_builds_no_figure(page, figure_count):
+    at = app_at(page)
+    before = figures(at)
+    assert before, f"{page} draws no chart"
+    built = figure_count()
+    at.run()
+    assert_clean(at)
+    assert built == [], f"{page}: {len(built)} figures built again on a rerun at unchanged settings"
+    assert figures(at) == before  # the replayed charts are the same charts
+
+
+def test_every_lesson_folder_is_in_the_navigation():
+    folders = sorted(p.parent.name for p in (ROOT / "explorer" / "lessons").glob("*/page.py"))
+    assert folders == sorted(PAGES), "a lesson folder is missing from explorer.lessons.LESSONS, or the other way"
+
+
+
+def _snapshot(at) -> list:
+    """What the learner sees in the main area: every chart, text and table, in order."""
+    out: list = [("charts", figures(at))]
+    for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code", "info", "warning",
+                 "error", "success", "metric", "text"):
+        out.append((kind, [str(el.value) for el in getattr(at.main, kind)]))
+    out.append(("dataframe", [el.value.to_csv() for el in at.main.dataframe]))
+    return out
+
+
+
+def _moves(at) -> list[tuple[str, str, object]]:
+    """``(kind, key, value)``: every page widget of these kinds moved to another valid value."""
+    moves: list[tuple[str, str, object]] = []
+    main = at.main
+    for w in main.slider:
+        if isinstance(w.value, int | float) and not isinstance(w.value, bool) and w.max != w.min:
+            moves.append(("slider", w.key, w.max if w.value != w.max else w.min))
+    for w in main.number_input:
+        if w.max is not None and w.min is not None and w.max != w.min:
+            moves.append(("number_input", w.key, w.max if w.value != w.max else w.min))
+    for w in main.selectbox:
+        if len(w.options) > 1:
+            moves.append(("selectbox", w.key, len(w.options) - 1 if w.index != len(w.options) - 1 else 0))
+    for w in main.select_slider:
+        if len(w.options) > 1:
+            moves.append(("select_slider", w.key, option_value(w.options[0])))
+    for w in main.toggle:
+        moves.append(("toggle", w.key, not w.value))
+    return moves
+
+
+def _apply(at, kind: str, key: str, value) -> None:
+    widget = next(w for w in getattr(at.main, kind) if w.key == key)
+    if kind == "selectbox":
+        widget.select_index(value)
+    else:
+        widget.set_value(value)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_replayed_page_equals_a_fresh_run_after_every_move(page):
+    """No section misses an input in its cache key: after each widget move, the page drawn from
+    Streamlit's cache (replayed sections + rebuilt ones) equals the page drawn with empty caches."""
+    at = app_at(page, session={"sentence": "the dog saw the cat", "d_k": 3, "seed": 7})
+    moves = [m for m in _moves(at) if m[1]][:6]
+    assert moves, f"{page}: no page widget to move"
+    for kind, key, value in moves:
+        _apply(at, kind, key, value)
+        at.run()
+        assert_clean(at)
+        replayed = _snapshot(at)
+        st.cache_data.clear()
+        at.run()
+        assert _snapshot(at) == replayed, f"{page}: after moving {key} to {value!r}, a replay differs from a fresh run"

@@ -1,0 +1,124 @@
+"""Two sentences through one SelfAttention: same-sentence difference, permutation equivariance, positions."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attention as A
+from explorer.lessons.two_sentences import charts as F
+from explorer.lessons.two_sentences import model as T
+
+CAT = ("The", "cat", "sat", "on", "the", "mat")
+DOG = ("The", "dog", "sat", "on", "the", "rug")
+
+
+def run(tokens, positional=False, seed=42, d_model=8, d_k=4):
+    X = A.embed_tokens(tokens, d_model, seed, "per-token")
+    if positional:
+        X = X + A.sinusoidal_positional_encoding(len(tokens), d_model)
+    return A.SelfAttention(d_model, d_k, d_k, seed=seed).steps(X)
+
+
+def test_permuting_tokens_permutes_weights_and_outputs_without_positional_encoding():
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    a, b = run(CAT), run(tuple(CAT[i] for i in perm))
+    np.testing.assert_allclose(b.weights, a.weights[np.ix_(perm, perm)], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.output, a.output[perm], rtol=0, atol=1e-12)
+
+
+def test_with_positional_encoding_the_permuted_result_differs():
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    a, b = run(CAT, True), run(tuple(CAT[i] for i in perm), True)
+    assert np.abs(b.weights - a.weights[np.ix_(perm, perm)]).max() > 1e-2
+    assert np.abs(b.output - a.output[perm]).max() > 1e-2
+
+
+def test_identical_tokens_give_identical_rows_only_without_positional_encoding():
+    tokens = ("the", "dog", "saw", "the", "cat")
+    plain, pe = run(tokens), run(tokens, True)
+    assert np.array_equal(plain.weights[0], plain.weights[3])  # bit-for-bit
+    assert np.array_equal(plain.output[0], plain.output[3])
+    assert np.abs(pe.weights[0] - pe.weights[3]).max() > 1e-3
+
+
+@pytest.mark.parametrize("positional", [False, True])
+def test_same_sentence_twice_difference_is_exactly_zero(positional):
+    cmp = T.two_sentences_scenario(CAT, CAT, 8, 4, 7, positional).comparison
+    assert cmp.identical
+    assert np.all(cmp.diff == 0.0)
+    np.testing.assert_array_equal(cmp.entropy_a, cmp.entropy_b)
+
+
+def test_shared_words_have_the_same_vector_and_flags():
+    cmp = T.compare(CAT, DOG, A.SelfAttention(8, 4, 4, seed=42), 42, False)
+    assert cmp.shared_a.tolist() == [True, False, True, True, True, False]
+    assert cmp.shared_b.tolist() == [True, False, True, True, True, False]
+    np.testing.assert_array_equal(cmp.steps_a.X[2], cmp.steps_b.X[2])  # "sat" in both
+    assert not np.array_equal(cmp.steps_a.X[1], cmp.steps_b.X[1])  # cat vs dog
+    assert np.abs(cmp.diff).max() > 0
+    np.testing.assert_allclose(cmp.entropy_a, A.entropy(cmp.steps_a.weights))
+
+
+def test_different_lengths_compare_the_common_length_and_empty_b_is_none():
+    sc = T.two_sentences_scenario(CAT, ("a", "b"), 8, 4, 42, False)
+    assert sc.comparison.m == 2 and sc.comparison.n_a == 6 and sc.comparison.n_b == 2
+    assert sc.comparison.steps_a.weights.shape == (2, 2)
+    assert T.two_sentences_scenario(CAT, (), 8, 4, 42, False).comparison is None
+    with pytest.raises(ValueError):
+        T.two_sentences_scenario((), CAT, 8, 4, 42, False)
+    with pytest.raises(ValueError):
+        T.compare(CAT, (), A.SelfAttention(8, 4), 42, False)
+
+
+def test_order_check_at_both_settings():
+    sc = T.two_sentences_scenario(CAT, DOG, 8, 4, 42, False, shuffle_seed=3)
+    assert sc.order is sc.order_plain
+    assert sc.order_plain.weight_gap < 1e-12 and sc.order_plain.output_gap < 1e-12
+    assert sc.order_positional.weight_gap > 1e-2 and sc.order_positional.output_gap > 1e-2
+    o = sc.order_plain
+    assert sorted(o.shuffled_tokens) == sorted(CAT) and o.shuffled_tokens == tuple(CAT[i] for i in o.perm)
+    assert T.two_sentences_scenario(CAT, DOG, 8, 4, 42, True, 3).order.positional
+
+
+def test_repeat_check_uses_the_sentence_or_the_demo():
+    layer = A.SelfAttention(8, 4, 4, seed=42)
+    r = T.repeat_check(CAT, layer, 42)  # "The" and "the" differ: no repeat
+    assert r.demo and r.tokens == T.REPEAT_DEMO and r.positions == (0, 3)
+    assert r.row_gap(False) == 0.0 and r.row_gap(True) > 1e-3
+    r = T.repeat_check(("a", "b", "a", "a"), layer, 42)
+    assert not r.demo and r.positions == (0, 2, 3) and r.row_gap(False) == 0.0
+
+
+def test_shuffle_permutation_is_seeded_and_never_the_identity():
+    for n in range(2, 8):
+        for seed in range(20):
+            p = T.shuffle_permutation(n, seed)
+            assert sorted(p.tolist()) == list(range(n)) and not np.array_equal(p, np.arange(n))
+            np.testing.assert_array_equal(p, T.shuffle_permutation(n, seed))
+    assert T.shuffle_permutation(1, 0).tolist() == [0]
+
+
+@settings(max_examples=20, deadline=None)
+@given(words=st.lists(st.sampled_from(["a", "b", "c", "dog", "<b>"]), min_size=1, max_size=8),
+       seed=st.integers(0, 1000), shuffle_seed=st.integers(0, 1000))
+def test_permutation_equivariance_for_random_sentences(words, seed, shuffle_seed):
+    o = T.order_check(tuple(words), A.SelfAttention(6, 3, 3, seed=seed), seed, False, shuffle_seed)
+    np.testing.assert_allclose(o.unpermuted_weights, o.original.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(o.unpermuted_output, o.original.output, rtol=0, atol=1e-12)
+    w = o.original.weights
+    for i, t in enumerate(words):  # identical tokens, identical rows
+        j = words.index(t)
+        assert np.array_equal(w[i], w[j])
+
+
+def test_figure_helpers_mark_shared_words_and_escape():
+    assert F.marked_labels(["a", "b"], [True, False]) == ["a (0) ★", "b (1)"]
+    assert F.pair_labels(["a"], ["b"]) == ["a / b (0)"]
+    with pytest.raises(ValueError):
+        F.marked_labels(["a"], [True, False])
+    fig = F.entropy_bars([0.1, 0.5], [0.2, 0.3], ["<b>x (0)", "y (1)"])
+    assert fig.layout.xaxis.ticktext[0] == "&lt;b&gt;x (0)"
+    assert [tr.name for tr in fig.data] == ["A", "B"] and list(fig.data[0].y) == [0.1, 0.5]
+    with pytest.raises(ValueError):
+        F.entropy_bars([0.1], [0.2, 0.3], ["a", "b"])

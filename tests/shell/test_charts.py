@@ -1,0 +1,115 @@
+"""Unit tests of the shared figure builders and text views (no Streamlit)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.shell.charts import escape_label, heatmap, weights_bar
+from explorer.shell.textviews import ascii_heatmap, fmt, latex_text, weighted_sum_latex
+
+TOKENS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
+
+
+def test_top_left_cell_is_query0_key0():
+    z = np.zeros((6, 6))
+    z[0, 0] = 1.0
+    fig = heatmap(z, TOKENS, TOKENS)
+    trace = fig.data[0]
+    assert fig.layout.yaxis.autorange == "reversed"  # row 0 drawn at the top
+    assert trace.z[0][0] == 1.0 and trace.x[0] == 0 and trace.y[0] == 0
+    assert trace.customdata[0][0][0] == "The (0)" and trace.customdata[0][0][1] == "The (0)"
+    assert "query %{customdata[0]} → key %{customdata[1]}" in trace.hovertemplate
+
+
+def test_repeated_tokens_give_distinct_rows():
+    labels = ["the", "the", "the"]
+    fig = heatmap(np.eye(3), labels, labels)
+    assert list(fig.data[0].y) == [0, 1, 2]  # by position, never merged categories
+    assert list(fig.layout.yaxis.tickvals) == [0, 1, 2]
+    assert list(fig.layout.yaxis.ticktext) == labels
+
+
+@pytest.mark.parametrize("token", ["<b>bold</b>", "<img src=x onerror=alert(1)>", '"quotes" & amps'])
+def test_labels_are_escaped_everywhere(token):
+    fig = heatmap(np.ones((2, 2)) / 2, [token, "x"], [token, "x"], title=token)
+    dumped = json.dumps(json.loads(fig.to_json()), ensure_ascii=False)
+    assert "<b>" not in dumped and "<img" not in dumped
+    assert escape_label(token) in fig.layout.xaxis.ticktext
+    assert fig.data[0].customdata[0][0][0] == escape_label(token)
+    bar = weights_bar(np.array([0.5, 0.5]), [token, "x"], query_label=token)
+    bar_json = json.dumps(json.loads(bar.to_json()), ensure_ascii=False)
+    assert "<img" not in bar_json and "<b>" not in bar_json
+
+
+def test_weights_scale_fixed_and_scores_diverging():
+    w = heatmap(np.full((2, 2), 0.5), ["a", "b"], ["a", "b"])
+    assert (w.data[0].zmin, w.data[0].zmax) == (0.0, 1.0)
+    s = heatmap(np.array([[-3.0, 1.0], [2.0, 0.0]]), ["a", "b"], ["a", "b"], kind="diverging")
+    assert s.data[0].zmid == 0.0 and (s.data[0].zmin, s.data[0].zmax) == (-3.0, 3.0)
+
+
+def test_masked_cells_are_gaps_with_masked_hover_and_no_nan_text():
+    mask = np.tri(3, dtype=bool)
+    fig = heatmap(np.tri(3) / 3, ["a", "b", "c"], ["a", "b", "c"], mask=mask)
+    trace = fig.data[0]
+    assert trace.z[0][2] is None and trace.customdata[0][2][2] == "masked"
+    assert "nan" not in json.dumps(json.loads(fig.to_json()), ensure_ascii=False).lower()
+    assert len(fig.data) == 2 and list(fig.data[1].text) == ["×"] * 3  # the × marks
+
+
+def test_cell_text_only_while_readable():
+    small = heatmap(np.zeros((24, 24)), [str(i) for i in range(24)], [str(i) for i in range(24)])
+    big = heatmap(np.zeros((25, 25)), [str(i) for i in range(25)], [str(i) for i in range(25)])
+    assert small.data[0].texttemplate == "%{text}" and big.data[0].texttemplate is None
+
+
+def test_bad_shapes_raise():
+    with pytest.raises(ValueError, match="labels"):
+        heatmap(np.zeros((2, 3)), ["a", "b"], ["a", "b"])
+    with pytest.raises(ValueError, match="2-D"):
+        heatmap(np.zeros(3), ["a"], ["a"])
+
+
+def test_text_views():
+    assert fmt(-0.00001) == "0.0000" and fmt(float("nan")) == "—"
+    art = ascii_heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), ["a", "bb"])
+    assert art.splitlines()[1] == " a █  " and art.splitlines()[2] == "bb ▒ ▒"
+    assert latex_text("a_b$&{}") == r"a\_b\$\&\{\}"
+    tex = weighted_sum_latex("x", np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.25, 0.75]))
+    assert "0.250" in tex and "0.750" in tex and tex.startswith(r"\begin{aligned}")
+
+
+def test_large_maps_are_rounded_small_maps_exact():
+    rng = np.random.default_rng(0)
+    small = rng.normal(size=(6, 6))
+    assert heatmap(small, list("abcdef"), list("abcdef"), kind="diverging").data[0].z[0][0] == small[0, 0]
+    big = rng.normal(size=(200, 200))
+    labels = [str(i) for i in range(200)]
+    z = np.array(heatmap(big, labels, labels, kind="diverging").data[0].z, dtype=float)
+    np.testing.assert_allclose(z, big, rtol=1e-3)
+    assert all(len(repr(float(v))) <= 10 for v in z.ravel()[:100])
+
+
+def test_every_token_is_labelled_up_to_40_and_narrow_maps_thin_their_columns():
+    labels = [f"t{i} ({i})" for i in range(34)]
+    fig = heatmap(np.zeros((34, 34)), labels, labels)
+    assert list(fig.layout.xaxis.ticktext) == labels and list(fig.layout.yaxis.ticktext) == labels
+    dims = [f"dim {j}" for j in range(128)]
+    narrow = heatmap(np.zeros((6, 128)), labels[:6], dims, col_name="dim", max_xticks=12)
+    assert len(narrow.layout.xaxis.ticktext) <= 12 and narrow.layout.xaxis.ticktext[0] == "dim 0"
+    assert narrow.data[0].xgap == 0  # no white gaps between 128 thin columns
+
+
+def test_paired_bars_group_by_position_and_escape():
+    from explorer.shell.charts import paired_bars
+
+    fig = paired_bars([("<b>A</b>", np.array([0.1, 0.2]), ["0.1", "0.2"], "red"),
+                       ("B", np.array([0.3, 0.4]), ["0.3", "0.4"], "blue")],
+                      ["the (0)", "the (1)"], quantity="entropy", x_title="query", y_title="nats", y_max=1.0)
+    assert fig.layout.barmode == "group" and [t.name for t in fig.data] == ["&lt;b&gt;A&lt;/b&gt;", "B"]
+    assert list(fig.data[0].x) == [0, 1] and list(fig.layout.xaxis.ticktext) == ["the (0)", "the (1)"]
+    assert "entropy %{customdata[1]}" in fig.data[1].hovertemplate
+    with pytest.raises(ValueError, match="entropy"):
+        paired_bars([("A", np.array([0.1]), ["0.1"], "red")], ["a", "b"], quantity="entropy", x_title="",
+                    y_title="", y_max=1.0)
