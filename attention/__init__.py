@@ -25,7 +25,7 @@ from .diagnostics import (
     softmax_jacobian,
 )
 from .embeddings import EMBEDDING_MODES, embed_tokens, sinusoidal_positional_encoding, tokenize
-from .layers import AttentionSteps, MultiHeadAttention, MultiHeadResult, SelfAttention, attention_steps
+from .layers import AttentionSteps, MultiHeadAttention, MultiHeadSteps, SelfAttention, attention_steps
 from .lookup import (
     HardLookup,
     SoftLookup,
@@ -46,7 +46,7 @@ __all__ = [
     "sample_scores", "saturation_sweep", "SaturationStats",
     "tokenize", "embed_tokens", "sinusoidal_positional_encoding", "EMBEDDING_MODES",
     "valid_head_counts",
-    "AttentionSteps", "attention_steps", "SelfAttention", "MultiHeadAttention", "MultiHeadResult",
+    "AttentionSteps", "attention_steps", "SelfAttention", "MultiHeadAttention", "MultiHeadSteps",
     "PIPELINE_EXAMPLE", "SENTENCE_EXAMPLE", "SOFTMAX_EXAMPLE_LOGITS",
     "SoftLookup", "HardLookup", "similarities", "soft_lookup", "soft_lookup_batch", "hard_lookup",
     "hard_lookup_batch", "sharpness_sweep", "nearest_value",

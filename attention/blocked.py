@@ -52,6 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validate import prepare_attention
+
 __all__ = ["blocked_attention", "attend_rows", "attend_online", "default_threads", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 2 * 2**20
@@ -187,7 +189,7 @@ def _run(tasks: Sequence, work: Callable, n_threads: int) -> None:
 # blocks
 
 
-def _broadcast(q, k, v, keep, add):
+def _broadcast(q, k, v, bool_mask, float_mask):
     """Broadcast the leading axes of everything to ``batch``.
 
     Returns:
@@ -197,14 +199,15 @@ def _broadcast(q, k, v, keep, add):
     """
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     n_q, n_k = q.shape[-2], k.shape[-2]
-    if keep is not None:
-        batch = np.broadcast_shapes(batch, np.shape(keep)[:-2])
-    if add is not None:
-        batch = np.broadcast_shapes(batch, np.shape(add)[:-2])
+    if bool_mask is not None:
+        batch = np.broadcast_shapes(batch, np.shape(bool_mask)[:-2])
+    if float_mask is not None:
+        batch = np.broadcast_shapes(batch, np.shape(float_mask)[:-2])
     v1 = np.concatenate([v, np.ones((*v.shape[:-1], 1), v.dtype)], axis=-1)  # [..., n_k, d_v + 1]
     q, k, v1 = (np.broadcast_to(a, (*batch, *a.shape[-2:])) for a in (q, k, v1))
-    keep, add = (None if m is None else np.broadcast_to(m, (*batch, n_q, n_k)) for m in (keep, add))
-    return q, k, v1, keep, add
+    bool_mask, float_mask = (None if m is None else np.broadcast_to(m, (*batch, n_q, n_k))
+                             for m in (bool_mask, float_mask))
+    return q, k, v1, bool_mask, float_mask
 
 
 def _tasks(batch, n_q: int, block_q: int, is_causal: bool) -> list:
@@ -240,37 +243,37 @@ def _check_row_max(row_max: np.ndarray) -> None:
         )
 
 
-def _mask_block(s, keep, add, causal_offset: int | None) -> None:
+def _mask_block(s, bool_mask, float_mask, causal_offset: int | None) -> None:
     """Mask a block of scaled scores in place: add the float mask, then set blocked cells to ``-inf``.
 
     Args:
         s: scores ``[b, c]`` (modified).
-        keep: boolean ``[b, c]`` (``True`` = may attend) or ``None``.
-        add: float ``[b, c]`` added to the scores, or ``None``.
+        bool_mask: boolean ``[b, c]`` (``True`` = may attend) or ``None``.
+        float_mask: float ``[b, c]`` added to the scores, or ``None``.
         causal_offset: for ``is_causal``, global index of the block's first query minus that of its
             first key (cell ``(a, j)`` is blocked when ``j > a + offset``); ``None`` otherwise.
     """
-    if add is not None:
-        s += add
-    if keep is not None:
-        np.copyto(s, -np.inf, where=~keep)
+    if float_mask is not None:
+        s += float_mask
+    if bool_mask is not None:
+        np.copyto(s, -np.inf, where=~bool_mask)
     if causal_offset is not None and s.shape[1] - 1 > causal_offset:  # some cell lies above the diagonal
         np.copyto(s, -np.inf, where=~np.tri(*s.shape, k=causal_offset, dtype=bool))
 
 
-def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale: float,
+def attend_rows(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool = False, scale: float,
                 block_q: int | None = None, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Attention with weights, one block of query rows at a time, in place.
 
-    Inputs are validated and share one float dtype (``core._prepare`` does this;
+    Inputs are validated and share one float dtype (``_validate.prepare_attention`` does this;
     use :func:`blocked_attention` for raw input).
 
     Args:
         q: ``[..., n_q, d_k]``; k: ``[..., n_k, d_k]``; v: ``[..., n_k, d_v]``; the
             leading axes broadcast to ``batch`` (q and k as views; v is copied once, with a
             column of ones appended).
-        keep: boolean mask broadcastable to ``[*batch, n_q, n_k]`` (``True`` = may attend), or ``None``.
-        add: float mask broadcastable to ``[*batch, n_q, n_k]``, added to the scaled scores, or ``None``.
+        bool_mask: boolean mask broadcastable to ``[*batch, n_q, n_k]`` (``True`` = may attend), or ``None``.
+        float_mask: float mask broadcastable to ``[*batch, n_q, n_k]``, added to the scaled scores, or ``None``.
         is_causal: query i attends to keys ``j <= i`` (upper-left aligned).
         scale: multiplier on the scores.
         block_q: query rows per block; default: about :data:`BLOCK_BYTES` of scores.
@@ -285,7 +288,7 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
 
     Source: Vaswani et al. (2017) section 3.2.1, eq. (1), evaluated block by block.
     """
-    q, k, v1, keep, add = _broadcast(q, k, v, keep, add)
+    q, k, v1, bool_mask, float_mask = _broadcast(q, k, v, bool_mask, float_mask)
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
@@ -304,8 +307,8 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
         np.matmul(qb, k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
         if not on_queries:
             s *= scale
-        _mask_block(s, None if keep is None else keep[idx][r0:r1, :c],
-                    None if add is None else add[idx][r0:r1, :c], r0 if is_causal else None)
+        _mask_block(s, None if bool_mask is None else bool_mask[idx][r0:r1, :c],
+                    None if float_mask is None else float_mask[idx][r0:r1, :c], r0 if is_causal else None)
         # softmax in place (lesson step 5): subtract the row max, exp, divide by the row sum
         row_max = s.max(axis=1, keepdims=True)  # [b, 1]
         _check_row_max(row_max)
@@ -322,7 +325,7 @@ def attend_rows(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale:
     return output, weights
 
 
-def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scale: float,
+def attend_online(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool = False, scale: float,
                   block_q: int | None = None, block_k: int | None = None, n_threads: int = 1) -> np.ndarray:
     """Attention output only, by the online softmax over key blocks; never holds ``n_q x n_k``.
 
@@ -335,7 +338,7 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
     Inputs are validated and share one float dtype (see :func:`attend_rows`).
 
     Args:
-        q, k, v, keep, add, is_causal, scale: as :func:`attend_rows`.
+        q, k, v, bool_mask, float_mask, is_causal, scale: as :func:`attend_rows`.
         block_q: query rows per block; default ``min(n_q, 512)``.
         block_k: keys per block; default: about :data:`BLOCK_BYTES` of scores per tile.
         n_threads: worker threads sharing the query blocks (see :func:`blocked_attention`).
@@ -351,7 +354,7 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
 
     Source: Milakov & Gimelshein (2018); Dao et al. (2022) algorithm 1.
     """
-    q, k, v1, keep, add = _broadcast(q, k, v, keep, add)
+    q, k, v1, bool_mask, float_mask = _broadcast(q, k, v, bool_mask, float_mask)
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
@@ -377,8 +380,9 @@ def attend_online(q, k, v, keep=None, add=None, *, is_causal: bool = False, scal
             np.matmul(qb, k[idx][c0:c1].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
             if not on_queries:
                 s *= scale
-            _mask_block(s, None if keep is None else keep[idx][r0:r1, c0:c1],
-                        None if add is None else add[idx][r0:r1, c0:c1], r0 - c0 if is_causal else None)
+            _mask_block(s, None if bool_mask is None else bool_mask[idx][r0:r1, c0:c1],
+                        None if float_mask is None else float_mask[idx][r0:r1, c0:c1],
+                        r0 - c0 if is_causal else None)
             m_new = s.max(axis=1, keepdims=True)  # [b, 1]
             _check_row_max(m_new)
             np.maximum(m_new, m, out=m_new)
@@ -420,15 +424,14 @@ def blocked_attention(q, k, v, attn_mask=None, *, is_causal: bool = False, scale
         ValueError: as ``scaled_dot_product_attention``, or a block size / thread
             count that is not a positive integer.
     """
-    from .core import _prepare  # core imports this module for its dispatch; import here to avoid a cycle
-
     for name, value in (("block_q", block_q), ("block_k", block_k), ("n_threads", n_threads)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
             raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
-    q, k, v, keep, add, scale = _prepare(q, k, v, attn_mask, is_causal, scale)
+    q, k, v, bool_mask, float_mask, scale = prepare_attention(q, k, v, attn_mask, is_causal, scale)
     threads = default_threads() if n_threads is None else int(n_threads)
     if need_weights:
-        return attend_rows(q, k, v, keep, add, is_causal=is_causal, scale=scale, block_q=block_q, n_threads=threads)
-    out = attend_online(q, k, v, keep, add, is_causal=is_causal, scale=scale, block_q=block_q,
+        return attend_rows(q, k, v, bool_mask, float_mask, is_causal=is_causal, scale=scale, block_q=block_q,
+                           n_threads=threads)
+    out = attend_online(q, k, v, bool_mask, float_mask, is_causal=is_causal, scale=scale, block_q=block_q,
                         block_k=block_k, n_threads=threads)
     return out, None

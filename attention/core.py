@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from . import blocked
-from ._validate import as_float_array, check_heads, positive_int
+from ._validate import as_float_array, check_heads, positive_int, prepare_attention
 
 __all__ = [
     "softmax",
@@ -161,87 +161,6 @@ def additive_mask(mask, dtype=np.float64) -> np.ndarray:
     return np.where(mask, 0.0, -np.inf).astype(dtype)
 
 
-def _float_dtype(*arrays: np.ndarray) -> np.dtype:
-    """Common float dtype: float32 stays float32, float16 computes in float32, else float64."""
-    dtype = np.result_type(*arrays)
-    if dtype == np.float16:
-        return np.dtype(np.float32)
-    return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
-
-
-def _check_qkv(q, k, v):
-    q = as_float_array(q, "q", min_ndim=2)
-    k = as_float_array(k, "k", min_ndim=2)
-    v = as_float_array(v, "v", min_ndim=2)
-    for name, arr, axes in (("q", q, "[..., n_q, d_k]"), ("k", k, "[..., n_k, d_k]"),
-                            ("v", v, "[..., n_k, d_v]")):
-        if 0 in arr.shape:
-            raise ValueError(f"{name} must have shape {axes} with no empty axis, got {arr.shape}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must share d_k (last axis): q {q.shape} is [..., n_q, {q.shape[-1]}], "
-            f"k {k.shape} is [..., n_k, {k.shape[-1]}]"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of keys n_k (axis -2): "
-            f"k {k.shape} has {k.shape[-2]}, v {v.shape} has {v.shape[-2]}"
-        )
-    try:
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"leading (batch/head) axes of q {q.shape}, k {k.shape}, v {v.shape} do not broadcast"
-        ) from None
-    dtype = _float_dtype(q, k, v)
-    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False), batch
-
-
-def _check_mask(attn_mask, scores_shape: tuple[int, ...], dtype: np.dtype):
-    """Return ``(bool_mask or None, float_mask or None)``, both broadcast to ``scores_shape``."""
-    mask = np.asarray(attn_mask)
-    try:
-        fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"attn_mask of shape {mask.shape} is not broadcastable to the scores "
-            f"[..., n_q, n_k] = {scores_shape}"
-        )
-    if mask.dtype == np.bool_:
-        return mask, None
-    if not np.issubdtype(mask.dtype, np.number):
-        raise ValueError(f"attn_mask must be boolean or float, got dtype {mask.dtype}")
-    mask = mask.astype(dtype, copy=False)
-    if np.isnan(mask).any() or np.isposinf(mask).any():
-        raise ValueError("attn_mask (float) may hold finite values or -inf, not NaN or +inf")
-    return None, mask
-
-
-def _prepare(q, k, v, attn_mask, is_causal: bool, scale: float | None):
-    """Validation shared by the plain and the blocked path.
-
-    Returns:
-        ``(q, k, v, bool_mask, float_mask, scale)``: q, k, v in one float dtype
-        (shapes kept); at most one mask, checked to broadcast to the scores
-        ``[..., n_q, n_k]`` but not broadcast; ``scale`` a float (default
-        ``1 / sqrt(d_k)``). ``is_causal`` builds no mask here.
-    """
-    q, k, v, batch = _check_qkv(q, k, v)
-    n_q, d_k, n_k = q.shape[-2], q.shape[-1], k.shape[-2]
-    if attn_mask is not None and is_causal:
-        raise ValueError("give either attn_mask or is_causal=True, not both")
-    if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
-    elif not np.isfinite(scale):
-        raise ValueError(f"scale must be finite, got {scale}")
-    bool_mask = float_mask = None
-    if attn_mask is not None:
-        bool_mask, float_mask = _check_mask(attn_mask, (*batch, n_q, n_k), q.dtype)
-    return q, k, v, bool_mask, float_mask, float(scale)
-
-
 def _attention_plain(q, k, v, bool_mask, float_mask, is_causal: bool, scale: float):
     """The textbook path on validated input: whole score matrix, softmax, ``@ v``."""
     if is_causal:
@@ -303,7 +222,7 @@ def scaled_dot_product_attention(
     Source: Vaswani et al. (2017) section 3.2.1, eq. (1); lesson steps 3-6;
     the blocked path: Dao et al. (2022), FlashAttention.
     """
-    q, k, v, bool_mask, float_mask, scale = _prepare(q, k, v, attn_mask, is_causal, scale)
+    q, k, v, bool_mask, float_mask, scale = prepare_attention(q, k, v, attn_mask, is_causal, scale)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     if math.prod(batch) * q.shape[-2] * k.shape[-2] < BLOCKED_MIN_CELLS:
         output, weights = _attention_plain(q, k, v, bool_mask, float_mask, is_causal, scale)

@@ -20,7 +20,7 @@ __all__ = [
     "AttentionSteps",
     "attention_steps",
     "SelfAttention",
-    "MultiHeadResult",
+    "MultiHeadSteps",
     "MultiHeadAttention",
 ]
 
@@ -146,8 +146,8 @@ class SelfAttention:
 
 
 @dataclass(frozen=True)
-class MultiHeadResult:
-    """Every intermediate of :meth:`MultiHeadAttention.forward_detailed`.
+class MultiHeadSteps:
+    """Every intermediate of :meth:`MultiHeadAttention.steps`.
 
     Attributes:
         q, k, v: projections ``[..., n, d_model]`` (bias included).
@@ -282,9 +282,9 @@ class MultiHeadAttention:
         q_h, k_h, v_h = (split_heads(t, self.n_heads) for t in (q, k, v))
         return q, k, v, q_h, k_h, v_h, mask
 
-    def forward_detailed(
+    def steps(
         self, x, attn_mask=None, key_padding_mask=None, is_causal: bool = False
-    ) -> MultiHeadResult:
+    ) -> MultiHeadSteps:
         """Multi-head self-attention on ``x [..., n, d_model]``, keeping every intermediate.
 
         Args:
@@ -296,7 +296,7 @@ class MultiHeadAttention:
             is_causal: causal mask for every head (may combine with the other masks).
 
         Returns:
-            :class:`MultiHeadResult`.
+            :class:`MultiHeadSteps`.
 
         Raises:
             ValueError: ``x`` is not ``[..., n, d_model]``, contains NaN/inf, or a
@@ -310,13 +310,13 @@ class MultiHeadAttention:
         concat = merge_heads(head_out)
         # 5) output projection
         output = self._linear(concat, self.W_o, self.b_o)  # [..., n, d_model]
-        return MultiHeadResult(q, k, v, q_h, k_h, v_h, scaled, weights, head_out, concat, output)
+        return MultiHeadSteps(q, k, v, q_h, k_h, v_h, scaled, weights, head_out, concat, output)
 
     def forward(self, x, attn_mask=None, key_padding_mask=None, is_causal: bool = False, *,
                 need_weights: bool = True):
         """``x [..., n, d_model] -> (output [..., n, d_model], weights [..., n_heads, n, n])``.
 
-        Same steps as :meth:`forward_detailed` without keeping the intermediates;
+        Same steps as :meth:`steps` without keeping the intermediates;
         see it for the arguments and errors. ``need_weights=False`` returns
         ``(output, None)`` and, for large inputs, never holds the ``n x n`` weights
         (see :func:`~attention.core.scaled_dot_product_attention`).

@@ -1,4 +1,4 @@
-"""Shared controls (the sidebar), link (query-parameter) checks, and cached computations.
+"""Shared controls (the sidebar), link (query-parameter) checks, and the widgets every lesson repeats.
 
 The shared controls are drawn once, in the entrypoint's sidebar, and bound to
 query parameters (``bind="query-params"``), so they keep their values across
@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from explorer.shell import settings
+from explorer.shell import settings as shared_settings
+from explorer.shell.settings import Settings
 
 DEFAULTS = {
     "sentence": "The cat sat on the mat",
     "embedding": "lesson",
-    "pe": False,
+    "positional": False,
     "seed": 42,
     "d_model": 8,
     "d_k": 4,
@@ -39,11 +40,14 @@ _SHOWN_KEY = "_link_warnings_shown"  # those shown inline on this run
 
 @dataclass(frozen=True)
 class Shared:
-    """The values of the shared controls for this run (``d_v = d_k``)."""
+    """The raw values of the shared controls for this run (the sentence untokenized; ``d_v = d_k``).
+
+    Lessons that work on the sentence use :func:`lesson_settings` instead, which tokenizes it.
+    """
 
     sentence: str
     embedding: str
-    pe: bool
+    positional: bool
     seed: int
     d_model: int
     d_k: int
@@ -64,6 +68,18 @@ def _canonical(value) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+def link_value(key: str) -> str | None:
+    """The raw value the session's link gave for ``key`` (the last one if repeated), or ``None``.
+
+    Read from the snapshot of the session's first run, so it survives the widgets cleaning
+    the address bar; a page run without the entrypoint takes the snapshot here. It does not
+    consume the value: :func:`check_link` still warns about it.
+    """
+    _snapshot_link()
+    raw = st.session_state[_LINK_KEY].get(key)
+    return raw[-1] if raw else None
 
 
 def check_link(key: str, value, expected: str) -> None:
@@ -115,7 +131,7 @@ def sidebar_controls() -> Shared:
     sb.header("Shared controls")
     sentence = sb.text_input(
         "Sentence", DEFAULTS["sentence"], key="sentence", bind="query-params", max_chars=SENTENCE_MAX_CHARS,
-        help=f"Split into words and punctuation; at most {settings.MAX_TOKENS} tokens are used.",
+        help=f"Split into words and punctuation; at most {shared_settings.MAX_TOKENS} tokens are used.",
     )
     check_link("sentence", sentence, f"text of at most {SENTENCE_MAX_CHARS} characters")
     embedding = sb.radio(
@@ -126,10 +142,10 @@ def sidebar_controls() -> Shared:
              "so the same word has the same embedding in every sentence.",
     )
     check_link("embedding", embedding, "one of " + ", ".join(EMBEDDING_LABELS))
-    pe = sb.toggle("Add sinusoidal positional encoding", DEFAULTS["pe"], key="pe", bind="query-params",
-                   help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(…) "
-                        "(Vaswani et al. 2017, §3.5).")
-    check_link("pe", pe, "true or false")
+    positional = sb.toggle("Add sinusoidal positional encoding", DEFAULTS["positional"], key="positional",
+                           bind="query-params", help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
+                                                     "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5).")
+    check_link("positional", positional, "true or false")
     seed = sb.number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], step=1, key="seed", bind="query-params",
                            help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
                                 "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
@@ -142,23 +158,30 @@ def sidebar_controls() -> Shared:
                     help="Width of the queries and keys; the scores are divided by √d_k.")
     check_link("d_k", d_k, f"a whole number from {D_K_RANGE[0]} to {D_K_RANGE[1]}")
     sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
-    return Shared(sentence, embedding, bool(pe), int(seed), int(d_model), int(d_k))
+    return Shared(sentence, embedding, bool(positional), int(seed), int(d_model), int(d_k))
 
 
-def sentence_input(purpose: str = "to see attention at work") -> settings.SentenceInput:
-    """The sidebar sentence's tokens for a page, with the app's two friendly notes.
+def lesson_settings(purpose: str = "to see attention at work") -> Settings:
+    """The shared settings for a lesson on the sidebar's sentence, with the app's two friendly notes.
 
     An empty sentence shows a prompt (ending with ``purpose``) and the link's warnings, then stops the page;
-    more than ``settings.MAX_TOKENS`` tokens are truncated with a note.
+    more than ``MAX_TOKENS`` tokens are truncated with a note.
     """
-    inp = settings.sentence_tokens(shared().sentence)
+    sh = shared()
+    inp = sentence_input(purpose)
+    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), sh.embedding, bool(sh.positional))
+
+
+def sentence_input(purpose: str = "to see attention at work") -> shared_settings.SentenceInput:
+    """The sidebar sentence's tokens, with :func:`lesson_settings`' notes (an empty sentence stops the page)."""
+    inp = shared_settings.sentence_tokens(shared().sentence)
     if not inp.tokens:
         st.info(f"✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.")
         show_link_warnings()  # st.stop() ends the run before the entrypoint would show them
         st.stop()
     if inp.n_dropped:
         st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
-                f"{settings.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+                f"{shared_settings.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
     return inp
 
 
@@ -168,5 +191,35 @@ def shared() -> Shared:
     return Shared(**{k: ss.get(k, v) for k, v in DEFAULTS.items()})
 
 
+
+def keep_in_range(key: str, lo: int, hi: int) -> None:
+    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…)."""
+    value = st.session_state.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
+        st.session_state[key] = min(max(value, lo), hi)
+
+
+def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, link: bool = True,
+                 disabled: bool = False, help: str | None = None) -> int:
+    """A select box of the sentence's tokens; returns the chosen position ``0 … len(labels) - 1``.
+
+    Shown as :func:`explorer.shell.settings.token_label` (``"cat (1)"``). A position left over
+    from a longer sentence is clamped to the last token first. With ``link`` the choice is in
+    the page's link, as its label, and a link value that is not one of the labels is warned
+    about (:func:`check_link`).
+    """
+    n = len(labels)
+    keep_in_range(key, 0, n - 1)
+    pos = st.selectbox(label, range(n), index=min(max(default, 0), n - 1), format_func=lambda k: labels[k],
+                       key=key, bind="query-params" if link else None, disabled=disabled, help=help)
+    pos = min(max(int(pos or 0), 0), n - 1)
+    if link:
+        check_link(key, labels[pos], "one of the sentence's tokens, as 'token (position)'")  # the link holds the label
+    return pos
+
+
 # Cached computations: bounded caches, pure functions underneath.
-sentence_steps = st.cache_data(max_entries=64, show_spinner=False)(settings.sentence_steps)
+@st.cache_data(max_entries=64, show_spinner=False)
+def sentence_steps(settings: Settings, is_causal: bool = False):
+    """:meth:`Settings.steps`, cached per process (shared by every lesson on the sentence)."""
+    return settings.steps(is_causal=is_causal)

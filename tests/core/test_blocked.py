@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention import MultiHeadAttention, scaled_dot_product_attention
+from attention._validate import prepare_attention
 from attention.blocked import _openblas_thread_functions, attend_online, attend_rows, blocked_attention
-from attention.core import BLOCKED_MIN_CELLS, _attention_plain, _prepare
+from attention.core import BLOCKED_MIN_CELLS, _attention_plain
 
 # max |blocked - plain| / scale, where scale is the natural size of the values: 1 for weights (they
 # lie in [0, 1]) and max |v| for outputs (each output row is a weighted average of rows of v).
@@ -34,7 +35,7 @@ TOL = {np.float32: 1e-6, np.float64: 1e-13}
 
 def plain(q, k, v, attn_mask=None, *, is_causal=False, scale=None):
     """The plain path on the same validated inputs: ``(output, weights)``."""
-    q, k, v, bool_mask, float_mask, scale = _prepare(q, k, v, attn_mask, is_causal, scale)
+    q, k, v, bool_mask, float_mask, scale = prepare_attention(q, k, v, attn_mask, is_causal, scale)
     return _attention_plain(q, k, v, bool_mask, float_mask, is_causal, scale)
 
 

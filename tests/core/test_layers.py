@@ -176,13 +176,13 @@ def test_mha_matches_per_head_loop(causal):
     np.testing.assert_allclose(w, w_ref, rtol=0, atol=1e-15)
 
 
-def test_mha_forward_detailed_agrees_with_forward():
+def test_mha_steps_agrees_with_forward():
     layer = MultiHeadAttention(8, 2, seed=1, bias=True)
     layer.b_q = layer.b_q + 0.1  # make the biases matter
     layer.b_o = layer.b_o - 0.2
     x = np.random.default_rng(1).normal(size=(2, 4, 8))
     kpm = np.array([[True, True, True, False], [True, True, False, False]])
-    r = layer.forward_detailed(x, key_padding_mask=kpm, is_causal=True)
+    r = layer.steps(x, key_padding_mask=kpm, is_causal=True)
     out, w = layer.forward(x, key_padding_mask=kpm, is_causal=True)
     np.testing.assert_array_equal(r.output, out)
     np.testing.assert_array_equal(r.weights, w)
@@ -210,7 +210,7 @@ def test_mha_fully_masked_row_is_bias_only():
     layer.b_o = np.array([1.0, -2.0, 3.0, 0.5])
     x = np.random.default_rng(3).normal(size=(3, 4))
     kpm = np.array([False, True, True])  # key 0 is padding, so causal query 0 sees nothing
-    r = layer.forward_detailed(x, key_padding_mask=kpm, is_causal=True)
+    r = layer.steps(x, key_padding_mask=kpm, is_causal=True)
     assert (r.weights[:, 0] == 0).all() and (r.concat[0] == 0).all()
     np.testing.assert_array_equal(r.output[0], layer.b_o)
     assert np.isfinite(r.output).all()

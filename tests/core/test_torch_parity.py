@@ -54,7 +54,7 @@ def ours_mha(case: dict[str, np.ndarray]):
                                           case["out_proj_weight"], case.get("out_proj_bias"), int(case["n_heads"]))
     attn = case.get("torch_attn_mask")
     kpm = case.get("torch_key_padding_mask")
-    result = layer.forward_detailed(case["x"],
+    result = layer.steps(case["x"],
                                     attn_mask=None if attn is None else ~attn,  # torch True = blocked -> ours
                                     key_padding_mask=None if kpm is None else ~kpm)  # torch True = padding -> ours
     return layer, result
@@ -224,7 +224,7 @@ def test_live_mha_default_init(bias):
 
     layer = MultiHeadAttention.from_torch(arr(mha.in_proj_weight), arr(mha.in_proj_bias),
                                           arr(mha.out_proj.weight), arr(mha.out_proj.bias), heads)
-    r = layer.forward_detailed(x.numpy(), attn_mask=~torch_attn_mask.numpy(),  # ours: True = may attend
+    r = layer.steps(x.numpy(), attn_mask=~torch_attn_mask.numpy(),  # ours: True = may attend
                                key_padding_mask=~torch_kpm.numpy())  # ours: True = real key
     np.testing.assert_allclose(r.output, out.numpy(), **TOL)
     np.testing.assert_allclose(r.weights, w.numpy(), **TOL)

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.e2e
 BAD_LINK = re.compile(r"not valid|cannot use|had values", re.IGNORECASE)
 
 # Not the defaults in every field, so a control the link fails to set shows up as a difference.
-SHARED = {"sentence": "the dog chased the cat", "embedding": "per-token", "pe": True, "seed": 7,
+SHARED = {"sentence": "the dog chased the cat", "embedding": "per-token", "positional": True, "seed": 7,
           "d_model": 12, "d_k": 6}
-HAND_ORDER = ("sentence", "embedding", "pe", "seed", "d_model", "d_k")
+HAND_ORDER = ("sentence", "embedding", "positional", "seed", "d_model", "d_k")
 
 
 def _diff(a: dict, b: dict) -> list[str]:
@@ -91,7 +91,7 @@ def test_link_with_heads_on_multihead_page(st_app, nav_pages):
 
 
 def test_link_with_garbage_values_warns_and_uses_defaults(st_app, ready):
-    garbage = {"seed": "abc", "d_k": "999", "d_model": "-3", "embedding": "nope", "pe": "maybe"}
+    garbage = {"seed": "abc", "d_k": "999", "d_model": "-3", "embedding": "nope", "positional": "maybe"}
     st_app.open("", garbage)
     assert not st_app.exceptions()
     alerts = _alerts(st_app)

@@ -11,7 +11,7 @@ from tests.e2e.conftest import chart_numbers, numbers_equal
 pytestmark = pytest.mark.e2e
 
 # Not the defaults; d_model = 6 has valid head counts 1, 2, 3, 6 for the multi-head page.
-VALUES = {"sentence": "a small dog sleeps", "embedding": "per-token", "pe": True, "seed": 11, "d_model": 6,
+VALUES = {"sentence": "a small dog sleeps", "embedding": "per-token", "positional": True, "seed": 11, "d_model": 6,
           "d_k": 5}
 
 

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.e2e
 
 def expected_weights(sentence: str = DEFAULTS["sentence"], d_model: int = DEFAULTS["d_model"],
                      d_k: int = DEFAULTS["d_k"], seed: int = DEFAULTS["seed"],
-                     embedding: str = DEFAULTS["embedding"], pe: bool = DEFAULTS["pe"]) -> np.ndarray:
+                     embedding: str = DEFAULTS["embedding"], positional: bool = DEFAULTS["positional"]) -> np.ndarray:
     tokens = settings.sentence_tokens(sentence).tokens
-    return settings.sentence_steps(tokens, d_model, d_k, seed, embedding, pe).weights
+    return settings.Settings(tokens, d_model, d_k, seed, embedding, positional).steps().weights
 
 
 def test_d_k_slider_changes_the_weights_heat_map(st_app):

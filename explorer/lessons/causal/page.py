@@ -10,7 +10,7 @@ sections.intro()
 sh = controls.shared()
 inp = controls.sentence_input("to see the causal mask at work")
 labels, n = inp.labels, len(inp.tokens)
-inputs = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
+inputs = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.positional)
 
 
 def keep_in_range(key: str, hi: int) -> None:

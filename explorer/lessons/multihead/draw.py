@@ -378,7 +378,7 @@ def query_and_check(inputs: tuple, qi: int) -> None:
                         key="mh_fig_query_heads")
 
     st.header("5 · Check: vectorised vs a plain loop")
-    st.markdown("The page's numbers come from `MultiHeadAttention.forward_detailed`: all heads at once with "
+    st.markdown("The page's numbers come from `MultiHeadAttention.steps`: all heads at once with "
                 "`split_heads`, one batched matrix product and `merge_heads`. Right here, the same layer is also "
                 "computed **one head at a time** with a plain loop (below) — they must agree.")
     v1, v2, v3 = st.columns(3)

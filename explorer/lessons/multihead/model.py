@@ -187,7 +187,7 @@ class MultiHeadScenario:
         tokens: the sentence's tokens (``n`` of them).
         X: embeddings ``[n, d_model]`` (the sidebar's).
         W_q, W_k, W_v, W_o: ``[d_model, d_model]`` from ``MultiHeadAttention(d_model, n_heads, seed)``.
-        result: :class:`attention.MultiHeadResult` (vectorised; every intermediate).
+        result: :class:`attention.MultiHeadSteps` (vectorised; every intermediate).
         mask: the causal mask ``[n, n]`` (``True`` = may attend) or ``None``.
         row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
         head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
@@ -205,7 +205,7 @@ class MultiHeadScenario:
     n_heads: int
     seed: int
     causal: bool
-    result: A.MultiHeadResult
+    result: A.MultiHeadSteps
     mask: np.ndarray | None
     row_entropy: np.ndarray
     head_entropy: np.ndarray
@@ -251,7 +251,7 @@ def multihead_scenario(
     """
     X = settings.embeddings(tokens, d_model, embed_seed, mode, positional)  # [n, d_model]
     layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
-    r = layer.forward_detailed(X, is_causal=causal)
+    r = layer.steps(X, is_causal=causal)
     loop_out, loop_w, _ = per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, causal)
     row_h = A.entropy(r.weights)  # [n_heads, n]
     n = len(tokens)

@@ -88,7 +88,7 @@ else:
 
 # The pictures, tables and text come from app.sections.multihead: replayed from Streamlit's cache when the
 # settings they depend on have not changed (one call per run of pieces between two widgets).
-inputs = (inp.tokens, d_model, sh.seed, sh.embedding, sh.pe, n_heads, mh_seed, bool(mh_causal))
+inputs = (inp.tokens, d_model, sh.seed, sh.embedding, sh.positional, n_heads, mh_seed, bool(mh_causal))
 
 
 def big(name: str, window: tuple[int, int] | None) -> bool:

@@ -16,6 +16,7 @@ from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
 from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import section
+from explorer.shell.settings import Settings
 
 growth = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
 """:func:`app.quiz.growth_reveal`, cached (question 8's numbers, for the grade and the reveal)."""
@@ -23,7 +24,7 @@ growth = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
 
 def steps(settings: tuple, is_causal: bool = False) -> A.AttentionSteps:
     """Every intermediate of the attention for ``settings`` (cached in :func:`app.controls.sentence_steps`)."""
-    return controls.sentence_steps(*settings, is_causal=is_causal)
+    return controls.sentence_steps(Settings(*settings), is_causal=is_causal)
 
 
 def token_labels(settings: tuple) -> list[str]:

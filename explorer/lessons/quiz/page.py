@@ -142,9 +142,9 @@ sh = controls.shared()
 inp = controls.sentence_input("to get feedback from its numbers")
 labels = inp.labels
 n = len(labels)
-settings = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
+settings = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.positional)
 st.caption(f"{n} tokens · d_model = {sh.d_model} · d_k = d_v = {sh.d_k} · seed = {sh.seed} · "
-           f"embeddings: {sh.embedding}{' + positional encoding' if sh.pe else ''}")
+           f"embeddings: {sh.embedding}{' + positional encoding' if sh.positional else ''}")
 
 results = ss[RESULTS]
 with st.container(border=True, key="quiz_scorebox"):

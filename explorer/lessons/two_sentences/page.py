@@ -12,7 +12,7 @@ sections.intro()
 
 sh = controls.shared()
 inp_a = controls.sentence_input("to compare it with a second one (it is sentence A here)")
-layer = (sh.d_model, sh.d_k, sh.seed, sh.pe)
+layer = (sh.d_model, sh.d_k, sh.seed, sh.positional)
 if sh.embedding != "per-token":
     sections.embedding_note()
 

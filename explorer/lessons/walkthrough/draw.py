@@ -1,42 +1,55 @@
-"""Sections of the walkthrough page: lesson steps 1-6, one query, the ASCII map, the downloads.
+"""Sections of the walkthrough: lesson steps 1-6, one query, the ASCII map, the downloads.
 
-Every function takes the page's ``inputs``, a small hashable tuple:
-``("sentence", tokens, d_model, d_k, seed, embedding, pe)`` (the sidebar's sentence
-through ``SelfAttention(d_model, d_k, d_k, seed)``) or ``("lesson", X, W_q, W_k, W_v)``
-(the lesson's editable pipeline example, float arrays).
+Every function takes the page's ``source``: a :class:`~explorer.shell.settings.Settings` (the
+sidebar's sentence through ``SelfAttention(d_model, d_k, d_v, seed)``, lesson worked example 2)
+or a :class:`LessonExample` (the lesson's editable worked example 1). Both are frozen
+dataclasses, so Streamlit's caches key on them.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import attention as A
-from explorer.shell import charts, controls, settings, textviews
+from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import section
+from explorer.shell.settings import Settings, token_labels
+from explorer.shell.tables import numbers
+
+
+@dataclass(frozen=True)
+class LessonExample:
+    """The lesson's pipeline example (worked example 1) as the learner edited it: ``X [3, 4]``, ``W_* [4, 4]``."""
+
+    X: np.ndarray
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return tuple(A.PIPELINE_EXAMPLE.tokens)
+
+    def weight_matrices(self) -> dict[str, np.ndarray]:
+        return {"W_q": self.W_q, "W_k": self.W_k, "W_v": self.W_v}
+
+
+Source = Settings | LessonExample
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def computed(inputs: tuple) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
-    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``inputs`` (lesson worked examples 1 and 2)."""
-    if inputs[0] == "lesson":
-        X, W_q, W_k, W_v = inputs[1:]
-        tokens = A.PIPELINE_EXAMPLE.tokens
-        steps, weights = A.attention_steps(X, W_q, W_k, W_v), {"W_q": W_q, "W_k": W_k, "W_v": W_v}
+def computed(source: Source) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
+    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2)."""
+    if isinstance(source, LessonExample):
+        steps = A.attention_steps(source.X, source.W_q, source.W_k, source.W_v)
     else:
-        tokens, d_model, d_k, seed, embedding, pe = inputs[1:]
-        steps = controls.sentence_steps(tokens, d_model, d_k, seed, embedding, pe)  # the cache the quiz uses too
-        weights = settings.weight_matrices(d_model, d_k, d_k, seed)
-    return steps, weights, [f"{t} ({i})" for i, t in enumerate(tokens)], tuple(tokens)
-
-
-def numbers(matrix: np.ndarray, rows, cols) -> None:
-    """The exact numbers behind a picture, in a table a learner can copy."""
-    with st.expander("Numbers"):
-        st.dataframe(pd.DataFrame(matrix, index=rows, columns=cols), width="stretch")
+        steps = controls.sentence_steps(source)  # the cache the quiz uses too
+    return steps, source.weight_matrices(), token_labels(source.tokens), tuple(source.tokens)
 
 
 def dim_labels(width: int) -> list[str]:
@@ -44,9 +57,9 @@ def dim_labels(width: int) -> list[str]:
 
 
 @section
-def pipeline(inputs: tuple) -> None:
+def pipeline(source: Source) -> None:
     """Steps 1-6 of the lesson: one picture, formula, shape and table per step."""
-    steps, W, labels, _ = computed(inputs)
+    steps, W, labels, _ = computed(source)
     n, d_model = steps.X.shape
     d_k, d_v = steps.Q.shape[1], steps.V.shape[1]
     dims = dim_labels(d_model)
@@ -62,7 +75,7 @@ def pipeline(inputs: tuple) -> None:
     st.latex(r"Q = X W_q,\quad K = X W_k,\quad V = X W_v")
     st.caption(f"W_q, W_k: [d_model, d_k] = [{d_model}, {d_k}] · W_v: [{d_model}, {d_v}] → "
                f"Q, K: [{n}, {d_k}] · V: [{n}, {d_v}]")
-    if inputs[0] == "sentence":  # the lesson example shows its matrices as editable tables above
+    if isinstance(source, Settings):  # the lesson example shows its matrices as editable tables above
         with st.expander("The weight matrices W_q, W_k, W_v (drawn from the seed)"):
             wcols = st.columns(3)
             for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
@@ -112,9 +125,9 @@ def pipeline(inputs: tuple) -> None:
 
 
 @section
-def one_query(inputs: tuple, i: int) -> None:
+def one_query(source: Source, i: int) -> None:
     """Query ``i``'s scores, weights and weighted sum of the values."""
-    steps, _, labels, _ = computed(inputs)
+    steps, _, labels, _ = computed(source)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**Its scores against every key**")
@@ -128,26 +141,26 @@ def one_query(inputs: tuple, i: int) -> None:
 
 
 @section
-def ascii_map(inputs: tuple) -> None:
+def ascii_map(source: Source) -> None:
     """The lesson's ASCII heat map of the weights, in a copyable code block."""
-    steps, _, _, tokens = computed(inputs)
+    steps, _, _, tokens = computed(source)
     st.header("The lesson's ASCII heat map")
     st.caption("One character per weight, level = weight · 4 / max weight, characters ' ░▒▓█'. Copy it with the "
                "button at the top right.")
     st.code(textviews.ascii_heatmap(steps.weights, list(tokens)), language=None)
 
 
-def csv(inputs: tuple, name: str) -> str:
+def csv(source: Source, name: str) -> str:
     """The attention ``"weights"`` ``[n, n]`` or the ``"output"`` ``[n, d_v]`` as CSV with labelled rows."""
-    steps, _, labels, _ = computed(inputs)
+    steps, _, labels, _ = computed(source)
     matrix = getattr(steps, name)
     cols = labels if name == "weights" else dim_labels(matrix.shape[1])
     return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
 
 
-def scenario_json(inputs: tuple, params: dict) -> str:
+def scenario_json(source: Source, params: dict) -> str:
     """The whole scenario (parameters, inputs X and W, every intermediate) as JSON."""
-    steps, W, _, _ = computed(inputs)
+    steps, W, _, _ = computed(source)
     scenario = {
         "parameters": params,
         "inputs": {"X": steps.X.tolist(), **{k: np.asarray(v).tolist() for k, v in W.items()}},

@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from explorer.lessons.walkthrough import draw as sections
+from explorer.lessons.walkthrough import draw
+from explorer.lessons.walkthrough.draw import LessonExample
 from explorer.shell import controls, settings
 
 st.title("Self-attention, step by step")
@@ -64,37 +65,30 @@ if source == LESSON:
     if problems:
         st.error("**Some cells cannot be used**, so the results below are the last valid ones:\n\n"
                  + "\n".join(f"- {p}" for p in problems), icon="✋")
-    inputs = ("lesson", *(np.asarray(mats[m], dtype=float) for m in MATRICES))
-    tokens = tuple(A.PIPELINE_EXAMPLE.tokens)
+    source = LessonExample(*(np.asarray(mats[m], dtype=float) for m in MATRICES))
     params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
 else:
-    sh = controls.shared()
-    inp = controls.sentence_input("to see attention at work")
-    inputs = ("sentence", inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.pe)
-    tokens = inp.tokens
-    params = {"input": "sentence", "sentence": sh.sentence, "tokens": list(tokens), "embedding": sh.embedding,
-              "positional_encoding": sh.pe, "seed": sh.seed, "d_model": sh.d_model, "d_k": sh.d_k, "d_v": sh.d_v}
-    st.caption(f"{len(tokens)} tokens · d_model = {sh.d_model} · d_k = d_v = {sh.d_k} · seed = {sh.seed} · "
-               f"embeddings: {sh.embedding}{' + positional encoding' if sh.pe else ''}")
-labels = [f"{t} ({i})" for i, t in enumerate(tokens)]
+    source = controls.lesson_settings("to see attention at work")
+    params = {"input": "sentence", "sentence": controls.shared().sentence, "tokens": list(source.tokens),
+              "embedding": source.embedding, "positional": source.positional, "seed": source.seed,
+              "d_model": source.d_model, "d_k": source.d_k, "d_v": source.d_v}
+    st.caption(source.caption())
+labels = settings.token_labels(source.tokens)
 
-sections.pipeline(inputs)
+draw.pipeline(source)
 
 st.header("One query at a time")
-if st.session_state.get("walk_query") not in labels:  # a new sentence: start from its first token
-    st.session_state["walk_query"] = labels[0]
-query = st.selectbox("Query token", labels, key="walk_query", bind="query-params")
-controls.check_link("walk_query", query, "one of the sentence's tokens, as 'token (position)'")
-sections.one_query(inputs, labels.index(query))
-sections.ascii_map(inputs)
+query = controls.token_picker("Query token", labels, "walk_query")
+draw.one_query(source, query)
+draw.ascii_map(source)
 
 st.header("Download")
 # The files are written only when the learner clicks (deferred data), and a click does not rerun the page
 # (on_click="ignore"): a rerun would replace the buttons' deferred files while a download is being fetched.
 d1, d2, d3 = st.columns(3)
-d1.download_button("Attention weights (CSV)", lambda: sections.csv(inputs, "weights"),
+d1.download_button("Attention weights (CSV)", lambda: draw.csv(source, "weights"),
                    "attention_weights.csv", "text/csv", key="walk_dl_weights", on_click="ignore")
-d2.download_button("Output (CSV)", lambda: sections.csv(inputs, "output"),
+d2.download_button("Output (CSV)", lambda: draw.csv(source, "output"),
                    "attention_output.csv", "text/csv", key="walk_dl_output", on_click="ignore")
-d3.download_button("Whole scenario (JSON)", lambda: sections.scenario_json(inputs, params),
+d3.download_button("Whole scenario (JSON)", lambda: draw.scenario_json(source, params),
                    "attention_scenario.json", "application/json", key="walk_dl_json", on_click="ignore")

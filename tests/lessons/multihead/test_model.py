@@ -33,7 +33,7 @@ def test_one_head_is_single_head_attention_then_w_o(d_model, causal):
     layer = A.MultiHeadAttention(d_model, 1, seed=7)
     X = _x(5, d_model, seed=d_model)
     steps = A.attention_steps(X, layer.W_q, layer.W_k, layer.W_v, is_causal=causal)  # d_k = d_v = d_model
-    r = layer.forward_detailed(X, is_causal=causal)
+    r = layer.steps(X, is_causal=causal)
     assert r.weights.shape == (1, 5, 5)
     np.testing.assert_allclose(r.weights[0], steps.weights, **TOL)
     np.testing.assert_allclose(r.mean_weights, steps.weights, **TOL)
@@ -47,8 +47,8 @@ def test_one_head_differs_from_two_heads():
     X = _x(5, 8)
     one, two = A.MultiHeadAttention(8, 1, seed=7), A.MultiHeadAttention(8, 2, seed=7)
     np.testing.assert_array_equal(one.W_q, two.W_q)  # same draw, only the grouping differs
-    w1 = one.forward_detailed(X).weights[0]
-    w2 = two.forward_detailed(X).weights
+    w1 = one.steps(X).weights[0]
+    w2 = two.steps(X).weights
     assert not np.allclose(w1, w2[0]) and not np.allclose(w1, w2.mean(axis=0))
 
 
@@ -59,7 +59,7 @@ def test_one_head_differs_from_two_heads():
 @pytest.mark.parametrize(("d_model", "n_heads"), [(8, 1), (8, 2), (8, 4), (8, 8), (12, 3), (12, 6), (64, 16)])
 def test_concat_of_head_outputs_times_w_o_is_the_output(d_model, n_heads, causal):
     layer = A.MultiHeadAttention(d_model, n_heads, seed=1)
-    r = layer.forward_detailed(_x(6, d_model, seed=2), is_causal=causal)
+    r = layer.steps(_x(6, d_model, seed=2), is_causal=causal)
     d_head = d_model // n_heads
     concat = np.concatenate(list(r.head_outputs), axis=-1)  # head 0 | head 1 | …  -> [n, d_model]
     np.testing.assert_array_equal(concat, r.concat)
@@ -99,7 +99,7 @@ def _ours(case):
     layer = A.MultiHeadAttention.from_torch(case["in_proj_weight"], case.get("in_proj_bias"),
                                             case["out_proj_weight"], case.get("out_proj_bias"), int(case["n_heads"]))
     attn, kpm = case.get("torch_attn_mask"), case.get("torch_key_padding_mask")
-    return layer.forward_detailed(case["x"], attn_mask=None if attn is None else ~attn,  # torch True = blocked
+    return layer.steps(case["x"], attn_mask=None if attn is None else ~attn,  # torch True = blocked
                                   key_padding_mask=None if kpm is None else ~kpm)
 
 
@@ -141,7 +141,7 @@ def test_live_torch_per_head_and_mean_weights(n_heads, causal):
     with torch.no_grad():
         out, w_heads = mha(xt, xt, xt, attn_mask=mask, need_weights=True, average_attn_weights=False)
         _, w_mean = mha(xt, xt, xt, attn_mask=mask, need_weights=True)  # the default: averaged over heads
-    r = A.MultiHeadAttention.from_torch(w_in, None, w_out, None, n_heads).forward_detailed(x, is_causal=causal)
+    r = A.MultiHeadAttention.from_torch(w_in, None, w_out, None, n_heads).steps(x, is_causal=causal)
     np.testing.assert_allclose(r.weights, w_heads.numpy(), **TOL)
     np.testing.assert_allclose(r.mean_weights, w_mean.numpy(), **TOL)
     np.testing.assert_allclose(r.output, out.numpy(), **TOL)
@@ -156,7 +156,7 @@ def test_plain_loop_equals_vectorised(n_heads, causal):
     layer = A.MultiHeadAttention(8, n_heads, seed=3)
     X = _x(6, 8, seed=5)
     out, w, concat = smh.per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, causal)
-    r = layer.forward_detailed(X, is_causal=causal)
+    r = layer.steps(X, is_causal=causal)
     np.testing.assert_allclose(w, r.weights, **TOL)
     np.testing.assert_allclose(concat, r.concat, **TOL)
     np.testing.assert_allclose(out, r.output, **TOL)
@@ -180,7 +180,7 @@ def test_scenario_defaults_and_checks():
     assert sc.seed == smh.DEFAULT_SEED and sc.d_head == 4 and sc.mask is None
     X = A.embed_tokens(["The", "cat", "sat", "on", "the", "mat"], 8, 42, "lesson")
     np.testing.assert_array_equal(sc.X, X)
-    r = A.MultiHeadAttention(8, 2, seed=smh.DEFAULT_SEED).forward_detailed(X)
+    r = A.MultiHeadAttention(8, 2, seed=smh.DEFAULT_SEED).steps(X)
     np.testing.assert_array_equal(sc.result.weights, r.weights)
     np.testing.assert_array_equal(sc.result.output, r.output)
     assert sc.max_diff_output <= 1e-12 and sc.max_diff_weights <= 1e-12
@@ -271,5 +271,5 @@ def test_split_example_rejects_non_divisor():
 
 def test_scaled_scores_use_d_head():
     layer = A.MultiHeadAttention(8, 4, seed=0)
-    r = layer.forward_detailed(_x(3, 8))
+    r = layer.steps(_x(3, 8))
     np.testing.assert_allclose(r.scaled_scores, r.q_heads @ r.k_heads.swapaxes(-1, -2) / math.sqrt(2), **TOL)

@@ -27,7 +27,7 @@ def z_of(at, key: str) -> np.ndarray:
 
 def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, causal: bool = False, tokens=TOKENS):
     X = A.embed_tokens(tokens, d_model, 42, "lesson")
-    return A.MultiHeadAttention(d_model, n_heads, seed=seed).forward_detailed(X, is_causal=causal)
+    return A.MultiHeadAttention(d_model, n_heads, seed=seed).steps(X, is_causal=causal)
 
 
 def test_defaults():

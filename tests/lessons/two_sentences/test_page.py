@@ -68,7 +68,7 @@ def test_shuffle_on_without_positional_encoding_puts_back_exactly():
 
 
 def test_positional_encoding_breaks_both_facts():
-    at = app_at(PAGE, query={"two_shuffle": "true", "pe": "true"})
+    at = app_at(PAGE, query={"two_shuffle": "true", "positional": "true"})
     assert_clean(at)
     gap = np.abs(z(at, "two_fig_order_unpermuted") - z(at, "two_fig_order_original")).max()
     assert gap > 1e-2

@@ -67,7 +67,7 @@ def test_restore_button_brings_back_the_lesson_values(golden):
 
 
 @pytest.mark.parametrize("query", [{"seed": "abc"}, {"d_model": "-3"}, {"d_k": "100000"},
-                                   {"embedding": "zzz", "pe": "maybe"}])
+                                   {"embedding": "zzz", "positional": "maybe"}])
 def test_bad_link_values_warn_and_use_defaults(query, golden):
     at = app_at(query=query)
     assert not at.exception
