@@ -141,3 +141,29 @@ def prepare_attention(q, k, v, attn_mask, is_causal: bool, scale: float | None):
     if attn_mask is not None:
         bool_mask, float_mask = _check_mask(attn_mask, (*batch, n_q, n_k), q.dtype)
     return q, k, v, bool_mask, float_mask, float(scale)
+
+
+def scores_may_overflow(q: np.ndarray, k: np.ndarray, scale: float, float_mask: np.ndarray | None) -> bool:
+    """Whether ``q kᵀ · scale`` (plus the float mask) could leave the float range of ``q``'s dtype.
+
+    A cheap bound, one pass over q, k (and the mask): every partial sum of a dot product is at most
+    ``d_k · max|q| · max|k|`` in size. Only when this returns ``True`` do the attention paths check
+    their scores cell by cell (:func:`scores_overflow_error`).
+    """
+    limit = float(np.finfo(q.dtype).max) / 4
+    q_max = max(float(q.max()), -float(q.min()))  # max |q| without a temporary array
+    k_max = max(float(k.max()), -float(k.min()))
+    bound = q_max * k_max * q.shape[-1] * abs(scale)  # Python floats: inf, never an error
+    if float_mask is not None:
+        finite = np.abs(float_mask[np.isfinite(float_mask)])
+        bound += float(finite.max()) if finite.size else 0.0
+    return not bound < limit
+
+
+def scores_overflow_error(q: np.ndarray, k: np.ndarray) -> ValueError:
+    """The one error for scores that overflowed although q and k are finite (both attention paths raise it)."""
+    return ValueError(
+        f"the scores q kᵀ · scale overflow {q.dtype} (max |q| = {float(np.abs(q).max()):.3g}, "
+        f"max |k| = {float(np.abs(k).max()):.3g}, d_k = {q.shape[-1]}; the largest {q.dtype} is "
+        f"{float(np.finfo(q.dtype).max):.3g}): scale q and k down, or pass float64 arrays"
+    )

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validate import prepare_attention
+from ._validate import prepare_attention, scores_may_overflow, scores_overflow_error
 
 __all__ = ["blocked_attention", "attend_rows", "attend_online", "default_threads", "BLOCK_BYTES"]
 
@@ -234,13 +234,10 @@ def _reciprocal(total: np.ndarray) -> np.ndarray:
     return np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
-def _check_row_max(row_max: np.ndarray) -> None:
+def _check_row_max(row_max: np.ndarray, q: np.ndarray, k: np.ndarray) -> None:
     """Raise if a row maximum is NaN or +inf (scores that overflowed the float type)."""
     if not (row_max < np.inf).all():  # -inf (a fully masked row) is fine; NaN and +inf are not
-        raise ValueError(
-            "the scores q kᵀ * scale overflowed to inf/NaN in this float type; "
-            "scale the inputs down or use float64"
-        )
+        raise scores_overflow_error(q, k)
 
 
 def _mask_block(s, bool_mask, float_mask, causal_offset: int | None) -> None:
@@ -254,7 +251,8 @@ def _mask_block(s, bool_mask, float_mask, causal_offset: int | None) -> None:
             first key (cell ``(a, j)`` is blocked when ``j > a + offset``); ``None`` otherwise.
     """
     if float_mask is not None:
-        s += float_mask
+        with np.errstate(over="ignore"):  # +inf from an overflow is reported by the row-max check
+            s += float_mask
     if bool_mask is not None:
         np.copyto(s, -np.inf, where=~bool_mask)
     if causal_offset is not None and s.shape[1] - 1 > causal_offset:  # some cell lies above the diagonal
@@ -284,7 +282,8 @@ def attend_rows(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool = F
         a fully masked row has zero weights and a zero output.
 
     Raises:
-        ValueError: the scores overflow to inf/NaN (huge float32 inputs).
+        ValueError: the scores overflow the float type (huge float32 inputs;
+            :func:`~attention._validate.scores_overflow_error`, the plain path's message).
 
     Source: Vaswani et al. (2017) section 3.2.1, eq. (1), evaluated block by block.
     """
@@ -292,6 +291,7 @@ def attend_rows(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool = F
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
+    check = scores_may_overflow(q, k, scale, float_mask)  # cheap bound; per-block cell checks only when it fails
     on_queries = _exact_on_queries(scale)
     scale = dtype.type(scale)
     weights = np.empty((*batch, n_q, n_k), dtype)  # [*batch, n_q, n_k], each row written once
@@ -303,15 +303,18 @@ def attend_rows(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool = F
         W = weights[idx][r0:r1]  # [b, n_k], this block's rows of the weights
         c = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
         s = W[:, :c]  # [b, c]
-        qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
-        np.matmul(qb, k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
-        if not on_queries:
-            s *= scale
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, in words
+            qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
+            np.matmul(qb, k[idx][:c].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
+            if not on_queries:
+                s *= scale
+        if check and not np.isfinite(s).all():
+            raise scores_overflow_error(q, k)
         _mask_block(s, None if bool_mask is None else bool_mask[idx][r0:r1, :c],
                     None if float_mask is None else float_mask[idx][r0:r1, :c], r0 if is_causal else None)
         # softmax in place (lesson step 5): subtract the row max, exp, divide by the row sum
         row_max = s.max(axis=1, keepdims=True)  # [b, 1]
-        _check_row_max(row_max)
+        _check_row_max(row_max, q, k)
         row_max[np.isneginf(row_max)] = 0  # fully masked row: exp(-inf - 0) = 0
         s -= row_max
         np.exp(s, out=s)
@@ -350,7 +353,8 @@ def attend_online(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool =
         ``[block_q, d_v + 1]`` accumulator.
 
     Raises:
-        ValueError: the scores overflow to inf/NaN (huge float32 inputs).
+        ValueError: the scores overflow the float type (huge float32 inputs;
+            :func:`~attention._validate.scores_overflow_error`, the plain path's message).
 
     Source: Milakov & Gimelshein (2018); Dao et al. (2022) algorithm 1.
     """
@@ -358,6 +362,7 @@ def attend_online(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool =
     *batch, n_q, _ = q.shape
     n_k, d_v = v1.shape[-2], v1.shape[-1] - 1
     dtype = q.dtype
+    check = scores_may_overflow(q, k, scale, float_mask)  # cheap bound; per-tile cell checks only when it fails
     on_queries = _exact_on_queries(scale)
     scale = dtype.type(scale)
     output = np.empty((*batch, n_q, d_v), dtype)  # [*batch, n_q, d_v]
@@ -370,21 +375,25 @@ def attend_online(q, k, v, bool_mask=None, float_mask=None, *, is_causal: bool =
         b = r1 - r0
         if not hasattr(local, "tile"):
             local.tile = np.empty(block_q * block_k, dtype)  # this worker's scratch for one tile of scores
-        qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
+        with np.errstate(over="ignore"):  # an overflow is reported below, in words
+            qb = q[idx][r0:r1] * scale if on_queries else q[idx][r0:r1]  # [b, d_k]
         m = np.full((b, 1), -np.inf, dtype)  # running row max
         acc = np.zeros((b, d_v + 1), dtype)  # running unnormalised output | row sum of exp(s - m)
         n_keys = min(n_k, r1) if is_causal else n_k  # causal: keys >= r1 are hidden from every row here
         for c0 in range(0, n_keys, block_k):
             c1 = min(c0 + block_k, n_keys)
             s = local.tile[: b * (c1 - c0)].reshape(b, c1 - c0)  # [b, c] contiguous view of the scratch
-            np.matmul(qb, k[idx][c0:c1].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
-            if not on_queries:
-                s *= scale
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, in words
+                np.matmul(qb, k[idx][c0:c1].T, out=s)  # [b, d_k] x [d_k, c] -> [b, c]
+                if not on_queries:
+                    s *= scale
+            if check and not np.isfinite(s).all():
+                raise scores_overflow_error(q, k)
             _mask_block(s, None if bool_mask is None else bool_mask[idx][r0:r1, c0:c1],
                         None if float_mask is None else float_mask[idx][r0:r1, c0:c1],
                         r0 - c0 if is_causal else None)
             m_new = s.max(axis=1, keepdims=True)  # [b, 1]
-            _check_row_max(m_new)
+            _check_row_max(m_new, q, k)
             np.maximum(m_new, m, out=m_new)
             m_safe = np.where(np.isneginf(m_new), dtype.type(0), m_new)  # -inf only if all masked so far
             s -= m_safe

@@ -19,7 +19,14 @@ import math
 import numpy as np
 
 from . import blocked
-from ._validate import as_float_array, check_heads, positive_int, prepare_attention
+from ._validate import (
+    as_float_array,
+    check_heads,
+    positive_int,
+    prepare_attention,
+    scores_may_overflow,
+    scores_overflow_error,
+)
 
 __all__ = [
     "softmax",
@@ -162,12 +169,24 @@ def additive_mask(mask, dtype=np.float64) -> np.ndarray:
 
 
 def _attention_plain(q, k, v, bool_mask, float_mask, is_causal: bool, scale: float):
-    """The textbook path on validated input: whole score matrix, softmax, ``@ v``."""
+    """The textbook path on validated input: whole score matrix, softmax, ``@ v``.
+
+    Raises:
+        ValueError: the scores overflow the float type although q and k are finite
+            (:func:`~attention._validate.scores_overflow_error`).
+    """
+    check = scores_may_overflow(q, k, scale, float_mask)  # cheap bound; cell checks only when it fails
     if is_causal:
         bool_mask = causal_mask(q.shape[-2], k.shape[-2])
-    scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)  # [..., n_q, d_k] x [..., d_k, n_k] -> [..., n_q, n_k]
-    if float_mask is not None:
-        scores = scores + float_mask
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, in words
+        # [..., n_q, d_k] x [..., d_k, n_k] -> [..., n_q, n_k]
+        scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(scale)
+        if check and not np.isfinite(scores).all():
+            raise scores_overflow_error(q, k)
+        if float_mask is not None:
+            scores = scores + float_mask
+            if check and (np.isnan(scores) | np.isposinf(scores)).any():
+                raise scores_overflow_error(q, k)
     weights = softmax(scores, axis=-1, mask=bool_mask)  # [..., n_q, n_k], rows sum to 1 (or 0 if fully masked)
     output = weights @ v  # [..., n_q, n_k] x [..., n_k, d_v] -> [..., n_q, d_v]
     return output, weights
@@ -216,8 +235,10 @@ def scaled_dot_product_attention(
     Raises:
         ValueError: mismatched ``d_k`` or ``n_k``, non-broadcasting batch axes, an
             empty axis, NaN/inf in q, k or v (the message names the array), a
-            mask that does not broadcast to the scores, or both ``attn_mask``
-            and ``is_causal``.
+            mask that does not broadcast to the scores, both ``attn_mask``
+            and ``is_causal``, or scores that overflow the float type although q
+            and k are finite (huge float32 inputs: the message names q, k, the
+            dtype and what to do; same message on both paths).
 
     Source: Vaswani et al. (2017) section 3.2.1, eq. (1); lesson steps 3-6;
     the blocked path: Dao et al. (2022), FlashAttention.

@@ -6,9 +6,10 @@ Source: lesson step 1 (one embedding row per token); Vaswani et al. (2017) secti
 from __future__ import annotations
 
 import hashlib
-import re
+import unicodedata
 
 import numpy as np
+import regex
 
 from ._validate import positive_int
 
@@ -16,25 +17,31 @@ __all__ = ["tokenize", "embed_tokens", "sinusoidal_positional_encoding", "EMBEDD
 
 EMBEDDING_MODES = ("lesson", "per-token")
 
-# A word, or one symbol with the marks that belong to it (emoji skin tones,
-# variation selectors, zero-width-joiner sequences such as family emoji).
-_MARKS = "[\ufe0f\U0001f3fb-\U0001f3ff]*"
-_TOKEN = re.compile(rf"\w+|[^\w\s]{_MARKS}(?:\u200d[^\w\s]{_MARKS})*")
+# Tokens are made of extended grapheme clusters (\X: a base character with its combining marks,
+# an emoji with its modifiers, a zero-width-joiner sequence, a flag): a word is a run of clusters
+# that start with a letter, digit or underscore (any script); any other visible cluster is a token
+# of its own. A combining mark with no base (after a space, or first) and control characters are dropped.
+_TOKEN = regex.compile(r"(?:(?=[\p{L}\p{N}_])\X)+|(?=[^\s\p{M}\p{Cc}\p{Cf}\p{Cs}])\X")
 
 
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into words and punctuation, case kept.
 
     ``"The cat sat on the mat."`` -> ``["The", "cat", "sat", "on", "the", "mat", "."]``.
-    Words are runs of Unicode word characters (any script); every other
-    non-space character is a token of its own (an emoji keeps its modifiers).
+    The text is first put in Unicode normal form NFC, so a letter typed with a
+    combining accent (``"e\u0301"``) and the precomposed letter (``"é"``) give the
+    same token. Words are runs of letters, digits and ``_`` of any script, each
+    with its combining marks (Devanagari, Arabic, Thai, Vietnamese… keep their
+    words whole); every other non-space character is a token of its own, with
+    its marks and modifiers (an emoji keeps its skin tone, a family emoji or a
+    flag stays one token). A combining mark with nothing to attach to is dropped.
 
     Raises:
         ValueError: ``text`` is not a string.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
-    return _TOKEN.findall(text)
+    return _TOKEN.findall(unicodedata.normalize("NFC", text))
 
 
 def _token_vector(token: str, d_model: int, seed: int) -> np.ndarray:

@@ -289,3 +289,66 @@ def test_online_path_never_holds_n_by_n():
     mask = np.arange(n)[None, :] <= rows[:, None]
     ref, _ = plain(q[:, rows], k, v, mask)
     assert_close(out[:, rows], ref, np.float32, float(np.abs(v).max()))
+
+
+# ---------------------------------------------------------------------------------------------
+# scores that overflow: one clear error on every path, never the fully-masked answer
+
+
+PATHS = {
+    "plain": lambda q, k, v, m=None: scaled_dot_product_attention(q, k, v, m),
+    "blocked rows": lambda q, k, v, m=None: blocked_attention(q, k, v, m),
+    "blocked online": lambda q, k, v, m=None: blocked_attention(q, k, v, m, need_weights=False),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("keys", [[[-1e20], [-2e20]], [[1e20], [2e20]]], ids=["to -inf", "to +inf"])
+def test_overflowing_scores_raise_one_clear_error(path, keys):
+    """float32 1e20 * -2e20 = -2e40 is -inf: every score -inf looked like a fully masked row (weights 0)."""
+    q = np.array([[1e20]], np.float32)
+    k = np.array(keys, np.float32)
+    v = np.array([[1, 0], [0, 1]], np.float32)
+    with pytest.raises(ValueError) as err:
+        PATHS[path](q, k, v)
+    message = str(err.value)
+    assert "overflow float32" in message and "max |q|" in message and "max |k|" in message
+    assert "float64" in message and "scale q and k down" in message
+    out, _ = PATHS[path](q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    assert np.isfinite(out).all() and out.sum() == pytest.approx(1.0)  # float64 holds these scores
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_float_mask_that_overflows_the_scores_raises_the_same_error(path):
+    q = np.array([[1e19]], np.float32)
+    k = np.array([[1e19], [1.0]], np.float32)
+    v = np.eye(2, dtype=np.float32)
+    mask = np.array([[3e38, 0.0]], np.float32)  # 1e38 + 3e38 = +inf
+    with pytest.raises(ValueError, match="overflow float32"):
+        PATHS[path](q, k, v, mask)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("name", ["q", "k", "v"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_inputs_are_rejected_naming_the_argument(path, name, bad):
+    arrays = {"q": np.ones((2, 3)), "k": np.ones((2, 3)), "v": np.ones((2, 3))}
+    arrays[name][1, 2] = bad
+    with pytest.raises(ValueError, match=rf"^{name} contains"):
+        PATHS[path](arrays["q"], arrays["k"], arrays["v"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(exponent=st.integers(0, 38), sign=st.sampled_from([-1.0, 1.0]), n_k=st.integers(1, 5),
+       path=st.sampled_from(sorted(PATHS)))
+def test_finite_inputs_give_finite_weights_or_the_overflow_error(exponent, sign, n_k, path):
+    """Property: without a mask, rows always sum to 1, or the call says the scores overflowed."""
+    q = np.full((1, 2), 10.0**exponent, np.float32)
+    k = (sign * np.linspace(1, 2, n_k)[:, None] * np.full((n_k, 2), 10.0**exponent)).astype(np.float32)
+    v = np.eye(n_k, dtype=np.float32)
+    try:
+        out, weights = PATHS[path](q, k, v)
+    except ValueError as exc:
+        assert "overflow float32" in str(exc)
+        return
+    assert np.isfinite(out).all() and out.sum() == pytest.approx(1.0, rel=1e-5)

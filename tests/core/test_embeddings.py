@@ -7,10 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 
 from attention import EMBEDDING_MODES, embed_tokens, sinusoidal_positional_encoding, tokenize
 
@@ -130,3 +133,31 @@ def test_sinusoidal_pe_first_position_and_odd_width():
     pe = sinusoidal_positional_encoding(4, 5)
     np.testing.assert_array_equal(pe[0], [0, 1, 0, 1, 0])  # sin(0), cos(0), ...; last column is a sin
     np.testing.assert_allclose(pe[:, 4], np.sin(np.arange(4) / 10000 ** (4 / 5)), atol=1e-15)
+
+
+# --- combining marks stay in their word (any script) -------------------------------------------------
+
+MARKED_WORDS = ["café", "naïve", "Tiếng", "Việt", "नमस्ते", "दुनिया", "ভাষা", "தமிழ்", "ไทย", "مُحَمَّد",
+                "שָׁלוֹם", "ḱṓ", "Ǆemal", "a\u0308\u0301b"]
+
+
+def test_a_combining_accent_stays_in_its_word():
+    assert tokenize("cafe\u0301 noir") == ["café", "noir"]
+
+
+@pytest.mark.parametrize("word", MARKED_WORDS)
+def test_words_written_with_marks_are_one_token(word):
+    assert tokenize(f"{word} x") == [unicodedata.normalize("NFC", word), "x"]
+
+
+@given(hst.lists(hst.sampled_from(MARKED_WORDS + ["the", "cat", ",", "🙂", "👍🏽"]), min_size=1, max_size=8))
+def test_composed_and_decomposed_forms_give_the_same_tokens(words):
+    text = " ".join(words)
+    assert tokenize(unicodedata.normalize("NFD", text)) == tokenize(unicodedata.normalize("NFC", text))
+
+
+@given(hst.text(alphabet=hst.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
+def test_no_token_is_only_combining_marks(text):
+    for token in tokenize(text):
+        assert not all(unicodedata.category(ch).startswith("M") for ch in token), (text, token)
+        assert not any(ch.isspace() for ch in token), (text, token)
