@@ -47,6 +47,21 @@ def figures(at: AppTest) -> dict[str, dict]:
     return out
 
 
+def layout(at: AppTest, node=None, depth: int = 0) -> list[tuple[int, str, str]]:
+    """Every element of the main area as ``(depth, type, chart key or label)``, in page order.
+
+    Two runs with the same layout put every element in the same container (a replayed cached section
+    must not move its elements out of the columns or expanders they were drawn in).
+    """
+    out = []
+    for child in getattr(at.main if node is None else node, "children", {}).values():
+        proto = getattr(child, "proto", None)
+        name = proto.id.rsplit("-", 1)[-1] if type(child).__name__ == "UnknownElement" else getattr(child, "label", "")
+        out.append((depth, type(child).__name__, str(name)))
+        out += layout(at, child, depth + 1)
+    return out
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception element, and no 'nan' in any text element of the page."""
     assert not at.exception, [e.value for e in at.exception]

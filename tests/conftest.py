@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -29,3 +30,16 @@ def golden() -> dict:
     if not path.is_file():
         pytest.fail(f"golden file not found: {path} (set ATTENTION_GOLDEN)")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def require(module: str):
+    """Import a test-only reference library (``torch``, ``transformers``) or FAIL, never skip.
+
+    They are in ``requirements-dev.txt``: a test comparing with them must not pass silently when
+    they are missing.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        pytest.fail(f"{module} is needed for this test (python -m pip install -r requirements-dev.txt): {exc}",
+                    pytrace=False)

@@ -11,7 +11,10 @@ import plotly.graph_objects as go
 from explorer.shell.textviews import fmt
 
 CELL_TEXT_MAX = 24  # print cell values while both axes have at most this many entries
-_HOVER_CELL_MAX = 20_000  # above this many cells, hover shows positions instead of labels (payload)
+GAP_MAX = 24  # white gaps between cells while an axis has at most this many entries (more would wash colours out)
+CROSS_MAX = 12  # a × on masked cells while both axes have at most this many entries (then the grey gap alone)
+HOVER_CELL_MAX = 64 * 64  # above this many cells in one figure: light hover (positions, rounded values; payload).
+# 64 x 64: every token-by-token map of the app (at most MAX_TOKENS = 64 tokens) keeps token labels in its hover.
 
 WEIGHTS_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
@@ -37,6 +40,14 @@ def _fmt_matrix(z: np.ndarray, digits: int, mask: np.ndarray | None) -> np.ndarr
     return text
 
 
+def _light_values(z: np.ndarray, kind: str, digits: int) -> np.ndarray:
+    """``z`` rounded for a light map (NaN stays NaN): weights (in ``[0, 1]``) to ``digits`` decimals, what the
+    hover shows and far finer than a colour step; other values, of any size, to 4 significant digits."""
+    if kind == "weights":
+        return np.round(z, digits)
+    return np.asarray([float(f"{v:.4g}") for v in z.ravel()]).reshape(z.shape)
+
+
 def heatmap(
     z,
     row_labels: Sequence[str],
@@ -53,6 +64,7 @@ def heatmap(
     height: int | None = None,
     colorbar_title: str | None = None,
     max_xticks: int = 40,
+    light: bool | None = None,
 ) -> go.Figure:
     """A matrix as a heat map with the app's rules.
 
@@ -66,12 +78,22 @@ def heatmap(
         row_name, col_name: words used in the hover (``query … → key …``); when
             ``col_name`` is not ``"key"`` the hover reads ``row · col`` instead of an arrow.
         mask: optional bool ``[n_rows, n_cols]``, ``True`` = may attend; masked cells
-            are left blank (grey background, a ``×``), hover says ``masked``.
+            are left blank (grey background; a ``×`` while both axes ≤ ``CROSS_MAX``),
+            hover says ``masked``.
         zrange: fixed colour range ``(zmin, zmax)``, e.g. to share one range across figures.
         digits: decimals in hover and cell text.
-        show_text: print values in the cells; default when both axes ≤ ``CELL_TEXT_MAX``.
+        show_text: print values in the cells; default when both axes ≤ ``CELL_TEXT_MAX``;
+            never on a light map (below).
         max_xticks: at most about this many column labels (every k-th; the hover names every
             cell); lower it for a figure in a narrow column.
+        light: force the light map (below) on or off; default: light above ``HOVER_CELL_MAX`` cells.
+            For a map whose positions are its labels (dimension indices), light loses nothing.
+
+    Size rules: an axis longer than ``GAP_MAX`` has no white gaps between its cells. Above
+    ``HOVER_CELL_MAX`` cells the map is *light*, for payload: the hover names positions
+    (``query 3 → key 5: 0.125``) instead of carrying every cell's labels, and the values sent
+    are rounded, weights to ``digits`` decimals (what the hover shows), other values to 4
+    significant digits (about what a colour can show).
 
     Returns:
         ``go.Figure`` with the y axis reversed: the top-left cell is row 0, column 0.
@@ -92,9 +114,7 @@ def heatmap(
     rows = [escape_label(s) for s in row_labels]
     cols = [escape_label(s) for s in col_labels]
     shown = z if mask is None else np.where(mask, z, np.nan)
-    if n_rows * n_cols > _HOVER_CELL_MAX:  # large maps: 4 significant digits are what a colour can show (payload)
-        shown = np.asarray([float(f"{v:.4g}") for v in shown.ravel()]).reshape(shown.shape)
-    z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
+    light = n_rows * n_cols > HOVER_CELL_MAX if light is None else bool(light)
 
     if zrange is None:
         if kind == "weights":
@@ -105,20 +125,25 @@ def heatmap(
             top = top or 1.0
             zrange = (-top, top)
     colorscale = WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE
+    if light:
+        shown = _light_values(shown, kind, digits)
+    z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
 
     arrow = col_name == "key"
     sep = " → " if arrow else " · "
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
         zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
-        xgap=1 if n_cols <= 40 else 0, ygap=1 if n_rows <= 40 else 0,  # gaps would turn big maps into stripes
+        xgap=1 if n_cols <= GAP_MAX else 0, ygap=1 if n_rows <= GAP_MAX else 0,  # gaps would wash out thin cells
         colorbar=dict(title=dict(text=colorbar_title or ("weight" if kind == "weights" else "value")), thickness=12),
         hoverongaps=True,
     )
     if kind == "diverging":
         trace["zmid"] = 0.0
-    text = _fmt_matrix(z, digits, mask)
-    if n_rows * n_cols <= _HOVER_CELL_MAX:
+    if light:  # positions and the rounded value: per-cell labels would dominate what the browser downloads
+        trace["hovertemplate"] = f"{row_name} %{{y}}{sep}{col_name} %{{x}}: %{{z:.{digits}f}}<extra></extra>"
+    else:
+        text = _fmt_matrix(z, digits, mask)
         custom = np.empty((n_rows, n_cols, 3), dtype=object)
         custom[..., 0] = np.array(rows, dtype=object)[:, None]
         custom[..., 1] = np.array(cols, dtype=object)[None, :]
@@ -127,17 +152,15 @@ def heatmap(
         trace["hovertemplate"] = (
             f"{row_name} %{{customdata[0]}}{sep}{col_name} %{{customdata[1]}}: %{{customdata[2]}}<extra></extra>"
         )
-    else:
-        trace["hovertemplate"] = f"{row_name} %{{y}}{sep}{col_name} %{{x}}: %{{z:.{digits}f}}<extra></extra>"
-    if show_text is None:
-        show_text = n_rows <= CELL_TEXT_MAX and n_cols <= CELL_TEXT_MAX
-    if show_text:
-        trace["text"] = np.where(text == "masked", "", text)
-        trace["texttemplate"] = "%{text}"
-        trace["textfont"] = dict(size=10 if max(n_rows, n_cols) > 10 else 12)
+        if show_text is None:
+            show_text = n_rows <= CELL_TEXT_MAX and n_cols <= CELL_TEXT_MAX
+        if show_text:
+            trace["text"] = np.where(text == "masked", "", text)
+            trace["texttemplate"] = "%{text}"
+            trace["textfont"] = dict(size=10 if max(n_rows, n_cols) > 10 else 12)
 
     traces = [go.Heatmap(**trace)]
-    if mask is not None and (~mask).any():
+    if mask is not None and (~mask).any() and max(n_rows, n_cols) <= CROSS_MAX:
         r, c = np.nonzero(~mask)
         traces.append(go.Scatter(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),

@@ -210,7 +210,10 @@ def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, l
     """
     n = len(labels)
     keep_in_range(key, 0, n - 1)
-    pos = st.selectbox(label, range(n), index=min(max(default, 0), n - 1), format_func=lambda k: labels[k],
+    # The default only matters on the first run; once the key holds a value (set by the widget or clamped
+    # above) pass index 0, or Streamlit logs that a widget with a default also had its value set in Session State.
+    index = 0 if key in st.session_state else min(max(default, 0), n - 1)
+    pos = st.selectbox(label, range(n), index=index, format_func=lambda k: labels[k],
                        key=key, bind="query-params" if link else None, disabled=disabled, help=help)
     pos = min(max(int(pos or 0), 0), n - 1)
     if link:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from attention import MultiHeadAttention, scaled_dot_product_attention
+from tests.conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "tests" / "data" / "torch_reference.npz"
@@ -135,11 +136,11 @@ def test_from_torch_layout():
     assert layer_nb.b_q is None and layer_nb.b_o is None
 
 
-# --- live PyTorch (skipped without torch) -----------------------------------------------
+# --- live PyTorch (a test dependency: fails without torch) --------------------------------
 
 
 def _torch():
-    return pytest.importorskip("torch", exc_type=ImportError)  # also a broken install: skip
+    return require("torch")
 
 
 def _reference_script():

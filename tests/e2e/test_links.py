@@ -82,8 +82,7 @@ def test_link_shows_the_same_numbers_as_setting_by_hand(st_app):
 
 
 def test_link_with_heads_on_multihead_page(st_app, nav_pages):
-    if "multihead" not in [p["path"] for p in nav_pages]:
-        pytest.skip("the multi-head page is not in the navigation yet")
+    assert "multihead" in [p["path"] for p in nav_pages], f"the multi-head page is not in the navigation: {nav_pages}"
     # The shared controls' link is covered on the walkthrough; here the page's own controls and d_model,
     # which decides the valid head counts (12: 1, 2, 3, 4, 6, 12).
     params = {"d_model": 12, "n_heads": 3, "mh_seed": 5}
@@ -103,8 +102,7 @@ def test_link_with_garbage_values_warns_and_uses_defaults(st_app, ready):
 
 
 def test_link_with_garbage_heads_warns_and_uses_defaults(st_app, nav_pages):
-    if "multihead" not in [p["path"] for p in nav_pages]:
-        pytest.skip("the multi-head page is not in the navigation yet")
+    assert "multihead" in [p["path"] for p in nav_pages], f"the multi-head page is not in the navigation: {nav_pages}"
     st_app.open("multihead")
     defaults = chart_numbers(st_app.charts())
     default_heads = st_app.widget_value("n_heads")

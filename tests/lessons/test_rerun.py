@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from tests.apptest_utils import ROOT, app_at, assert_clean, figures, option_value
+from tests.apptest_utils import ROOT, app_at, assert_clean, figures, layout, option_value
 
 PAGES = [entry.name for entry in LESSONS]
 
@@ -39,13 +39,14 @@ def figure_count(monkeypatch):
 @pytest.mark.parametrize("page", PAGES)
 def test_rerun_at_unchanged_settings_builds_no_figure(page, figure_count):
     at = app_at(page)
-    before = figures(at)
+    before, placed = figures(at), layout(at)
     assert before, f"{page} draws no chart"
     built = figure_count()
     at.run()
     assert_clean(at)
     assert built == [], f"{page}: {len(built)} figures built again on a rerun at unchanged settings"
     assert figures(at) == before  # the replayed charts are the same charts
+    assert layout(at) == placed, f"{page}: a replay put elements in other containers than the first run"
 
 
 def test_every_lesson_folder_is_in_the_navigation():
@@ -61,6 +62,7 @@ def _snapshot(at) -> list:
                  "error", "success", "metric", "text"):
         out.append((kind, [str(el.value) for el in getattr(at.main, kind)]))
     out.append(("dataframe", [el.value.to_csv() for el in at.main.dataframe]))
+    out.append(("layout", layout(at)))  # and every element in the same container
     return out
 
 
@@ -94,6 +96,7 @@ def _apply(at, kind: str, key: str, value) -> None:
         widget.set_value(value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_replayed_page_equals_a_fresh_run_after_every_move(page):
     """No section misses an input in its cache key: after each widget move, the page drawn from

@@ -113,3 +113,34 @@ def test_paired_bars_group_by_position_and_escape():
     with pytest.raises(ValueError, match="entropy"):
         paired_bars([("A", np.array([0.1]), ["0.1"], "red")], ["a", "b"], quantity="entropy", x_title="",
                     y_title="", y_max=1.0)
+
+
+def test_one_size_rule_for_hover_gaps_and_crosses():
+    """Above HOVER_CELL_MAX cells a map is light (position hover, rounded values, no text); long axes lose their
+    gaps, big masked maps their × marks (the grey gap stays)."""
+    from explorer.shell.charts import CROSS_MAX, GAP_MAX, HOVER_CELL_MAX
+
+    n = 65
+    assert (n - 1) ** 2 <= HOVER_CELL_MAX < n * n  # 64 tokens (the app's most) keep token labels in the hover
+    w = np.random.default_rng(1).dirichlet(np.ones(n), size=n)  # [n, n], rows sum to 1
+    labels = [f"t{i} ({i})" for i in range(n)]
+    mask = np.tri(n, dtype=bool)
+    light = heatmap(w, labels, labels, mask=mask, show_text=True)
+    (trace,) = light.data  # no × trace
+    assert trace.customdata is None and trace.text is None and trace.texttemplate is None
+    assert trace.hovertemplate == "query %{y} → key %{x}: %{z:.3f}<extra></extra>"
+    assert trace.z[0][5] is None and trace.z[5][0] == np.round(w[5, 0], 3)  # weights: the hover's 3 decimals
+    assert (trace.xgap, trace.ygap) == (0, 0) and light.layout.plot_bgcolor is not None
+    dims = heatmap(w[:3], labels[:3], [f"dim {j}" for j in range(n)], kind="diverging", row_name="token",
+                   col_name="dim")
+    assert dims.data[0].customdata is not None  # 3 × 65 cells: every label in the hover
+    assert dims.data[0].hovertemplate.startswith("token %{customdata[0]} · dim")
+    rich = heatmap(w[:n - 1, :n - 1], labels[:n - 1], labels[:n - 1], mask=mask[:n - 1, :n - 1])
+    assert rich.data[0].customdata is not None  # at the threshold: still rich
+    assert len(light.to_json()) < len(rich.to_json()) / 3  # the light map is for payload
+    for size in (GAP_MAX, GAP_MAX + 1):
+        fig = heatmap(np.eye(size), labels[:size], labels[:size])
+        assert fig.data[0].xgap == (1 if size <= GAP_MAX else 0) == fig.data[0].ygap
+    for size in (CROSS_MAX, CROSS_MAX + 1):
+        fig = heatmap(np.tri(size), labels[:size], labels[:size], mask=mask[:size, :size])
+        assert len(fig.data) == (2 if size <= CROSS_MAX else 1)

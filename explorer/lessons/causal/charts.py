@@ -1,6 +1,6 @@
 """Figures of the causal-mask page: the boolean mask, the additive mask, badges, "no peeking" bars.
 
-Same rules as :mod:`app.figures.base`: rows are queries top to bottom, columns keys left
+Same rules as :mod:`explorer.shell.charts`: rows are queries top to bottom, columns keys left
 to right, plotted by position, tokens escaped, hover ``query tok (i) → key tok (j): value``.
 """
 

@@ -1,10 +1,10 @@
 """Sections of the causal-mask page: the intro, the masks (parts 1-2), "no peeking" and padding (3-4), one row (5).
 
-Every function but :func:`intro` takes the page's ``inputs``, a small hashable tuple
-``(tokens, d_model, d_k, seed, embedding, pe)`` (the sidebar's sentence through
-``SelfAttention(d_model, d_k, d_k, seed)``), and the page's widget values: ``is_causal``
-(the toggle), ``n_pad`` (the padding slider), ``t`` (the "no peeking" slider), ``q`` (the
-query). Parts 1, 2, 4 and 5 do not depend on ``t``; they read the scenario at ``t = 0``.
+Every function but :func:`intro` takes the page's shared :class:`~explorer.shell.settings.Settings`
+(the sidebar's sentence through ``SelfAttention(d_model, d_k, d_v, seed)``; a frozen dataclass,
+so it keys the caches) and the page's widget values: ``is_causal`` (the toggle), ``n_pad`` (the
+padding slider), ``t`` (the "no peeking" slider), ``q`` (the query). Parts 1, 2, 4 and 5 do not
+depend on ``t``; they read the scenario at ``t = 0``.
 """
 
 from __future__ import annotations
@@ -14,28 +14,13 @@ import pandas as pd
 import streamlit as st
 
 from explorer.lessons.causal import charts as cfig
-from explorer.lessons.causal import model as scenarios_causal
-from explorer.shell import charts, settings, textviews
+from explorer.lessons.causal import model
+from explorer.shell import charts, textviews
 from explorer.shell.cache import section
+from explorer.shell.settings import Settings
+from explorer.shell.tables import numbers
 
-causal_scenario = st.cache_data(max_entries=32, show_spinner=False)(scenarios_causal.causal_scenario)
-
-
-def scenario(inputs: tuple, n_pad: int, t: int = 0) -> scenarios_causal.CausalScenario:
-    """:func:`app.scenarios_causal.causal_scenario` for ``inputs`` (cached)."""
-    tokens, d_model, d_k, seed, embedding, pe = inputs
-    return causal_scenario(tokens, d_model, d_k, seed, embedding, pe, n_pad, t)
-
-
-def labels_of(inputs: tuple) -> list[str]:
-    """One label per token, ``"token (i)"``."""
-    return settings.SentenceInput(inputs[0], 0).labels
-
-
-def numbers(frame: pd.DataFrame, label: str = "Numbers") -> None:
-    """The exact numbers behind a picture, in a table a learner can copy."""
-    with st.expander(label):
-        st.dataframe(frame, width="stretch")
+scenario = st.cache_data(max_entries=32, show_spinner=False)(model.causal_scenario)  # (settings, n_pad, t = 0)
 
 
 def badges(fig, fully: np.ndarray, n_cols: int):
@@ -69,32 +54,32 @@ def intro() -> None:
 
 
 @section
-def masks(inputs: tuple, is_causal: bool, n_pad: int) -> None:
+def masks(settings: Settings, is_causal: bool, n_pad: int) -> None:
     """The settings caption, part 1 (both modes side by side), part 2 (the mask three ways), part 3's intro."""
-    tokens, d_model, d_k, seed, embedding, pe = inputs
-    sc = scenario(inputs, n_pad)
-    labels, n, dims, mode = labels_of(inputs), len(tokens), [f"dim {j}" for j in range(d_k)], mode_name(is_causal)
+    sc = scenario(settings, n_pad)
+    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    d_v = settings.d_v
+    dims = [f"dim {j}" for j in range(d_v)]
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
-    st.caption(f"{n} tokens · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · embeddings: "
-               f"{embedding}{' + positional encoding' if pe else ''}"
-               + (f" · last {n_pad} token(s) are padding" if n_pad else ""))
+    st.caption(settings.caption() + (f" · last {n_pad} token(s) are padding" if n_pad else ""))
 
     st.header("1 · Bidirectional vs causal, side by side")
     st.markdown("The same sentence, the same weights W_q, W_k, W_v; only the mask differs. Masked cells are blank "
                 "with a ×, hover says *masked*; their weight is exactly 0.")
     left, right = st.columns(2)
-    for col, causal_side, title in ((left, False, "bidirectional (encoder): every query sees every key"),
-                                    (right, True, "causal (decoder): query i sees keys j ≤ i")):
+    for col, side_is_causal, title in ((left, False, "bidirectional (encoder): every query sees every key"),
+                                       (right, True, "causal (decoder): query i sees keys j ≤ i")):
         with col:
-            s = sc.steps(causal_side)
+            s = sc.steps(side_is_causal)
             fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title)
-            badges(fig, sc.fully_masked(causal_side), n)
-            st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(causal_side)}")
+            badges(fig, sc.fully_masked(side_is_causal), n)
+            st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(side_is_causal)}")
     st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · weights on [0, 1]")
+    row0 = ", ".join(textviews.fmt(v, 1) for v in sc.causal_steps.weights[0][:8])
     st.markdown(
         f"**Checks (causal):** largest weight above the diagonal = `{sc.max_above_diagonal(True)!r}` · "
-        f"row 0 = `[{', '.join(textviews.fmt(v, 1) for v in sc.causal.weights[0][:8])}{', …' if n > 8 else ''}]` · "
+        f"row 0 = `[{row0}{', …' if n > 8 else ''}]` · "
         + (f"largest |row sum − 1| = `{sc.max_row_sum_error(True):.1e}`"
            + (" (over the rows that have a key)" if sc.fully_masked(True).any() else "")
            if not sc.fully_masked(True).all() else "every row is fully masked, so every row sums to 0")
@@ -129,7 +114,7 @@ def masks(inputs: tuple, is_causal: bool, n_pad: int) -> None:
         st.caption(f"shape [{n}, {n}] · masked cells (−∞) are blank with a ×, hover says masked")
         numbers(pd.DataFrame(np.where(mask, np.vectorize(textviews.fmt, otypes=[object])(steps.scaled_scores),
                                       f"{cfig.NEG_INF} (masked)"), index=labels, columns=labels),
-                "Numbers: masked scaled scores")
+                label="Numbers: masked scaled scores")
     with w_col:
         st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
                  r"\quad e^{-\infty} = 0")
@@ -138,15 +123,15 @@ def masks(inputs: tuple, is_causal: bool, n_pad: int) -> None:
         st.caption(f"shape [{n}, {n}] · each row sums to 1"
                    + (" (lower-triangular)" if is_causal else "")
                    + (" · a fully masked row is all zeros" if fully.any() else ""))
-        numbers(pd.DataFrame(steps.weights, index=labels, columns=labels), "Numbers: weights")
+        numbers(steps.weights, labels, labels, label="Numbers: weights")
     o_col, _ = st.columns(2)
     with o_col:
         st.latex(r"\text{out}_i = \sum_j w_{ij}\, v_j")
         fig = charts.heatmap(steps.output, labels, dims, kind="diverging", row_name="token", col_name="dim",
                               title=f"{mode} output")
-        st.plotly_chart(badges(fig, fully, d_k), key="causal_fig_output")
-        st.caption(f"shape [n, d_v] = [{n}, {d_k}]" + (" · a fully masked row outputs zeros" if fully.any() else ""))
-        numbers(pd.DataFrame(steps.output, index=labels, columns=dims), "Numbers: output")
+        st.plotly_chart(badges(fig, fully, d_v), key="causal_fig_output")
+        st.caption(f"shape [n, d_v] = [{n}, {d_v}]" + (" · a fully masked row outputs zeros" if fully.any() else ""))
+        numbers(steps.output, labels, dims, label="Numbers: output")
     if fully.any():
         st.badge(f"{cfig.FULLY_MASKED_BADGE} ({int(fully.sum())} of {n} queries)", icon="⛔", color="orange")
 
@@ -156,11 +141,11 @@ def masks(inputs: tuple, is_causal: bool, n_pad: int) -> None:
                 "new sentence. If the mask works, the causal output rows 0..t do not move at all.")
 
 
-def no_peeking(inputs: tuple, n_pad: int, t: int) -> None:
+def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     """Part 3 below the slider: how much each output row moves when every token after ``t`` is replaced."""
-    labels, n, d_k = labels_of(inputs), len(inputs[0]), inputs[2]
-    dims = [f"dim {j}" for j in range(d_k)]
-    sc = scenario(inputs, n_pad, t)
+    labels, n, d_v = settings.labels, settings.n, settings.d_v
+    dims = [f"dim {j}" for j in range(d_v)]
+    sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
     st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
                                          title="largest change of each output row after replacing the tokens after t"),
@@ -195,24 +180,24 @@ def no_peeking(inputs: tuple, n_pad: int, t: int) -> None:
                 "(blocked for every query). Reduce the padding to see the leak.")
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)
-    for col, causal_side in ((left, False), (right, True)):
-        name = mode_name(causal_side)
-        fig = charts.heatmap(sc.output_diff(causal_side), labels, dims, kind="diverging", row_name="token",
+    for col, side_is_causal in ((left, False), (right, True)):
+        name = mode_name(side_is_causal)
+        fig = charts.heatmap(sc.output_diff(side_is_causal), labels, dims, kind="diverging", row_name="token",
                               col_name="dim", zrange=(-d, d), title=f"{name}: output after − before",
                               colorbar_title="Δ")
         if t < n - 1:
-            cfig.add_row_separator(fig, t, d_k)
+            cfig.add_row_separator(fig, t, d_v)
         col.plotly_chart(fig, key=f"causal_fig_peek_{name}")
     numbers(pd.DataFrame({"query": labels, "replaced?": ["yes" if i > t else "no" for i in range(n)],
                           "bidirectional: largest |Δ|": [cfig.exact_change_text(v) for v in change_b],
                           "causal: largest |Δ|": [cfig.exact_change_text(v) for v in change_c]}).set_index("query"),
-            "Numbers: change per row")
+            label="Numbers: change per row")
 
 
-def padding(inputs: tuple, is_causal: bool, n_pad: int) -> None:
+def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
     """Part 4: the key padding mask, its combination with the causal mask, and why −∞ needs a rule."""
-    labels, n, mode = labels_of(inputs), len(inputs[0]), mode_name(is_causal)
-    sc = scenario(inputs, n_pad)
+    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    sc = scenario(settings, n_pad)
     steps, fully = sc.steps(is_causal), sc.fully_masked(is_causal)
     st.header("4 · Padding: the key padding mask")
     st.markdown(
@@ -247,7 +232,7 @@ def padding(inputs: tuple, is_causal: bool, n_pad: int) -> None:
 
     with st.container(border=True):
         st.subheader("Why −∞, and why fully masked rows need a rule")
-        rules = scenarios_causal.masking_rules(sc.causal.scaled_scores[0], sc.causal_mask[0])
+        rules = model.masking_rules(sc.causal_steps.scaled_scores[0], sc.causal_mask[0])
         st.markdown(
             "- **−∞** makes the weight exactly 0: $e^{-\\infty} = 0$, whatever the other scores are.\n"
             "- A **large negative constant** such as −1e9 works too while a row keeps at least one key: "
@@ -278,22 +263,22 @@ def padding(inputs: tuple, is_causal: bool, n_pad: int) -> None:
 
 
 @section
-def peeking_and_padding(inputs: tuple, is_causal: bool, n_pad: int, t: int) -> None:
+def peeking_and_padding(settings: Settings, is_causal: bool, n_pad: int, t: int) -> None:
     """Everything between the "no peeking" slider and the query box: the rest of part 3, part 4, part 5's intro.
 
     For a one-token sentence (no slider) it first says that ``t`` is fixed at 0.
     """
-    if len(inputs[0]) == 1:
+    if settings.n == 1:
         st.caption("One token: t = 0 (there is no later token to replace).")
-    no_peeking(inputs, n_pad, t)
-    padding(inputs, is_causal, n_pad)
+    no_peeking(settings, n_pad, t)
+    padding(settings, is_causal, n_pad)
 
 
 @section
-def row(inputs: tuple, is_causal: bool, n_pad: int, q: int) -> None:
+def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     """Part 5: which keys query ``q`` may see, its masked scores and weights, and its weighted sum."""
-    labels, n, mode = labels_of(inputs), len(inputs[0]), mode_name(is_causal)
-    sc = scenario(inputs, n_pad)
+    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    sc = scenario(settings, n_pad)
     steps, allowed, fully = sc.steps(is_causal), sc.mask(is_causal)[q], sc.fully_masked(is_causal)
     r1, r2 = st.columns([2, 3])
     with r1:

@@ -1,7 +1,7 @@
 """Arrays for the causal-mask page: bidirectional vs causal attention, padding, "no peeking".
 
-Pure functions (no Streamlit, no Plotly); the page calls :func:`causal_scenario`
-through ``st.cache_data``.
+Pure functions (no Streamlit, no Plotly); the page's sections call :func:`causal_scenario`
+with the shared :class:`~explorer.shell.settings.Settings` through ``st.cache_data``.
 
 Source: lesson exercise 1 (a mask that sets chosen positions to −∞ before the
 softmax); Vaswani et al. (2017) section 3.2.3 (masking in the decoder).
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell import settings
+from explorer.shell.settings import Settings
 
 __all__ = ["LARGE_NEGATIVE", "CausalScenario", "MaskingRules", "causal_scenario", "masking_rules",
            "perturb_after"]
@@ -57,11 +57,11 @@ class CausalScenario:
         n_pad: how many trailing tokens are marked as padding (``0..n``).
         t: the "no peeking" position (``0..n-1``); rows after it are replaced.
         key_valid: bool ``[n]``, ``False`` for padded keys (the key padding mask's row).
-        causal_mask: bool ``[n, n]``, lower triangular.
-        bidirectional: :class:`attention.AttentionSteps` with the key padding mask only.
-        causal: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
+        causal_mask: bool ``[n, n]``, lower triangular (the causal mask alone, without padding).
+        bidirectional_steps: :class:`attention.AttentionSteps` with the key padding mask only.
+        causal_steps: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
         X_perturbed: ``[n, d_model]`` the embeddings with every row after ``t`` replaced.
-        bidirectional_perturbed, causal_perturbed: the same two runs on ``X_perturbed``.
+        bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on ``X_perturbed``.
     """
 
     tokens: tuple[str, ...]
@@ -69,11 +69,11 @@ class CausalScenario:
     t: int
     key_valid: np.ndarray
     causal_mask: np.ndarray
-    bidirectional: A.AttentionSteps
-    causal: A.AttentionSteps
+    bidirectional_steps: A.AttentionSteps
+    causal_steps: A.AttentionSteps
     X_perturbed: np.ndarray
-    bidirectional_perturbed: A.AttentionSteps
-    causal_perturbed: A.AttentionSteps
+    bidirectional_perturbed_steps: A.AttentionSteps
+    causal_perturbed_steps: A.AttentionSteps
 
     @property
     def n(self) -> int:
@@ -81,11 +81,11 @@ class CausalScenario:
 
     def steps(self, is_causal: bool) -> A.AttentionSteps:
         """The causal or the bidirectional run."""
-        return self.causal if is_causal else self.bidirectional
+        return self.causal_steps if is_causal else self.bidirectional_steps
 
     def perturbed(self, is_causal: bool) -> A.AttentionSteps:
         """The run on the perturbed embeddings, causal or bidirectional."""
-        return self.causal_perturbed if is_causal else self.bidirectional_perturbed
+        return self.causal_perturbed_steps if is_causal else self.bidirectional_perturbed_steps
 
     def mask(self, is_causal: bool) -> np.ndarray:
         """The combined boolean mask ``[n, n]`` of a mode (``True`` = may attend)."""
@@ -126,8 +126,8 @@ class CausalScenario:
 def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
     """Replace every row of ``X [n, d_model]`` after position ``t`` by a fresh standard-normal row.
 
-    As if other words stood at positions ``t+1 .. n-1`` (works for both embedding
-    modes: in the lesson mode a row depends on its position, not on the word).
+    As if other words stood at positions ``t+1 .. n-1`` (works for both embeddings:
+    with ``"lesson"`` embeddings a row depends on its position, not on the word).
     Rows ``0..t`` are returned bit-for-bit unchanged. Drawn from
     ``np.random.default_rng([seed, t, 7])`` so a link reproduces it.
 
@@ -144,19 +144,15 @@ def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
     return out
 
 
-def causal_scenario(
-    tokens: tuple[str, ...], d_model: int, d_k: int, seed: int, mode: str, positional: bool,
-    n_pad: int = 0, t: int = 0,
-) -> CausalScenario:
+def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalScenario:
     """Bidirectional and causal self-attention on a sentence, with a key padding mask and a perturbation.
 
     Args:
-        tokens: the sentence's tokens (at least one).
-        d_model, d_k, seed, mode, positional: as :func:`app.settings.sentence_steps`
-            (``SelfAttention(d_model, d_k, d_k, seed)``, ``d_v = d_k``).
+        settings: the shared settings (at least one token); the layer is :meth:`Settings.layer`
+            (``SelfAttention(d_model, d_k, d_v, seed)``, ``d_v = d_k``) on :attr:`Settings.X`.
         n_pad: the last ``n_pad`` tokens are padding (their keys are blocked), ``0..n``.
         t: the "no peeking" position: rows after ``t`` of ``X`` are replaced
-            (:func:`perturb_after`), ``0..n-1``.
+            (:func:`perturb_after`, seeded with ``settings.seed``), ``0..n-1``.
 
     Returns:
         :class:`CausalScenario` (all float64).
@@ -164,7 +160,7 @@ def causal_scenario(
     Raises:
         ValueError: no tokens, ``n_pad`` outside ``0..n`` or ``t`` outside ``0..n-1``.
     """
-    n = len(tokens)
+    n = settings.n
     if n < 1:
         raise ValueError("tokens must hold at least one token")
     if not 0 <= n_pad <= n:
@@ -173,17 +169,18 @@ def causal_scenario(
         raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
     key_valid = np.arange(n) < n - n_pad  # [n]
     padding = A.padding_mask(key_valid)  # [1, n]
-    causal = A.causal_mask(n)  # [n, n]
-    bidi_mask = np.broadcast_to(padding, (n, n)).copy()  # [n, n] key padding only
-    causal_mask = causal & padding  # [n, n] causal ∧ key padding
-    layer = A.SelfAttention(d_model, d_k, d_k, seed=seed)
-    X = settings.embeddings(tuple(tokens), d_model, seed, mode, positional)  # [n, d_model]
-    X_pert = perturb_after(X, t, seed)
+    causal_mask = A.causal_mask(n)  # [n, n]
+    bidirectional_mask = np.broadcast_to(padding, (n, n)).copy()  # [n, n] key padding only
+    combined_mask = causal_mask & padding  # [n, n] causal ∧ key padding
+    layer = settings.layer()
+    X = settings.X  # [n, d_model]
+    X_perturbed = perturb_after(X, t, settings.seed)  # [n, d_model]
     return CausalScenario(
-        tokens=tuple(tokens), n_pad=int(n_pad), t=int(t), key_valid=key_valid, causal_mask=causal,
-        bidirectional=layer.steps(X, bidi_mask), causal=layer.steps(X, causal_mask),
-        X_perturbed=X_pert,
-        bidirectional_perturbed=layer.steps(X_pert, bidi_mask), causal_perturbed=layer.steps(X_pert, causal_mask),
+        tokens=tuple(settings.tokens), n_pad=int(n_pad), t=int(t), key_valid=key_valid, causal_mask=causal_mask,
+        bidirectional_steps=layer.steps(X, bidirectional_mask), causal_steps=layer.steps(X, combined_mask),
+        X_perturbed=X_perturbed,
+        bidirectional_perturbed_steps=layer.steps(X_perturbed, bidirectional_mask),
+        causal_perturbed_steps=layer.steps(X_perturbed, combined_mask),
     )
 
 

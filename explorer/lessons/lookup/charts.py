@@ -1,7 +1,7 @@
 """Figures of the "attention as a soft lookup" page (pure: arrays in, ``go.Figure`` out).
 
 Labels come from the learner's table and are escaped with ``escape_label``.
-The heat maps of this page use ``base.heatmap`` directly.
+The heat maps of this page use :func:`explorer.shell.charts.heatmap` directly.
 """
 
 from __future__ import annotations

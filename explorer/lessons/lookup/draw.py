@@ -1,10 +1,11 @@
 """Sections of the "attention as a soft lookup" page: the intro, the table's help, the sharpness, both lookups.
 
-The lookups take the validated table (:class:`app.scenarios_lookup.LookupTable`, frozen
-tuples), the query ``(qx, qy)`` and the sharpness; the page keeps the editor, the sliders
-and the "last valid table" state. The sections are called with keyword arguments (they
-are keyword-only): Streamlit then hashes the values without looking up the parameter
-names in the function's signature, a few hundredths of a millisecond per argument.
+The lookups take the validated table (:class:`explorer.lessons.lookup.model.LookupTable`,
+frozen tuples), the query ``(qx, qy)`` and the sharpness; the page keeps the editor, the
+sliders and the "last valid table" state (it does not use the sidebar's settings). The
+sections are called with keyword arguments (they are keyword-only): Streamlit then hashes
+the values without looking up the parameter names in the function's signature, a few
+hundredths of a millisecond per argument.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from explorer.lessons.lookup import charts as F
 from explorer.lessons.lookup import model as S
 from explorer.shell import charts, textviews
 from explorer.shell.cache import section
+from explorer.shell.tables import numbers
 
 latex_text = textviews.latex_text
 fmt = textviews.fmt
@@ -154,16 +156,14 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
                    "red: your setting (at s = 0, off the log axis to the left); dotted: how far the blend is "
                    "from the database's answer.")
 
-    with st.expander("Numbers for this query"):
-        st.dataframe(pd.DataFrame({
-            "key": keys_l, "k1": r.keys[:, 0], "k2": r.keys[:, 1], "q · k": r.scores, "s · q · k": r.scaled,
-            "attention weight": r.weights, "database weight": r.hard.weights,
-            "value": vals_l, "v1": r.values[:, 0], "v2": r.values[:, 1],
-            "w · v1": r.weights * r.values[:, 0], "w · v2": r.weights * r.values[:, 1],
-        }), hide_index=True, width="stretch")
-        st.dataframe(pd.DataFrame({"answer": ["attention (blend)", "database"],
-                                   "v1": [r.blend[0], r.hard.value[0]], "v2": [r.blend[1], r.hard.value[1]]}),
-                     hide_index=True)
+    numbers({"": pd.DataFrame({
+        "key": keys_l, "k1": r.keys[:, 0], "k2": r.keys[:, 1], "q · k": r.scores, "s · q · k": r.scaled,
+        "attention weight": r.weights, "database weight": r.hard.weights,
+        "value": vals_l, "v1": r.values[:, 0], "v2": r.values[:, 1],
+        "w · v1": r.weights * r.values[:, 0], "w · v2": r.weights * r.values[:, 1],
+    }), "The two answers": pd.DataFrame({"answer": ["attention (blend)", "database"],
+                                         "v1": [r.blend[0], r.hard.value[0]], "v2": [r.blend[1], r.hard.value[1]]})},
+            label="Numbers for this query")
 
     # ---- 4 · many queries at once: the attention matrix ------------------------------------------------------
     st.header("4 · Many queries at once: the attention matrix")
@@ -178,8 +178,8 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
     with h2:
         st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title="database (one-hot rows)"),
                         key="lookup_fig_hard_matrix")
-    with st.expander("Numbers: every query's answer"):
-        st.dataframe(pd.DataFrame(r.batch_weights, index=list(r.batch_labels), columns=keys_l), width="stretch")
-        st.dataframe(pd.DataFrame({"query": list(r.batch_labels), "q1": r.batch_queries[:, 0],
-                                   "q2": r.batch_queries[:, 1], "blend v1": r.batch_blends[:, 0],
-                                   "blend v2": r.batch_blends[:, 1]}), hide_index=True, width="stretch")
+    numbers({"": pd.DataFrame(r.batch_weights, index=list(r.batch_labels), columns=keys_l),
+             "Each query's answer": pd.DataFrame({"query": list(r.batch_labels), "q1": r.batch_queries[:, 0],
+                                                  "q2": r.batch_queries[:, 1], "blend v1": r.batch_blends[:, 0],
+                                                  "blend v2": r.batch_blends[:, 1]})},
+            label="Numbers: every query's answer")

@@ -2,22 +2,22 @@
 
 import streamlit as st
 
-from explorer.lessons.lookup import draw as sections
+from explorer.lessons.lookup import draw
 from explorer.lessons.lookup import model as S
 from explorer.shell import controls
 
-sections.intro()
+draw.intro()
 
 # ---- 1 · the table ---------------------------------------------------------------------------
 version = st.session_state.setdefault("lookup_table_version", 0)
 t1, t2 = st.columns([3, 2])
 with t1:
     edited = st.data_editor(
-        sections.TABLE_FRAME, key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True, width="stretch",
-        column_config=sections.TABLE_COLUMNS,
+        draw.TABLE_FRAME, key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True, width="stretch",
+        column_config=draw.TABLE_COLUMNS,
     )
 with t2:
-    sections.table_help()
+    draw.table_help()
     if st.button("↺ Restore the default table", key="lookup_restore"):
         st.session_state["lookup_table_version"] = version + 1
         st.session_state.pop("lookup_last_valid", None)
@@ -65,9 +65,9 @@ with c2:
         help="0: every value gets the same weight (the mean). Large: the blend becomes the database's answer.",
     )
     controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
-                     "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
-    sections.sharpness_formula(sharp=float(sharp))
+                        "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
+    draw.sharpness_formula(sharp=float(sharp))
 
 
 # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------
-sections.lookups(table, (float(qx), float(qy)), float(sharp))
+draw.lookups(table, (float(qx), float(qy)), float(sharp))

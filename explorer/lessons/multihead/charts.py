@@ -1,8 +1,9 @@
 """Figures of the multi-head page: head-coloured column blocks, the split, grids of heads.
 
-Pure functions, arrays in, ``go.Figure`` out. Every weight heat map goes through
-:func:`app.figures.base.heatmap` (rows = queries top to bottom, tokens escaped, masked
-cells blank with a ×); the grids copy its traces into subplots on one shared colour range.
+Pure functions, arrays in, ``go.Figure`` out. Every heat map goes through
+:func:`explorer.shell.charts.heatmap` (rows = queries top to bottom, tokens escaped, masked
+cells blank, light above ``HOVER_CELL_MAX`` cells); the grids copy its traces into subplots
+on one shared colour range.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from explorer.shell.charts import DIVERGING_SCALE, MASKED_COLOR, WEIGHTS_SCALE, heatmap
+from explorer.shell.charts import DIVERGING_SCALE, HOVER_CELL_MAX, MASKED_COLOR, WEIGHTS_SCALE, heatmap
 from explorer.shell.textviews import fmt
 
 HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
 MAX_AXIS = 64  # a weight-matrix axis longer than this is drawn on an evenly spaced sample of its entries
 GRID_TEXT_MAX = 10  # cell text in head grids only while n <= this (and few heads)
-RICH_HOVER_MAX = 2500  # cells in one figure with token-labelled hover; above: indices and rounded values
 
 
 def head_color(h: int) -> str:
@@ -57,7 +57,10 @@ def _head_edges(idx: np.ndarray, step: int, d_head: int, n_heads: int) -> list[t
 
 
 def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.Figure:
-    """Make a big heat map cheap to send: rounded values, no per-cell hover labels, no cell text.
+    """Make a heat map cheap to send: rounded values, no per-cell hover labels, no cell text.
+
+    For a grid's panels: :func:`~explorer.shell.charts.heatmap` makes each panel light on its
+    own size, a grid decides on the size of all its panels together.
 
     Every ``go.Heatmap`` trace gets ``z`` rounded to ``digits`` decimals (gaps stay gaps) and
     ``hover`` (default: ``y · x: z``, positions or true indices) instead of its ``customdata``.
@@ -84,8 +87,8 @@ def blocked_heatmap(
     ``h*d_head:(h+1)*d_head``, marked by a band above the plot. ``"rows"`` (``W_o``): head h's
     rows, marked by a band to the right. A dimension axis longer than ``max_size`` is drawn
     on every k-th entry (:func:`sample_indices`); dimension axes are plotted at their true
-    indices, so ticks and hover give the real row/column. Above ``RICH_HOVER_MAX`` cells the
-    hover shows indices only and values are rounded (:func:`lighten`).
+    indices, so ticks and hover give the real row/column. A sampled map, or one above
+    ``HOVER_CELL_MAX`` cells, is light: the hover shows indices only and values are rounded to 4 decimals.
 
     Args:
         z: ``[n_rows, n_cols]`` finite numbers; the blocked axis has length ``d_model``,
@@ -119,11 +122,15 @@ def blocked_heatmap(
 
     rows = list(row_labels) if row_labels is not None else [dim_label(p, block_axis == "rows") for p in ridx]
     cols = [dim_label(p, block_axis == "columns") for p in cidx]
-    fig = heatmap(z[np.ix_(ridx, cidx)], rows, cols, kind="diverging", row_name=row_name, col_name=col_name,
-                  title=title, show_text=False, height=height, colorbar_title=colorbar_title)
+    drawn = z[np.ix_(ridx, cidx)]
+    sampled = len(ridx) < z.shape[0] or len(cidx) < z.shape[1]  # then the hover must give true indices anyway
+    fig = heatmap(drawn, rows, cols, kind="diverging", row_name=row_name, col_name=col_name,
+                  title=title, show_text=False, height=height, colorbar_title=colorbar_title,
+                  light=True if sampled else None)
     # plot dimension axes at their true indices (sampled axes then read correctly in ticks and hover)
     fig.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))
-    _no_gaps_when_dense(fig)
+    if sampled or drawn.size > HOVER_CELL_MAX:  # light: 4 decimals (small weights would take a digit more at 4 sig.)
+        fig.update_traces(z=np.round(drawn, 4).tolist(), selector=dict(type="heatmap"))  # a list: short numbers
     every = max(1, math.ceil(len(cidx) / 8))
     fig.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
@@ -131,10 +138,6 @@ def blocked_heatmap(
         fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
         every = max(1, math.ceil(len(ridx) / 16))
         fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
-    elif len(ridx) > 24:
-        fig.update_traces(ygap=0, selector=dict(type="heatmap"))
-    if len(ridx) * len(cidx) > RICH_HOVER_MAX:
-        lighten(fig, hover=f"{row_name} %{{y}} · {col_name} %{{x}}: %{{z:.3f}}<extra></extra>")
 
     blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)
     spans = _head_edges(blocked_idx, step, d_head, n_heads)
@@ -171,22 +174,13 @@ def blocked_heatmap(
     return fig
 
 
-def _no_gaps_when_dense(fig: go.Figure, limit: int = 24) -> None:
-    """Drop the white cell gaps on an axis with more than ``limit`` cells (they would wash the colours out)."""
+def _no_gaps_when_dense(fig: go.Figure, limit: int) -> None:
+    """Drop the white cell gaps on an axis with more than ``limit`` cells (a grid's narrow panels)."""
     for tr in fig.data:
         if isinstance(tr, go.Heatmap) and tr.z is not None:
             rows = len(tr.z)
             cols = len(tr.z[0]) if rows else 0
             tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
-
-
-CROSS_MAX = 12  # draw the × on masked cells while a map has at most this many rows and columns
-
-
-def _drop_crosses_when_dense(fig: go.Figure, n: int) -> None:
-    """Remove the × marks of masked cells once a map is larger than ``CROSS_MAX`` (the grey gap stays)."""
-    if n > CROSS_MAX:
-        fig.data = tuple(t for t in fig.data if not isinstance(t, go.Scatter))
 
 
 def _thin_ticks(axis, max_ticks: int) -> dict:
@@ -196,28 +190,6 @@ def _thin_ticks(axis, max_ticks: int) -> dict:
         return {}
     every = math.ceil(len(vals) / max_ticks)
     return dict(tickvals=vals[::every], ticktext=text[::every])
-
-
-def token_map(z, labels: Sequence[str], col_labels: Sequence[str], *, max_xticks: int = 40,
-              **kwargs) -> go.Figure:
-    """:func:`app.figures.base.heatmap` (same arguments), made light above ``RICH_HOVER_MAX`` cells.
-
-    For the big maps of this page (the mean over heads, the output at large ``d_model``), whose
-    per-cell hover labels would otherwise dominate what the browser downloads. At most
-    ``max_xticks`` column labels are written (every k-th; the hover names every cell); cell
-    gaps are dropped on long axes.
-    """
-    fig = heatmap(z, labels, col_labels, **kwargs)
-    fig.update_xaxes(**_thin_ticks(fig.layout.xaxis, max_xticks))
-    _no_gaps_when_dense(fig)
-    z = np.asarray(z)
-    _drop_crosses_when_dense(fig, max(z.shape))
-    if z.size > RICH_HOVER_MAX:
-        rn, cn = kwargs.get("row_name", "query"), kwargs.get("col_name", "key")
-        sep = " → " if cn == "key" else " · "
-        lighten(fig, digits=kwargs.get("digits", 3),
-                hover=f"{rn} %{{y}}{sep}{cn} %{{x}}: %{{z:.{kwargs.get('digits', 3)}f}}<extra></extra>")
-    return fig
 
 
 def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | None = None,
@@ -289,13 +261,13 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
-        if total > RICH_HOVER_MAX:  # keep the payload small: positions and rounded values, not labels
+        if total > HOVER_CELL_MAX:  # keep the payload small: positions and rounded values, not labels
             lighten(f, digits=3, hover=f"{prefix}{light_hover}")
         _no_gaps_when_dense(f, limit=16)
         for tr in f.data:
             if isinstance(tr, go.Heatmap):
                 tr.update(coloraxis="coloraxis", colorbar=None)
-                if total <= RICH_HOVER_MAX:
+                if total <= HOVER_CELL_MAX:
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             grid.add_trace(tr, row=r + 1, col=c + 1)
         for axis, update in (("xaxis", grid.update_xaxes), ("yaxis", grid.update_yaxes)):
@@ -330,7 +302,7 @@ def head_weights_grid(
         labels: ``n`` token labels ``"tok (i)"``.
         heads: the head index of each panel (titles, hover).
         entropy: optional ``[len(heads)]`` mean row entropy (nats), written in each title.
-        mask: optional ``[n, n]`` bool, ``True`` = may attend (masked cells blank with ×).
+        mask: optional ``[n, n]`` bool, ``True`` = may attend (masked cells blank; a × on small maps).
         show_text: cell values; default while ``n <= GRID_TEXT_MAX`` and at most 8 panels.
 
     Returns:
@@ -344,8 +316,6 @@ def head_weights_grid(
         show_text = n <= GRID_TEXT_MAX and len(heads) <= 8
     n_cols = n_cols or min(len(heads), 4)
     figs = [heatmap(w[i], labels, labels, mask=mask, show_text=show_text) for i in range(len(heads))]
-    for f in figs:
-        _drop_crosses_when_dense(f, n)
     titles = [f"head {h}" + (f" · H = {fmt(float(entropy[i]), 2)} nats" if entropy is not None else "")
               for i, h in enumerate(heads)]
     per_row = int(min(420, max(220, 22 * n + 120)))
@@ -389,7 +359,7 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
                  row_height=int(min(420, max(200, 20 * n + 110))))
 
 
-def entropy_bars(head_entropy, n_keys: int, *, causal: bool = False) -> go.Figure:
+def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Figure:
     """Mean row entropy per head (nats), bars in the head colours, with the uniform-attention level.
 
     ``log(n_keys)`` is the entropy of attending to every key equally (the ceiling without a
@@ -398,7 +368,7 @@ def entropy_bars(head_entropy, n_keys: int, *, causal: bool = False) -> go.Figur
     """
     h = np.asarray(head_entropy, dtype=float)
     heads = list(range(len(h)))
-    ceiling = float(np.mean(np.log(np.arange(1, n_keys + 1)))) if causal else math.log(n_keys)
+    ceiling = float(np.mean(np.log(np.arange(1, n_keys + 1)))) if is_causal else math.log(n_keys)
     fig = go.Figure(go.Bar(
         x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
         customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
@@ -418,6 +388,6 @@ def head_labels(heads: Sequence[int]) -> list[str]:
 
 
 __all__ = [
-    "HEAD_COLORS", "MAX_AXIS", "RICH_HOVER_MAX", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
-    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels", "token_map",
+    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
+    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels",
 ]

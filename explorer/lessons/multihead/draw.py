@@ -1,13 +1,17 @@
 """Sections of the multi-head page: the split, every head's weights, the rest of the path, the diagnostics, the check.
 
-Every function takes the page's ``inputs``, a small hashable tuple with the arguments of
-:func:`app.scenarios_multihead.multihead_scenario`:
-``(tokens, d_model, embed_seed, embedding, pe, n_heads, seed, causal)``.
+Every section takes the page's :class:`~explorer.lessons.multihead.model.MultiHead` (the shared
+settings plus ``n_heads``, the weight seed and ``is_causal``), a frozen dataclass that keys the
+caches; the per-head sections also take ``window``, the heads ``(first, last + 1)`` shown in the
+grids. The page calls them in page order.
 
-Between two of the page's widgets the page draws a run of named *pieces* (:data:`PIECES`)
-with one call of :func:`pieces`. A table too big for the page is offered as a CSV
-download instead, and a download button is a widget, so the page draws that one
-itself (:func:`table_shape`, :func:`csv`) and splits the run of pieces around it.
+A table too big for the page is offered as a CSV download instead, and a download button is a
+widget, which no section may draw: the page draws it (:func:`too_big`, :func:`table_shape`,
+:func:`csv`) where :func:`table` would draw the table. Parts 2 to 4 are written once, in
+:func:`heads_to_diagnostics`, with the way a table is drawn as an argument: the page runs it
+with its downloads when a table is too big, and otherwise calls :func:`heads`, which runs it
+inside one section (a rerun then replays parts 2 to 4 in one cached call instead of eight;
+each cached call costs about 0.4 ms here).
 """
 
 from __future__ import annotations
@@ -22,33 +26,41 @@ import streamlit as st
 
 from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
+from explorer.lessons.multihead.model import MultiHead
 from explorer.shell import charts
 from explorer.shell.cache import section
+from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt
 
 GRID_MAX = 16  # heads drawn at once in the per-head grids
 TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
+TABLES = ("head_weights", "mean_weights", "concat", "output")  # the "Numbers" of parts 2-3, in page order
 LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (inspect costs ~1 ms a call)
+
+Window = tuple[int, int]  # heads first … last + 1 shown in the grids
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def scenario(inputs: tuple) -> smh.MultiHeadScenario:
-    """:func:`app.scenarios_multihead.multihead_scenario` for ``inputs``, cached."""
-    return smh.multihead_scenario(*inputs)
+def scenario(mh: MultiHead) -> smh.MultiHeadScenario:
+    """:func:`~explorer.lessons.multihead.model.multihead_scenario` for ``mh``, cached."""
+    return smh.multihead_scenario(mh.settings, mh.n_heads, mh.seed, mh.is_causal)
 
 
 @dataclass(frozen=True)
 class View:
-    """One scenario as the pieces draw it: the scenario, its labels and sizes, the heads shown in the grids."""
+    """One scenario as the sections draw it: the settings, the scenario, the heads shown in the grids."""
 
-    inputs: tuple
+    mh: MultiHead
     sc: smh.MultiHeadScenario
-    window: tuple[int, int]
-    labels: list[str]
+    window: Window
+
+    @property
+    def labels(self) -> list[str]:
+        return self.mh.settings.labels
 
     @property
     def n(self) -> int:
-        return len(self.labels)
+        return self.mh.settings.n
 
     @property
     def d_model(self) -> int:
@@ -84,10 +96,9 @@ class View:
         return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 4)
 
 
-def view(inputs: tuple, window: tuple[int, int] | None = None) -> View:
-    """The :class:`View` of ``inputs``; ``window`` defaults to every head."""
-    sc = scenario(inputs)
-    return View(inputs, sc, window or (0, sc.n_heads), [f"{t} ({i})" for i, t in enumerate(sc.tokens)])
+def view(mh: MultiHead, window: Window | None = None) -> View:
+    """The :class:`View` of ``mh``; ``window`` defaults to every head."""
+    return View(mh, scenario(mh), window or (0, mh.n_heads))
 
 
 # --- the numbers behind the pictures -----------------------------------------------------------------------
@@ -100,7 +111,7 @@ def numbers_title(name: str, n_heads: int) -> str:
     return {"mean_weights": "Numbers of the mean over heads"}.get(name, "Numbers")
 
 
-def table_shape(name: str, n: int, d_model: int, window: tuple[int, int]) -> tuple[int, int]:
+def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
     """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
     ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
     if name == "head_weights":
@@ -108,6 +119,12 @@ def table_shape(name: str, n: int, d_model: int, window: tuple[int, int]) -> tup
     if name == "mean_weights":
         return n, n
     return (d_model if name.startswith("W_") else n), d_model
+
+
+def too_big(mh: MultiHead, name: str, window: Window | None = None) -> bool:
+    """Whether table ``name`` has more than ``TABLE_MAX`` cells (then the page offers it as a CSV download)."""
+    rows, cols = table_shape(name, mh.settings.n, mh.d_model, window or (0, mh.n_heads))
+    return rows * cols > TABLE_MAX
 
 
 def frame(v: View, name: str) -> pd.DataFrame:
@@ -125,31 +142,40 @@ def frame(v: View, name: str) -> pd.DataFrame:
     return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
 
 
-def csv(inputs: tuple, window: tuple[int, int] | None, name: str) -> str:
+def csv(mh: MultiHead, name: str, window: Window | None = None) -> str:
     """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
-    return frame(view(inputs, window), name).to_csv()
+    return frame(view(mh, window), name).to_csv()
+
+
+@section
+def matrix_table(mh: MultiHead, name: str) -> None:
+    """Weight matrix ``name`` (``W_q``, ``W_k``, ``W_v`` or ``W_o``) as a bare table (the page's expander holds it)."""
+    st.dataframe(frame(view(mh), name), width="stretch")
 
 
 def _table(v: View, name: str) -> None:
-    st.dataframe(frame(v, name), width="stretch")
+    numbers(frame(v, name), label=numbers_title(name, v.n_heads))
 
 
-def _numbers(v: View, name: str) -> None:
-    with st.expander(numbers_title(name, v.n_heads)):
-        _table(v, name)
+@section
+def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
+    """Table ``name`` (see :func:`table_shape`) in its "Numbers" expander (:func:`numbers_title`);
+    ``window`` matters for ``head_weights`` only."""
+    _table(view(mh, window), name)
 
 
-# --- the pieces, in page order ---------------------------------------------------------------------------
+# --- the page's sections, in page order --------------------------------------------------------------------
 
 
-def _intro(v: View) -> None:
+@section
+def intro(mh: MultiHead) -> None:
     """The settings caption and part 1's weight matrices with their head bands."""
-    sc, d_model, n_heads, d_head = v.sc, v.d_model, v.n_heads, v.d_head
-    embed_seed, embedding, pe = v.inputs[2:5]
+    v = view(mh)
+    sc, d_model, n_heads, d_head, s = v.sc, v.d_model, v.n_heads, v.d_head, mh.settings
     st.caption(f"{v.n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · weight seed = "
-               f"{sc.seed} · embeddings: {embedding}{' + positional encoding' if pe else ''} (seed {embed_seed})"
-               f"{' · causal' if sc.causal else ''}. The sidebar's d_k is not used here: every head's width is "
-               "d_model / n_heads.")
+               f"{sc.seed} · embeddings: {s.embedding}{' + positional encoding' if s.positional else ''} "
+               f"(seed {s.seed}){' · causal' if sc.is_causal else ''}. The sidebar's d_k is not used here: every "
+               "head's width is d_model / n_heads.")
     st.header("1 · How the split works")
     st.latex(rf"d_\text{{head}} = \frac{{d_\text{{model}}}}{{n_\text{{heads}}}} = \frac{{{d_model}}}{{{n_heads}}} "
              rf"= {d_head}, \qquad Q = X W_q,\ \ Q_i = Q[:,\ {d_head} i : {d_head}(i+1)]")
@@ -167,9 +193,10 @@ def _intro(v: View) -> None:
                             key=f"mh_fig_{name}")
 
 
-def _split(v: View) -> None:
-    """``split_heads`` on readable numbers, and the classic reshape mistake."""
-    d_model, n_heads = v.d_model, v.n_heads
+@section
+def split(d_model: int, n_heads: int, is_causal: bool) -> None:
+    """``split_heads`` on readable numbers and the classic reshape mistake, then part 2's header and formula
+    (one section: on the page, the head-window select box comes right after them)."""
     ex = smh.split_example(d_model, n_heads)
     st.subheader("`split_heads` on readable numbers")
     st.markdown(
@@ -202,20 +229,19 @@ def _split(v: View) -> None:
             st.plotly_chart(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
                                                titles=[f"'head' {h} (wrong)" for h in range(ex.n_heads)]),
                             key="mh_fig_split_wrong")
-
-
-def _heads_formula(v: View) -> None:
-    """Part 2's header and formula."""
+    d_head = d_model // n_heads
     st.header("2 · Every head's attention weights")
     st.latex(r"W^{(i)} = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_\text{head}}}"
-             + (r" + M_\text{causal}" if v.sc.causal else "") + r"\right),\qquad "
-             rf"\sqrt{{d_\text{{head}}}} = \sqrt{{{v.d_head}}} = {np.sqrt(v.d_head):.4g}")
+             + (r" + M_\text{causal}" if is_causal else "") + r"\right),\qquad "
+             rf"\sqrt{{d_\text{{head}}}} = \sqrt{{{d_head}}} = {np.sqrt(d_head):.4g}")
 
 
-def _grid(v: View) -> None:
+@section
+def head_grid(mh: MultiHead, window: Window) -> None:
     """The heads in the window side by side, their mean, and the note that the mean is not a head."""
+    v = view(mh, window)
     sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
-    a, b = v.window
+    a, b = window
     st.caption(f"{len(shown)} heat map{'s' if len(shown) != 1 else ''}, each [n_q, n_k] = [{n}, {n}], "
                "all on the same colour range [0, 1]; rows = queries (top to bottom), columns = keys; "
                "each row sums to 1. Title: the head's mean row entropy H (0 = every query looks at one key, "
@@ -227,10 +253,10 @@ def _grid(v: View) -> None:
         st.plotly_chart(grid, key="mh_fig_heads")
     with g2:
         single_row = len(shown) <= grid_cols
-        st.plotly_chart(mhfig.token_map(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
-                                        show_text=n <= 6 and grid_cols <= 2,
-                                        title=f"MEAN of {n_heads} head{'s' if n_heads != 1 else ''}",
-                                        colorbar_title="mean", height=grid.layout.height if single_row else None),
+        st.plotly_chart(charts.heatmap(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
+                                       show_text=n <= 6 and grid_cols <= 2,
+                                       title=f"MEAN of {n_heads} head{'s' if n_heads != 1 else ''}",
+                                       colorbar_title="mean", height=grid.layout.height if single_row else None),
                         key="mh_fig_mean")
         st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own.")
     st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' "
@@ -239,8 +265,10 @@ def _grid(v: View) -> None:
             + (" With one head it is that head." if n_heads == 1 else ""), icon="➗")
 
 
-def _path(v: View) -> None:
+@section
+def path(mh: MultiHead, window: Window) -> None:
     """Part 3's header and formulas, and every shown head's output."""
+    v = view(mh, window)
     st.header("3 · The rest of the path")
     st.markdown("Each head blends its own slice of the values; the slices are glued back side by side and "
                 "`W_o` mixes them into the final output.")
@@ -252,12 +280,11 @@ def _path(v: View) -> None:
     st.caption(f"{len(v.shown)} × [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0"
                + (f"; each head's {d_head} columns are drawn on a sample of {len(mhfig.sample_indices(d_head, 16))}"
                   if d_head > 16 else "") + ".")
-    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[v.window[0]:v.window[1]], v.labels, v.shown,
+    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], v.labels, v.shown,
                                              d_head=d_head), key="mh_fig_head_outputs")
 
 
 def _concat(v: View) -> None:
-    """The concatenation C (the left column's picture)."""
     st.subheader("Concatenation C")
     st.caption(f"[n, d_model] = [{v.n}, {v.d_model}]: head i's output fills the columns head i owns." + v.sample_note)
     st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name="token",
@@ -265,36 +292,53 @@ def _concat(v: View) -> None:
 
 
 def _w_o(v: View) -> None:
-    """The output projection W_o (the right column)."""
     st.subheader("Output projection W_o")
     st.caption(f"[d_model, d_model] = [{v.d_model}, {v.d_model}]: the rows of head i (band on the right) multiply "
                "head i's output." + v.sample_note)
     st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 
 
-def _columns(v: View) -> None:
-    """C with its numbers on the left, W_o on the right."""
+@section
+def columns(mh: MultiHead) -> None:
+    """The concatenation C with its numbers on the left, the output projection W_o on the right."""
+    v = view(mh)
     p1, p2 = st.columns(2)
     with p1:
         _concat(v)
-        _numbers(v, "concat")
+        _table(v, "concat")
     with p2:
         _w_o(v)
 
 
-def _output(v: View) -> None:
+@section
+def concat(mh: MultiHead) -> None:
+    """The concatenation C alone: the left column when the page offers its numbers as a download."""
+    _concat(view(mh))
+
+
+@section
+def w_o(mh: MultiHead) -> None:
+    """The output projection W_o alone: the right column beside :func:`concat`."""
+    _w_o(view(mh))
+
+
+@section
+def output(mh: MultiHead) -> None:
     """The final output C W_o."""
+    v = view(mh)
     st.subheader("Final output")
     st.caption(f"output = C W_o, [n, d_model] = [{v.n}, {v.d_model}]: every output dimension mixes every head."
                + v.sample_note)
     out_cols = mhfig.sample_indices(v.d_model)
-    st.plotly_chart(mhfig.token_map(v.sc.result.output[:, out_cols], v.labels, [f"dim {j}" for j in out_cols],
-                                    kind="diverging", row_name="token", col_name="dim", title="output = C W_o",
-                                    show_text=False), key="mh_fig_output")
+    st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels, [f"dim {j}" for j in out_cols],
+                                   kind="diverging", row_name="token", col_name="dim", title="output = C W_o",
+                                   show_text=False), key="mh_fig_output")
 
 
-def _diagnostics(v: View) -> None:
+@section
+def diagnostics(mh: MultiHead) -> None:
     """Part 4: entropy per head, head-to-head overlap, and the title of the one-query table."""
+    v = view(mh)
     sc, n, n_heads = v.sc, v.n, v.n_heads
     st.header("4 · What each head does")
     d1, d2 = st.columns(2)
@@ -302,7 +346,7 @@ def _diagnostics(v: View) -> None:
         st.subheader("Entropy per head")
         st.latex(r"H^{(i)} = \frac{1}{n}\sum_q \Big(-\sum_k W^{(i)}_{qk} \ln W^{(i)}_{qk}\Big)")
         st.caption("Low = the head's queries focus on few keys; the dashed line is attention spread evenly.")
-        st.plotly_chart(mhfig.entropy_bars(sc.head_entropy, n, causal=sc.causal), key="mh_fig_entropy")
+        st.plotly_chart(mhfig.entropy_bars(sc.head_entropy, n, is_causal=sc.is_causal), key="mh_fig_entropy")
     with d2:
         st.subheader("How alike are the heads?")
         st.latex(r"\mathrm{overlap}(a, b) = \frac{1}{n}\sum_q \sum_k \min\big(W^{(a)}_{qk},\, W^{(b)}_{qk}\big)")
@@ -311,8 +355,8 @@ def _diagnostics(v: View) -> None:
         if sc.overlap is not None:
             heads_all = mhfig.head_labels(range(n_heads))
             st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name="head", col_name="head",
-                                            title="head-to-head overlap", colorbar_title="overlap",
-                                            show_text=n_heads <= 8), key="mh_fig_similarity")
+                                           title="head-to-head overlap", colorbar_title="overlap",
+                                           show_text=n_heads <= 8), key="mh_fig_similarity")
         else:
             st.info(f"With {n_heads} heads (d_head = {v.d_head}) the head-to-head matrix is not computed: it would "
                     f"be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most "
@@ -320,32 +364,37 @@ def _diagnostics(v: View) -> None:
     st.subheader("One query, every head")
 
 
-PIECES: dict[str, Callable[[View], None]] = {
-    "intro": _intro,
-    "split": _split,
-    "heads_formula": _heads_formula,
-    "grid": _grid,
-    "numbers:head_weights": lambda v: _numbers(v, "head_weights"),
-    "numbers:mean_weights": lambda v: _numbers(v, "mean_weights"),
-    "path": _path,
-    "columns": _columns,
-    "concat": _concat,
-    "W_o": _w_o,
-    "output": _output,
-    "numbers:output": lambda v: _numbers(v, "output"),
-    "diagnostics": _diagnostics,
-    **{f"table:{name}": (lambda v, name=name: _table(v, name)) for name in ("W_q", "W_k", "W_v", "W_o")},
-}
-"""The page's non-widget parts by name. ``numbers:<table>`` is an expander with the table,
-``table:<W>`` the bare table; ``columns`` is ``concat`` with ``numbers:concat``, beside ``W_o``."""
+def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None]) -> None:
+    """Parts 2 to 4 from the head grid on, in page order; ``numbers(name)`` draws the numbers of table
+    ``name`` (one of :data:`TABLES`): :func:`table`, or the page's CSV download for a table too big for it.
+
+    Inside :func:`heads` the sections here are called from another section, and on a replay
+    Streamlit puts what such a nested section drew where the outer one was called, not in a
+    container the outer one made: so none is called inside a container made here, except when
+    the concatenation's numbers are a download (never inside :func:`heads`).
+    """
+    head_grid(mh, window)
+    numbers("head_weights")
+    numbers("mean_weights")
+    path(mh, window)
+    if too_big(mh, "concat"):  # the download is a widget: the columns are made here, around it
+        p1, p2 = st.columns(2)
+        with p1:
+            concat(mh)
+            numbers("concat")
+        with p2:
+            w_o(mh)
+    else:
+        columns(mh)
+    output(mh)
+    numbers("output")
+    diagnostics(mh)
 
 
 @section
-def pieces(inputs: tuple, window: tuple[int, int] | None, names: tuple[str, ...]) -> None:
-    """The named :data:`PIECES`, in order; ``window`` = the heads shown in the grids (default: all)."""
-    v = view(inputs, window)
-    for name in names:
-        PIECES[name](v)
+def heads(mh: MultiHead, window: Window) -> None:
+    """:func:`heads_to_diagnostics` with every table on the page, in one cached call (the page's usual case)."""
+    heads_to_diagnostics(mh, window, lambda name: table(mh, name, window if name == "head_weights" else None))
 
 
 # --- one query, and the check ------------------------------------------------------------------------------
@@ -357,9 +406,9 @@ def diff_text(x: float) -> str:
 
 
 @section
-def query_and_check(inputs: tuple, qi: int) -> None:
+def query_and_check(mh: MultiHead, qi: int) -> None:
     """Query ``qi`` in every head (table and map), then part 5: the vectorised layer against a plain loop."""
-    v = view(inputs)
+    v = view(mh)
     sc, r, labels, n, n_heads = v.sc, v.sc.result, v.labels, v.n, v.n_heads
     top, top_w = sc.top_keys(qi)  # [n_heads] each
     q1, q2 = st.columns([1, 1])
@@ -371,10 +420,10 @@ def query_and_check(inputs: tuple, qi: int) -> None:
             "entropy of this row (nats)": sc.row_entropy[:, qi],
         }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
     with q2:
-        st.plotly_chart(mhfig.token_map(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
-                                        row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
-                                        show_text=n <= 12 and n_heads <= 16,
-                                        title=f"weights of query {labels[qi]} in each head"),
+        st.plotly_chart(charts.heatmap(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
+                                       row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
+                                       show_text=n <= 12 and n_heads <= 16,
+                                       title=f"weights of query {labels[qi]} in each head"),
                         key="mh_fig_query_heads")
 
     st.header("5 · Check: vectorised vs a plain loop")
@@ -396,4 +445,4 @@ def query_and_check(inputs: tuple, qi: int) -> None:
     st.caption("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "
                "parameters of a `torch.nn.MultiheadAttention`, and the per-head weights "
                "(`average_attn_weights=False`), the averaged weights and the output are compared with PyTorch's "
-               "recorded numbers (`tests/data/torch_reference.npz`, `tests/test_multihead_numbers.py`).")
+               "recorded numbers (`tests/data/torch_reference.npz`, `tests/lessons/multihead/test_model.py`).")

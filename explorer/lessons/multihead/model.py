@@ -2,6 +2,8 @@
 
 Lesson exercise 2: split Q, K, V into ``n_heads`` heads of width ``d_head = d_model / n_heads``,
 attend in each head, concatenate, project with ``W_o`` (Vaswani et al. 2017, section 3.2.2).
+The page's settings are one :class:`MultiHead`: the shared
+:class:`~explorer.shell.settings.Settings` plus the lesson's own controls.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell import settings
+from explorer.shell.settings import Settings
 
 OVERLAP_MAX_HEADS = 64  # above this many heads the head-to-head matrix is not computed (cost ~ n_heads² n²)
 DEFAULT_SEED = 3  # heads with visibly different patterns at the lesson's d_model = 8
@@ -124,7 +126,7 @@ def split_example(d_model: int, n_heads: int, n: int = 3, max_width: int = 16) -
 # --- the check and the diagnostics ----------------------------------------------------
 
 
-def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, causal: bool = False):
+def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, is_causal: bool = False):
     """Multi-head attention written as a plain loop over heads (lesson exercise 2, by hand).
 
     No ``split_heads``, no batched matmul: per head, slice its columns of Q, K, V,
@@ -134,7 +136,7 @@ def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, causal: bool = False):
     Args:
         X: ``[n, d_model]``; W_q, W_k, W_v, W_o: ``[d_model, d_model]``.
         n_heads: a divisor of ``d_model``.
-        causal: block key j > query i in every head.
+        is_causal: block key j > query i in every head.
 
     Returns:
         ``(output [n, d_model], weights [n_heads, n, n], concat [n, d_model])``, float64.
@@ -147,7 +149,7 @@ def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, causal: bool = False):
         cols = slice(h * d_head, (h + 1) * d_head)  # head h owns these columns
         q, k, v = Q[:, cols], K[:, cols], V[:, cols]  # [n, d_head]
         s = q @ k.T / math.sqrt(d_head)  # [n, n]
-        if causal:
+        if is_causal:
             s = np.where(np.tri(n, dtype=bool), s, -np.inf)  # key j > query i: -inf
         e = np.exp(s - s.max(axis=1, keepdims=True))
         w = e / e.sum(axis=1, keepdims=True)  # [n, n], rows sum to 1
@@ -180,6 +182,34 @@ def head_overlap(weights) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class MultiHead:
+    """The multi-head page's settings: the sidebar's shared ones and the lesson's own controls.
+
+    Frozen and made of hashable fields, so Streamlit's caches key on it.
+
+    Attributes:
+        settings: the shared controls (sentence, embeddings, seed, ``d_model``; ``d_k`` is not used:
+            every head's width is ``d_model / n_heads``).
+        n_heads: a divisor of ``settings.d_model``.
+        seed: seeds ``W_q, W_k, W_v, W_o`` of ``MultiHeadAttention(d_model, n_heads, seed)``.
+        is_causal: the causal mask in every head.
+    """
+
+    settings: Settings
+    n_heads: int
+    seed: int = DEFAULT_SEED
+    is_causal: bool = False
+
+    @property
+    def d_model(self) -> int:
+        return self.settings.d_model
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+
+@dataclass(frozen=True)
 class MultiHeadScenario:
     """Everything the multi-head page draws, for one setting of its controls.
 
@@ -204,7 +234,7 @@ class MultiHeadScenario:
     W_o: np.ndarray
     n_heads: int
     seed: int
-    causal: bool
+    is_causal: bool
     result: A.MultiHeadSteps
     mask: np.ndarray | None
     row_entropy: np.ndarray
@@ -232,33 +262,31 @@ class MultiHeadScenario:
         return top, w[np.arange(self.n_heads), top]
 
 
-def multihead_scenario(
-    tokens: tuple[str, ...], d_model: int, embed_seed: int, mode: str, positional: bool,
-    n_heads: int, seed: int = DEFAULT_SEED, causal: bool = False,
-) -> MultiHeadScenario:
+def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEED,
+                       is_causal: bool = False) -> MultiHeadScenario:
     """The sidebar's sentence through ``MultiHeadAttention(d_model, n_heads, seed)``, with its checks.
 
     Args:
-        tokens: non-empty tuple of tokens.
-        d_model, embed_seed, mode, positional: the sidebar's embedding settings
-            (see :func:`app.settings.embeddings`).
-        n_heads: a divisor of ``d_model``.
+        settings: the shared settings; their ``X`` (tokens, ``d_model``, seed, embedding,
+            positional encoding) is the layer's input. Their ``d_k`` is not used.
+        n_heads: a divisor of ``settings.d_model``.
         seed: seeds ``W_q, W_k, W_v, W_o`` (in that order).
-        causal: the causal mask in every head.
+        is_causal: the causal mask in every head.
 
     Raises:
         ValueError: ``d_model % n_heads != 0`` (the message lists the valid counts), empty tokens.
     """
-    X = settings.embeddings(tokens, d_model, embed_seed, mode, positional)  # [n, d_model]
+    X = settings.X  # [n, d_model]
+    d_model = settings.d_model
     layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
-    r = layer.steps(X, is_causal=causal)
-    loop_out, loop_w, _ = per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, causal)
+    r = layer.steps(X, is_causal=is_causal)
+    loop_out, loop_w, _ = per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, is_causal)
     row_h = A.entropy(r.weights)  # [n_heads, n]
-    n = len(tokens)
+    n = settings.n
     return MultiHeadScenario(
-        tokens=tuple(tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
-        n_heads=int(n_heads), seed=int(seed), causal=bool(causal), result=r,
-        mask=np.tri(n, dtype=bool) if causal else None,
+        tokens=tuple(settings.tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
+        n_heads=int(n_heads), seed=int(seed), is_causal=bool(is_causal), result=r,
+        mask=np.tri(n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
         loop_output=loop_out,

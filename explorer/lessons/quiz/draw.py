@@ -1,9 +1,9 @@
 """Sections of the check-yourself page: the clue of question 7 and the reveals shown after an answer.
 
 The answer widgets, the grading and the feedback stay in the page (they depend on the
-session's answers). What is drawn here depends on its arguments alone: ``settings`` is
-the page's ``(tokens, d_model, d_k, seed, embedding, pe)`` (the sidebar's sentence
-through ``SelfAttention(d_model, d_k, d_k, seed)``, see :func:`app.controls.sentence_steps`).
+session's answers). What is drawn here depends on its arguments alone: ``settings`` is the
+sidebar's :class:`~explorer.shell.settings.Settings` (its sentence through
+``SelfAttention(d_model, d_k, d_k, seed)``, computed once in :func:`explorer.shell.controls.sentence_steps`).
 """
 
 from __future__ import annotations
@@ -14,28 +14,19 @@ import streamlit as st
 import attention as A
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
+from explorer.lessons.scaling import model as scaling
 from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import section
 from explorer.shell.settings import Settings
 
 growth = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
-""":func:`app.quiz.growth_reveal`, cached (question 8's numbers, for the grade and the reveal)."""
-
-
-def steps(settings: tuple, is_causal: bool = False) -> A.AttentionSteps:
-    """Every intermediate of the attention for ``settings`` (cached in :func:`app.controls.sentence_steps`)."""
-    return controls.sentence_steps(Settings(*settings), is_causal=is_causal)
-
-
-def token_labels(settings: tuple) -> list[str]:
-    """``"token (i)"`` for every token of ``settings``."""
-    return [f"{t} ({i})" for i, t in enumerate(settings[0])]
+""":func:`explorer.lessons.quiz.model.growth_reveal`, cached (question 8's numbers, for the grade and the reveal)."""
 
 
 @section
-def order_reveal(settings: tuple, word: int) -> None:
+def order_reveal(settings: Settings, word: int) -> None:
     """Question 1's reveal: the five steps on word ``word`` of the sentence (formula, table, weighted sum)."""
-    s, labels, d_k = steps(settings), token_labels(settings), settings[2]
+    s, labels, d_k = controls.sentence_steps(settings), settings.labels, settings.d_k
     st.latex(r"q = x W_q,\quad s_j = q\cdot k_j,\quad \tilde s_j = \frac{s_j}{\sqrt{d_k}},\quad "
              r"w = \mathrm{softmax}(\tilde s),\quad \text{out} = \sum_j w_j v_j")
     st.dataframe(pd.DataFrame({"key": labels, "2 · score q·k": s.scores[word],
@@ -45,24 +36,24 @@ def order_reveal(settings: tuple, word: int) -> None:
 
 
 @section
-def scale_reveal(settings: tuple) -> None:
+def scale_reveal(settings: Settings) -> None:
     """Question 2's reveal: the spread of the sentence's scores and its top weights, with and without √d_k."""
-    num = quiz.scale_numbers(steps(settings))
+    num = quiz.scale_numbers(controls.sentence_steps(settings))
     st.markdown(
         f"**On your sentence** (d_k = {num.d_k}): the raw scores QKᵀ have a spread (std) of "
         f"{textviews.fmt(num.std_raw, 3)}; divided by √{num.d_k} = {textviews.fmt(num.sqrt_d_k, 3)} it is "
         f"{textviews.fmt(num.std_scaled, 3)}. The mean largest weight of a row would be "
         f"{textviews.fmt(num.top_raw, 3)} without the division and is {textviews.fmt(num.top_scaled, 3)} with it. "
-        f"The gap grows with d_k: [see the softmax saturate at d_k = 256]({quiz.scaling_link(256)})."
+        f"The gap grows with d_k: [see the softmax saturate at d_k = 256]({scaling.link(d_k=256)})."
     )
 
 
 @section
-def qk_reveal(settings: tuple) -> None:
+def qk_reveal(settings: Settings) -> None:
     """Question 3's reveal: the shapes of Q, Kᵀ, V on the sentence and one score recomputed as q_0 · k_j."""
-    n, d_k = len(settings[0]), settings[2]
+    n, d_k = settings.n, settings.d_k
     j = min(1, n - 1)
-    dot, score = quiz.score_check(steps(settings), 0, j)
+    dot, score = quiz.score_check(controls.sentence_steps(settings), 0, j)
     st.markdown(f"**On your sentence:** Q `[{n}, {d_k}]` · Kᵀ `[{d_k}, {n}]` → scores `[{n}, {n}]`; "
                 f"V `[{n}, {d_k}]` appears only in the output, weights `[{n}, {n}]` · V → `[{n}, {d_k}]`. "
                 f"Check one score: q_0 · k_{j} = {textviews.fmt(dot, 6)}, and the score matrix holds "
@@ -79,11 +70,11 @@ def head_reveal(d_model: int) -> None:
 
 
 @section
-def causal_reveal(settings: tuple) -> None:
+def causal_reveal(settings: Settings) -> None:
     """Question 5's reveal: the blocked pairs, the masked softmax and the sentence's masked weights."""
-    labels = token_labels(settings)
+    labels = settings.labels
     blocked, total = quiz.causal_counts(len(labels))
-    causal = steps(settings, is_causal=True)
+    causal = controls.sentence_steps(settings, is_causal=True)
     st.markdown(f"**On your sentence:** {blocked} of the {total} query–key pairs are blocked (the cells right of "
                 "the diagonal, marked ×): query i keeps keys 0 … i, and each row still sums to 1.")
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}} + M_{ij}\right), \qquad "
@@ -102,20 +93,20 @@ def cost_reveal(n: int, d_k: int) -> None:
 
 
 @section
-def topkey_clue(settings: tuple, query: int) -> None:
+def topkey_clue(settings: Settings, query: int) -> None:
     """Question 7's clue: the score formula and query ``query``'s vector above every key."""
-    s, labels = steps(settings), token_labels(settings)
+    s, labels = controls.sentence_steps(settings), settings.labels
     st.latex(r"s_j = q \cdot k_j = \sum_{d} q_d\, k_{j,d}, \qquad "
              r"w = \mathrm{softmax}\!\left(\frac{s}{\sqrt{d_k}}\right)")
     st.plotly_chart(quiz_figures.query_and_keys(s.Q[query], s.K, labels[query], labels), key="quiz_fig_clue")
-    st.caption(f"rows: the query then the {len(labels)} keys · columns: the d_k = {settings[2]} dimensions · the "
+    st.caption(f"rows: the query then the {len(labels)} keys · columns: the d_k = {settings.d_k} dimensions · the "
                "key whose row points most the query's way gets the largest score")
 
 
 @section
-def topkey_reveal(settings: tuple, query: int, picked: int) -> None:
+def topkey_reveal(settings: Settings, query: int, picked: int) -> None:
     """Question 7's reveal for the ``settings`` answered with: query ``query``'s weights, and its row of numbers."""
-    rv, shown = quiz.reveal_top_key(steps(settings), query), token_labels(settings)
+    rv, shown = quiz.reveal_top_key(controls.sentence_steps(settings), query), settings.labels
     st.plotly_chart(charts.weights_bar(rv.weights, shown, query_label=shown[rv.query],
                                         title=f"weights of query {shown[rv.query]}"), key="quiz_fig_topkey")
     st.dataframe(pd.DataFrame({
@@ -138,5 +129,5 @@ def growth_reveal(d_k: int, n_keys: int, seed: int) -> None:
         "d_k": list(rv.d_k), "score std, not scaled": list(rv.score_std_unscaled),
         "mean top weight, not scaled": list(rv.top_unscaled), "mean top weight, scaled": list(rv.top_scaled),
     }), hide_index=True, width="stretch")
-    st.markdown(f"[Sweep d_k yourself on the saturation page]({quiz.scaling_link(rv.d_k[1], rv.n_keys, rv.seed)}) "
+    st.markdown(f"[Sweep d_k yourself on the saturation page]({quiz.growth_link(rv)}) "
                 "(it opens with these settings where it allows them).")

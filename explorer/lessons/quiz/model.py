@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.lessons.scaling import model as scaling
 from explorer.shell.textviews import fmt
 
 
@@ -447,20 +448,10 @@ def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
     return float(np.dot(steps.Q[i], steps.K[j])), float(steps.scores[i, j])
 
 
-SCALING_PATH = "./scaling"  # the saturation page (url path "scaling"), relative to the app root
-SCALING_D_K = tuple(2**i for i in range(11))  # its scale_d_k: powers of two 1 … 1024
-SCALING_N_KEYS = (2, 64)  # its scale_n_keys range
+def growth_link(reveal: GrowthReveal) -> str:
+    """The saturation page preset to question 8's reveal: its larger ``d_k``, its keys and its seed.
 
-
-def scaling_link(d_k: int = 256, n_keys: int | None = None, seed: int | None = None) -> str:
-    """A link that opens the saturation page preset: ``./scaling?scale_d_k=…[&scale_n_keys=…][&scale_seed=…]``.
-
-    ``d_k`` falls back to 256 when it is not a power of two from 1 to 1024; ``n_keys`` is left
-    out when outside 2 … 64. Only numbers go into the link (safe inside a Markdown link).
+    Built by that page's own :func:`explorer.lessons.scaling.model.link`, so every value is one
+    the page accepts (``d_k`` to the nearest power of two it offers, the keys clamped to its range).
     """
-    params = [f"scale_d_k={int(d_k) if int(d_k) in SCALING_D_K else 256}"]
-    if n_keys is not None and SCALING_N_KEYS[0] <= int(n_keys) <= SCALING_N_KEYS[1]:
-        params.append(f"scale_n_keys={int(n_keys)}")
-    if seed is not None and int(seed) >= 0:
-        params.append(f"scale_seed={int(seed)}")
-    return f"{SCALING_PATH}?{'&'.join(params)}"
+    return scaling.link(d_k=reveal.d_k[1], n_keys=reveal.n_keys, seed=reveal.seed)

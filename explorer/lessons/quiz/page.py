@@ -6,6 +6,7 @@ import streamlit as st
 from explorer.lessons.quiz import draw as sections
 from explorer.lessons.quiz import model as quiz
 from explorer.shell import controls
+from explorer.shell.settings import Settings
 
 ss = st.session_state
 RESULTS = "quiz_results"  # {question id: answered correctly}
@@ -70,16 +71,16 @@ def check_head() -> None:
     record("head", quiz.grade_head_width(answer), picked=answer)
 
 
-def check_topkey(query: int, settings: tuple) -> None:
+def check_topkey(query: int, settings: Settings) -> None:
     picked = ss.get("quiz_topkey_answer")
     if picked is None:
         ss["quiz_topkey_empty"] = True
         return
-    reveal = quiz.reveal_top_key(sections.steps(settings), query)  # computed only now, after the learner committed
+    reveal = quiz.reveal_top_key(controls.sentence_steps(settings), query)  # computed only now, after the answer
     record("topkey", quiz.grade_top_key(reveal, picked), picked=picked, reveal=reveal, settings=settings)
 
 
-def check_growth(d_k: int, n_keys: int, seed: int, settings: tuple) -> None:
+def check_growth(d_k: int, n_keys: int, seed: int, settings: Settings) -> None:
     picked = ss.get("quiz_growth_answer")
     if picked is None:
         ss["quiz_growth_empty"] = True
@@ -138,13 +139,9 @@ st.markdown(
     "every question can be tried again."
 )
 
-sh = controls.shared()
-inp = controls.sentence_input("to get feedback from its numbers")
-labels = inp.labels
-n = len(labels)
-settings = (inp.tokens, sh.d_model, sh.d_k, sh.seed, sh.embedding, sh.positional)
-st.caption(f"{n} tokens · d_model = {sh.d_model} · d_k = d_v = {sh.d_k} · seed = {sh.seed} · "
-           f"embeddings: {sh.embedding}{' + positional encoding' if sh.positional else ''}")
+settings = controls.lesson_settings("to get feedback from its numbers")
+labels, n = settings.labels, settings.n
+st.caption(settings.caption())
 
 results = ss[RESULTS]
 with st.container(border=True, key="quiz_scorebox"):
@@ -170,9 +167,7 @@ else:
                                "right order": quiz.STEPS, "": marks}), hide_index=True, width="stretch")
 if show_feedback("order", "Choose a step for every position first."):
     st.markdown("**The five steps on your sentence, for one word:**")
-    if ss.get("quiz_order_word", 0) >= n:
-        ss.pop("quiz_order_word")
-    word = st.selectbox("Word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k], key="quiz_order_word")
+    word = controls.token_picker("Word", labels, "quiz_order_word", default=min(1, n - 1), link=False)
     sections.order_reveal(settings, word)
     try_again("order")
 
@@ -201,7 +196,7 @@ if done is None:
 else:
     st.markdown(f"Your answer: **{int(done['picked'])}**")
 if show_feedback("head", "Type a number first."):
-    sections.head_reveal(sh.d_model)
+    sections.head_reveal(settings.d_model)
     try_again("head")
 
 # 5 · causal mask -----------------------------------------------------------------------------
@@ -211,7 +206,7 @@ if choice_question(quiz.CAUSAL, 5):
 
 # 6 · cost ------------------------------------------------------------------------------------
 if choice_question(quiz.COST, 6):
-    sections.cost_reveal(n, sh.d_k)
+    sections.cost_reveal(n, settings.d_k)
     try_again("cost")
 
 # 7 · predict: top key ------------------------------------------------------------------------
@@ -219,11 +214,9 @@ st.subheader(f"7 · {QUESTIONS['topkey']}")
 st.markdown("Pick a query word, look at its query vector and the keys, then predict: **which key will it attend "
             "to most?** (The score of a key is the dot product q · k; the softmax keeps the scores' order.)")
 done = answered("topkey")
-if ss.get("quiz_topkey_query", 0) >= n:
-    ss.pop("quiz_topkey_query")
-query = st.selectbox("Query word", range(n), index=min(1, n - 1), format_func=lambda k: labels[k],
-                     key="quiz_topkey_query", disabled=done is not None,
-                     help="Press “Try again” to ask about another word." if done else None)
+query = controls.token_picker("Query word", labels, "quiz_topkey_query", default=min(1, n - 1), link=False,
+                              disabled=done is not None,
+                              help="Press “Try again” to ask about another word." if done else None)
 sections.topkey_clue(settings, query)
 if done is None:
     with st.form("quiz_form_topkey", border=False):
@@ -240,9 +233,9 @@ if done := show_feedback("topkey", "Choose a key first."):
 
 # 8 · predict: d_k growth ---------------------------------------------------------------------
 st.subheader(f"8 · {QUESTIONS['growth']}")
-big = sh.d_k * quiz.GROWTH_FACTOR
+big = settings.d_k * quiz.GROWTH_FACTOR
 st.markdown(
-    f"Your settings: d_k = {sh.d_k}, and your sentence gives each query {n} key{'s' if n > 1 else ''}. "
+    f"Your settings: d_k = {settings.d_k}, and your sentence gives each query {n} key{'s' if n > 1 else ''}. "
     f"Suppose d_k grows to **{big}** and the scores are **not** divided by √d_k. What happens to the "
     "largest attention weight of a query (on average, for queries and keys with unit-variance components)?"
 )
@@ -252,7 +245,7 @@ if done is None:
         st.radio("Your prediction", quiz.GROWTH_OPTIONS, index=None, key="quiz_growth_answer",
                  label_visibility="collapsed")
         st.form_submit_button("Check", key="quiz_growth_check", on_click=check_growth,
-                              args=(sh.d_k, n, sh.seed, settings))
+                              args=(settings.d_k, n, settings.seed, settings))
 else:
     st.markdown(f"Your prediction: **{done['picked']}**")
 if done := show_feedback("growth", "Pick a prediction first."):

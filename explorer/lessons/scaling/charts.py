@@ -1,7 +1,7 @@
 """Figures for the page "Why divide by √d_k": score histograms, saturation curves, temperature.
 
 Pure functions, arrays in, ``go.Figure`` out; the heat maps and weight bars come from
-:mod:`app.figures.base`.
+:mod:`explorer.shell.charts`.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def saturation_curves(
 
 def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: bool, title: str = "",
                height: int = 300) -> go.Figure:
-    """One query's weights ``[n_k]`` as bars (:func:`app.figures.base.weights_bar`), coloured like the curves.
+    """One query's weights ``[n_k]`` as bars (:func:`explorer.shell.charts.weights_bar`), coloured like the curves.
 
     Red for unscaled scores, blue for scaled ones. Raises ``ValueError`` like ``weights_bar``.
     """

@@ -1,11 +1,11 @@
 """Sections of the page "Why divide by √d_k": the intro, the verdict, parts 1-3, the temperature.
 
 The sections take the page's widget values (``d_k, n_keys, n_samples, seed``, the
-histogram's ``log_y``, the ``temperature``); the Monte Carlo numbers come from
-:mod:`app.scenarios_scaling` through the caches below, shared by the sections. The
-sections are called with keyword arguments (they are keyword-only): Streamlit then hashes
-the values without looking up the parameter names in the function's signature, a few
-hundredths of a millisecond per argument.
+histogram's ``log_y``, the ``temperature``; the page does not use the sidebar's settings).
+The Monte Carlo numbers come from :mod:`explorer.lessons.scaling.model` through the caches
+below, shared by the sections. The sections are called with keyword arguments (they are
+keyword-only): Streamlit then hashes the values without looking up the parameter names in
+the function's signature, a few hundredths of a millisecond per argument.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from explorer.lessons.scaling import charts as F
 from explorer.lessons.scaling import model as S
 from explorer.shell import charts
 from explorer.shell.cache import section
+from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt
 
 _setting = st.cache_data(max_entries=64, show_spinner=False)(S.setting)
@@ -25,7 +26,7 @@ _curves = st.cache_data(max_entries=32, show_spinner=False)(S.curves)
 
 
 def curves(n_keys: int, n_samples: int, seed: int) -> A.SaturationStats:
-    """:func:`app.scenarios_scaling.curves`, cached; a spinner says what runs when it is not in the cache yet.
+    """:func:`explorer.lessons.scaling.model.curves`, cached; a spinner says what runs when it is not in the cache yet.
 
     (Streamlit shows no spinner for a cached function called inside another one, as the
     sections are, so the spinner is drawn here; it is transient, never replayed.)
@@ -94,12 +95,9 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
                     key="scale_fig_heat_scaled")
     st.caption(f"The first sampled score matrix, shape [n_q, n_k] = [{n_keys}, {n_keys}]; the bars are its first "
                "row (query q0). Both heat maps use the same colour range [0, 1]; each row sums to 1.")
-    with st.expander("Numbers"):
-        st.dataframe(pd.DataFrame({"key": k_labels, "score q0·k": now.scores[0],
-                                   "scaled score": now.scaled_scores[0],
-                                   "weight unscaled": now.weights_unscaled[0],
-                                   "weight scaled": now.weights_scaled[0]}),
-                     hide_index=True, width="stretch")
+    numbers(pd.DataFrame({"key": k_labels, "score q0·k": now.scores[0], "scaled score": now.scaled_scores[0],
+                          "weight unscaled": now.weights_unscaled[0], "weight scaled": now.weights_scaled[0]}),
+            hide_index=True)
 
     # 3 · Curves over d_k
     st.header("3 · Saturation over every d_k")
@@ -122,16 +120,15 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
         "With many keys a nearly uniform row also passes little gradient to each score (every weight ≈ 1/n), so "
         "without scaling ‖J‖ can first rise a little before it falls; with scaling every d_k sits at the same point."
     )
-    with st.expander("Numbers"):
-        st.dataframe(pd.DataFrame({
-            "d_k": stats.d_k, "score std unscaled": stats.score_std_unscaled,
-            "score std scaled": stats.score_std_scaled,
-            "max weight unscaled": stats.max_weight_unscaled, "max weight scaled": stats.max_weight_scaled,
-            "entropy unscaled (nats)": stats.entropy_unscaled, "entropy scaled (nats)": stats.entropy_scaled,
-            "effective keys unscaled": stats.effective_keys_unscaled,
-            "effective keys scaled": stats.effective_keys_scaled,
-            "‖J‖_F unscaled": stats.jacobian_norm_unscaled, "‖J‖_F scaled": stats.jacobian_norm_scaled,
-        }), hide_index=True, width="stretch")
+    numbers(pd.DataFrame({
+        "d_k": stats.d_k, "score std unscaled": stats.score_std_unscaled,
+        "score std scaled": stats.score_std_scaled,
+        "max weight unscaled": stats.max_weight_unscaled, "max weight scaled": stats.max_weight_scaled,
+        "entropy unscaled (nats)": stats.entropy_unscaled, "entropy scaled (nats)": stats.entropy_scaled,
+        "effective keys unscaled": stats.effective_keys_unscaled,
+        "effective keys scaled": stats.effective_keys_scaled,
+        "‖J‖_F unscaled": stats.jacobian_norm_unscaled, "‖J‖_F scaled": stats.jacobian_norm_scaled,
+    }), hide_index=True)
 
     # 4 · Temperature
     st.header("4 · Temperature on the lesson's softmax example")

@@ -1,46 +1,50 @@
-"""Page: why attention divides the scores by √d_k (dot products grow, the softmax saturates)."""
+"""Page: why attention divides the scores by √d_k (dot products grow, the softmax saturates).
+
+The page has its own controls (its own ``d_k``, keys per query, seed, samples, temperature), all in its
+link; other pages build a link to it with :func:`explorer.lessons.scaling.model.link`, from the same ranges.
+"""
 
 import streamlit as st
 
-from explorer.lessons.scaling import draw as sections
+from explorer.lessons.scaling import draw
 from explorer.lessons.scaling import model as S
 from explorer.shell import controls
 
 D = S.DEFAULTS
 
-sections.intro()
+draw.intro()
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     d_k = st.select_slider("d_k (this page's key width)", S.D_K_CHOICES, D["d_k"], key="scale_d_k",
                            bind="query-params", help="Powers of two from 1 to 1024 (log scale). Independent of "
                                                      "the sidebar's d_k.")
-    controls.check_link("scale_d_k", d_k, "a power of two from 1 to 1024")
+    controls.check_link("scale_d_k", d_k, f"a power of two from {S.D_K_CHOICES[0]} to {S.D_K_CHOICES[-1]}")
 with c2:
     n_keys = st.slider("Keys per query", *S.N_KEYS_RANGE, D["n_keys"], key="scale_n_keys", bind="query-params",
                        help="Row length of each score matrix (6 = the lesson's sentence).")
     controls.check_link("scale_n_keys", n_keys, f"a whole number from {S.N_KEYS_RANGE[0]} to {S.N_KEYS_RANGE[1]}")
 with c3:
-    seed = st.number_input("Seed (Monte Carlo)", 0, controls.SEED_MAX, D["seed"], step=1, key="scale_seed",
+    seed = st.number_input("Seed (Monte Carlo)", 0, S.SEED_MAX, D["seed"], step=1, key="scale_seed",
                            bind="query-params", help="Seeds the random queries and keys of this page.")
-    controls.check_link("scale_seed", seed, f"a whole number from 0 to {controls.SEED_MAX}")
+    controls.check_link("scale_seed", seed, f"a whole number from 0 to {S.SEED_MAX}")
 with c4:
     n_samples = st.select_slider("Samples (query rows per d_k)", S.SAMPLE_CHOICES, D["n_samples"],
                                  key="scale_samples", bind="query-params",
                                  help="How many queries are drawn for each d_k; more = smoother numbers.")
     controls.check_link("scale_samples", n_samples, "one of " + ", ".join(map(str, S.SAMPLE_CHOICES)))
 
-inputs = {"d_k": int(d_k), "n_keys": int(n_keys), "n_samples": int(n_samples), "seed": int(seed)}
-sections.summary(**inputs)  # the verdict, what was measured, part 1's formula
+sampling = {"d_k": int(d_k), "n_keys": int(n_keys), "n_samples": int(n_samples), "seed": int(seed)}
+draw.summary(**sampling)  # the verdict, what was measured, part 1's formula
 
 log_y = st.toggle("Logarithmic density axis", False, key="scale_hist_log", bind="query-params",
                   help="Keeps both bells visible when d_k is large (the raw one gets very flat).")
 controls.check_link("scale_hist_log", log_y, "true or false")
-sections.measurements(**inputs, log_y=bool(log_y))  # parts 1-3, part 4's formulas
+draw.measurements(**sampling, log_y=bool(log_y))  # parts 1-3, part 4's formulas
 
 temperature = st.select_slider("Temperature T", S.TEMPERATURE_CHOICES, D["temperature"], key="scale_temperature",
                                bind="query-params", format_func=lambda t: f"{t:g}",
                                help="Divides the logits before the softmax; log scale from 0.01 to 100.")
 controls.check_link("scale_temperature", f"{temperature:g}",
-                 "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
-sections.temperature(t=float(temperature))
+                    "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
+draw.temperature(t=float(temperature))

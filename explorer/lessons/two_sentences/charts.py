@@ -1,6 +1,6 @@
 """Figures of the two-sentences page: labels that mark shared words, and per-row entropy bars.
 
-The heat maps themselves come from :func:`app.figures.base.heatmap` (same rules everywhere).
+The heat maps themselves come from :func:`explorer.shell.charts.heatmap` (same rules everywhere).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell.charts import paired_bars
+from explorer.shell.settings import token_label, token_labels
 from explorer.shell.textviews import fmt
 
 __all__ = ["SHARED_MARK", "entropy_bars", "marked_labels", "pair_labels"]
@@ -21,7 +22,7 @@ COLOR_A, COLOR_B = "#3b78c2", "#e07b39"
 
 
 def marked_labels(tokens: Sequence[str], shared=None) -> list[str]:
-    """``"tok (i)"`` per position, with ``" ★"`` appended where ``shared[i]`` is true.
+    """:func:`~explorer.shell.settings.token_label` per position, with ``" ★"`` appended where ``shared[i]`` is true.
 
     Raises:
         ValueError: ``shared`` does not have one flag per token.
@@ -29,15 +30,14 @@ def marked_labels(tokens: Sequence[str], shared=None) -> list[str]:
     flags = [False] * len(tokens) if shared is None else [bool(s) for s in shared]
     if len(flags) != len(tokens):
         raise ValueError(f"shared must have one flag per token: {len(flags)} flags, {len(tokens)} tokens")
-    return [f"{t} ({i})" + (f" {SHARED_MARK}" if s else "") for i, (t, s) in enumerate(zip(tokens, flags,
-                                                                                            strict=True))]
+    return [label + (f" {SHARED_MARK}" if s else "") for label, s in zip(token_labels(tokens), flags, strict=True)]
 
 
 def pair_labels(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
     """``"a / b (i)"`` per position, for a picture that compares the two sentences position by position."""
     if len(tokens_a) != len(tokens_b):
         raise ValueError(f"the sentences must have the same length here, got {len(tokens_a)} and {len(tokens_b)}")
-    return [f"{a} / {b} ({i})" for i, (a, b) in enumerate(zip(tokens_a, tokens_b, strict=True))]
+    return [token_label(f"{a} / {b}", i) for i, (a, b) in enumerate(zip(tokens_a, tokens_b, strict=True))]
 
 
 def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[str, str] = ("A", "B"),

@@ -1,9 +1,9 @@
 """Sections of the two-sentences page: the intro, sentence A, the comparison (part 1) and the order test (part 2).
 
-The layer's settings come as ``layer = (d_model, d_k, seed, pe)`` (the sidebar's
-``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings, plus or minus the
-positional encoding); sentences as tuples of tokens. The page keeps the text box, the
-shuffle controls and the "last valid sentence B" state.
+The layer's settings come as a :class:`~explorer.lessons.two_sentences.model.LayerSettings`
+(the sidebar's ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings, with or
+without the positional encoding); sentences as tuples of tokens. The page keeps the text box,
+the shuffle controls and the "last valid sentence B" state.
 """
 
 from __future__ import annotations
@@ -12,25 +12,21 @@ import pandas as pd
 import streamlit as st
 
 from explorer.lessons.two_sentences import charts as tfig
-from explorer.lessons.two_sentences import model as scenarios_two_sentences
-from explorer.shell import charts, settings, textviews
+from explorer.lessons.two_sentences import model
+from explorer.lessons.two_sentences.model import LayerSettings
+from explorer.shell import charts, textviews
 from explorer.shell.cache import section
+from explorer.shell.settings import token_label, token_labels
+from explorer.shell.tables import numbers
 
-two_sentences_scenario = st.cache_data(max_entries=32, show_spinner=False)(
-    scenarios_two_sentences.two_sentences_scenario)
-
-
-def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: tuple,
-             shuffle_seed: int = 0) -> scenarios_two_sentences.TwoSentencesScenario:
-    """:func:`app.scenarios_two_sentences.two_sentences_scenario` for these sentences and ``layer`` (cached)."""
-    d_model, d_k, seed, pe = layer
-    return two_sentences_scenario(tokens_a, tokens_b, d_model, d_k, seed, pe, shuffle_seed)
+two_sentences_scenario = st.cache_data(max_entries=32, show_spinner=False)(model.two_sentences_scenario)
 
 
-def numbers(frame: pd.DataFrame, label: str = "Numbers") -> None:
-    """The exact numbers behind a picture, in a table a learner can copy."""
-    with st.expander(label):
-        st.dataframe(frame, width="stretch")
+def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,
+             shuffle_seed: int = 0) -> model.TwoSentencesScenario:
+    """:func:`model.two_sentences_scenario` for these sentences and ``layer`` (cached per process)."""
+    return two_sentences_scenario(tokens_a, tokens_b, layer.d_model, layer.d_k, layer.seed, layer.positional,
+                                  shuffle_seed)
 
 
 def gap_text(value: float) -> str:
@@ -67,14 +63,13 @@ def sentence_a(sentence: str) -> None:
 
 
 @section
-def settings_caption(layer: tuple) -> None:
+def settings_caption(layer: LayerSettings) -> None:
     """One caption: the layer's settings."""
-    d_model, d_k, seed, pe = layer
-    st.caption(f"per-token embeddings · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · "
-               f"{'with' if pe else 'without'} positional encoding (sidebar)")
+    st.caption(f"per-token embeddings · d_model = {layer.d_model} · d_k = d_v = {layer.d_k} · seed = {layer.seed} · "
+               f"{'with' if layer.positional else 'without'} positional encoding (sidebar)")
 
 
-def comparison(cmp: scenarios_two_sentences.Comparison | None) -> None:
+def comparison(cmp: model.Comparison | None) -> None:
     """Part 1's body: the tokens side by side, both weight maps, their difference and entropies."""
     if cmp is None:
         st.info("Type sentence B above to compare the two sentences.")
@@ -118,19 +113,14 @@ def comparison(cmp: scenarios_two_sentences.Comparison | None) -> None:
         st.plotly_chart(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
                                           title="entropy of each query's weights"), key="two_fig_entropy")
         st.caption("0 = all weight on one key; log n = spread evenly over all keys.")
-    with st.expander("Numbers"):
-        st.markdown("Weights A")
-        st.dataframe(pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a), width="stretch")
-        st.markdown("Weights B")
-        st.dataframe(pd.DataFrame(cmp.steps_b.weights, index=labels_b, columns=labels_b), width="stretch")
-        st.markdown("Difference A − B, and entropies")
-        st.dataframe(pd.DataFrame(cmp.diff, index=pairs, columns=pairs), width="stretch")
-        st.dataframe(pd.DataFrame({"entropy A": cmp.entropy_a, "entropy B": cmp.entropy_b}, index=pairs),
-                     width="stretch")
+    numbers({"Weights A": pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a),
+             "Weights B": pd.DataFrame(cmp.steps_b.weights, index=labels_b, columns=labels_b),
+             "Difference A − B": pd.DataFrame(cmp.diff, index=pairs, columns=pairs),
+             "Entropies": pd.DataFrame({"entropy A": cmp.entropy_a, "entropy B": cmp.entropy_b}, index=pairs)})
 
 
 @section
-def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: tuple) -> None:
+def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings) -> None:
     """Part 1 (both sentences through one layer; ``tokens_b`` may be empty) and part 2's intro, above its controls."""
     st.header("1 · Same weights, two sentences")
     comparison(scenario(tokens_a, tokens_b, layer).comparison)
@@ -144,11 +134,11 @@ def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: tuple) 
              r"= P\, \mathrm{softmax}\!\left(\frac{X W_q (X W_k)^\top}{\sqrt{d_k}}\right) P^\top")
 
 
-def shuffle_test(order: scenarios_two_sentences.OrderCheck, pe: bool) -> None:
+def shuffle_test(order: model.OrderCheck, positional: bool) -> None:
     """The shuffled sentence's weight maps, put back and compared with the original."""
     n = len(order.tokens)
-    labels = settings.SentenceInput(order.tokens, 0).labels
-    shuffled_labels = [f"{t} ({int(p)})" for t, p in zip(order.shuffled_tokens, order.perm, strict=True)]
+    labels = token_labels(order.tokens)
+    shuffled_labels = [token_label(t, int(p)) for t, p in zip(order.shuffled_tokens, order.perm, strict=True)]
     st.markdown("Shuffled sentence A (in the pictures each token keeps its original position in brackets):")
     st.text(" ".join(order.shuffled_tokens))
     o1, o2 = st.columns(2)
@@ -165,7 +155,7 @@ def shuffle_test(order: scenarios_two_sentences.OrderCheck, pe: bool) -> None:
                                     colorbar_title="Δ weight"), key="two_fig_order_gap")
     st.caption(f"shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: "
                "put back in the original order, to compare with top left · bottom right: their difference")
-    if pe:
+    if positional:
         st.warning(f"With positional encoding the un-shuffled map is **not** the original: the weights differ by "
                    f"up to {order.weight_gap:.3g}, the outputs by up to {order.output_gap:.3g}. Each word now "
                    "carries its position.", icon="📍")
@@ -173,14 +163,13 @@ def shuffle_test(order: scenarios_two_sentences.OrderCheck, pe: bool) -> None:
         st.success(f"Without positional encoding the un-shuffled map equals the original to float rounding "
                    f"(largest |difference| {gap_text(order.weight_gap)} in the weights, "
                    f"{gap_text(order.output_gap)} in the outputs).", icon="✅")
-    numbers(pd.DataFrame(order.unpermuted_weights - order.original.weights, index=labels, columns=labels),
-            "Numbers: put back − original")
+    numbers(order.unpermuted_weights - order.original.weights, labels, labels, label="Numbers: put back − original")
 
 
 @section
-def order(tokens_a: tuple[str, ...], layer: tuple, shuffle: bool, shuffle_seed: int) -> None:
+def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffle_seed: int) -> None:
     """Part 2 below its controls: the shuffle test, two copies of a word, and the positional-encoding matrix."""
-    d_model, pe = layer[0], layer[3]
+    d_model, positional = layer.d_model, layer.positional
     sc = scenario(tokens_a, (), layer, shuffle_seed)
     n = len(sc.order.tokens)
     if not shuffle:
@@ -188,24 +177,24 @@ def order(tokens_a: tuple[str, ...], layer: tuple, shuffle: bool, shuffle_seed: 
     elif n == 1:
         st.info("Sentence A has one token: there is nothing to shuffle.")
     else:
-        shuffle_test(sc.order, pe)
+        shuffle_test(sc.order, positional)
 
     rep = sc.repeat
     st.subheader("Two copies of the same word")
-    rep_labels = settings.SentenceInput(rep.tokens, 0).labels
+    rep_labels = token_labels(rep.tokens)
     word = rep.tokens[rep.positions[0]]
     if rep.demo:
         st.markdown("Sentence A repeats no word (note that *The* and *the* are different tokens), so this part "
                     "uses a demo sentence:")
         st.text(" ".join(rep.tokens))
     copies = [rep_labels[i] for i in rep.positions]
-    rep_steps = rep.positional if pe else rep.plain
-    title = f"weight rows of the copies of the same word ({'with' if pe else 'without'} positional encoding)"
+    rep_steps = rep.positional if positional else rep.plain
+    title = f"weight rows of the copies of the same word ({'with' if positional else 'without'} positional encoding)"
     st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title),
                     key="two_fig_repeat_rows")
     st.caption(f"shape [{len(copies)}, {len(rep.tokens)}] · one row per copy of the word · same query vector → "
                "same row, unless position is added")
-    if pe:
+    if positional:
         st.warning(f"With positional encoding the copies' rows differ by up to {rep.row_gap(True):.3g}.", icon="📍")
     else:
         st.success(f"Without positional encoding the copies' rows are identical (largest difference "
@@ -225,11 +214,10 @@ def order(tokens_a: tuple[str, ...], layer: tuple, shuffle: bool, shuffle_seed: 
     st.subheader("The positional-encoding matrix")
     st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
-    st.plotly_chart(charts.heatmap(sc.pe, [f"position {p}" for p in range(n)],
-                                    [f"dim {j}" for j in range(d_model)], kind="diverging", zrange=(-1.0, 1.0),
+    positions, dims = [f"position {p}" for p in range(n)], [f"dim {j}" for j in range(d_model)]
+    st.plotly_chart(charts.heatmap(sc.pos_encoding, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
                                     row_name="position", col_name="dim", title="PE (added to X when switched on)"),
                     key="two_fig_pe")
     st.caption(f"shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, "
                "so the same word at two positions gets two different vectors.")
-    numbers(pd.DataFrame(sc.pe, index=[f"position {p}" for p in range(n)],
-                         columns=[f"dim {j}" for j in range(d_model)]), "Numbers: PE")
+    numbers(sc.pos_encoding, positions, dims, label="Numbers: PE")

@@ -1,8 +1,8 @@
 """Arrays for the two-sentences page: one SelfAttention, two sentences, and the word-order test.
 
 Pure functions (no Streamlit, no Plotly); the page calls :func:`two_sentences_scenario`
-through ``st.cache_data``. Embeddings are always per-token here, so a word shared by
-both sentences has the same vector in both.
+through ``st.cache_data`` with the sidebar's :class:`LayerSettings`. Embeddings are always
+per-token here, so a word shared by both sentences has the same vector in both.
 
 Source: lesson exercise 3 (feed two sentences of the same length through the same
 SelfAttention and compare); Vaswani et al. (2017) section 3.5 (positional encoding:
@@ -18,11 +18,35 @@ import numpy as np
 import attention as A
 from explorer.shell import settings
 
-__all__ = ["REPEAT_DEMO", "Comparison", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
+__all__ = ["REPEAT_DEMO", "Comparison", "LayerSettings", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
            "order_check", "repeat_check", "shuffle_permutation", "two_sentences_scenario"]
 
 EMBEDDING = "per-token"
 REPEAT_DEMO = ("the", "dog", "saw", "the", "cat")  # used when the sentence repeats no word
+
+
+@dataclass(frozen=True)
+class LayerSettings:
+    """The sidebar's settings this page uses: ``SelfAttention(d_model, d_k, d_k, seed)``, with or without positions.
+
+    The sidebar's embedding choice is left out on purpose: this page always uses per-token
+    embeddings (:data:`EMBEDDING`), and so a change of that choice does not redraw it. The
+    sentences travel on their own. Frozen, so it keys the page's caches.
+
+    Attributes:
+        d_model, d_k, seed: the layer and the embeddings (``d_v = d_k``).
+        positional: whether the sinusoidal positional encoding is added to the embeddings.
+    """
+
+    d_model: int
+    d_k: int
+    seed: int
+    positional: bool
+
+    @classmethod
+    def of(cls, sidebar: settings.Settings) -> LayerSettings:
+        """The fields of the sidebar's :class:`~explorer.shell.settings.Settings` this page uses."""
+        return cls(sidebar.d_model, sidebar.d_k, sidebar.seed, sidebar.positional)
 
 
 def _run(tokens: tuple[str, ...], layer: A.SelfAttention, seed: int, positional: bool) -> A.AttentionSteps:
@@ -144,7 +168,7 @@ class TwoSentencesScenario:
             positional encoding iff the sidebar says so).
         order_plain, order_positional: the same check without and with the encoding.
         repeat: :class:`RepeatCheck`.
-        pe: the sinusoidal encoding ``[n_a, d_model]`` of the first sentence's length.
+        pos_encoding: the sinusoidal encoding ``[n_a, d_model]`` of the first sentence's length.
     """
 
     comparison: Comparison | None
@@ -152,7 +176,7 @@ class TwoSentencesScenario:
     order_plain: OrderCheck
     order_positional: OrderCheck
     repeat: RepeatCheck
-    pe: np.ndarray
+    pos_encoding: np.ndarray
 
 
 def shuffle_permutation(n: int, seed: int) -> np.ndarray:
@@ -238,5 +262,5 @@ def two_sentences_scenario(
         comparison=compare(tokens_a, tokens_b, layer, seed, positional) if tokens_b else None,
         order=with_pe if positional else plain, order_plain=plain, order_positional=with_pe,
         repeat=repeat_check(tokens_a, layer, seed),
-        pe=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
+        pos_encoding=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
     )

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from explorer.lessons.two_sentences import draw as sections
+from explorer.lessons.two_sentences.model import LayerSettings
 from explorer.shell import controls, settings
 
 DEFAULT_B = "The dog sat on the rug"
@@ -10,15 +11,14 @@ LAST_B = "two_last_valid_b"
 
 sections.intro()
 
-sh = controls.shared()
-inp_a = controls.sentence_input("to compare it with a second one (it is sentence A here)")
-layer = (sh.d_model, sh.d_k, sh.seed, sh.positional)
-if sh.embedding != "per-token":
+sidebar = controls.lesson_settings("to compare it with a second one (it is sentence A here)")
+layer = LayerSettings.of(sidebar)  # this page always uses per-token embeddings, whatever the sidebar says
+if sidebar.embedding != "per-token":
     sections.embedding_note()
 
 c1, c2 = st.columns(2)
 with c1:
-    sections.sentence_a(sh.sentence)
+    sections.sentence_a(controls.shared().sentence)
 with c2:
     sentence_b = st.text_input("Sentence B", DEFAULT_B, key="two_sentence", bind="query-params",
                                max_chars=controls.SENTENCE_MAX_CHARS,
@@ -38,12 +38,12 @@ if not inp_b.tokens:
     else:
         st.warning("Sentence B is empty: type a sentence to compare it with A. The order test below uses A alone.",
                    icon="✍️")
-if inp_b.n_dropped:  # sentence A's note comes from controls.sentence_input
+if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
     st.info(f"Sentence B has {len(inp_b.tokens) + inp_b.n_dropped} tokens; the first {settings.MAX_TOKENS} "
             f"are used ({inp_b.n_dropped} dropped).")
 
 # Part 1 (A and B through one layer) and part 2's intro.
-sections.compare(inp_a.tokens, tuple(tokens_b), layer)
+sections.compare(sidebar.tokens, tuple(tokens_b), layer)
 
 s1, s2 = st.columns([1, 1])
 with s1:
@@ -54,4 +54,4 @@ with s2:
                                    bind="query-params", help="Seeds the permutation, so a link reproduces it.")
     controls.check_link("two_shuffle_seed", shuffle_seed, f"a whole number from 0 to {controls.SEED_MAX}")
 
-sections.order(inp_a.tokens, layer, bool(shuffle), int(shuffle_seed))
+sections.order(sidebar.tokens, layer, bool(shuffle), int(shuffle_seed))

@@ -7,8 +7,14 @@ from hypothesis import strategies as st
 
 import attention as A
 from explorer.lessons.causal import model as C
+from explorer.shell.settings import Settings
+from tests.conftest import require
 
 TOKENS = ("The", "cat", "sat", "on", "the", "mat")
+
+
+def sentence(tokens=TOKENS, d_model=8, d_k=4, seed=42, embedding="lesson", positional=False) -> Settings:
+    return Settings(tuple(tokens), d_model, d_k, seed, embedding, positional)
 
 
 def layer_and_x(n=6, d_model=8, d_k=4, seed=42):
@@ -42,21 +48,30 @@ def test_explicit_causal_mask_equals_is_causal_and_additive_mask():
     np.testing.assert_array_equal(w, a.weights)
 
 
-@pytest.mark.parametrize("mode", ["lesson", "per-token"])
+def test_scenario_runs_the_shared_layer_on_the_shared_embeddings():
+    s = sentence(positional=True)
+    sc = C.causal_scenario(s)
+    np.testing.assert_allclose(sc.causal_steps.output, s.steps(is_causal=True).output, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sc.bidirectional_steps.output, s.steps().output, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(sc.causal_mask, A.causal_mask(6))
+    assert sc.tokens == TOKENS and sc.n == 6
+
+
+@pytest.mark.parametrize("embedding", ["lesson", "per-token"])
 @pytest.mark.parametrize("n_pad", [0, 2, 6])
-def test_no_peeking_rows_up_to_t_are_bit_for_bit_unchanged(mode, n_pad):
+def test_no_peeking_rows_up_to_t_are_bit_for_bit_unchanged(embedding, n_pad):
     for t in range(6):
-        sc = C.causal_scenario(TOKENS, 8, 4, 42, mode, False, n_pad, t)
-        before, after = sc.causal.output, sc.causal_perturbed.output
+        sc = C.causal_scenario(sentence(embedding=embedding), n_pad, t)
+        before, after = sc.causal_steps.output, sc.causal_perturbed_steps.output
         assert np.array_equal(before[: t + 1], after[: t + 1]), (t, n_pad)
-        assert np.array_equal(sc.causal.weights[: t + 1], sc.causal_perturbed.weights[: t + 1])
+        assert np.array_equal(sc.causal_steps.weights[: t + 1], sc.causal_perturbed_steps.weights[: t + 1])
         assert sc.unchanged_through_t(True)
         assert np.all(sc.row_change(True)[: t + 1] == 0.0)
 
 
 def test_bidirectional_rows_before_t_change():
     for t in range(5):  # t = 5 replaces nothing
-        sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 0, t)
+        sc = C.causal_scenario(sentence(), 0, t)
         assert np.all(sc.row_change(False)[: t + 1] > 1e-6), t
         assert not sc.unchanged_through_t(False)
         assert np.all(sc.row_change(True)[t + 1:] > 0)  # the replaced rows themselves do change
@@ -79,16 +94,16 @@ def test_no_peeking_holds_for_random_inputs_with_padding(n, data):
     n_pad = data.draw(st.integers(0, n))
     seed = data.draw(st.integers(0, 2**16))
     tokens = tuple(f"w{i % 3}" for i in range(n))
-    sc = C.causal_scenario(tokens, 6, 3, seed, "per-token", True, n_pad, t)
-    assert np.array_equal(sc.causal.output[: t + 1], sc.causal_perturbed.output[: t + 1])
-    for s in (sc.causal, sc.bidirectional, sc.causal_perturbed, sc.bidirectional_perturbed):
+    sc = C.causal_scenario(sentence(tokens, 6, 3, seed, "per-token", True), n_pad, t)
+    assert np.array_equal(sc.causal_steps.output[: t + 1], sc.causal_perturbed_steps.output[: t + 1])
+    for s in (sc.causal_steps, sc.bidirectional_steps, sc.causal_perturbed_steps, sc.bidirectional_perturbed_steps):
         assert np.all(np.isfinite(s.weights)) and np.all(np.isfinite(s.output))
         assert np.all(s.weights[:, n - n_pad:] == 0.0)  # padded key columns: exactly 0
 
 
 @pytest.mark.parametrize("n_pad", range(7))
 def test_padding_every_amount(n_pad):
-    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, n_pad, 0)
+    sc = C.causal_scenario(sentence(), n_pad, 0)
     n_real = 6 - n_pad
     assert sc.key_valid.tolist() == [True] * n_real + [False] * n_pad
     for is_causal in (False, True):
@@ -115,7 +130,7 @@ def test_fully_masked_query_has_zero_weights_and_output_in_the_core():
 
 
 def test_additive_mask_holds_only_zero_and_minus_infinity():
-    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 2, 0)
+    sc = C.causal_scenario(sentence(), 2, 0)
     add = sc.additive(True)
     assert np.all((add == 0) == sc.mask(True)) and np.all(np.isneginf(add[~sc.mask(True)]))
 
@@ -136,15 +151,15 @@ def test_masking_rules_large_negative_versus_minus_infinity():
 @pytest.mark.parametrize("kwargs", [{"n_pad": 7}, {"n_pad": -1}, {"t": 6}, {"t": -1}])
 def test_scenario_rejects_out_of_range_controls(kwargs):
     with pytest.raises(ValueError):
-        C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, **kwargs)
+        C.causal_scenario(sentence(), **kwargs)
     with pytest.raises(ValueError):
-        C.causal_scenario((), 8, 4, 42, "lesson", False)
+        C.causal_scenario(sentence(()))
 
 
 def test_matches_torch_sdpa_with_causal_and_padding():
-    torch = pytest.importorskip("torch")
-    sc = C.causal_scenario(TOKENS, 8, 4, 42, "lesson", False, 2, 0)
-    s = sc.causal
+    torch = require("torch")
+    sc = C.causal_scenario(sentence(), 2, 0)
+    s = sc.causal_steps
     q, k, v = (torch.tensor(a) for a in (s.Q, s.K, s.V))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(sc.mask(True)))
     np.testing.assert_allclose(out.numpy(), s.output, atol=1e-12)

@@ -1,4 +1,4 @@
-"""Tests of ``app.figures.lookup`` and the page's pure scenario/validation code (``app.scenarios_lookup``)."""
+"""Tests of the lookup lesson's figures (``charts``) and its pure scenario/validation code (``model``)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.lessons.multihead import charts as M
+from explorer.shell.charts import heatmap
 
 LABELS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
 
@@ -182,15 +183,18 @@ def test_entropy_bars_uniform_line():
     assert list(bar.y) == [1.2, 0.4] and bar.marker.color[0] != bar.marker.color[1]
     (line,) = [s for s in fig.layout.shapes]
     assert line.y0 == pytest.approx(math.log(6))
-    causal = M.entropy_bars(np.array([0.5]), 6, causal=True)
+    causal = M.entropy_bars(np.array([0.5]), 6, is_causal=True)
     assert causal.layout.shapes[0].y0 == pytest.approx(np.mean(np.log(np.arange(1, 7))))
 
 
-def test_token_map_light_above_threshold():
-    small = M.token_map(weights(1, 6)[0], LABELS, LABELS)
+def test_token_maps_light_above_threshold():
+    """The page's token maps (the mean over heads, one query in every head) use the shell's heat map."""
+    small = heatmap(weights(1, 6)[0], LABELS, LABELS)
     assert heatmaps(small)[0].customdata is not None
     z = weights(1, 64)[0]
-    big = M.token_map(z, [str(i) for i in range(64)], [str(i) for i in range(64)], mask=np.tri(64, dtype=bool))
+    labels = [f"t{i} ({i})" for i in range(64)]
+    assert heatmaps(heatmap(z, labels, labels))[0].customdata is not None  # 64 tokens: still token labels
+    big = heatmap(z, labels, labels, mask=np.tri(64, dtype=bool), light=True)  # e.g. a grid of several maps
     (hm,) = heatmaps(big)
     assert hm.customdata is None and hm.hovertemplate.startswith("query %{y} → key %{x}")
     assert hm.z[0][5] is None and hm.z[5][0] == round(z[5, 0], 3)

@@ -6,7 +6,6 @@ PyTorch parity uses the recorded ``tests/data/torch_reference.npz`` (written by
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -15,6 +14,8 @@ import pytest
 
 import attention as A
 from explorer.lessons.multihead import model as smh
+from explorer.shell.settings import Settings
+from tests.conftest import require
 
 REFERENCE = Path(__file__).resolve().parents[2] / "data" / "torch_reference.npz"
 TOL = {"rtol": 0, "atol": 1e-12}
@@ -27,13 +28,13 @@ def _x(n: int, d_model: int, seed: int = 0) -> np.ndarray:
 # --- n_heads = 1 is single-head attention followed by W_o -----------------------------------
 
 
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("is_causal", [False, True])
 @pytest.mark.parametrize("d_model", [1, 4, 8, 12])
-def test_one_head_is_single_head_attention_then_w_o(d_model, causal):
+def test_one_head_is_single_head_attention_then_w_o(d_model, is_causal):
     layer = A.MultiHeadAttention(d_model, 1, seed=7)
     X = _x(5, d_model, seed=d_model)
-    steps = A.attention_steps(X, layer.W_q, layer.W_k, layer.W_v, is_causal=causal)  # d_k = d_v = d_model
-    r = layer.steps(X, is_causal=causal)
+    steps = A.attention_steps(X, layer.W_q, layer.W_k, layer.W_v, is_causal=is_causal)  # d_k = d_v = d_model
+    r = layer.steps(X, is_causal=is_causal)
     assert r.weights.shape == (1, 5, 5)
     np.testing.assert_allclose(r.weights[0], steps.weights, **TOL)
     np.testing.assert_allclose(r.mean_weights, steps.weights, **TOL)
@@ -55,11 +56,11 @@ def test_one_head_differs_from_two_heads():
 # --- concatenated per-head outputs @ W_o = final output -----------------------------------
 
 
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("is_causal", [False, True])
 @pytest.mark.parametrize(("d_model", "n_heads"), [(8, 1), (8, 2), (8, 4), (8, 8), (12, 3), (12, 6), (64, 16)])
-def test_concat_of_head_outputs_times_w_o_is_the_output(d_model, n_heads, causal):
+def test_concat_of_head_outputs_times_w_o_is_the_output(d_model, n_heads, is_causal):
     layer = A.MultiHeadAttention(d_model, n_heads, seed=1)
-    r = layer.steps(_x(6, d_model, seed=2), is_causal=causal)
+    r = layer.steps(_x(6, d_model, seed=2), is_causal=is_causal)
     d_head = d_model // n_heads
     concat = np.concatenate(list(r.head_outputs), axis=-1)  # head 0 | head 1 | …  -> [n, d_model]
     np.testing.assert_array_equal(concat, r.concat)
@@ -92,7 +93,7 @@ def _reference() -> dict[str, dict[str, np.ndarray]]:
     return cases
 
 
-REF = _reference() if REFERENCE.is_file() else {}
+REF = _reference()  # committed; a missing file is an error, not a skip
 
 
 def _ours(case):
@@ -103,7 +104,6 @@ def _ours(case):
                                   key_padding_mask=None if kpm is None else ~kpm)
 
 
-@pytest.mark.skipif(not REF, reason="tests/data/torch_reference.npz missing (python tools/make_torch_reference.py)")
 @pytest.mark.parametrize("name", sorted(REF))
 def test_per_head_and_mean_weights_equal_torch(name):
     case = REF[name]
@@ -122,11 +122,10 @@ def test_per_head_and_mean_weights_equal_torch(name):
 
 
 @pytest.mark.torch
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch not installed")
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("is_causal", [False, True])
 @pytest.mark.parametrize("n_heads", [1, 2, 4, 8])
-def test_live_torch_per_head_and_mean_weights(n_heads, causal):
-    import torch
+def test_live_torch_per_head_and_mean_weights(n_heads, is_causal):
+    torch = require("torch")
 
     d_model, n = 8, 6
     rng = np.random.default_rng(n_heads)
@@ -137,11 +136,11 @@ def test_live_torch_per_head_and_mean_weights(n_heads, causal):
         mha.out_proj.weight.copy_(torch.from_numpy(w_out))
     x = rng.normal(size=(1, n, d_model))
     xt = torch.from_numpy(x)
-    mask = torch.from_numpy(np.triu(np.ones((n, n), dtype=bool), 1)) if causal else None  # torch: True = blocked
+    mask = torch.from_numpy(np.triu(np.ones((n, n), dtype=bool), 1)) if is_causal else None  # torch: True = blocked
     with torch.no_grad():
         out, w_heads = mha(xt, xt, xt, attn_mask=mask, need_weights=True, average_attn_weights=False)
         _, w_mean = mha(xt, xt, xt, attn_mask=mask, need_weights=True)  # the default: averaged over heads
-    r = A.MultiHeadAttention.from_torch(w_in, None, w_out, None, n_heads).steps(x, is_causal=causal)
+    r = A.MultiHeadAttention.from_torch(w_in, None, w_out, None, n_heads).steps(x, is_causal=is_causal)
     np.testing.assert_allclose(r.weights, w_heads.numpy(), **TOL)
     np.testing.assert_allclose(r.mean_weights, w_mean.numpy(), **TOL)
     np.testing.assert_allclose(r.output, out.numpy(), **TOL)
@@ -150,17 +149,17 @@ def test_live_torch_per_head_and_mean_weights(n_heads, causal):
 # --- the page's own math (app/scenarios_multihead.py) -------------------------------------
 
 
-@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("is_causal", [False, True])
 @pytest.mark.parametrize("n_heads", A.valid_head_counts(8))
-def test_plain_loop_equals_vectorised(n_heads, causal):
+def test_plain_loop_equals_vectorised(n_heads, is_causal):
     layer = A.MultiHeadAttention(8, n_heads, seed=3)
     X = _x(6, 8, seed=5)
-    out, w, concat = smh.per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, causal)
-    r = layer.steps(X, is_causal=causal)
+    out, w, concat = smh.per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, is_causal)
+    r = layer.steps(X, is_causal=is_causal)
     np.testing.assert_allclose(w, r.weights, **TOL)
     np.testing.assert_allclose(concat, r.concat, **TOL)
     np.testing.assert_allclose(out, r.output, **TOL)
-    if causal:
+    if is_causal:
         assert (np.triu(w, 1) == 0).all()
 
 
@@ -176,7 +175,7 @@ def test_plain_loop_catches_a_wrong_split():
 
 
 def test_scenario_defaults_and_checks():
-    sc = smh.multihead_scenario(("The", "cat", "sat", "on", "the", "mat"), 8, 42, "lesson", False, 2)
+    sc = smh.multihead_scenario(Settings(("The", "cat", "sat", "on", "the", "mat"), 8, 4, 42, "lesson", False), 2)
     assert sc.seed == smh.DEFAULT_SEED and sc.d_head == 4 and sc.mask is None
     X = A.embed_tokens(["The", "cat", "sat", "on", "the", "mat"], 8, 42, "lesson")
     np.testing.assert_array_equal(sc.X, X)
@@ -189,17 +188,17 @@ def test_scenario_defaults_and_checks():
     top, top_w = sc.top_keys(3)
     np.testing.assert_array_equal(top, r.weights[:, 3].argmax(-1))
     np.testing.assert_array_equal(top_w, r.weights[:, 3].max(-1))
-    causal = smh.multihead_scenario(("a", "b", "c"), 8, 42, "lesson", True, 4, seed=1, causal=True)
-    np.testing.assert_array_equal(causal.mask, np.tri(3, dtype=bool))
-    assert (np.triu(causal.result.weights, 1) == 0).all()
-    assert causal.row_entropy[:, 0].max() == 0  # the first query sees one key
-    many = smh.multihead_scenario(("a", "b"), 128, 0, "lesson", False, 128)
+    causal_sc = smh.multihead_scenario(Settings(("a", "b", "c"), 8, 4, 42, "lesson", True), 4, seed=1, is_causal=True)
+    np.testing.assert_array_equal(causal_sc.mask, np.tri(3, dtype=bool))
+    assert (np.triu(causal_sc.result.weights, 1) == 0).all()
+    assert causal_sc.row_entropy[:, 0].max() == 0  # the first query sees one key
+    many = smh.multihead_scenario(Settings(("a", "b"), 128, 4, 0, "lesson", False), 128)
     assert many.overlap is None and many.result.weights.shape == (128, 2, 2)
 
 
 def test_scenario_rejects_a_non_dividing_head_count():
     with pytest.raises(ValueError, match=r"valid n_heads for d_model=8: \[1, 2, 4, 8\]"):
-        smh.multihead_scenario(("a", "b"), 8, 0, "lesson", False, 3)
+        smh.multihead_scenario(Settings(("a", "b"), 8, 4, 0, "lesson", False), 3)
 
 
 def test_head_overlap():

@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 import pytest
+import streamlit as st
 
 import attention as A
 from explorer.lessons.multihead import model as smh
-from tests.apptest_utils import app_at, assert_clean, figures, lesson_page
+from tests.apptest_utils import app_at, assert_clean, figures, layout, lesson_page
 
 PAGE = "multihead"
 TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
@@ -25,9 +26,10 @@ def z_of(at, key: str) -> np.ndarray:
     return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
 
 
-def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, causal: bool = False, tokens=TOKENS):
+def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, is_causal: bool = False,
+             tokens=TOKENS):
     X = A.embed_tokens(tokens, d_model, 42, "lesson")
-    return A.MultiHeadAttention(d_model, n_heads, seed=seed).steps(X, is_causal=causal)
+    return A.MultiHeadAttention(d_model, n_heads, seed=seed).steps(X, is_causal=is_causal)
 
 
 def test_defaults():
@@ -102,7 +104,7 @@ def test_causal_on_masks_every_head():
     at = app_at(PAGE)
     at.toggle(key="mh_causal").set_value(True).run()
     assert_clean(at)
-    r = expected(8, 2, causal=True)
+    r = expected(8, 2, is_causal=True)
     for h, z in enumerate(grid_z(at)):
         assert np.isnan(z[np.triu_indices(6, 1)]).all()  # future keys: blank (masked), not 0
         np.testing.assert_allclose(z[np.tril_indices(6)], r.weights[h][np.tril_indices(6)], atol=1e-12)
@@ -135,7 +137,7 @@ def test_valid_link_is_used_without_warning():
     assert_clean(at)
     assert not at.warning
     assert at.selectbox(key="n_heads").value == 4
-    np.testing.assert_allclose(np.stack(grid_z(at))[:, 1, :2], expected(8, 4, seed=5, causal=True).weights[:, 1, :2],
+    np.testing.assert_allclose(np.stack(grid_z(at))[:, 1, :2], expected(8, 4, seed=5, is_causal=True).weights[:, 1, :2],
                                atol=1e-12)
 
 
@@ -222,7 +224,7 @@ def test_fewer_heads_keep_the_last_window_that_exists():
 
 
 def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
-    """Without the entrypoint's link snapshot (e.g. a page run on its own) the page reads the URL itself."""
+    """Without the entrypoint's link snapshot (e.g. a page run on its own) the page still reads the link."""
     from streamlit.testing.v1 import AppTest
 
     from tests.apptest_utils import ROOT
@@ -232,5 +234,17 @@ def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
     at.run()
     assert_clean(at)
     assert at.selectbox(key="n_heads").value == 4
-    assert any("`n_heads=6`" in w.value and "one of 1, 2, 4, 8" in w.value and "n_heads = 4" in w.value
+    assert any("`n_heads=6`" in w.value and "one of 1, 2, 4, 8" in w.value and "using `n_heads=4`" in w.value
                for w in at.warning)
+
+
+def test_a_replayed_page_keeps_its_layout():
+    """A rerun replays parts 2-4 from one cached section; every element must land in the same container as when
+    drawn (Streamlit replays a section called from another section at the outer one's top level)."""
+    at = app_at(PAGE)
+    st.cache_data.clear()
+    at.run()
+    fresh = layout(at)
+    assert (1, "Column", "") in fresh and any(d == 2 and key == "mh_fig_concat" for d, _, key in fresh)
+    at.run()
+    assert layout(at) == fresh

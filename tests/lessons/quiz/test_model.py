@@ -1,4 +1,4 @@
-"""Unit tests of the check-yourself logic (app/quiz.py) and its figures (app/figures/quiz.py)."""
+"""Unit tests of the check-yourself logic (explorer/lessons/quiz/model.py) and its figures (charts.py)."""
 
 import numpy as np
 import pytest
@@ -6,6 +6,7 @@ import pytest
 import attention as A
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
+from explorer.lessons.scaling import model as scaling
 from explorer.shell.textviews import fmt
 
 
@@ -131,11 +132,19 @@ def test_growth_bars():
         quiz_figures.growth_bars([0.5, 0.5], [1.0], [0.5, 0.5], (1, 16))
 
 
-def test_scaling_link():
-    assert quiz.scaling_link() == "./scaling?scale_d_k=256"
-    assert quiz.scaling_link(64, 6, 42) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
-    assert quiz.scaling_link(96, 1, 7) == "./scaling?scale_d_k=256&scale_seed=7"  # 96: not a power of two
-    assert quiz.scaling_link(2048, 65) == "./scaling?scale_d_k=256"
+def test_growth_link_opens_the_scaling_page_with_values_it_accepts():
+    rv = quiz.growth_reveal(4, 6, seed=42, n_samples=16)
+    assert quiz.growth_link(rv) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
+    for d_k, n_keys in ((4, 40), (4, 33), (4, 64), (6, 1), (128, 6)):  # up to MAX_TOKENS keys, d_k up to 128
+        link = quiz.growth_link(quiz.growth_reveal(d_k, n_keys, seed=7, n_samples=16))
+        path, _, query = link.partition("?")
+        params = dict(p.split("=") for p in query.split("&"))
+        assert path == f"./{scaling.URL_PATH}" and params["scale_seed"] == "7", link
+        assert int(params["scale_d_k"]) in scaling.D_K_CHOICES, link
+        assert scaling.N_KEYS_RANGE[0] <= int(params["scale_n_keys"]) <= scaling.N_KEYS_RANGE[1], link
+    # a 40-token sentence: the page's largest key count, not 40 (which the scaling page rejects)
+    assert "scale_n_keys=32" in quiz.growth_link(quiz.growth_reveal(4, 40, seed=7, n_samples=16))
+    assert "scale_d_k=1024" in quiz.growth_link(quiz.growth_reveal(128, 6, seed=7, n_samples=16))  # 2048: too wide
 
 
 def test_growth_with_one_key_stays():

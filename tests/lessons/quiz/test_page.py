@@ -176,6 +176,22 @@ def test_growth_answer_is_what_the_core_computes(at):
     assert not ok and "goes up" in bad[0]
 
 
+@pytest.mark.parametrize("n_tokens", [1, 33, 40, 64])  # 6: test_growth_answer_is_what_the_core_computes
+def test_growth_link_opens_the_scaling_page_without_a_warning(n_tokens):
+    """The reveal's link holds values the scaling page accepts (it once gave scale_n_keys=40: "2 to 32")."""
+    at = app_at("quiz", session={"sentence": " ".join(f"w{i}" for i in range(n_tokens))})
+    answer_choice(at, "growth", "It goes up")
+    links = [m.value for m in at.markdown if "Sweep d_k yourself" in m.value]
+    assert len(links) == 1
+    query = links[0].split("(./scaling?", 1)[1].split(")", 1)[0]
+    params = dict(p.split("=") for p in query.split("&"))
+    assert params["scale_n_keys"] == str(min(max(n_tokens, 2), 32)) and params["scale_d_k"] == "64"
+    page = app_at("scaling", query=params)
+    assert_clean(page)
+    assert not page.warning, [w.value for w in page.warning]
+    assert page.slider(key="scale_n_keys").value == int(params["scale_n_keys"])
+
+
 def test_score_is_kept_across_pages_and_reset(at):
     answer_choice(at, "qk", quiz.QK.answer)
     answer_choice(at, "cost", quiz.COST.options[0])

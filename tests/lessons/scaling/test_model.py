@@ -1,15 +1,19 @@
 """The numbers behind "why divide by √d_k" (issue 5): score variance, saturation, softmax gradient.
 
-Core functions (attention.sample_scores, attention.saturation_sweep) and the page's pure
-scenario functions (app.scenarios_scaling). Fixed seeds, so every assertion is deterministic.
+Core functions (attention.sample_scores, attention.saturation_sweep) and the lesson's pure
+functions (explorer.lessons.scaling.model, including its link). Fixed seeds, so every assertion is deterministic.
 """
 
 import math
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import attention as A
+from explorer.lessons import lesson
 from explorer.lessons.scaling import model as S
 
 GRID = [1, 4, 16, 64, 256, 1024]
@@ -155,3 +159,55 @@ def test_temperature_on_the_lesson_example(golden):
     assert np.all(np.diff(cold.sweep[:, 0]) <= 0)  # the top weight falls as T grows
     with pytest.raises(ValueError, match="temperature"):
         S.temperature_view(0.0)
+
+# The lesson's link (what other lessons, the quiz first, open this page with) -------------------------------------
+
+def link_params(url: str) -> dict[str, str]:
+    """The query parameters of a link from ``S.link``, one value each (its path is this lesson's URL path)."""
+    parts = urlsplit(url)
+    assert parts.path == f"./{lesson('scaling').url_path}"
+    query = parse_qs(parts.query, keep_blank_values=True)
+    assert all(len(v) == 1 for v in query.values()), query
+    return {k: v[0] for k, v in query.items()}
+
+
+def test_link_without_values_opens_the_page_at_its_defaults():
+    assert S.link() == "./scaling"
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), [
+    ({"d_k": 64}, {"scale_d_k": "64"}),
+    ({"d_k": 100}, {"scale_d_k": "128"}),  # the nearest power of two on the log scale
+    ({"d_k": 3}, {"scale_d_k": "4"}),  # log2(3) = 1.58
+    ({"d_k": 0}, {"scale_d_k": "1"}),
+    ({"d_k": 100_000}, {"scale_d_k": "1024"}),
+    ({"n_keys": 9}, {"scale_n_keys": "9"}),
+    ({"n_keys": 40}, {"scale_n_keys": "32"}),  # issue #15: a sentence of 33+ tokens gave scale_n_keys=40
+    ({"n_keys": 64}, {"scale_n_keys": "32"}),
+    ({"n_keys": 1}, {"scale_n_keys": "2"}),
+    ({"n_keys": 0}, {"scale_n_keys": "2"}),
+    ({"seed": 3}, {"scale_seed": "3"}),
+    ({"seed": 0}, {"scale_seed": "0"}),
+    ({"seed": S.SEED_MAX}, {"scale_seed": str(S.SEED_MAX)}),
+    ({"seed": -1}, {}),  # out of range: left out, the page keeps its default
+    ({"seed": S.SEED_MAX + 1}, {}),
+    ({"n_samples": 2048}, {"scale_samples": "2048"}),
+    ({"n_samples": 7}, {"scale_samples": "256"}),
+    ({"n_samples": 3000}, {"scale_samples": "2048"}),
+    ({"n_samples": 10**6}, {"scale_samples": "8192"}),
+    ({"d_k": 100, "n_keys": 40, "seed": 3}, {"scale_d_k": "128", "scale_n_keys": "32", "scale_seed": "3"}),
+])
+def test_link_clamps_every_value_to_the_page_ranges(kwargs, expected):
+    assert link_params(S.link(**kwargs)) == expected
+
+
+@given(d_k=st.integers(-10, 10**6), n_keys=st.integers(-10, 10**4), seed=st.integers(-10, 2**32),
+       n_samples=st.integers(-10, 10**6))
+def test_every_link_value_is_one_the_page_accepts(d_k, n_keys, seed, n_samples):
+    params = link_params(S.link(d_k=d_k, n_keys=n_keys, seed=seed, n_samples=n_samples))
+    assert int(params["scale_d_k"]) in S.D_K_CHOICES
+    assert S.N_KEYS_RANGE[0] <= int(params["scale_n_keys"]) <= S.N_KEYS_RANGE[1]
+    assert int(params["scale_samples"]) in S.SAMPLE_CHOICES
+    assert ("scale_seed" in params) == (0 <= seed <= S.SEED_MAX)
+    if "scale_seed" in params:
+        assert int(params["scale_seed"]) == seed

@@ -1,7 +1,8 @@
-"""AppTest of the page "Why divide by √d_k" (explorer/lessons/scaling.py) at defaults, links and extremes."""
+"""AppTest of the page "Why divide by √d_k" (explorer/lessons/scaling/page.py) at defaults, links and extremes."""
 
 import base64
 import json
+from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
@@ -98,6 +99,19 @@ def test_a_link_presets_the_page():
     assert arr(figs["scale_fig_heat_scaled"]["data"][0]["z"]).shape == (9, 9)
     now = S.setting(256, 9, 4096, 3)
     assert f"{now.raw_var:.3f}" in figs["scale_fig_hist"]["data"][0]["name"]
+
+
+def test_the_lessons_own_link_opens_without_a_warning():
+    """A link from ``S.link`` (what the quiz builds) holds values the page accepts, even from out-of-range input."""
+    query = dict(parse_qsl(urlsplit(S.link(d_k=100, n_keys=40, seed=3)).query))
+    assert query == {"scale_d_k": "128", "scale_n_keys": "32", "scale_seed": "3"}
+    at = app_at("scaling", query=query)
+    assert_finite_page(at)
+    assert not at.session_state["_link_warnings"]
+    assert not [w.value for w in at.warning]
+    assert at.select_slider(key="scale_d_k").value == 128
+    assert at.slider(key="scale_n_keys").value == 32 and at.number_input(key="scale_seed").value == 3
+    assert "d_k = 128" in verdict(at)
 
 
 def test_bad_link_values_warn_and_fall_back_to_defaults():

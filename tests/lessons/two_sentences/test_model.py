@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import attention as A
 from explorer.lessons.two_sentences import charts as F
 from explorer.lessons.two_sentences import model as T
+from explorer.shell.settings import Settings
 
 CAT = ("The", "cat", "sat", "on", "the", "mat")
 DOG = ("The", "dog", "sat", "on", "the", "rug")
@@ -122,3 +123,12 @@ def test_figure_helpers_mark_shared_words_and_escape():
     assert [tr.name for tr in fig.data] == ["A", "B"] and list(fig.data[0].y) == [0.1, 0.5]
     with pytest.raises(ValueError):
         F.entropy_bars([0.1], [0.2, 0.3], ["a", "b"])
+
+
+def test_layer_settings_keep_what_the_page_uses_and_not_the_embedding_choice():
+    lesson = Settings(CAT, 8, 4, 42, "lesson", True)
+    layer = T.LayerSettings.of(lesson)
+    assert layer == T.LayerSettings(d_model=8, d_k=4, seed=42, positional=True)
+    # the sentences travel on their own and the embedding choice is not used: one cache key
+    assert T.LayerSettings.of(Settings(DOG, 8, 4, 42, "per-token", True)) == layer
+    assert hash(layer) == hash(T.LayerSettings(8, 4, 42, True))

@@ -1,0 +1,128 @@
+"""The code's import graph: no cycle in ``attention/`` or ``explorer/``, and the layers point one way.
+
+Read from the source with ``ast`` (every ``import`` statement, also those inside functions, which
+is where a cycle hides), not by importing.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("attention", "explorer")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules ``name`` imports (``from pkg import mod`` counts as importing ``pkg.mod``)."""
+    is_pkg = path.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base[: len(base) - node.level + 1]
+                mod = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            # "from pkg import mod" imports the module pkg.mod; "from mod import name" imports mod
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            for i in range(len(parts), 0, -1):  # the deepest project module named by the import
+                candidate = ".".join(parts[:i])
+                if candidate in known:
+                    # a module's own package (an ancestor) is always initialised first: not an edge
+                    if candidate != name and not name.startswith(candidate + "."):
+                        found.add(candidate)
+                    break
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    graph = {name: imports_of(name, path, known) for name, path in mods.items()}
+    # importing a.b.c runs a/__init__ and a/b/__init__ first, but those are not edges of a cycle unless they
+    # import back; keep the graph to what each module's own code imports.
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first == last), or ``None``."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_graph_is_read():
+    graph = import_graph()
+    assert "attention._validate" in graph["attention.core"]
+    assert "attention._validate" in graph["attention.blocked"]
+    assert "explorer.shell.settings" in graph["explorer.shell.controls"]
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_find_cycle_finds_one():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("name", sorted(m for m in modules() if m.startswith("attention")))
+def test_core_imports_no_app_code(name):
+    """The NumPy core never imports the app (nor Streamlit, Plotly or pandas)."""
+    source = modules()[name].read_text(encoding="utf-8")
+    imported = {n.split(".")[0] for node in ast.walk(ast.parse(source))
+                for n in ([a.name for a in node.names] if isinstance(node, ast.Import)
+                          else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])}
+    assert not imported & {"explorer", "streamlit", "plotly", "pandas"}, (name, imported)
+
+
+def test_lessons_do_not_import_each_other_except_for_links():
+    """A lesson's files are its own: another lesson's ``model`` may be imported only for its ``link``."""
+    graph = import_graph()
+    for name, targets in graph.items():
+        if not name.startswith("explorer.lessons."):
+            continue
+        lesson = name.split(".")[2] if name.count(".") >= 2 else None
+        for target in targets:
+            if target.startswith("explorer.lessons.") and target.count(".") >= 3:
+                other = target.split(".")[2]
+                assert other == lesson or target == f"explorer.lessons.{other}.model", (name, target)
