@@ -203,21 +203,27 @@ def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, l
                  disabled: bool = False, help: str | None = None) -> int:
     """A select box of the sentence's tokens; returns the chosen position ``0 … len(labels) - 1``.
 
-    Shown as :func:`explorer.shell.settings.token_label` (``"cat (1)"``). A position left over
-    from a longer sentence is clamped to the last token first. With ``link`` the choice is in
-    the page's link, as its label, and a link value that is not one of the labels is warned
-    about (:func:`check_link`).
+    The options are the labels themselves (:func:`explorer.shell.settings.token_label`,
+    ``"cat (1)"``; unique, as they carry the position), so the box and the link always show a
+    label of the current sentence. When the sentence changes, the chosen position is kept where
+    it still exists, else the last token is chosen. With ``link`` the choice is in the page's
+    link, as its label, and a link value that is not one of the labels is warned about
+    (:func:`check_link`).
     """
     n = len(labels)
-    keep_in_range(key, 0, n - 1)
-    # The default only matters on the first run; once the key holds a value (set by the widget or clamped
-    # above) pass index 0, or Streamlit logs that a widget with a default also had its value set in Session State.
+    last = f"_{key}_position"  # the position chosen on the last run (this helper's own key)
+    current = st.session_state.get(key)
+    if current is not None and current not in labels:  # a new sentence (or an invalid value)
+        st.session_state[key] = labels[min(max(st.session_state.get(last, default), 0), n - 1)]
+    # The default only matters on the first run; once the key holds a value pass index 0, or Streamlit
+    # logs that a widget with a default also had its value set through Session State.
     index = 0 if key in st.session_state else min(max(default, 0), n - 1)
-    pos = st.selectbox(label, range(n), index=index, format_func=lambda k: labels[k],
-                       key=key, bind="query-params" if link else None, disabled=disabled, help=help)
-    pos = min(max(int(pos or 0), 0), n - 1)
+    choice = st.selectbox(label, labels, index=index, key=key, bind="query-params" if link else None,
+                          disabled=disabled, help=help)
+    pos = labels.index(choice) if choice in labels else 0
+    st.session_state[last] = pos
     if link:
-        check_link(key, labels[pos], "one of the sentence's tokens, as 'token (position)'")  # the link holds the label
+        check_link(key, labels[pos], "one of the sentence's tokens, as 'token (position)'")
     return pos
 
 

@@ -73,11 +73,11 @@ def test_every_padding_amount_including_everything():
 def test_query_link_holds_the_label_and_opens_without_a_warning():
     at = app_at(PAGE, query={"causal_query": "on (3)"})
     assert_clean(at)
-    assert at.selectbox(key="causal_query").value == 3
+    assert at.selectbox(key="causal_query").value == "on (3)"
     assert not [w.value for w in at.warning if "link" in w.value]
     at = app_at(PAGE, query={"causal_query": "3"})  # not a label: warned, first token
     assert any("causal_query=3" in w.value for w in at.warning)
-    assert at.selectbox(key="causal_query").value == 0
+    assert at.selectbox(key="causal_query").value == "The (0)"
 
 
 @pytest.mark.parametrize("t, n_pad", [(5, 0), (2, 3), (2, 6), (0, 5)])
@@ -118,7 +118,7 @@ def test_shorter_sentence_after_large_padding_and_one_token():
     at = app_at(PAGE)
     at.slider(key="causal_padding").set_value(6).run()
     at.slider(key="causal_t").set_value(5).run()
-    at.selectbox(key="causal_query").set_value(5).run()
+    at.selectbox(key="causal_query").select_index(5).run()
     at.session_state["sentence"] = "a b"
     at.run()
     assert_clean(at)

@@ -55,7 +55,7 @@ def test_defaults():
     assert [m.value for m in at.metric][2] == "agree"
     assert any("PyTorch" in c.value for c in at.caption)
     # one query, every head: the chosen query's row in each head, and the key each head attends to most
-    at.selectbox(key="mh_query").set_value(3).run()
+    at.selectbox(key="mh_query").select_index(3).run()
     assert_clean(at)
     np.testing.assert_allclose(z_of(at, "mh_fig_query_heads"), r.weights[:, 3, :], atol=1e-12)
     table = at.dataframe[-1].value
@@ -198,7 +198,7 @@ def test_page_controls_come_from_the_link():
     at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_query": "on (3)",
                                                       "mh_numbers_matrix": "W_o", "mh_head_window": "heads 16-31"})
     assert_clean(at)
-    assert at.selectbox(key="mh_query").value == 3
+    assert at.selectbox(key="mh_query").value == "on (3)"
     assert at.radio(key="mh_numbers_matrix").value == "W_o"
     assert at.selectbox(key="mh_head_window").value == 16
     assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"].startswith("head 16 ·")
@@ -212,7 +212,7 @@ def test_bad_page_control_link_values_warn():
     assert "mh_query=dog (9)" in warnings and "mh_numbers_matrix=W_z" in warnings, warnings
     expander = next(e for e in at.expander if e.label.startswith("Numbers of W_q"))
     assert not [w for w in expander.warning], "a link warning inside a closed expander is not seen"
-    assert at.selectbox(key="mh_query").value == 0
+    assert at.selectbox(key="mh_query").value == "The (0)"
 
 
 def test_fewer_heads_keep_the_last_window_that_exists():

@@ -139,7 +139,7 @@ def test_top_key_answer_is_what_the_core_computes(session, query):
     sentence = session.get("sentence", "The cat sat on the mat")
     w = core_weights(sentence, session.get("d_model", 8), session.get("d_k", 4), session.get("seed", 42))
     best = int(np.argmax(w[query]))
-    at.selectbox(key="quiz_topkey_query").set_value(query).run()
+    at.selectbox(key="quiz_topkey_query").select_index(query).run()
     clue = array(figures(at)["quiz_fig_clue"]["data"][0]["z"])
     assert clue.shape == (1 + len(w), session.get("d_k", 4))
     at.selectbox(key="quiz_topkey_answer").set_value(best)
