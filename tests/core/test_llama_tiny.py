@@ -1,0 +1,274 @@
+"""``attention.llama`` on tiny random Llama GGUF files (no 98 MB file, no network): numbers against an
+independent float64 reference, the KV cache, head steps, generation, tokenizer and input errors."""
+
+from __future__ import annotations
+
+import threading
+
+import gguf
+import numpy as np
+import pytest
+
+from attention import gguf_file, llama
+from attention.decoder import apply_rope, swiglu
+from tests.core.llama_support import TINY, file_weights, reference_forward
+
+TEXT = "the cat sat on the mat, 12 cats sat"
+
+
+@pytest.fixture(params=["tiny", "tiny_q", "tiny_q_compact"])
+def model(request) -> llama.LlamaModel:
+    return request.getfixturevalue(request.param)
+
+
+def test_config_is_read_from_the_file(tiny):
+    c = tiny.config
+    assert (c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.d_head, c.d_ff) == (2, 6, 2, 96, 16, 128)
+    assert c.group_size == 3 and c.vocab_size == 268 and c.rope_theta == 10000.0
+    assert c.context_length == 48 and c.max_tokens == 48 and c.eos_id == 2 and c.bos_id == 1
+    np.testing.assert_allclose(c.rms_eps, 1e-5, rtol=1e-6)
+    assert c.kv_bytes_per_token == 2 * 2 * 2 * 16 * 4
+
+
+def test_forward_matches_an_independent_reference(model):
+    ids = model.encode(TEXT)
+    out = model.forward(ids)
+    logits, attentions = reference_forward(file_weights(model.path), ids, TINY)
+    assert out.logits.dtype == np.float32 and out.logits.shape == (len(ids), model.config.vocab_size)
+    assert out.attentions.dtype == np.float32 and out.attentions.shape == (2, 6, len(ids), len(ids))
+    np.testing.assert_allclose(out.attentions, attentions, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(out.logits, logits, rtol=1e-4, atol=1e-4 * np.abs(logits).max())
+
+
+def test_attention_rows_sum_to_one_and_nothing_above_the_diagonal(tiny):
+    w = tiny.forward(tiny.encode(TEXT)).attentions
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=0, atol=1e-6)
+    above = np.triu(np.ones(w.shape[-2:], bool), k=1)
+    assert (w[..., above] == 0).all() and (w[..., ~above] > 0).all()
+
+
+def test_weights_are_ggml_exact(tiny_q, tiny_q_compact, tiny_q_file):
+    """float32 mode holds gguf's de-quantized numbers bit for bit, and compact mode widens to the same bits."""
+    reader = gguf.GGUFReader(str(tiny_q_file.path))
+    deq = {t.name: gguf.quants.dequantize(t.data, t.tensor_type) for t in reader.tensors}
+    layer, compact = tiny_q._layers[1], tiny_q_compact._layers[1]
+    W_qkv = np.concatenate([deq[f"blk.1.attn_{x}.weight"] for x in "qkv"], axis=0).T  # [d_model, 96 + 32 + 32]
+    np.testing.assert_array_equal(layer.qkv.widen(), W_qkv)
+    np.testing.assert_array_equal(compact.qkv.widen(), W_qkv)
+    W_gu = np.concatenate([deq["blk.1.ffn_gate.weight"], deq["blk.1.ffn_up.weight"]], axis=0).T
+    np.testing.assert_array_equal(compact.gate_up.widen(), W_gu)
+    np.testing.assert_array_equal(compact.down.widen(), deq["blk.1.ffn_down.weight"].T)
+    np.testing.assert_array_equal(tiny_q._embedding.ET.T, deq["token_embd.weight"])
+    ids = np.array([5, 0, 267, 5])
+    np.testing.assert_array_equal(tiny_q_compact._embedding.lookup(ids), deq["token_embd.weight"][ids])
+    assert tiny_q_compact.nbytes < tiny_q.nbytes / 2.5
+
+
+def test_the_fused_mlp_is_decoder_swiglu(tiny):
+    """The model multiplies W_gate | W_up in one product; the numbers are attention.decoder.swiglu's."""
+    layer, d_ff = tiny._layers[0], tiny.config.d_ff
+    h = np.random.default_rng(0).standard_normal((5, tiny.config.d_model)).astype(np.float32)
+    W = layer.gate_up.widen()
+    np.testing.assert_allclose(tiny._mlp(layer, h, {}), swiglu(h, W[:, :d_ff], W[:, d_ff:], layer.down.widen()),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_compact_mode_computes_the_same_numbers(tiny_q, tiny_q_compact):
+    ids = tiny_q.encode(TEXT)
+    a, b = tiny_q.forward(ids), tiny_q_compact.forward(ids)
+    np.testing.assert_allclose(b.attentions, a.attentions, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(b.logits, a.logits, rtol=0, atol=1e-5)
+    assert tiny_q_compact.generate(ids, 6, stop_at_eos=False) == tiny_q.generate(ids, 6, stop_at_eos=False)
+
+
+def test_cache_token_by_token_equals_one_full_pass(model):
+    ids = model.encode(TEXT)
+    full = model.forward(ids)
+    out = model.forward(ids[:1])
+    for i in range(1, len(ids)):
+        out = model.forward([ids[i]], cache=out.cache)
+        assert out.attentions.shape == (2, 6, 1, i + 1) and out.positions.tolist() == [i]
+        np.testing.assert_allclose(out.logits[0], full.logits[i], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(out.attentions[:, :, 0], full.attentions[:, :, i, :i + 1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(out.cache.keys, full.cache.keys, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.cache.values, full.cache.values, rtol=1e-5, atol=1e-5)
+
+
+def test_cache_several_new_tokens_at_once(tiny):
+    """Several new queries against a cache: the causal mask is aligned bottom-right."""
+    ids = tiny.encode(TEXT)
+    full = tiny.forward(ids)
+    first = tiny.forward(ids[:4])
+    rest = tiny.forward(ids[4:11], cache=first.cache)
+    np.testing.assert_allclose(rest.logits, full.logits[4:11], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(rest.attentions, full.attentions[:, :, 4:11, :11], rtol=0, atol=1e-5)
+    assert (rest.attentions[:, :, 0, 5:] == 0).all() and (rest.attentions[:, :, 0, :5] > 0).all()
+
+
+def test_cache_is_never_changed_by_a_later_call(tiny):
+    ids = tiny.encode(TEXT)
+    base = tiny.forward(ids[:5])
+    keys_before = base.cache.keys.copy()
+    a = tiny.forward([ids[5]], cache=base.cache)
+    b = tiny.forward([7], cache=base.cache)  # a branch from the same cache
+    c = tiny.forward([ids[6]], cache=a.cache)
+    np.testing.assert_array_equal(base.cache.keys, keys_before)
+    np.testing.assert_allclose(b.logits[0], tiny.forward(ids[:5] + [7]).logits[-1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(c.logits[0], tiny.forward(ids[:7]).logits[-1], rtol=0, atol=1e-5)
+    assert len(base.cache) == 5 and len(c.cache) == 7
+    assert base.cache.nbytes == 5 * tiny.config.kv_bytes_per_token
+    assert base.cache.keys.shape == (2, 2, 5, 16) and not base.cache.keys.flags.writeable
+
+
+def test_one_model_serves_threads(tiny):
+    ids = tiny.encode(TEXT)
+    base = tiny.forward(ids[:6])
+    expected = {t: tiny.forward(ids[:6] + [t]).logits[-1] for t in (3, 4, 5, 6)}
+    results = {}
+
+    def work(t):
+        results[t] = tiny.forward([t], cache=base.cache).logits[0]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in expected]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for t, logits in expected.items():
+        np.testing.assert_allclose(results[t], logits, rtol=0, atol=1e-5)
+
+
+def test_head_steps_are_the_forward_pass_step_by_step(model):
+    ids = model.encode(TEXT)
+    out = model.forward(ids)
+    for layer, head in [(0, 0), (1, 4), (1, 5)]:
+        s = model.head_steps(ids, layer, head)
+        n = len(ids)
+        assert s.kv_head == head // 3 and s.tokens == tuple(ids) and s.q.shape == (n, 16)
+        np.testing.assert_allclose(s.weights, out.attentions[layer, head], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(s.q_before_rope, s.x_normed @ s.W_q, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(s.k_before_rope, s.x_normed @ s.W_k, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(s.q, apply_rope(s.q_before_rope, s.angles))
+        np.testing.assert_allclose(s.scores, s.q @ s.k.T, rtol=1e-6)
+        np.testing.assert_allclose(s.scaled_scores, s.scores * 0.25, rtol=1e-6)
+        assert s.scale == 0.25 and (s.mask == np.tri(n, dtype=bool)).all()
+        assert (s.weights[~s.mask] == 0).all()
+        np.testing.assert_allclose(s.output, s.weights @ s.v, rtol=1e-5, atol=1e-6)
+        # the key/value cache of the forward pass holds this head's k (after RoPE) and v
+        np.testing.assert_allclose(s.k, out.cache.keys[layer, s.kv_head], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(s.v, out.cache.values[layer, s.kv_head], rtol=0, atol=1e-6)
+    a, b = model.head_steps(ids, 1, 3), model.head_steps(ids, 1, 5)  # heads 3..5 share kv head 1
+    np.testing.assert_array_equal(a.k, b.k)
+    assert not np.array_equal(a.q, b.q)
+
+
+def test_generate(tiny):
+    ids = tiny.encode(TEXT)
+    greedy = tiny.generate(ids, 5, stop_at_eos=False)
+    manual = list(ids)
+    for _ in range(5):
+        manual.append(int(tiny.forward(manual).logits[-1].argmax()))
+    assert greedy == manual[len(ids):]
+    assert tiny.generate(ids, 5, temperature=0.8, top_k=1, seed=3, stop_at_eos=False) == greedy
+    one = tiny.generate(ids, 8, temperature=1.5, seed=7, stop_at_eos=False)
+    assert one == tiny.generate(ids, 8, temperature=1.5, seed=7, stop_at_eos=False)
+    assert len(one) == 8 and all(0 <= t < tiny.config.vocab_size for t in one)
+    rng = np.random.default_rng(0)
+    assert {llama.sample_next(np.array([0.0, 5.0, 5.0, -1.0]), temperature=1.0, top_k=2, rng=rng)
+            for _ in range(50)} == {1, 2}  # ties at the k-th value are kept, the rest never drawn
+    assert llama.sample_next(np.array([1.0, 3.0, 3.0])) == 1  # greedy: the lowest id wins a tie
+
+
+def test_generate_stops_at_eos(tiny, monkeypatch):
+    eos, vocab = tiny.config.eos_id, tiny.config.vocab_size
+
+    class EndsEverything:  # an output layer whose every next token is <|im_end|>
+        def logits(self, h):
+            out = np.zeros((len(h), vocab), np.float32)
+            out[:, eos] = 1
+            return out
+
+    monkeypatch.setattr(tiny, "_output", EndsEverything())
+    assert tiny.generate([5, 6], 4) == [eos]
+    assert tiny.generate([5, 6], 3, stop_at_eos=False) == [eos] * 3
+
+
+def test_tokenizer(tiny):
+    ids = tiny.encode(" the cat<|im_start|>user<think>é 12")
+    assert ids[:2] == [261, 264] and 1 in ids and 267 in ids  # merges, control and user-defined tokens whole
+    assert tiny.decode(ids) == " the cat<|im_start|>user<think>é 12"
+    assert tiny.decode(ids, skip_special_tokens=True) == " the catuser<think>é 12"
+    assert tiny.encode("12") == [52, 53] and tiny.encode(" 34") == [35, 54, 55]  # digits one by one
+    pieces = tiny.token_strings(tiny.encode("é🙂"))
+    assert pieces[0] == "\\xc3" and "".join(pieces).startswith("\\xc3\\xa9")  # partial characters escaped
+    assert b"".join(tiny.token_bytes(tiny.encode("é🙂 ok"))) == "é🙂 ok".encode()
+    assert tiny.token_strings(tiny.encode(" the<|im_end|>")) == [" the", "<|im_end|>"]
+    assert tiny.decode([]) == ""
+
+
+def test_bad_input_names_the_problem(tiny, monkeypatch, tiny_q_file):
+    limit = tiny.config.max_tokens
+    cases = [
+        (lambda: tiny.encode(""), ValueError, "empty prompt"),
+        (lambda: tiny.encode(b"bytes"), TypeError, "must be a string"),
+        (lambda: tiny.forward([]), ValueError, "empty prompt"),
+        (lambda: tiny.forward([5, 268]), ValueError, r"token id 268 at position 1 is out of range.*0\.\.267"),
+        (lambda: tiny.forward([-1]), ValueError, "out of range"),
+        (lambda: tiny.forward([[1, 2]]), ValueError, "1-D"),
+        (lambda: tiny.forward([1.5]), ValueError, "integers"),
+        (lambda: tiny.forward([True]), ValueError, "integers"),
+        (lambda: tiny.forward([5] * (limit + 1)), ValueError, f"more than the {limit}"),
+        (lambda: tiny.forward([5], cache=tiny.forward([5] * limit, need_weights=False).cache), ValueError,
+         f"{limit} cached \\+ 1 new"),
+        (lambda: tiny.forward([5], cache="cache"), ValueError, "KVCache"),
+        (lambda: tiny.encode("a " * 40), ValueError, r"80 tokens, more than the 48 .* cut at character 48"),
+        (lambda: tiny.head_steps([5, 6], 2, 0), ValueError, r"layer must be an integer in 0\.\.1"),
+        (lambda: tiny.head_steps([5, 6], 0, 6), ValueError, r"head must be an integer in 0\.\.5"),
+        (lambda: tiny.generate([5], 0), ValueError, "max_new_tokens"),
+        (lambda: tiny.generate([5] * 40, 9), ValueError, "40 prompt tokens \\+ 9 new"),
+        (lambda: tiny.generate([5], 2, temperature=-1), ValueError, "temperature"),
+        (lambda: tiny.generate([5], 2, temperature=1, top_k=0), ValueError, "top_k"),
+        (lambda: llama.sample_next(np.zeros(3), temperature=1.0), ValueError, "needs rng"),
+        (lambda: llama.load(tiny_q_file.path, weights="int4", expected_sha256=None), ValueError, "weights must be"),
+    ]
+    for call, error, match in cases:
+        with pytest.raises(error, match=match):
+            call()
+    assert len(tiny.encode("a " * 40, truncate=True)) == limit
+    monkeypatch.setenv(llama.WEIGHTS_ENV, "compact")
+    assert llama.load(tiny_q_file.path, expected_sha256=None).weights_mode == "compact"
+    monkeypatch.setenv(llama.WEIGHTS_ENV, "float64")
+    with pytest.raises(ValueError, match=r"\$ATTENTION_MODEL_WEIGHTS must be one of"):
+        llama.load(tiny_q_file.path, expected_sha256=None)
+
+
+def test_missing_or_misshaped_tensors(tmp_path, tiny_file):
+    """A file whose tensors do not fit its metadata is refused, naming the tensor."""
+    reader = gguf.GGUFReader(str(tiny_file.path))
+    for drop, match in [("blk.1.ffn_up.weight", "'blk.1.ffn_up.weight' is missing"),
+                        ("blk.0.attn_k.weight", r"'blk.0.attn_k.weight' has shape \[16, 96\], expected \[32, 96\]")]:
+        path = tmp_path / "broken.gguf"
+        writer = gguf.GGUFWriter(str(path), "llama")
+        for key, field in reader.fields.items():
+            if key.startswith("GGUF.") or key == "general.architecture":
+                continue
+            value_type = field.types[0]
+            value = field.contents()
+            if value_type == gguf.GGUFValueType.ARRAY:
+                writer.add_key_value(key, value, value_type, sub_type=field.types[-1])
+            else:
+                writer.add_key_value(key, value, value_type)
+        for t in reader.tensors:
+            data = np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
+            if t.name == drop:
+                if "ffn_up" in drop:
+                    continue
+                data = data[:16]
+            writer.add_tensor(t.name, data)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        with pytest.raises(ValueError, match=match):
+            llama.load(path, expected_sha256=None)
+    assert gguf_file.MODEL_FILENAME.endswith(".gguf")
