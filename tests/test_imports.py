@@ -88,6 +88,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@pytest.mark.slow
 def test_the_graph_is_read():
     graph = import_graph()
     assert "attention._validate" in graph["attention.core"]

@@ -3,10 +3,13 @@
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_readme_python_example_runs():
     blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
     assert blocks, "README has no python example"

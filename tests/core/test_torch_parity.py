@@ -150,6 +150,7 @@ def _reference_script():
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_live_torch_reproduces_recorded_file():
     _torch()

@@ -36,6 +36,7 @@ def figure_count(monkeypatch):
     return start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_rerun_at_unchanged_settings_builds_no_figure(page, figure_count):
     at = app_at(page)

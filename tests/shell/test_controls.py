@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.apptest_utils import app_at, assert_clean
 
 
+@pytest.mark.slow
 def test_token_picker_follows_a_new_sentence():
     """The picker's options are the current sentence's labels: after a new sentence it shows (and the link holds)
     one of them, keeping the position where it exists, else the last token; never a stale label."""

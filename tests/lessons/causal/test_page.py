@@ -18,6 +18,7 @@ def texts(at):
                     for e in getattr(at, kind))
 
 
+@pytest.mark.slow
 def test_defaults_side_by_side_masks_and_no_peeking():
     at = app_at(PAGE)
     assert_clean(at)
@@ -48,6 +49,7 @@ def test_causal_off_shows_bidirectional_pipeline():
     assert np.all(np.asarray(figs["causal_fig_bool"]["data"][0]["z"]) == 1)
 
 
+@pytest.mark.slow
 def test_every_padding_amount_including_everything():
     at = app_at(PAGE)
     for p in range(7):
@@ -114,6 +116,7 @@ def test_bad_link_value_warns():
     assert "`causal_t=99`" in shown and "`causal_padding=x`" in shown
 
 
+@pytest.mark.slow
 def test_shorter_sentence_after_large_padding_and_one_token():
     at = app_at(PAGE)
     at.slider(key="causal_padding").set_value(6).run()
@@ -130,6 +133,7 @@ def test_shorter_sentence_after_large_padding_and_one_token():
     assert z(at, "causal_fig_weights").shape == (1, 1)
 
 
+@pytest.mark.slow
 def test_empty_sentence_prompts_and_markup_is_escaped():
     at = app_at(PAGE, session={"sentence": " "})
     assert not at.exception and any("Type a sentence" in i.value for i in at.info)

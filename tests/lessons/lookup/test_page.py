@@ -80,6 +80,7 @@ def test_sharpness_extremes(page, sharpness, expected):
     at.select_slider(key="lookup_sharpness").set_value(S.LESSON_SHARPNESS).run()
 
 
+@pytest.mark.slow
 def test_query_sliders_at_their_extremes_change_the_weights(page):
     at = page
     before = soft_weights(at)

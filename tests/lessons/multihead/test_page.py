@@ -32,6 +32,7 @@ def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, is_cau
     return A.MultiHeadAttention(d_model, n_heads, seed=seed).steps(X, is_causal=is_causal)
 
 
+@pytest.mark.slow
 def test_defaults():
     at = app_at(PAGE)
     assert_clean(at)
@@ -62,6 +63,7 @@ def test_defaults():
     assert list(table["attends most to"]) == [f"{TOKENS[k]} ({k})" for k in r.weights[:, 3, :].argmax(axis=-1)]
 
 
+@pytest.mark.slow
 def test_every_valid_head_count_for_d_model_8():
     at = app_at(PAGE)
     for n_heads in A.valid_head_counts(8):
@@ -82,6 +84,7 @@ def test_every_valid_head_count_for_d_model_8():
             assert any("With one head it is that head" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_d_model_512_with_16_heads_stays_light():
     at = app_at(PAGE, session={"d_model": 512}, query={"n_heads": "16"})
     assert_clean(at)
@@ -100,6 +103,7 @@ def test_d_model_512_with_16_heads_stays_light():
     np.testing.assert_allclose(np.stack([np.array(t["z"], dtype=float) for t in grid]), r.weights, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_causal_on_masks_every_head():
     at = app_at(PAGE)
     at.toggle(key="mh_causal").set_value(True).run()
@@ -119,6 +123,7 @@ def test_causal_on_masks_every_head():
     ({"n_heads": "abc"}, 2, ["`n_heads=abc`", "one of 1, 2, 4, 8", "using `n_heads=2`"]),
     ({"n_heads": "4.0"}, 4, ["`n_heads=4.0`", "using `n_heads=4`"]),
 ])
+@pytest.mark.slow
 def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, words):
     at = app_at(PAGE, query=query)
     assert_clean(at)
@@ -132,6 +137,7 @@ def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, wo
     assert len(grid_z(at)) == 1
 
 
+@pytest.mark.slow
 def test_valid_link_is_used_without_warning():
     at = app_at(PAGE, query={"n_heads": "4", "mh_seed": "5", "mh_causal": "true"})
     assert_clean(at)
@@ -141,6 +147,7 @@ def test_valid_link_is_used_without_warning():
                                atol=1e-12)
 
 
+@pytest.mark.slow
 def test_changing_d_model_to_a_non_multiple_moves_to_the_nearest_count():
     at = app_at(PAGE, session={"d_model": 12})
     at.selectbox(key="n_heads").set_value(6).run()
@@ -177,6 +184,7 @@ def test_markup_tokens_are_escaped():
         assert ticks[0] == "&lt; (0)" and "&amp; (8)" in ticks and "<" not in "".join(ticks)
 
 
+@pytest.mark.slow
 def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     at = app_at(PAGE, session={"d_model": 128}, query={"n_heads": "128"})
     assert_clean(at)
@@ -192,6 +200,7 @@ def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
 
 
+@pytest.mark.slow
 def test_page_controls_come_from_the_link():
     """The query token, the numbers' matrix and the head window are in the link like the other controls."""
     # Select boxes with labels keep the label in the link, as the browser writes it.
@@ -215,6 +224,7 @@ def test_bad_page_control_link_values_warn():
     assert at.selectbox(key="mh_query").value == "The (0)"
 
 
+@pytest.mark.slow
 def test_fewer_heads_keep_the_last_window_that_exists():
     at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "64"})
     at.selectbox(key="mh_head_window").set_value(48).run()
@@ -238,6 +248,7 @@ def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
                for w in at.warning)
 
 
+@pytest.mark.slow
 def test_a_replayed_page_keeps_its_layout():
     """A rerun replays parts 2-4 from one cached section; every element must land in the same container as when
     drawn (Streamlit replays a section called from another section at the outer one's top level)."""

@@ -134,6 +134,7 @@ def test_head_width_negative_answer_is_explained(at):
     ({}, 1),  # the lesson's sentence, query "cat"
     ({"sentence": "a dog chased the red ball home", "seed": 7, "d_model": 12, "d_k": 6}, 4),
 ])
+@pytest.mark.slow
 def test_top_key_answer_is_what_the_core_computes(session, query):
     at = app_at("quiz", session=session)
     sentence = session.get("sentence", "The cat sat on the mat")
@@ -176,6 +177,7 @@ def test_growth_answer_is_what_the_core_computes(at):
     assert not ok and "goes up" in bad[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_tokens", [1, 33, 40, 64])  # 6: test_growth_answer_is_what_the_core_computes
 def test_growth_link_opens_the_scaling_page_without_a_warning(n_tokens):
     """The reveal's link holds values the scaling page accepts (it once gave scale_n_keys=40: "2 to 32")."""

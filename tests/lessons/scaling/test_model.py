@@ -89,6 +89,7 @@ def test_frobenius_norm_matches_the_full_jacobian_on_saturated_rows():
     np.testing.assert_allclose(A.jacobian_frobenius_norm(w), full, rtol=1e-6, atol=1e-300)
 
 
+@pytest.mark.slow
 def test_no_overflow_or_nan_at_the_extremes():
     """Smallest and largest keys, d_k and samples, the largest seed, the coldest and hottest T."""
     with np.errstate(over="raise", invalid="raise", divide="raise"):

@@ -5,6 +5,7 @@ import json
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
+import pytest
 
 from explorer.lessons.scaling import model as S
 from tests.apptest_utils import app_at, assert_clean, figures
@@ -75,6 +76,7 @@ def test_defaults(golden):
     assert any(r"\operatorname{Var}(q\cdot k)" in x.value and "= d_k" in x.value for x in at.latex)
 
 
+@pytest.mark.slow
 def test_moving_d_k_moves_the_marker_and_keeps_the_curves():
     at = app_at("scaling")
     before = figures(at)["scale_fig_curves"]
@@ -86,6 +88,7 @@ def test_moving_d_k_moves_the_marker_and_keeps_the_curves():
     assert "d_k = 1024" in verdict(at)
 
 
+@pytest.mark.slow
 def test_a_link_presets_the_page():
     at = app_at("scaling", query={"scale_d_k": "256", "scale_n_keys": "9", "scale_seed": "3",
                                      "scale_samples": "4096", "scale_temperature": "0.5"})
@@ -141,6 +144,7 @@ def test_smallest_settings_through_the_widgets():
     np.testing.assert_allclose(un, arr(figs["scale_fig_heat_scaled"]["data"][0]["z"]))
 
 
+@pytest.mark.slow
 def test_largest_settings_through_a_link():
     at = app_at("scaling", query={"scale_d_k": str(S.D_K_CHOICES[-1]), "scale_n_keys": str(S.N_KEYS_RANGE[1]),
                                      "scale_seed": str(MAX_SEED), "scale_samples": str(S.SAMPLE_CHOICES[-1]),

@@ -1,6 +1,7 @@
 """AppTest of the two-sentences page."""
 
 import numpy as np
+import pytest
 
 from tests.apptest_utils import app_at, assert_clean, figures
 
@@ -44,6 +45,7 @@ def test_different_lengths_compare_the_common_length():
     assert any("different lengths" in i.value and "first 3" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_empty_second_sentence_keeps_last_valid_and_empty_first_prompts():
     at = app_at(PAGE)
     at.text_input(key="two_sentence").set_value("").run()

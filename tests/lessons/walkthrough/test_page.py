@@ -38,6 +38,7 @@ def test_lesson_example_equals_golden(golden):
     np.testing.assert_allclose(weights_z(at), exp["attention_weights"], rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_editing_a_cell_changes_the_result_and_blank_keeps_last_valid():
     at = app_at(session={"walk_input": "Lesson example"})
     before = weights_z(at)
