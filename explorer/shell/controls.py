@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from explorer.shell import settings as shared_settings
+from explorer.shell.cache import cached
 from explorer.shell.settings import Settings
 
 DEFAULTS = {
@@ -228,7 +229,7 @@ def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, l
 
 
 # Cached computations: bounded caches, pure functions underneath.
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(max_entries=64)
 def sentence_steps(settings: Settings, is_causal: bool = False):
     """:meth:`Settings.steps`, cached per process (shared by every lesson on the sentence)."""
     return settings.steps(is_causal=is_causal)

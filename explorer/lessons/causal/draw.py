@@ -16,11 +16,11 @@ import streamlit as st
 from explorer.lessons.causal import charts as cfig
 from explorer.lessons.causal import model
 from explorer.shell import charts, textviews
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.settings import Settings
 from explorer.shell.tables import numbers
 
-scenario = st.cache_data(max_entries=32, show_spinner=False)(model.causal_scenario)  # (settings, n_pad, t = 0)
+scenario = cached(max_entries=32)(model.causal_scenario)  # (settings, n_pad, t = 0)
 
 
 def badges(fig, fully: np.ndarray, n_cols: int):

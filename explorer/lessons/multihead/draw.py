@@ -28,7 +28,7 @@ from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
 from explorer.lessons.multihead.model import MultiHead
 from explorer.shell import charts
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt
 
@@ -40,7 +40,7 @@ LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (insp
 Window = tuple[int, int]  # heads first … last + 1 shown in the grids
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(max_entries=16)
 def scenario(mh: MultiHead) -> smh.MultiHeadScenario:
     """:func:`~explorer.lessons.multihead.model.multihead_scenario` for ``mh``, cached."""
     return smh.multihead_scenario(mh.settings, mh.n_heads, mh.seed, mh.is_causal)

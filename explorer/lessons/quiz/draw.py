@@ -16,10 +16,10 @@ from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
 from explorer.lessons.scaling import model as scaling
 from explorer.shell import charts, controls, textviews
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.settings import Settings
 
-growth = st.cache_data(max_entries=32, show_spinner=False)(quiz.growth_reveal)
+growth = cached(max_entries=32)(quiz.growth_reveal)
 """:func:`explorer.lessons.quiz.model.growth_reveal`, cached (question 8's numbers, for the grade and the reveal)."""
 
 

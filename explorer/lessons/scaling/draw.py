@@ -17,12 +17,12 @@ import attention as A
 from explorer.lessons.scaling import charts as F
 from explorer.lessons.scaling import model as S
 from explorer.shell import charts
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt
 
-_setting = st.cache_data(max_entries=64, show_spinner=False)(S.setting)
-_curves = st.cache_data(max_entries=32, show_spinner=False)(S.curves)
+_setting = cached(max_entries=64)(S.setting)
+_curves = cached(max_entries=32)(S.curves)
 
 
 def curves(n_keys: int, n_samples: int, seed: int) -> A.SaturationStats:

@@ -15,11 +15,11 @@ from explorer.lessons.two_sentences import charts as tfig
 from explorer.lessons.two_sentences import model
 from explorer.lessons.two_sentences.model import LayerSettings
 from explorer.shell import charts, textviews
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.settings import token_label, token_labels
 from explorer.shell.tables import numbers
 
-two_sentences_scenario = st.cache_data(max_entries=32, show_spinner=False)(model.two_sentences_scenario)
+two_sentences_scenario = cached(max_entries=32)(model.two_sentences_scenario)
 
 
 def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,

@@ -17,7 +17,7 @@ import streamlit as st
 
 import attention as A
 from explorer.shell import charts, controls, textviews
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, section
 from explorer.shell.settings import Settings, token_labels
 from explorer.shell.tables import numbers
 
@@ -42,7 +42,7 @@ class LessonExample:
 Source = Settings | LessonExample
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(max_entries=32)
 def computed(source: Source) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
     """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2)."""
     if isinstance(source, LessonExample):
