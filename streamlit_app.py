@@ -17,7 +17,14 @@ st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wi
 nav: dict[str, list] = {}
 for i, lesson in enumerate(LESSONS):
     nav.setdefault(lesson.group, []).append(
-        st.Page(lesson.page, title=lesson.title, icon=lesson.icon, url_path=lesson.url_path, default=(i == 0)))
+        st.Page(lesson.page, title=lesson.title, icon=lesson.icon, default=(i == 0),
+                url_path=lesson.url_path if i else f"{lesson.url_path}-home"))
+# The default lesson is served at "/"; its own path ("/walkthrough", as README lists it) would otherwise open
+# Streamlit's "Page not found" dialog, so a hidden page serves the same lesson there. (Streamlit reserves the
+# default page's url_path although it never serves it: hence "-home" above, a path nobody links to.)
+first = LESSONS[0]
+nav[first.group].append(st.Page(first.page, title=first.title, icon=first.icon, url_path=first.url_path,
+                                visibility="hidden"))
 page = st.navigation(nav)
 started = time.perf_counter()
 controls.sidebar_controls()
