@@ -22,8 +22,19 @@ def test_ci_runs_the_readme_test_command():
     command = re.search(r"```bash\n(.*?)\n```", test_section, flags=re.S).group(1).strip()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert command in ci.splitlines(), f"{command!r} not in .ci/run"
-    run_section = README.split("## Run it", 1)[1]
-    assert "streamlit run streamlit_app.py" in re.search(r"```bash\n(.*?)\n```", run_section, flags=re.S).group(1)
+    run_section = README.split("## Run it", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)\n```", run_section, flags=re.S)
+    assert any("streamlit run streamlit_app.py" in b for b in blocks), blocks
+    assert "venv" in blocks[0] and "3.11" in run_section  # a virtual environment first, and the Python it needs
+
+
+def test_a_local_run_opens_the_browser():
+    """The config must not set server.headless: a learner's `streamlit run` opens the app in the browser
+    (the e2e suite and CI pass --server.headless true themselves)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert "headless" not in config.get("server", {})
 
 
 # SHA-256 of the shared golden file's content (json.dumps(..., sort_keys=True)) when the copy was made.
