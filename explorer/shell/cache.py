@@ -11,18 +11,37 @@ Both key on the arguments' values. A frozen dataclass argument (the shared
 :class:`~explorer.shell.settings.Settings`, a lesson's own key) is hashed by its fields as a
 tuple, which Streamlit does in half the time of its generic dataclass path (it deep-copies the
 dataclass into a dict first); the caches are per process, shared by every session.
+
+Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.7 GB), so every
+cache is bounded three ways (measured sizes: BENCHMARKS.md, "Memory soak"):
+
+- by count: ``max_entries`` per function, sized from its measured entry size at the largest
+  settings (a section replays at most 3.6 MiB; the multi-head scenario at 512 heads is 43 MiB);
+- by size: ``server.maxCacheDataSize`` in ``.streamlit/config.toml``, Streamlit's one LRU byte
+  budget over every ``st.cache_data`` entry of the process;
+- by time: an entry expires :data:`TTL_SECONDS` after it was stored, and when no script has run
+  for :data:`IDLE_CLEAR_SECONDS` the idle sweep empties every ``st.cache_data`` cache and hands
+  the freed memory back to the system (Streamlit expires entries only when their function is
+  called again, so without it an idle server would keep everything).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
+import threading
+import time
 import types
 import typing
 from collections.abc import Callable
 
 import streamlit as st
 
-SECTION_MAX_ENTRIES = 16  # per section function; at the largest settings one entry holds up to a few MB
+SECTION_MAX_ENTRIES = 8  # per section function; at the largest settings an entry holds up to 3.6 MiB
+TTL_SECONDS = 30 * 60  # an entry expires this long after it was stored (checked when its function is called)
+IDLE_CLEAR_SECONDS = 5 * 60  # no script run for this long: the idle sweep empties every st.cache_data cache
+_SWEEP_EVERY_SECONDS = 30
 
 
 def _fields(obj) -> tuple:
@@ -70,14 +89,64 @@ def section(func):
     section function keeps at most ``SECTION_MAX_ENTRIES`` argument sets (least recently
     used dropped).
     """
-    return st.cache_data(max_entries=SECTION_MAX_ENTRIES, show_spinner=False, hash_funcs=key_hash_funcs(func))(func)
+    return st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False,
+                         hash_funcs=key_hash_funcs(func))(func)
 
 
 def cached(max_entries: int) -> Callable[[Callable], Callable]:
     """Decorator for a pure computation shared by sections: ``st.cache_data`` keeping ``max_entries`` argument
-    sets, frozen dataclass arguments hashed by their fields (see the module docstring)."""
+    sets for at most :data:`TTL_SECONDS`, frozen dataclass arguments hashed by their fields (see the module
+    docstring). Size ``max_entries`` from the function's measured entry size at the largest settings."""
 
     def wrap(func: Callable) -> Callable:
-        return st.cache_data(max_entries=max_entries, show_spinner=False, hash_funcs=key_hash_funcs(func))(func)
+        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
+                             hash_funcs=key_hash_funcs(func))(func)
 
     return wrap
+
+
+# --- the idle sweep ------------------------------------------------------------------------------------------
+_last_run = time.monotonic()
+_sweeper: threading.Thread | None = None
+_sweeper_lock = threading.Lock()
+
+
+def note_activity() -> None:
+    """Called by every script run (the shared sidebar): the server is in use; starts the idle sweep once."""
+    global _last_run, _sweeper
+    _last_run = time.monotonic()
+    if _sweeper is None:
+        with _sweeper_lock:
+            if _sweeper is None:
+                _sweeper = threading.Thread(target=_sweep_when_idle, name="attention-explorer-idle-sweep", daemon=True)
+                _sweeper.start()
+
+
+def _sweep_when_idle() -> None:
+    """Forever: every :data:`_SWEEP_EVERY_SECONDS`, :func:`sweep_if_idle`."""
+    swept_at = None
+    while True:
+        time.sleep(_SWEEP_EVERY_SECONDS)
+        swept_at = sweep_if_idle(swept_at)
+
+
+def sweep_if_idle(swept_at: float | None, now: float | None = None) -> float | None:
+    """Clear the caches (:func:`clear_caches`) if no script has run for :data:`IDLE_CLEAR_SECONDS` and they were
+    not cleared since that last run (``swept_at``: the last run's time when they were). Returns the new ``swept_at``."""
+    last = _last_run
+    if (time.monotonic() if now is None else now) - last >= IDLE_CLEAR_SECONDS and swept_at != last:
+        clear_caches()
+        return last
+    return swept_at
+
+
+def clear_caches() -> None:
+    """Empty every ``st.cache_data`` cache of the process and return the freed heap to the system.
+
+    ``st.cache_resource`` (the real model's weights) is kept. The bytes Streamlit stored are
+    freed, but glibc keeps freed heap pages for reuse (the process would not shrink); ``malloc_trim``
+    gives them back (Linux with glibc; elsewhere this step is skipped).
+    """
+    st.cache_data.clear()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)

@@ -7,8 +7,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from explorer.shell.textviews import fmt
+
+# Figures go to the browser through plotly.io.to_json (st.plotly_chart). With orjson installed, Plotly first
+# offers the whole figure to orjson, which refuses the object arrays of every heat map (labels, formatted
+# values, None gaps) and keeps a reference to each of their items (orjson 3.8.3: about 0.3 MB lost per 64 x 64
+# map, so a long session grew without bound); Plotly then cleans the figure and encodes it again. The standard
+# json encoder takes them directly: no leak, and faster (17 ms instead of 24 ms for a 64 x 64 map). Same JSON values.
+pio.json.config.default_engine = "json"
 
 CELL_TEXT_MAX = 24  # print cell values while both axes have at most this many entries
 GAP_MAX = 24  # white gaps between cells while an axis has at most this many entries (more would wash colours out)

@@ -5,14 +5,30 @@ query parameters (``bind="query-params"``), so they keep their values across
 pages and a copied link reproduces what the sender saw. Streamlit silently
 drops a link value it cannot use (``?seed=abc``) and falls back to the default;
 :func:`check_link` turns that into a visible warning.
+
+A link is a visitor's text: every value it holds is checked before a widget reads it
+and is shown as text, never as Markdown. Numbers go through :func:`number_input` and
+:func:`slider`, which take only a number written as the app writes it (``42``, ``0.25``:
+ASCII digits, no exponent, sign of zero, padding or hex), in range and on the control's
+step; anything else (``inf``, ``1e309``, ``5.0``, ``٣``, an empty value) is removed from
+the link before Streamlit parses it (Streamlit's own parsing overflows on ``inf``), so the
+control opens at its default and :func:`check_link` warns. A parameter given more than
+once (``?seed=1&seed=2``) is refused the same way. A link value that must be corrected
+(the nearest valid head count) is corrected in the link with :func:`correct_link`, so
+Streamlit seeds the widget from it as from any link.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
+from explorer.shell import cache
 from explorer.shell import settings as shared_settings
 from explorer.shell.cache import cached
 from explorer.shell.settings import Settings
@@ -34,9 +50,15 @@ EMBEDDING_LABELS = {  # option (also its value in the link) -> caption
     "per-token": "one vector per word",
 }
 
-_LINK_KEY = "_link_params"  # raw query parameters of the session's first run
-_WARN_KEY = "_link_warnings"  # every link warning of the session, until dismissed
-_SHOWN_KEY = "_link_warnings_shown"  # those shown inline on this run
+_LINK_KEY = "_link_params"  # raw query parameters of the session's first run, until check_link judges them
+_WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
+_SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
+_SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
+REPEATABLE: frozenset[str] = frozenset()
+"""Link keys that may be given more than once (a bound multiselect's); any other repeated key is refused."""
+SHOWN_CHARS = 40  # a link value longer than this is shortened in a warning
+_INT_TEXT = re.compile(r"-?[0-9]+\Z")  # ASCII digits only: int() would also take " 5 ", "1_000" and "٣"
+_DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
 
 
 @dataclass(frozen=True)
@@ -59,28 +81,148 @@ class Shared:
 
 
 def _snapshot_link() -> None:
-    """Keep the raw query parameters of the session's first run (before widgets clean them)."""
-    if _LINK_KEY not in st.session_state:
-        st.session_state[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
-        st.session_state[_WARN_KEY] = []
+    """Keep the raw query parameters of the session's first run (before widgets clean them).
+
+    A key given more than once (not in :data:`REPEATABLE`) is removed from the link and the
+    run starts again, so its control opens at the default; :func:`check_link` warns about it.
+    """
+    ss = st.session_state
+    if _LINK_KEY in ss:
+        return
+    ss[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
+    ss[_WARN_KEY] = {}
+    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1 and k not in REPEATABLE]
+    if any([_remove_from_link(k) for k in repeated]):
+        _rerun_with_the_new_link()
+
+
+def _rerun_with_the_new_link() -> None:
+    """Start the run again after this run changed the link, every bound widget seeded from the link afresh.
+
+    ``st.rerun`` keeps the values Streamlit seeded from the link earlier in this run as values
+    set through Session State, and then warns (with a stack trace) about every such widget that
+    has a default; so they are forgotten first (only on a session's first run, or the first
+    run of a page, do the link's keys hold link-seeded values: later, a bound key cannot change).
+    """
+    for key in list(st.query_params):
+        if not key.startswith("_") and key in st.session_state:  # widget keys; never this module's own state
+            del st.session_state[key]
+    st.rerun()
+
+
+def _remove_from_link(key: str) -> bool:
+    """Remove ``key`` from the page's link before a widget is bound to it; ``False`` if it is absent or bound."""
+    if key not in st.query_params:
+        return False
+    try:
+        del st.query_params[key]
+    except StreamlitAPIException:  # already bound to a widget this session: Streamlit owns its value
+        return False
+    return True
+
+
+def correct_link(key: str, value: str | None) -> None:
+    """Make the link hold ``value`` for ``key`` (``None``: no value) before its bound widget is drawn.
+
+    Streamlit seeds a bound widget from the link when a session starts; this is how a link value
+    the page corrects (the nearest valid head count) reaches the widget the supported way,
+    through the link, instead of through ``st.session_state`` (which Streamlit warns about for
+    a widget with a default). When the link changes, the run starts again (``st.rerun``), so
+    the widget reads the corrected link. Nothing happens once the widget is bound (then the
+    learner's value, not the link, is the widget's).
+    """
+    if st.query_params.get_all(key) == ([] if value is None else [value]):
+        return
+    try:
+        if value is None:
+            del st.query_params[key]
+        else:
+            st.query_params[key] = value
+    except (StreamlitAPIException, KeyError):
+        return
+    _rerun_with_the_new_link()
 
 
 def _canonical(value) -> str:
+    """A widget value as Streamlit writes it into the link (``True`` -> ``true``, ``5.0`` -> ``5``)."""
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return str(int(value))
     return str(value)
 
 
+def link_number(raw: str, lo: float, hi: float, *, integer: bool, step: float | None = None) -> int | float | None:
+    """The number a link value stands for, or ``None`` if the control cannot use it.
+
+    Valid: the number written as the app writes it (:func:`_canonical`): ASCII digits, an
+    optional ``-``, for a non-integer control an optional fraction; no padding, exponent,
+    hex, ``_``, ``+``, leading zeros or ``-0``; within ``[lo, hi]`` and, with ``step``, on the
+    grid ``lo + k * step``. ``link_number("8", 1, 512, integer=True) == 8``;
+    ``"inf"``, ``"1e2"``, ``"5.0"``, ``" 5 "``, ``"٣"`` give ``None``.
+    """
+    if not (_INT_TEXT if integer else _DECIMAL_TEXT).match(raw):
+        return None
+    x = int(raw) if integer else float(raw)
+    if not lo <= x <= hi or _canonical(x) != raw:
+        return None
+    if step:
+        k = (x - lo) / step
+        if abs(k - round(k)) > 1e-9 * max(1.0, abs(k)):
+            return None
+    return x
+
+
+def refuse_unusable(key: str, usable: Callable[[str], bool]) -> None:
+    """Before ``key``'s bound widget is drawn: unless the link's value for it is one ``usable`` accepts, remove it
+    from the link and start the run again, so the widget opens at its default (:func:`check_link` then warns).
+
+    For values Streamlit would misread rather than drop: a number it would parse leniently or
+    overflow on, an empty value a segmented control takes as "nothing selected". A value
+    given more than once is removed too. Nothing happens once the widget is bound.
+    """
+    _snapshot_link()
+    raw = st.query_params.get_all(key)
+    if not raw or (len(raw) == 1 and usable(raw[0])):
+        return
+    if _remove_from_link(key):
+        _rerun_with_the_new_link()
+
+
+def _refuse_unusable_number(key: str, lo: float, hi: float, *, integer: bool, step: float | None) -> None:
+    """:func:`refuse_unusable` with :func:`link_number` as the test."""
+    refuse_unusable(key, lambda raw: link_number(raw, lo, hi, integer=integer, step=step) is not None)
+
+
+def _code(text: str) -> str:
+    """``text`` as one Markdown code span: shown literally (no link, image, heading, HTML, LaTeX or emoji).
+
+    The fence is one backtick longer than the longest run of backticks in ``text``, so no
+    backtick inside can end the span early; a space pads a leading or trailing backtick.
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _shown(value: str) -> str:
+    """A link value as a warning shows it: shortened, and quoted (``repr``) when it is empty, padded or holds
+    characters that do not print (a newline, a bidi override), so the learner sees exactly what the link held."""
+    s = value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
+    return repr(s) if not s or s != s.strip() or not s.isprintable() else s
+
+
 def link_value(key: str) -> str | None:
-    """The raw value the session's link gave for ``key`` (the last one if repeated), or ``None``.
+    """The raw value the session's link gave for ``key``, or ``None`` (none, given more than once, or judged).
 
     Read from the snapshot of the session's first run, so it survives the widgets cleaning
     the address bar; a page run without the entrypoint takes the snapshot here. It does not
-    consume the value: :func:`check_link` still warns about it.
+    consume the value: :func:`check_link` still warns about it (and after that this returns ``None``).
     """
     _snapshot_link()
     raw = st.session_state[_LINK_KEY].get(key)
-    return raw[-1] if raw else None
+    return raw[0] if raw and len(raw) == 1 else None
 
 
 def check_link(key: str, value, expected: str) -> None:
@@ -90,44 +232,104 @@ def check_link(key: str, value, expected: str) -> None:
     says what a valid value looks like (``"a whole number from 1 to 128"``). The
     warning shows right there on this run (next to the control; the sidebar's
     controls put it on top of the page) and, until dismissed, above every page
-    on later runs (:func:`show_link_warnings`).
+    on later runs (:func:`show_link_warnings`). Values are shown as text (a code
+    span that nothing in them can end), never as Markdown.
     """
     link = st.session_state.get(_LINK_KEY, {})
     raw = link.pop(key, None)
     if not raw:
         return
-    given = raw[-1]
-    if given == _canonical(value) or (isinstance(value, bool) and given.strip().lower() == _canonical(value)):
-        return
-    shown = given if len(given) <= 40 else given[:40] + "…"
-    message = (f"The link's `{key}={shown}` is not valid ({key} must be {expected}); "
-               f"using `{key}={_canonical(value)}`.")
-    st.session_state.setdefault(_WARN_KEY, []).append(message)
-    st.session_state.setdefault(_SHOWN_KEY, []).append(message)
+    used = _canonical(value)
+    if len(raw) == 1:
+        given = raw[0]
+        if given == used or (isinstance(value, bool) and given.strip().lower() == used):
+            return
+        what = f"The link's {_code(f'{key}={_shown(given)}')} is not valid"
+    else:
+        values = ", ".join(_code(_shown(v)) for v in raw[:5]) + (", …" if len(raw) > 5 else "")
+        what = f"The link gives {_code(key)} {len(raw)} times ({values}), which is not valid (one value per control)"
+    message = f"{what} ({key} must be {expected}); using {_code(f'{key}={_shown(used)}')}."
+    st.session_state.setdefault(_WARN_KEY, {})[key] = message
+    st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
     st.warning(message, icon="⚠️")
 
 
 def show_link_warnings() -> None:
-    """Above the page, the session's link warnings from earlier runs, with a Dismiss button.
+    """Above the page, the session's link warnings not shown inline on this run, with a Dismiss button.
 
-    The entrypoint calls it after the page ran; nothing is shown on a run that
-    already showed warnings inline (the run that read the link).
+    The entrypoint calls it after the page ran (a page that stops early calls it before
+    ``st.stop()``). A warning shows inline on the run that read the link, and here on every
+    later run until dismissed; a run that started again (a link value removed, ``st.rerun``)
+    shows here what its first attempt had found.
     """
-    shown = st.session_state.pop(_SHOWN_KEY, [])
-    warnings = st.session_state.get(_WARN_KEY, [])
-    if not warnings or shown:
+    shown = st.session_state.pop(_SHOWN_KEY, set())
+    warnings = [w for k, w in st.session_state.get(_WARN_KEY, {}).items() if k not in shown]
+    if not warnings:
         return
     st.warning("**The link you opened had values the app cannot use.**\n\n"
                + "\n\n".join(f"- {w}" for w in warnings), icon="⚠️")
     if st.button("Dismiss", key="link_warnings_dismiss"):
-        st.session_state[_WARN_KEY] = []
+        st.session_state[_WARN_KEY] = {}
         st.rerun()
+
+
+def number_input(label: str, min_value: int, max_value: int, value: int, *, key: str, expected: str | None = None,
+                 container=None, **kwargs) -> int:
+    """A whole-number ``st.number_input`` bound to the link, with the link checks (see the module docstring).
+
+    ``expected`` is the warning's description of a valid value (default: ``"a whole number
+    from {min_value} to {max_value}"``); ``container`` is where to draw it (default ``st``,
+    e.g. ``st.sidebar``); ``kwargs`` go to Streamlit (``help``…). Returns the value as ``int``.
+    """
+    _refuse_unusable_number(key, min_value, max_value, integer=True, step=1)
+    got = (container or st).number_input(label, min_value, max_value, _default_unless_set(key, value, "min"),
+                                         step=1, key=key, bind="query-params", **kwargs)
+    check_link(key, got, expected or f"a whole number from {min_value} to {max_value}")
+    return int(got)
+
+
+def slider(label: str, min_value: float, max_value: float, value: float, step: float | None = None, *, key: str,
+           expected: str | None = None, container=None, **kwargs):
+    """A number ``st.slider`` bound to the link, with the link checks (see the module docstring).
+
+    Whole numbers when ``min_value``, ``max_value`` and ``value`` are ``int`` (returns ``int``),
+    else numbers on the grid ``min_value + k * step`` (returns ``float``). ``expected``,
+    ``container``, ``kwargs``: as :func:`number_input`.
+    """
+    integer = all(isinstance(v, int) and not isinstance(v, bool) for v in (min_value, max_value, value))
+    _refuse_unusable_number(key, min_value, max_value, integer=integer, step=step)
+    got = (container or st).slider(label, min_value, max_value, _default_unless_set(key, value, None), step, key=key,
+                                   bind="query-params", **kwargs)
+    kind = "a whole number" if integer else "a number"
+    check_link(key, got, expected or f"{kind} from {min_value:g} to {max_value:g}")
+    return int(got) if integer else float(got)
+
+
+def choice(label: str, options: Sequence, value, *, key: str, expected: str | None = None, **kwargs):
+    """``st.selectbox`` bound to the link whose value the page sets through ``st.session_state`` (no default).
+
+    Streamlit warns when a widget with a default also gets its value through Session State;
+    this one has none: ``value`` is stored for the key on the session's first run instead
+    (``setdefault``), a link value that is one of ``options`` wins over it, and the page may
+    move it later (a valid choice after the options changed) without a warning. The link
+    always holds the choice. ``expected``: as :func:`number_input` (default: ``"one of …"``).
+    """
+    st.session_state.setdefault(key, value)
+    got = st.selectbox(label, options, index=None, key=key, bind="query-params", required=True, **kwargs)
+    got = value if got is None else got
+    check_link(key, got, expected or "one of " + ", ".join(map(str, options)))
+    return got
 
 
 def sidebar_controls() -> Shared:
     """Draw the shared controls in the sidebar (entrypoint only) and return their values."""
+    cache.note_activity()  # every run passes here: the idle sweep (explorer.shell.cache) waits for a quiet server
     _snapshot_link()
-    st.session_state[_SHOWN_KEY] = []
+    st.session_state[_SHOWN_KEY] = set()
+    # The numbers' link values first: a value a control cannot use is removed from the link (and the run starts
+    # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
+    for key, (lo, hi) in (("seed", (0, SEED_MAX)), ("d_model", D_MODEL_RANGE), ("d_k", D_K_RANGE)):
+        _refuse_unusable_number(key, lo, hi, integer=True, step=1)
     sb = st.sidebar
     sb.header("Shared controls")
     sentence = sb.text_input(
@@ -147,17 +349,14 @@ def sidebar_controls() -> Shared:
                            bind="query-params", help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
                                                      "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5).")
     check_link("positional", positional, "true or false")
-    seed = sb.number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], step=1, key="seed", bind="query-params",
-                           help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
-                                "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
-                                "so with the same seed W_q repeats the first numbers of X, scaled.")
-    check_link("seed", seed, f"a whole number from 0 to {SEED_MAX}")
-    d_model = sb.number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], step=1,
-                              key="d_model", bind="query-params", help="Width of each token's embedding row in X.")
-    check_link("d_model", d_model, f"a whole number from {D_MODEL_RANGE[0]} to {D_MODEL_RANGE[1]}")
-    d_k = sb.slider("d_k (query/key width, d_v = d_k)", *D_K_RANGE, DEFAULTS["d_k"], key="d_k", bind="query-params",
-                    help="Width of the queries and keys; the scores are divided by √d_k.")
-    check_link("d_k", d_k, f"a whole number from {D_K_RANGE[0]} to {D_K_RANGE[1]}")
+    seed = number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], key="seed", container=sb,
+                        help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
+                             "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
+                             "so with the same seed W_q repeats the first numbers of X, scaled.")
+    d_model = number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], key="d_model",
+                           container=sb, help="Width of each token's embedding row in X.")
+    d_k = slider("d_k (query/key width, d_v = d_k)", *D_K_RANGE, DEFAULTS["d_k"], key="d_k", container=sb,
+                 help="Width of the queries and keys; the scores are divided by √d_k.")
     sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
     return Shared(sentence, embedding, bool(positional), int(seed), int(d_model), int(d_k))
 
@@ -193,11 +392,37 @@ def shared() -> Shared:
 
 
 
+def set_value(key: str, value) -> None:
+    """Set the value of the widget ``key`` from code (a preset, a clamp), in a callback or before it is drawn.
+
+    The value goes through ``st.session_state``, the way Streamlit supports for a widget bound
+    to the link (the link follows). Streamlit warns (with a stack trace) when a widget that
+    has a default also gets its value through Session State, so the widget, drawn with
+    :func:`number_input` or :func:`slider`, leaves its default out on this one run; on later
+    runs it has its default again (which decides when the link omits the value).
+    """
+    st.session_state[key] = value
+    st.session_state.setdefault(_SET_KEY, set()).add(key)
+
+
+def _default_unless_set(key: str, value, none):
+    """``value``, or ``none`` (the widget's "no default") on the run after :func:`set_value` set ``key``."""
+    pending = st.session_state.get(_SET_KEY)
+    if pending and key in pending:
+        pending.discard(key)
+        return none
+    return value
+
+
 def keep_in_range(key: str, lo: int, hi: int) -> None:
-    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…)."""
+    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…).
+
+    Through :func:`set_value`: draw the widget with :func:`slider` or :func:`number_input`, which
+    leave their default out on that run, or without a default.
+    """
     value = st.session_state.get(key)
-    if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
-        st.session_state[key] = min(max(value, lo), hi)
+    if isinstance(value, int | float) and not isinstance(value, bool) and not lo <= value <= hi:
+        set_value(key, min(max(value, lo), hi))
 
 
 def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, link: bool = True,
@@ -229,7 +454,7 @@ def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, l
 
 
 # Cached computations: bounded caches, pure functions underneath.
-@cached(max_entries=64)
+@cached(max_entries=32)  # up to 0.6 MiB an entry (64 tokens, d_model 512, d_k 128)
 def sentence_steps(settings: Settings, is_causal: bool = False):
     """:meth:`Settings.steps`, cached per process (shared by every lesson on the sentence)."""
     return settings.steps(is_causal=is_causal)

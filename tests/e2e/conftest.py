@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".screenshots"
 SERVER_LOG = SHOTS / "e2e-server.log"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 SYSTEM_CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")  # or set E2E_CHROMIUM
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 # The machine is shared and loaded: waits are explicit but generous.
@@ -220,7 +221,9 @@ def server():
            "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false",
            # Other people edit this checkout while the suite runs: never rerun on a file change.
-           "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
+           "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+           # Every log line names its level, so test_zz_server_log.py can tell a warning from the banner.
+           "--logger.messageFormat", LOG_FORMAT]
     log = open(SERVER_LOG, "w")  # noqa: SIM115 - closed at teardown; a file, not a pipe (a full pipe blocks)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -42,3 +42,71 @@ def test_a_cached_function_tells_every_field_apart():
     assert len(calls) == len(variants)  # equal values: from the cache
     compute(BASE, Outer(BASE, 3))
     assert len(calls) == len(variants) + 1  # a nested field counts too
+
+
+# --- bounds: count, size, time (issue #19: memory is a budget) -------------------------------------------------------
+
+def _cached_functions():
+    """Every st.cache_data function of the app's own modules (the lessons' draw.py and the shell), by name."""
+    import importlib
+    import pkgutil
+
+    import explorer.shell as shell_pkg
+    from explorer.lessons import LESSONS
+
+    modules = [f"explorer.shell.{m.name}" for m in pkgutil.iter_modules(shell_pkg.__path__)]
+    modules += [f"explorer.lessons.{entry.name}.draw" for entry in LESSONS]
+    found = {}
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:  # a lesson without a draw.py
+            continue
+        for attr, obj in vars(module).items():
+            info = getattr(obj, "_info", None)
+            if type(info).__name__ == "CachedDataFuncInfo":  # st.cache_data (st.cache_resource holds the model)
+                found.setdefault(id(obj), (f"{name}.{attr}", info))
+    return dict(found.values())
+
+
+def test_every_cache_is_bounded_by_count_and_time():
+    found = _cached_functions()
+    assert len(found) >= 40, sorted(found)  # the lessons' sections and computations (so the test sees them)
+    unbounded = {name: (info.max_entries, info.ttl) for name, info in found.items()
+                 if not info.max_entries or info.ttl is None or info.ttl == float("inf")}
+    assert not unbounded, unbounded
+
+
+def test_the_caches_share_one_byte_budget():
+    import tomllib
+
+    from tests.apptest_utils import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxCacheDataSize"].endswith("mb")
+
+
+def test_the_idle_sweep_empties_the_caches_once_per_quiet_spell(monkeypatch):
+    from explorer.shell import cache
+
+    calls = []
+
+    @cached(max_entries=4)
+    def compute(x: int) -> int:
+        calls.append(x)
+        return x
+
+    compute(1)
+    cache.note_activity()
+    start = cache._last_run
+    assert cache.sweep_if_idle(None, now=start + cache.IDLE_CLEAR_SECONDS - 1) is None  # not idle long enough
+    compute(1)
+    assert calls == [1]
+    swept = cache.sweep_if_idle(None, now=start + cache.IDLE_CLEAR_SECONDS + 1)
+    assert swept == start
+    compute(1)
+    assert calls == [1, 1]  # the cache was emptied
+    assert cache.sweep_if_idle(swept, now=start + 10 * cache.IDLE_CLEAR_SECONDS) == swept  # once per quiet spell
+    compute(1)
+    assert calls == [1, 1]
+    assert cache._sweeper is not None and cache._sweeper.is_alive()

@@ -20,7 +20,7 @@ from explorer.shell.cache import cached, section
 from explorer.shell.settings import Settings
 from explorer.shell.tables import numbers
 
-scenario = cached(max_entries=32)(model.causal_scenario)  # (settings, n_pad, t = 0)
+scenario = cached(max_entries=8)(model.causal_scenario)  # (settings, n_pad, t = 0); up to 3.8 MiB an entry
 
 
 def badges(fig, fully: np.ndarray, n_cols: int):

@@ -18,11 +18,10 @@ with c1:
     controls.check_link("causal_on", is_causal, "true or false")
 with c2:
     controls.keep_in_range("causal_padding", 0, n)  # a shorter sentence can leave the old value above n
-    n_pad = st.slider("Padding: mark the last p tokens as padding", 0, n, 0, key="causal_padding",
-                      bind="query-params",
-                      help="A key padding mask blocks these keys for every query (a batch pads short sentences "
-                           "to one length). Combined with the causal mask: causal ∧ padding.")
-    controls.check_link("causal_padding", n_pad, f"a whole number from 0 to {n} (the number of tokens)")
+    n_pad = controls.slider("Padding: mark the last p tokens as padding", 0, n, 0, key="causal_padding",
+                            expected=f"a whole number from 0 to {n} (the number of tokens)",
+                            help="A key padding mask blocks these keys for every query (a batch pads short sentences "
+                                 "to one length). Combined with the causal mask: causal ∧ padding.")
 is_causal, n_pad = bool(is_causal), min(int(n_pad), n)
 
 # The settings caption, parts 1 and 2, and part 3's intro; none of them depends on t.
@@ -33,9 +32,8 @@ T_KEY = "causal_t"
 t = 0
 if n > 1:
     controls.keep_in_range(T_KEY, 0, n - 1)
-    t = st.slider("Position t: every token after t is replaced", 0, n - 1, min(2, n - 1), key=T_KEY,
-                  bind="query-params", format="%d", help="Rows 0..t of the output are compared before and after.")
-    controls.check_link(T_KEY, t, f"a whole number from 0 to {n - 1}")
+    t = controls.slider("Position t: every token after t is replaced", 0, n - 1, min(2, n - 1), key=T_KEY,
+                        format="%d", help="Rows 0..t of the output are compared before and after.")
     t = min(int(t), n - 1)
 
 draw.peeking_and_padding(settings, is_causal, n_pad, t)

@@ -41,7 +41,8 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
     """Move the query sliders to the chosen preset, then clear the chooser."""
     name = st.session_state.get("lookup_preset")
     if name in choices:
-        st.session_state["lookup_qx"], st.session_state["lookup_qy"] = choices[name]
+        controls.set_value("lookup_qx", choices[name][0])  # the sliders leave their default out on the next run
+        controls.set_value("lookup_qy", choices[name][1])
     st.session_state["lookup_preset"] = None
 
 
@@ -52,12 +53,10 @@ with c1:
                  key="lookup_preset", on_change=apply_preset, args=(presets,),
                  help="Moves the two sliders below. A row's own key is the exact-match query for that row.")
     lim = S.QUERY_LIMIT
-    qx = st.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
-                   key="lookup_qx", bind="query-params")
-    controls.check_link("lookup_qx", f"{qx:g}", f"a number from {-lim:g} to {lim:g}")
-    qy = st.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
-                   key="lookup_qy", bind="query-params")
-    controls.check_link("lookup_qy", f"{qy:g}", f"a number from {-lim:g} to {lim:g}")
+    qx = controls.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
+                         key="lookup_qx", expected=f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}")
+    qy = controls.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
+                         key="lookup_qy", expected=f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}")
 with c2:
     sharp = st.select_slider(
         "Sharpness s (inverse temperature: multiplies every score q · k)", S.SHARPNESS_OPTIONS,

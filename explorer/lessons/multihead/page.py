@@ -27,40 +27,37 @@ labels, n, d_model = settings.labels, settings.n, settings.d_model
 valid = A.valid_head_counts(d_model)
 valid_text = ", ".join(map(str, valid))
 default_heads = smh.default_head_count(d_model)
-# The link's raw value, read before the bound widget silently drops an invalid one (check_link below warns
-# about it and consumes it, so later runs see None).
+# A link's n_heads is corrected in the link itself before the selectbox reads it (a whole number that does not
+# divide d_model -> the nearest that does; anything else -> the default), so Streamlit seeds the widget from the
+# link; check_link below warns about the link's value and consumes it (later runs see None).
 given = controls.link_value("n_heads")
-current = st.session_state.get("n_heads")
 if given is not None:
-    asked = smh.parse_head_count(given)
+    asked = controls.link_number(given, -(2**63), 2**63, integer=True)
     target = default_heads if asked is None else smh.nearest_head_count(d_model, asked)
-    if asked is None or asked not in valid or given.strip() != str(asked):  # "4.0" -> 4 too
-        st.session_state["n_heads"] = target
-elif current is not None and current not in valid:
+    controls.correct_link("n_heads", str(target))
+current = st.session_state.get("n_heads")
+if given is None and current is not None and current not in valid:  # d_model changed under the chosen count
     nearest = smh.nearest_head_count(d_model, int(current))
-    st.session_state["n_heads"] = nearest
+    st.session_state["n_heads"] = nearest  # the selectbox has no default (controls.choice): no Streamlit warning
     st.session_state[NOTICE] = (f"n_heads = {current} does not divide the new d_model = {d_model} (every head needs "
                                 f"the same whole width d_model / n_heads). The valid counts are {valid_text}; "
                                 f"showing the nearest, n_heads = {nearest}.", nearest, d_model)
 
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    n_heads = st.selectbox(
-        f"Number of heads n_heads (divisors of d_model = {d_model})", valid, index=valid.index(default_heads),
-        key="n_heads", bind="query-params",
+    n_heads = controls.choice(
+        f"Number of heads n_heads (divisors of d_model = {d_model})", valid, default_heads, key="n_heads",
+        expected=f"a divisor of d_model = {d_model}, one of {valid_text}; the nearest valid count is shown",
         help="Each head gets d_head = d_model / n_heads columns of Q, K and V, so n_heads must divide d_model. "
              "Change d_model in the sidebar for other choices.",
     )
-    controls.check_link("n_heads", n_heads, f"a divisor of d_model = {d_model}, one of {valid_text}; "
-                                            "the nearest valid count is shown")
 with c2:
-    mh_seed = st.number_input(
-        "Weight seed", 0, SEED_MAX, smh.DEFAULT_SEED, step=1, key="mh_seed", bind="query-params",
+    mh_seed = controls.number_input(
+        "Weight seed", 0, SEED_MAX, smh.DEFAULT_SEED, key="mh_seed",
         help="Seeds W_q, W_k, W_v, W_o of MultiHeadAttention(d_model, n_heads, seed). The embeddings X use the "
              "sidebar's seed. The default, 3, gives heads with visibly different patterns at d_model = 8; "
              "many seeds give flatter ones at this small size.",
     )
-    controls.check_link("mh_seed", mh_seed, f"a whole number from 0 to {SEED_MAX}")
 with c3:
     is_causal = st.toggle("Causal mask (every head)", False, key="mh_causal", bind="query-params",
                           help="Query i may only look at keys j ≤ i, in every head.")

@@ -21,13 +21,11 @@ with c1:
                                                      "the sidebar's d_k.")
     controls.check_link("scale_d_k", d_k, f"a power of two from {S.D_K_CHOICES[0]} to {S.D_K_CHOICES[-1]}")
 with c2:
-    n_keys = st.slider("Keys per query", *S.N_KEYS_RANGE, D["n_keys"], key="scale_n_keys", bind="query-params",
-                       help="Row length of each score matrix (6 = the lesson's sentence).")
-    controls.check_link("scale_n_keys", n_keys, f"a whole number from {S.N_KEYS_RANGE[0]} to {S.N_KEYS_RANGE[1]}")
+    n_keys = controls.slider("Keys per query", *S.N_KEYS_RANGE, D["n_keys"], key="scale_n_keys",
+                             help="Row length of each score matrix (6 = the lesson's sentence).")
 with c3:
-    seed = st.number_input("Seed (Monte Carlo)", 0, S.SEED_MAX, D["seed"], step=1, key="scale_seed",
-                           bind="query-params", help="Seeds the random queries and keys of this page.")
-    controls.check_link("scale_seed", seed, f"a whole number from 0 to {S.SEED_MAX}")
+    seed = controls.number_input("Seed (Monte Carlo)", 0, S.SEED_MAX, D["seed"], key="scale_seed",
+                                 help="Seeds the random queries and keys of this page.")
 with c4:
     n_samples = st.select_slider("Samples (query rows per d_k)", S.SAMPLE_CHOICES, D["n_samples"],
                                  key="scale_samples", bind="query-params",

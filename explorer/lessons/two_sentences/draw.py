@@ -19,7 +19,7 @@ from explorer.shell.cache import cached, section
 from explorer.shell.settings import token_label, token_labels
 from explorer.shell.tables import numbers
 
-two_sentences_scenario = cached(max_entries=32)(model.two_sentences_scenario)
+two_sentences_scenario = cached(max_entries=8)(model.two_sentences_scenario)  # up to 6.6 MiB an entry
 
 
 def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,

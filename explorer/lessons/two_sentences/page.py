@@ -50,8 +50,7 @@ with s1:
     shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
     controls.check_link("two_shuffle", shuffle, "true or false")
 with s2:
-    shuffle_seed = st.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, step=1, key="two_shuffle_seed",
-                                   bind="query-params", help="Seeds the permutation, so a link reproduces it.")
-    controls.check_link("two_shuffle_seed", shuffle_seed, f"a whole number from 0 to {controls.SEED_MAX}")
+    shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
+                                         help="Seeds the permutation, so a link reproduces it.")
 
 sections.order(sidebar.tokens, layer, bool(shuffle), int(shuffle_seed))

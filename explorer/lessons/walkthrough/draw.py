@@ -42,7 +42,7 @@ class LessonExample:
 Source = Settings | LessonExample
 
 
-@cached(max_entries=32)
+@cached(max_entries=16)  # up to 2.1 MiB an entry
 def computed(source: Source) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
     """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2)."""
     if isinstance(source, LessonExample):

@@ -17,11 +17,13 @@ st.markdown(
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 
 LESSON, SENTENCE = "Lesson example", "Your sentence"
+controls.refuse_unusable("walk_input", lambda raw: raw in (SENTENCE, LESSON))  # "" would select nothing
 source = st.segmented_control(
-    "Input", [SENTENCE, LESSON], default=SENTENCE, key="walk_input", bind="query-params",
+    "Input", [SENTENCE, LESSON], default=SENTENCE, key="walk_input", bind="query-params", required=True,
     help="Your sentence: the sidebar's sentence through SelfAttention(d_model, d_k, d_v, seed). "
          "Lesson example: the lesson's 3-word example with hand-written matrices you can edit.",
 ) or SENTENCE
+controls.check_link("walk_input", source, f"one of '{SENTENCE}', '{LESSON}'")
 
 MATRICES = ("X", "W_q", "W_k", "W_v")
 

@@ -121,7 +121,8 @@ def test_causal_on_masks_every_head():
     ({"n_heads": "3", "d_model": "8"}, 2, ["`n_heads=3`", "one of 1, 2, 4, 8", "nearest", "using `n_heads=2`"]),
     ({"n_heads": "7", "d_model": "12"}, 6, ["`n_heads=7`", "one of 1, 2, 3, 4, 6, 12", "using `n_heads=6`"]),
     ({"n_heads": "abc"}, 2, ["`n_heads=abc`", "one of 1, 2, 4, 8", "using `n_heads=2`"]),
-    ({"n_heads": "4.0"}, 4, ["`n_heads=4.0`", "using `n_heads=4`"]),
+    ({"n_heads": "4.0"}, 2, ["`n_heads=4.0`", "using `n_heads=2`"]),  # a number as the app writes it, or the default
+    ({"n_heads": "inf"}, 2, ["`n_heads=inf`", "using `n_heads=2`"]),
 ])
 @pytest.mark.slow
 def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, words):

@@ -1,0 +1,186 @@
+"""Figures of the page "Generating with a KV cache": the cache's K and V rows, the new query's weights,
+cached step vs full recomputation, and the cost curves. Pure functions: arrays in, Plotly figures out.
+
+Same rules as :mod:`explorer.shell.charts` (its :func:`~explorer.shell.charts.heatmap` draws every heat map:
+rows top to bottom, placed by position, labels escaped); the shapes added here mark the newest cache row
+and where the prompt ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.shell.charts import escape_label, heatmap
+from explorer.shell.textviews import fmt
+
+__all__ = ["CACHED_COLOR", "FULL_COLOR", "NEWEST_COLOR", "cache_matrix", "cache_size_chart", "cached_vs_full",
+           "cost_chart", "new_query_weights"]
+
+NEWEST_COLOR = "#d62728"  # the row this step appended
+PROMPT_COLOR = "#555555"  # the line after the prompt's rows
+CACHED_COLOR = "#3b78c2"
+NEW_ROW_TEXT_MAX = 10  # keys: cell values printed in the new query's weights up to this many
+BAR_TEXT_MAX = 8  # keys: values printed on the cached-vs-full bars (two bars a key) up to this many
+FULL_COLOR = "#e07b39"
+
+
+def _row_box(n_cols: int, row: int) -> dict:
+    """A rectangle around heat-map row ``row`` (shape dict)."""
+    return dict(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=row - 0.5, y1=row + 0.5,
+                line=dict(color=NEWEST_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
+
+
+def _prompt_line(n_cols: int, n_prompt: int) -> dict:
+    """A dashed line under the prompt's last row (shape dict)."""
+    return dict(type="line", x0=-0.5, x1=n_cols - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
+                line=dict(color=PROMPT_COLOR, width=2, dash="dash"))
+
+
+def cache_matrix(z, token_labels: Sequence[str], n_prompt: int, *, title: str, colorbar_title: str,
+                 height: int | None = None) -> go.Figure:
+    """The K or V cache of one layer and key/value head: ``z [n, d_head]``, one row per cached token.
+
+    The newest row (the last) is outlined in red; a dashed line separates the prompt's rows from the
+    generated ones (when there are generated rows). Diverging colours centred on 0, hover
+    ``token ␣Paris (5) · dim 12: 0.123``.
+
+    Raises:
+        ValueError: ``z`` is not ``[len(token_labels), d]`` (from :func:`explorer.shell.charts.heatmap`).
+    """
+    z = np.asarray(z, dtype=float)
+    n, d = z.shape if z.ndim == 2 else (0, 0)
+    fig = heatmap(z, token_labels, [str(j) for j in range(d)], title=title, kind="diverging", row_name="token",
+                  col_name="dim", colorbar_title=colorbar_title, max_xticks=8, height=height)
+    shapes = [_row_box(d, n - 1)]
+    if 0 < n_prompt < n:
+        shapes.append(_prompt_line(d, n_prompt))
+    fig.update_layout(shapes=shapes)
+    return fig
+
+
+def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[str], n_prompt: int,
+                      chosen: int, *, title: str) -> go.Figure:
+    """The new token's attention weights over every cached key, one row per query head of the group.
+
+    Args:
+        weights: ``[n_heads_in_group, n]`` in ``[0, 1]``, each row sums to 1.
+        head_labels: one label per row (the query heads' numbers).
+        key_labels: one label per cached key.
+        n_prompt: the prompt's length (a dashed line after its keys, when keys follow).
+        chosen: the row compared below (outlined in red).
+
+    Cell values are printed up to :data:`NEW_ROW_TEXT_MAX` keys (readable on a phone); the hover has every value.
+    """
+    w = np.asarray(weights, dtype=float)
+    n = w.shape[1] if w.ndim == 2 else 0
+    # Cell text while a cell stays wide enough for "0.123" on a phone too (the map is as wide as the page).
+    fig = heatmap(w, head_labels, key_labels, title=title, row_name="query head", col_name="key",
+                  height=250, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX)
+    shapes = [_row_box(n, chosen)]
+    if 0 < n_prompt < n:
+        shapes.append(dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, y0=-0.5, y1=w.shape[0] - 0.5,
+                           line=dict(color=PROMPT_COLOR, width=2, dash="dash")))
+    fig.update_layout(shapes=shapes)
+    return fig
+
+
+def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, height: int = 360) -> go.Figure:
+    """The new row's attention weights from the cached step beside the same row of a full recomputation.
+
+    Two bar series per key (``cached step``, ``full recomputation``), keys by position; hover
+    ``cached step: key ␣Paris (5): 0.1234567``.
+
+    Raises:
+        ValueError: the two rows and the labels differ in length.
+    """
+    a, b = np.asarray(cached, dtype=float), np.asarray(full, dtype=float)
+    n = len(key_labels)
+    if a.shape != (n,) or b.shape != (n,):
+        raise ValueError(f"cached and full must be [n] = [{n}], got {a.shape} and {b.shape}")
+    ticks = [escape_label(s) for s in key_labels]
+    traces = []
+    for name, values, color in (("cached step", a, CACHED_COLOR), ("full recomputation", b, FULL_COLOR)):
+        custom = np.array([[t, fmt(v, 7)] for t, v in zip(ticks, values, strict=True)], dtype=object).reshape(-1, 2)
+        traces.append(go.Bar(
+            name=name, x=list(range(n)), y=values, marker_color=color, customdata=custom,
+            hovertemplate=f"{name}: key %{{customdata[0]}}: %{{customdata[1]}}<extra></extra>",
+            text=[fmt(v, 3) for v in values] if n <= BAR_TEXT_MAX else None, textposition="outside",
+            cliponaxis=False,
+        ))
+    every = max(1, int(np.ceil(n / 24)))
+    layout = dict(
+        barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        title=dict(text=escape_label(title)) if title else None,
+        xaxis=dict(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every],
+                   title=dict(text="key (cached token)"), range=[-0.5, n - 0.5]),
+        yaxis=dict(title=dict(text="attention weight"), range=[0, min(1.0, float(max(a.max(), b.max()))) * 1.2 + 0.02]),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),  # below: the title stays clear
+    )
+    return go.Figure(data=traces, layout=layout)
+
+
+def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now: int, n_prompt: int, *,
+                  y_title: str, title: str, hover_unit: str, height: int) -> go.Figure:
+    """Lines of ``values [len(ns)]`` against the sequence length ``ns``, the current length marked."""
+    ns = np.asarray(ns)
+    now = int(np.flatnonzero(ns == n_now)[0]) if (ns == n_now).any() else None
+    traces = []
+    for name, values, shown_unit, color in series:
+        values = np.asarray(values, dtype=float)
+        traces.append(go.Scatter(
+            x=ns, y=values, mode="lines", name=name, line=dict(color=color, width=2),
+            hovertemplate=f"{name}<br>%{{x}} tokens: %{{y:,.4g}} {shown_unit}<extra></extra>",
+        ))
+        if now is not None:
+            traces.append(go.Scatter(
+                x=[n_now], y=[values[now]], mode="markers", marker=dict(color=color, size=11, line=dict(width=1)),
+                showlegend=False,
+                hovertemplate=f"{name}, now<br>%{{x}} tokens: %{{y:,.4g}} {hover_unit}<extra></extra>",
+            ))
+    top = max(float(np.max(np.asarray(v, dtype=float))) for _, v, _, _ in series)
+    shapes = [dict(type="line", x0=n_now, x1=n_now, y0=0, y1=top * 1.05, line=dict(color=NEWEST_COLOR, dash="dot"))]
+    annotations = [dict(x=n_now, y=top * 1.05, text=f"now: {n_now} tokens", showarrow=False, yanchor="bottom",
+                        xanchor="left" if n_now <= (ns[0] + ns[-1]) / 2 else "right",
+                        font=dict(color=NEWEST_COLOR))]
+    if ns[0] < n_prompt < ns[-1]:
+        shapes.append(dict(type="rect", x0=ns[0], x1=n_prompt, y0=0, y1=top * 1.05, line=dict(width=0),
+                           fillcolor="rgba(120,120,120,0.10)", layer="below"))
+        annotations.append(dict(x=(ns[0] + n_prompt) / 2, y=0, text="prompt", showarrow=False, yanchor="bottom",
+                                font=dict(color=PROMPT_COLOR, size=11)))
+    layout = dict(
+        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        title=dict(text=escape_label(title)) if title else None,
+        xaxis=dict(title=dict(text="tokens in the sequence (n)"), range=[ns[0] - 0.5, ns[-1] + 0.5]),
+        yaxis=dict(title=dict(text=y_title), rangemode="tozero", range=[0, top * 1.15]),
+        shapes=shapes, annotations=annotations,
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),  # below: titles stay clear
+    )
+    return go.Figure(data=traces, layout=layout)
+
+
+def cost_chart(ns, with_cache, without_cache, n_now: int, n_prompt: int, *, title: str = "",
+               height: int = 400) -> go.Figure:
+    """Multiply-adds for the next token's logits at each sequence length ``ns``, with and without the cache
+    (millions), the current length marked."""
+    scale = 1e-6
+    return _marked_lines(ns, [("with the KV cache", np.asarray(with_cache, dtype=float) * scale, "M", CACHED_COLOR),
+                              ("without: recompute all n", np.asarray(without_cache, dtype=float) * scale, "M",
+                               FULL_COLOR)],
+                         n_now, n_prompt, y_title="million multiply-adds per new token", title=title,
+                         hover_unit="M", height=height)
+
+
+def cache_size_chart(ns, gqa_bytes, mha_bytes, n_now: int, n_prompt: int, *, n_kv_heads: int, n_heads: int,
+                     title: str = "", height: int = 400) -> go.Figure:
+    """The cache's size at each sequence length ``ns`` (MB = 10⁶ bytes): the model's grouped-query attention
+    (``n_kv_heads`` key/value heads) and what ``n_heads`` key/value heads would keep, the current length marked."""
+    scale = 1e-6
+    return _marked_lines(ns, [(f"{n_kv_heads} key/value heads (this model, GQA)",
+                               np.asarray(gqa_bytes, dtype=float) * scale, "MB", CACHED_COLOR),
+                              (f"{n_heads} key/value heads (no grouping)", np.asarray(mha_bytes, dtype=float) * scale,
+                               "MB", FULL_COLOR)],
+                         n_now, n_prompt, y_title="KV cache size (MB, float32)", title=title, hover_unit="MB",
+                         height=height)

@@ -1,0 +1,419 @@
+"""Arrays for the page "Generating with a KV cache". Pure NumPy on top of :mod:`attention.llama`, no Streamlit.
+
+Generation, one token at a time, through the model's real KV cache (``LlamaModel.forward(ids, cache=…)``):
+
+* **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds
+  their keys (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last row of
+  the logits chooses generated token 1;
+* **decode step** ``s`` (:func:`decode_step`): only generated token ``s`` goes through the model, with
+  the cache. Each layer computes its query, key and value for that one position, appends the key and
+  value rows to the cache (``P + s`` rows now) and lets the one new query attend over all of them;
+  the logits choose token ``s + 1``.
+
+This is what :meth:`attention.llama.LlamaModel.generate` does, step by step and keeping what the page
+shows: the new query row's attention weights of every head, the cache itself, each choice's
+probability and rank. The choice is :func:`attention.llama.sample_next` with the same random stream
+as ``generate`` (one ``np.random.default_rng(seed)``; its state is carried from step to step), so
+``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)`` returns.
+
+The cache is an exact shortcut: under the causal mask, the key and value of token ``j`` depend only on
+tokens ``0 … j``, so they are the same numbers whether computed when ``j`` was new or again in a full
+pass (only float32 rounding differs; :func:`max_difference`).
+
+Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3;
+grouped-query attention (9 query heads sharing 3 key/value heads): Ainslie et al. (2023); RoPE:
+Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+
+from attention import llama
+
+__all__ = [
+    "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "TEMPERATURES", "TOP_ALTERNATIVES", "URL_PATH",
+    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows", "link",
+    "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
+    "prompt_ids", "run", "sampling_distribution",
+]
+
+URL_PATH = "kv-cache"  # this lesson's page (explorer.lessons.LESSONS)
+DEFAULT_PROMPT = "The capital of France is"
+MAX_PROMPT_TOKENS = 32
+"""Prompt tokens the page reads: with :data:`MAX_STEPS` generated tokens at most 64 positions, the app's limit for
+a heat map whose rows keep readable token labels (the K and V maps are then at most 64 x 64 cells)."""
+MAX_STEPS = 32
+"""Generated tokens read back through the cache, at most (one forward pass of one token each)."""
+METHODS = ("greedy", "sample")
+TEMPERATURES = (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 1.0, 1.2, 1.5, 2.0)
+TOP_ALTERNATIVES = 5
+DEFAULTS = {"steps": 0, "method": "greedy", "temperature": 0.8, "top_k": 40, "seed": 0, "layer": 11, "kv_head": 0,
+            "query": 0}
+
+
+def link(prompt: str | None = None, steps: int | None = None, layer: int | None = None,
+         kv_head: int | None = None) -> str:
+    """A link to this lesson with its controls preset: ``./kv-cache?kv_prompt=…&kv_steps=…``.
+
+    ``steps`` is clamped to ``0 … MAX_STEPS``, ``layer`` to ``0 … 29``, ``kv_head`` to ``0 … 2``; the prompt
+    is percent-encoded (no character of it is left to be read as Markdown); ``None`` leaves a control at its
+    default.
+    """
+    params = []
+    if prompt:
+        params.append(f"kv_prompt={quote(prompt, safe='')}")
+    if steps is not None:
+        params.append(f"kv_steps={min(max(int(steps), 0), MAX_STEPS)}")
+    if layer is not None:
+        params.append(f"kv_layer={min(max(int(layer), 0), 29)}")
+    if kv_head is not None:
+        params.append(f"kv_head={min(max(int(kv_head), 0), 2)}")
+    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+
+
+# --- sampling ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the next token is chosen from the logits (the page's sampling controls).
+
+    Attributes:
+        method: ``"greedy"`` (the largest logit) or ``"sample"`` (draw from the softmax).
+        temperature: divides the logits before the softmax when sampling (> 0).
+        top_k: sample only among the ``top_k`` largest logits; 0 = the whole vocabulary.
+        seed: seeds ``np.random.default_rng`` once per generation (the same seed, the same tokens).
+    """
+
+    method: str = "greedy"
+    temperature: float = 0.8
+    top_k: int = 40
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method == "sample" and not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0 when sampling, got {self.temperature}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0 = the whole vocabulary), got {self.top_k}")
+
+    @property
+    def is_greedy(self) -> bool:
+        return self.method == "greedy"
+
+    def canonical(self) -> Sampling:
+        """Greedy ignores temperature, top-k and seed: one value for all of them (one cache entry)."""
+        return Sampling("greedy", 0.0, 0, 0) if self.is_greedy else self
+
+    def options(self) -> dict:
+        """Keyword arguments of :func:`attention.llama.sample_next` / ``generate``: temperature and top_k."""
+        if self.is_greedy:
+            return {"temperature": 0.0, "top_k": None}
+        return {"temperature": float(self.temperature), "top_k": int(self.top_k) or None}
+
+    def describe(self) -> str:
+        """``greedy`` or ``sampled: temperature 0.8, top-k 40, seed 0``."""
+        if self.is_greedy:
+            return "greedy (the most likely token)"
+        k = f"top-k {self.top_k}" if self.top_k else "whole vocabulary"
+        return f"sampled: temperature {self.temperature:g}, {k}, seed {self.seed}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One chosen token and how likely it was.
+
+    Attributes:
+        step: 1 for the first generated token. position: its position in the sequence (``P + step - 1``).
+        token_id: the chosen id. is_eos: it is the end-of-sequence token (``<|im_end|>``): generation stops.
+        probability: ``softmax(logits)[token_id]``, the model's own probability (temperature 1), float64.
+        rank: 1 + how many tokens had a larger logit (1 = the model's first choice).
+        sampling_probability: its probability under the sampling rule (after temperature and top-k; 1.0
+            for greedy): the chance it had of being drawn.
+        top_ids, top_probabilities: the model's :data:`TOP_ALTERNATIVES` most likely tokens and their
+            probabilities (temperature 1), most likely first.
+    """
+
+    step: int
+    position: int
+    token_id: int
+    is_eos: bool
+    probability: float
+    rank: int
+    sampling_probability: float
+    top_ids: tuple[int, ...]
+    top_probabilities: tuple[float, ...]
+
+
+def _softmax64(z: np.ndarray) -> np.ndarray:
+    """``softmax(z)`` in float64, ``-inf`` entries -> 0 (``z`` has at least one finite entry)."""
+    z = np.asarray(z, dtype=np.float64)
+    p = np.exp(z - z.max())
+    return p / p.sum()
+
+
+def sampling_distribution(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
+    """What the next token is drawn from: ``softmax(logits / T)`` over the ``top_k`` largest logits, float64
+    ``[vocab]`` (greedy: 1 on the argmax). The same rule as :func:`attention.llama.sample_next` (ties at the
+    k-th value kept)."""
+    z = np.asarray(logits, dtype=np.float64)
+    if sampling.is_greedy:
+        out = np.zeros_like(z)
+        out[int(np.argmax(z))] = 1.0
+        return out
+    z = z / sampling.temperature
+    k = sampling.top_k
+    if k and k < z.size:
+        kth = np.partition(z, z.size - k)[z.size - k]
+        z = np.where(z >= kth, z, -np.inf)
+    return _softmax64(z)
+
+
+def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator | None, *, step: int, position: int,
+           eos_id: int | None) -> Choice:
+    """Choose the next token from one row of logits ``[vocab]`` with :func:`attention.llama.sample_next`.
+
+    Args:
+        logits: float32 ``[vocab]``, the last row of a forward pass.
+        sampling: the rule; ``rng`` is required when sampling (it advances by one draw).
+        step, position: recorded in the :class:`Choice`.
+        eos_id: the model's end-of-sequence id.
+    """
+    token = llama.sample_next(logits, rng=rng, **sampling.options())
+    p = _softmax64(logits)
+    order = np.argsort(-p, kind="stable")[:TOP_ALTERNATIVES]
+    return Choice(
+        step=step, position=position, token_id=token, is_eos=eos_id is not None and token == eos_id,
+        probability=float(p[token]), rank=1 + int(np.count_nonzero(logits > logits[token])),
+        sampling_probability=float(sampling_distribution(logits, sampling)[token]),
+        top_ids=tuple(int(i) for i in order), top_probabilities=tuple(float(p[i]) for i in order),
+    )
+
+
+# --- generation with the KV cache ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecodeState:
+    """The prompt and ``steps`` generated tokens, read through the model with the KV cache.
+
+    Attributes:
+        ids: the tokens read so far, prompt first: ``P + steps`` ids.
+        n_prompt: ``P``. steps: generated tokens read back through the cache (0 = just the prefill).
+        sampling: the rule the choices followed (:meth:`Sampling.canonical`).
+        cache: the model's :class:`attention.llama.KVCache` after the last forward pass: ``keys`` /
+            ``values`` ``[n_layers, n_kv_heads, P + steps, d_head]`` float32 (keys after RoPE).
+        new_rows: float32 ``[n_layers, n_heads, P + steps]``: the attention weights of the last token read,
+            over every cached key, from that forward pass (step 0: the prefill's last row).
+        choices: generated tokens ``1 … steps + 1``: the first ``steps`` were read back; the last is the
+            model's choice for the next token (read by the next step, unless it is the end of sequence).
+        rng_state: the sampling generator's state after the last choice (``None`` for greedy).
+    """
+
+    ids: tuple[int, ...]
+    n_prompt: int
+    steps: int
+    sampling: Sampling
+    cache: llama.KVCache
+    new_rows: np.ndarray
+    choices: tuple[Choice, ...]
+    rng_state: dict | None
+
+    @property
+    def n(self) -> int:
+        """Tokens in the cache."""
+        return len(self.ids)
+
+    @property
+    def next_choice(self) -> Choice:
+        return self.choices[-1]
+
+    @property
+    def stopped(self) -> bool:
+        """The model chose the end-of-sequence token: there is no next step."""
+        return self.next_choice.is_eos
+
+    @property
+    def generated_ids(self) -> tuple[int, ...]:
+        """Every chosen id, the pending one included (what ``model.generate(ids, steps + 1)`` returns)."""
+        return tuple(c.token_id for c in self.choices)
+
+    def keys(self, layer: int, kv_head: int) -> np.ndarray:
+        """K of one layer and key/value head, after RoPE: float32 ``[P + steps, d_head]`` (a copy)."""
+        return np.array(self.cache.keys[layer, kv_head])
+
+    def values(self, layer: int, kv_head: int) -> np.ndarray:
+        """V of one layer and key/value head: float32 ``[P + steps, d_head]`` (a copy)."""
+        return np.array(self.cache.values[layer, kv_head])
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the page generated: the key of its cached sections (hashed by its fields).
+
+    Attributes:
+        prompt_ids: the prompt's token ids (at most :data:`MAX_PROMPT_TOKENS`).
+        sampling: the rule (:meth:`Sampling.canonical`).
+        steps: generated tokens read back through the cache (after any stop at the end-of-sequence token).
+    """
+
+    prompt_ids: tuple[int, ...]
+    sampling: Sampling
+    steps: int
+
+    @property
+    def n_prompt(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def n(self) -> int:
+        """Tokens in the cache: prompt + steps."""
+        return len(self.prompt_ids) + self.steps
+
+
+def _rng(sampling: Sampling, state: dict | None) -> np.random.Generator | None:
+    if sampling.is_greedy:
+        return None
+    rng = np.random.default_rng(sampling.seed)
+    if state is None:
+        # Validate the options as model.generate() does: that call draws once from rng, so both streams agree.
+        llama.sample_next(np.zeros(1), rng=rng, **sampling.options())
+    else:
+        rng.bit_generator.state = state
+    return rng
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A contiguous copy nobody can change (a state is shared by every session that reaches it)."""
+    out = np.array(array, order="C", copy=True)
+    out.flags.writeable = False
+    return out
+
+
+def prompt_ids(model: llama.LlamaModel, prompt: str, limit: int = MAX_PROMPT_TOKENS) -> tuple[tuple[int, ...], int]:
+    """The prompt's first ``limit`` token ids and how many tokens it has in all (at least ``limit + 1`` when cut;
+    ``model.config.max_tokens`` when the text is longer than the model accepts).
+
+    Raises:
+        ValueError: an empty prompt (:meth:`attention.llama.LlamaModel.encode`).
+    """
+    ids = model.encode(prompt, truncate=True)
+    return tuple(ids[:limit]), len(ids)
+
+
+def prefill(model: llama.LlamaModel, ids, sampling: Sampling) -> DecodeState:
+    """Read the prompt ``ids`` in one forward pass (no cache yet) and choose generated token 1.
+
+    Raises:
+        ValueError: empty ``ids`` or more than :data:`MAX_PROMPT_TOKENS` of them, bad ids (as ``forward``).
+    """
+    ids = tuple(int(i) for i in ids)
+    if not 1 <= len(ids) <= MAX_PROMPT_TOKENS:
+        raise ValueError(f"the prompt must have 1 to {MAX_PROMPT_TOKENS} tokens, got {len(ids)}")
+    sampling = sampling.canonical()
+    rng = _rng(sampling, None)
+    out = model.forward(list(ids))  # logits [P, vocab], attentions [L, H, P, P], cache of P tokens
+    first = choose(out.logits[-1], sampling, rng, step=1, position=len(ids), eos_id=model.config.eos_id)
+    return DecodeState(ids, len(ids), 0, sampling, out.cache, _read_only(out.attentions[:, :, -1, :]),
+                       (first,), None if rng is None else rng.bit_generator.state)
+
+
+def decode_step(model: llama.LlamaModel, state: DecodeState) -> DecodeState:
+    """Read the pending token with the KV cache (one position through every layer) and choose the next one.
+
+    Raises:
+        ValueError: ``state`` ended at the end-of-sequence token, or already holds :data:`MAX_STEPS` steps.
+    """
+    if state.stopped:
+        raise ValueError("generation stopped at the end-of-sequence token: there is no next step")
+    if state.steps >= MAX_STEPS:
+        raise ValueError(f"at most {MAX_STEPS} generated tokens are read back")
+    token = state.next_choice.token_id
+    rng = _rng(state.sampling, state.rng_state)
+    out = model.forward([token], cache=state.cache)  # logits [1, vocab], attentions [L, H, 1, n + 1]
+    ids = state.ids + (token,)
+    nxt = choose(out.logits[-1], state.sampling, rng, step=state.steps + 2, position=len(ids),
+                 eos_id=model.config.eos_id)
+    return DecodeState(ids, state.n_prompt, state.steps + 1, state.sampling, out.cache,
+                       _read_only(out.attentions[:, :, 0, :]), state.choices + (nxt,),
+                       None if rng is None else rng.bit_generator.state)
+
+
+def run(model: llama.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeState:
+    """:func:`prefill`, then up to ``steps`` :func:`decode_step` (fewer when the end-of-sequence token comes)."""
+    state = prefill(model, ids, sampling)
+    while state.steps < min(steps, MAX_STEPS) and not state.stopped:
+        state = decode_step(model, state)
+    return state
+
+
+def full_last_rows(model: llama.LlamaModel, ids) -> np.ndarray:
+    """The full recomputation: one forward pass over all ``ids`` without a cache, the last query's attention
+    weights of every head, float32 ``[n_layers, n_heads, n]``."""
+    return np.ascontiguousarray(model.forward(list(ids)).attentions[:, :, -1, :])
+
+
+def max_difference(cached: np.ndarray, full: np.ndarray) -> float:
+    """``max |cached - full|`` (float), e.g. a cached step's new row against the full recomputation's last row."""
+    cached, full = np.asarray(cached, dtype=np.float64), np.asarray(full, dtype=np.float64)
+    if cached.shape != full.shape:
+        raise ValueError(f"shapes differ: {cached.shape} and {full.shape}")
+    return float(np.abs(cached - full).max(initial=0.0))
+
+
+# --- cost ----------------------------------------------------------------------------------------------
+
+
+def macs_per_layer_weights(config: llama.LlamaConfig) -> int:
+    """Multiply-adds of one layer's weight matrices for one token: ``d_model (n_heads + 2 n_kv_heads) d_head``
+    (W_q, W_k, W_v) ``+ n_heads d_head d_model`` (W_o) ``+ 3 d_model d_ff`` (SwiGLU: gate, up, down).
+
+    SmolLM2-135M: 552,960 + 331,776 + 2,654,208 = 3,538,944.
+    """
+    c = config
+    return (c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head + c.n_heads * c.d_head * c.d_model
+            + 3 * c.d_model * c.d_ff)
+
+
+def macs_attention(config: llama.LlamaConfig, n_keys: int) -> int:
+    """Multiply-adds of one query attending over ``n_keys`` keys in one layer, all heads:
+    ``2 n_heads d_head n_keys`` (``q · k_j`` for every key, then ``Σ_j w_j v_j``)."""
+    return 2 * config.n_heads * config.d_head * int(n_keys)
+
+
+def macs_with_cache(config: llama.LlamaConfig, n: int) -> int:
+    """Multiply-adds to get the next token's logits when the sequence has ``n`` tokens and the first ``n - 1``
+    are cached: the new token alone through every layer, its query over ``n`` keys, then the logits.
+
+    ``n_layers (W + 2 n_heads d_head n) + d_model vocab`` with ``W`` = :func:`macs_per_layer_weights`.
+    Element-wise work (RMSNorm, RoPE, softmax, SiLU: a few per number) is left out.
+    """
+    c = config
+    return c.n_layers * (macs_per_layer_weights(c) + macs_attention(c, n)) + c.d_model * c.vocab_size
+
+
+def macs_without_cache(config: llama.LlamaConfig, n: int) -> int:
+    """The same logits without a cache: all ``n`` tokens again through every layer (every projection and MLP,
+    and query ``i`` over its ``i`` keys, causal), the logits for the last token only.
+
+    ``n_layers (n W + 2 n_heads d_head n (n + 1) / 2) + d_model vocab``.
+    """
+    c = config
+    n = int(n)
+    return (c.n_layers * (n * macs_per_layer_weights(c) + c.n_heads * c.d_head * n * (n + 1))
+            + c.d_model * c.vocab_size)
+
+
+def cache_bytes(config: llama.LlamaConfig, n: int, n_kv_heads: int | None = None, bytes_per_number: int = 4) -> int:
+    """Size of the KV cache for ``n`` tokens: ``2 n_layers n_kv_heads d_head n bytes`` (K and V; float32: 4 bytes).
+
+    ``n_kv_heads`` defaults to the model's (3); pass ``config.n_heads`` (9) for what multi-head attention without
+    grouping would keep. SmolLM2-135M: 46,080 bytes per token (138,240 with 9 key/value heads).
+    """
+    kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
+    return 2 * config.n_layers * kv * config.d_head * int(n) * bytes_per_number

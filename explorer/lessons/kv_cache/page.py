@@ -1,0 +1,132 @@
+"""Page: generating with a KV cache, token by token, on SmolLM2-135M-Instruct (issue #17).
+
+Every control is in the link (``kv_prompt``, ``kv_sampling``, ``kv_temperature``, ``kv_top_k``, ``kv_seed``,
+``kv_steps``, ``kv_layer``, ``kv_head``, ``kv_query``); the generation is recomputed from the prompt (and cached),
+deterministic given prompt, sampling settings, seed and steps, so a shared link reproduces it.
+"""
+
+import streamlit as st
+
+from explorer.lessons.kv_cache import draw, model
+from explorer.shell import controls, real_model
+
+STEPS_KEY = "kv_steps"
+PROMPT_MAX_CHARS = 1000
+
+draw.intro()
+
+lm = real_model.model_or_explain(
+    "This lesson generates text one token at a time with the model's real KV cache and shows the cache growing: "
+    "the K and V rows each new token appends, its query attending over all of them, the cost with and without "
+    "the cache, and sampling (greedy, temperature, top-k, seed)."
+)
+c = lm.config
+
+# --- 1 · the prompt and the sampling rule -------------------------------------------------------------------
+st.header("1 · Generate, one token per step")
+prompt = st.text_area(
+    "Prompt", model.DEFAULT_PROMPT, key="kv_prompt", bind="query-params", max_chars=PROMPT_MAX_CHARS, height=80,
+    help=f"Read by the model's own tokenizer (byte-level BPE). The first {model.MAX_PROMPT_TOKENS} tokens are used: "
+         f"with up to {model.MAX_STEPS} generated tokens that is at most 64 positions, where every heat map keeps one "
+         "readable row per token. Special tokens written out, such as `<|im_start|>` and `<|im_end|>`, become their "
+         "single token. Press Ctrl+Enter (⌘+Enter) to apply.",
+)
+controls.check_link("kv_prompt", prompt, f"text of at most {PROMPT_MAX_CHARS} characters")
+if not prompt:
+    st.warning("The prompt is empty, so the page continues the default prompt instead (below). Type a prompt above "
+               "to continue your own text.", icon="✍️")
+    st.text(model.DEFAULT_PROMPT)
+    prompt = model.DEFAULT_PROMPT
+ids, n_prompt_tokens = model.prompt_ids(lm, prompt)
+if n_prompt_tokens > model.MAX_PROMPT_TOKENS:
+    total = (f"{n_prompt_tokens} tokens" if n_prompt_tokens < c.max_tokens
+             else f"at least {c.max_tokens} tokens")
+    st.warning(f"Your prompt is {total}; this lesson reads the first {model.MAX_PROMPT_TOKENS}, so that prompt and "
+               f"up to {model.MAX_STEPS} generated tokens stay within 64 positions, where every heat map keeps "
+               "readable token labels. The prompt used ends here:", icon="✂️")
+    kept = lm.decode(list(ids))
+    st.text("…" + kept[-60:] if len(kept) > 60 else kept)
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    method = st.radio("Choose the next token by", model.METHODS, key="kv_sampling", bind="query-params",
+                      horizontal=True, captions=["the most likely token", "a random draw"],
+                      help="greedy: always the token with the largest logit. sample: draw from softmax(logits / T), "
+                           "among the top-k tokens; the seed makes the draws repeatable.")
+    controls.check_link("kv_sampling", method, "greedy or sample")
+greedy = method != "sample"
+with c2:
+    temperature = st.select_slider(
+        "Temperature T", model.TEMPERATURES, value=model.DEFAULTS["temperature"], key="kv_temperature",
+        bind="query-params",
+        help="Sampling draws from softmax(logits / T): below 1 sharper (closer to greedy), above 1 flatter.")
+    # As the link spells it: the option's label ("2.0"), not the number ("2").
+    controls.check_link("kv_temperature", str(temperature), "one of " + ", ".join(map(str, model.TEMPERATURES)))
+with c3:
+    top_k = controls.number_input("Top-k (0 = no cut)", 0, c.vocab_size, model.DEFAULTS["top_k"], key="kv_top_k",
+                                  help="Draw only among the k most likely tokens; 0 keeps the whole vocabulary "
+                                       f"({c.vocab_size:,} tokens).")
+with c4:
+    seed = controls.number_input("Seed", 0, controls.SEED_MAX, model.DEFAULTS["seed"], key="kv_seed",
+                                 help="Seeds np.random.default_rng once per generation: the same seed draws the same "
+                                      "tokens.")
+if greedy:
+    st.caption("Greedy decoding ignores temperature, top-k and seed: they take effect when you choose *sample*.")
+sampling = model.Sampling("greedy" if greedy else "sample", float(temperature), int(top_k), int(seed)).canonical()
+
+
+# --- the steps: a slider (in the link) and buttons that move it one token ------------------------------------
+def _move_steps(delta: int | None) -> None:
+    """Button callback: one more step (``delta`` 1) or back to the prompt (``None``); the slider and link follow."""
+    current = st.session_state.get(STEPS_KEY, model.DEFAULTS["steps"])
+    controls.set_value(STEPS_KEY, 0 if delta is None else min(max(int(current) + delta, 0), model.MAX_STEPS))
+
+
+s1, s2, s3 = st.columns([3, 1.3, 1])
+with s1:
+    steps = controls.slider("Generated tokens read back with the cache (steps)", 0, model.MAX_STEPS,
+                            model.DEFAULTS["steps"], key=STEPS_KEY,
+                            help="0: the prompt has been read (the prefill) and the first token chosen. Each step "
+                                 "reads the chosen token through the model with the cache and chooses the next one.")
+state = draw.decode_state(lm, ids, sampling, steps)
+with s2:
+    st.button("▶ Generate the next token", key="kv_next", on_click=_move_steps, args=(1,), type="primary",
+              disabled=state.stopped or steps >= model.MAX_STEPS, width="stretch",
+              help="Reads the chosen token through the model with the cache (one more K and V row per layer) "
+                   "and chooses the next one.")
+with s3:
+    st.button("↺ Back to the prompt", key="kv_reset", on_click=_move_steps, args=(None,), disabled=steps == 0,
+              width="stretch")
+if state.steps < steps:
+    st.info(f"Steps is set to {steps}, but generation stopped at the end-of-sequence token after {state.steps} "
+            f"steps: the page shows step {state.steps}.", icon="🛑")
+run = model.Run(ids, sampling, state.steps)
+draw.generation(lm, run)
+
+# --- 2 · the cache of one layer and key/value head -------------------------------------------------------------
+st.header("2 · The cache of one layer and one key/value head")
+l1, l2, l3 = st.columns([2, 1.5, 1.5])
+with l1:
+    layer = controls.slider("Layer", 0, c.n_layers - 1, model.DEFAULTS["layer"], key="kv_layer",
+                            help=f"Every one of the {c.n_layers} layers has its own cache.")
+with l2:
+    kv_head = st.radio("Key/value head", list(range(c.n_kv_heads)), key="kv_head", bind="query-params",
+                       horizontal=True, captions=[f"heads {g * c.group_size}–{(g + 1) * c.group_size - 1}"
+                                                  for g in range(c.n_kv_heads)],
+                       help=f"Grouped-query attention: {c.n_heads} query heads share {c.n_kv_heads} key/value "
+                            f"heads; query head h reads key/value head h // {c.group_size}.")
+    controls.check_link("kv_head", kv_head, f"0, 1 or {c.n_kv_heads - 1}")
+with l3:
+    kv_head = int(kv_head)
+    group = [kv_head * c.group_size + j for j in range(c.group_size)]
+    query = st.radio("Query head compared below", list(range(c.group_size)), key="kv_query", bind="query-params",
+                     horizontal=True, captions=[f"head {h}" for h in group],
+                     help="The group's query heads by their place in it (0 to 2): the link holds the place, so it "
+                          "stays valid when you switch the key/value head.")
+    controls.check_link("kv_query", query, f"0, 1 or {c.group_size - 1} (a place in the group)")
+    query = int(query)
+draw.cache_view(lm, run, layer, kv_head, query)
+
+# --- 3 · cost ------------------------------------------------------------------------------------------------
+st.header("3 · What the cache saves, and what it costs")
+draw.cost(c, run.n_prompt, run.n)

@@ -1,0 +1,100 @@
+"""Figures of the real-model lesson: the grid of every head, the next-token bars (arrays in, Plotly out).
+
+Same rules as :mod:`explorer.shell.charts`: the grid is a shell heat map (layers top to bottom,
+placed by position), every token's text is escaped, hover labels name what a cell is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.shell.charts import escape_label, heatmap
+from explorer.shell.textviews import fmt
+
+__all__ = ["GRID_KEY_COLOR", "angle_map", "head_grid", "prediction_bars"]
+
+GRID_KEY_COLOR = "#d62728"  # the outline of the chosen head
+
+
+def head_grid(values, *, title: str, colorbar_title: str, zrange: tuple[float, float], layer: int, head: int,
+              digits: int = 3, height: int = 640) -> go.Figure:
+    """Every head at a glance: ``values [n_layers, n_heads]`` as a heat map, layer 0 on top, the chosen head outlined.
+
+    A transparent marker sits on every cell, so a click on a cell selects a point (Streamlit's
+    ``on_select`` reports scatter points, not heat-map cells): ``x`` = head, ``y`` = layer. The
+    markers carry the hover label ``layer 3 · head 4: 0.123``.
+
+    Raises:
+        ValueError: ``values`` is not 2-D, or ``(layer, head)`` is outside it.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"values must be [n_layers, n_heads], got shape {values.shape}")
+    n_layers, n_heads = values.shape
+    if not (0 <= layer < n_layers and 0 <= head < n_heads):
+        raise ValueError(f"(layer, head) = ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
+    fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
+                  row_name="layer", col_name="head", zrange=zrange, digits=digits, show_text=False, height=height,
+                  colorbar_title=colorbar_title, light=False)
+    fig.data[0].hoverinfo = "skip"  # the markers below carry the same label (two labels would stack)
+    layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
+    fig.add_trace(go.Scatter(
+        x=heads, y=layers, mode="markers", showlegend=False, name="heads",
+        marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
+        selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
+        customdata=[fmt(v, digits) for v in values.ravel()],
+        hovertemplate="layer %{y} · head %{x}: %{customdata}<extra></extra>",
+    ))
+    fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
+                  line=dict(color=GRID_KEY_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
+    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
+    return fig
+
+
+def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, title: str = "",
+                    height: int = 260) -> go.Figure:
+    """The top next tokens as horizontal bars, most likely on top; ``labels`` (readable pieces) are escaped.
+
+    Raises:
+        ValueError: the lengths differ.
+    """
+    p = np.asarray(probabilities, dtype=float)
+    if p.ndim != 1 or len(labels) != len(p):
+        raise ValueError(f"need one label per probability, got {len(labels)} labels and shape {p.shape}")
+    ticks = [escape_label(s) for s in labels]
+    bar = go.Bar(
+        x=p, y=list(range(len(p))), orientation="h", marker_color="#3b78c2",
+        text=[fmt(v, 3) for v in p], textposition="outside", cliponaxis=False,
+        customdata=np.array([[t, fmt(v, 4)] for t, v in zip(ticks, p, strict=True)], dtype=object).reshape(-1, 2),
+        hovertemplate="next token %{customdata[0]}: probability %{customdata[1]}<extra></extra>",
+    )
+    layout = dict(
+        xaxis=dict(range=[0, 1.12], title=dict(text="probability")),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(p))), ticktext=ticks, autorange="reversed"),
+        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+    )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[bar], layout=layout)
+
+
+def angle_map(angles, labels: Sequence[str], *, title: str = "", height: int | None = None) -> go.Figure:
+    """RoPE's rotation angles ``[n, d_head/2]`` (radians) as a heat map of ``angle mod 360°`` on a cyclic scale.
+
+    Rows are tokens (position ``p``), columns the coordinate pairs ``i``: pair ``i`` of position ``p``
+    turns by ``p θ_i``. The hover gives the wrapped angle in degrees and the whole angle in radians.
+    """
+    angles = np.asarray(angles, dtype=float)
+    degrees = np.mod(np.degrees(angles), 360.0)
+    fig = heatmap(degrees, labels, [f"pair {i}" for i in range(angles.shape[1])], title=title, row_name="token",
+                  col_name="pair", zrange=(0.0, 360.0), digits=1, show_text=False, colorbar_title="degrees",
+                  max_xticks=8, height=height, light=False)
+    trace = fig.data[0]
+    trace.colorscale = "Twilight"  # cyclic: 359° sits next to 0°
+    custom = np.array(trace.customdata, dtype=object)
+    custom[..., 2] = np.vectorize(lambda d, r: f"{d:.1f}° (p·θᵢ = {r:.4g} rad)", otypes=[object])(degrees, angles)
+    trace.customdata = custom.tolist()  # lists, not an object array (see explorer.shell.charts.heatmap)
+    return fig

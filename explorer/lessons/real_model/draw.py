@@ -1,0 +1,395 @@
+"""Sections of the real-model lesson, and the cached computations behind them.
+
+Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the
+loaded model is passed as ``_model`` (not hashed: there is one per process, see
+:mod:`explorer.shell.real_model`). One forward pass per prompt is cached (:func:`forward`):
+the statistics, the grid, the maps and the prediction all read it, so choosing another
+statistic runs no model at all, and choosing another head runs only what :func:`steps` needs
+for that head's intermediates (the layers below it, not the whole pass).
+
+Cache sizes: a forward pass keeps ``30 * 9 * n * n`` float32 weights (1.1 MB at the 64-token
+limit), a head's steps about 0.9 MB (``x``, ``x_normed`` and three ``[576, 64]`` matrices): with
+the entry limits below, about 20 MB of computations besides the model; the sections' recorded
+elements are bounded by :func:`explorer.shell.cache.section` (a 64-token ``head_steps`` entry is
+about 3 MB). Everything expires :data:`TTL` after it was stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from attention import llama
+from explorer.lessons.real_model import charts as rfig
+from explorer.lessons.real_model import model
+from explorer.shell import charts
+from explorer.shell.cache import section
+from explorer.shell.real_model import MODEL_NAME, piece_labels, visible_piece
+from explorer.shell.tables import numbers
+from explorer.shell.textviews import fmt
+
+TTL = "30m"  # as the shell's caches (explorer.shell.cache): an entry expires 30 minutes after it was stored
+HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
+LIGHT_DIMS_ABOVE = 32
+"""Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
+light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
+64-token page near 3 MB of chart data instead of 4."""
+N_LAYERS, N_HEADS, N_KV_HEADS, D_HEAD = 30, 9, 3, 64  # SmolLM2-135M (checked against the config below)
+
+
+# --- cached computations -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Forward:
+    """What the lesson keeps of one forward pass over the prompt.
+
+    Attributes:
+        attentions: float32 ``[n_layers, n_heads, n, n]``, causal (exactly 0 above the diagonal).
+        top_ids, top_probabilities: the :data:`model.TOP_K` most likely next tokens after the last one.
+        top_pieces: their text (``model.token_strings``).
+    """
+
+    attentions: np.ndarray
+    top_ids: tuple[int, ...]
+    top_probabilities: tuple[float, ...]
+    top_pieces: tuple[str, ...]
+
+
+@st.cache_data(max_entries=8, ttl=TTL, show_spinner=False)
+def forward(_model: llama.LlamaModel, ids: tuple[int, ...]) -> Forward:
+    """One forward pass of the model over ``ids`` (cached per prompt: a head change never recomputes it)."""
+    out = _model.forward(list(ids))
+    top_ids, top_p = model.top_tokens(out.logits[-1])
+    return Forward(out.attentions, top_ids, top_p, tuple(_model.token_strings(list(top_ids))))
+
+
+@st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
+def statistics(_model: llama.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
+    """:func:`model.head_statistics` of the prompt's forward pass."""
+    return model.head_statistics(forward(_model, ids).attentions, ids)
+
+
+@st.cache_data(max_entries=12, ttl=TTL, show_spinner=False)
+def steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> llama.HeadSteps:
+    """``model.head_steps(ids, layer, head)``: every intermediate of one head (runs the layers below it)."""
+    return _model.head_steps(list(ids), layer, head)
+
+
+@st.cache_data(max_entries=4, ttl=TTL, show_spinner=False)
+def prompt(_model: llama.LlamaModel, text: str) -> model.Prompt:
+    """:func:`model.encode_prompt` (``ValueError`` for an empty text)."""
+    return model.encode_prompt(_model, text)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def words(_model: llama.LlamaModel) -> tuple[str, ...]:
+    """The whole words of the vocabulary (:func:`model.vocabulary_words`), once per process."""
+    return model.vocabulary_words(_model.token_strings(range(_model.config.vocab_size)))
+
+
+@st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
+def grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
+    """The grid of every head coloured by ``stat``, the chosen head outlined (the same object on every rerun:
+    the page draws it as a widget, so it cannot be a replayed section, and a rerun builds no figure)."""
+    stats = statistics(_model, ids)
+    s = model.STATISTICS[stat]
+    return rfig.head_grid(stats.get(stat), title=f"every head: {s.name}", colorbar_title=s.unit,
+                          zrange=model.color_range(stat, stats.n), layer=layer, head=head)
+
+
+def labels_of(_model: llama.LlamaModel, ids: tuple[int, ...]) -> list[str]:
+    """One readable, unique label per token: ``["The (0)", "␣cat (1)", …]``."""
+    return piece_labels(_model.token_strings(list(ids)))
+
+
+def dims(width: int, prefix: str = "dim") -> list[str]:
+    return [f"{prefix} {j}" for j in range(width)]
+
+
+def causal_check(weights: np.ndarray) -> str:
+    """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6e-08`` (what the map shows)."""
+    w = np.asarray(weights, dtype=np.float64)
+    above = float(np.triu(w, 1).max(initial=0.0))
+    return (f"largest weight above the diagonal = {above!r} (exactly 0: the causal mask) · "
+            f"largest |row sum − 1| = {float(np.abs(w.sum(-1) - 1).max()):.1e}")
+
+
+# --- sections -------------------------------------------------------------------------------------
+
+
+@section
+def intro() -> None:
+    """Title, what the page does, and the honest note."""
+    st.title("Inside a real model")
+    st.markdown(
+        f"Everything so far ran on random weights. Here the same attention runs inside **{MODEL_NAME}**, a "
+        "trained decoder: 30 layers, each with 9 query heads of `d_head` = 64 that share 3 key/value heads, "
+        "RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next one, and every "
+        "one of its 270 heads shows you what it attends to."
+    )
+    st.info(
+        "**An honest note.** The weights are the model's 4-bit quantized release (GGUF, Q4_1), widened to "
+        "float32 here: the numbers are close to, not identical with, the full-precision model's. Every number "
+        "on this page, the prediction included, is computed by this page from your prompt (NumPy, "
+        "`attention.llama`); nothing is looked up.", icon="🔎")
+
+
+@section
+def tokens(p: model.Prompt) -> None:
+    """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
+    st.caption(f"{p.n} token{'s' if p.n != 1 else ''} (byte-level BPE, 49,152 pieces; ␣ = a space, ↵ = a new "
+               "line, \\xNN = one byte of a character split over two tokens). No BOS token is added, as the model file "
+               "says.")
+    st.text(" │ ".join(visible_piece(s) for s in p.pieces))
+    with st.expander("Numbers: token ids"):
+        st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [visible_piece(s) for s in p.pieces],
+                                   "id": p.ids}), hide_index=True, width="stretch")
+
+
+@section
+def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
+    """The next-token prediction: the top tokens with their probabilities, as a table and as bars."""
+    f = forward(_model, ids)
+    shown = [visible_piece(s) for s in f.top_pieces]
+    left, right = st.columns([2, 3])
+    with left:
+        st.dataframe(pd.DataFrame({"rank": range(1, len(shown) + 1), "next token": shown, "id": f.top_ids,
+                                   "probability": f.top_probabilities}), hide_index=True, width="stretch",
+                     column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
+    with right:
+        st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities, title="next token: top 5"),
+                        key="rm_fig_prediction")
+    st.latex(r"p(\text{next} = t \mid \text{prompt}) = \mathrm{softmax}(\text{logits}_{n-1})_t")
+    st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(30)}_{n-1})\, E^\top")
+    st.caption(f"The last position's logits over all 49,152 tokens (the output projection is the embedding matrix "
+               f"E, tied), softmax in float64. The top {len(shown)} hold {sum(f.top_probabilities):.1%} of the "
+               "probability.")
+
+
+@section
+def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> None:
+    """The chosen statistic's formula, what it measures, and which query rows it averages over."""
+    s = model.STATISTICS[stat]
+    st.markdown(f"**{s.name[0].upper() + s.name[1:]}**")
+    st.latex(s.formula)
+    st.markdown(s.meaning)
+    if stat == "induction":
+        rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
+        st.caption(f"Averaged over the {len(induction_rows)} query rows R whose token occurred earlier: {rows}. "
+                   "w = one head's attention weights, t_j = token j's id.")
+    else:
+        st.caption(f"Averaged over the query rows i = 2 … {n - 1} ({n - 2} rows): row 0 has one key (its weight 1 "
+                   "is on the first token and on itself at once) and row 1's previous token is the first token, "
+                   "so both would blur sink, previous and self. w = one head's attention weights.")
+    lo, hi = model.color_range(stat, n)
+    top = {"entropy": "log₂ n is a uniform row over all n tokens.",
+           "distance": "the top is every query on the first token."}.get(stat, "a weight (or a sum of weights).")
+    st.caption(f"Colour range [{fmt(lo, 2)}, {fmt(hi, 2)}] {s.unit}: {top}")
+
+
+@section
+def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
+    """The grid's numbers, a layer per row, a head per column."""
+    values = statistics(_model, ids).get(stat)
+    numbers(values, dims(N_LAYERS, "layer"), dims(N_HEADS, "head"), label=f"Numbers: {stat} of every head")
+
+
+@section
+def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+    """One head's attention map (rows = queries, causal) with its checks and numbers."""
+    weights = forward(_model, ids).attentions[layer, head]
+    labels, n = labels_of(_model, ids), len(ids)
+    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{64}} + M_{ij}\right)")
+    st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
+                                   title=f"layer {layer}, head {head}"), key="rm_fig_head")
+    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
+               f"(the future) · {causal_check(weights)}")
+    numbers(weights, labels, labels, label="Numbers: attention weights")
+
+
+@section
+def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int) -> None:
+    """The mean of the 9 heads' maps of one layer, labelled as a mean."""
+    labels, n = labels_of(_model, ids), len(ids)
+    st.latex(r"\bar w_{ij} = \frac{1}{9}\sum_{h=0}^{8} w^{(h)}_{ij}")
+    mean = model.layer_mean(forward(_model, ids).attentions, layer)
+    st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
+                                   title=f"MEAN over the 9 heads of layer {layer} (not a head)"),
+                    key="rm_fig_layer_mean")
+    st.caption("The average of the layer's 9 maps: a summary no single head computes. Heads that do "
+               "different things blur together here, which is why the page looks at heads one by one.")
+
+
+@section
+def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+    """The head's six statistics, and the three query heads that share its key/value head, side by side."""
+    f, stats = forward(_model, ids), statistics(_model, ids)
+    labels, n = labels_of(_model, ids), len(ids)
+    kv = head // (N_HEADS // N_KV_HEADS)
+    if stats.defined:
+        rows = [{"statistic": s.name, "value": fmt(float(stats.get(k)[layer, head]), 4)
+                 if stats.get(k) is not None else "undefined (no repeated token)", "unit": s.unit}
+                for k, s in model.STATISTICS.items()]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+    st.subheader("Grouped-query attention: three query heads, one key/value head")
+    group = range(kv * 3, kv * 3 + 3)
+    st.markdown(
+        f"SmolLM2 has 9 query heads but only 3 key/value heads (Ainslie et al. 2023): query head *h* reads "
+        f"key/value head *h* // 3. Head {head} shares **key/value head {kv}** with heads "
+        f"{' and '.join(str(h) for h in group if h != head)}: the same K and V rows, its own queries, so its own "
+        "map. The KV cache holds 3 heads' keys and values per layer instead of 9 (a third of the memory)."
+    )
+    mask = np.tri(n, dtype=bool)
+    cols = st.columns(3)
+    for col, h in zip(cols, group, strict=True):
+        title = f"head {h} (kv {kv})" + (" ◀ chosen" if h == head else "")
+        col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
+                                        show_text=False, max_xticks=12, height=320),
+                         key=f"rm_fig_group_{h - kv * 3}")
+    st.caption(f"Layer {layer}, query heads {group[0]}, {group[1]}, {group[2]}: each row still sums to 1; the keys "
+               "and values they weigh are identical, only the queries differ.")
+
+
+@section
+def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _head: int) -> None:
+    """Step 1: the residual stream entering ``layer``, after RMSNorm (the same for every head of the layer).
+
+    ``_head`` (not part of the cache key: the picture does not depend on it) only names the head whose
+    cached :func:`steps` hold ``x_normed``, so a new layer runs its blocks once, not once per section.
+    """
+    s = steps(_model, ids, layer, _head)
+    labels, n = labels_of(_model, ids), len(ids)
+    st.subheader("1 · x after RMSNorm")
+    st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{576}\sum_k x_{ik}^2 + \varepsilon}} \odot g,\qquad "
+             r"\varepsilon = 10^{-5}")
+    st.caption(f"x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), "
+               f"shape [n, d_model] = [{n}, 576]; g: the layer's learned gain. No mean subtraction, no bias. "
+               "Every head of the layer starts from this x̂.")
+    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(576), kind="diverging", row_name="token",
+                                   col_name="dim", title=f"x̂ entering layer {layer}", max_xticks=12),
+                    key="rm_fig_x")
+    numbers(s.x_normed, labels, dims(576), label="Numbers: x after RMSNorm")
+
+
+@section
+def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+    """Steps 2-6 of one head on its real numbers: Q/K/V, RoPE, scores, ÷√64 and mask, softmax, weights · V."""
+    s = steps(_model, ids, layer, head)
+    labels, n = labels_of(_model, ids), len(ids)
+    d = dims(D_HEAD)
+    light = n > LIGHT_DIMS_ABOVE
+
+    st.subheader("2 · Queries, keys and values")
+    st.latex(rf"Q = \hat x\, W_q^{{({head})}},\quad K = \hat x\, W_k^{{({s.kv_head})}},\quad "
+             rf"V = \hat x\, W_v^{{({s.kv_head})}}")
+    st.caption(f"W_q: query head {head}'s 64 columns of the layer's [576, 576] matrix; W_k, W_v: key/value head "
+               f"{s.kv_head}'s 64 columns of [576, 192] · Q, K, V: [{n}, 64] (d_head = 64) · Q and K before RoPE.")
+    cols = st.columns(3)
+    for col, name, M, role in zip(cols, "QKV", (s.q_before_rope, s.k_before_rope, s.v),
+                                  ("what am I looking for?", "what do I contain?", "what do I hand over?"),
+                                  strict=True):
+        with col:
+            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name="token", col_name="dim",
+                                           title=f"{name}: {role}", max_xticks=8, light=light),
+                            key=f"rm_fig_{name}")
+            numbers(M, labels, d, label=f"Numbers: {name}")
+
+    st.subheader("3 · RoPE: rotate Q and K by position")
+    st.latex(r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = "
+             r"\begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix}"
+             r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix}")
+    st.latex(r"\theta_i = 100000^{-2i/64},\quad i = 0 \dots 31")
+    st.markdown(
+        "Each pair of coordinates of a query or key at position *p* turns by the angle *p*·θᵢ (Su et al. 2021), "
+        "so the score of query *i* and key *j* depends on their distance *i − j*, not on where they stand. "
+        "**Coordinate layout:** Q and K are shown as the model file stores them (GGUF): a pair is two *adjacent* "
+        "coordinates (2i, 2i+1). Hugging Face `transformers` orders the same numbers differently (it pairs i "
+        "with i + 32, “rotate_half”); the scores and weights are identical."
+    )
+    a_col, q_col, k_col = st.columns(3)
+    with a_col:
+        angles = np.asarray(s.angles, dtype=np.float64)  # [n, 32] radians
+        st.plotly_chart(rfig.angle_map(angles, labels, title="rotation angle p·θᵢ, mod 360°"), key="rm_fig_angles")
+        st.caption(f"shape [n, 32] · pair 0 turns 1 radian (57°) per position, pair 31 about "
+                   f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}° (slow pairs carry position over long "
+                   "ranges) · colours wrap around like a clock face; Numbers: the angles in radians")
+        numbers(angles, labels, dims(angles.shape[1], "pair"), label="Numbers: angles (radians)")
+    for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):
+        with col:
+            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name="token", col_name="dim",
+                                           title=f"{name} after RoPE", max_xticks=8, light=light),
+                            key=f"rm_fig_{name}_rope")
+            numbers(M, labels, d, label=f"Numbers: {name} after RoPE")
+    st.caption("Row 0 (position 0) does not move: every angle is 0 there.")
+
+    st.subheader("4 · Scores")
+    st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+    st.caption(f"shape [{n}, {n}] · every cell, the future too (the mask comes next)")
+    st.plotly_chart(charts.heatmap(s.scores, labels, labels, kind="diverging", title="scores QKᵀ",
+                                   colorbar_title="score"), key="rm_fig_scores")
+    numbers(s.scores, labels, labels, label="Numbers: scores")
+
+    st.subheader("5 · ÷ √64, causal mask, softmax")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.latex(r"\frac{S}{\sqrt{64}} + M,\qquad \sqrt{64} = 8")
+        st.latex(r"M_{ij} = -\infty \text{ for } j > i \text{ (the future)}, \text{ else } 0")
+        st.plotly_chart(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
+                                       show_text=n <= HALF_TEXT_MAX,
+                                       title="scaled, masked scores", colorbar_title="score"),
+                        key="rm_fig_scaled")
+        st.caption(f"shape [{n}, {n}] · masked cells (the future) are grey: −∞ before the softmax")
+        numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), "−∞ (masked)"),
+                             index=labels, columns=labels), label="Numbers: scaled, masked scores")
+    with c2:
+        st.latex(r"w_{ij} = \frac{e^{s_{ij}/8}}{\sum_{k \le i} e^{s_{ik}/8}},\qquad e^{-\infty} = 0")
+        st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title="attention weights",
+                                       show_text=n <= HALF_TEXT_MAX),
+                        key="rm_fig_weights")
+        st.caption(f"each row sums to 1 · {causal_check(s.weights)}")
+        numbers(s.weights, labels, labels, label="Numbers: weights")
+
+    st.subheader("6 · Weights · V")
+    st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{j \le i} w_{ij}\, v_j")
+    st.caption(f"shape [n, d_head] = [{n}, 64] · this head's slice of the input to W_o, which mixes the 9 heads' "
+               "outputs back to 576 dims")
+    st.plotly_chart(charts.heatmap(s.output, labels, d, kind="diverging", row_name="token", col_name="dim",
+                                   title=f"output of head {head}", max_xticks=16, light=light), key="rm_fig_output")
+    numbers(s.output, labels, d, label="Numbers: output")
+
+
+@section
+def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+    """A small attention map of one head of the exercise (no statistic shown)."""
+    labels, n = labels_of(_model, ids), len(ids)
+    fig = charts.heatmap(forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
+                         title=f"layer {layer}, head {head}", show_text=False, max_xticks=8, height=340)
+    fig.data[0].showscale = False  # the colours are weights on [0, 1], as in every map above
+    st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
+
+
+@section
+def reveal(_model: llama.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | None, ...]) -> None:
+    """The answers, every score of each head, and the learner's grade."""
+    heads = model.quiz_heads(statistics(_model, ids))
+    right = model.grade(heads, guesses)
+    score_names = [k for k, _ in heads[0].scores]
+    rows = []
+    for q, g, ok in zip(heads, guesses, right, strict=True):
+        row = {"head": f"layer {q.layer}, head {q.head}", "your guess": model.LABELS.get(g, "(none)"),
+               "answer": model.LABELS[q.answer], "right?": "✓" if ok else "✗"}
+        row.update({f"{k} score": fmt(v, 3) for k, v in q.scores})
+        row["margin"] = fmt(q.margin, 3)
+        rows.append(row)
+    n_right = sum(right)
+    (st.success if n_right == len(heads) else st.info)(
+        f"**{n_right} of {len(heads)} right.**" + (" Every head read correctly." if n_right == len(heads) else ""))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("Scores on [0, 1]: " + ", ".join(score_names) + ". The answer is the largest; the margin is how far "
+               "it beats the runner-up. Click a head in the grid above (or set the sliders) to see it up close.")

@@ -1,0 +1,374 @@
+"""Inside a real model: the arrays of the lesson (pure NumPy on top of :mod:`attention.llama`; no Streamlit).
+
+The prompt's tokens and the next-token prediction, six statistics of every attention head of
+SmolLM2-135M-Instruct (30 layers x 9 query heads), the repeated random prompt that reveals
+induction heads, and the "guess, then reveal" exercise graded from the live numbers.
+
+Every statistic is computed from one head's causal attention weights ``w [n, n]`` (row ``i`` =
+query ``i``, ``w[i, j] = 0`` for ``j > i``) and averaged over the query rows ``i = 2 .. n-1``
+(:data:`FIRST_ROW`): row 0 has a single key (its weight 1 lands on the first token *and* on
+itself, so it would count as sink and as self in every head), and row 1's previous token *is* the
+first token (a previous-token head and a sink would look alike there).
+
+Sources:
+    * Attention sinks (weight piled on the first token): Xiao et al. (2023), "Efficient Streaming
+      Language Models with Attention Sinks", section 3.1.
+    * Induction heads and the repeated-random-tokens score: Olsson et al. (2022), "In-context
+      Learning and Induction Heads", section "Definitions" (prefix matching: a token attends to the
+      token that followed an earlier occurrence of itself).
+    * Grouped-query attention (9 query heads read 3 key/value heads): Ainslie et al. (2023).
+    * RoPE: Su et al. (2021), section 3.2.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+PROMPT_MAX_TOKENS = 64
+"""Tokens of the prompt this lesson runs: every map stays readable (a label per row) and one forward pass
+keeps ``30 * 9 * 64 * 64`` float32 attention weights (1.1 MB)."""
+PROMPT_MAX_CHARS = 2000
+DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
+TOP_K = 5
+FIRST_ROW = 2
+"""Statistics average over the query rows ``FIRST_ROW .. n-1`` (see the module docstring)."""
+REPEAT_WORDS = 16
+"""Words in each copy of the repeated random prompt (about 33 tokens in all)."""
+WORD_PATTERN = re.compile(r" [a-z]{4,9}")
+"""Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+MIN_MARGIN = 0.25
+"""A head is a clear example of its label when its largest score beats its second largest by at least this."""
+
+
+# --- the prompt ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The prompt as the model reads it.
+
+    Attributes:
+        ids: the token ids used, at most :data:`PROMPT_MAX_TOKENS`.
+        pieces: each token's text (UTF-8, the leading space kept as ``" "``), as ``model.token_strings``.
+        n_total: tokens in the whole text, or ``None`` when it is longer than the model accepts at all
+            (``llama.MAX_TOKENS``, 256).
+        kept_text: the text of ``ids`` (``model.decode``): where a cut prompt ends.
+    """
+
+    ids: tuple[int, ...]
+    pieces: tuple[str, ...]
+    n_total: int | None
+    kept_text: str
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def is_cut(self) -> bool:
+        """True when the text had more than :data:`PROMPT_MAX_TOKENS` tokens and only the first were kept."""
+        return self.n_total is None or self.n_total > len(self.ids)
+
+
+def encode_prompt(model, text: str, max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
+    """Tokenize ``text`` with the model's byte-level BPE and keep at most ``max_tokens`` tokens.
+
+    Raises:
+        ValueError: ``text`` is empty (``model.encode``'s message).
+    """
+    try:
+        ids = model.encode(text)
+        n_total: int | None = len(ids)
+    except ValueError:
+        if not text:
+            raise
+        ids, n_total = model.encode(text, truncate=True), None  # longer than the model's 256 tokens
+    kept = [int(i) for i in ids[:max_tokens]]
+    return Prompt(tuple(kept), tuple(model.token_strings(kept)), n_total, model.decode(kept))
+
+
+def vocabulary_words(pieces: Sequence[str]) -> tuple[str, ...]:
+    """The vocabulary's whole lowercase words (``WORD_PATTERN`` pieces), without their space, sorted.
+
+    Args:
+        pieces: every token's text, ``model.token_strings(range(vocab_size))``.
+    """
+    return tuple(sorted({p[1:] for p in pieces if WORD_PATTERN.fullmatch(p)}))
+
+
+def repeated_prompt(words: Sequence[str], seed: int, n_words: int = REPEAT_WORDS) -> str:
+    """A random sequence of ``n_words`` distinct words, written twice: ``"w1 w2 … wk w1 w2 … wk"``.
+
+    ``np.random.default_rng(seed)`` draws the words, so a seed gives the same prompt everywhere.
+    Every word but the very first is one token (`` word``); the first, without a leading space, may
+    be split, so the second copy repeats the first from its second word on (Olsson et al. 2022 use
+    repeated random tokens to find induction heads).
+
+    Raises:
+        ValueError: fewer than ``n_words`` words to draw from.
+    """
+    if len(words) < n_words:
+        raise ValueError(f"need at least {n_words} words to draw from, got {len(words)}")
+    rng = np.random.default_rng(seed)
+    chosen = [words[i] for i in rng.choice(len(words), size=n_words, replace=False)]
+    return " ".join(chosen + chosen)
+
+
+# --- the prediction -----------------------------------------------------------------------------
+
+
+def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The ``k`` most likely next tokens: ``(ids, probabilities)``, most likely first.
+
+    Args:
+        logits: ``[vocab_size]`` the last position's logits (any float dtype).
+
+    Returns:
+        ids and ``softmax(logits)`` of them, computed in float64 (ties keep the lower id first).
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    order = np.argsort(-p, kind="stable")[:k]
+    return tuple(int(i) for i in order), tuple(float(p[i]) for i in order)
+
+
+# --- head statistics ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One head statistic: its link value ``key``, its ``name``, the ``formula`` (LaTeX) and what it measures."""
+
+    key: str
+    name: str
+    unit: str
+    formula: str
+    meaning: str
+
+
+STATISTICS: dict[str, Statistic] = {s.key: s for s in (
+    Statistic("sink", "attention to the first token (sink)", "weight",
+              r"\text{sink} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,0}",
+              "How much of each query's attention lands on token 0. Many heads park weight there when they "
+              "have nothing better to do: an attention sink (Xiao et al. 2023)."),
+    Statistic("previous", "attention to the previous token", "weight",
+              r"\text{previous} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i-1}",
+              "How much each query attends to the token just before it: a previous-token head."),
+    Statistic("self", "attention to itself", "weight",
+              r"\text{self} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i}",
+              "How much each query attends to its own position."),
+    Statistic("entropy", "entropy (bits)", "bits",
+              r"H = \frac{1}{n-2}\sum_{i=2}^{n-1} \Big(-\sum_{j \le i} w_{ij} \log_2 w_{ij}\Big)",
+              "How spread out each row is: 0 bits = all weight on one key, log₂(i+1) bits = uniform over the "
+              "i+1 keys query i may see."),
+    Statistic("distance", "mean distance looked back", "tokens",
+              r"D = \frac{1}{n-2}\sum_{i=2}^{n-1} \sum_{j \le i} w_{ij}\,(i - j)",
+              "How far back a query looks, on average, weighted by attention: 0 = itself, 1 = the previous "
+              "token, i = the first token."),
+    Statistic("induction", "induction score", "weight",
+              r"\text{induction} = \frac{1}{|R|}\sum_{i \in R}\ \sum_{j < i-1,\ t_j = t_i} w_{i,\,j+1}",
+              "On a repeated sequence, how much a token attends to the token that followed its earlier "
+              "occurrence (“last time I saw this, what came next?”): an induction head (Olsson et al. 2022). "
+              "R = the query rows whose token occurred before (not just before it)."),
+)}
+
+
+@dataclass(frozen=True)
+class HeadStatistics:
+    """The six statistics of every head for one prompt: float64 ``[n_layers, n_heads]`` each.
+
+    Attributes:
+        n: the prompt's tokens. values: ``{statistic key: [n_layers, n_heads]}``; ``induction`` is
+            missing when the prompt repeats no token (the score is undefined), and everything is
+            missing when ``n < FIRST_ROW + 1`` (no row to average over).
+        breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the same rows (1 =
+            uniform, 0 = one key), used to grade "broad"; empty like ``values``.
+        induction_rows: the query rows ``R`` of the induction score (empty when undefined).
+    """
+
+    n: int
+    values: Mapping[str, np.ndarray]
+    breadth: np.ndarray | None
+    induction_rows: tuple[int, ...]
+
+    @property
+    def defined(self) -> bool:
+        """Whether the prompt has rows to average over (at least ``FIRST_ROW + 1`` tokens)."""
+        return bool(self.values)
+
+    def get(self, key: str) -> np.ndarray | None:
+        """``[n_layers, n_heads]`` of statistic ``key``, or ``None`` when it is undefined for this prompt."""
+        return self.values.get(key)
+
+
+def induction_targets(ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """For each query row whose token occurred before: the positions that followed those occurrences.
+
+    ``{i: (j + 1 for every j < i - 1 with ids[j] == ids[i])}``. An occurrence right before ``i``
+    (``j = i - 1``) is left out: the token after it is ``i`` itself.
+    """
+    seen: dict[int, list[int]] = {}
+    out: dict[int, tuple[int, ...]] = {}
+    for i, t in enumerate(ids):
+        earlier = [j + 1 for j in seen.get(t, []) if j < i - 1]
+        if earlier:
+            out[i] = tuple(earlier)
+        seen.setdefault(t, []).append(i)
+    return out
+
+
+def row_entropy_bits(weights: np.ndarray) -> np.ndarray:
+    """``-sum_j w_ij log2 w_ij`` over the last axis (``0 log 0 = 0``): ``[..., n_q, n_k] -> [..., n_q]``."""
+    w = np.asarray(weights, dtype=np.float64)
+    logs = np.log2(np.where(w > 0, w, 1.0))
+    return -(w * logs).sum(axis=-1)
+
+
+def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistics:
+    """The six statistics of every head, from one forward pass's attention weights.
+
+    Args:
+        attentions: ``[n_layers, n_heads, n, n]`` causal attention weights (``ForwardOutput.attentions``).
+        ids: the ``n`` token ids (for the induction score).
+
+    Returns:
+        :class:`HeadStatistics` (float64).
+    """
+    A = np.asarray(attentions, dtype=np.float64)
+    n = A.shape[-1]
+    if A.shape[-2] != n or len(ids) != n:
+        raise ValueError(f"attentions must be [..., n, n] for the n = {len(ids)} ids, got {A.shape}")
+    if n <= FIRST_ROW:
+        return HeadStatistics(n, {}, None, ())
+    rows = np.arange(FIRST_ROW, n)  # query rows averaged over
+    W = A[..., FIRST_ROW:, :]  # [L, H, n - 2, n]
+    entropy = row_entropy_bits(W)  # [L, H, n - 2]
+    back = rows[:, None] - np.arange(n)[None, :]  # [n - 2, n]: i - j (negative cells have weight 0)
+    values = {
+        "sink": W[..., 0].mean(-1),
+        "previous": A[..., rows, rows - 1].mean(-1),
+        "self": A[..., rows, rows].mean(-1),
+        "entropy": entropy.mean(-1),
+        "distance": (W * back).sum(-1).mean(-1),
+    }
+    targets = induction_targets(ids)
+    if targets:
+        per_row = [A[..., i, list(t)].sum(-1) for i, t in sorted(targets.items())]  # each [L, H]
+        values["induction"] = np.mean(per_row, axis=0)
+    breadth = (entropy / np.log2(rows + 1)).mean(-1)
+    return HeadStatistics(n, values, breadth, tuple(sorted(targets)))
+
+
+def color_range(key: str, n: int) -> tuple[float, float]:
+    """The grid's colour range for statistic ``key`` on ``n`` tokens: its possible values.
+
+    Weights: ``[0, 1]``. Entropy: ``[0, log2 n]`` (a uniform row over all ``n`` keys). Distance:
+    ``[0, mean of i over the rows]`` (every query on the first token).
+    """
+    if key == "entropy":
+        return 0.0, float(np.log2(max(n, 2)))
+    if key == "distance":
+        return 0.0, float(np.mean(np.arange(FIRST_ROW, max(n, FIRST_ROW + 1))))
+    return 0.0, 1.0
+
+
+def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
+    """The mean over the heads of one layer: ``[n_layers, n_heads, n, n] -> [n, n]`` (float64). A mean, not a head."""
+    return np.asarray(attentions[layer], dtype=np.float64).mean(axis=0)
+
+
+def selected_head(points: Sequence[Mapping], n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """The ``(layer, head)`` of the last clicked grid cell (a Plotly point with ``x`` = head, ``y`` = layer).
+
+    ``None`` when nothing usable was clicked (no point, or coordinates outside the grid).
+    """
+    for point in reversed(list(points)):
+        try:
+            x, y = float(point["x"]), float(point["y"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        head, layer = int(round(x)), int(round(y))
+        if 0 <= layer < n_layers and 0 <= head < n_heads:
+            return layer, head
+    return None
+
+
+# --- guess, then reveal -------------------------------------------------------------------------
+
+LABELS: dict[str, str] = {  # answer key -> what the learner reads
+    "previous": "previous token",
+    "sink": "first-token sink",
+    "self": "self",
+    "induction": "induction",
+    "broad": "broad (spread out)",
+}
+SCORE_OF = {"previous": "previous", "sink": "sink", "self": "self", "induction": "induction"}  # label -> statistic
+
+
+@dataclass(frozen=True)
+class QuizHead:
+    """One head of the exercise: where it is, its ``answer`` (a :data:`LABELS` key), every score, its margin."""
+
+    layer: int
+    head: int
+    answer: str
+    scores: tuple[tuple[str, float], ...]
+    margin: float
+
+
+def label_scores(stats: HeadStatistics) -> dict[str, np.ndarray]:
+    """The score of each label for every head, all on ``[0, 1]``: ``{label: [n_layers, n_heads]}``.
+
+    previous, sink, self: the statistics of those names; induction: the induction score (left out
+    when undefined); broad: the breadth (entropy over its largest possible value, 1 = uniform).
+    """
+    scores = {label: stats.values[key] for label, key in SCORE_OF.items() if key in stats.values}
+    if stats.breadth is not None:
+        scores["broad"] = stats.breadth
+    return scores
+
+
+def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every head's answer and margin: ``(answer index [L, H], margin [L, H], labels)``.
+
+    A head's answer is the label with the largest score (:func:`label_scores`); its margin is that
+    score minus the second largest.
+    """
+    scores = label_scores(stats)
+    labels = list(scores)
+    stack = np.stack([scores[k] for k in labels])  # [n_labels, L, H]
+    order = np.sort(stack, axis=0)
+    return stack.argmax(axis=0), order[-1] - order[-2], labels
+
+
+def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[QuizHead, ...]:
+    """One clear example per label: the head whose answer is that label with the largest margin.
+
+    A label with no head whose margin reaches ``min_margin`` is left out (and induction whenever the
+    prompt repeats no token). Ordered by layer, then head. Empty when the statistics are undefined.
+    """
+    if not stats.defined:
+        return ()
+    answer, margin, labels = head_answers(stats)
+    scores = label_scores(stats)
+    picked = []
+    for index, label in enumerate(labels):
+        candidates = np.where(answer == index, margin, -np.inf)
+        best = np.unravel_index(int(np.argmax(candidates)), candidates.shape)
+        if candidates[best] >= min_margin:
+            layer, head = int(best[0]), int(best[1])
+            picked.append(QuizHead(layer, head, label, tuple((k, float(scores[k][layer, head])) for k in labels),
+                                   float(margin[layer, head])))
+    return tuple(sorted(picked, key=lambda q: (q.layer, q.head)))
+
+
+def grade(heads: Sequence[QuizHead], guesses: Sequence[str | None]) -> tuple[bool, ...]:
+    """Each guess right or not (a missing guess, ``None``, is wrong)."""
+    if len(heads) != len(guesses):
+        raise ValueError(f"{len(guesses)} guesses for {len(heads)} heads")
+    return tuple(g == q.answer for q, g in zip(heads, guesses, strict=True))

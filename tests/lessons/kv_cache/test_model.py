@@ -1,0 +1,217 @@
+"""The KV-cache lesson's arrays: cost formulas, sampling, and generation through the real model's cache.
+
+The fast tests need no model (the cost formulas on SmolLM2's configuration, sampling on made-up logits);
+the ``slow`` ones run SmolLM2-135M-Instruct (installed here and in CI), loaded once for the module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention import llama
+from explorer.lessons.kv_cache import model as M
+
+SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
+                            vocab_size=49152, rope_theta=100000.0, rms_eps=1e-5, context_length=8192, max_tokens=256,
+                            bos_id=1, eos_id=2, name="SmolLM2-135M")
+
+
+@pytest.fixture(scope="module")
+def lm() -> llama.LlamaModel:
+    return llama.load()
+
+
+# --- cost (no model) -------------------------------------------------------------------------------------
+
+
+def brute_force_macs(config: llama.LlamaConfig, n: int, cached: bool) -> int:
+    """Multiply-adds counted product by product, as the forward pass runs them (an independent count).
+
+    ``[r, a] @ [a, b]`` costs ``r * a * b``. With the cache one row goes through the layers; without it all
+    ``n`` rows do, and the causal attention of query ``i`` reads ``i + 1`` keys.
+    """
+    c = config
+    rows = 1 if cached else n
+    total = 0
+    for _ in range(c.n_layers):
+        total += rows * c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head  # h @ [W_q | W_k | W_v]
+        queries = [n - 1] if cached else range(n)  # positions of the query rows
+        for i in queries:
+            keys = i + 1
+            total += c.n_heads * c.d_head * keys  # q @ K.T: one dot product of d_head per key and head
+            total += c.n_heads * keys * c.d_head  # weights @ V
+        total += rows * c.n_heads * c.d_head * c.d_model  # merged heads @ W_o
+        total += rows * c.d_model * 2 * c.d_ff + rows * c.d_ff * c.d_model  # gate | up, then down
+    return total + c.d_model * c.vocab_size  # the last row's logits
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 37, 64])
+def test_macs_formulas_match_a_product_by_product_count(n):
+    assert M.macs_with_cache(SMOLLM2, n) == brute_force_macs(SMOLLM2, n, cached=True)
+    assert M.macs_without_cache(SMOLLM2, n) == brute_force_macs(SMOLLM2, n, cached=False)
+
+
+def test_macs_numbers_for_smollm2():
+    assert M.macs_per_layer_weights(SMOLLM2) == 552_960 + 331_776 + 2_654_208 == 3_538_944
+    assert M.macs_attention(SMOLLM2, 10) == 2 * 9 * 64 * 10
+    # one token: nothing to reuse, both ways cost the same; then the cache saves more and more
+    assert M.macs_with_cache(SMOLLM2, 1) == M.macs_without_cache(SMOLLM2, 1)
+    ratios = [M.macs_without_cache(SMOLLM2, n) / M.macs_with_cache(SMOLLM2, n) for n in range(1, 65)]
+    assert all(b > a for a, b in zip(ratios, ratios[1:], strict=False))
+    assert 40 < ratios[-1] < 64  # about n x, a little less: the logits are computed once either way
+
+
+def test_cache_bytes_formula_and_grouped_query_saving():
+    assert M.cache_bytes(SMOLLM2, 1) == 2 * 30 * 3 * 64 * 4 == 46_080 == SMOLLM2.kv_bytes_per_token
+    assert M.cache_bytes(SMOLLM2, 64) == 64 * 46_080
+    assert M.cache_bytes(SMOLLM2, 10, n_kv_heads=9) == 3 * M.cache_bytes(SMOLLM2, 10)
+    assert M.cache_bytes(SMOLLM2, 10, bytes_per_number=2) == M.cache_bytes(SMOLLM2, 10) // 2
+
+
+# --- sampling (no model) ------------------------------------------------------------------------------------
+
+
+def test_sampling_validation_canonical_form_and_options():
+    with pytest.raises(ValueError, match="method"):
+        M.Sampling("beam")
+    with pytest.raises(ValueError, match="temperature"):
+        M.Sampling("sample", 0.0)
+    with pytest.raises(ValueError, match="top_k"):
+        M.Sampling("sample", 1.0, -1)
+    assert M.Sampling("greedy", 1.5, 7, 9).canonical() == M.Sampling("greedy", 1.2, 3, 1).canonical()
+    assert M.Sampling("greedy").options() == {"temperature": 0.0, "top_k": None}
+    assert M.Sampling("sample", 0.7, 0, 3).options() == {"temperature": 0.7, "top_k": None}
+    assert M.Sampling("sample", 0.7, 40, 3).options() == {"temperature": 0.7, "top_k": 40}
+    assert M.Sampling("sample", 0.7, 40, 3).canonical() == M.Sampling("sample", 0.7, 40, 3)
+
+
+def test_sampling_distribution_temperature_top_k_and_greedy():
+    logits = np.array([2.0, 1.0, 0.5, 0.5, -1.0], np.float32)
+    p = M.sampling_distribution(logits, M.Sampling("sample", 0.5, 0))
+    z = logits.astype(np.float64) / 0.5
+    expected = np.exp(z - 4.0) / np.exp(z - 4.0).sum()
+    np.testing.assert_allclose(p, expected, rtol=1e-12)
+    top2 = M.sampling_distribution(logits, M.Sampling("sample", 1.0, 2))
+    assert top2[2:].sum() == 0 and top2[0] == pytest.approx(np.e / (np.e + 1))
+    ties = M.sampling_distribution(logits, M.Sampling("sample", 1.0, 3))  # the k-th value is tied: both kept
+    assert np.count_nonzero(ties) == 4
+    assert M.sampling_distribution(logits, M.Sampling()).tolist() == [1.0, 0, 0, 0, 0]
+
+
+def test_choose_records_probability_rank_and_alternatives():
+    logits = np.array([0.0, 3.0, 1.0, 2.0, -5.0, 0.5], np.float32)
+    greedy = M.choose(logits, M.Sampling(), None, step=1, position=7, eos_id=4)
+    p = np.exp(logits.astype(float)) / np.exp(logits.astype(float)).sum()
+    assert (greedy.token_id, greedy.rank, greedy.step, greedy.position, greedy.is_eos) == (1, 1, 1, 7, False)
+    assert greedy.probability == pytest.approx(p[1]) and greedy.sampling_probability == 1.0
+    assert greedy.top_ids == (1, 3, 2, 5, 0) and greedy.top_probabilities[1] == pytest.approx(p[3])
+    # sampled: the same id as attention.llama.sample_next with the same generator state
+    sampling = M.Sampling("sample", 2.0, 0, 0)
+    for seed in range(20):
+        choice = M.choose(logits, sampling, np.random.default_rng(seed), step=2, position=8, eos_id=4)
+        assert choice.token_id == llama.sample_next(logits, temperature=2.0, rng=np.random.default_rng(seed))
+        assert choice.rank == 1 + int((logits > logits[choice.token_id]).sum())
+        assert choice.sampling_probability == pytest.approx(
+            M.sampling_distribution(logits, sampling)[choice.token_id])
+    eos = M.choose(np.array([0.0, 0, 0, 0, 9.0], np.float32), M.Sampling(), None, step=3, position=9, eos_id=4)
+    assert eos.is_eos and eos.token_id == 4
+
+
+def test_max_difference():
+    assert M.max_difference(np.zeros(3), np.zeros(3)) == 0.0
+    assert M.max_difference(np.array([0.5, 0.25], np.float32), np.array([0.5, 0.75])) == 0.5
+    with pytest.raises(ValueError, match="shapes"):
+        M.max_difference(np.zeros(3), np.zeros(4))
+
+
+def test_link_clamps_and_encodes():
+    assert M.link() == "./kv-cache"
+    assert M.link(steps=99, layer=-3, kv_head=7) == "./kv-cache?kv_steps=32&kv_layer=0&kv_head=2"
+    url = M.link(prompt="a (b) [c] & d")
+    assert url == "./kv-cache?kv_prompt=a%20%28b%29%20%5Bc%5D%20%26%20d"
+    assert ")" not in url and " " not in url  # safe inside a Markdown link
+
+
+# --- generation with the real model's cache (slow: the model) ---------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampling", [M.Sampling(), M.Sampling("sample", 0.8, 40, 0), M.Sampling("sample", 1.5, 0, 7)])
+def test_run_chooses_what_model_generate_returns(lm, sampling):
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    state = M.run(lm, ids, sampling, 6)
+    assert state.steps == 6 and len(state.choices) == 7 and state.n == len(ids) + 6
+    assert list(state.generated_ids) == lm.generate(ids, 7, seed=sampling.seed, **sampling.options())
+    assert state.ids == tuple(ids) + state.generated_ids[:6]
+
+
+@pytest.mark.slow
+def test_each_step_appends_one_row_and_keeps_the_cached_rows(lm):
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    state = M.prefill(lm, ids, M.Sampling())
+    assert state.cache.keys.shape == (30, 3, 5, 64) and state.new_rows.shape == (30, 9, 5)
+    for step in range(1, 4):
+        previous, state = state, M.decode_step(lm, state)
+        assert state.steps == step and state.cache.keys.shape == (30, 3, 5 + step, 64)
+        # the rows already cached are the very same numbers (nothing recomputed, nothing moved)
+        np.testing.assert_array_equal(state.cache.keys[:, :, :-1], previous.cache.keys)
+        np.testing.assert_array_equal(state.cache.values[:, :, :-1], previous.cache.values)
+        np.testing.assert_array_equal(state.keys(3, 1), state.cache.keys[3, 1])
+        np.testing.assert_allclose(state.new_rows.sum(axis=-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_cached_step_equals_full_recomputation_within_float32_rounding(lm):
+    ids = lm.encode("The cat sat on the mat because it was tired")
+    state = M.run(lm, ids, M.Sampling("sample", 1.0, 0, 3), 5)
+    full = M.full_last_rows(lm, state.ids)
+    assert full.shape == state.new_rows.shape == (30, 9, len(ids) + 5)
+    difference = M.max_difference(state.new_rows, full)
+    assert 0 < difference <= 1e-5  # not 0: float32 sums in another order; tiny: nothing is approximated
+    # the cache's keys and values are the full pass's (K after RoPE, as head_steps computes them from scratch)
+    steps = lm.head_steps(list(state.ids), layer=11, head=4)
+    np.testing.assert_allclose(state.keys(11, 1), steps.k, atol=2e-4, rtol=1e-4)
+    np.testing.assert_allclose(state.values(11, 1), steps.v, atol=2e-4, rtol=1e-4)
+    np.testing.assert_allclose(state.new_rows[11, 4], steps.weights[-1], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_probabilities_are_the_full_pass_softmax(lm):
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    state = M.run(lm, ids, M.Sampling(), 3)
+    logits = lm.forward(list(state.ids)).logits  # [n, vocab]
+    for choice in state.choices:
+        row = logits[choice.position - 1].astype(np.float64)
+        p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        assert choice.rank == 1 and choice.token_id == int(np.argmax(row))
+        assert choice.probability == pytest.approx(p[choice.token_id], abs=1e-5)
+    assert lm.decode(list(state.generated_ids[:2])) == " Paris."
+
+
+@pytest.mark.slow
+def test_generation_stops_at_the_end_of_sequence_token(lm):
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    state = M.run(lm, ids, M.Sampling(), M.MAX_STEPS)
+    assert state.stopped and state.steps == 29 and state.next_choice.token_id == lm.config.eos_id == 2
+    assert lm.token_strings([state.next_choice.token_id]) == ["<|im_end|>"]
+    assert lm.config.eos_id not in state.ids  # it is chosen, never read back
+    with pytest.raises(ValueError, match="end-of-sequence"):
+        M.decode_step(lm, state)
+
+
+@pytest.mark.slow
+def test_limits_on_the_prompt_and_the_steps(lm):
+    long = " ".join(["word"] * 50)
+    ids, total = M.prompt_ids(lm, long)
+    assert len(ids) == M.MAX_PROMPT_TOKENS and total == 50
+    ids, total = M.prompt_ids(lm, "9" * 300)  # one token per digit: beyond what the model accepts at all
+    assert len(ids) == M.MAX_PROMPT_TOKENS and total == lm.config.max_tokens
+    with pytest.raises(ValueError, match="empty"):
+        M.prompt_ids(lm, "")
+    with pytest.raises(ValueError, match="1 to 32"):
+        M.prefill(lm, list(range(100, 133)), M.Sampling())
+    state = M.run(lm, lm.encode("Once upon a time"), M.Sampling("sample", 1.0, 0, 1), M.MAX_STEPS + 5)
+    assert state.steps == M.MAX_STEPS and not state.stopped and state.n == 4 + M.MAX_STEPS
+    with pytest.raises(ValueError, match="at most 32"):
+        M.decode_step(lm, state)

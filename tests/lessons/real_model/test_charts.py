@@ -1,0 +1,77 @@
+"""Figures of the real-model lesson: the clickable head grid, the next-token bars, RoPE's angles."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.colors
+import pytest
+
+from explorer.lessons.real_model import charts as R
+
+
+def test_head_grid_is_clickable_and_outlines_the_chosen_head():
+    values = np.arange(270, dtype=float).reshape(30, 9) / 270
+    fig = R.head_grid(values, title="every head", colorbar_title="weight", zrange=(0, 1), layer=3, head=5)
+    heat, dots = fig.data
+    assert heat.type == "heatmap" and np.array(heat.z, dtype=float).shape == (30, 9)
+    assert fig.layout.yaxis.autorange == "reversed"  # layer 0 on top
+    assert heat.hoverinfo == "skip" and heat.text is None  # 270 cells: no numbers printed in them
+    # One transparent marker per cell, where Plotly reports a click: x = head, y = layer
+    assert dots.type == "scatter" and len(dots.x) == 270
+    assert (int(dots.x[4 * 9 + 7]), int(dots.y[4 * 9 + 7])) == (7, 4)
+    assert dots.customdata[3 * 9 + 5] == "0.119" and "layer %{y} · head %{x}" in dots.hovertemplate
+    (box,) = fig.layout.shapes
+    assert (box.x0, box.x1, box.y0, box.y1) == (4.5, 5.5, 2.5, 3.5)
+    assert fig.layout.clickmode == "event+select"
+    with pytest.raises(ValueError, match="outside"):
+        R.head_grid(values, title="", colorbar_title="", zrange=(0, 1), layer=30, head=0)
+
+
+def test_prediction_bars_escape_the_tokens():
+    fig = R.prediction_bars(["<b>x</b>", "␣cat"], [0.6, 0.25], title="next")
+    (bar,) = fig.data
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;b&gt;x&lt;/b&gt;", "␣cat"]
+    assert list(bar.text) == ["0.600", "0.250"] and fig.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError):
+        R.prediction_bars(["a"], [0.5, 0.5])
+
+
+def test_angle_map_wraps_the_angles_on_a_cyclic_scale():
+    angles = np.outer(np.arange(4), [1.0, 0.01])  # [4 positions, 2 pairs] radians
+    fig = R.angle_map(angles, ["a (0)", "b (1)", "c (2)", "d (3)"], title="angles")
+    (heat,) = fig.data[:1]
+    z = np.array(heat.z, dtype=float)
+    np.testing.assert_allclose(z, np.mod(np.degrees(angles), 360))
+    assert z.max() < 360 and heat.zmin == 0 and heat.zmax == 360
+    assert [c for _, c in heat.colorscale] == list(plotly.colors.cyclical.Twilight)  # 359° sits next to 0°
+    assert heat.customdata[3][0][2].startswith("171.9° (p·θᵢ = 3 rad)")
+
+
+def test_sending_a_token_map_leaves_nothing_behind():
+    """This lesson draws up to 20 maps of 64 x 64 tokens per run: turning one into JSON (what st.plotly_chart
+    does) must not keep its cells alive (orjson kept every item of the object arrays it refused: 0.3 MB per map)."""
+    import gc
+    import tracemalloc
+
+    import plotly.io
+
+    from explorer.shell import charts
+
+    labels = [f"␣t{i} ({i})" for i in range(64)]
+    z = np.random.default_rng(0).random((64, 64))
+
+    def send() -> str:
+        return plotly.io.to_json(charts.heatmap(z, labels, labels, mask=np.tri(64, dtype=bool)), validate=False)
+
+    send()
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(5):
+            send()
+        gc.collect()
+        grown = (tracemalloc.get_traced_memory()[0] - before) / 5
+    finally:
+        tracemalloc.stop()
+    assert grown < 20_000, f"{grown / 1024:.0f} KiB kept per map sent"

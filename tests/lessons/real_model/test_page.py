@@ -1,0 +1,266 @@
+"""AppTest of the real-model page: defaults, every control at its ends, the buttons, links, bad input, the exercise,
+missing weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import streamlit as st
+
+from attention import llama
+from explorer.lessons.real_model import model as M
+from explorer.shell import controls
+from explorer.shell.real_model import INSTALL_COMMAND
+from tests.apptest_utils import app_at, assert_clean, figures
+
+PAGE = "real_model"
+DEFAULT_LABELS = ["The (0)", "␣cat (1)", "␣sat (2)", "␣on (3)", "␣the (4)", "␣mat (5)", "␣because (6)", "␣it (7)",
+                  "␣was (8)", "␣tired (9)"]
+
+
+@pytest.fixture(scope="module")
+def lm() -> llama.LlamaModel:
+    return llama.load()
+
+
+def z(at, key) -> np.ndarray:
+    data = figures(at)[key]["data"][0]["z"]
+    return np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
+
+
+def texts(at, kinds=("success", "warning", "info", "markdown", "error", "caption", "text")) -> str:
+    return " ".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def link_warnings(at) -> list[str]:
+    return [w.value for w in at.warning if "link" in w.value]
+
+
+def expected(lm, text=M.DEFAULT_PROMPT):
+    ids = lm.encode(text)[: M.PROMPT_MAX_TOKENS]
+    out = lm.forward(ids)
+    return ids, out, M.head_statistics(out.attentions, ids)
+
+
+@pytest.mark.slow
+def test_defaults_tokens_prediction_grid_and_head(lm):
+    at = app_at(PAGE)
+    assert_clean(at)
+    ids, out, stats = expected(lm)
+    # the tokens, as text, with the leading space made visible
+    assert "The │ ␣cat │ ␣sat │ ␣on │ ␣the │ ␣mat │ ␣because │ ␣it │ ␣was │ ␣tired" in [t.value for t in at.text]
+    # the prediction: top 5 of the last position, probabilities from the logits
+    table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    top, p = M.top_tokens(out.logits[-1])
+    assert list(table["id"]) == list(top) and list(table["next token"])[0] == "."
+    np.testing.assert_allclose(table["probability"], p, rtol=1e-9)
+    # the grid: 30 layers x 9 heads of the sink statistic
+    figs = figures(at)
+    np.testing.assert_allclose(z(at, "rm_grid"), stats.get("sink"), rtol=1e-9)
+    assert figs["rm_grid"]["layout"]["yaxis"]["autorange"] == "reversed"
+    assert at.session_state["rm_stat"] == "sink" and (at.slider(key="rm_layer").value, at.slider(key="rm_head").value) \
+        == (16, 0)
+    # the head: rows = queries, causal (masked above the diagonal, weights exactly 0 there), labels as pieces
+    head = z(at, "rm_fig_head")
+    assert np.isnan(head[np.triu_indices(10, 1)]).all()
+    np.testing.assert_allclose(np.nan_to_num(head), out.attentions[16, 0], rtol=1e-6)
+    assert figs["rm_fig_head"]["layout"]["yaxis"]["ticktext"] == DEFAULT_LABELS
+    assert "largest weight above the diagonal = 0.0" in texts(at)
+    assert "MEAN" in figs["rm_fig_layer_mean"]["layout"]["title"]["text"]
+    np.testing.assert_allclose(np.nan_to_num(z(at, "rm_fig_layer_mean")), out.attentions[16].mean(0), rtol=1e-5)
+    # the six steps and the key/value group of head 0 (heads 0, 1, 2 read kv head 0)
+    for key in ("rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
+                "rm_fig_scores", "rm_fig_scaled", "rm_fig_weights", "rm_fig_output", "rm_fig_group_0",
+                "rm_fig_group_1", "rm_fig_group_2"):
+        assert key in figs, key
+    steps = lm.head_steps(ids, 16, 0)
+    np.testing.assert_allclose(z(at, "rm_fig_Q_rope"), steps.q, rtol=1e-6)
+    np.testing.assert_allclose(z(at, "rm_fig_scores"), steps.scores, rtol=1e-5)
+    assert "key/value head 0" in texts(at) and "adjacent" in texts(at) and "GGUF" in texts(at)
+    # the honest note, and no statistic ever NaN
+    assert "4-bit" in texts(at, ("info",)) and "computed by this page" in texts(at, ("info",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer, head", [(0, 0), (29, 8), (0, 8), (29, 0)])
+def test_layer_and_head_at_their_ends(lm, layer, head):
+    at = app_at(PAGE)
+    at.slider(key="rm_layer").set_value(layer).run()
+    at.slider(key="rm_head").set_value(head).run()
+    assert_clean(at)
+    _, out, _ = expected(lm)
+    np.testing.assert_allclose(np.nan_to_num(z(at, "rm_fig_head")), out.attentions[layer, head], rtol=1e-6)
+    assert any(h.value == f"One head up close: layer {layer}, head {head}" for h in at.header)
+    kv = head // 3
+    group = [figures(at)[f"rm_fig_group_{g}"]["layout"]["title"]["text"] for g in range(3)]
+    assert group == [f"head {h} (kv {kv})" + (" ◀ chosen" if h == head else "") for h in range(3 * kv, 3 * kv + 3)]
+    box = figures(at)["rm_grid"]["layout"]["shapes"][0]
+    assert (box["x0"], box["y0"]) == (head - 0.5, layer - 0.5)  # the grid outlines the chosen head
+
+
+@pytest.mark.slow
+def test_every_statistic_and_the_undefined_induction_score(lm):
+    at = app_at(PAGE)
+    _, _, stats = expected(lm)
+    for key in M.STATISTICS:
+        at.button_group(key="rm_stat").set_value(key).run()
+        assert_clean(at)
+        if key == "induction":
+            assert "rm_grid" not in figures(at)  # undefined: a message, never a map of NaN
+            assert "The induction score is undefined for this prompt: no token in it occurs twice**" in texts(at)
+            assert at.button(key="rm_repeat_here")
+        else:
+            np.testing.assert_allclose(z(at, "rm_grid"), stats.get(key), rtol=1e-9)
+            assert figures(at)["rm_grid"]["data"][0]["zmax"] == pytest.approx(M.color_range(key, 10)[1])
+            assert any(M.STATISTICS[key].formula in el.value for el in at.latex)
+            assert "Averaged over the query rows i = 2 … 9 (8 rows): row 0 has one key" in texts(at)
+    at.button(key="rm_repeat_here").click().run()  # the button under the message makes a repeated prompt
+    assert_clean(at)
+    text = at.text_area(key="rm_prompt").value
+    ids, _, stats = expected(lm, text)
+    assert text == M.repeated_prompt(M.vocabulary_words(lm.token_strings(range(49152))), 0)
+    np.testing.assert_allclose(z(at, "rm_grid"), stats.get("induction"), rtol=1e-9)
+    assert "Averaged over the" in texts(at) and "query rows R whose token occurred earlier" in texts(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, controls.SEED_MAX])
+def test_repeated_prompt_seed_at_its_ends(lm, seed):
+    at = app_at(PAGE)
+    at.number_input(key="rm_seed").set_value(seed).run()
+    at.button(key="rm_repeat").click().run()
+    assert_clean(at)
+    text = at.text_area(key="rm_prompt").value
+    assert text == M.repeated_prompt(M.vocabulary_words(lm.token_strings(range(49152))), seed)
+    assert at.session_state["rm_stat"] == "induction" and "rm_grid" in figures(at)
+    words = text.split(" ")
+    assert words[: M.REPEAT_WORDS] == words[M.REPEAT_WORDS:]
+
+
+@pytest.mark.slow
+def test_append_the_top_token_then_default_prompt(lm):
+    at = app_at(PAGE)
+    at.button(key="rm_append").click().run()
+    assert_clean(at)
+    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT + "."
+    assert z(at, "rm_fig_head").shape == (11, 11)
+    at.button(key="rm_default").click().run()
+    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT
+    assert z(at, "rm_fig_head").shape == (10, 10)
+
+
+@pytest.mark.slow
+def test_a_shared_link_reproduces_the_page(lm):
+    query = {"rm_prompt": "one two three one two three", "rm_layer": "18", "rm_head": "6", "rm_stat": "induction",
+             "rm_seed": "5"}
+    first = app_at(PAGE, query=query)
+    assert_clean(first)
+    assert not link_warnings(first)
+    shown = (first.text_area(key="rm_prompt").value, first.slider(key="rm_layer").value,
+             first.slider(key="rm_head").value, first.session_state["rm_stat"], first.number_input(key="rm_seed").value)
+    assert shown == ("one two three one two three", 18, 6, "induction", 5)
+    _, out, stats = expected(lm, "one two three one two three")
+    np.testing.assert_allclose(z(first, "rm_grid"), stats.get("induction"), rtol=1e-9)
+    np.testing.assert_allclose(np.nan_to_num(z(first, "rm_fig_head")), out.attentions[18, 6], rtol=1e-6)
+    second = app_at(PAGE, query=query)
+    assert figures(second) == figures(first)
+
+
+@pytest.mark.slow
+def test_garbage_links_warn_and_fall_back():
+    at = app_at(PAGE, query={"rm_layer": "99", "rm_head": "x", "rm_stat": "bogus", "rm_seed": "-3"})
+    assert_clean(at)
+    shown = " ".join(link_warnings(at))
+    for part in ("`rm_layer=99`", "`rm_head=x`", "`rm_stat=bogus`", "`rm_seed=-3`"):
+        assert part in shown, part
+    assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value, at.session_state["rm_stat"]) \
+        == (16, 0, "sink")
+    long = "ab " * M.PROMPT_MAX_CHARS  # longer than the box takes: a link can carry it, the page refuses it
+    at = app_at(PAGE, query={"rm_prompt": long})
+    assert_clean(at)
+    assert any("rm_prompt=" in w and "not valid" in w for w in link_warnings(at))
+    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT
+    at = app_at(PAGE, query={"rm_head": ["3", "4"]})  # one value per control
+    assert any("2 times" in w for w in link_warnings(at)) and at.slider(key="rm_head").value == 0
+
+
+@pytest.mark.slow
+def test_empty_prompt_keeps_the_last_one():
+    at = app_at(PAGE, query={"rm_prompt": "A dog barked at the mailman"})
+    before = figures(at)["rm_fig_head"]
+    at.text_area(key="rm_prompt").set_value("").run()
+    assert_clean(at)
+    assert any("The prompt is empty" in w.value for w in at.warning)
+    assert figures(at)["rm_fig_head"] == before
+
+
+@pytest.mark.slow
+def test_too_long_prompt_is_cut_and_says_where(lm):
+    text = " ".join(f"w{i}" for i in range(60))  # 'w', digits: more than 64 tokens
+    at = app_at(PAGE, query={"rm_prompt": text})
+    assert_clean(at)
+    n_total = len(lm.encode(text))
+    assert any(f"Your prompt is {n_total} tokens" in w.value and "first 64" in w.value for w in at.warning)
+    kept = lm.decode(lm.encode(text)[:64])
+    assert "…" + kept[-80:] in [t.value for t in at.text]
+    assert z(at, "rm_fig_head").shape == (64, 64)
+    assert at.button(key="rm_append").disabled
+
+
+@pytest.mark.slow
+def test_markup_in_the_prompt_stays_text():
+    at = app_at(PAGE, query={"rm_prompt": "<b>x</b> **y** $z$"})
+    assert_clean(at)
+    ticks = figures(at)["rm_fig_head"]["layout"]["yaxis"]["ticktext"]
+    assert "<b>" not in "".join(ticks) and any("&lt;" in t for t in ticks)
+    for el in list(at.markdown) + list(at.caption) + list(at.warning) + list(at.info):
+        assert "<b>x" not in el.value and "**y**" not in el.value
+    shown = [t.value for t in at.text if "│" in t.value]  # the tokens, as typed (a space shown as ␣), as text
+    assert shown and shown[0].replace(" │ ", "") == "<b>x</b> **y** $z$".replace(" ", "␣")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", ["Hi", "Hi!", "🙂"])
+def test_prompts_too_short_for_statistics(text, lm):
+    at = app_at(PAGE, query={"rm_prompt": text})
+    assert_clean(at)
+    n = len(lm.encode(text))
+    assert n < 3
+    assert "rm_grid" not in figures(at) and "need at least 3 tokens" in texts(at)
+    assert z(at, "rm_fig_head").shape == (n, n)
+    assert not [s for s in at.selectbox if s.key and s.key.startswith("rm_guess_")]
+
+
+@pytest.mark.slow
+def test_guess_then_reveal_is_graded_from_the_live_numbers(lm):
+    at = app_at(PAGE)
+    _, _, stats = expected(lm)
+    heads = M.quiz_heads(stats)
+    assert len(heads) == 4 and "No induction head is asked" in texts(at)
+    assert not at.main.dataframe or all("your guess" not in d.value.columns for d in at.main.dataframe)
+    for q in heads:
+        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(M.LABELS[q.answer])
+    at.button(key="rm_check").click().run()
+    assert_clean(at)
+    assert any("4 of 4 right" in s.value for s in at.success)
+    table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
+    assert list(table["answer"]) == [M.LABELS[q.answer] for q in heads] and set(table["right?"]) == {"✓"}
+    wrong = heads[0]
+    at.selectbox(key=f"rm_guess_{wrong.layer}_{wrong.head}").set_value(M.LABELS["induction"]).run()
+    assert any("3 of 4 right" in i.value for i in at.info)
+
+
+def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
+    st.cache_resource.clear()
+    try:
+        at = app_at(PAGE)
+        assert not at.exception, [e.value for e in at.exception]
+        assert [c.value for c in at.code] == [INSTALL_COMMAND]
+        assert any("weights are not available" in w.value for w in at.warning)
+        assert any(t.value.startswith("model file not found") for t in at.text)
+        assert not figures(at)
+        assert at.title[0].value == "Inside a real model"
+    finally:
+        monkeypatch.delenv("ATTENTION_MODEL_PATH")
+        st.cache_resource.clear()
