@@ -6,6 +6,7 @@ they keep their values on every page and in the page's link; each lesson is a pa
 """
 
 import time
+from pathlib import Path
 
 import streamlit as st
 
@@ -13,6 +14,7 @@ from explorer.lessons import LESSONS
 from explorer.shell import controls
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")  # style only: hides cell text too wide for its chart
 
 nav: dict[str, list] = {}
 for i, lesson in enumerate(LESSONS):

@@ -198,18 +198,26 @@ BLOCKED_MIN_CELLS = 1 << 19
 Measured on 2 cores (``bench/bench_core.py``, BENCHMARKS.md): the blocked path is about as fast
 as the plain one near 2**18 cells and clearly faster from 2**19 (float32 and float64)."""
 
+ONLINE_MIN_CELLS = 1 << 16
+"""Score cells from which ``scaled_dot_product_attention(..., need_weights=False)`` takes the online path
+(:func:`attention.blocked.attend_online`). Measured on 2 shared cores (2026-11-30, under load): about as
+fast as the plain path near 2**15 cells (8 heads of 64 x 64), 1.3-3x faster from 2**17 (8 heads of
+128 x 128, where the plain path's temporaries and softmax passes cost more than the arithmetic)."""
+
 
 def scaled_dot_product_attention(
     q, k, v, attn_mask=None, *, is_causal: bool = False, scale: float | None = None, need_weights: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``softmax(q kᵀ * scale + mask) v``, with PyTorch's SDPA semantics.
 
-    Small inputs (fewer than :data:`BLOCKED_MIN_CELLS` score cells, e.g. the
-    app's sentences) take the plain path: the whole score matrix, then the
+    Small inputs (fewer than :data:`BLOCKED_MIN_CELLS` score cells, or
+    :data:`ONLINE_MIN_CELLS` with ``need_weights=False``; e.g. the app's
+    sentences) take the plain path: the whole score matrix, then the
     softmax. Larger ones take the blocked path (:mod:`attention.blocked`),
     which computes the same numbers block by block in cache and in place, on
     one worker thread per core (:func:`attention.blocked.default_threads`);
-    results agree with the plain path to rounding (~1e-7 relative in float32).
+    results agree with the plain path to rounding (~1e-7 relative in float32;
+    at most about 1e-6 of the largest output value).
 
     Args:
         q: queries ``[..., n_q, d_k]``.
@@ -245,7 +253,8 @@ def scaled_dot_product_attention(
     """
     q, k, v, bool_mask, float_mask, scale = prepare_attention(q, k, v, attn_mask, is_causal, scale)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    if math.prod(batch) * q.shape[-2] * k.shape[-2] < BLOCKED_MIN_CELLS:
+    cells = math.prod(batch) * q.shape[-2] * k.shape[-2]
+    if cells < (BLOCKED_MIN_CELLS if need_weights else ONLINE_MIN_CELLS):
         output, weights = _attention_plain(q, k, v, bool_mask, float_mask, is_causal, scale)
         return output, (weights if need_weights else None)
     threads = blocked.default_threads()

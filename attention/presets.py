@@ -42,7 +42,7 @@ def _ro(rows) -> np.ndarray:
 
 
 PIPELINE_EXAMPLE = PipelineExample(
-    tokens=("word 1", "word 2", "word 3"),
+    tokens=("word 0", "word 1", "word 2"),  # 0-based, as every position in the app: label "word 0 (0)"
     X=_ro([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]),
     W_q=_ro([[0.1, 0.2, 0.0, 0.0], [0.0, 0.1, 0.3, 0.0], [0.1, 0.0, 0.0, 0.2], [0.0, 0.0, 0.2, 0.3]]),
     W_k=_ro([[0.2, 0.0, 0.1, 0.0], [0.0, 0.1, 0.0, 0.3], [0.1, 0.0, 0.2, 0.0], [0.0, 0.2, 0.0, 0.1]]),

@@ -1,26 +1,27 @@
-"""Core attention vs PyTorch on the CPU, and the memory of the online (need_weights=False) path.
+"""Core attention vs PyTorch on the CPU (issue 20, budget 5), and the memory of the online path.
 
-A plain script that prints tables (Markdown), nothing is asserted:
+A plain script that prints Markdown tables, nothing is asserted.
 
-1. ``scaled_dot_product_attention`` (with weights, and ``need_weights=False``), the
-   plain path, and ``MultiHeadAttention.forward`` against
-   ``torch.nn.functional.scaled_dot_product_attention`` (and ``torch.nn.MultiheadAttention``
-   for the layer): q, k, v ``[1, 8, n, 64]`` (batch, heads, n, d_head), float32, n in
-   {128, 512, 2048}, the same arrays for both; PyTorch gets the same thread count
-   (``torch.set_num_threads``). The 4-D layout matters: with 3-D ``[8, n, 64]`` input
-   PyTorch's CPU SDPA skips its flash kernel and is several times slower. Times are the minimum over
-   ``--repeats`` calls, in ``--rounds`` rounds that alternate NumPy and PyTorch phases
-   (a pause between phases lets the other library's spinning threads go to sleep).
-   Ratio = our time / PyTorch's time. GFLOP/s counts the two matmuls,
-   ``4 * heads * n_q * n_k * d_head`` flop, against this run's own NumPy float32
-   matmul rate (2048 x 2048 @ 2048 x 2048).
-2. n = 16384, d_head 64, one head, float32, ``need_weights=False``: peak memory traced
-   by tracemalloc during the call (NumPy reports its allocations to it) against the
-   bytes of q, k, v and the output, and the ``n x n`` float32 matrix it never holds.
+The budget table: ``scaled_dot_product_attention(q, k, v, need_weights=False)`` against
+``torch.nn.functional.scaled_dot_product_attention(q, k, v)``, q, k, v ``[1, 8, n, 64]``
+(batch, heads, n, d_head) float32, the same arrays for both, n in {128, 512, 2048, 8192}. The
+4-D layout matters: with 3-D ``[8, n, 64]`` input PyTorch's CPU SDPA skips its flash kernel and
+is several times slower. Both get the same thread count: PyTorch ``torch.set_num_threads(T)``,
+ours ``T`` worker threads (``attention.blocked.default_threads()``, the number of cores).
 
-The PyTorch part is skipped, with a printed line, when torch is not installed.
+Interleaved paired runs: for each n, ``pairs`` pairs of one call each, the order alternating
+(ours first, then PyTorch first), with a pause before every call so that the other library's
+idle threads have stopped spinning. Ratio = the median over the pairs of ours / PyTorch's
+(the two calls of a pair see the same machine load); the ms columns are the medians of each
+side. The load column is the 1-minute load average (``/proc/loadavg``) at the start and the end
+of that row's pairs: other processes share the cores, re-run when it is well above 0.
 
-Run: ``python bench/bench_core.py`` (``--repeats N --rounds N``, ``--quick`` skips n = 16384).
+``--all`` adds the older tables: SDPA with weights and the plain path (minimum times),
+``MultiHeadAttention.forward`` against ``torch.nn.MultiheadAttention``, and the n = 16384
+memory row (peak traced by tracemalloc, against the ``n x n`` float32 matrix never held).
+
+Run: ``python bench/bench_core.py`` (about 2 minutes; ``--pairs-scale 0.5`` halves the pairs,
+``--pause S`` sets the pause, ``--all`` for the rest). PyTorch is required for the ratio column.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import math
 import os
 import platform
+import statistics
 import sys
 import time
 import tracemalloc
@@ -40,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
-from attention.blocked import BLAS_THREAD_VARIABLES, _openblas_thread_functions, default_threads  # noqa: E402
+from attention.blocked import _openblas_thread_functions, default_threads  # noqa: E402
 from attention.core import BLOCKED_MIN_CELLS, _attention_plain  # noqa: E402
 
 try:
@@ -49,6 +51,8 @@ except ImportError:  # PyTorch is a bench/test dependency only
     torch = None
 
 SIZES = (128, 512, 2048)
+BUDGET_SIZES = (128, 512, 2048, 8192)
+PAIRS = {128: 41, 512: 31, 2048: 15, 8192: 7}
 HEADS, D_HEAD = 8, 64
 N_MEMORY = 16384
 BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -127,6 +131,68 @@ def separator(header: str) -> str:
 def merge_min(into: dict, new: dict) -> None:
     for key, value in new.items():
         into[key] = min(into.get(key, math.inf), value)
+
+
+def load_average() -> float:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+
+
+def paired_row(n: int, threads: int, pairs: int, pause: float) -> dict:
+    """Interleaved paired runs at one n: medians, the median ratio and the load at start and end."""
+    rng = np.random.default_rng(n)
+    q, k, v = (rng.standard_normal((1, HEADS, n, D_HEAD), dtype=np.float32) for _ in range(3))
+    tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def ours() -> None:
+        scaled_dot_product_attention(q, k, v, need_weights=False)
+
+    def theirs() -> None:
+        with torch.inference_mode():
+            sdpa(tq, tk, tv)
+
+    def timed(fn) -> float:
+        time.sleep(pause)
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
+
+    load_start = load_average()
+    for fn in (ours, theirs, ours, theirs):  # warm-up: first-call costs, the worker threads, page faults
+        fn()
+    t_ours, t_torch = [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            a = timed(ours)
+            b = timed(theirs)
+        else:
+            b = timed(theirs)
+            a = timed(ours)
+        t_ours.append(a)
+        t_torch.append(b)
+    ratios = [a / b for a, b in zip(t_ours, t_torch, strict=True)]
+    return {"n": n, "ours": statistics.median(t_ours), "torch": statistics.median(t_torch),
+            "ratio": statistics.median(ratios), "q1": statistics.quantiles(ratios, n=4)[0],
+            "q3": statistics.quantiles(ratios, n=4)[2], "pairs": pairs, "threads": threads,
+            "load": (load_start, load_average())}
+
+
+def budget_table(args, threads: int) -> None:
+    print("SDPA need_weights=False vs torch SDPA, q, k, v [1, 8, n, 64] float32: median of interleaved "
+          f"paired runs (pause {args.pause:g} s before each call)")
+    print()
+    head = "| n | ours ms | torch ms | ratio | threads | machine load |"
+    print(head)
+    print(separator(head))
+    for n in BUDGET_SIZES:
+        pairs = max(3, round(PAIRS[n] * args.pairs_scale))
+        row = paired_row(n, threads, pairs, args.pause)
+        print(f"| {n} | {1e3 * row['ours']:.2f} | {1e3 * row['torch']:.2f} | **{row['ratio']:.2f}x** "
+              f"(IQR {row['q1']:.2f}-{row['q3']:.2f}, {pairs} pairs) | {threads} / {threads} "
+              f"| {row['load'][0]:.2f} → {row['load'][1]:.2f} |", flush=True)
 
 
 def core_vs_torch(args) -> None:
@@ -228,38 +294,35 @@ def memory_row(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="skip the n = 16384 memory row")
+    parser.add_argument("--pairs-scale", type=float, default=1.0, help="multiply the number of pairs per n")
+    parser.add_argument("--pause", type=float, default=0.1, help="seconds of pause before every timed call")
+    parser.add_argument("--all", action="store_true", help="also the older tables and the memory row")
+    parser.add_argument("--repeats", type=int, default=7, help="--all: calls per round")
+    parser.add_argument("--rounds", type=int, default=3, help="--all: rounds")
     args = parser.parse_args()
 
-    threads = os.cpu_count() or 1
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"# bench_core: {cpu_model()}, {os.cpu_count()} CPUs, load average {load:.1f}")
+    threads = default_threads()
+    print(f"# bench_core: {cpu_model()}, {os.cpu_count()} CPUs, load average {load_average():.2f}")
     print(f"# Python {platform.python_version()}, NumPy {np.__version__}, "
           f"PyTorch {torch.__version__ if torch is not None else 'not installed'}")
     print(f"# NumPy BLAS: {blas_info()}")
     env = ", ".join(f"{name}={os.environ[name]}" for name in BLAS_ENV if name in os.environ)
     print(f"# BLAS environment: {env or 'none of ' + ', '.join(BLAS_ENV) + ' set'}")
     if torch is None:
-        print("# PyTorch is not installed: the PyTorch columns are skipped (pip install torch to compare).")
-    else:
-        torch.set_num_threads(threads)
-        print(f"# torch.set_num_threads({threads})")
-    env_pinned = any(os.environ.get(name) == "1" for name in BLAS_THREAD_VARIABLES)
-    workers = default_threads()
-    pins = workers > 1 and _openblas_thread_functions() is not None
-    print(f"# NumPy's BLAS: {'1 thread (set in the environment)' if env_pinned else f'{threads} threads (default)'}; "
-          f"blocked path: {workers} worker thread(s)"
-          + ("; NumPy's OpenBLAS on 1 thread while they run" if pins else ""))
+        sys.exit("PyTorch is not installed: the budget table needs it (pip install torch).")
+    torch.set_num_threads(threads)
+    pins = threads > 1 and _openblas_thread_functions() is not None
+    print(f"# threads: torch.set_num_threads({threads}); ours {threads} worker thread(s) "
+          f"(attention.blocked.default_threads)" + ("; NumPy's OpenBLAS on 1 thread while they run" if pins else ""))
     print()
-    core_vs_torch(args)
-    if not args.quick:
-        memory_row(args)
-    if hasattr(os, "getloadavg"):
+    budget_table(args, threads)
+    if args.all:
         print()
-        print(f"# load average at the end: {os.getloadavg()[0]:.1f} (other processes share the cores: "
-              "re-run when it stays below 0.5)")
+        core_vs_torch(args)
+        memory_row(args)
+    print()
+    print(f"# load average at the end: {load_average():.2f} (other processes share the cores: "
+          "re-run when it stays well above 0)")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ PLAN = {
     "walkthrough": (BIG, "seed", "number"),
     "lookup": ({}, "lookup_qx", "slider"),
     "scaling": ({"scale_d_k": "1024", "scale_n_keys": "32", "scale_samples": "8192"}, "scale_seed", "number"),
-    "multihead": ({**BIG, "n_heads": "512"}, "mh_seed", "number"),
+    "multihead": ({**BIG, "n_heads": "512"}, "seed", "number"),
     "causal": ({**BIG, "causal_padding": "8"}, "seed", "number"),
     "two_sentences": ({**BIG, "two_sentence": SENTENCE_B}, "two_shuffle_seed", "number"),
     "quiz": (BIG, "seed", "number"),

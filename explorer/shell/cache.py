@@ -12,6 +12,12 @@ Both key on the arguments' values. A frozen dataclass argument (the shared
 tuple, which Streamlit does in half the time of its generic dataclass path (it deep-copies the
 dataclass into a dict first); the caches are per process, shared by every session.
 
+The caches are per process by design. With several replicas behind a proxy (``deploy/``), each replica fills
+its own and a learner, kept on one replica by the proxy's cookie, meets the entries its own runs stored; nothing
+has to be shared between processes, and a replica that restarts only starts cold. The module's only other
+state is this process's idle-sweep bookkeeping (``tests/test_deploy.py`` lists every piece of module state
+that functions change).
+
 Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.7 GB), so every
 cache is bounded three ways (measured sizes: BENCHMARKS.md, "Memory soak"):
 

@@ -31,11 +31,12 @@ from streamlit.errors import StreamlitAPIException
 from explorer.shell import cache
 from explorer.shell import settings as shared_settings
 from explorer.shell.cache import cached
+from explorer.shell.charts import COLOR_SCALES
 from explorer.shell.settings import Settings
 
 DEFAULTS = {
     "sentence": "The cat sat on the mat",
-    "embedding": "lesson",
+    "embedding": "auto",
     "positional": False,
     "seed": 42,
     "d_model": 8,
@@ -45,7 +46,9 @@ SEED_MAX = 2**31 - 1
 D_MODEL_RANGE = (1, 512)
 D_K_RANGE = (1, 128)
 SENTENCE_MAX_CHARS = 1000
-EMBEDDING_LABELS = {  # option (also its value in the link) -> caption
+COLOR_SCALE_DEFAULT = "fixed"  # the first of COLOR_SCALES: the radio's default
+EMBEDDING_LABELS = {  # option (also its value in the link) -> caption; the first is the default
+    "auto": "per word for your sentence; the lesson's rows for the lesson's sentence",
     "lesson": "random rows, as in the lesson",
     "per-token": "one vector per word",
 }
@@ -53,6 +56,8 @@ EMBEDDING_LABELS = {  # option (also its value in the link) -> caption
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, until check_link judges them
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
+_SLOTS_KEY = "_sidebar_note_slots"  # {shared control: st.empty() under it in the sidebar}, drawn on every run
+_NOT_USED_KEY = "_not_used"  # {shared control: why this page does not use it}, set by not_used on this run
 _SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
 REPEATABLE: frozenset[str] = frozenset()
 """Link keys that may be given more than once (a bound multiselect's); any other repeated key is refused."""
@@ -254,6 +259,24 @@ def check_link(key: str, value, expected: str) -> None:
     st.warning(message, icon="⚠️")
 
 
+def retired_link_key(key: str, instead: str) -> None:
+    """A link key an earlier version of the app wrote and no control reads now (``mh_seed``): warn, drop it.
+
+    The warning (shown like :func:`check_link`'s: here on this run, then above the page until
+    dismissed) says the link's value is not used and ``instead`` what is; the key is removed
+    from the address bar, so a copied link no longer carries it. Old links keep opening.
+    """
+    _snapshot_link()
+    raw = st.session_state[_LINK_KEY].pop(key, None)
+    if raw:
+        values = ", ".join(_code(_shown(v)) for v in raw[:5])
+        message = f"The link's {_code(key)} ({values}) is not used any more: {instead}"
+        st.session_state.setdefault(_WARN_KEY, {})[key] = message
+        st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
+        st.warning(message, icon="⚠️")
+    _remove_from_link(key)
+
+
 def show_link_warnings() -> None:
     """Above the page, the session's link warnings not shown inline on this run, with a Dismiss button.
 
@@ -321,11 +344,38 @@ def choice(label: str, options: Sequence, value, *, key: str, expected: str | No
     return got
 
 
+def _note_slot(key: str) -> None:
+    """An empty place under the sidebar's control ``key`` (nothing shows until :func:`not_used` fills it)."""
+    st.session_state.setdefault(_SLOTS_KEY, {})[key] = st.sidebar.empty()
+
+
+def not_used(notes: dict[str, str]) -> None:
+    """Say, under each shared control in ``notes`` (a key of :data:`DEFAULTS` -> why), that this lesson does not use it.
+
+    For a lesson that has its own version of a shared control (the scaling lesson's own ``d_k``)
+    or no use for it (the lookup's fixed table): the sidebar shows, right under the control,
+    "Not used on this page: …" with what the lesson uses instead and its current value, so
+    moving the control and seeing nothing change is never a surprise (issue 18, item 5). The
+    notes also go to ``st.session_state["_not_used"]`` (what tests read). Without the
+    entrypoint's sidebar (a page run alone) they go to the bottom of the sidebar.
+    """
+    unknown = set(notes) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"not shared controls: {sorted(unknown)}; shared: {', '.join(DEFAULTS)}")
+    slots = st.session_state.get(_SLOTS_KEY, {})
+    st.session_state[_NOT_USED_KEY] = dict(notes)
+    for key, why in notes.items():
+        slot = slots.get(key)
+        (st.sidebar if slot is None else slot).caption(f"↳ Not used on this page: {why}")
+
+
 def sidebar_controls() -> Shared:
     """Draw the shared controls in the sidebar (entrypoint only) and return their values."""
     cache.note_activity()  # every run passes here: the idle sweep (explorer.shell.cache) waits for a quiet server
     _snapshot_link()
     st.session_state[_SHOWN_KEY] = set()
+    st.session_state[_SLOTS_KEY] = {}
+    st.session_state[_NOT_USED_KEY] = {}
     # The numbers' link values first: a value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
     for key, (lo, hi) in (("seed", (0, SEED_MAX)), ("d_model", D_MODEL_RANGE), ("d_k", D_K_RANGE)):
@@ -337,28 +387,53 @@ def sidebar_controls() -> Shared:
         help=f"Split into words and punctuation; at most {shared_settings.MAX_TOKENS} tokens are used.",
     )
     check_link("sentence", sentence, f"text of at most {SENTENCE_MAX_CHARS} characters")
+    _note_slot("sentence")
     embedding = sb.radio(
         "Embeddings", list(EMBEDDING_LABELS), key="embedding", bind="query-params",
         captions=list(EMBEDDING_LABELS.values()),
-        help="lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
-             "(the lesson's example). per-token: each distinct word gets its own fixed vector, "
-             "so the same word has the same embedding in every sentence.",
+        help="auto: per-token for a sentence you type, lesson for the lesson's 'The cat sat on the mat'. "
+             "lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
+             "(the lesson's example; a row belongs to its position, not its word). per-token: each distinct "
+             "word gets its own fixed vector, so the same word has the same embedding in every sentence.",
     )
     check_link("embedding", embedding, "one of " + ", ".join(EMBEDDING_LABELS))
+    _note_slot("embedding")
     positional = sb.toggle("Add sinusoidal positional encoding", DEFAULTS["positional"], key="positional",
                            bind="query-params", help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
                                                      "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5).")
     check_link("positional", positional, "true or false")
+    _note_slot("positional")
     seed = number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], key="seed", container=sb,
                         help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
                              "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
                              "so with the same seed W_q repeats the first numbers of X, scaled.")
+    _note_slot("seed")
     d_model = number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], key="d_model",
                            container=sb, help="Width of each token's embedding row in X.")
+    _note_slot("d_model")
     d_k = slider("d_k (query/key width, d_v = d_k)", *D_K_RANGE, DEFAULTS["d_k"], key="d_k", container=sb,
                  help="Width of the queries and keys; the scores are divided by √d_k.")
+    _note_slot("d_k")
+    scale = sb.radio(
+        "Colour scale of attention weights", list(COLOR_SCALES), key="color_scale", bind="query-params",
+        captions=list(COLOR_SCALES.values()), horizontal=False,
+        help="fixed compares maps with each other; map and row make near-uniform attention (many tokens) visible. "
+             "The colour bar marks the uniform level 1/n (every key weighted equally), an orange outline marks "
+             "each row's largest weight, and hovering a cell always shows the true weight.",
+    )
+    check_link("color_scale", scale, "one of " + ", ".join(COLOR_SCALES))
     sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
     return Shared(sentence, embedding, bool(positional), int(seed), int(d_model), int(d_k))
+
+
+def color_scale() -> str:
+    """The sidebar's colour scale for attention-weight maps, one of :data:`~explorer.shell.charts.COLOR_SCALES`.
+
+    Pages pass it to their cached sections as an argument (it is part of the sections' cache key) and on to
+    :func:`explorer.shell.charts.heatmap` as ``color_scale``.
+    """
+    value = st.session_state.get("color_scale")
+    return value if value in COLOR_SCALES else COLOR_SCALE_DEFAULT
 
 
 def lesson_settings(purpose: str = "to see attention at work") -> Settings:
@@ -369,7 +444,8 @@ def lesson_settings(purpose: str = "to see attention at work") -> Settings:
     """
     sh = shared()
     inp = sentence_input(purpose)
-    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), sh.embedding, bool(sh.positional))
+    embedding = shared_settings.embedding_mode(sh.embedding, inp.tokens)  # "auto" resolved for this sentence
+    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
 
 
 def sentence_input(purpose: str = "to see attention at work") -> shared_settings.SentenceInput:

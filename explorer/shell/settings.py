@@ -17,6 +17,20 @@ import attention as A
 
 MAX_TOKENS = 64
 EMBEDDINGS = A.EMBEDDING_MODES  # ("lesson", "per-token"): the values of Settings.embedding
+AUTO_EMBEDDING = "auto"  # the sidebar's default choice: "lesson" for the lesson's sentence, else "per-token"
+LESSON_TOKENS = tuple(A.tokenize(A.SENTENCE_EXAMPLE.sentence))  # ("The", "cat", "sat", "on", "the", "mat")
+
+
+def embedding_mode(choice: str, tokens: Iterable[str]) -> str:
+    """The embedding mode (one of :data:`EMBEDDINGS`) the sidebar's ``choice`` means for ``tokens``.
+
+    ``"auto"`` (the default) keeps the lesson's random rows for the lesson's own sentence (worked example 2,
+    to the last digit) and gives any other sentence per-token embeddings, so copies of a word get the same
+    row; ``"lesson"`` and ``"per-token"`` (and any other value) are returned as they are.
+    """
+    if choice != AUTO_EMBEDDING:
+        return choice
+    return "lesson" if tuple(tokens) == LESSON_TOKENS else "per-token"
 
 
 def token_label(token: str, position: int) -> str:
@@ -54,10 +68,12 @@ def sentence_tokens(sentence: str, max_tokens: int = MAX_TOKENS) -> SentenceInpu
 def embeddings(tokens: tuple[str, ...], d_model: int, seed: int, embedding: str, positional: bool) -> np.ndarray:
     """``X [n, d_model]`` float64: :func:`attention.embed_tokens` plus, when ``positional``, the sinusoidal encoding.
 
+    ``embedding`` is one of :data:`EMBEDDINGS` or ``"auto"`` (:func:`embedding_mode`).
+
     Raises:
         ValueError: as :func:`attention.embed_tokens` (unknown ``embedding``, ``d_model < 1``).
     """
-    X = A.embed_tokens(tokens, d_model, seed, embedding)
+    X = A.embed_tokens(tokens, d_model, seed, embedding_mode(embedding, tokens))
     if positional:
         X = X + A.sinusoidal_positional_encoding(len(tokens), d_model)
     return X

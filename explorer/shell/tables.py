@@ -1,4 +1,5 @@
-"""The "Numbers" expander every picture has: the exact values behind it, in a table a learner can copy."""
+"""The "Numbers" expander every picture has: the exact values behind it, in a table a learner can copy; and
+:func:`dataframe`, every table of numbers with fixed decimals per column."""
 
 from __future__ import annotations
 
@@ -8,11 +9,36 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+DECIMALS = 4  # every float column of every table: this many decimals (3.9929, 3.4600, 1.3645 line up)
+
+
+def number_columns(frame: pd.DataFrame, digits: int = DECIMALS) -> dict[str, st.column_config.NumberColumn]:
+    """``column_config`` giving every float column of ``frame`` the same ``digits`` decimals (``"%.4f"``).
+
+    Integer, text and boolean columns keep Streamlit's own display. A column's values stay full precision in
+    the table (sorting, copying the data); only the display is fixed, so a column never mixes ``0.06``
+    with ``0.2`` or ``3.9929`` with ``3.46``.
+    """
+    config = st.column_config.NumberColumn(format=f"%.{digits}f")  # one config shared by every column: 512
+    return {str(col): config for col, dtype in frame.dtypes.items() if dtype.kind == "f"}  # columns stay cheap
+
+
+def dataframe(frame: pd.DataFrame, *, digits: int = DECIMALS, column_config: dict | None = None, **kwargs) -> None:
+    """``st.dataframe(frame)`` with fixed decimals per float column (:func:`number_columns`).
+
+    ``column_config`` entries given here win for their column; ``kwargs`` go to ``st.dataframe``
+    (``hide_index``, ``width``, ``height``…). Column labels are made strings (Streamlit names a column
+    by its label).
+    """
+    if not all(isinstance(c, str) for c in frame.columns):
+        frame = frame.rename(columns=str)
+    st.dataframe(frame, column_config={**number_columns(frame, digits), **(column_config or {})}, **kwargs)
+
 
 def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows: Sequence[str] | None = None,
             cols: Sequence[str] | None = None, *, label: str = "Numbers", hide_index: bool | None = None) -> None:
-    """An expander titled ``label`` holding the exact numbers behind a picture (full precision; copy them
-    with the table's menu).
+    """An expander titled ``label`` holding the exact numbers behind a picture, every float column shown with
+    :data:`DECIMALS` decimals (:func:`dataframe`; the values underneath keep full precision).
 
     Args:
         values: a ``[n_rows, n_cols]`` matrix (with ``rows``/``cols`` labels), a ready ``DataFrame``, or
@@ -32,4 +58,4 @@ def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows
             if heading:
                 st.markdown(f"**{heading}**")
             hide = isinstance(frame.index, pd.RangeIndex) if hide_index is None else hide_index
-            st.dataframe(frame, width="stretch", hide_index=hide)
+            dataframe(frame, width="stretch", hide_index=hide)

@@ -49,7 +49,7 @@ VIEWPORT = {"width": 1400, "height": 4000}  # Streamlit scrolls inside its own c
 QUIET_MS = 300  # the app counts as settled after this long without a script-state change
 RUN_START_MS = 20_000  # an action that sets a value is repeated if no script run has started by then
 
-DEFAULTS = {"sentence": "The cat sat on the mat", "embedding": "lesson", "positional": False, "seed": 42,
+DEFAULTS = {"sentence": "The cat sat on the mat", "embedding": "auto", "positional": False, "seed": 42,
             "d_model": 8, "d_k": 4}
 WALK_WEIGHTS = "walk_fig_weights"
 

@@ -116,6 +116,7 @@ def _keys_on_page(st_app) -> list[str]:
         .map((e) => (e.className.match(/st-key-(\\S+)/) || [])[1]).filter(Boolean))]""")
 
 
+@pytest.mark.timeout(1800)  # 27 page loads, the two real-model lessons among them
 def test_markup_in_every_link_value_stays_text(st_app):
     asked = _watch_requests(st_app)
     problems, quoted = [], 0
@@ -143,6 +144,7 @@ def test_markup_in_every_link_value_stays_text(st_app):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.timeout(1800)
 def test_markup_typed_into_every_text_box_stays_text(st_app):
     """All payloads at once, typed into the sidebar's sentence, then into every text box each lesson draws."""
     asked = _watch_requests(st_app)
@@ -169,7 +171,7 @@ def test_markup_typed_into_every_text_box_stays_text(st_app):
 @pytest.mark.parametrize(("path", "params", "defaults"), [
     ("", {"seed": "inf"}, {"seed": "42"}),
     ("", {"seed": "-inf", "d_model": "1e309", "d_k": "nan"}, {"seed": "42", "d_model": "8", "d_k": "4"}),
-    ("multihead", {"mh_seed": "inf", "n_heads": "inf"}, {"mh_seed": "3", "n_heads": "2"}),
+    ("multihead", {"d_model": "inf", "n_heads": "inf"}, {"d_model": "8", "n_heads": "2"}),
     ("scaling", {"scale_seed": "inf", "scale_n_keys": "1e2"}, {"scale_seed": "0", "scale_n_keys": "6"}),
     ("two-sentences", {"two_shuffle_seed": "-inf"}, {"two_shuffle_seed": "0"}),
 ], ids=["seed", "shared", "multihead", "scaling", "two-sentences"])

@@ -85,8 +85,8 @@ def test_link_with_heads_on_multihead_page(st_app, nav_pages):
     assert "multihead" in [p["path"] for p in nav_pages], f"the multi-head page is not in the navigation: {nav_pages}"
     # The shared controls' link is covered on the walkthrough; here the page's own controls and d_model,
     # which decides the valid head counts (12: 1, 2, 3, 4, 6, 12).
-    params = {"d_model": 12, "n_heads": 3, "mh_seed": 5}
-    _link_then_by_hand(st_app, "multihead", params, ("d_model", "n_heads", "mh_seed"))
+    params = {"d_model": 12, "n_heads": 3, "mh_causal": True}
+    _link_then_by_hand(st_app, "multihead", params, ("d_model", "n_heads", "mh_causal"))
 
 
 def test_link_with_garbage_values_warns_and_uses_defaults(st_app, ready):

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+import attention as A
 from explorer.shell import settings
 from explorer.shell.textviews import fmt
 from tests.e2e.conftest import DEFAULTS, WALK_WEIGHTS, record_timing
@@ -105,4 +106,43 @@ def test_downloads_hold_the_numbers_on_screen(st_app):
     # second click landing after it would never get its file.
     st_app.page.wait_for_timeout(500)
     assert st_app.runs() == runs, "a download click reran the page"
+    assert not st_app.exceptions()
+
+
+def _type_in_cell(st_app, key: str, row: int, col: int, text: str) -> None:
+    """Type ``text`` into data cell (row, col) of the 4-column data editor ``key``, as a learner does (double-click
+    the cell, type, Enter). The grid is a canvas: the cell is found from the grid's box (Streamlit 1.67's
+    35 px header and rows, 59 px index column)."""
+    grid = st_app.page.locator(f'.st-key-{key} [data-testid="stDataFrame"]')
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    index_width, row_h = 59, 35
+    x = box["x"] + index_width + (box["width"] - index_width) / 4 * (col + 0.5)
+    y = box["y"] + row_h * (row + 1.5)
+
+    def edit():
+        st_app.page.mouse.dblclick(x, y)  # opens the cell's editor: a text box over the canvas
+        field = st_app.page.locator("textarea.gdg-input").first
+        field.wait_for(state="visible")
+        field.fill(text)
+        field.press("Enter")
+    st_app.act(edit)
+
+
+def test_text_in_a_number_cell_is_not_a_number_and_edits_outlive_your_sentence(st_app):
+    """Issue #18 item 12 in the browser: the grid hands typed text to the page (a number column blanked it),
+    and the lesson example's edits are still there after a visit to "Your sentence"."""
+    st_app.open(params={"walk_input": "Lesson example"})
+    _type_in_cell(st_app, "walk_edit_X_0", 1, 1, "abc")
+    alerts = " ".join(st_app.page.locator('[data-testid="stAlert"]').all_inner_texts())
+    word = A.PIPELINE_EXAMPLE.tokens[1]
+    assert f"row {word}, column dim 1 holds abc, which is not a number" in alerts, alerts
+    _type_in_cell(st_app, "walk_edit_X_0", 1, 1, "3")
+    assert "cannot be used" not in " ".join(st_app.page.locator('[data-testid="stAlert"]').all_inner_texts())
+    edited = np.array(st_app.z(WALK_WEIGHTS), dtype=float)
+    st_app.set_widget("walk_input", "Your sentence")
+    st_app.set_widget("walk_input", "Lesson example")
+    np.testing.assert_allclose(np.array(st_app.z(WALK_WEIGHTS), dtype=float), edited, rtol=1e-12)
+    shown = "".join(st_app.page.locator(".st-key-walk_edit_X_0 table").inner_text().split())
+    assert f"{word}0302".replace(" ", "") in shown, f"the edited cell is not shown after coming back: {shown}"
     assert not st_app.exceptions()

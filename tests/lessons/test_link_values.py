@@ -137,7 +137,7 @@ def controls_by_lesson():
     keys = {k for *_, widgets, _ in found for k in widgets}
     # The walk must find what it is meant to (so a test that finds nothing cannot pass): the shared controls and
     # the numbers issue #19 named.
-    assert {"sentence", "seed", "d_model", "d_k", "mh_seed", "scale_seed", "two_shuffle_seed", "n_heads",
+    assert {"sentence", "seed", "d_model", "d_k", "scale_seed", "two_shuffle_seed", "n_heads",
             "mh_head_window"} <= keys, sorted(keys)
     return found
 

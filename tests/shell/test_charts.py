@@ -59,9 +59,28 @@ def test_masked_cells_are_gaps_with_masked_hover_and_no_nan_text():
 
 
 def test_cell_text_only_while_readable():
-    small = heatmap(np.zeros((24, 24)), [str(i) for i in range(24)], [str(i) for i in range(24)])
-    big = heatmap(np.zeros((25, 25)), [str(i) for i in range(25)], [str(i) for i in range(25)])
-    assert small.data[0].texttemplate == "%{text}" and big.data[0].texttemplate is None
+    """Issue 18, item 13: numbers only where they fit a cell of a phone-wide map (no two touch), 12 px or 10 px."""
+    from explorer.shell.charts import CELL_TEXT_MAX, cell_text_size
+
+    def text_size(n: int, labels: list[str] | None = None):
+        labels = labels or [f"t{i} ({i})" for i in range(n)]
+        fig = heatmap(np.full((n, n), 0.125), labels, labels)
+        return fig.data[0].textfont.size if fig.data[0].texttemplate == "%{text}" else None
+
+    def family(n: int):
+        labels = [f"t{i} ({i})" for i in range(n)]
+        fig = heatmap(np.full((n, n), 0.125), labels, labels)
+        return fig.data[0].textfont.family if fig.data[0].texttemplate == "%{text}" else "no text"
+
+    assert text_size(3) == 12 and text_size(5) == 12 and family(5) is None  # fits a phone: always shown
+    # 6 columns of "0.125" do not fit a phone's plot: drawn for a chart at least 480 px wide (app.css hides them
+    # below that width), 24 columns only on a chart 1000 px wide (a desktop's full-width map), more never.
+    assert family(6).startswith("cells-min-480,") and family(12).startswith("cells-min-640,")
+    assert family(24).startswith("cells-min-1000,") and family(CELL_TEXT_MAX + 1) == "no text"
+    assert heatmap(np.zeros((3, 3)), list("abc"), list("abc"), show_text=False).data[0].texttemplate is None
+    assert cell_text_size(["0.128"], 3, ["The (0)"]) == 12 and cell_text_size(["0.128"], 4, ["The (0)"]) == 10
+    assert cell_text_size(["0.128"], 6, ["The (0)"]) is None
+    assert cell_text_size(["0.1"], 6, ["a"]) == 12 and cell_text_size(["0.128"], 1, ["a"], width_px=60) is None
 
 
 def test_bad_shapes_raise():
@@ -91,10 +110,16 @@ def test_large_maps_are_rounded_small_maps_exact():
     assert all(len(repr(float(v))) <= 10 for v in z.ravel()[:100])
 
 
-def test_every_token_is_labelled_up_to_40_and_narrow_maps_thin_their_columns():
+def test_every_token_is_labelled_while_a_phone_holds_the_labels_and_narrow_maps_thin_their_columns():
+    """Issue 18, items 10 and 13: at 34 tokens the labels overlapped; now as many as a phone's map holds (about
+    20 px apart), the first and the last always (issue 18, item 8), every token while they fit."""
     labels = [f"t{i} ({i})" for i in range(34)]
+    six = heatmap(np.zeros((6, 6)), labels[:6], labels[:6])
+    assert list(six.layout.xaxis.ticktext) == labels[:6] and list(six.layout.yaxis.ticktext) == labels[:6]
     fig = heatmap(np.zeros((34, 34)), labels, labels)
-    assert list(fig.layout.xaxis.ticktext) == labels and list(fig.layout.yaxis.ticktext) == labels
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.ticktext[0] == labels[0] and axis.ticktext[-1] == labels[-1] and len(axis.ticktext) < 34
+    assert len(fig.layout.xaxis.ticktext) <= 8  # about 140 px of a phone's plot, 20 px apart
     dims = [f"dim {j}" for j in range(128)]
     narrow = heatmap(np.zeros((6, 128)), labels[:6], dims, col_name="dim", max_xticks=12)
     assert len(narrow.layout.xaxis.ticktext) <= 12 and narrow.layout.xaxis.ticktext[0] == "dim 0"
@@ -141,6 +166,28 @@ def test_one_size_rule_for_hover_gaps_and_crosses():
     for size in (GAP_MAX, GAP_MAX + 1):
         fig = heatmap(np.eye(size), labels[:size], labels[:size])
         assert fig.data[0].xgap == (1 if size <= GAP_MAX else 0) == fig.data[0].ygap
+    short = [str(i) for i in range(n)]  # a × needs about 18 px: short labels leave a phone's map room for 12
     for size in (CROSS_MAX, CROSS_MAX + 1):
-        fig = heatmap(np.tri(size), labels[:size], labels[:size], mask=mask[:size, :size])
+        fig = heatmap(np.tri(size), short[:size], short[:size], mask=mask[:size, :size])
         assert len(fig.data) == (2 if size <= CROSS_MAX else 1)
+    wide = [f"a long token {i}" for i in range(12)]  # long row labels leave a phone's 12 columns too narrow for a ×
+    assert len(heatmap(np.tri(12), wide, wide, mask=mask[:12, :12]).data) == 1
+
+
+def test_app_css_hides_every_wide_only_cell_text_below_its_width():
+    """Every ``cells-min-W`` family of :func:`cell_text_font` has a container query hiding it below ``W`` px."""
+    import re
+    from pathlib import Path
+
+    from explorer.shell.charts import WIDE_CELL_TEXT_PX
+
+    css = (Path(__file__).resolve().parents[2] / "explorer" / "shell" / "app.css").read_text()
+    assert 'container-type: inline-size' in css
+    hidden_below = {}
+    for limit, body in re.findall(r"@container \(max-width: (\d+)px\) \{(.*?)\}\s*\}", css, flags=re.S):
+        for width in re.findall(r"cells-min-(\d*)", body):
+            for w in ([int(width)] if width else WIDE_CELL_TEXT_PX):
+                hidden_below[w] = max(hidden_below.get(w, 0), int(limit) + 1)
+    assert hidden_below == {w: w for w in WIDE_CELL_TEXT_PX}
+    app = (Path(__file__).resolve().parents[2] / "streamlit_app.py").read_text()
+    assert 'st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")' in app

@@ -88,10 +88,10 @@ def test_link_corrections_presets_and_clamps_set_values_without_the_session_stat
     assert at.selectbox(key="n_heads").value == 2
     # Widgets seeded from the link before the page corrects or removes a value (the run starts again).
     at = app_at("multihead", query={"sentence": "a b c", "embedding": "per-token", "d_model": "12", "n_heads": "5",
-                                    "mh_seed": "inf", "mh_causal": "true"})
+                                    "seed": "inf", "mh_causal": "true"})
     assert_clean(at)
     assert (at.text_input(key="sentence").value, at.selectbox(key="n_heads").value) == ("a b c", 4)
-    assert (at.number_input(key="mh_seed").value, at.toggle(key="mh_causal").value) == (3, True)
+    assert (at.number_input(key="seed").value, at.toggle(key="mh_causal").value) == (42, True)
     at = app_at("multihead", session={"d_model": 12})
     at.selectbox(key="n_heads").set_value(6).run()
     at.session_state["d_model"] = 8

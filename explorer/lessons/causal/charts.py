@@ -11,7 +11,17 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell.charts import CELL_TEXT_MAX, escape_label, paired_bars
+from explorer.shell.charts import (
+    CELL_TEXT_MAX,
+    cell_text_font,
+    cell_text_size,
+    escape_label,
+    max_ticks,
+    paired_bars,
+    plot_px,
+    tick_angles,
+    tick_positions,
+)
 
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
@@ -29,18 +39,25 @@ def _check_square(matrix: np.ndarray, labels: Sequence[str], name: str) -> None:
         raise ValueError(f"{name} must be [n, n] with one label per token, got {matrix.shape} and {len(labels)} labels")
 
 
-def _layout(fig: go.Figure, labels: Sequence[str], title: str, height: int | None) -> go.Figure:
+def _layout(labels: Sequence[str], title: str, height: int | None) -> dict:
+    """The mask maps' layout, for one ``go.Figure(data=..., layout=...)`` call (``update_*`` calls cost 5x more)."""
     n = len(labels)
     ticks = [escape_label(s) for s in labels]
-    every = max(1, int(np.ceil(n / 40)))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every], title_text="key",
-                     showgrid=False, zeroline=False, range=[-0.5, n - 0.5])
-    fig.update_yaxes(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every],
-                     title_text="query", autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_layout(title=dict(text=escape_label(title)) if title else None,
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-                      height=height or int(min(620, max(240, 34 * n + 110))))
-    return fig
+    phone = plot_px(labels, colorbar_chars=16)  # as many labels as a phone's map holds (the hover names every cell)
+    shown = tick_positions(n, max_ticks(phone))  # the first and the last always; rotated labels hang left, so the
+    # last one stays inside the figure (Plotly hides a tick label that runs past the figure's edge)
+    layout = dict(
+        xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown], title=dict(text="key"),
+                   showgrid=False, zeroline=False, range=[-0.5, n - 0.5],
+                   autotickangles=tick_angles(len(shown), phone)),
+        yaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
+                   title=dict(text="query"), autorange="reversed", showgrid=False, zeroline=False),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height or int(min(620, max(240, 34 * n + 110))),
+    )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return layout
 
 
 def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, str], hover_text: tuple[str, str],
@@ -48,7 +65,6 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
     """A bool ``[n, n]`` matrix as two colours: index 0 of each pair is for blocked, 1 for allowed."""
     n = len(labels)
     ticks = [escape_label(s) for s in labels]
-    blocked_text, allowed_text = cell_text
     custom = np.empty((n, n, 3), dtype=object)
     custom[..., 0] = np.array(ticks, dtype=object)[:, None]
     custom[..., 1] = np.array(ticks, dtype=object)[None, :]
@@ -60,11 +76,23 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
         customdata=custom, showscale=show_legend,
         hovertemplate="query %{customdata[0]} → key %{customdata[1]}: %{customdata[2]}<extra></extra>",
     )
-    if n <= CELL_TEXT_MAX:
-        trace["text"] = np.where(mask, allowed_text, blocked_text)
-        trace["texttemplate"] = "%{text}"
-        trace["textfont"] = dict(size=10 if n > 10 else 12)
-    return _layout(go.Figure(go.Heatmap(**trace)), labels, title, height)
+    # The words while they fit a phone's cells, else their first letters (T / F), else no text (colours, legend).
+    legend_chars = max(len(t) for t in legend) if show_legend else 0
+    short = [tuple(t[:1] for t in cell_text)] if min(len(t) for t in cell_text) > 2 else []
+    for cells in [cell_text, *short]:
+        size = cell_text_size(cells, n, labels, colorbar_chars=legend_chars) if n <= CELL_TEXT_MAX else None
+        if size:
+            trace["text"] = np.where(mask, cells[1], cells[0])
+            trace["texttemplate"] = "%{text}"
+            trace["textfont"] = dict(size=size)
+            break
+    else:  # nothing fits a phone: the words where the chart is wide enough (app.css hides them below)
+        font = cell_text_font(cell_text, n, labels, colorbar_chars=legend_chars) if n <= CELL_TEXT_MAX else None
+        if font:
+            trace["text"] = np.where(mask, cell_text[1], cell_text[0])
+            trace["texttemplate"] = "%{text}"
+            trace["textfont"] = font
+    return go.Figure(data=[go.Heatmap(**trace)], layout=_layout(labels, title, height))
 
 
 def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height: int | None = None,
@@ -146,13 +174,13 @@ def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], 
     c = np.asarray(change_causal, dtype=float)
     n = len(labels)  # paired_bars checks that both series have one value per label
     top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
-    fig = paired_bars(
+    # The line and its note go in with the figure (one constructor call: add_shape/add_annotation cost 5x more).
+    line = dict(type="line", x0=t + 0.5, x1=t + 0.5, y0=0, y1=top * 1.15, line=dict(color="#d62728", dash="dash"))
+    note = dict(x=t + 0.5, y=top * 1.15, text=f"replaced after t = {t}", showarrow=False,  # short: fits a phone
+                xanchor="right" if t >= n / 2 else "left", yanchor="bottom", font=dict(color="#d62728"))
+    return paired_bars(
         [(name, values, [exact_change_text(v) for v in values], color)
          for name, values, color in (("bidirectional", b, "#e07b39"), ("causal", c, ALLOWED_COLOR))],
         labels, quantity="largest |Δ output| =", x_title="query (output row)", y_title="largest |Δ output|",
-        y_max=top * 1.3, title=title, height=height,
+        y_max=top * 1.3, title=title, height=height, shapes=[line], annotations=[note],
     )
-    fig.add_shape(type="line", x0=t + 0.5, x1=t + 0.5, y0=0, y1=top * 1.15, line=dict(color="#d62728", dash="dash"))
-    fig.add_annotation(x=t + 0.5, y=top * 1.15, text=f"t = {t}: tokens after this are replaced", showarrow=False,
-                       xanchor="right" if t >= n / 2 else "left", yanchor="bottom", font=dict(color="#d62728"))
-    return fig

@@ -54,28 +54,33 @@ def intro() -> None:
 
 
 @section
-def masks(settings: Settings, is_causal: bool, n_pad: int) -> None:
-    """The settings caption, part 1 (both modes side by side), part 2 (the mask three ways), part 3's intro."""
+def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "fixed") -> None:
+    """The settings caption, part 1 (both modes side by side), part 2 (the mask three ways), part 3's intro.
+
+    The weight maps are coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
     sc = scenario(settings, n_pad)
     labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
     d_v = settings.d_v
     dims = [f"dim {j}" for j in range(d_v)]
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
-    st.caption(settings.caption() + (f" · last {n_pad} token(s) are padding" if n_pad else ""))
+    pad = f" · the last {textviews.count(n_pad, 'token')} {'is' if n_pad == 1 else 'are'} padding" if n_pad else ""
+    st.caption(settings.caption() + pad)
 
     st.header("1 · Bidirectional vs causal, side by side")
     st.markdown("The same sentence, the same weights W_q, W_k, W_v; only the mask differs. Masked cells are blank "
                 "with a ×, hover says *masked*; their weight is exactly 0.")
     left, right = st.columns(2)
-    for col, side_is_causal, title in ((left, False, "bidirectional (encoder): every query sees every key"),
-                                       (right, True, "causal (decoder): query i sees keys j ≤ i")):
+    for col, side_is_causal, title in ((left, False, "bidirectional: all keys"),  # short: a phone's width
+                                       (right, True, "causal: keys j ≤ i")):
         with col:
             s = sc.steps(side_is_causal)
-            fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title)
+            fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title,
+                                 color_scale=color_scale)
             badges(fig, sc.fully_masked(side_is_causal), n)
             st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(side_is_causal)}")
-    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · weights on [0, 1]")
+    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: "
+               f"{charts.COLOR_SCALES[color_scale]}")
     row0 = ", ".join(textviews.fmt(v, 1) for v in sc.causal_steps.weights[0][:8])
     st.markdown(
         f"**Checks (causal):** largest weight above the diagonal = `{sc.max_above_diagonal(True)!r}` · "
@@ -118,7 +123,8 @@ def masks(settings: Settings, is_causal: bool, n_pad: int) -> None:
     with w_col:
         st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
                  r"\quad e^{-\infty} = 0")
-        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask), title=f"{mode} attention weights")
+        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask), title=f"{mode} attention weights",
+                             color_scale=color_scale)
         st.plotly_chart(badges(fig, fully, n), key="causal_fig_weights")
         st.caption(f"shape [{n}, {n}] · each row sums to 1"
                    + (" (lower-triangular)" if is_causal else "")
@@ -133,7 +139,8 @@ def masks(settings: Settings, is_causal: bool, n_pad: int) -> None:
         st.caption(f"shape [n, d_v] = [{n}, {d_v}]" + (" · a fully masked row outputs zeros" if fully.any() else ""))
         numbers(steps.output, labels, dims, label="Numbers: output")
     if fully.any():
-        st.badge(f"{cfig.FULLY_MASKED_BADGE} ({int(fully.sum())} of {n} queries)", icon="⛔", color="orange")
+        st.badge(f"{cfig.FULLY_MASKED_BADGE} ({int(fully.sum())} of {textviews.count(n, 'query', 'queries')})",
+                 icon="⛔", color="orange")
 
     st.header("3 · No peeking: the future cannot leak")
     st.markdown("Pick a position **t**. Every token after t is replaced by a different one (its embedding row "
@@ -148,7 +155,7 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
     st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
-                                         title="largest change of each output row after replacing the tokens after t"),
+                                         title="|Δ output| per row"),  # short: the legend shares its line
                     key="causal_fig_peek_bars")
     st.caption("Each bar: max over the d_v columns of |output after − output before| for that query. "
                "“0 (exact)” means bit-for-bit equal, not rounded.")
@@ -226,7 +233,8 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
         st.markdown(f"Padded key columns get weight exactly 0 in the {mode} weights: largest weight in a padded column "
                     f"= `{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`.")
     if fully.any():
-        st.badge(f"{cfig.FULLY_MASKED_BADGE}: {int(fully.sum())} of {n} queries", icon="⛔", color="orange")
+        st.badge(f"{cfig.FULLY_MASKED_BADGE}: {int(fully.sum())} of {textviews.count(n, 'query', 'queries')}",
+                 icon="⛔", color="orange")
         st.markdown("These queries have **no key left**: their weights and output are all zeros (a rule, see below), "
                     "never NaN.")
 
@@ -292,7 +300,7 @@ def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
         if fully[q]:
             st.badge(cfig.FULLY_MASKED_BADGE, icon="⛔", color="orange")
         else:
-            st.text(f"{labels[q]} sees {int(allowed.sum())} of {n} keys:\n" + "  ".join(
+            st.text(f"{labels[q]} sees {int(allowed.sum())} of {textviews.count(n, 'key')}:\n" + "  ".join(
                 lab for lab, a in zip(labels, allowed, strict=True) if a))
     with r2:
         st.plotly_chart(charts.weights_bar(steps.weights[q], labels, query_label=labels[q],

@@ -25,18 +25,28 @@ with c2:
 is_causal, n_pad = bool(is_causal), min(int(n_pad), n)
 
 # The settings caption, parts 1 and 2, and part 3's intro; none of them depends on t.
-draw.masks(settings, is_causal, n_pad)
+draw.masks(settings, is_causal, n_pad, controls.color_scale())
 
 # "No peeking" position t (a slider; fixed at 0 for a one-token sentence, which the next section says).
 T_KEY = "causal_t"
-t = 0
-if n > 1:
-    controls.keep_in_range(T_KEY, 0, n - 1)
-    t = controls.slider("Position t: every token after t is replaced", 0, n - 1, min(2, n - 1), key=T_KEY,
-                        format="%d", help="Rows 0..t of the output are compared before and after.")
-    t = min(int(t), n - 1)
 
-draw.peeking_and_padding(settings, is_causal, n_pad, t)
 
-q = controls.token_picker("Query", labels, "causal_query")
-draw.row(settings, is_causal, n_pad, q)
+@st.fragment  # t changes this part only: rerun it alone, nothing above is resent (issue 20)
+def peeking() -> None:
+    t = 0
+    if n > 1:
+        controls.keep_in_range(T_KEY, 0, n - 1)
+        t = controls.slider("Position t: every token after t is replaced", 0, n - 1, min(2, n - 1), key=T_KEY,
+                            format="%d", help="Rows 0..t of the output are compared before and after.")
+        t = min(int(t), n - 1)
+    draw.peeking_and_padding(settings, is_causal, n_pad, t)
+
+
+@st.fragment  # the query box changes the last part only
+def one_row() -> None:
+    q = controls.token_picker("Query", labels, "causal_query")
+    draw.row(settings, is_causal, n_pad, q)
+
+
+peeking()
+one_row()

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell.charts import escape_label, heatmap
-from explorer.shell.textviews import fmt
+from explorer.shell.charts import bar_text, escape_label, heatmap, tick_positions
+from explorer.shell.textviews import count, fmt
 
 __all__ = ["CACHED_COLOR", "FULL_COLOR", "NEWEST_COLOR", "cache_matrix", "cache_size_chart", "cached_vs_full",
            "cost_chart", "new_query_weights"]
@@ -62,7 +62,7 @@ def cache_matrix(z, token_labels: Sequence[str], n_prompt: int, *, title: str, c
 
 
 def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[str], n_prompt: int,
-                      chosen: int, *, title: str) -> go.Figure:
+                      chosen: int, *, title: str, color_scale: str = "fixed") -> go.Figure:
     """The new token's attention weights over every cached key, one row per query head of the group.
 
     Args:
@@ -71,6 +71,7 @@ def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[
         key_labels: one label per cached key.
         n_prompt: the prompt's length (a dashed line after its keys, when keys follow).
         chosen: the row compared below (outlined in red).
+        color_scale: the colour scale of the weights (:data:`explorer.shell.charts.COLOR_SCALES`).
 
     Cell values are printed up to :data:`NEW_ROW_TEXT_MAX` keys (readable on a phone); the hover has every value.
     """
@@ -78,7 +79,8 @@ def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[
     n = w.shape[1] if w.ndim == 2 else 0
     # Cell text while a cell stays wide enough for "0.123" on a phone too (the map is as wide as the page).
     fig = heatmap(w, head_labels, key_labels, title=title, row_name="query head", col_name="key",
-                  height=250, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX)
+                  height=330, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX,  # room for the colour bar's labels
+                  color_scale=color_scale)  # under long key labels on end (a phone)
     shapes = [_row_box(n, chosen)]
     if 0 < n_prompt < n:
         shapes.append(dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, y0=-0.5, y1=w.shape[0] - 0.5,
@@ -107,14 +109,13 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
         traces.append(go.Bar(
             name=name, x=list(range(n)), y=values, marker_color=color, customdata=custom,
             hovertemplate=f"{name}: key %{{customdata[0]}}: %{{customdata[1]}}<extra></extra>",
-            text=[fmt(v, 3) for v in values] if n <= BAR_TEXT_MAX else None, textposition="outside",
-            cliponaxis=False,
+            cliponaxis=False, **(bar_text([fmt(v, 3) for v in values], n, 2) if n <= BAR_TEXT_MAX else {}),
         ))
-    every = max(1, int(np.ceil(n / 24)))
+    shown = tick_positions(n, 24)  # the first and the last key always
     layout = dict(
         barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         title=dict(text=escape_label(title)) if title else None,
-        xaxis=dict(tickmode="array", tickvals=list(range(0, n, every)), ticktext=ticks[::every],
+        xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
                    title=dict(text="key (cached token)"), range=[-0.5, n - 0.5]),
         yaxis=dict(title=dict(text="attention weight"), range=[0, min(1.0, float(max(a.max(), b.max()))) * 1.2 + 0.02]),
         legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),  # below: the title stays clear
@@ -142,7 +143,7 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
             ))
     top = max(float(np.max(np.asarray(v, dtype=float))) for _, v, _, _ in series)
     shapes = [dict(type="line", x0=n_now, x1=n_now, y0=0, y1=top * 1.05, line=dict(color=NEWEST_COLOR, dash="dot"))]
-    annotations = [dict(x=n_now, y=top * 1.05, text=f"now: {n_now} tokens", showarrow=False, yanchor="bottom",
+    annotations = [dict(x=n_now, y=top * 1.05, text=f"now: {count(n_now, 'token')}", showarrow=False, yanchor="bottom",
                         xanchor="left" if n_now <= (ns[0] + ns[-1]) / 2 else "right",
                         font=dict(color=NEWEST_COLOR))]
     if ns[0] < n_prompt < ns[-1]:

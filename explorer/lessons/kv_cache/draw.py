@@ -24,6 +24,7 @@ from explorer.lessons.kv_cache import model
 from explorer.shell.cache import cached, key_hash_funcs, section
 from explorer.shell.real_model import piece_labels, visible_piece
 from explorer.shell.tables import numbers
+from explorer.shell.textviews import count
 
 DECODE_MAX_ENTRIES = 40
 """States kept: one generation of 32 steps is 33 states sharing one cache buffer (at most 2 x 1.5 MB at 64
@@ -102,8 +103,8 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     state = state_of(_model, run)
     pieces = _model.token_strings(list(state.ids))
     c = _model.config
-    st.caption(f"{run.n_prompt} prompt tokens + {run.steps} generated = {run.n} tokens in the cache · "
-               f"{run.sampling.describe()}")
+    st.caption(f"{count(run.n_prompt, 'prompt token')} + {run.steps} generated = {count(run.n, 'token')} in the "
+               f"cache · {run.sampling.describe()}")
     st.code(_model.decode(list(state.ids)), language=None, wrap_lines=True)
     st.caption("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                "them (␣ = a space, ↵ = a new line):")
@@ -137,7 +138,8 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
 
 
 @section
-def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, query: int) -> None:
+def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, query: int,
+               color_scale: str = "fixed") -> None:
     """One layer and key/value head: K and V as they grow, the new query's weights, cached step vs full recompute."""
     state = state_of(_model, run)
     c = _model.config
@@ -152,9 +154,9 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
 
     what = "the prefill's last prompt token" if state.steps == 0 else f"generated token {state.steps}"
     st.caption(f"Layer {layer} · key/value head {kv_head}, shared by query heads {heads[0]}, {heads[1]} and "
-               f"{heads[2]} · {n} cached rows of d_head = {c.d_head} · the newest row (outlined in red) is "
-               f"position {n - 1}, {what}" + (f" · rows above the dashed line: the prompt ({run.n_prompt} tokens)"
-                                              if run.steps else ""))
+               f"{heads[2]} · {count(n, 'cached row')} of d_head = {c.d_head} · the newest row (outlined in red) is "
+               f"position {n - 1}, {what}"
+               + (f" · rows above the dashed line: the prompt ({count(run.n_prompt, 'token')})" if run.steps else ""))
     left, right = st.columns(2)
     with left:
         st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + str(n) + r"\times 64},\quad k_j = \mathrm{RoPE}(x_j W_k,\ j)")
@@ -175,7 +177,8 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{64}}\right) \in \mathbb{R}^{1 "
              r"\times " + str(n) + r"}\quad\text{for each of the " + str(group) + r" query heads of the group}")
     st.plotly_chart(kfig.new_query_weights(new, [str(h) for h in heads], labels, run.n_prompt, query,
-                                           title=f"new query {newest} over {n} cached keys"),
+                                           title=f"new query {newest} over {count(n, 'cached key')}",
+                                           color_scale=color_scale),
                     key="kv_fig_new_row")
     st.caption(f"One row per query head that reads key/value head {kv_head}: the three heads share K and V but have "
                f"their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
@@ -247,7 +250,7 @@ def cost(config: llama.LlamaConfig, n_prompt: int, n: int) -> None:
     m1.metric("with the cache, this token", f"{with_cache[k] / 1e6:,.1f} M", help="multiply-adds (millions)")
     m2.metric(f"without: recompute all {n}", f"{without[k] / 1e6:,.1f} M", help="multiply-adds (millions)")
     m3.metric("the cache saves", f"{without[k] / with_cache[k]:.1f}×", help="without / with")
-    m4.metric("cache size now", f"{gqa[k] / 1e6:.2f} MB", help=f"{gqa[k]:,} bytes for {n} tokens")
+    m4.metric("cache size now", f"{gqa[k] / 1e6:.2f} MB", help=f"{gqa[k]:,} bytes for {count(n, 'token')}")
     left, right = st.columns(2)
     with left:
         st.plotly_chart(kfig.cost_chart(ns, with_cache, without, n, n_prompt,

@@ -14,6 +14,14 @@ STEPS_KEY = "kv_steps"
 PROMPT_MAX_CHARS = 1000
 
 draw.intro()
+controls.not_used({
+    "sentence": "the model reads the prompt typed on this page.",
+    "embedding": "the model's own trained token embeddings.",
+    "positional": "the model's own positions (RoPE rotates its queries and keys).",
+    "seed": "the model's weights are trained, not drawn; the page's own seed (sampling) draws the tokens.",
+    "d_model": "the model's own width, d_model = 576 (SmolLM2-135M).",
+    "d_k": "the model's heads are d_head = 64 wide (SmolLM2-135M).",
+})
 
 lm = real_model.model_or_explain(
     "This lesson generates text one token at a time with the model's real KV cache and shows the cache growing: "
@@ -125,7 +133,7 @@ with l3:
                           "stays valid when you switch the key/value head.")
     controls.check_link("kv_query", query, f"0, 1 or {c.group_size - 1} (a place in the group)")
     query = int(query)
-draw.cache_view(lm, run, layer, kv_head, query)
+draw.cache_view(lm, run, layer, kv_head, query, controls.color_scale())
 
 # --- 3 · cost ------------------------------------------------------------------------------------------------
 st.header("3 · What the cache saves, and what it costs")

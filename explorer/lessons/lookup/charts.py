@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell.charts import escape_label
+from explorer.shell.charts import escape_label, text_px
 from explorer.shell.textviews import fmt
 
 SOFT_COLOR = "#3b78c2"  # attention (soft lookup)
@@ -28,6 +28,90 @@ def marker_sizes(weights) -> np.ndarray:
     """Marker diameters for weights in ``[0, 1]``: the marker's *area* grows with the weight."""
     w = np.clip(np.asarray(weights, dtype=float), 0.0, 1.0)
     return MARKER_MIN + (MARKER_MAX - MARKER_MIN) * np.sqrt(w)
+
+
+# Where a point's label may go, in order of preference: (Plotly textposition, direction x, direction y) with
+# y pointing up; the label sits just outside the marker in that direction.
+LABEL_POSITIONS = (("top center", 0, 1), ("bottom center", 0, -1), ("middle right", 1, 0), ("middle left", -1, 0),
+                   ("top right", 1, 1), ("top left", -1, 1), ("bottom right", 1, -1), ("bottom left", -1, -1))
+# Plot areas (px) the planes are drawn in: a phone's (the smallest) and a desktop column's.
+PLOT_AREAS = ((274.0, 380.0), (440.0, 380.0))
+LINE_PX = 18.0  # one line of 12 px label text, as the browser measures it (with its line gap)
+
+
+def _label_box(x: float, y: float, r: float, w: float, h: float, dx: int, dy: int) -> tuple[float, float, float, float]:
+    """The box ``(left, bottom, right, top)`` of a ``w`` × ``h`` label put beside a marker of radius ``r`` at
+    ``(x, y)``, in direction ``(dx, dy)`` (y up), as Plotly's ``textposition`` places it."""
+    gap = r + 2.0
+    cx = x + dx * (gap + w / 2) if dx else x
+    cy = y + dy * (gap + h / 2) if dy else y
+    return cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+
+
+def _overlap(a, b, pad: float = 2.0) -> float:
+    """The area (px²) by which boxes ``a`` and ``b`` (left, bottom, right, top) overlap, ``pad`` px apart."""
+    w = min(a[2], b[2]) - max(a[0], b[0]) + pad
+    h = min(a[3], b[3]) - max(a[1], b[1]) + pad
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacles=()) -> list[int]:
+    """For each point, the index in :data:`LABEL_POSITIONS` of a place for its label where it overlaps no other.
+
+    Greedy, in the given order (put the label that matters most first): each label takes the first
+    position of :data:`LABEL_POSITIONS` that overlaps none of the labels placed before it and stays
+    in the plot, on every plot area of :data:`PLOT_AREAS` (a phone's and a desktop column's; with
+    ``square`` both axes share one scale, as on a plane with ``scaleanchor``); when there is none,
+    the one that overlaps least.
+
+    Args:
+        points: ``[m, 2]`` data coordinates. radii: ``[m]`` marker radii (px). sizes: ``m`` label sizes
+            ``(width, height)`` in px. xrange, yrange: the axes' ranges. obstacles: ``(x, y, radius px)`` of
+            markers no label may cover (the query, the blend).
+    """
+    pts = np.asarray(points, dtype=float)
+    scales = []
+    for w_px, h_px in PLOT_AREAS:
+        sx, sy = w_px / (xrange[1] - xrange[0]), h_px / (yrange[1] - yrange[0])
+        if square:
+            sx = sy = min(sx, sy)
+        scales.append((sx, sy, (xrange[1] - xrange[0]) * sx, (yrange[1] - yrange[0]) * sy))
+    # boxes[i][k][a]: label i at position k on plot area a
+    boxes = [[[_label_box((x - xrange[0]) * sx, (y - yrange[0]) * sy, float(r), w, h, dx, dy)
+               for sx, sy, _, _ in scales] for _, dx, dy in LABEL_POSITIONS]
+             for (x, y), r, (w, h) in zip(pts, radii, sizes, strict=True)]
+    areas = [(0.0, 0.0, width, height) for _, _, width, height in scales]
+    blocked = [[((x - xrange[0]) * sx - r, (y - yrange[0]) * sy - r, (x - xrange[0]) * sx + r, (y - yrange[0]) * sy + r)
+                for x, y, r in obstacles] for sx, sy, _, _ in scales]
+
+    def cost(i: int, k: int, others: dict[int, int]) -> float:
+        c = 0.0
+        for a, box in enumerate(boxes[i][k]):
+            outside = (box[2] - box[0]) * (box[3] - box[1]) - _overlap(box, areas[a], 0)
+            c += 4 * outside + sum(_overlap(box, boxes[j][kj][a]) for j, kj in others.items())
+            c += sum(_overlap(box, ob, 0) for ob in blocked[a])
+        return c
+
+    chosen: dict[int, int] = {}
+    for i in range(len(boxes)):  # greedy, in order: the first free position
+        chosen[i] = min(range(len(LABEL_POSITIONS)), key=lambda k, i=i: (cost(i, k, chosen) > 0, cost(i, k, chosen)))
+    for _ in range(3):  # then a few rounds of moving a label that still overlaps to its best place
+        for i in range(len(boxes)):
+            others = {j: k for j, k in chosen.items() if j != i}
+            if cost(i, chosen[i], others) > 0:
+                chosen[i] = min(range(len(LABEL_POSITIONS)), key=lambda k, i=i, o=others: (cost(i, k, o), k))
+    return [chosen[i] for i in range(len(boxes))]
+
+
+def _label_size(lines: Sequence[str]) -> tuple[float, float]:
+    return max(text_px(t, 12) for t in lines) + 4, LINE_PX * len(lines)
+
+
+def _padded_range(v: np.ndarray, pad: float = 0.2) -> list[float]:
+    """``[min, max]`` of ``v`` widened by ``pad`` of its span on each side (1 when the span is 0)."""
+    lo, hi = float(np.min(v)), float(np.max(v))
+    span = hi - lo or 1.0
+    return [lo - pad * span, hi + pad * span]
 
 
 def _square_range(points: np.ndarray, pad: float = 0.4) -> list[float]:
@@ -59,6 +143,13 @@ def keys_plane(
                          f"{len(key_labels)} labels, weights {w.shape}")
     names = [escape_label(s) for s in key_labels]
     scores = K @ q
+    rng = _square_range(np.vstack([K, q[None, :]]))
+    # Labels placed so none overlaps another: the query's first, then the keys' by weight (the largest first).
+    order = [0] + [1 + i for i in np.argsort(-w, kind="stable")]
+    pts = np.vstack([q[None, :], K])[order]
+    radii = np.concatenate([[4.5], marker_sizes(w) / 2])[order]
+    sizes = [_label_size(["query"])] + [_label_size([str(k), fmt(v, 3)]) for k, v in zip(key_labels, w, strict=True)]
+    where = dict(zip(order, place_labels(pts, radii, [sizes[i] for i in order], rng, rng, square=True), strict=True))
     fig = go.Figure()
     # Keys are vectors too: faint lines from the origin, so q · k reads as "same direction, long".
     xs, ys = [], []
@@ -70,7 +161,8 @@ def keys_plane(
     fig.add_trace(go.Scatter(
         x=K[:, 0], y=K[:, 1], mode="markers+text", name="keys (size = weight)",
         marker=dict(size=marker_sizes(w), color=SOFT_COLOR, opacity=0.55, line=dict(color=SOFT_COLOR, width=1)),
-        text=[f"{n}<br>{fmt(v, 3)}" for n, v in zip(names, w, strict=True)], textposition="top center",
+        text=[f"{n}<br>{fmt(v, 3)}" for n, v in zip(names, w, strict=True)],
+        textposition=[LABEL_POSITIONS[where[1 + i]][0] for i in range(len(names))],
         customdata=np.array([[n, fmt(x, 2), fmt(y, 2), fmt(s, 3), fmt(v, 4)]
                              for n, (x, y), s, v in zip(names, K, scores, w, strict=True)], dtype=object),
         hovertemplate="key %{customdata[0]} = (%{customdata[1]}, %{customdata[2]})<br>"
@@ -90,9 +182,10 @@ def keys_plane(
     if np.any(q != 0):
         fig.add_annotation(x=q[0], y=q[1], ax=0, ay=0, xref="x", yref="y", axref="x", ayref="y", text="",
                            showarrow=True, arrowhead=3, arrowsize=1.4, arrowwidth=2.5, arrowcolor=QUERY_COLOR)
-    fig.add_annotation(x=q[0], y=q[1], text="query", showarrow=False, yshift=-16,
-                       font=dict(color=QUERY_COLOR))
-    rng = _square_range(np.vstack([K, q[None, :]]))
+    _, dx, dy = LABEL_POSITIONS[where[0]]
+    qw, qh = sizes[0]
+    fig.add_annotation(x=q[0], y=q[1], text="query", showarrow=False, font=dict(color=QUERY_COLOR),
+                       xshift=dx * (6.5 + qw / 2), yshift=dy * (6.5 + qh / 2))
     fig.update_xaxes(range=rng, zeroline=True, title_text="dimension 1", constrain="domain")
     fig.update_yaxes(range=rng, zeroline=True, title_text="dimension 2", scaleanchor="x", scaleratio=1)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
@@ -150,11 +243,18 @@ def values_plane(
         raise ValueError(f"values must be [m, 2] with m labels and m weights, got {V.shape}, "
                          f"{len(value_labels)} labels, weights {w.shape}")
     names = [escape_label(s) for s in value_labels]
+    xr = _padded_range(np.concatenate([V[:, 0], b[:1], h[:1]]))
+    yr = _padded_range(np.concatenate([V[:, 1], b[1:], h[1:]]))
+    order = list(np.argsort(-w, kind="stable"))
+    where = dict(zip(order, place_labels(V[order], (marker_sizes(w) / 2)[order],
+                                         [_label_size([str(value_labels[i])]) for i in order], xr, yr, square=False,
+                                         obstacles=[(b[0], b[1], 9.0), (h[0], h[1], 10.0)]),  # the star, the diamond
+                     strict=True))
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=V[:, 0], y=V[:, 1], mode="markers+text", name="values (size = weight)",
         marker=dict(size=marker_sizes(w), color=SOFT_COLOR, opacity=0.45, line=dict(color=SOFT_COLOR, width=1)),
-        text=names, textposition="top center",
+        text=names, textposition=[LABEL_POSITIONS[where[i]][0] for i in range(len(names))],
         customdata=np.array([[n, fmt(x, 2), fmt(y, 2), fmt(v, 4)] for n, (x, y), v in zip(names, V, w, strict=True)],
                             dtype=object),
         hovertemplate="value %{customdata[0]} = (%{customdata[1]}, %{customdata[2]})<br>"
@@ -170,8 +270,8 @@ def values_plane(
         marker=dict(size=16, symbol="star", color=QUERY_COLOR, line=dict(color="white", width=1)),
         hovertemplate=f"attention's blend: ({fmt(b[0], 2)}, {fmt(b[1], 2)})<extra></extra>",
     ))
-    fig.update_xaxes(title_text=axis_titles[0])
-    fig.update_yaxes(title_text=axis_titles[1])
+    fig.update_xaxes(title_text=axis_titles[0], range=xr)
+    fig.update_yaxes(title_text=axis_titles[1], range=yr)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig

@@ -17,7 +17,7 @@ from explorer.lessons.lookup import charts as F
 from explorer.lessons.lookup import model as S
 from explorer.shell import charts, textviews
 from explorer.shell.cache import section
-from explorer.shell.tables import numbers
+from explorer.shell.tables import dataframe, numbers
 
 latex_text = textviews.latex_text
 fmt = textviews.fmt
@@ -35,6 +35,16 @@ TABLE_COLUMNS = {
                                         step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
     S.V2: st.column_config.NumberColumn("v2", help="Value vector, second number (default: latitude).",
                                         step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
+}
+
+
+NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
+    "sentence": "this lesson queries its own table (section 1), not a sentence.",
+    "embedding": "the table's keys and values are typed in, not embedded.",
+    "positional": "the table's rows have no order.",
+    "seed": "nothing on this page is random.",
+    "d_model": "the keys and values are points (k1, k2) and (v1, v2): width 2.",
+    "d_k": "d_k = 2 here: the query and every key are points in the plane.",
 }
 
 
@@ -62,7 +72,8 @@ def table_help() -> None:
         "**value** (a name and a vector $v_j = (v_1, v_2)$; by default the capital's longitude and latitude, "
         "so a blend of values is a place on the map)."
     )
-    st.caption(f"Edit any cell, add or delete rows (1 to {S.MAX_ROWS}). Keys must be distinct.")
+    st.caption(f"Edit any cell, add or delete rows (1 to {S.MAX_ROWS}). Keys must be distinct. Rows are numbered "
+               "from 0, like every position in the app.")
 
 
 @section
@@ -74,25 +85,27 @@ def sharpness_formula(*, sharp: float) -> None:
                "s = 1e6 → the blend is the database's answer.")
 
 
-def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float) -> None:
-    """Parts 3 and 4 for ``query`` on ``table`` at sharpness ``sharp``: both lookups, four charts, the matrix.
+def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, color_scale: str = "fixed") -> None:
+    """Parts 3 and 4 for ``query`` on ``table`` at sharpness ``sharp``: both lookups, four charts, the matrix
+    (its colours on ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`).
 
     Replayed from the cache for an equal table, query and sharpness: the cache key
     spells the table out as its ``repr`` (exact: tuples of strings and floats), one
     string that hashes several times faster than the table's dataclass.
     """
-    _lookups(key=(repr(table), float(query[0]), float(query[1]), float(sharp)), _table=table)
+    _lookups(key=(repr(table), float(query[0]), float(query[1]), float(sharp), color_scale), _table=table)
 
 
 @section
-def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> None:
-    """:func:`lookups` for ``key = (repr(_table), qx, qy, sharp)``; ``_table`` is not hashed (leading underscore)."""
-    table, (_, qx, qy, sharp) = _table, key
+def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable) -> None:
+    """:func:`lookups` for ``key = (repr(_table), qx, qy, sharp, color_scale)``; ``_table`` is not hashed (leading
+    underscore)."""
+    table, (_, qx, qy, sharp, color_scale) = _table, key
     r = S.lookup_scenario(table, (qx, qy), sharp)
     keys_l, vals_l, rows_l = list(table.key_labels), list(table.value_labels), table.row_labels
     note = f"q = ({fmt(qx, 2)}, {fmt(qy, 2)})"
     if r.exact is not None:
-        note += f" — exactly the key of row {r.exact + 1} ({S.md_code(keys_l[r.exact])}): the database's exact match"
+        note += f" — exactly the key of row {r.exact} ({S.md_code(keys_l[r.exact])}): the database's exact match"
     st.caption(note)
 
     # ---- 3 · the same query, two lookups ----------------------------------------------------------------
@@ -116,7 +129,7 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
         st.caption(("The best keys share the answer evenly; " if r.hard.is_tie else "One key wins; ")
                    + "the others contribute nothing. The database ranks the keys by their similarity q · k and "
                    "takes the top (argmax):")
-        st.dataframe(pd.DataFrame({"key": keys_l, "q · k": r.scores, "value": vals_l}).sort_values(
+        dataframe(pd.DataFrame({"key": keys_l, "q · k": r.scores, "value": vals_l}).sort_values(
             "q · k", ascending=False, kind="stable"), hide_index=True, width="stretch")
     with right:
         st.subheader("Attention lookup (soft)")
@@ -174,9 +187,11 @@ def _lookups(*, key: tuple[str, float, float, float], _table: S.LookupTable) -> 
     h1, h2 = st.columns(2)
     with h1:
         st.plotly_chart(charts.heatmap(r.batch_weights, r.batch_labels, keys_l, title=f"attention, s = "
-                                        f"{S.sharpness_label(sharp).split()[0]}"), key="lookup_fig_matrix")
+                                        f"{S.sharpness_label(sharp).split()[0]}", color_scale=color_scale),
+                        key="lookup_fig_matrix")
     with h2:
-        st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title="database (one-hot rows)"),
+        st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title="database (one-hot rows)",
+                                       color_scale=color_scale),
                         key="lookup_fig_hard_matrix")
     numbers({"": pd.DataFrame(r.batch_weights, index=list(r.batch_labels), columns=keys_l),
              "Each query's answer": pd.DataFrame({"query": list(r.batch_labels), "q1": r.batch_queries[:, 0],

@@ -142,7 +142,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
     """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``).
 
     Rows whose every cell is blank (a row just added) are skipped and counted.
-    Every problem names the row (1-based, as the learner counts) and the column.
+    Every problem names the row (0-based, as every position in the app) and the column.
 
     Returns:
         :class:`TableCheck`: the table, or ``None`` plus one message per problem
@@ -154,7 +154,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
     where: list[int] = []
     n_empty = 0
     for i, row in enumerate(rows):
-        r = i + 1
+        r = i
         cells = {c: row.get(c) for c in COLUMNS}
         if all(_blank(v) for v in cells.values()):
             n_empty += 1

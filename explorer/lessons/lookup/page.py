@@ -7,6 +7,7 @@ from explorer.lessons.lookup import model as S
 from explorer.shell import controls
 
 draw.intro()
+controls.not_used(draw.NOT_USED)
 
 # ---- 1 · the table ---------------------------------------------------------------------------
 version = st.session_state.setdefault("lookup_table_version", 0)
@@ -69,4 +70,4 @@ with c2:
 
 
 # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------
-draw.lookups(table, (float(qx), float(qy)), float(sharp))
+draw.lookups(table, (float(qx), float(qy)), float(sharp), controls.color_scale())

@@ -14,9 +14,23 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
-from explorer.shell.charts import DIVERGING_SCALE, HOVER_CELL_MAX, MASKED_COLOR, WEIGHTS_SCALE, heatmap
+from explorer.shell.charts import (
+    BAR_PLOT_PX,
+    DIVERGING_SCALE,
+    HOVER_CELL_MAX,
+    MASKED_COLOR,
+    PHONE_CHART_PX,
+    WEIGHTS_SCALE,
+    heatmap,
+    max_ticks,
+    text_px,
+    tick_angles,
+    tick_positions,
+    weight_colorbar,
+    weight_colors,
+)
+from explorer.shell.plotly_fast import axis_names, hline, subplot_layout
 from explorer.shell.textviews import fmt
 
 HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
@@ -70,9 +84,13 @@ def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.
         if isinstance(tr, go.Heatmap):
             z = np.array(tr.z, dtype=object)
             shown = np.where(z == None, np.nan, z).astype(float)  # noqa: E711  (None = masked gap)
-            tr.update(z=np.where(np.isfinite(shown), np.round(shown, digits), None), customdata=None,
-                      text=None, texttemplate=None,
-                      hovertemplate=hover or f"%{{y}} · %{{x}}: %{{z:.{digits}f}}<extra></extra>")
+            template = hover or f"%{{y}} · %{{x}}: %{{z:.{digits}f}}<extra></extra>"
+            # A light map coloured per row (heatmap(..., color_scale="row", light=True)) keeps its true weights
+            # [n_q, n_k] in customdata: the hover shows them, not the colour values.
+            keep = tr.customdata is not None and np.asarray(tr.customdata, dtype=object).ndim == 2
+            tr.update(z=np.where(np.isfinite(shown), np.round(shown, digits), None),
+                      customdata=tr.customdata if keep else None, text=None, texttemplate=None,
+                      hovertemplate=template.replace("%{z:", "%{customdata:") if keep else template)
     return fig
 
 
@@ -184,12 +202,13 @@ def _no_gaps_when_dense(fig: go.Figure, limit: int) -> None:
 
 
 def _thin_ticks(axis, max_ticks: int) -> dict:
-    """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept)."""
+    """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept, the first and
+    the last always: :func:`~explorer.shell.charts.tick_positions`)."""
     vals, text = list(axis.tickvals or []), list(axis.ticktext or [])
     if len(vals) <= max_ticks:
         return {}
-    every = math.ceil(len(vals) / max_ticks)
-    return dict(tickvals=vals[::every], ticktext=text[::every])
+    keep = tick_positions(len(vals), max_ticks)
+    return dict(tickvals=[vals[i] for i in keep], ticktext=[text[i] for i in keep])
 
 
 def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | None = None,
@@ -224,29 +243,38 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
     for k in range(n_colors):
         c = head_color(k)
         scale += [[k / n_colors, c], [(k + 1) / n_colors, c]]
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
-                        horizontal_spacing=0.04 if n_cols > 1 else 0.0, vertical_spacing=0.18 if n_rows > 1 else 0)
+    # make_subplots' layout (built once per shape) and every panel's axes as dicts, for one constructor call:
+    # make_subplots, add_trace(row=, col=) and update_*axes(row=, col=) took about 100 ms for four panels.
+    height = int(n_rows * (40 + 32 * n) + 40 + 90 * (n_rows - 1))
+    layout = subplot_layout(n_rows, n_cols, subplot_titles=list(titles),  # 90 px between rows: ticks, then a title
+                            horizontal_spacing=0.04 if n_cols > 1 else 0.0,
+                            vertical_spacing=min(0.5, 90 / (height - 50)) if n_rows > 1 else 0)
+    traces = []
     for i in range(p):
         r, c = divmod(i, n_cols)
+        xa, ya = axis_names(r * n_cols + c + 1)
         text = np.vectorize(lambda v: f"{v:.0f}", otypes=[object])(values[i])
         hover = np.empty((n, width, 3), dtype=object)
         hover[..., 0] = text
         hover[..., 1] = tokens[i]
         hover[..., 2] = owner[i]
-        fig.add_trace(go.Heatmap(
+        traces.append(go.Heatmap(
             z=owner[i] + 0.5, x=list(range(width)), y=list(range(n)), zmin=0, zmax=n_colors,
             colorscale=scale, showscale=False, xgap=2, ygap=2, text=text, texttemplate="%{text}",
             textfont=dict(size=12, color="black"), customdata=hover,
             hovertemplate="%{customdata[0]}: token %{customdata[1]}, a column of head %{customdata[2]}"
-                          "<extra></extra>",
-        ), row=r + 1, col=c + 1)
-        fig.update_xaxes(tickmode="array", tickvals=list(range(width)), showgrid=False, zeroline=False,
-                         title_text="column" if r == n_rows - 1 else None, row=r + 1, col=c + 1)
-        fig.update_yaxes(tickmode="array", tickvals=list(range(n)), autorange="reversed", showgrid=False,
-                         zeroline=False, title_text="row" if c == 0 else None, showticklabels=c == 0,
-                         row=r + 1, col=c + 1)
-    fig.update_layout(height=int(n_rows * (40 + 32 * n) + 40), margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+                          "<extra></extra>", xaxis=xa, yaxis=ya,
+        ))
+        xaxis, yaxis = layout["xaxis" + xa[1:]], layout["yaxis" + ya[1:]]
+        xaxis.update(tickmode="array", tickvals=list(range(width)), showgrid=False, zeroline=False)
+        if r == n_rows - 1:
+            xaxis["title"] = dict(text="column")
+        yaxis.update(tickmode="array", tickvals=list(range(n)), autorange="reversed", showgrid=False,
+                     zeroline=False, showticklabels=c == 0)
+        if c == 0:
+            yaxis["title"] = dict(text="row")
+    layout.update(height=height, margin=dict(l=10, r=10, t=40, b=10))
+    return go.Figure(data=traces, layout=layout)
 
 
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
@@ -255,12 +283,16 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
     """Copy single-panel :func:`heatmap` figures into one grid of subplots on a shared colour axis."""
     n = len(figs)
     n_rows = math.ceil(n / n_cols)
-    grid = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
-                         horizontal_spacing=min(0.08, 0.3 / max(n_cols, 1)),
-                         vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
+    # make_subplots' layout (built once per shape) filled in as dicts, for one constructor call: make_subplots,
+    # add_trace(row=, col=) and update_*axes(row=, col=) took about 150 ms for a grid of four heads.
+    layout = subplot_layout(n_rows, n_cols, subplot_titles=list(titles),
+                            horizontal_spacing=min(0.08, 0.3 / max(n_cols, 1)),
+                            vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
+    traces = []
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
+        xa, ya = axis_names(r * n_cols + c + 1)
         if total > HOVER_CELL_MAX:  # keep the payload small: positions and rounded values, not labels
             lighten(f, digits=3, hover=f"{prefix}{light_hover}")
         _no_gaps_when_dense(f, limit=16)
@@ -269,33 +301,42 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 tr.update(coloraxis="coloraxis", colorbar=None)
                 if total <= HOVER_CELL_MAX:
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
-            grid.add_trace(tr, row=r + 1, col=c + 1)
-        for axis, update in (("xaxis", grid.update_xaxes), ("yaxis", grid.update_yaxes)):
+            tr.update(xaxis=xa, yaxis=ya)
+            traces.append(tr)
+        for axis, name in (("xaxis", "xaxis" + xa[1:]), ("yaxis", "yaxis" + ya[1:])):
             spec = f.layout[axis].to_plotly_json()
             spec.pop("domain", None)
             spec.pop("anchor", None)
-            spec.update(_thin_ticks(f.layout[axis], max(4, 24 // n_cols) if axis == "xaxis" else 32))
+            panel_px = (PHONE_CHART_PX - 160) / n_cols  # a panel on a phone: as many labels as it holds
+            spec.update(_thin_ticks(f.layout[axis], max_ticks(panel_px) if axis == "xaxis" else
+                                    max_ticks((row_height - 60) * 0.9)))
+            if axis == "xaxis":  # slanted labels only while a phone's panel is wide enough for them
+                spec["autotickangles"] = tick_angles(len(spec.get("tickvals") or ()), panel_px)
             if axis == "xaxis" and r != n_rows - 1:
-                spec["title"] = None
+                spec.pop("title", None)
             if axis == "xaxis" and r != n_rows - 1 and n - i > n_cols:
                 spec["showticklabels"] = False  # every panel has the same keys: label the bottom row
             if axis == "yaxis" and c != 0:
-                spec["title"] = None
+                spec.pop("title", None)
                 spec["showticklabels"] = False  # … and the same queries: label the first column
-            update(spec, row=r + 1, col=c + 1)
-    if n_cols >= 4:
-        grid.update_annotations(font_size=12)  # subplot titles of narrow panels
-    grid.update_layout(coloraxis=coloraxis, height=int(n_rows * row_height + 50),
-                       margin=dict(l=10, r=10, t=50, b=10),
-                       plot_bgcolor=MASKED_COLOR if masked else None)
-    return grid
+            layout[name].update(spec)
+    if n_cols >= 2:
+        for note in layout.get("annotations", ()):
+            note.setdefault("font", {})["size"] = 12  # subplot titles of narrow panels (a phone's are ~60 px)
+    layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=dict(l=10, r=10, t=50, b=10))
+    if masked:
+        layout["plot_bgcolor"] = MASKED_COLOR
+    return go.Figure(data=traces, layout=layout)
 
 
 def head_weights_grid(
     weights, labels: Sequence[str], heads: Sequence[int], *, entropy=None, mask=None,
-    n_cols: int | None = None, show_text: bool | None = None,
+    n_cols: int | None = None, show_text: bool | None = None, color_scale: str = "fixed",
 ) -> go.Figure:
-    """Every head's attention weights as a grid of heat maps on ONE colour range, ``[0, 1]``.
+    """Every head's attention weights as a grid of heat maps on ONE colour range: ``[0, 1]``, ``[0, largest
+    weight of any head]`` or, per row, ``[0, the row's largest weight]`` (``color_scale``, one of
+    :data:`explorer.shell.charts.COLOR_SCALES`); the colour bar marks the uniform level ``1/n``, each row's
+    largest weight is outlined, and the hover shows the true weights.
 
     Args:
         weights: ``[len(heads), n, n]`` (queries × keys) of the heads drawn.
@@ -315,14 +356,27 @@ def head_weights_grid(
     if show_text is None:
         show_text = n <= GRID_TEXT_MAX and len(heads) <= 8
     n_cols = n_cols or min(len(heads), 4)
-    figs = [heatmap(w[i], labels, labels, mask=mask, show_text=show_text) for i in range(len(heads))]
-    titles = [f"head {h}" + (f" · H = {fmt(float(entropy[i]), 2)} nats" if entropy is not None else "")
+    # A panel's cell on a phone: the grid's width less the row labels and the colour bar, split into panels and cells.
+    cell = ((PHONE_CHART_PX - 160) / n_cols - 10) / max(n, 1)
+    size = next((s for s in (12, 10) if text_px("0.000", s) + 3 <= cell), None)
+    show_text = bool(show_text and size)
+    light = True if color_scale == "row" and w.size > HOVER_CELL_MAX else None  # true weights kept for the hover
+    figs = [heatmap(w[i], labels, labels, mask=mask, show_text=show_text, light=light, color_scale=color_scale)
+            for i in range(len(heads))]
+    for f in figs:
+        if f.data[0].texttemplate:
+            f.data[0].textfont.size = size
+        if cell < text_px("×", 14) + 4:  # no room for a × in a phone's cell: the grey gap alone marks masked cells
+            f.data = [t for t in f.data if not (isinstance(t, go.Scatter) and t.mode == "text")]
+    top = max((weight_colors(w[i], color_scale, mask)[1][1] for i in range(len(heads))), default=1.0)
+    # Short titles (a phone's panels are narrow): the entropy only in a grid of one column.
+    titles = [f"head {h}" + (f" · H {fmt(float(entropy[i]), 2)}" if entropy is not None and n_cols == 1 else "")
               for i, h in enumerate(heads)]
     per_row = int(min(420, max(220, 22 * n + 120)))
     return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[f"head {h} · " for h in heads],
                  light_hover="query %{y} → key %{x}: %{z:.3f}<extra></extra>",
-                 coloraxis=dict(cmin=0.0, cmax=1.0, colorscale=WEIGHTS_SCALE,
-                                colorbar=dict(title=dict(text="weight"), thickness=12)),
+                 coloraxis=dict(cmin=0.0, cmax=top, colorscale=WEIGHTS_SCALE,
+                                colorbar=weight_colorbar(color_scale, (0.0, top), n)),
                  row_height=per_row, masked=mask is not None and not np.asarray(mask).all())
 
 
@@ -351,7 +405,7 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
     n = o.shape[1]
-    return _grid(figs, [f"head {h}: [{n}, {d_head}]" for h in heads], n_cols=n_cols,
+    return _grid(figs, [f"head {h}" for h in heads], n_cols=n_cols,  # short titles: the caption gives the shape
                  hover_prefixes=[f"head {h} · " for h in heads],
                  light_hover="token %{y} · head column %{x}: %{z:.3f}<extra></extra>",
                  coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
@@ -369,17 +423,20 @@ def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Fi
     h = np.asarray(head_entropy, dtype=float)
     heads = list(range(len(h)))
     ceiling = float(np.mean(np.log(np.arange(1, n_keys + 1)))) if is_causal else math.log(n_keys)
-    fig = go.Figure(go.Bar(
+    bar = go.Bar(
         x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
         customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
         text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="inside", insidetextanchor="middle",
+    )
+    line, notes = hline(ceiling, dict(dash="dash", color="#444"), f"uniform over the allowed keys: {fmt(ceiling, 2)}")
+    xaxis = dict(title=dict(text="head"), tickmode="array")
+    xaxis["tickvals"] = tick_positions(len(h), max_ticks(BAR_PLOT_PX))  # as many as a phone holds
+    return go.Figure(data=[bar], layout=dict(  # one constructor call: add_hline and update_* cost 5x more
+        shapes=[line], annotations=notes, xaxis=xaxis,
+        yaxis=dict(title=dict(text="mean entropy (nats)"),
+                   range=[0, max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9]),
+        height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,
     ))
-    fig.add_hline(y=ceiling, line=dict(dash="dash", color="#444"),
-                  annotation_text=f"uniform over the allowed keys: {fmt(ceiling, 2)}", annotation_position="top left")
-    fig.update_xaxes(title_text="head", tickmode="array", tickvals=heads if len(h) <= 32 else None)
-    fig.update_yaxes(title_text="mean entropy (nats)", range=[0, max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9])
-    fig.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False)
-    return fig
 
 
 def head_labels(heads: Sequence[int]) -> list[str]:

@@ -1,7 +1,7 @@
 """Sections of the multi-head page: the split, every head's weights, the rest of the path, the diagnostics, the check.
 
 Every section takes the page's :class:`~explorer.lessons.multihead.model.MultiHead` (the shared
-settings plus ``n_heads``, the weight seed and ``is_causal``), a frozen dataclass that keys the
+settings (whose seed also seeds the weights) plus ``n_heads`` and ``is_causal``), a frozen dataclass that keys the
 caches; the per-head sections also take ``window``, the heads ``(first, last + 1)`` shown in the
 grids. The page calls them in page order.
 
@@ -29,8 +29,8 @@ from explorer.lessons.multihead import model as smh
 from explorer.lessons.multihead.model import MultiHead
 from explorer.shell import charts
 from explorer.shell.cache import cached, section
-from explorer.shell.tables import numbers
-from explorer.shell.textviews import fmt
+from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import count, fmt
 
 GRID_MAX = 16  # heads drawn at once in the per-head grids
 TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
@@ -93,7 +93,7 @@ class View:
 
     @property
     def grid_cols(self) -> int:
-        return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 4)
+        return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 3)  # at most 3: a phone's panels hold "head 15"
 
 
 def view(mh: MultiHead, window: Window | None = None) -> View:
@@ -150,7 +150,7 @@ def csv(mh: MultiHead, name: str, window: Window | None = None) -> str:
 @section
 def matrix_table(mh: MultiHead, name: str) -> None:
     """Weight matrix ``name`` (``W_q``, ``W_k``, ``W_v`` or ``W_o``) as a bare table (the page's expander holds it)."""
-    st.dataframe(frame(view(mh), name), width="stretch")
+    dataframe(frame(view(mh), name), width="stretch")
 
 
 def _table(v: View, name: str) -> None:
@@ -172,16 +172,18 @@ def intro(mh: MultiHead) -> None:
     """The settings caption and part 1's weight matrices with their head bands."""
     v = view(mh)
     sc, d_model, n_heads, d_head, s = v.sc, v.d_model, v.n_heads, v.d_head, mh.settings
-    st.caption(f"{v.n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · weight seed = "
-               f"{sc.seed} · embeddings: {s.embedding}{' + positional encoding' if s.positional else ''} "
-               f"(seed {s.seed}){' · causal' if sc.is_causal else ''}. The sidebar's d_k is not used here: every "
-               "head's width is d_model / n_heads.")
+    st.caption(f"{count(v.n, 'token')} · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · "
+               f"embeddings: {s.embedding}{' + positional encoding' if s.positional else ''} · seed {sc.seed} "
+               f"(X and W_q, W_k, W_v, W_o){' · causal' if sc.is_causal else ''}. The sidebar's d_k is not used "
+               "here: every head's width is d_model / n_heads.")
     st.header("1 · How the split works")
     st.latex(rf"d_\text{{head}} = \frac{{d_\text{{model}}}}{{n_\text{{heads}}}} = \frac{{{d_model}}}{{{n_heads}}} "
              rf"= {d_head}, \qquad Q = X W_q,\ \ Q_i = Q[:,\ {d_head} i : {d_head}(i+1)]")
     st.markdown(
         f"`W_q`, `W_k` and `W_v` are ordinary `[d_model, d_model]` = `[{d_model}, {d_model}]` matrices. Head *i* "
-        f"simply owns **columns {d_head}·i to {d_head}·i + {d_head - 1}** of each (the coloured bands). The matrices "
+        + (f"simply owns **columns {d_head}·i to {d_head}·i + {d_head - 1}** of each" if d_head > 1
+           else "simply owns **column i** of each")
+        + " (the coloured bands). The matrices "
         "do not change with `n_heads` — only how their columns are grouped does."
     )
     st.caption("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
@@ -217,8 +219,7 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
                                            titles=[f"x: [{ex.x.shape[0]}, {ex.d_model}]"]), key="mh_fig_split_x")
     with s2:
         st.plotly_chart(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
-                                           titles=[f"head {h}: [{ex.x.shape[0]}, {ex.d_head}]"
-                                                   for h in range(ex.n_heads)]),
+                                           titles=[f"head {h}" for h in range(ex.n_heads)]),  # short: phones
                         key="mh_fig_split_heads")
     if ex.n_heads > 1:
         with st.expander("The classic mistake: reshaping straight to [n_heads, n, d_head]"):
@@ -227,7 +228,7 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
                         "other heads' columns (the colours mix). Reshape to `[n, n_heads, d_head]` first, then swap "
                         "the first two axes.")
             st.plotly_chart(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
-                                               titles=[f"'head' {h} (wrong)" for h in range(ex.n_heads)]),
+                                               titles=[f"'head' {h}" for h in range(ex.n_heads)]),
                             key="mh_fig_split_wrong")
     d_head = d_model // n_heads
     st.header("2 · Every head's attention weights")
@@ -237,32 +238,45 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
 
 
 @section
-def head_grid(mh: MultiHead, window: Window) -> None:
-    """The heads in the window side by side, their mean, and the note that the mean is not a head."""
+def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
+    """The heads in the window side by side, their mean, and the note that the mean is not a head (weights
+    coloured on ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`)."""
     v = view(mh, window)
     sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
     a, b = window
     st.caption(f"{len(shown)} heat map{'s' if len(shown) != 1 else ''}, each [n_q, n_k] = [{n}, {n}], "
-               "all on the same colour range [0, 1]; rows = queries (top to bottom), columns = keys; "
-               "each row sums to 1. Title: the head's mean row entropy H (0 = every query looks at one key, "
-               f"{fmt(float(np.log(n)), 2)} = log n = spread evenly).")
+               f"all on one colour range ({charts.COLOR_SCALES[color_scale]}); rows = queries (top to bottom), "
+               "columns = keys; "
+               "each row sums to 1. "
+               + ("Title: the head's mean row entropy H" if grid_cols == 1 else "Section 4: each head's mean row "
+                  "entropy H") + f" (0 = every query looks at one key, {fmt(float(np.log(n)), 2)} = log n = spread "
+               "evenly).")
     grid = mhfig.head_weights_grid(r.weights[a:b], labels, shown, n_cols=grid_cols, entropy=sc.head_entropy[a:b],
-                                   mask=sc.mask, show_text=n * grid_cols <= 12)  # cell text while a panel is wide
-    g1, g2 = st.columns([grid_cols, 1.15])
+                                   mask=sc.mask, show_text=n * grid_cols <= 12,  # cell text while a panel is wide
+                                   color_scale=color_scale)
+    g1, g2 = st.columns([grid_cols, max(1.15, grid_cols / 1.5)])  # the mean map wide enough for its labels
     with g1:
         st.plotly_chart(grid, key="mh_fig_heads")
     with g2:
         single_row = len(shown) <= grid_cols
         st.plotly_chart(charts.heatmap(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                        show_text=n <= 6 and grid_cols <= 2,
-                                       title=f"MEAN of {n_heads} head{'s' if n_heads != 1 else ''}",
-                                       colorbar_title="mean", height=grid.layout.height if single_row else None),
+                                       title=f"MEAN of {n_heads} heads" if n_heads > 1 else "MEAN = head 0",
+                                       colorbar_title="mean", height=grid.layout.height if single_row else None,
+                                       color_scale=color_scale),
                         key="mh_fig_mean")
-        st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own.")
-    st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' "
-            "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
-            "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times V."
-            + (" With one head it is that head." if n_heads == 1 else ""), icon="➗")
+        st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own." if n_heads > 1 else
+                   "⬆ the average over heads: with one head, head 0 itself.")
+    if n_heads > 1:
+        st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' "
+                "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
+                "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times V.",
+                icon="➗")
+    else:
+        st.info("**With one head, the right-hand map is that head.** `torch.nn.MultiheadAttention` returns the mean "
+                "of the heads' weights by default (`average_attn_weights=True`); the mean of one head is the head "
+                "itself, and the output is this matrix times V, then `W_o`. Choose more heads to see them differ.",
+                icon="➗")
 
 
 @section
@@ -277,7 +291,8 @@ def path(mh: MultiHead, window: Window) -> None:
     st.latex(r"\text{output} = C\, W_o = \sum_i \mathrm{head}_i\, W_o[\text{rows of head } i,\ :]")
     st.subheader("Per-head outputs")
     n, d_head = v.n, v.d_head
-    st.caption(f"{len(v.shown)} × [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0"
+    st.caption(f"{count(len(v.shown), 'head')}, each [n, d_head] = [{n}, {d_head}], one diverging colour range "
+               "centred on 0"
                + (f"; each head's {d_head} columns are drawn on a sample of {len(mhfig.sample_indices(d_head, 16))}"
                   if d_head > 16 else "") + ".")
     st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], v.labels, v.shown,
@@ -364,7 +379,8 @@ def diagnostics(mh: MultiHead) -> None:
     st.subheader("One query, every head")
 
 
-def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None]) -> None:
+def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None],
+                         color_scale: str = "fixed") -> None:
     """Parts 2 to 4 from the head grid on, in page order; ``numbers(name)`` draws the numbers of table
     ``name`` (one of :data:`TABLES`): :func:`table`, or the page's CSV download for a table too big for it.
 
@@ -373,7 +389,7 @@ def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str],
     container the outer one made: so none is called inside a container made here, except when
     the concatenation's numbers are a download (never inside :func:`heads`).
     """
-    head_grid(mh, window)
+    head_grid(mh, window, color_scale)
     numbers("head_weights")
     numbers("mean_weights")
     path(mh, window)
@@ -392,9 +408,10 @@ def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str],
 
 
 @section
-def heads(mh: MultiHead, window: Window) -> None:
+def heads(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
     """:func:`heads_to_diagnostics` with every table on the page, in one cached call (the page's usual case)."""
-    heads_to_diagnostics(mh, window, lambda name: table(mh, name, window if name == "head_weights" else None))
+    heads_to_diagnostics(mh, window, lambda name: table(mh, name, window if name == "head_weights" else None),
+                         color_scale)
 
 
 # --- one query, and the check ------------------------------------------------------------------------------
@@ -406,14 +423,14 @@ def diff_text(x: float) -> str:
 
 
 @section
-def query_and_check(mh: MultiHead, qi: int) -> None:
+def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
     """Query ``qi`` in every head (table and map), then part 5: the vectorised layer against a plain loop."""
     v = view(mh)
     sc, r, labels, n, n_heads = v.sc, v.sc.result, v.labels, v.n, v.n_heads
     top, top_w = sc.top_keys(qi)  # [n_heads] each
     q1, q2 = st.columns([1, 1])
     with q1:
-        st.dataframe(pd.DataFrame({
+        dataframe(pd.DataFrame({
             "head": [f"head {h}" for h in range(n_heads)],
             "attends most to": [labels[k] for k in top],
             "weight": top_w,
@@ -423,7 +440,8 @@ def query_and_check(mh: MultiHead, qi: int) -> None:
         st.plotly_chart(charts.heatmap(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
                                        row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
                                        show_text=n <= 12 and n_heads <= 16,
-                                       title=f"weights of query {labels[qi]} in each head"),
+                                       title=f"weights of query {labels[qi]} in each head",
+                                       color_scale=color_scale),
                         key="mh_fig_query_heads")
 
     st.header("5 · Check: vectorised vs a plain loop")

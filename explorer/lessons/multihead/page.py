@@ -7,7 +7,6 @@ from explorer.lessons.multihead import draw
 from explorer.lessons.multihead import model as smh
 from explorer.shell import controls
 
-SEED_MAX = controls.SEED_MAX
 GRID_MAX = draw.GRID_MAX  # heads drawn at once in the per-head grids
 NOTICE = "mh_heads_notice"
 
@@ -43,20 +42,15 @@ if given is None and current is not None and current not in valid:  # d_model ch
                                 f"the same whole width d_model / n_heads). The valid counts are {valid_text}; "
                                 f"showing the nearest, n_heads = {nearest}.", nearest, d_model)
 
-c1, c2, c3 = st.columns([2, 1, 1])
+controls.retired_link_key("mh_seed", f"this page's weights W_q, W_k, W_v, W_o now use the sidebar's seed "
+                                       f"(now {settings.seed}), like every lesson; set it there.")
+c1, c3 = st.columns([2, 1])
 with c1:
     n_heads = controls.choice(
         f"Number of heads n_heads (divisors of d_model = {d_model})", valid, default_heads, key="n_heads",
         expected=f"a divisor of d_model = {d_model}, one of {valid_text}; the nearest valid count is shown",
         help="Each head gets d_head = d_model / n_heads columns of Q, K and V, so n_heads must divide d_model. "
              "Change d_model in the sidebar for other choices.",
-    )
-with c2:
-    mh_seed = controls.number_input(
-        "Weight seed", 0, SEED_MAX, smh.DEFAULT_SEED, key="mh_seed",
-        help="Seeds W_q, W_k, W_v, W_o of MultiHeadAttention(d_model, n_heads, seed). The embeddings X use the "
-             "sidebar's seed. The default, 3, gives heads with visibly different patterns at d_model = 8; "
-             "many seeds give flatter ones at this small size.",
     )
 with c3:
     is_causal = st.toggle("Causal mask (every head)", False, key="mh_causal", bind="query-params",
@@ -71,7 +65,9 @@ else:
 
 # The pictures, tables and text come from draw's sections: replayed from Streamlit's cache when the
 # settings they depend on have not changed.
-mh = smh.MultiHead(settings, n_heads, int(mh_seed), bool(is_causal))
+controls.not_used({"d_k": f"every head's width is d_head = d_model / n_heads = {d_model} / {n_heads} = "
+                           f"{d_model // n_heads} (choose n_heads on the page)."})
+mh = smh.MultiHead(settings, n_heads, settings.seed, bool(is_causal))  # W_q, W_k, W_v, W_o from the sidebar's seed
 
 
 def download(name: str, heads: tuple[int, int] | None = None) -> None:
@@ -121,9 +117,10 @@ def numbers(name: str) -> None:
 
 
 if any(draw.too_big(mh, name, window) for name in draw.TABLES):
-    draw.heads_to_diagnostics(mh, window, numbers)  # section by section, the downloads in between
+    # section by section, the downloads in between
+    draw.heads_to_diagnostics(mh, window, numbers, controls.color_scale())
 else:
-    draw.heads(mh, window)  # the same, every table on the page: one cached call
+    draw.heads(mh, window, controls.color_scale())  # the same, every table on the page: one cached call
 
 qi = controls.token_picker("Query token", labels, "mh_query")
-draw.query_and_check(mh, qi)
+draw.query_and_check(mh, qi, controls.color_scale())

@@ -18,6 +18,7 @@ from explorer.lessons.scaling import model as scaling
 from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.settings import Settings
+from explorer.shell.tables import dataframe
 
 growth = cached(max_entries=32)(quiz.growth_reveal)
 """:func:`explorer.lessons.quiz.model.growth_reveal`, cached (question 8's numbers, for the grade and the reveal)."""
@@ -29,7 +30,7 @@ def order_reveal(settings: Settings, word: int) -> None:
     s, labels, d_k = controls.sentence_steps(settings), settings.labels, settings.d_k
     st.latex(r"q = x W_q,\quad s_j = q\cdot k_j,\quad \tilde s_j = \frac{s_j}{\sqrt{d_k}},\quad "
              r"w = \mathrm{softmax}(\tilde s),\quad \text{out} = \sum_j w_j v_j")
-    st.dataframe(pd.DataFrame({"key": labels, "2 · score q·k": s.scores[word],
+    dataframe(pd.DataFrame({"key": labels, "2 · score q·k": s.scores[word],
                                f"3 · scaled (÷√{d_k})": s.scaled_scores[word],
                                "4 · weight": s.weights[word]}), hide_index=True, width="stretch")
     st.latex(textviews.weighted_sum_latex(labels[word], s.weights[word], s.V, s.output[word]))
@@ -70,8 +71,9 @@ def head_reveal(d_model: int) -> None:
 
 
 @section
-def causal_reveal(settings: Settings) -> None:
-    """Question 5's reveal: the blocked pairs, the masked softmax and the sentence's masked weights."""
+def causal_reveal(settings: Settings, color_scale: str = "fixed") -> None:
+    """Question 5's reveal: the blocked pairs, the masked softmax and the sentence's masked weights (coloured on
+    ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`)."""
     labels = settings.labels
     blocked, total = quiz.causal_counts(len(labels))
     causal = controls.sentence_steps(settings, is_causal=True)
@@ -80,7 +82,8 @@ def causal_reveal(settings: Settings) -> None:
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}} + M_{ij}\right), \qquad "
              r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
     st.plotly_chart(charts.heatmap(causal.weights, labels, labels, mask=causal.mask,
-                                    title="attention weights with the causal mask"), key="quiz_fig_causal")
+                                    title="attention weights with the causal mask", color_scale=color_scale),
+                    key="quiz_fig_causal")
 
 
 @section
@@ -99,7 +102,8 @@ def topkey_clue(settings: Settings, query: int) -> None:
     st.latex(r"s_j = q \cdot k_j = \sum_{d} q_d\, k_{j,d}, \qquad "
              r"w = \mathrm{softmax}\!\left(\frac{s}{\sqrt{d_k}}\right)")
     st.plotly_chart(quiz_figures.query_and_keys(s.Q[query], s.K, labels[query], labels), key="quiz_fig_clue")
-    st.caption(f"rows: the query then the {len(labels)} keys · columns: the d_k = {settings.d_k} dimensions · the "
+    st.caption(f"rows: the query then the {textviews.count(len(labels), 'key')} · columns: the d_k = "
+               f"{textviews.count(settings.d_k, 'dimension')} · the "
                "key whose row points most the query's way gets the largest score")
 
 
@@ -109,7 +113,7 @@ def topkey_reveal(settings: Settings, query: int, picked: int) -> None:
     rv, shown = quiz.reveal_top_key(controls.sentence_steps(settings), query), settings.labels
     st.plotly_chart(charts.weights_bar(rv.weights, shown, query_label=shown[rv.query],
                                         title=f"weights of query {shown[rv.query]}"), key="quiz_fig_topkey")
-    st.dataframe(pd.DataFrame({
+    dataframe(pd.DataFrame({
         "key": shown, "score q·k": rv.scores, "scaled score": rv.scaled_scores, "weight": rv.weights,
         "": ["your prediction" if j == picked else "" for j in range(len(shown))],
     }), hide_index=True, width="stretch")
@@ -125,7 +129,7 @@ def growth_reveal(d_k: int, n_keys: int, seed: int) -> None:
                                              rv.example_large_scaled, rv.d_k), key="quiz_fig_growth")
     st.caption(f"One sampled query with {rv.n_keys} keys (seed {rv.seed}); the table averages "
                f"{rv.n_samples} queries per width.")
-    st.dataframe(pd.DataFrame({
+    dataframe(pd.DataFrame({
         "d_k": list(rv.d_k), "score std, not scaled": list(rv.score_std_unscaled),
         "mean top weight, not scaled": list(rv.top_unscaled), "mean top weight, scaled": list(rv.top_scaled),
     }), hide_index=True, width="stretch")

@@ -201,7 +201,7 @@ if show_feedback("head", "Type a number first."):
 
 # 5 · causal mask -----------------------------------------------------------------------------
 if choice_question(quiz.CAUSAL, 5):
-    sections.causal_reveal(settings)
+    sections.causal_reveal(settings, controls.color_scale())
     try_again("causal")
 
 # 6 · cost ------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from explorer.shell import charts
 from explorer.shell.cache import section
 from explorer.shell.real_model import MODEL_NAME, piece_labels, visible_piece
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import count, fmt
 
 TTL = "30m"  # as the shell's caches (explorer.shell.cache): an entry expires 30 minutes after it was stored
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
@@ -39,6 +39,14 @@ LIGHT_DIMS_ABOVE = 32
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
 64-token page near 3 MB of chart data instead of 4."""
 N_LAYERS, N_HEADS, N_KV_HEADS, D_HEAD = 30, 9, 3, 64  # SmolLM2-135M (checked against the config below)
+NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
+    "sentence": "the model reads the prompt typed on this page.",
+    "embedding": "the model's own trained token embeddings.",
+    "positional": "the model's own positions (RoPE rotates its queries and keys).",
+    "seed": "the model's weights are trained, not drawn; the page's own seed picks the random words.",
+    "d_model": "the model's own width, d_model = 576 (SmolLM2-135M).",
+    "d_k": f"the model's heads are d_head = {D_HEAD} wide (SmolLM2-135M).",
+}
 
 
 # --- cached computations -------------------------------------------------------------------------
@@ -180,12 +188,12 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
     st.markdown(s.meaning)
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
-        st.caption(f"Averaged over the {len(induction_rows)} query rows R whose token occurred earlier: {rows}. "
-                   "w = one head's attention weights, t_j = token j's id.")
+        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier: "
+                   f"{rows}. w = one head's attention weights, t_j = token j's id.")
     else:
-        st.caption(f"Averaged over the query rows i = 2 … {n - 1} ({n - 2} rows): row 0 has one key (its weight 1 "
-                   "is on the first token and on itself at once) and row 1's previous token is the first token, "
-                   "so both would blur sink, previous and self. w = one head's attention weights.")
+        st.caption(f"Averaged over the query rows i = 2 … {n - 1} ({count(n - 2, 'row')}): row 0 has one key "
+                   "(its weight 1 is on the first token and on itself at once) and row 1's previous token is the first "
+                   "token, so both would blur sink, previous and self. w = one head's attention weights.")
     lo, hi = model.color_range(stat, n)
     top = {"entropy": "log₂ n is a uniform row over all n tokens.",
            "distance": "the top is every query on the first token."}.get(stat, "a weight (or a sum of weights).")
@@ -200,33 +208,37 @@ def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> N
 
 
 @section
-def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
-    """One head's attention map (rows = queries, causal) with its checks and numbers."""
+def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+             color_scale: str = "fixed") -> None:
+    """One head's attention map (rows = queries, causal; colours on ``color_scale``,
+    :data:`explorer.shell.charts.COLOR_SCALES`) with its checks and numbers."""
     weights = forward(_model, ids).attentions[layer, head]
     labels, n = labels_of(_model, ids), len(ids)
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{64}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=f"layer {layer}, head {head}"), key="rm_fig_head")
+                                   title=f"layer {layer}, head {head}", color_scale=color_scale), key="rm_fig_head")
     st.caption(f"shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
                f"(the future) · {causal_check(weights)}")
     numbers(weights, labels, labels, label="Numbers: attention weights")
 
 
 @section
-def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int) -> None:
+def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, color_scale: str = "fixed") -> None:
     """The mean of the 9 heads' maps of one layer, labelled as a mean."""
     labels, n = labels_of(_model, ids), len(ids)
     st.latex(r"\bar w_{ij} = \frac{1}{9}\sum_{h=0}^{8} w^{(h)}_{ij}")
     mean = model.layer_mean(forward(_model, ids).attentions, layer)
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=f"MEAN over the 9 heads of layer {layer} (not a head)"),
+                                   title=f"MEAN over the 9 heads of layer {layer} (not a head)",
+                                   color_scale=color_scale),
                     key="rm_fig_layer_mean")
     st.caption("The average of the layer's 9 maps: a summary no single head computes. Heads that do "
                "different things blur together here, which is why the page looks at heads one by one.")
 
 
 @section
-def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+               color_scale: str = "fixed") -> None:
     """The head's six statistics, and the three query heads that share its key/value head, side by side."""
     f, stats = forward(_model, ids), statistics(_model, ids)
     labels, n = labels_of(_model, ids), len(ids)
@@ -250,7 +262,7 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     for col, h in zip(cols, group, strict=True):
         title = f"head {h} (kv {kv})" + (" ◀ chosen" if h == head else "")
         col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
-                                        show_text=False, max_xticks=12, height=320),
+                                        show_text=False, max_xticks=12, height=320, color_scale=color_scale),
                          key=f"rm_fig_group_{h - kv * 3}")
     st.caption(f"Layer {layer}, query heads {group[0]}, {group[1]}, {group[2]}: each row still sums to 1; the keys "
                "and values they weigh are identical, only the queries differ.")
@@ -278,7 +290,8 @@ def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _he
 
 
 @section
-def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+               color_scale: str = "fixed") -> None:
     """Steps 2-6 of one head on its real numbers: Q/K/V, RoPE, scores, ÷√64 and mask, softmax, weights · V."""
     s = steps(_model, ids, layer, head)
     labels, n = labels_of(_model, ids), len(ids)
@@ -350,7 +363,7 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     with c2:
         st.latex(r"w_{ij} = \frac{e^{s_{ij}/8}}{\sum_{k \le i} e^{s_{ik}/8}},\qquad e^{-\infty} = 0")
         st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title="attention weights",
-                                       show_text=n <= HALF_TEXT_MAX),
+                                       show_text=n <= HALF_TEXT_MAX, color_scale=color_scale),
                         key="rm_fig_weights")
         st.caption(f"each row sums to 1 · {causal_check(s.weights)}")
         numbers(s.weights, labels, labels, label="Numbers: weights")
@@ -365,12 +378,14 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
 
 
 @section
-def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> None:
+def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+             color_scale: str = "fixed") -> None:
     """A small attention map of one head of the exercise (no statistic shown)."""
     labels, n = labels_of(_model, ids), len(ids)
     fig = charts.heatmap(forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
-                         title=f"layer {layer}, head {head}", show_text=False, max_xticks=8, height=340)
-    fig.data[0].showscale = False  # the colours are weights on [0, 1], as in every map above
+                         title=f"layer {layer}, head {head}", show_text=False, max_xticks=8, height=340,
+                         color_scale=color_scale)
+    fig.data[0].showscale = False  # the colours are on the sidebar's colour scale, as in every map above
     st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
 
 

@@ -15,6 +15,7 @@ ANSWER_OF = {label: key for key, label in model.LABELS.items()}  # what a guess 
 ss = st.session_state
 
 draw.intro()
+controls.not_used(draw.NOT_USED)
 llm = model_or_explain(
     "Here you would type a prompt and watch the model predict the next token, see all 270 of its attention heads "
     "at a glance (which look at the first token, the previous token, themselves, or copy an earlier pattern), "
@@ -157,15 +158,15 @@ with grid_col:
 st.header(f"One head up close: layer {layer}, head {head}")
 left, right = st.columns(2)
 with left:
-    draw.head_map(llm, ids, layer, head)
+    draw.head_map(llm, ids, layer, head, controls.color_scale())
 with right:
-    draw.layer_mean_map(llm, ids, layer)
-draw.head_group(llm, ids, layer, head)
+    draw.layer_mean_map(llm, ids, layer, controls.color_scale())
+draw.head_group(llm, ids, layer, head, controls.color_scale())
 st.subheader(f"The six steps of head {head}, on its real numbers")
 st.markdown("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
             "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the values.")
 draw.rmsnorm_step(llm, ids, layer, head)
-draw.head_steps(llm, ids, layer, head)
+draw.head_steps(llm, ids, layer, head, controls.color_scale())
 
 # --- guess, then reveal --------------------------------------------------------------------------
 st.header("Guess, then reveal")
@@ -188,7 +189,7 @@ else:
     for start in range(0, len(heads), per_row):
         for col, q in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
             with col:
-                draw.quiz_map(llm, ids, q.layer, q.head)
+                draw.quiz_map(llm, ids, q.layer, q.head, controls.color_scale())
                 guess = st.selectbox(f"Layer {q.layer}, head {q.head} is…", list(model.LABELS.values()), index=None,
                                      placeholder="your guess", key=f"rm_guess_{q.layer}_{q.head}")
                 guesses.append(ANSWER_OF.get(guess))

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from explorer.shell.charts import escape_label, weights_bar
+from explorer.shell.plotly_fast import axis_names, hline, subplot_layout, vline
 from explorer.shell.textviews import fmt
 
 RAW_COLOR = "#d1495b"  # unscaled q·k
@@ -60,28 +60,31 @@ def score_histograms(
             hovertemplate=f"{name}<br>scores in [%{{customdata[0]}}, %{{customdata[1]}}): "
                           "density %{y:.4f}<extra></extra>",
         ))
-    fig = go.Figure(traces)
+    shapes, notes = [], []  # set with the figure: add_shape/add_annotation/update_* calls cost 5x more
     for s, color, label in ((float(np.sqrt(d_k)), RAW_COLOR, "√d_k"), (1.0, SCALED_COLOR, "1")):
         for sign in (-1, 1):
-            fig.add_shape(type="line", x0=sign * s, x1=sign * s, y0=0, y1=1, yref="paper",
-                          line=dict(color=color, dash="dot"))
-        fig.add_annotation(x=s, y=1, yref="paper", text=f"±{label}", showarrow=False, yanchor="bottom",
-                           font=dict(color=color, size=11), xshift=12 if label == "1" else -14)
-    fig.update_layout(
+            shapes.append(dict(type="line", x0=sign * s, x1=sign * s, y0=0, y1=1, yref="paper",
+                               line=dict(color=color, dash="dot")))
+        # √d_k's label above the plot, 1's just inside it: apart even where √d_k is close to 1 (a phone's narrow axis)
+        notes.append(dict(x=s, y=1, yref="paper", text=f"±{label}", showarrow=False, font=dict(color=color, size=11),
+                          yanchor="top" if label == "1" else "bottom", xanchor="left", xshift=3))
+    yaxis = dict(title=dict(text="density (area 1)" + (", log scale" if log_y else "")))
+    if log_y:
+        yaxis.update(type="log", exponentformat="power")
+    return go.Figure(data=traces, layout=dict(
+        shapes=shapes, annotations=notes,
         barmode="overlay", bargap=0, height=height, margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
-        xaxis_title="score", yaxis_title="density (area 1)" + (", log scale" if log_y else ""),
-    )
-    if log_y:
-        fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+        xaxis=dict(title=dict(text="score")), yaxis=yaxis,
+    ))
 
 
 def saturation_curves(
     d_k: Sequence[int], panels: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, current_d_k: int,
-    yranges: Mapping[str, tuple[float, float]] | None = None, height: int = 360,
+    yranges: Mapping[str, tuple[float, float]] | None = None, panel_height: int = 190,
 ) -> go.Figure:
-    """Curves over ``d_k`` (log x axis), unscaled vs scaled, one panel per statistic.
+    """Curves over ``d_k`` (log x axis), unscaled vs scaled, one panel per statistic, one panel per row
+    (``panel_height`` px each): side by side, a phone's narrow panels ran titles and ticks together.
 
     Args:
         d_k: the x values ``[m]`` (positive ints, e.g. 1, 2, 4, …, 1024).
@@ -100,31 +103,41 @@ def saturation_curves(
     if not panels:
         raise ValueError("panels must hold at least one statistic")
     titles = list(panels)
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=[escape_label(t) for t in titles],
-                        horizontal_spacing=0.07)
+    # What make_subplots and the update_*/add_* calls would make, as one layout dict for one constructor call
+    # (those calls took about 30 ms for this figure; the subplot skeleton is built once per set of titles).
+    n = len(titles)
+    layout = subplot_layout(n, 1, subplot_titles=[escape_label(t) for t in titles], vertical_spacing=0.5 / n)
+    ticks = x[::2] if x.shape[0] > 6 else x  # every other power of two: readable on a phone
+    traces, shapes = [], []
     for col, title in enumerate(titles, start=1):
         unscaled, scaled = (np.asarray(v, dtype=float) for v in panels[title])
         if unscaled.shape != x.shape or scaled.shape != x.shape:
             raise ValueError(f"{title}: series must be [{x.shape[0]}] like d_k, got {unscaled.shape}, {scaled.shape}")
+        xa, ya = axis_names(col)
         series = (("unscaled", unscaled, RAW_COLOR, "solid"), ("scaled", scaled, SCALED_COLOR, "dash"))
         for name, y, color, dash in series:
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=x, y=np.round(y, 6), mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
                 line=dict(color=color, dash=dash), marker=dict(size=6),
                 hovertemplate=f"{name}, d_k = %{{x}}: %{{y:.4f}}<extra>{escape_label(title)}</extra>",
-            ), row=1, col=col)
-        fig.add_vline(x=float(current_d_k), line=dict(color="#444", dash="dot", width=1), row=1, col=col)
+                xaxis=xa, yaxis=ya,
+            ))
+        shapes.append(vline(float(current_d_k), dict(color="#444", dash="dot", width=1), xref=xa,
+                            yref=f"{ya} domain"))
+        layout[xa.replace("x", "xaxis")].update(type="log", title=dict(text="d_k"), tickvals=ticks.tolist(),
+                                                ticktext=[str(int(v)) for v in ticks], tickangle=0)
+        yaxis = layout[ya.replace("y", "yaxis")]
         if yranges and title in yranges:
-            fig.update_yaxes(range=list(yranges[title]), row=1, col=col)
-    ticks = x[::2] if x.shape[0] > 6 else x  # every other power of two stays readable in a narrow panel
-    fig.update_xaxes(type="log", title_text="d_k", tickvals=ticks.tolist(), ticktext=[str(int(v)) for v in ticks],
-                     tickangle=0)
-    fig.update_yaxes(rangemode="tozero")  # "falls towards 0" must be visible as such
-    fig.add_annotation(text=f"current d_k = {int(current_d_k)}", xref="paper", yref="paper", x=1, y=-0.28,
-                       showarrow=False, font=dict(size=11, color="#444"), xanchor="right")
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=60, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.12, x=0))
-    return fig
+            yaxis["range"] = list(yranges[title])
+        yaxis["rangemode"] = "tozero"  # "falls towards 0" must be visible as such
+    # The legend and the current d_k on one line above the first panel's title (28 px up).
+    above = 1 + 28 / (panel_height * n + 10)
+    layout["annotations"].append(dict(text=f"dotted: current d_k = {int(current_d_k)}", xref="paper", yref="paper",
+                                      x=1, y=above, showarrow=False, font=dict(size=11, color="#444"),
+                                      xanchor="right", yanchor="bottom"))
+    layout.update(shapes=shapes, height=panel_height * n + 90, margin=dict(l=10, r=10, t=70, b=10),
+                  legend=dict(orientation="h", yanchor="bottom", y=above, x=0))
+    return go.Figure(data=traces, layout=layout)
 
 
 def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: bool, title: str = "",
@@ -165,18 +178,16 @@ def temperature_sweep(temperatures, sweep, logits, *, current: float, height: in
     temps, w, z = (np.asarray(a, dtype=float) for a in (temperatures, sweep, logits))
     if w.ndim != 2 or w.shape != (temps.shape[0], z.shape[0]):
         raise ValueError(f"sweep must be [{temps.shape[0]}, {z.shape[0]}], got {w.shape}")
-    fig = go.Figure()
-    for j, zj in enumerate(z):
-        fig.add_trace(go.Scatter(
-            x=temps, y=np.round(w[:, j], 6), mode="lines+markers", name=f"logit {fmt(zj, 1)} ({j})",
-            line=dict(color=TEMP_COLORS[j % len(TEMP_COLORS)]), marker=dict(size=5),
-            hovertemplate=f"logit {fmt(zj, 1)} ({j}), T = %{{x}}: weight %{{y:.4f}}<extra></extra>",
-        ))
-    fig.add_hline(y=1 / len(z), line=dict(color="#888", dash="dot", width=1),
-                  annotation_text=f"uniform 1/{len(z)}", annotation_position="bottom right")
-    fig.add_vline(x=float(current), line=dict(color="#444", dash="dot", width=1))
-    fig.update_xaxes(type="log", title_text="temperature T")
-    fig.update_yaxes(range=[0, 1.05], title_text="weight")
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    return fig
+    traces = [go.Scatter(
+        x=temps, y=np.round(w[:, j], 6), mode="lines+markers", name=f"logit {fmt(zj, 1)} ({j})",
+        line=dict(color=TEMP_COLORS[j % len(TEMP_COLORS)]), marker=dict(size=5),
+        hovertemplate=f"logit {fmt(zj, 1)} ({j}), T = %{{x}}: weight %{{y:.4f}}<extra></extra>",
+    ) for j, zj in enumerate(z)]
+    uniform, notes = hline(1 / len(z), dict(color="#888", dash="dot", width=1), f"uniform 1/{len(z)}",
+                           "bottom right")
+    return go.Figure(data=traces, layout=dict(  # one constructor call: add_*/update_* calls cost 5x more
+        shapes=[uniform, vline(float(current), dict(color="#444", dash="dot", width=1))], annotations=notes,
+        xaxis=dict(type="log", title=dict(text="temperature T")),
+        yaxis=dict(range=[0, 1.05], title=dict(text="weight")),
+        height=height, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+    ))

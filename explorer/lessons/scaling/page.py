@@ -32,6 +32,14 @@ with c4:
                                  help="How many queries are drawn for each d_k; more = smoother numbers.")
     controls.check_link("scale_samples", n_samples, "one of " + ", ".join(map(str, S.SAMPLE_CHOICES)))
 
+controls.not_used({
+    "sentence": "this lesson measures random queries and keys, not a sentence.",
+    "embedding": "queries and keys are drawn directly, components i.i.d. N(0, 1).",
+    "positional": "queries and keys are drawn directly, components i.i.d. N(0, 1).",
+    "seed": f"this page has its own Monte Carlo seed (now {int(seed)}).",
+    "d_model": "queries and keys are drawn directly at width d_k.",
+    "d_k": f"this page has its own d_k (now {int(d_k)}; powers of two up to {S.D_K_CHOICES[-1]}).",
+})
 sampling = {"d_k": int(d_k), "n_keys": int(n_keys), "n_samples": int(n_samples), "seed": int(seed)}
 draw.summary(**sampling)  # the verdict, what was measured, part 1's formula
 
@@ -40,9 +48,16 @@ log_y = st.toggle("Logarithmic density axis", False, key="scale_hist_log", bind=
 controls.check_link("scale_hist_log", log_y, "true or false")
 draw.measurements(**sampling, log_y=bool(log_y))  # parts 1-3, part 4's formulas
 
-temperature = st.select_slider("Temperature T", S.TEMPERATURE_CHOICES, D["temperature"], key="scale_temperature",
-                               bind="query-params", format_func=lambda t: f"{t:g}",
-                               help="Divides the logits before the softmax; log scale from 0.01 to 100.")
-controls.check_link("scale_temperature", f"{temperature:g}",
-                    "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
-draw.temperature(t=float(temperature))
+
+
+@st.fragment  # the temperature changes this part only: rerun it alone, nothing above is resent (issue 20)
+def temperature_part() -> None:
+    temperature = st.select_slider("Temperature T", S.TEMPERATURE_CHOICES, D["temperature"], key="scale_temperature",
+                                   bind="query-params", format_func=lambda t: f"{t:g}",
+                                   help="Divides the logits before the softmax; log scale from 0.01 to 100.")
+    controls.check_link("scale_temperature", f"{temperature:g}",
+                        "one of " + ", ".join(f"{t:g}" for t in S.TEMPERATURE_CHOICES))
+    draw.temperature(t=float(temperature))
+
+
+temperature_part()

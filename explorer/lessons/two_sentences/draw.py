@@ -69,15 +69,15 @@ def settings_caption(layer: LayerSettings) -> None:
                f"{'with' if layer.positional else 'without'} positional encoding (sidebar)")
 
 
-def comparison(cmp: model.Comparison | None) -> None:
+def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None:
     """Part 1's body: the tokens side by side, both weight maps, their difference and entropies."""
     if cmp is None:
         st.info("Type sentence B above to compare the two sentences.")
         return
     m = cmp.m
     if cmp.n_a != cmp.n_b:
-        st.info(f"The sentences have different lengths (A: {cmp.n_a} tokens, B: {cmp.n_b}). Comparing the first "
-                f"{m} tokens of each; the rest of the longer one is left out.")
+        st.info(f"The sentences have different lengths (A: {textviews.count(cmp.n_a, 'token')}, B: {cmp.n_b}). "
+                f"Comparing the first {textviews.count(m, 'token')} of each; the rest of the longer one is left out.")
     labels_a = tfig.marked_labels(cmp.tokens_a, cmp.shared_a)
     labels_b = tfig.marked_labels(cmp.tokens_b, cmp.shared_b)
     table = pd.DataFrame({
@@ -94,9 +94,10 @@ def comparison(cmp: model.Comparison | None) -> None:
                "vector in both, so differences come from its neighbours (and, if on, its position).")
     left, right = st.columns(2)
     for col, name, steps, labels in ((left, "A", cmp.steps_a, labels_a), (right, "B", cmp.steps_b, labels_b)):
-        fig = charts.heatmap(steps.weights, labels, labels, title=f"sentence {name}: attention weights")
+        fig = charts.heatmap(steps.weights, labels, labels, title=f"sentence {name}: attention weights",
+                             color_scale=color_scale)
         col.plotly_chart(fig, key=f"two_fig_weights_{name.lower()}")
-    st.caption(f"shape [{m}, {m}] each · one colour range, [0, 1], for both · row = query, column = key")
+    st.caption(f"shape [{m}, {m}] each · colours: {charts.COLOR_SCALES[color_scale]} · row = query, column = key")
     gap = float(abs(cmp.diff).max())
     if cmp.identical:
         st.success(f"Same sentence twice: the difference is exactly {gap!r} everywhere (same words, same "
@@ -120,10 +121,11 @@ def comparison(cmp: model.Comparison | None) -> None:
 
 
 @section
-def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings) -> None:
+def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,
+            color_scale: str = "fixed") -> None:
     """Part 1 (both sentences through one layer; ``tokens_b`` may be empty) and part 2's intro, above its controls."""
     st.header("1 · Same weights, two sentences")
-    comparison(scenario(tokens_a, tokens_b, layer).comparison)
+    comparison(scenario(tokens_a, tokens_b, layer).comparison, color_scale)
     st.header("2 · Order: attention alone does not know word order")
     st.markdown(
         "Self-attention compares every token with every token; nothing in the formula says *where* a token "
@@ -134,7 +136,7 @@ def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSe
              r"= P\, \mathrm{softmax}\!\left(\frac{X W_q (X W_k)^\top}{\sqrt{d_k}}\right) P^\top")
 
 
-def shuffle_test(order: model.OrderCheck, positional: bool) -> None:
+def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "fixed") -> None:
     """The shuffled sentence's weight maps, put back and compared with the original."""
     n = len(order.tokens)
     labels = token_labels(order.tokens)
@@ -142,13 +144,15 @@ def shuffle_test(order: model.OrderCheck, positional: bool) -> None:
     st.markdown("Shuffled sentence A (in the pictures each token keeps its original position in brackets):")
     st.text(" ".join(order.shuffled_tokens))
     o1, o2 = st.columns(2)
-    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title="original sentence A"),
+    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title="original sentence A",
+                                   color_scale=color_scale),
                     key="two_fig_order_original")
     o2.plotly_chart(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
-                                    title="shuffled sentence (its own order)"), key="two_fig_order_shuffled")
+                                    title="shuffled sentence (its own order)", color_scale=color_scale),
+                    key="two_fig_order_shuffled")
     o3, o4 = st.columns(2)
     o3.plotly_chart(charts.heatmap(order.unpermuted_weights, labels, labels,
-                                    title="shuffled, rows and columns put back (Pᵀ W P)"),
+                                    title="shuffled, rows and columns put back (Pᵀ W P)", color_scale=color_scale),
                     key="two_fig_order_unpermuted")
     o4.plotly_chart(charts.heatmap(order.unpermuted_weights - order.original.weights, labels, labels,
                                     kind="diverging", zrange=(-1.0, 1.0), title="put back − original",
@@ -167,7 +171,8 @@ def shuffle_test(order: model.OrderCheck, positional: bool) -> None:
 
 
 @section
-def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffle_seed: int) -> None:
+def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffle_seed: int,
+          color_scale: str = "fixed") -> None:
     """Part 2 below its controls: the shuffle test, two copies of a word, and the positional-encoding matrix."""
     d_model, positional = layer.d_model, layer.positional
     sc = scenario(tokens_a, (), layer, shuffle_seed)
@@ -177,7 +182,7 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     elif n == 1:
         st.info("Sentence A has one token: there is nothing to shuffle.")
     else:
-        shuffle_test(sc.order, positional)
+        shuffle_test(sc.order, positional, color_scale)
 
     rep = sc.repeat
     st.subheader("Two copies of the same word")
@@ -189,8 +194,9 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
         st.text(" ".join(rep.tokens))
     copies = [rep_labels[i] for i in rep.positions]
     rep_steps = rep.positional if positional else rep.plain
-    title = f"weight rows of the copies of the same word ({'with' if positional else 'without'} positional encoding)"
-    st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title),
+    title = f"copies of one word, {'with' if positional else 'no'} positions"  # short: fits a phone
+    st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title,
+                                   color_scale=color_scale),
                     key="two_fig_repeat_rows")
     st.caption(f"shape [{len(copies)}, {len(rep.tokens)}] · one row per copy of the word · same query vector → "
                "same row, unless position is added")

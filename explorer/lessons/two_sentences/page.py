@@ -13,6 +13,8 @@ sections.intro()
 
 sidebar = controls.lesson_settings("to compare it with a second one (it is sentence A here)")
 layer = LayerSettings.of(sidebar)  # this page always uses per-token embeddings, whatever the sidebar says
+controls.not_used({"embedding": "this page always uses per-token embeddings, so a word has the same vector "
+                                "in both sentences."})
 if sidebar.embedding != "per-token":
     sections.embedding_note()
 
@@ -43,7 +45,7 @@ if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
             f"are used ({inp_b.n_dropped} dropped).")
 
 # Part 1 (A and B through one layer) and part 2's intro.
-sections.compare(sidebar.tokens, tuple(tokens_b), layer)
+sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
 
 s1, s2 = st.columns([1, 1])
 with s1:
@@ -53,4 +55,4 @@ with s2:
     shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
                                          help="Seeds the permutation, so a link reproduces it.")
 
-sections.order(sidebar.tokens, layer, bool(shuffle), int(shuffle_seed))
+sections.order(sidebar.tokens, layer, bool(shuffle), int(shuffle_seed), controls.color_scale())

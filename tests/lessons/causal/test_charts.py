@@ -16,7 +16,11 @@ def test_boolean_mask_orientation_text_and_legend():
     hm = fig.data[0]
     assert np.asarray(hm.z).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]  # row 0 = query 0, top
     assert fig.layout.yaxis.autorange == "reversed"
-    assert np.asarray(hm.text)[0].tolist() == ["True", "False", "False"]
+    # Issue 18, item 13: the words while they fit a phone's cells, else their first letters.
+    assert np.asarray(hm.text)[0].tolist() == ["T", "F", "F"]  # long labels and the legend leave ~28 px a cell
+    words = F.boolean_mask_figure(A.causal_mask(3), ["a", "b", "c"])
+    assert np.asarray(words.data[0].text)[0].tolist() == ["True", "False", "False"]
+    assert F.boolean_mask_figure(A.causal_mask(24), [f"w{i}" for i in range(24)]).data[0].text is None
     assert "True: may attend" in hm.colorbar.ticktext and "False: blocked" in hm.colorbar.ticktext
     assert np.asarray(hm.customdata)[0, 1, 2] == "False (blocked)"
     short = F.boolean_mask_figure(A.causal_mask(3), LABELS, short=True, show_legend=False)

@@ -123,16 +123,16 @@ def rows_with(**edits) -> list[dict]:
 @pytest.mark.parametrize(("rows", "expected"), [
     ([], "The table is empty"),
     ([{}, {c: None for c in S.COLUMNS}], "The table is empty"),
-    (rows_with(r1_k2=None), "row 2, column `k2` is blank — every key needs 2 numbers (k1, k2)"),
-    (rows_with(r1_k2=float("nan")), "row 2, column `k2` is blank"),
-    (rows_with(r0_v1="  "), "row 1, column `v1` is blank — every value needs 2 numbers"),
-    (rows_with(r2_k1="abc"), "row 3, column `k1` holds `abc`, which is not a number"),
-    (rows_with(r2_k1="inf"), "row 3, column `k1` is not a finite number"),
-    (rows_with(r3_v2=1e9), "row 4, column `v2` must lie between"),
-    (rows_with(r4_key=""), "row 5, column `key` is blank"),
-    (rows_with(r5_value=None), "row 6, column `value` is blank"),
-    (rows_with(r4_k1=1.73, r4_k2=1.0), "rows 1 and 5 have the same key vector (1.73, 1)"),
-    (rows_with(r3_key="France"), "rows 1 and 4 have the same key name `France`"),
+    (rows_with(r1_k2=None), "row 1, column `k2` is blank — every key needs 2 numbers (k1, k2)"),
+    (rows_with(r1_k2=float("nan")), "row 1, column `k2` is blank"),
+    (rows_with(r0_v1="  "), "row 0, column `v1` is blank — every value needs 2 numbers"),
+    (rows_with(r2_k1="abc"), "row 2, column `k1` holds `abc`, which is not a number"),
+    (rows_with(r2_k1="inf"), "row 2, column `k1` is not a finite number"),
+    (rows_with(r3_v2=1e9), "row 3, column `v2` must lie between"),
+    (rows_with(r4_key=""), "row 4, column `key` is blank"),
+    (rows_with(r5_value=None), "row 5, column `value` is blank"),
+    (rows_with(r4_k1=1.73, r4_k2=1.0), "rows 0 and 4 have the same key vector (1.73, 1)"),
+    (rows_with(r3_key="France"), "rows 0 and 3 have the same key name `France`"),
     (list(S.DEFAULT_ROWS) * 3, f"use at most {S.MAX_ROWS}"),
 ])
 def test_bad_tables_say_what_is_wrong_and_where(rows, expected):
@@ -181,3 +181,32 @@ def test_scenario_at_the_defaults_and_the_extremes():
     tie = S.lookup_scenario(T, S.presets(T)["halfway between France and Germany"], 1e6)
     assert tie.hard.is_tie and tie.hard.indices == (0, 1)
     assert S.sharpness_label(S.LESSON_SHARPNESS).startswith("0.707") and S.sharpness_label(1e6) == "1e+06"
+
+
+def _label_boxes(fig, trace_name: str, sizes, area) -> list[tuple]:
+    """The label boxes of a plane's points as :func:`F.place_labels` estimates them on plot ``area`` (w, h px)."""
+    tr = next(t for t in fig.data if t.name == trace_name)
+    xr, yr = fig.layout.xaxis.range, fig.layout.yaxis.range
+    sx, sy = area[0] / (xr[1] - xr[0]), area[1] / (yr[1] - yr[0])
+    if fig.layout.yaxis.scaleanchor == "x":
+        sx = sy = min(sx, sy)
+    where = {name: (dx, dy) for name, dx, dy in F.LABEL_POSITIONS}
+    return [F._label_box((x - xr[0]) * sx, (y - yr[0]) * sy, size / 2, w, h, *where[pos])
+            for x, y, size, pos, (w, h) in zip(tr.x, tr.y, tr.marker.size, tr.textposition, sizes, strict=True)]
+
+
+@pytest.mark.parametrize("query", [S.DEFAULT_QUERY, (1.0, 1.0), (0.0, 0.0), (-1.2, 0.4)])
+def test_plane_labels_do_not_overlap_on_a_phone_or_a_desktop(query):
+    """Issue 18, item 10: "query" sat on "France 0.391" and "Spain 0.269"; "Madrid", "Paris" and "Rome" collided."""
+    r = S.lookup_scenario(T, query, S.LESSON_SHARPNESS)
+    keys = F.keys_plane(r.keys, T.key_labels, r.query, r.weights, r.hard.indices)
+    values = F.values_plane(r.values, T.value_labels, r.weights, r.blend, r.hard.value)
+    key_sizes = [F._label_size([k, F.fmt(v, 3)]) for k, v in zip(T.key_labels, r.weights, strict=True)]
+    value_sizes = [F._label_size([v]) for v in T.value_labels]
+    for area in F.PLOT_AREAS:
+        for boxes in (_label_boxes(keys, "keys (size = weight)", key_sizes, area),
+                      _label_boxes(values, "values (size = weight)", value_sizes, area)):
+            pairs = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if F._overlap(a, b, 0) > 0]
+            assert not pairs, (area, pairs)
+    note = next(a for a in keys.layout.annotations if a.text == "query")
+    assert (note.xshift, note.yshift) != (0, 0) and not note.showarrow  # beside the query's marker, not on it

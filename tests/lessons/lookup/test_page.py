@@ -114,8 +114,8 @@ def test_editing_the_table_changes_the_result_and_bad_edits_keep_the_last_valid(
     assert not np.allclose(before, after)
     assert not at.error
     bad_edits = [
-        ({0: {"k1": None}}, None, None, "row 1, column `k1` is blank"),
-        ({2: {"key": "France"}}, None, None, "rows 1 and 3 have the same key name"),
+        ({0: {"k1": None}}, None, None, "row 0, column `k1` is blank"),
+        ({2: {"key": "France"}}, None, None, "rows 0 and 2 have the same key name"),
         ({3: {"k1": 1.73, "k2": 1.0}}, None, None, "same key vector"),
         (None, None, list(range(6)), "The table is empty"),
     ]

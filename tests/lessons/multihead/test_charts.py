@@ -118,7 +118,7 @@ def test_split_panels_text_and_colour_by_owner():
 
 def test_head_grid_one_shared_range_titles_and_orientation():
     w = weights(4, 6)
-    fig = M.head_weights_grid(w, LABELS, [0, 1, 2, 3], entropy=[1.0, 1.5, 0.25, 1.789], n_cols=2)
+    fig = M.head_weights_grid(w, LABELS, [0, 1, 2, 3], entropy=[1.0, 1.5, 0.25, 1.789], n_cols=1)
     hms = heatmaps(fig)
     assert len(hms) == 4
     assert {t.coloraxis for t in hms} == {"coloraxis"}
@@ -127,11 +127,12 @@ def test_head_grid_one_shared_range_titles_and_orientation():
         np.testing.assert_allclose(np.array(t.z, dtype=float), w[h])
         assert t.hovertemplate.startswith(f"head {h} · query ")
     titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["head 0 · H = 1.00 nats", "head 1 · H = 1.50 nats", "head 2 · H = 0.25 nats",
-                      "head 3 · H = 1.79 nats"]
+    assert titles == ["head 0 · H 1.00", "head 1 · H 1.50", "head 2 · H 0.25", "head 3 · H 1.79"]  # short: phones
+    two = M.head_weights_grid(w, LABELS, [0, 1, 2, 3], entropy=[1.0, 1.5, 0.25, 1.789], n_cols=2)
+    assert [a.text for a in two.layout.annotations] == ["head 0", "head 1", "head 2", "head 3"]  # narrow panels
     for ax in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
         assert fig.layout[ax].autorange == "reversed"
-    assert fig.layout.yaxis.ticktext == tuple(LABELS) and fig.layout.yaxis2.showticklabels is False
+    assert fig.layout.yaxis.ticktext == tuple(LABELS) and two.layout.yaxis2.showticklabels is False
 
 
 def test_head_grid_masks_escapes_and_text():
@@ -141,10 +142,12 @@ def test_head_grid_masks_escapes_and_text():
     fig = M.head_weights_grid(w, labels, [0, 1], mask=np.tri(3, dtype=bool))
     hms = heatmaps(fig)
     assert hms[0].z[0][1] is None and hms[0].z[2][1] is not None  # key after the query: masked gap
-    crosses = [t for t in fig.data if isinstance(t, go.Scatter)]
+    crosses = [t for t in fig.data if isinstance(t, go.Scatter) and t.mode == "text"]  # not the row-max outlines
     assert len(crosses) == 2 and all(list(t.text) == ["×"] * 3 for t in crosses)
     assert "<b>" not in json.dumps(fig.layout.xaxis.ticktext) and "&lt;b&gt;" in fig.layout.xaxis.ticktext[0]
-    assert hms[0].texttemplate == "%{text}"  # small: cell values printed
+    assert hms[0].texttemplate is None  # two panels side by side: a phone's cells are too narrow for "0.000"
+    one = M.head_weights_grid(w, labels, [0, 1], mask=np.tri(3, dtype=bool), n_cols=1)
+    assert heatmaps(one)[0].texttemplate == "%{text}"  # small, one panel a row: cell values printed
     assert heatmaps(M.head_weights_grid(weights(2, 12), [str(i) for i in range(12)], [0, 1]))[0].texttemplate is None
 
 
@@ -156,7 +159,8 @@ def test_head_grid_large_is_light():
     assert hms[3].hovertemplate.startswith("head 3 · query %{y}")
     assert len(json.dumps(fig.to_plotly_json(), default=str)) < 700_000
     masked = M.head_weights_grid(weights(2, 20), [str(i) for i in range(20)], [0, 1], mask=np.tri(20, dtype=bool))
-    assert not [t for t in masked.data if isinstance(t, go.Scatter)]  # no × clutter on big maps: grey gaps only
+    assert not [t for t in masked.data if isinstance(t, go.Scatter) and t.mode == "text"]  # no × clutter on big
+    # maps: grey gaps only
     assert masked.layout.plot_bgcolor is not None and heatmaps(masked)[0].xgap == 0
 
 

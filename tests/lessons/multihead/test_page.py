@@ -26,9 +26,9 @@ def z_of(at, key: str) -> np.ndarray:
     return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
 
 
-def expected(d_model: int, n_heads: int, *, seed: int = smh.DEFAULT_SEED, is_causal: bool = False,
-             tokens=TOKENS):
-    X = A.embed_tokens(tokens, d_model, 42, "lesson")
+def expected(d_model: int, n_heads: int, *, seed: int = 42, is_causal: bool = False, tokens=TOKENS):
+    """The page's layer: X and W_q, W_k, W_v, W_o both from the sidebar's seed (issue 18, item 5)."""
+    X = A.embed_tokens(tokens, d_model, seed, "lesson")
     return A.MultiHeadAttention(d_model, n_heads, seed=seed).steps(X, is_causal=is_causal)
 
 
@@ -81,7 +81,7 @@ def test_every_valid_head_count_for_d_model_8():
         assert f"d_head = {8 // n_heads}" in " ".join(c.value for c in at.caption)
         if n_heads == 1:  # the mean of one head is that head
             np.testing.assert_allclose(z_of(at, "mh_fig_mean"), z[0], atol=0)
-            assert any("With one head it is that head" in i.value for i in at.info)
+            assert any("With one head, the right-hand map is that head" in i.value for i in at.info)
 
 
 @pytest.mark.slow
@@ -140,12 +140,33 @@ def test_non_dividing_link_shows_nearest_and_lists_valid_counts(query, shown, wo
 
 @pytest.mark.slow
 def test_valid_link_is_used_without_warning():
-    at = app_at(PAGE, query={"n_heads": "4", "mh_seed": "5", "mh_causal": "true"})
+    at = app_at(PAGE, query={"n_heads": "4", "seed": "5", "mh_causal": "true"})
     assert_clean(at)
     assert not at.warning
     assert at.selectbox(key="n_heads").value == 4
     np.testing.assert_allclose(np.stack(grid_z(at))[:, 1, :2], expected(8, 4, seed=5, is_causal=True).weights[:, 1, :2],
                                atol=1e-12)
+
+
+@pytest.mark.slow
+def test_the_weights_use_the_sidebar_seed_and_an_old_weight_seed_link_warns():
+    """Issue 18, item 5: the page's own "Weight seed" (mh_seed) beside the sidebar's seed is gone; the sidebar's seed
+    seeds W_q, W_k, W_v, W_o, the sidebar says d_k is not used here, and an old link's mh_seed still opens the page
+    with a warning (and leaves the link)."""
+    at = app_at(PAGE, query={"mh_seed": "5", "seed": "7"})
+    assert_clean(at)
+    assert not [w for w in at.number_input if w.key == "mh_seed"]
+    warnings = " ".join(w.value for w in at.warning)
+    assert "`mh_seed` (`5`) is not used any more" in warnings and "sidebar's seed" in warnings, warnings
+    assert "mh_seed" not in at.query_params
+    np.testing.assert_allclose(np.stack(grid_z(at)), expected(8, 2, seed=7).weights, atol=1e-12)
+    assert set(at.session_state["_not_used"]) == {"d_k"}
+    assert "d_model / n_heads = 8 / 2 = 4" in at.session_state["_not_used"]["d_k"]
+    assert any("Not used on this page" in c.value and "d_head" in c.value for c in at.sidebar.caption)
+    at.session_state["d_k"] = 9  # the sidebar's d_k changes nothing here
+    before = figures(at)
+    at.run()
+    assert figures(at) == before
 
 
 @pytest.mark.slow
@@ -181,8 +202,9 @@ def test_markup_tokens_are_escaped():
     at = app_at(PAGE, session={"sentence": "<b>bold</b> & x"})
     assert_clean(at)
     for key in ("mh_fig_mean", "mh_fig_heads", "mh_fig_query_heads"):
-        ticks = figures(at)[key]["layout"]["xaxis"]["ticktext"]
-        assert ticks[0] == "&lt; (0)" and "&amp; (8)" in ticks and "<" not in "".join(ticks)
+        ticks = figures(at)[key]["layout"]["xaxis"]["ticktext"]  # thinned to what a phone holds (issue 18)
+        assert ticks[0] == "&lt; (0)" and "<" not in "".join(ticks)
+        assert "&amp; (8)" in json.dumps(figures(at)[key]["data"][0]["customdata"])  # every token in the hover
 
 
 @pytest.mark.slow
@@ -195,7 +217,7 @@ def test_many_heads_show_a_window_of_16_and_skip_the_overlap_matrix():
     assert_clean(at)
     fig = figures(at)["mh_fig_heads"]
     assert len([t for t in fig["data"] if t["type"] == "heatmap"]) == 16
-    assert fig["layout"]["annotations"][0]["text"].startswith("head 112 ·")
+    assert fig["layout"]["annotations"][0]["text"] == "head 112"  # short titles on a grid (issue 18)
     assert "mh_fig_similarity" not in figures(at)
     assert any("head-to-head matrix is not computed" in i.value for i in at.info)
     assert len(figures(at)["mh_fig_entropy"]["data"][0]["x"]) == 128  # diagnostics cover every head
@@ -211,7 +233,7 @@ def test_page_controls_come_from_the_link():
     assert at.selectbox(key="mh_query").value == "on (3)"
     assert at.radio(key="mh_numbers_matrix").value == "W_o"
     assert at.selectbox(key="mh_head_window").value == 16
-    assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"].startswith("head 16 ·")
+    assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"] == "head 16"
     assert not [w.value for w in at.warning if "link" in w.value]
 
 

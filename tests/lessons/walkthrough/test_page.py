@@ -4,7 +4,11 @@
 import numpy as np
 import pytest
 
+import attention as A
 from explorer.lessons import LESSONS
+from explorer.lessons.walkthrough import model as W
+from explorer.shell import settings
+from explorer.shell.settings import Settings
 from tests.apptest_utils import app_at, assert_clean, figures
 
 
@@ -54,7 +58,7 @@ def test_editing_a_cell_changes_the_result_and_blank_keeps_last_valid():
     at.run()
     assert not at.exception
     message = " ".join(e.value for e in at.error)
-    assert "last valid" in message and "X: the cell in row word 1, column dim 0" in message
+    assert "last valid" in message and "X: the cell in row word 0, column dim 0" in message
     np.testing.assert_allclose(weights_z(at), after)
 
 
@@ -113,3 +117,114 @@ def test_repeated_tokens_stay_distinct_rows():
     fig = figures(at)["walk_fig_weights"]
     assert fig["layout"]["yaxis"]["ticktext"] == ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
     assert fig["layout"]["yaxis"]["autorange"] == "reversed"
+
+
+# --- issue #18 -------------------------------------------------------------------------------------------------
+def z(at, key):
+    return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
+
+
+def captions(at) -> str:
+    return "\n".join(c.value for c in at.main.caption)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("query", "init", "scaled"), [
+    ({}, "lesson", True),
+    ({"d_k": "128"}, "lesson", True),
+    ({"d_k": "64", "walk_init": "unit-variance"}, "unit-variance", True),
+    ({"d_k": "64", "walk_init": "unit-variance", "walk_scale": "false"}, "unit-variance", False),
+])
+def test_scaling_captions_state_what_is_measured_for_the_current_settings(query, init, scaled):
+    """Item 1: the step-4/5 captions give the measured variances and top weights of exactly what is drawn."""
+    at = app_at(query=query)
+    assert_clean(at)
+    assert not at.warning
+    s = Settings(("The", "cat", "sat", "on", "the", "mat"), 8, int(query.get("d_k", 4)), 42, "lesson", False)
+    Ws = W.weight_matrices(8, s.d_k, s.d_v, 42, init)
+    steps = W.steps(s.X, Ws["W_q"], Ws["W_k"], Ws["W_v"], scaled)
+    np.testing.assert_allclose(weights_z(at), steps.weights, atol=1e-12)
+    np.testing.assert_allclose(z(at, "walk_fig_scaled"), steps.scaled_scores, atol=1e-12)
+    story = W.scale_story(steps, scaled)
+    text = captions(at)
+    for line in (story.variance_line(), story.claim_line(), story.softmax_line()):
+        assert line in text
+    assert "keeps the scores' variance near 1" not in text  # the old, unmeasured claim
+    if query.get("d_k") == "128":
+        assert "well below 1" in text
+    assert ("switched off" in text) != scaled
+
+
+@pytest.mark.slow
+def test_softmax_step_checks_the_lessons_printed_row():
+    """Item 2: the printed row, the true softmax and why a row sums to 1, at the softmax step."""
+    at = app_at()
+    expander = next(e for e in at.main.expander if "Check yourself" in e.label)
+    text = " ".join(m.value for m in expander.markdown)
+    assert "softmax([2.1, 0.3, 0.1, 0.8, 0.2]) = [0.52, 0.09, 0.07, 0.14, 0.08]" in text
+    assert "sums to **0.90**" in text and "[0.580, 0.096, 0.079, 0.158, 0.087], which sums to 1.000000" in text
+    assert "must sum to 1" in text
+    table = expander.dataframe[0].value
+    np.testing.assert_allclose(table["true softmax"], A.softmax(np.array(W.PRINTED_LOGITS)), atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("positional", [False, True])
+def test_a_typed_sentence_gets_one_vector_per_word(positional):
+    """Item 3: "the dog chased the dog": the two dogs' rows of X, Q, K, V are equal without positions."""
+    at = app_at(session={"sentence": "the dog chased the dog", "positional": positional})
+    assert_clean(at)
+    for key in ("walk_fig_X", "walk_fig_Q_proj", "walk_fig_K_proj", "walk_fig_V_proj"):
+        M = z(at, key)
+        assert np.array_equal(M[1], M[4]) != positional, key
+    line = next(c.value for c in at.main.caption if c.value.startswith("Embeddings:"))
+    assert "per-token (auto" in line
+    assert ("identical rows." in line) != positional
+    assert ("differ by their positions' encodings" in line) == positional
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("embedding", "same"), [("lesson", False), ("per-token", True), ("auto", True)])
+def test_embedding_link_values_keep_their_meaning(embedding, same):
+    """Old links name 'lesson' or 'per-token' and still get it; 'auto' is the new default."""
+    at = app_at(query={"embedding": embedding, "sentence": "the dog chased the dog"})
+    assert_clean(at)
+    assert not at.warning
+    X = z(at, "walk_fig_X")
+    np.testing.assert_array_equal(X, settings.embeddings(("the", "dog", "chased", "the", "dog"), 8, 42,
+                                                         "lesson" if not same else "per-token", False))
+    assert np.array_equal(X[1], X[4]) == same
+
+
+@pytest.mark.slow
+def test_text_typed_in_a_number_cell_is_reported_as_not_a_number():
+    """Item 12: text in a number cell is named as such (not as a blank); the last valid result is kept."""
+    at = app_at(session={"walk_input": "Lesson example"})
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {0: {"dim 0": "3"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    edited = weights_z(at)
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {0: {"dim 0": "3"}, 1: {"dim 1": "abc"}},
+                                         "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error)
+    assert "X: the cell in row word 1, column dim 1 holds `abc`, which is not a number" in message, message
+    np.testing.assert_allclose(weights_z(at), edited)
+
+
+@pytest.mark.slow
+def test_lesson_example_edits_survive_a_visit_to_your_sentence():
+    """Item 12: the lesson example's edits are still there (in the tables and the results) after "Your sentence"."""
+    at = app_at(session={"walk_input": "Lesson example"})
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {0: {"dim 0": 3.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    edited = weights_z(at)
+    at.session_state["walk_input"] = "Your sentence"
+    at.run()
+    assert weights_z(at).shape == (6, 6)
+    at.session_state["walk_input"] = "Lesson example"
+    at.run()
+    assert_clean(at)
+    np.testing.assert_allclose(weights_z(at), edited)
+    editor = next(d for d in at.main.dataframe if "walk_edit_X" in (d.proto.id or ""))
+    assert float(editor.value.iloc[0, 0]) == 3.0

@@ -1,0 +1,299 @@
+"""Browser latencies of the app against a trivial page, measured side by side in one run (issue 20, items 1-2).
+
+Starts two real servers on free loopback ports, ``streamlit run bench/trivial_app.py`` (one slider, one 6 x 6
+Plotly heat map) and ``streamlit run streamlit_app.py``, and drives both with one headless Chromium:
+
+- **server start -> first chart**: from starting the server process to the first Plotly chart drawn in a tab
+  opened as soon as ``/_stcore/health`` answers (each server in a fresh browser context: both download
+  Plotly's bundle);
+- **warm first chart**: a new tab on a page the server has served before (its caches warm, the browser's
+  HTTP cache warm), from ``goto`` to the first chart drawn, and to every chart drawn and the run ended;
+- **control -> chart**: a control moved the way a learner does (a slider one step with the arrow key, a new
+  number typed with Enter, the next option of a select box), from the key press or click to the first chart
+  whose numbers changed being drawn, and to the end of the run with every chart drawn ("settled"). On the
+  trivial page its slider; on every lesson its own control (``OWN``) and the shared sidebar's ``d_k`` slider.
+  Every step is a new value (nothing cached for it).
+
+Ratios are against the trivial page's median in the same run (budgets: a lesson's own control <= 2x, the
+shared sidebar control <= 3x, warm first chart <= 3x, server start -> first chart <= 3x).
+
+    python bench/browser.py                       # about 3-5 minutes here
+    python bench/browser.py --lessons walkthrough scaling --repeats 5 --out .benchmarks/browser.json
+
+Bounded: ``--repeats`` moves per control (default 3), ``--timeout`` seconds per wait (default 90).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.load import start_server, stop_server  # noqa: E402
+from explorer.lessons import LESSONS  # noqa: E402
+
+CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+# Each lesson's own control: one that changes a part of the page (None: the lesson has no such control).
+OWN = {"walkthrough": "walk_query", "lookup": "lookup_qx", "scaling": "scale_temperature", "multihead": "n_heads",
+       "causal": "causal_query", "two_sentences": "two_shuffle_seed", "quiz": None}
+SHARED = "d_k"
+
+OBSERVER_JS = """
+(() => {
+  const s = window.__b = {ended: 0, started: 0, last: performance.now()};
+  new MutationObserver((muts) => {
+    for (const m of muts) {
+      s.last = performance.now();
+      if (m.oldValue === 'running') s.ended += 1;
+      if (m.target.getAttribute('data-test-script-state') === 'running') s.started += 1;
+    }
+  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                        attributeFilter: ['data-test-script-state']});
+})();
+"""
+FIRST_CHART_JS = "() => [...document.querySelectorAll('.js-plotly-plot')].some((g) => g._fullLayout && g._fullData)"
+SETTLED_JS = """
+(before) => {
+  const s = window.__b, app = document.querySelector('[data-testid="stApp"]');
+  if (!s || !app || s.ended <= before) return false;
+  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (performance.now() - s.last < 250) return false;
+  if (document.querySelector('[data-stale="true"]') || document.querySelector('[data-testid="stSkeleton"]'))
+    return false;
+  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const g = c.querySelector('.js-plotly-plot');
+    if (!g || !g._fullLayout || !g._fullData) return false;
+  }
+  return true;
+}
+"""
+# One string per drawn chart: the numbers of its traces (what a control changes).
+SIGNATURES_JS = """
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c) => {
+  const g = c.querySelector('.js-plotly-plot');
+  if (!g || !g._fullData) return null;
+  const norm = (v) => ArrayBuffer.isView(v) ? Array.from(v) : Array.isArray(v) ? v.map(norm) : v;
+  return JSON.stringify(g._fullData.map((t) => [norm(t.z), norm(t.y), norm(t.x)])).slice(0, 20000);
+})
+"""
+CHANGED_JS = """
+({old, before}) => {
+  const now = (SIGNATURES)();
+  const oldSet = new Set(old.filter((s) => s !== null));
+  if (now.some((s) => s !== null && !oldSet.has(s))) return 'changed';
+  return (SETTLED)(before) ? 'settled' : false;
+}
+""".replace("SIGNATURES", SIGNATURES_JS.strip()).replace("SETTLED", SETTLED_JS.strip())
+KIND_JS = """(b) => {
+  for (const t of ['stSlider', 'stNumberInput', 'stSelectbox', 'stCheckbox', 'stButtonGroup', 'stRadio'])
+    if (b.querySelector('[data-testid="' + t + '"]')) return t;
+  return b.querySelector('input[type=checkbox]') ? 'stCheckbox' : null; }"""
+
+
+class Tab:
+    def __init__(self, context, timeout_s: float):
+        self.page = context.new_page()
+        self.timeout_ms = timeout_s * 1000
+
+    def runs(self) -> int:
+        return self.page.evaluate("() => window.__b ? window.__b.ended : 0")
+
+    def open(self, url: str) -> tuple[float, float]:
+        """Seconds from ``goto`` to the first chart drawn, and to every chart drawn with the run ended."""
+        t0 = time.perf_counter()
+        self.page.goto(url, wait_until="commit")
+        self.page.wait_for_function(FIRST_CHART_JS, timeout=self.timeout_ms, polling=20)
+        first = time.perf_counter() - t0
+        self.page.wait_for_function(SETTLED_JS, arg=0, timeout=self.timeout_ms, polling=50)
+        return first, time.perf_counter() - t0
+
+    def move(self, key: str) -> tuple[float, float]:
+        """Move control ``key`` to a new value; seconds to the first changed chart drawn, and to settled.
+
+        When no chart's numbers change, the first number is the time to settled too.
+        """
+        box = self.page.locator(f".st-key-{key}").first
+        box.wait_for(state="visible", timeout=self.timeout_ms)
+        kind = box.evaluate(KIND_JS)
+        old = self.page.evaluate(SIGNATURES_JS)
+        before = self.runs()
+        if kind == "stSlider":  # a key press the page swallows (no run starts within 3 s) is pressed again
+            thumb = box.locator("input[type=range]").first
+            started = self.page.evaluate("() => window.__b.started")
+            for _ in range(3):
+                arrow = "ArrowLeft" if thumb.input_value() == thumb.get_attribute("max") else "ArrowRight"
+                thumb.focus()
+                t0 = time.perf_counter()
+                thumb.press(arrow)
+                try:
+                    self.page.wait_for_function(
+                        "([st, en]) => window.__b.started > st || window.__b.ended > en", arg=[started, before],
+                        timeout=3_000, polling=20)
+                    break
+                except Exception:  # noqa: BLE001 - swallowed: press again, timed from the new press
+                    continue
+        elif kind == "stNumberInput":
+            field = box.locator("input").first
+            value = field.input_value()
+            new = str(int(float(value)) + 1) if value else "1"
+            field.fill(new)
+            t0 = time.perf_counter()
+            field.press("Enter")
+        elif kind == "stSelectbox":  # open the list (not timed), then click the next option (timed)
+            current = box.locator("input").first.input_value()
+            options = self.page.get_by_role("option")
+            for attempt in range(4):
+                if attempt < 3:
+                    box.locator('[data-testid="stSelectbox"] [role="group"] button').first.click()
+                else:
+                    box.locator("input").first.focus()
+                    box.locator("input").first.press("ArrowDown")
+                try:
+                    options.first.wait_for(state="visible", timeout=5_000)
+                    break
+                except Exception:  # noqa: BLE001 - the first click sometimes only focuses the box
+                    continue
+            texts = [t.strip() for t in options.all_inner_texts()]
+            shown = box.inner_text()
+            i = next((k for k, t in enumerate(texts) if t == current or t in shown), -1)
+            target = options.nth((i + 1) % len(texts))
+            t0 = time.perf_counter()
+            target.click()
+        elif kind == "stCheckbox":
+            t0 = time.perf_counter()
+            box.locator("label").first.click()
+        else:
+            raise RuntimeError(f"do not know how to move {key!r} ({kind})")
+        how = self.page.wait_for_function(CHANGED_JS, arg={"old": old, "before": before}, timeout=self.timeout_ms,
+                                          polling=20).json_value()
+        chart = time.perf_counter() - t0
+        self.page.wait_for_function(SETTLED_JS, arg=before, timeout=self.timeout_ms, polling=50)
+        settled = time.perf_counter() - t0
+        # No chart changed (the control changes none at these settings): the run's end stands for the chart.
+        return (chart if how == "changed" else settled), settled
+
+
+def start_to_first_chart(browser, script: str, path: str, timeout: float) -> tuple[dict, object, str]:
+    """Start a server on ``script``; returns (timings, process, base URL). The process is left running."""
+    t0 = time.perf_counter()
+    log = Path("/tmp") / f"browser-bench-{os.getpid()}-{Path(script).stem}.log"
+    proc, base = start_server(script=script, log_path=log)
+    health = time.perf_counter() - t0
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    context.add_init_script(OBSERVER_JS)
+    tab = Tab(context, timeout)
+    first, settled = tab.open(f"{base}/{path}")
+    out = {"health_s": health, "first_chart_s": health + first, "settled_s": health + settled}
+    context.close()
+    return out, proc, base
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--lessons", nargs="*", default=[k for k in OWN])
+    ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    result: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg_start": os.getloadavg(),
+                    "cpus": os.cpu_count(), "repeats": args.repeats}
+    procs = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(headless=True, args=LAUNCH_ARGS,
+                                         **({"executable_path": CHROMIUM} if Path(CHROMIUM).exists() else {}))
+            trivial_start, proc_t, base_t = start_to_first_chart(browser, "bench/trivial_app.py", "", args.timeout)
+            procs.append(proc_t)
+            app_start, proc_a, base_a = start_to_first_chart(browser, "streamlit_app.py", "", args.timeout)
+            procs.append(proc_a)
+            result["start"] = {"trivial": trivial_start, "app": app_start}
+            print(f"server start -> first chart: trivial {trivial_start['first_chart_s']:.2f} s, "
+                  f"app {app_start['first_chart_s']:.2f} s", flush=True)
+
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context.add_init_script(OBSERVER_JS)
+            warm = Tab(context, args.timeout)
+            warm.open(f"{base_t}/")  # the browser's cache warm for both servers' bundles (same static files)
+            tab = Tab(context, args.timeout)
+            t_open = [tab.open(f"{base_t}/") for _ in range(args.repeats)]
+            t_move = [tab.move("trivial_k") for _ in range(args.repeats * 2)]
+            result["trivial"] = {"open": t_open, "move": t_move}
+            ref_first = median([o[0] for o in t_open])
+            ref_settled = median([o[1] for o in t_open])
+            ref_chart = median([m[0] for m in t_move])
+            ref_move_settled = median([m[1] for m in t_move])
+            print(f"trivial: warm first chart {ref_first:.3f} s (settled {ref_settled:.3f}), slider -> chart "
+                  f"{ref_chart:.3f} s (settled {ref_move_settled:.3f})", flush=True)
+
+            result["lessons"] = {}
+            for name in args.lessons:
+                lesson = next(e for e in LESSONS if e.name == name)
+                url = f"{base_a}/{'' if lesson == LESSONS[0] else lesson.url_path}"
+                warm.open(url)  # the server has served this page before: its caches are warm
+                opens = [tab.open(url) for _ in range(args.repeats)]
+                row = {"open": opens}
+                for label, key in (("own", OWN.get(name)), ("shared", SHARED)):
+                    if key is None or not tab.page.locator(f".st-key-{key}").count():
+                        row[label] = None
+                        continue
+                    try:
+                        row[label] = [tab.move(key) for _ in range(args.repeats)]
+                    except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+                        row[label] = f"failed: {type(exc).__name__}: {str(exc)[:200]}"
+                result["lessons"][name] = row
+                print(f"{name}: {json.dumps(row)}", flush=True)
+            browser.close()
+    finally:
+        for proc in procs:
+            stop_server(proc)
+    result["loadavg_end"] = os.getloadavg()
+
+    def ratio(v: float, ref: float) -> str:
+        return f"{v:.2f} s = {v / ref:.1f}x"
+
+    s = result["start"]
+    print(f"\nload average {result['loadavg_start'][0]:.1f} at start, {result['loadavg_end'][0]:.1f} at end; "
+          f"{result['cpus']} CPUs; medians of {args.repeats} (trivial slider: {2 * args.repeats})\n")
+    print("| measure | trivial page | app |\n|---|---:|---:|")
+    print(f"| server start -> first chart | {s['trivial']['first_chart_s']:.2f} s | "
+          f"{ratio(s['app']['first_chart_s'], s['trivial']['first_chart_s'])} |")
+    print(f"| server start -> /_stcore/health | {s['trivial']['health_s']:.2f} s | {s['app']['health_s']:.2f} s |")
+    print(f"\ntrivial page: warm first chart {ref_first:.3f} s, settled {ref_settled:.3f} s; "
+          f"slider -> chart {ref_chart:.3f} s, settled {ref_move_settled:.3f} s\n")
+    print("| lesson | warm first chart | warm, every chart | own control | -> chart | settled "
+          "| shared d_k -> chart | settled |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|")
+    for name, row in result["lessons"].items():
+        cells = [ratio(median([o[0] for o in row["open"]]), ref_first),
+                 ratio(median([o[1] for o in row["open"]]), ref_settled), OWN.get(name) or "-"]
+        for label in ("own", "shared"):
+            v = row[label]
+            if isinstance(v, list):
+                cells += [ratio(median([m[0] for m in v]), ref_chart),
+                          ratio(median([m[1] for m in v]), ref_move_settled)]
+            else:
+                cells += [v or "-", "-"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"\nwritten: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

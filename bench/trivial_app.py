@@ -1,0 +1,14 @@
+"""The reference page of the browser benchmarks (issue 20): one slider, one Plotly heat map.
+
+``streamlit run bench/trivial_app.py``; ``bench/browser.py`` measures it beside the app, in the same run.
+The heat map is 6 x 6 (the app's default sentence has 6 tokens) and changes with the slider.
+"""
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+st.title("Trivial page")
+k = st.slider("k", 0, 1000, 0, key="trivial_k")
+z = np.random.default_rng(k).random((6, 6))
+st.plotly_chart(go.Figure(go.Heatmap(z=z)), key="trivial_fig")

@@ -1,0 +1,250 @@
+"""Arrays for the walkthrough: the weight initialisation, the √d_k switch, and what they do to the scores.
+
+Pure NumPy on top of :mod:`attention` (no Streamlit). The page's sentence runs through
+``SelfAttention(d_model, d_k, d_v, seed)`` (lesson worked example 2); here its weights can be
+drawn at another scale and the division by √d_k can be switched off, and every sentence the
+page writes about the scores' variance and the softmax's saturation is measured from the
+arrays it shows (issue #18, item 1). Source: lesson steps 2-5; Vaswani et al. (2017) §3.2.1
+and footnote 4.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+import attention as A
+from explorer.shell.textviews import fmt
+
+INITS = {  # value (also the link's) -> how the page names it
+    "lesson": "N(0, 2/(d_model + d_k)), as in the lesson",
+    "unit-variance": "N(0, 1/d_model): query and key components of variance ≈ 1",
+}
+DEFAULT_INIT = "lesson"
+NEAR_ONE = (0.5, 2.0)  # a measured variance in this range is "near 1"
+SATURATED = 0.8  # a mean top weight at or above this: the softmax is close to one-hot (saturated)
+
+# The Turkish lesson's softmax illustration (issue #18, item 2): its logits and the row it prints.
+PRINTED_LOGITS = (2.1, 0.3, 0.1, 0.8, 0.2)
+PRINTED_ROW = (0.52, 0.09, 0.07, 0.14, 0.08)
+
+
+def init_std(init: str, d_model: int, d_out: int) -> float:
+    """Standard deviation of each weight under ``init`` for a ``[d_model, d_out]`` projection.
+
+    ``"lesson"``: ``sqrt(2 / (d_model + d_out))`` (the lesson's Xavier-like scale, :class:`attention.SelfAttention`);
+    ``"unit-variance"``: ``sqrt(1 / d_model)``, so a unit-variance input row gives unit-variance query, key and
+    value components. Raises ``ValueError`` for another ``init``.
+    """
+    if init == "lesson":
+        return math.sqrt(2.0 / (d_model + d_out))
+    if init == "unit-variance":
+        return math.sqrt(1.0 / d_model)
+    raise ValueError(f"init must be one of {tuple(INITS)}, got {init!r}")
+
+
+def weight_matrices(d_model: int, d_k: int, d_v: int, seed: int, init: str) -> dict[str, np.ndarray]:
+    """``{"W_q", "W_k", "W_v"}``: ``[d_model, d_k]``, ``[d_model, d_k]``, ``[d_model, d_v]`` float64.
+
+    The same standard-normal draws as ``SelfAttention(d_model, d_k, d_v, seed)`` (one
+    ``default_rng(seed)``, in the order ``W_q, W_k, W_v``), scaled to :func:`init_std`: with
+    ``"lesson"`` exactly that layer's weights, with ``"unit-variance"`` the same pattern at another scale.
+    """
+    layer = A.SelfAttention(d_model, d_k, d_v, seed=seed)
+    W = {"W_q": layer.W_q, "W_k": layer.W_k, "W_v": layer.W_v}
+    if init == "lesson":
+        return W
+    widths = {"W_q": d_k, "W_k": d_k, "W_v": d_v}
+    return {name: M * (init_std(init, d_model, widths[name]) / init_std("lesson", d_model, widths[name]))
+            for name, M in W.items()}
+
+
+def steps(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, scaled: bool = True) -> A.AttentionSteps:
+    """Lesson steps 1-6 on ``X [n, d_model]``; ``scaled=False`` skips step 4 (the softmax gets ``Q Kᵀ`` itself).
+
+    With ``scaled`` this is :func:`attention.attention_steps`. Without, ``scaled_scores`` holds the
+    raw scores (nothing was divided) and ``weights = softmax(Q Kᵀ)``. Raises ``ValueError`` as
+    :func:`attention.attention_steps` (shapes that do not chain, NaN/inf, scores that overflow).
+    """
+    s = A.attention_steps(X, W_q, W_k, W_v)
+    if scaled:
+        return s
+    output, weights = A.scaled_dot_product_attention(s.Q, s.K, s.V, scale=1.0)  # softmax(Q Kᵀ) V: [n, d_v], [n, n]
+    return A.AttentionSteps(X=s.X, Q=s.Q, K=s.K, V=s.V, scores=s.scores, scaled_scores=s.scores,
+                            mask=None, weights=weights, output=output)
+
+
+def mean_top_weight(scores: np.ndarray) -> float:
+    """The mean over rows of the largest softmax weight of ``scores [n, n]`` (1/n: uniform, 1: one-hot)."""
+    return float(A.softmax(scores).max(axis=-1).mean())
+
+
+@dataclass(frozen=True)
+class ScaleStory:
+    """What dividing by √d_k does to this run's scores, measured (lesson step 4).
+
+    Attributes:
+        n, d_k: tokens and key width.
+        scaled: whether the page divides by √d_k.
+        var_q, var_k: variance of the query and key components (``Q [n, d_k]``, ``K [n, d_k]``, all entries).
+        raw_var, scaled_var: variance of the ``n²`` scores ``Q Kᵀ`` and of ``Q Kᵀ / √d_k``.
+        top_raw, top_scaled: :func:`mean_top_weight` of the raw and of the scaled scores.
+    """
+
+    n: int
+    d_k: int
+    scaled: bool
+    var_q: float
+    var_k: float
+    raw_var: float
+    scaled_var: float
+    top_raw: float
+    top_scaled: float
+
+    @property
+    def top(self) -> float:
+        """The mean top weight of the scores the softmax gets on this page."""
+        return self.top_scaled if self.scaled else self.top_raw
+
+    def variance_line(self) -> str:
+        """One sentence with the measured variances (``n > 1``) or why there is none (one token)."""
+        if self.n == 1:
+            return ("One token: one score, so there is no spread to measure, and its weight is 1 whatever the "
+                    "scale.")
+        return (f"Measured on these {self.n * self.n} scores: variance of QKᵀ = {fmt(self.raw_var, 3)}, of "
+                f"QKᵀ/√d_k = {fmt(self.scaled_var, 3)} (dividing by √{self.d_k} divides the variance by "
+                f"{self.d_k}). The query and key components have variance {fmt(self.var_q, 3)} and "
+                f"{fmt(self.var_k, 3)} here.")
+
+    def claim_line(self) -> str:
+        """What the "variance near 1" argument says, and whether it holds for this run (measured)."""
+        if self.n == 1:
+            return ""
+        lo, hi = NEAR_ONE
+        v = self.scaled_var
+        where = "near 1" if lo <= v <= hi else ("well below 1" if v < lo else "well above 1")
+        text = (f"The lesson's argument: with unit-variance query and key components, q·k has variance ≈ d_k = "
+                f"{self.d_k}, and dividing by √d_k brings it back to ≈ 1. Here the scaled scores' variance is "
+                f"{fmt(v, 3)}: {where}.")
+        if v < lo:
+            text += " The softmax gets smaller scores than the argument assumes, so its weights are flatter."
+        elif v > hi:
+            text += " The softmax gets larger scores than the argument assumes, so its weights are sharper."
+        return text
+
+    def softmax_line(self) -> str:
+        """The measured mean top weight with and without the division, against uniform (1/n) and one-hot (1)."""
+        if self.n == 1:
+            return ""
+        now, other = ("with", "without") if self.scaled else ("without", "with")
+        other_top = self.top_raw if self.scaled else self.top_scaled
+        verdict = (" — close to one-hot: the softmax is saturated and its gradients nearly vanish"
+                   if self.top >= SATURATED else "")
+        return (f"Mean top weight per row {now} ÷√d_k: {fmt(self.top, 3)}{verdict} (uniform would be 1/{self.n} = "
+                f"{fmt(1 / self.n, 3)}, one-hot 1); {other} it: {fmt(other_top, 3)}.")
+
+
+def scale_story(s: A.AttentionSteps, scaled: bool) -> ScaleStory:
+    """Measure :class:`ScaleStory` from ``s`` (its ``Q``, ``K`` and raw ``scores``; ``scaled`` as the page runs)."""
+    n, d_k = s.Q.shape
+    raw = s.scores
+    sc = raw / math.sqrt(d_k)
+    return ScaleStory(n=n, d_k=d_k, scaled=scaled, var_q=float(s.Q.var()), var_k=float(s.K.var()),
+                      raw_var=float(raw.var()), scaled_var=float(sc.var()),
+                      top_raw=mean_top_weight(raw), top_scaled=mean_top_weight(sc))
+
+
+@dataclass(frozen=True)
+class SoftmaxCheck:
+    """The lesson's printed softmax row against the true softmax of its logits (issue #18, item 2)."""
+
+    logits: tuple[float, ...]
+    printed: tuple[float, ...]
+    true: tuple[float, ...]
+
+    @property
+    def printed_sum(self) -> float:
+        return float(sum(self.printed))
+
+    @property
+    def true_sum(self) -> float:
+        return float(sum(self.true))
+
+
+def softmax_check(logits=PRINTED_LOGITS, printed=PRINTED_ROW) -> SoftmaxCheck:
+    """:class:`SoftmaxCheck` with the true row computed by :func:`attention.softmax`."""
+    true = A.softmax(np.asarray(logits, dtype=float))
+    return SoftmaxCheck(tuple(map(float, logits)), tuple(map(float, printed)), tuple(map(float, true)))
+
+
+def repeated_word_rows(tokens: tuple[str, ...], X: np.ndarray) -> list[tuple[str, int, int, float]]:
+    """For each word that occurs more than once: ``(word, first, other, max |X[first] - X[other]|)`` per copy."""
+    first: dict[str, int] = {}
+    out = []
+    for i, t in enumerate(tokens):
+        if t in first:
+            out.append((t, first[t], i, float(np.abs(X[first[t]] - X[i]).max())))
+        else:
+            first[t] = i
+    return out
+
+
+NUMBER_LIMIT = 1e6  # an edited cell beyond this would only overflow the softmax
+
+
+def md_code(text: str, limit: int = 30) -> str:
+    """``text`` as one Markdown code span (shown literally: no bold, link, HTML or LaTeX), shortened to ``limit``."""
+    s = " ".join(str(text).split())
+    s = s if len(s) <= limit else s[:limit] + "…"
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def cell_text(x: float) -> str:
+    """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``)."""
+    return np.format_float_positional(float(x), trim="-")
+
+
+def parse_cell(cell) -> tuple[float | None, str | None]:
+    """``(value, None)`` or ``(None, what is wrong)`` for one cell of an editable matrix (issue #18, item 12).
+
+    A cell holds the learner's text. Blank (or missing) -> ``"is blank"``; text that is not a
+    number -> ``"holds `abc`, which is not a number"`` (the text shown literally); ``nan``/``inf``
+    -> not finite; beyond ±:data:`NUMBER_LIMIT` -> out of range. A decimal comma (``0,5``) is read as a point.
+    """
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)) or (isinstance(cell, str) and not cell.strip()):
+        return None, "is blank"
+    if isinstance(cell, bool):
+        return None, f"holds {md_code(cell)}, which is not a number"
+    text = str(cell).strip()
+    try:
+        x = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else text)
+    except ValueError:
+        return None, f"holds {md_code(text)}, which is not a number"
+    if not math.isfinite(x):
+        return None, f"holds {md_code(text)}, which is not a finite number"
+    if abs(x) > NUMBER_LIMIT:
+        return None, f"holds {md_code(text)}, beyond ±{NUMBER_LIMIT:g}"
+    return x, None
+
+
+def parse_matrix(cells, rows, cols, name: str) -> tuple[np.ndarray, list[str]]:
+    """``(values [r, c] float64, problems)`` for a grid of cell texts; a bad cell is NaN in ``values``.
+
+    Each problem names the matrix, the cell's row and column labels, and what is wrong (:func:`parse_cell`).
+    """
+    cells = np.asarray(cells, dtype=object)
+    values = np.full(cells.shape, np.nan)
+    problems = []
+    for (r, c), cell in np.ndenumerate(cells):
+        x, err = parse_cell(cell)
+        if err is None:
+            values[r, c] = x
+        else:
+            problems.append(f"{name}: the cell in row {rows[r]}, column {cols[c]} {err}")
+    return values, problems
