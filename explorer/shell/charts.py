@@ -157,6 +157,21 @@ def tick_positions(n: int, max_ticks: int) -> list[int]:
     return ticks
 
 
+def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int]) -> dict:
+    """The tick settings of a position axis across a chart (positions ``0 … n - 1`` named by ``labels``).
+
+    While a phone's chart holds every label (``phone_ticks`` is every position) each position is labelled.
+    Otherwise Plotly picks the ticks for the chart's actual width in the browser (its automatic ticks: about
+    one per 80 px, at most 10, at whole-number steps 1, 2, 5, 10 … once there are more positions than ticks) and
+    ``labelalias`` names each by its label: a desktop map keeps more labels than a phone's, and none touch
+    (long labels stand on end: Plotly's check for overlapping labels misses some of them).
+    """
+    n = len(labels)
+    if len(phone_ticks) >= n:
+        return dict(tickmode="array", tickvals=list(range(n)), ticktext=list(labels))
+    return dict(tickmode="auto", tick0=0, labelalias={str(i): label for i, label in enumerate(labels)})
+
+
 def weight_colors(z, color_scale: str, mask=None) -> tuple[np.ndarray, tuple[float, float]]:
     """The values an attention-weight map is coloured by, and their colour range, for ``color_scale``.
 
@@ -399,10 +414,11 @@ def heatmap(
     layout = dict(
         # Rotated key labels hang to the left of their tick (negative angles), so the last one stays inside the
         # figure: Plotly hides a tick label that runs past the figure's edge ("hide past div").
-        xaxis=dict(tickmode="array", tickvals=x_ticks, ticktext=[cols[i] for i in x_ticks],
-                   title=dict(text=col_name), side="bottom", showgrid=False, zeroline=False,
-                   range=[-0.5, n_cols - 0.5],
-                   autotickangles=tick_angles(len(x_ticks), phone_width)),
+        xaxis=dict(**position_ticks(cols, x_ticks), title=dict(text=col_name), side="bottom", showgrid=False,
+                   zeroline=False, range=[-0.5, n_cols - 0.5],
+                   autotickangles=tick_angles(len(x_ticks), phone_width)
+                   if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]),
+        # The map's height is the same on every screen: its row labels are thinned for that height alone.
         yaxis=dict(tickmode="array", tickvals=y_ticks, ticktext=[rows[i] for i in y_ticks],
                    title=dict(text=row_name), autorange="reversed", showgrid=False, zeroline=False),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),

@@ -104,11 +104,14 @@ def test_markup_in_the_sentence_is_shown_literally_everywhere(st_app, nav_pages)
     problems = []
 
     # Walkthrough in detail: drawn tick labels, hover, the table, the text views.
+    # 34 tokens: more than a map labels (issue 18: thinned so that none touch), so the labels drawn are some of the
+    # tokens' labels, in order, each exactly as typed, the first one among them.
     ticks = {c["key"]: c for c in st_app.page.evaluate(TICKS_JS)}
-    if ticks[WALK_WEIGHTS]["y"] != labels:
-        problems.append(f"weights y labels drawn as {ticks[WALK_WEIGHTS]['y']}, expected {labels}")
-    if ticks[WALK_WEIGHTS]["x"] != labels:
-        problems.append(f"weights x labels drawn as {ticks[WALK_WEIGHTS]['x']}, expected {labels}")
+    for axis in ("y", "x"):
+        drawn = ticks[WALK_WEIGHTS][axis]
+        positions = [labels.index(t) if t in labels else -1 for t in drawn]
+        if not drawn or drawn[0] != labels[0] or -1 in positions or positions != sorted(set(positions)):
+            problems.append(f"weights {axis} labels drawn as {drawn}, expected some of {labels} in order")
     quote, amp = tokens.index('"'), tokens.index("&")
     hover = st_app.hover(WALK_WEIGHTS, quote, amp)
     if not hover.startswith(f"query {labels[quote]} → key {labels[amp]}: "):

@@ -173,6 +173,9 @@ def test_heatmap_and_mask_maps_label_the_last_key(n):
     for fig in (heatmap(np.eye(n), labels, labels, max_xticks=8),
                 causal_charts.boolean_mask_figure(np.tri(n, dtype=bool), labels, short=True, show_legend=False)):
         for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            if axis.tickmode == "auto":  # Plotly picks the key ticks for the chart's width; each names its token
+                assert axis.labelalias[str(n - 1)] == labels[-1] and n > 6
+                continue
             assert axis.ticktext[0] == labels[0] and axis.ticktext[-1] == labels[-1]
             assert axis.tickvals[-1] == n - 1
         # Rotated labels hang to the left of their tick, so the last one stays inside the figure (Plotly hides

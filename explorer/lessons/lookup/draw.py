@@ -23,18 +23,19 @@ latex_text = textviews.latex_text
 fmt = textviews.fmt
 
 # The table editor's input, made once (the editor copies both): the default rows and the columns' settings.
-TABLE_FRAME = pd.DataFrame(S.DEFAULT_ROWS, columns=list(S.COLUMNS))
+# The number columns are text columns holding the numbers as written: a number column would turn text typed into
+# it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
+# model.parse_table reads and checks every cell.
+TABLE_FRAME = pd.DataFrame([{c: (f"{v:g}" if c in S.NUMBER_COLUMNS else v) for c, v in row.items()}
+                            for row in S.DEFAULT_ROWS], columns=list(S.COLUMNS))
+_RANGE = f"a number from −{S.NUMBER_LIMIT:g} to {S.NUMBER_LIMIT:g}"
 TABLE_COLUMNS = {
     S.KEY: st.column_config.TextColumn("key", help="The key's name: what the database matches."),
-    S.K1: st.column_config.NumberColumn("k1", help="Key vector, first number.", step=0.01, format="%.2f",
-                                        min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
-    S.K2: st.column_config.NumberColumn("k2", help="Key vector, second number.", step=0.01, format="%.2f",
-                                        min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
+    S.K1: st.column_config.TextColumn("k1", help=f"Key vector, first number ({_RANGE})."),
+    S.K2: st.column_config.TextColumn("k2", help=f"Key vector, second number ({_RANGE})."),
     S.VALUE: st.column_config.TextColumn("value", help="The value's name: what is handed over."),
-    S.V1: st.column_config.NumberColumn("v1", help="Value vector, first number (default: longitude).",
-                                        step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
-    S.V2: st.column_config.NumberColumn("v2", help="Value vector, second number (default: latitude).",
-                                        step=0.01, format="%.2f", min_value=-S.NUMBER_LIMIT, max_value=S.NUMBER_LIMIT),
+    S.V1: st.column_config.TextColumn("v1", help=f"Value vector, first number (default: longitude; {_RANGE})."),
+    S.V2: st.column_config.TextColumn("v2", help=f"Value vector, second number (default: latitude; {_RANGE})."),
 }
 
 

@@ -19,6 +19,7 @@ import attention as A
 KEY, K1, K2, VALUE, V1, V2 = "key", "k1", "k2", "value", "v1", "v2"
 COLUMNS = (KEY, K1, K2, VALUE, V1, V2)
 KEY_COLS, VALUE_COLS = (K1, K2), (V1, V2)
+NUMBER_COLUMNS = (*KEY_COLS, *VALUE_COLS)
 NUMBER_LIMIT = 1000.0  # |every number| <= this, so q · k * sharpness stays far from overflow
 MAX_ROWS = 12
 QUERY_LIMIT = 5.0  # the query sliders run from -QUERY_LIMIT to +QUERY_LIMIT

@@ -150,7 +150,8 @@ def blocked_heatmap(
     if sampled or drawn.size > HOVER_CELL_MAX:  # light: 4 decimals (small weights would take a digit more at 4 sig.)
         fig.update_traces(z=np.round(drawn, 4).tolist(), selector=dict(type="heatmap"))  # a list: short numbers
     every = max(1, math.ceil(len(cidx) / 8))
-    fig.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(p) for p in cidx[::every]], tickangle=0,
+    fig.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
+                     ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
     if row_labels is None:
         fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
@@ -400,7 +401,8 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
                     zrange=(-top, top), show_text=False)
         f.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))  # true column indices within the head
         every = max(1, math.ceil(len(cidx) / 8))
-        f.update_xaxes(tickvals=cidx[::every].tolist(), ticktext=[str(j) for j in cidx[::every]],
+        f.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
+                       ticktext=[str(j) for j in cidx[::every]],
                        range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text="head column")
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
