@@ -359,9 +359,10 @@ def not_used(notes: dict[str, str]) -> None:
     notes also go to ``st.session_state["_not_used"]`` (what tests read). Without the
     entrypoint's sidebar (a page run alone) they go to the bottom of the sidebar.
     """
-    unknown = set(notes) - set(DEFAULTS)
+    shared = [*DEFAULTS, "color_scale"]
+    unknown = set(notes) - set(shared)
     if unknown:
-        raise ValueError(f"not shared controls: {sorted(unknown)}; shared: {', '.join(DEFAULTS)}")
+        raise ValueError(f"not shared controls: {sorted(unknown)}; shared: {', '.join(shared)}")
     slots = st.session_state.get(_SLOTS_KEY, {})
     st.session_state[_NOT_USED_KEY] = dict(notes)
     for key, why in notes.items():
@@ -422,6 +423,7 @@ def sidebar_controls() -> Shared:
              "each row's largest weight, and hovering a cell always shows the true weight.",
     )
     check_link("color_scale", scale, "one of " + ", ".join(COLOR_SCALES))
+    _note_slot("color_scale")
     sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
     return Shared(sentence, embedding, bool(positional), int(seed), int(d_model), int(d_k))
 

@@ -39,6 +39,8 @@ controls.not_used({
     "seed": f"this page has its own Monte Carlo seed (now {int(seed)}).",
     "d_model": "queries and keys are drawn directly at width d_k.",
     "d_k": f"this page has its own d_k (now {int(d_k)}; powers of two up to {S.D_K_CHOICES[-1]}).",
+    "color_scale": "this page's weight maps keep the fixed [0, 1] range: how close a row comes to 1 (saturation) "
+                   "is the lesson.",
 })
 sampling = {"d_k": int(d_k), "n_keys": int(n_keys), "n_samples": int(n_samples), "seed": int(seed)}
 draw.summary(**sampling)  # the verdict, what was measured, part 1's formula

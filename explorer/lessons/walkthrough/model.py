@@ -21,7 +21,7 @@ from explorer.shell.textviews import fmt
 
 INITS = {  # value (also the link's) -> how the page names it
     "lesson": "N(0, 2/(d_model + d_k)), as in the lesson",
-    "unit-variance": "N(0, 1/d_model): query and key components of variance ≈ 1",
+    "unit-variance": "N(0, 1/d_model): query and key components as spread as X's entries (≈ 1 when theirs is)",
 }
 DEFAULT_INIT = "lesson"
 NEAR_ONE = (0.5, 2.0)  # a measured variance in this range is "near 1"
@@ -124,11 +124,13 @@ class ScaleStory:
         if self.n == 1:
             return ""
         lo, hi = NEAR_ONE
-        v = self.scaled_var
+        v = self.scaled_var if self.scaled else self.raw_var
         where = "near 1" if lo <= v <= hi else ("well below 1" if v < lo else "well above 1")
         text = (f"The lesson's argument: with unit-variance query and key components, q·k has variance ≈ d_k = "
-                f"{self.d_k}, and dividing by √d_k brings it back to ≈ 1. Here the scaled scores' variance is "
-                f"{fmt(v, 3)}: {where}.")
+                f"{self.d_k}, and dividing by √d_k brings it back to ≈ 1. ")
+        text += (f"Here the scaled scores' variance is {fmt(v, 3)}: {where}." if self.scaled else
+                 f"Here the division is switched off, so the softmax gets QKᵀ itself, variance {fmt(v, 3)}: "
+                 f"{where}.")
         if v < lo:
             text += " The softmax gets smaller scores than the argument assumes, so its weights are flatter."
         elif v > hi:

@@ -33,7 +33,8 @@ with c_init:
         captions=list(W.INITS.values()), horizontal=True, disabled=source == LESSON,
         help="How W_q, W_k, W_v are drawn for your sentence (the same random draws, at another scale). lesson: "
              "std √(2/(d_model + d_k)), the lesson's SelfAttention. unit-variance: std √(1/d_model), so a query or "
-             "key component has variance ≈ 1, as the √d_k argument assumes. The lesson example has hand-written "
+             "key component is as spread as the entries of X: variance ≈ 1 when theirs is, as the √d_k argument "
+             "assumes (the measured values are shown at steps 2 and 4). The lesson example has hand-written "
              "weights and does not use this.",
     )
     controls.check_link("walk_init", init, "one of " + ", ".join(W.INITS))

@@ -156,3 +156,9 @@ def test_largest_settings_through_a_link():
     assert len(json.dumps(figs["scale_fig_hist"])) < 20_000
     z = arr(figs["scale_fig_heat_unscaled"]["data"][0]["z"])
     assert z.shape == (32, 32) and z.max() > 0.99  # saturated: one key takes (nearly) everything
+
+
+def test_the_sidebar_says_this_page_keeps_its_own_colour_range():
+    at = app_at("scaling", query={"color_scale": "row"})
+    assert_clean(at)
+    assert "color_scale" in at.session_state["_not_used"]

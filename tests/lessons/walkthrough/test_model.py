@@ -128,3 +128,14 @@ def test_parse_matrix_names_the_cell():
                         "X: the cell in row b, column dim 0 is blank"]
     assert values[0, 0] == 1 and values[1, 1] == 2 and np.isnan(values[0, 1])
     assert W.cell_text(0.1) == "0.1" and W.cell_text(2.0) == "2"
+
+
+def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
+    """With ÷√d_k switched off the caption speaks of QKᵀ itself (its variance), not of the scaled scores."""
+    from explorer.lessons.walkthrough.model import ScaleStory
+
+    common = dict(n=6, d_k=4, var_q=1.0, var_k=1.0, raw_var=4.2, scaled_var=1.05, top_raw=0.6, top_scaled=0.3)
+    on, off = ScaleStory(scaled=True, **common), ScaleStory(scaled=False, **common)
+    assert "scaled scores' variance is 1.050: near 1" in on.claim_line()
+    assert "switched off" in off.claim_line() and "variance 4.200: well above 1" in off.claim_line()
+    assert "scaled scores' variance" not in off.claim_line()
