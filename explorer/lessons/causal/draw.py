@@ -167,7 +167,8 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     if sc.unchanged_through_t(True) and vacuous:
         why = ("nothing after t was replaced (t is the last position)" if t == n - 1 else
                f"every token after t = {t} is padding, which no query can see")
-        fix = "Move t to the left" if t == n - 1 else "Reduce the padding"
+        fix = ("Type a sentence of two or more tokens" if n == 1 else
+               "Move t to the left" if t == n - 1 else "Reduce the padding")
         st.info(f"Causal: output {rows} {'is' if t == 0 else 'are'} unchanged, but that shows nothing here: {why}. "
                 f"{fix} to put the causal mask to the test.", icon="ℹ️")
     elif sc.unchanged_through_t(True):
@@ -181,7 +182,8 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
                    icon="👀")
     elif t == n - 1:
         st.info("Bidirectional: nothing was replaced (t is the last position), so nothing changes. "
-                "Move t to the left.")
+                + ("Type a sentence of two or more tokens: with one token there is no future to replace."
+                   if n == 1 else "Move t to the left."))
     else:
         st.info(f"Bidirectional: {rows} did not change here because every key after t = {t} is padding "
                 "(blocked for every query). Reduce the padding to see the leak.")

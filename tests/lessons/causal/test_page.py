@@ -141,3 +141,10 @@ def test_empty_sentence_prompts_and_markup_is_escaped():
     assert_clean(at)
     ticks = figures(at)["causal_fig_bool"]["layout"]["yaxis"]["ticktext"]
     assert ticks[0].startswith("&lt;") and "<b>" not in "".join(ticks)
+
+
+def test_one_token_asks_for_a_longer_sentence_not_an_impossible_move():
+    at = app_at("causal", session={"sentence": "a"})
+    assert_clean(at)
+    text = " ".join(str(e.value) for e in [*at.info, *at.success, *at.warning])
+    assert "Move t to the left" not in text and "two or more tokens" in text, text
