@@ -324,6 +324,25 @@ class App:
             self.screenshot("unsettled")
             raise AssertionError(f"the app did not settle: {state}") from e
 
+    def type_in_cell(self, grid_selector: str, n_cols: int, row: int, col: int, text: str, *,
+                     index_px: float = 0) -> None:
+        """Type ``text`` into data cell (row, col) of the data editor under ``grid_selector`` (``n_cols`` data
+        columns, an index column ``index_px`` wide), as a learner does: double-click the cell, type, Enter. The
+        grid is a canvas: the cell is found from the grid's box (Streamlit 1.67's 35 px header and rows)."""
+        grid = self.page.locator(f'{grid_selector} [data-testid="stDataFrame"]')
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        x = box["x"] + index_px + (box["width"] - index_px) / n_cols * (col + 0.5)
+        y = box["y"] + 35 * (row + 1.5)
+
+        def edit():
+            self.page.mouse.dblclick(x, y)  # opens the cell's editor: a text box over the canvas
+            field = self.page.locator("textarea.gdg-input").first
+            field.wait_for(state="visible")
+            field.fill(text)
+            field.press("Enter")
+        self.act(edit)
+
     def act(self, action, *, idempotent: bool = False) -> None:
         """Do ``action`` (something that makes the app rerun), then wait for the app to settle.
 

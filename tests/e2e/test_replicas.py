@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.load_replicas import stop_replicas
 from tests.e2e.conftest import OBSERVER_JS, ROOT, TIMEOUT_MS, VIEWPORT, App, _free_port, record_timing
 
 pytestmark = pytest.mark.e2e
@@ -81,13 +82,7 @@ def replicas(tmp_path_factory):
         yield info
     finally:
         started = [*info.get("pids", {}).values(), info.get("haproxy_pid")]
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+        stop_replicas(proc)
         left = [pid for pid in started if pid and _alive(pid)]
         for pid in left:
             with contextlib.suppress(ProcessLookupError):

@@ -110,23 +110,8 @@ def test_downloads_hold_the_numbers_on_screen(st_app):
 
 
 def _type_in_cell(st_app, key: str, row: int, col: int, text: str) -> None:
-    """Type ``text`` into data cell (row, col) of the 4-column data editor ``key``, as a learner does (double-click
-    the cell, type, Enter). The grid is a canvas: the cell is found from the grid's box (Streamlit 1.67's
-    35 px header and rows, 59 px index column)."""
-    grid = st_app.page.locator(f'.st-key-{key} [data-testid="stDataFrame"]')
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    index_width, row_h = 59, 35
-    x = box["x"] + index_width + (box["width"] - index_width) / 4 * (col + 0.5)
-    y = box["y"] + row_h * (row + 1.5)
-
-    def edit():
-        st_app.page.mouse.dblclick(x, y)  # opens the cell's editor: a text box over the canvas
-        field = st_app.page.locator("textarea.gdg-input").first
-        field.wait_for(state="visible")
-        field.fill(text)
-        field.press("Enter")
-    st_app.act(edit)
+    """The walkthrough's 4-column data editor ``key`` (its index column 59 px wide)."""
+    st_app.type_in_cell(f".st-key-{key}", 4, row, col, text, index_px=59)
 
 
 def test_text_in_a_number_cell_is_not_a_number_and_edits_outlive_your_sentence(st_app):
