@@ -46,25 +46,23 @@ OWN = {"walkthrough": "walk_query", "lookup": "lookup_qx", "scaling": "scale_tem
        "causal": "causal_query", "two_sentences": "two_shuffle_seed", "quiz": None,
        "real_model": "rm_head", "kv_cache": "kv_steps"}  # a head change; one more generated token
 SHARED = "d_k"
+# Opened with these link values, so that the own control changes a chart (two sentences' shuffle seed changes only
+# a table while the shuffle is off, its default).
+OPEN_WITH = {"two_sentences": "?two_shuffle=true"}
 
 OBSERVER_JS = """
 (() => {
-  const s = window.__b = {ended: 0, started: 0, last: performance.now()};
-  new MutationObserver((muts) => {
-    for (const m of muts) {
-      s.last = performance.now();
-      if (m.oldValue === 'running') s.ended += 1;
-      if (m.target.getAttribute('data-test-script-state') === 'running') s.started += 1;
-    }
-  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                        attributeFilter: ['data-test-script-state']});
+  const s = window.__b = {last: performance.now()};  // the page's run state last changed
+  new MutationObserver(() => { s.last = performance.now(); })
+    .observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
 })();
 """
 FIRST_CHART_JS = "() => [...document.querySelectorAll('.js-plotly-plot')].some((g) => g._fullLayout && g._fullData)"
+# The page is idle (the run's end itself is counted on the websocket: Tab.finished).
 SETTLED_JS = """
-(before) => {
+() => {
   const s = window.__b, app = document.querySelector('[data-testid="stApp"]');
-  if (!s || !app || s.ended <= before) return false;
+  if (!s || !app) return false;
   if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (performance.now() - s.last < 250) return false;
   if (document.querySelector('[data-stale="true"]') || document.querySelector('[data-testid="stSkeleton"]'))
@@ -86,13 +84,12 @@ SIGNATURES_JS = """
 })
 """
 CHANGED_JS = """
-({old, before}) => {
+({old}) => {
   const now = (SIGNATURES)();
   const oldSet = new Set(old.filter((s) => s !== null));
-  if (now.some((s) => s !== null && !oldSet.has(s))) return 'changed';
-  return (SETTLED)(before) ? 'settled' : false;
+  return now.some((s) => s !== null && !oldSet.has(s)) ? 'changed' : false;
 }
-""".replace("SIGNATURES", SIGNATURES_JS.strip()).replace("SETTLED", SETTLED_JS.strip())
+""".replace("SIGNATURES", SIGNATURES_JS.strip())
 KIND_JS = """(b) => {
   for (const t of ['stSlider', 'stNumberInput', 'stSelectbox', 'stCheckbox', 'stButtonGroup', 'stRadio'])
     if (b.querySelector('[data-testid="' + t + '"]')) return t;
@@ -100,20 +97,70 @@ KIND_JS = """(b) => {
 
 
 class Tab:
+    """One browser tab on a Streamlit page, with the page's runs counted on its websocket.
+
+    A run is counted by the ``script_finished`` message the server sends at its end (a fragment's run too),
+    and a rerun request by the ``rerun_script`` message the browser sends: read from the protobuf frames
+    themselves, not from the page's ``data-test-script-state``, which React may never set to 'running' for a
+    run quick enough to start and end in one render (a fragment's 10-50 ms run).
+    """
+
     def __init__(self, context, timeout_s: float):
         self.page = context.new_page()
         self.timeout_ms = timeout_s * 1000
+        self.finished = 0  # script_finished messages received
+        self.requested = 0  # rerun_script messages sent
+        self.page.on("websocket", self._watch)
 
-    def runs(self) -> int:
-        return self.page.evaluate("() => window.__b ? window.__b.ended : 0")
+    def _watch(self, ws) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        def received(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = ForwardMsg()
+                msg.ParseFromString(payload)
+                if msg.WhichOneof("type") == "script_finished":
+                    self.finished += 1
+
+        def sent(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = BackMsg()
+                msg.ParseFromString(payload)
+                if msg.WhichOneof("type") == "rerun_script":
+                    self.requested += 1
+
+        ws.on("framereceived", received)
+        ws.on("framesent", sent)
+
+    def until(self, check, polling_s: float = 0.02):
+        """Call ``check()`` every ``polling_s`` until it is truthy; its value. ``TimeoutError`` after the timeout.
+
+        Polled from Python (``page.evaluate`` inside ``check``), not with ``page.wait_for_function``: after a
+        quick fragment rerun, ``wait_for_function`` sometimes never saw a predicate that a plain ``evaluate``
+        found true (walkthrough's query box, 2026-11-30). Polling also lets the websocket handlers run.
+        """
+        deadline = time.perf_counter() + self.timeout_ms / 1000
+        while True:
+            value = check()
+            if value:
+                return value
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"not true within {self.timeout_ms / 1000:.0f} s")
+            self.page.wait_for_timeout(polling_s * 1000)  # lets Playwright deliver the websocket events
+
+    def settled(self, before: int) -> bool:
+        """A run ended after ``before`` runs had, and the page is idle: not running, quiet, every chart drawn."""
+        return self.finished > before and bool(self.page.evaluate(SETTLED_JS))
 
     def open(self, url: str) -> tuple[float, float]:
         """Seconds from ``goto`` to the first chart drawn, and to every chart drawn with the run ended."""
+        before = self.finished
         t0 = time.perf_counter()
         self.page.goto(url, wait_until="commit")
-        self.page.wait_for_function(FIRST_CHART_JS, timeout=self.timeout_ms, polling=20)
+        self.until(lambda: self.page.evaluate(FIRST_CHART_JS))
         first = time.perf_counter() - t0
-        self.page.wait_for_function(SETTLED_JS, arg=0, timeout=self.timeout_ms, polling=50)
+        self.until(lambda: self.settled(before), 0.05)
         return first, time.perf_counter() - t0
 
     def move(self, key: str) -> tuple[float, float]:
@@ -125,22 +172,20 @@ class Tab:
         box.wait_for(state="visible", timeout=self.timeout_ms)
         kind = box.evaluate(KIND_JS)
         old = self.page.evaluate(SIGNATURES_JS)
-        before = self.runs()
-        if kind == "stSlider":  # a key press the page swallows (no run starts within 3 s) is pressed again
+        before = self.finished
+        if kind == "stSlider":  # a key press the page swallows (no rerun asked for within 3 s) is pressed again
             thumb = box.locator("input[type=range]").first
-            started = self.page.evaluate("() => window.__b.started")
             for _ in range(3):
+                asked = self.requested
                 arrow = "ArrowLeft" if thumb.input_value() == thumb.get_attribute("max") else "ArrowRight"
                 thumb.focus()
                 t0 = time.perf_counter()
                 thumb.press(arrow)
-                try:
-                    self.page.wait_for_function(
-                        "([st, en]) => window.__b.started > st || window.__b.ended > en", arg=[started, before],
-                        timeout=3_000, polling=20)
+                deadline = time.perf_counter() + 3
+                while self.requested == asked and time.perf_counter() < deadline:
+                    self.page.wait_for_timeout(20)
+                if self.requested > asked:
                     break
-                except Exception:  # noqa: BLE001 - swallowed: press again, timed from the new press
-                    continue
         elif kind == "stNumberInput":
             field = box.locator("input").first
             value = field.input_value()
@@ -173,10 +218,10 @@ class Tab:
             box.locator("label").first.click()
         else:
             raise RuntimeError(f"do not know how to move {key!r} ({kind})")
-        how = self.page.wait_for_function(CHANGED_JS, arg={"old": old, "before": before}, timeout=self.timeout_ms,
-                                          polling=20).json_value()
+        how = self.until(lambda: self.page.evaluate(CHANGED_JS, {"old": old}) or
+                         ("settled" if self.settled(before) else None))
         chart = time.perf_counter() - t0
-        self.page.wait_for_function(SETTLED_JS, arg=before, timeout=self.timeout_ms, polling=50)
+        self.until(lambda: self.settled(before), 0.05)
         settled = time.perf_counter() - t0
         # No chart changed (the control changes none at these settings): the run's end stands for the chart.
         return (chart if how == "changed" else settled), settled
@@ -243,7 +288,7 @@ def main(argv=None) -> int:
             result["lessons"] = {}
             for name in args.lessons:
                 lesson = next(e for e in LESSONS if e.name == name)
-                url = f"{base_a}/{'' if lesson == LESSONS[0] else lesson.url_path}"
+                url = f"{base_a}/{'' if lesson == LESSONS[0] else lesson.url_path}{OPEN_WITH.get(name, '')}"
                 first_visit = warm.open(url)  # the lesson's first visit (the real model's load included)
                 opens = [tab.open(url) for _ in range(args.repeats)]  # the server has served it: warm
                 row = {"first_visit": first_visit, "open": opens}

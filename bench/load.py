@@ -22,6 +22,7 @@ N at most 100, loopback or a given URL only.
 
     python bench/load.py                        # starts its own `streamlit run` on a free loopback port
     python bench/load.py --n 1 10 30 --out .benchmarks/load.json
+    python bench/load.py --n 1 --cold-vs-trivial 5   # budget 3: each lesson's cold run vs the trivial page's
     python bench/load.py --n 30 --url http://127.0.0.1:8501 --server-pid 1234   # an already running server/proxy
 
 Import: ``from bench.load import run_load`` (``run_load(base_url, n) -> dict``); ``start_server``
@@ -38,9 +39,11 @@ import os
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
+import types
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -275,16 +278,51 @@ def warm_up(base_url: str, *, with_real_model: bool = False, timeout: float = 12
     return out
 
 
+TRIVIAL = types.SimpleNamespace(name="trivial", url_path="")  # bench/trivial_app.py's one page
+
+
+def cold_vs_trivial(base_url: str, trivial_url: str, *, repeats: int = 5, timeout: float = 120.0,
+                    with_real_model: bool = False) -> dict:
+    """Budget 3 from the server's side: each lesson's cold run against the trivial page's, one session at a time.
+
+    Alternates, ``repeats`` times: every lesson once at a new seed (a cold run), then the trivial app
+    (``bench/trivial_app.py``, one slider and one 6 x 6 heat map: nothing of it is cached, so every run is
+    a full run) once per lesson. Time = connect -> the run's end, as a learner's browser would see it
+    (session setup, the script, Streamlit's sending and its work after the run included).
+
+    Returns ``{"trivial_s": median, "lessons": {name: {"median_s", "ratio", "runs"}}}``. Raises
+    ``RuntimeError`` if a session fails.
+    """
+    chosen = lessons(with_real_model)
+    times: dict[str, list[float]] = {e.name: [] for e in chosen}
+    trivial: list[float] = []
+    for _ in range(repeats):
+        for lesson in chosen:
+            for url, target, into in ((base_url, lesson, times[lesson.name]), (trivial_url, TRIVIAL, trivial)):
+                s = asyncio.run(open_session(url, target, next(_SEEDS) % SEED_MAX, timeout))
+                if not s["ok"]:
+                    raise RuntimeError(f"{target.name} failed: {s['error']}")
+                into.append(s["end_s"])
+    ref = statistics.median(trivial)
+    return {"trivial_s": round(ref, 4), "lessons": {
+        name: {"median_s": round(statistics.median(v), 4), "ratio": round(statistics.median(v) / ref, 2),
+               "runs": [round(x, 4) for x in v]} for name, v in times.items()}}
+
+
 def table(results: list[dict]) -> str:
     ref = next((r["p50_last_chart_s"] for r in results if r["n"] == 1), None)
     rows = ["| N | sessions (failed) | p50 to last chart | p95 to last chart | max | p50 to run end | runs/s "
-            "| server RSS | p95 / single p50 |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| server RSS | p95 / single p50 | p95 / (N x single p50) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         ratio = f"{r['p95_last_chart_s'] / ref:.1f}x" if ref and r["p95_last_chart_s"] else "-"
+        # One process runs its sessions' scripts under one GIL: N runs at once cannot all end before about N
+        # single runs one after the other. Near 1 = the server wastes nothing; the rest is the machine's cores.
+        serial = f"{r['p95_last_chart_s'] / (r['n'] * ref):.2f}" if ref and r["p95_last_chart_s"] else "-"
         rss = f"{r['rss_mb']:.0f} MiB" if r["rss_mb"] is not None else "-"
         rows.append(f"| {r['n']} | {r['sessions']} ({r['failed']}) | {r['p50_last_chart_s']} s | "
                     f"{r['p95_last_chart_s']} s | {r['max_last_chart_s']} s | {r['p50_end_s']} s | {r['runs_per_s']} "
-                    f"| {rss} | {ratio} |")
+                    f"| {rss} | {ratio} | {serial} |")
     return "\n".join(rows)
 
 
@@ -301,6 +339,9 @@ def main(argv=None) -> int:
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="environment of the server this script starts (e.g. OPENBLAS_NUM_THREADS=1)")
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    ap.add_argument("--cold-vs-trivial", type=int, default=0, metavar="REPEATS",
+                    help="also start bench/trivial_app.py and compare each lesson's cold run with its run "
+                         "(budget 3), REPEATS rounds (without --url)")
     args = ap.parse_args(argv)
     if any(not 1 <= n <= MAX_N for n in args.n):
         ap.error(f"every N must be in 1..{MAX_N}")
@@ -335,6 +376,15 @@ def main(argv=None) -> int:
             print(f"N = {n}: p50 {r['p50_last_chart_s']} s, p95 {r['p95_last_chart_s']} s to last chart, "
                   f"{r['runs_per_s']} runs/s, RSS {r['rss_mb']} MiB, failed {r['failed']}"
                   + (f" ({errors[:3]})" if errors else ""), flush=True)
+        if args.cold_vs_trivial and not args.url:
+            t_proc, t_base = start_server(script="bench/trivial_app.py", env=env,
+                                          log_path=Path("/tmp") / f"load-trivial-{os.getpid()}.log")
+            try:
+                asyncio.run(open_session(t_base, TRIVIAL, 0, args.timeout))  # its imports, untimed
+                meta["cold_vs_trivial"] = cold_vs_trivial(base, t_base, repeats=args.cold_vs_trivial,
+                                                          timeout=args.timeout, with_real_model=args.with_real_model)
+            finally:
+                stop_server(t_proc)
     finally:
         if proc is not None:
             stop_server(proc)
@@ -343,6 +393,12 @@ def main(argv=None) -> int:
     print(table(results))
     print(f"\nload average at start {meta['loadavg_start'][0]:.2f}, at end {meta['loadavg_end'][0]:.2f}; "
           f"{meta['cpus']} CPUs; server RSS at start {meta['rss_start_mb']} MiB")
+    if "cold_vs_trivial" in meta:
+        c = meta["cold_vs_trivial"]
+        print(f"\nBudget 3, one session at a time, connect -> run end (median of {args.cold_vs_trivial}): "
+              f"trivial page {c['trivial_s'] * 1000:.1f} ms\n\n| lesson | cold run | x trivial |\n|---|---:|---:|")
+        for name, v in c["lessons"].items():
+            print(f"| {name} | {v['median_s'] * 1000:.1f} ms | {v['ratio']:.1f}x |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")

@@ -107,7 +107,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--pages", nargs="*", help="only these lessons")
-    ap.add_argument("--top", type=int, default=0, help="print the top N functions by cumulative time")
+    ap.add_argument("--top", type=int, default=0, help="print the top N functions (by --sort)")
+    ap.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
+                    help="order of the --top list: cumulative or self time")
     args = ap.parse_args()
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(TRIVIAL_IN_APP)
@@ -125,7 +127,7 @@ def main() -> None:
         rows.append((name, t, t_trivial, areas))
         if args.top:
             print(f"\n=== {name}: cold {t * 1000:.1f} ms")
-            stats.sort_stats("cumulative").print_stats(args.top)
+            stats.sort_stats(args.sort).print_stats(args.top)
     print(f"\nload average {os.getloadavg()[0]:.2f}; times are the fastest of {args.repeats} cold runs; areas are "
           "the self time of one profiled cold run (cProfile adds its own overhead)\n")
     head = " | ".join(name for name, _ in AREAS)

@@ -2,7 +2,8 @@
 
 Speaks Streamlit's websocket protocol to the suite's real server (as ``bench/load.py`` does): a full run of the
 page, then the rerun the browser asks for when that control moves (the control's ``fragment_id``). The rerun
-must send the part's own elements and charts only, none of the page's other charts.
+must send the part's own elements and charts only: none of the page's other charts, nor the elements named as
+outside the part (the lookup's table editor, the two-sentences page's sentence box and charts above and below).
 """
 
 from __future__ import annotations
@@ -16,15 +17,26 @@ from tests.e2e.conftest import record_timing
 
 pytestmark = pytest.mark.e2e
 
-# (lesson url path, control key, charts of its part)
+LOOKUP_CHARTS = {"lookup_fig_keys", "lookup_fig_weights", "lookup_fig_values", "lookup_fig_dial", "lookup_fig_matrix",
+                 "lookup_fig_hard_matrix"}  # every chart follows the query: the part is parts 2-4, not the table
+SHUFFLE_CHARTS = {"two_fig_order_original", "two_fig_order_shuffled", "two_fig_order_unpermuted",
+                  "two_fig_order_gap", "two_fig_repeat_rows"}  # the copies' chart sits between the test and its gaps
+
+# (lesson url path, link, control key, charts of its part, other keys on the page that must not be resent,
+#  texts that depend on the control and must be resent with the part, or the page would show stale numbers)
 CASES = [
-    ("", "walk_query", {"walk_fig_query_bar"}),
-    ("scaling", "scale_temperature", {"scale_fig_temp_bar", "scale_fig_temp_sweep"}),
-    ("causal", "causal_query", {"causal_fig_row_bar"}),
+    ("", "", "walk_query", {"walk_fig_query_bar"}, set(), ()),
+    ("scaling", "", "scale_temperature", {"scale_fig_temp_bar", "scale_fig_temp_sweep"}, set(), ()),
+    ("causal", "", "causal_query", {"causal_fig_row_bar"}, set(), ()),
+    ("lookup", "", "lookup_qx", LOOKUP_CHARTS, {"lookup_table_0", "lookup_restore"},
+     ("q = (", "Distance from the blend to the database's answer", "Each query's answer")),
+    ("two-sentences", "two_shuffle=true", "two_shuffle_seed", SHUFFLE_CHARTS,
+     {"two_sentence", "two_fig_weights_a", "two_fig_diff", "two_fig_pe"},
+     ("Shuffled sentence A", "shuffled & put back vs original: weights")),  # the gaps table follows the seed
 ]
 
 
-async def _runs(base: str, page: str, key: str) -> tuple[list, list, float]:
+async def _runs(base: str, page: str, query: str, key: str) -> tuple[list, list, float]:
     import websockets
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -36,6 +48,7 @@ async def _runs(base: str, page: str, key: str) -> tuple[list, list, float]:
         async def run(fragment_id: str = "") -> list[tuple[str, str, str]]:
             back = BackMsg()
             back.rerun_script.page_name = page
+            back.rerun_script.query_string = query
             back.rerun_script.fragment_id = fragment_id
             await ws.send(back.SerializeToString())
             items = []
@@ -47,14 +60,15 @@ async def _runs(base: str, page: str, key: str) -> tuple[list, list, float]:
                     el = msg.delta.new_element
                     t = el.WhichOneof("type")
                     wid = getattr(getattr(el, t), "id", "") if t else ""
-                    items.append((t, msg.delta.fragment_id, wid if isinstance(wid, str) else ""))
+                    items.append((t, msg.delta.fragment_id, wid if isinstance(wid, str) else "",
+                                  el.SerializeToString()))
                 elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     assert msg.script_finished in done, f"run ended with status {msg.script_finished}"
                     return items
             raise AssertionError("the connection closed before the run ended")
 
         full = await run()
-        fragment = next((f for t, f, wid in full if wid.endswith(f"-{key}")), None)
+        fragment = next((f for t, f, wid, _ in full if wid.endswith(f"-{key}")), None)
         assert fragment is not None, f"no widget {key!r} on the page"
         assert fragment, f"{key!r} is not inside a fragment: moving it reruns the whole page"
         t0 = time.perf_counter()
@@ -62,12 +76,18 @@ async def _runs(base: str, page: str, key: str) -> tuple[list, list, float]:
         return full, part, time.perf_counter() - t0
 
 
-@pytest.mark.parametrize(("page", "key", "charts"), CASES, ids=[c[1] for c in CASES])
-def test_control_reruns_only_its_part(server, page, key, charts):
-    full, part, seconds = asyncio.run(_runs(server["base"], page, key))
-    sent = {wid.rsplit("-", 1)[-1] for t, _, wid in part if t == "plotly_chart"}
-    page_charts = {wid.rsplit("-", 1)[-1] for t, _, wid in full if t == "plotly_chart"}
+@pytest.mark.parametrize(("page", "query", "key", "charts", "outside", "texts"), CASES, ids=[c[2] for c in CASES])
+def test_control_reruns_only_its_part(server, page, query, key, charts, outside, texts):
+    full, part, seconds = asyncio.run(_runs(server["base"], page, query, key))
+    sent = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in part if t == "plotly_chart"}
+    page_charts = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in full if t == "plotly_chart"}
     assert sent == charts, f"the rerun of {key}'s part sent charts {sorted(sent)}, expected {sorted(charts)}"
-    assert len(page_charts) > len(charts)  # the rest of the page was not resent
-    assert len(part) < len(full) / 2
+    elsewhere = (page_charts - charts) | outside  # the rest of the page: drawn by the full run, not resent
+    assert elsewhere and elsewhere <= {wid.rsplit("-", 1)[-1] for _, _, wid, _ in full if wid}
+    assert not elsewhere & {wid.rsplit("-", 1)[-1] for _, _, wid, _ in part if wid}
+    assert {f for _, f, _, _ in part} == {next(f for _, f, wid, _ in full if wid.endswith(f"-{key}"))}
+    assert len(part) < len(full)
+    resent = b"".join(raw for *_, raw in part)
+    missing = [text for text in texts if text.encode() not in resent]
+    assert not missing, f"shown outside {key}'s part, so stale after a move: {missing}"
     record_timing(f"fragment_rerun_{key}_s", round(seconds, 3))

@@ -110,3 +110,20 @@ def test_the_idle_sweep_empties_the_caches_once_per_quiet_spell(monkeypatch):
     compute(1)
     assert calls == [1, 1]
     assert cache._sweeper is not None and cache._sweeper.is_alive()
+
+
+def test_the_server_skips_streamlits_full_collection_after_every_run():
+    """Streamlit's ``runner.postScriptGC`` (a full ``gc.collect(2)`` after every run) is off, as Streamlit reads it.
+
+    It cost half of a cold run on the server (issue 20; BENCHMARKS.md, "Budget 4"). Read by Streamlit's own config
+    loader from the repository's ``.streamlit/config.toml``, so a misspelt key would fail here.
+    """
+    import subprocess
+    import sys
+
+    from tests.apptest_utils import ROOT
+
+    out = subprocess.run([sys.executable, "-c", "from streamlit import config; "
+                          "print(config.get_option('runner.postScriptGC'))"],
+                         cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False", out

@@ -33,7 +33,6 @@ else:
 if check.n_empty_rows and check.table is not None:
     st.caption(f"{check.n_empty_rows} empty row(s) ignored.")
 table = st.session_state.get("lookup_last_valid", S.DEFAULT_TABLE)
-presets = S.presets(table)
 
 # ---- 2 · the query and the sharpness ------------------------------------------------------------
 
@@ -48,26 +47,35 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
 
 
 st.header("2 · The query and the sharpness")
-c1, c2 = st.columns(2)
-with c1:
-    st.selectbox("Jump to a query", list(presets), index=None, placeholder="capital of France, a tie, …",
-                 key="lookup_preset", on_change=apply_preset, args=(presets,),
-                 help="Moves the two sliders below. A row's own key is the exact-match query for that row.")
-    lim = S.QUERY_LIMIT
-    qx = controls.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
-                         key="lookup_qx", expected=f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}")
-    qy = controls.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
-                         key="lookup_qy", expected=f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}")
-with c2:
-    sharp = st.select_slider(
-        "Sharpness s (inverse temperature: multiplies every score q · k)", S.SHARPNESS_OPTIONS,
-        value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
-        help="0: every value gets the same weight (the mean). Large: the blend becomes the database's answer.",
-    )
-    controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
-                        "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
-    draw.sharpness_formula(sharp=float(sharp))
 
 
-# ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------
-draw.lookups(table, (float(qx), float(qy)), float(sharp), controls.color_scale())
+@st.fragment  # the query and the sharpness change parts 2-4 only: rerun them alone, the table is not resent (issue 20)
+def query_and_lookups(table: S.LookupTable) -> None:
+    """Part 2's controls and parts 3-4 (everything that follows the query and the sharpness), on ``table``."""
+    presets = S.presets(table)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.selectbox("Jump to a query", list(presets), index=None, placeholder="capital of France, a tie, …",
+                     key="lookup_preset", on_change=apply_preset, args=(presets,),
+                     help="Moves the two sliders below. A row's own key is the exact-match query for that row.")
+        lim = S.QUERY_LIMIT
+        expected = f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}"
+        qx = controls.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
+                             key="lookup_qx", expected=expected)
+        qy = controls.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
+                             key="lookup_qy", expected=expected)
+    with c2:
+        sharp = st.select_slider(
+            "Sharpness s (inverse temperature: multiplies every score q · k)", S.SHARPNESS_OPTIONS,
+            value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
+            help="0: every value gets the same weight (the mean). Large: the blend becomes the database's answer.",
+        )
+        controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
+                            "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
+        draw.sharpness_formula(sharp=float(sharp))
+
+    # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------
+    draw.lookups(table, (float(qx), float(qy)), float(sharp), controls.color_scale())
+
+
+query_and_lookups(table)

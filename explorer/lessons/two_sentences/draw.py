@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import attention as A
 from explorer.lessons.two_sentences import charts as tfig
 from explorer.lessons.two_sentences import model
 from explorer.lessons.two_sentences.model import LayerSettings
@@ -173,8 +174,9 @@ def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "
 @section
 def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffle_seed: int,
           color_scale: str = "fixed") -> None:
-    """Part 2 below its controls: the shuffle test, two copies of a word, and the positional-encoding matrix."""
-    d_model, positional = layer.d_model, layer.positional
+    """Part 2 below its controls: the shuffle test, two copies of a word and the gaps table (the positional-
+    encoding matrix below them is :func:`positional_encoding`: it does not depend on the shuffle)."""
+    positional = layer.positional
     sc = scenario(tokens_a, (), layer, shuffle_seed)
     n = len(sc.order.tokens)
     if not shuffle:
@@ -217,13 +219,18 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     st.caption("Computed both ways whatever the sidebar says; switch *Add sinusoidal positional encoding* in the "
                "sidebar to see the pictures change. Without it the first two are float rounding (about 1e-16) or 0.")
 
+
+@section
+def positional_encoding(n: int, d_model: int) -> None:
+    """Part 2's end: the sinusoidal positional-encoding matrix ``[n, d_model]`` of sentence A's length ``n``."""
+    pe = A.sinusoidal_positional_encoding(n, d_model)
     st.subheader("The positional-encoding matrix")
     st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
     positions, dims = [f"position {p}" for p in range(n)], [f"dim {j}" for j in range(d_model)]
-    st.plotly_chart(charts.heatmap(sc.pos_encoding, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
+    st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
                                     row_name="position", col_name="dim", title="PE (added to X when switched on)"),
                     key="two_fig_pe")
     st.caption(f"shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, "
                "so the same word at two positions gets two different vectors.")
-    numbers(sc.pos_encoding, positions, dims, label="Numbers: PE")
+    numbers(pe, positions, dims, label="Numbers: PE")

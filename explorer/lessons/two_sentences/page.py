@@ -47,12 +47,20 @@ if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
 # Part 1 (A and B through one layer) and part 2's intro.
 sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
 
-s1, s2 = st.columns([1, 1])
-with s1:
-    shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
-    controls.check_link("two_shuffle", shuffle, "true or false")
-with s2:
-    shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
-                                         help="Seeds the permutation, so a link reproduces it.")
 
-sections.order(sidebar.tokens, layer, bool(shuffle), int(shuffle_seed), controls.color_scale())
+
+@st.fragment  # the shuffle controls change part 2's test and its gap table only: rerun them alone (issue 20)
+def shuffle_part(tokens_a: tuple[str, ...], layer: LayerSettings, color_scale: str) -> None:
+    """Part 2's controls, the shuffle test, the two copies of a word and the gaps table (which follows the seed)."""
+    s1, s2 = st.columns([1, 1])
+    with s1:
+        shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
+        controls.check_link("two_shuffle", shuffle, "true or false")
+    with s2:
+        shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
+                                             help="Seeds the permutation, so a link reproduces it.")
+    sections.order(tokens_a, layer, bool(shuffle), int(shuffle_seed), color_scale)
+
+
+shuffle_part(sidebar.tokens, layer, controls.color_scale())
+sections.positional_encoding(len(sidebar.tokens), layer.d_model)  # does not depend on the shuffle
