@@ -39,6 +39,7 @@ COLOR_SCALES = {  # the learner's colour scale for attention-weight maps (also i
     "map": "0 to the map's largest weight",
     "row": "each row: 0 to its own largest weight",
 }
+COLORBAR_AT = dict(x=1.0)  # a colour bar's place (see heatmap_margin): its right margin is its width alone
 ROW_MAX_COLOR = "#f08c00"  # outline of each row's largest weight: orange, visible on pale and dark blue
 
 
@@ -136,6 +137,65 @@ def cell_text_font(texts, n_cols: int, row_labels: Sequence[str], *, colorbar_ch
         if size:
             return dict(size=size, family=f"cells-min-{width}, {PLOTLY_FONTS}")
     return None
+
+
+# Margins sent with a figure (issue 20): Plotly's automatic margins grow a margin that is too small to hold the
+# tick labels, axis titles and colour bar, and then lay out and draw the whole chart a second time (in Chromium,
+# ~40 % of a warm lesson's drawing task). Starting from margins at least that large, estimated from the labels
+# drawn, it draws once; automargin stays on for what an estimate misses. Measured in Chromium (Plotly.js 3.8,
+# Streamlit theme): a margin is the tick labels' extent + AXIS_PAD_PX (pad, axis title, base margin).
+AXIS_PAD_PX = 62.5
+UPRIGHT_X_PX = 74  # the bottom margin under upright key labels (12 px) and the x axis title
+AUTOMARGIN_PAD_PX = 12  # Plotly adds min(12, every margin) beyond what the labels need
+# A colour bar at COLORBAR_AT (x = 1, paper) needs a right margin of its own width alone; at Plotly's default
+# x = 1.02 it also needs 2 % of the plot's width, which the figure does not know (a phone's or a desktop's).
+COLORBAR_XPAD = 10  # Plotly's default padding on each side of a colour bar (px)
+# The Streamlit theme draws chart text in the app's font (Source Sans), narrower than text_px's Open Sans: widths
+# in em, a little more than measured in Chromium (digits 0.497, "mat (5)" 2.96 em, "d_model 0" 4.43, "uniform 1/6"
+# 4.88, titles at 14 px "mean" 2.36, "weight" 2.86).
+_THEME_EM = {**dict.fromkeys("ijl!'|.,:;", 0.27), **dict.fromkeys("ftrI", 0.38), **dict.fromkeys("()[]", 0.31),
+             **dict.fromkeys("0123456789−-+", 0.51), " ": 0.21, "_": 0.5, "/": 0.35, "m": 0.84, "w": 0.74,
+             "M": 0.8, "W": 0.9}
+
+
+def theme_text_px(text: str, size: float) -> float:
+    """About how wide ``text`` is drawn in the Streamlit theme's chart font at ``size`` px (an over-estimate for
+    most text: other lower-case letters 0.55 em, upper-case 0.65 em, anything else 0.6 em)."""
+    return size * sum(_THEME_EM.get(ch, 0.55 if ch.islower() else 0.65 if ch.isupper() else 0.6) for ch in text)
+
+
+def label_px(labels: Sequence[str]) -> float:
+    """About the widest of ``labels`` drawn as 12 px tick labels in the Streamlit theme (0 for none)."""
+    return max((theme_text_px(str(s), 12) for s in labels), default=0.0)
+
+
+def auto_tick_labels(lo: float, hi: float) -> list[str]:
+    """About the longest labels Plotly's automatic ticks on ``[lo, hi]`` can get: a finer step than Plotly's
+    (more decimals: an over-estimate), formatted as Plotly does (``−`` for minus, no trailing zeros)."""
+    span = abs(hi - lo) or 1.0
+    raw = span / 8
+    mag = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)  # Plotly's linear steps: 1, 2, 5 x 10^k
+    decimals = max(0, int(-np.floor(np.log10(step) + 1e-9)))
+    ticks = np.arange(np.ceil(lo / step) * step, hi + step / 2, step)
+    return [f"{t:.{decimals}f}".replace("-", "−") for t in ticks if lo - 1e-9 <= t <= hi + 1e-9] or ["0"]
+
+
+def colorbar_px(labels: Sequence[str], title: str = "", thickness: float = 12, xpad: float = COLORBAR_XPAD) -> int:
+    """The right margin a vertical colour bar at ``x = 1`` needs: its width (pads, bar, 12 px tick labels or its
+    14 px title, whichever is wider) and Plotly's automargin pad."""
+    title_px = theme_text_px(title, 14)
+    return int(np.ceil(AUTOMARGIN_PAD_PX + 2 * xpad + max(thickness + 1 + label_px(labels), title_px)))
+
+
+def heatmap_margin(y_labels: Sequence[str], x_labels: Sequence[str], x_upright: bool, colorbar: int,
+                   top: int) -> dict:
+    """Margins at least as large as Plotly's automatic margins end with, for a heat map whose y axis shows
+    ``y_labels`` and x axis ``x_labels`` (upright when ``x_upright``, else on end), a colour bar ``colorbar`` px
+    wide at ``x = 1`` (0: none; then 14 px, room for the last key label) and a top margin ``top``; each axis
+    has a title."""
+    bottom = UPRIGHT_X_PX if x_upright else max(UPRIGHT_X_PX, label_px(x_labels) + AXIS_PAD_PX)
+    return dict(l=int(np.ceil(label_px(y_labels) + AXIS_PAD_PX)), r=colorbar or 14, t=top, b=int(np.ceil(bottom)))
 
 
 def tick_positions(n: int, max_ticks: int) -> list[int]:
@@ -361,13 +421,14 @@ def heatmap(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
         zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
         xgap=1 if n_cols <= GAP_MAX else 0, ygap=1 if n_rows <= GAP_MAX else 0,  # gaps would wash out thin cells
-        colorbar=dict(title=dict(text=colorbar_title or ("weight" if kind == "weights" else "value")), thickness=12),
+        colorbar=dict(title=dict(text=colorbar_title or ("weight" if kind == "weights" else "value")), thickness=12,
+                      **COLORBAR_AT),
         hoverongaps=True,
     )
     if kind == "diverging":
         trace["zmid"] = 0.0
     if color_scale is not None:
-        trace["colorbar"] = weight_colorbar(color_scale, zrange, n_cols, colorbar_title or "weight")
+        trace["colorbar"] = {**weight_colorbar(color_scale, zrange, n_cols, colorbar_title or "weight"), **COLORBAR_AT}
     if light and color_scale == "row":  # colours are fractions of the row's largest weight: hover the true weight
         trace["customdata"] = np.where(np.isfinite(true_shown), true_shown, None)
         trace["hovertemplate"] = (f"{row_name} %{{y}}{sep}{col_name} %{{x}}: %{{customdata:.{digits}f}}"
@@ -411,17 +472,25 @@ def heatmap(
     phone_width = plot_px(row_labels, colorbar_chars=11)
     x_ticks = tick_positions(n_cols, min(max_xticks, max_ticks(phone_width)))
     y_ticks = tick_positions(n_rows, min(40, max_ticks(height - 160)))  # less the title and slanted key labels
+    x_angles = tick_angles(len(x_ticks), phone_width) \
+        if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]
+    colorbar = trace["colorbar"]
+    margin = heatmap_margin(
+        [row_labels[i] for i in y_ticks], col_labels,
+        # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout)
+        x_upright=0 in x_angles,
+        colorbar=colorbar_px(colorbar.get("ticktext") or auto_tick_labels(*zrange),
+                             colorbar["title"]["text"], colorbar["thickness"]),
+        top=40 if title else 10)
     layout = dict(
         # Rotated key labels hang to the left of their tick (negative angles), so the last one stays inside the
         # figure: Plotly hides a tick label that runs past the figure's edge ("hide past div").
         xaxis=dict(**position_ticks(cols, x_ticks), title=dict(text=col_name), side="bottom", showgrid=False,
-                   zeroline=False, range=[-0.5, n_cols - 0.5],
-                   autotickangles=tick_angles(len(x_ticks), phone_width)
-                   if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]),
+                   zeroline=False, range=[-0.5, n_cols - 0.5], autotickangles=x_angles),
         # The map's height is the same on every screen: its row labels are thinned for that height alone.
         yaxis=dict(tickmode="array", tickvals=y_ticks, ticktext=[rows[i] for i in y_ticks],
                    title=dict(text=row_name), autorange="reversed", showgrid=False, zeroline=False),
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        margin=margin,
         height=height,
     )
     if title:
@@ -433,6 +502,13 @@ def heatmap(
 
 
 BAR_PLOT_PX = PHONE_CHART_PX - 70  # a bar chart's plot area on a phone: less the margins, y ticks and title
+BAR_Y_PAD_PX = 55  # a bar chart's left margin: its y tick labels + this (pad, axis title; Chromium, issue 20)
+BAR_UPRIGHT_X_PX = 67  # its bottom margin under upright x tick labels and the axis title
+
+
+def bar_margin(y_labels: Sequence[str], top: int) -> dict:
+    """A bar chart's margins (see :func:`heatmap_margin`): its y tick labels ``y_labels``, upright x labels."""
+    return dict(l=int(np.ceil(label_px(y_labels) + BAR_Y_PAD_PX)), r=10, t=top, b=BAR_UPRIGHT_X_PX)
 
 
 def bar_text(texts: Sequence[str], n_groups: int, n_series: int = 1) -> dict:
@@ -475,13 +551,14 @@ def weights_bar(
     # Room above the tallest bar for its value (upright or on end), below the title.
     top = yrange[1] if not text.get("text") else max(yrange[1], float(w.max(initial=0.0)) * (
         1.15 if text.get("textangle") == 0 else 1.35))
+    y_ticks = [v for v in (0, 0.25, 0.5, 0.75, 1.0) if yrange[0] <= v <= yrange[1]] \
+        if tuple(yrange) == (0.0, 1.0) else None
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=(shown := tick_positions(len(w), max_ticks(BAR_PLOT_PX))),
                    ticktext=[cols[i] for i in shown], title=dict(text="key")),
-        yaxis=dict(range=[yrange[0], top], title=dict(text="weight"),
-                   tickvals=[v for v in (0, 0.25, 0.5, 0.75, 1.0) if yrange[0] <= v <= yrange[1]]
-                   if tuple(yrange) == (0.0, 1.0) else None),
-        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        yaxis=dict(range=[yrange[0], top], title=dict(text="weight"), tickvals=y_ticks),
+        height=height, margin=bar_margin([f"{v:g}" for v in y_ticks] if y_ticks else auto_tick_labels(yrange[0], top),
+                                         40 if title else 10),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -526,7 +603,7 @@ def paired_bars(
         xaxis=dict(tickmode="array", tickvals=(shown := tick_positions(n, max_ticks(BAR_PLOT_PX))),
                    ticktext=[ticks[i] for i in shown], title=dict(text=x_title), range=[-0.5, n - 0.5]),
         yaxis=dict(title=dict(text=y_title), range=[0, y_max]),
-        barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        barmode="group", height=height, margin=bar_margin(auto_tick_labels(0, y_max), 40 if title else 10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
     )
     if title:

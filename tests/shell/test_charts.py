@@ -196,3 +196,22 @@ def test_app_css_hides_every_wide_only_cell_text_below_its_width():
     assert hidden_below == {w: w for w in WIDE_CELL_TEXT_PX}
     app = (Path(__file__).resolve().parents[2] / "streamlit_app.py").read_text()
     assert 'st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")' in app
+
+
+def test_heatmap_starts_with_margins_that_hold_its_labels_and_colour_bar():
+    """Issue 20: a figure sent with margins smaller than its labels and colour bar need is laid out and drawn twice
+    by Plotly's automargin. What the walkthrough's default maps need, measured in Chromium (Plotly.js 3.8, Streamlit
+    theme) at 390 and 1440 px: left 98 (labels "mat (5)" 35.5 px), bottom 74 (upright keys), right 64 for a
+    "value" bar at x = 1 (its 14 px title 31.5 px + pads 20 + Plotly's pad 12), 104 for "uniform 1/6" ticks."""
+    from explorer.shell.charts import COLORBAR_AT
+
+    tokens = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
+    rng = np.random.default_rng(0)
+    fig = heatmap(rng.normal(size=(6, 6)), tokens, [f"dim {j}" for j in range(6)], title="X", kind="diverging",
+                  row_name="token", col_name="dim").to_dict()
+    m = fig["layout"]["margin"]
+    assert m["l"] >= 98 and m["r"] >= 64 and m["b"] >= 74 and m["t"] == 40
+    assert m["l"] <= 102 and m["r"] <= 70 and m["b"] <= 76  # a few px more at most: the map keeps its size
+    assert fig["data"][0]["colorbar"]["x"] == COLORBAR_AT["x"] == 1.0  # right margin independent of the width
+    weights = heatmap(np.full((6, 6), 1 / 6), tokens, tokens, color_scale="fixed").to_dict()["layout"]["margin"]
+    assert 104 <= weights["r"] <= 110

@@ -13,9 +13,12 @@ import plotly.graph_objects as go
 
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
+    COLORBAR_AT,
     cell_text_font,
     cell_text_size,
+    colorbar_px,
     escape_label,
+    heatmap_margin,
     max_ticks,
     paired_bars,
     plot_px,
@@ -39,20 +42,23 @@ def _check_square(matrix: np.ndarray, labels: Sequence[str], name: str) -> None:
         raise ValueError(f"{name} must be [n, n] with one label per token, got {matrix.shape} and {len(labels)} labels")
 
 
-def _layout(labels: Sequence[str], title: str, height: int | None) -> dict:
-    """The mask maps' layout, for one ``go.Figure(data=..., layout=...)`` call (``update_*`` calls cost 5x more)."""
+def _layout(labels: Sequence[str], title: str, height: int | None, colorbar: int = 0) -> dict:
+    """The mask maps' layout, for one ``go.Figure(data=..., layout=...)`` call (``update_*`` calls cost 5x more);
+    ``colorbar``: the right margin the colour bar needs (:func:`~explorer.shell.charts.colorbar_px`), 0 for none."""
     n = len(labels)
     ticks = [escape_label(s) for s in labels]
     phone = plot_px(labels, colorbar_chars=16)  # as many labels as a phone's map holds (the hover names every cell)
     shown = tick_positions(n, max_ticks(phone))  # the first and the last always; rotated labels hang left, so the
     # last one stays inside the figure (Plotly hides a tick label that runs past the figure's edge)
+    angles = tick_angles(len(shown), phone)
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown], title=dict(text="key"),
-                   showgrid=False, zeroline=False, range=[-0.5, n - 0.5],
-                   autotickangles=tick_angles(len(shown), phone)),
+                   showgrid=False, zeroline=False, range=[-0.5, n - 0.5], autotickangles=angles),
         yaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
                    title=dict(text="query"), autorange="reversed", showgrid=False, zeroline=False),
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        # Margins that hold the labels and the legend from the start: Plotly draws the map once (issue 20)
+        margin=heatmap_margin([labels[i] for i in shown], [labels[i] for i in shown], x_upright=0 in angles,
+                              colorbar=colorbar, top=40 if title else 10),
         height=height or int(min(620, max(240, 34 * n + 110))),
     )
     if title:
@@ -72,7 +78,8 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
     trace = dict(
         z=mask.astype(int).tolist(), x=list(range(n)), y=list(range(n)), zmin=0, zmax=1, xgap=1, ygap=1,
         colorscale=[[0.0, BLOCKED_COLOR], [0.5, BLOCKED_COLOR], [0.5, ALLOWED_COLOR], [1.0, ALLOWED_COLOR]],
-        colorbar=dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=list(legend), thickness=12, len=0.6),
+        colorbar=dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=list(legend), thickness=12, len=0.6,
+                      **COLORBAR_AT),
         customdata=custom, showscale=show_legend,
         hovertemplate="query %{customdata[0]} → key %{customdata[1]}: %{customdata[2]}<extra></extra>",
     )
@@ -92,7 +99,8 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
             trace["text"] = np.where(mask, cell_text[1], cell_text[0])
             trace["texttemplate"] = "%{text}"
             trace["textfont"] = font
-    return go.Figure(data=[go.Heatmap(**trace)], layout=_layout(labels, title, height))
+    return go.Figure(data=[go.Heatmap(**trace)],
+                     layout=_layout(labels, title, height, colorbar_px(legend) if show_legend else 0))
 
 
 def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height: int | None = None,

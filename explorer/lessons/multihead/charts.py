@@ -16,13 +16,21 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.shell.charts import (
+    AXIS_PAD_PX,
     BAR_PLOT_PX,
+    COLORBAR_AT,
     DIVERGING_SCALE,
     HOVER_CELL_MAX,
     MASKED_COLOR,
     PHONE_CHART_PX,
+    UPRIGHT_X_PX,
     WEIGHTS_SCALE,
+    auto_tick_labels,
+    bar_margin,
+    colorbar_px,
     heatmap,
+    heatmap_margin,
+    label_px,
     max_ticks,
     text_px,
     tick_angles,
@@ -153,10 +161,16 @@ def blocked_heatmap(
     fig.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                      ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
+    # Upright column numbers: the bottom margin they need (issue 20: margins that hold the labels from the start)
+    margin = dict(b=UPRIGHT_X_PX)
     if row_labels is None:
         fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
-        every = max(1, math.ceil(len(ridx) / 16))
+        # at most 16 row numbers, and no more than the plot's height holds (TICK_GAP_PX apart: they never touch)
+        plot_height = fig.layout.height - fig.layout.margin.t - UPRIGHT_X_PX - (24 if block_axis == "columns" else 0)
+        every = max(1, math.ceil(len(ridx) / min(16, max_ticks(plot_height))))
         fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
+        margin["l"] = int(np.ceil(label_px([str(p) for p in ridx[::every]]) + AXIS_PAD_PX))  # row numbers alone
+    fig.layout.margin.update(margin)
 
     blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)
     spans = _head_edges(blocked_idx, step, d_head, n_heads)
@@ -274,8 +288,13 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
                      zeroline=False, showticklabels=c == 0)
         if c == 0:
             yaxis["title"] = dict(text="row")
-    layout.update(height=height, margin=dict(l=10, r=10, t=40, b=10))
+    # Margins that hold the row and column numbers from the start: Plotly draws the panels once (issue 20)
+    layout.update(height=height, margin=dict(heatmap_margin([str(n - 1)], [], x_upright=True, colorbar=0, top=40),
+                                             r=10))
     return go.Figure(data=traces, layout=layout)
+
+
+GRID_COLORBAR_XPAD = 27  # the Streamlit theme's colour-axis colour bar: padding 24 px ("twoXL"), +3 measured
 
 
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
@@ -290,6 +309,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                             horizontal_spacing=min(0.08, 0.3 / max(n_cols, 1)),
                             vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
     traces = []
+    y_labels, x_labels, x_upright = [], [], True  # the labels the grid shows: for its margins (issue 20)
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
@@ -321,10 +341,22 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 spec.pop("title", None)
                 spec["showticklabels"] = False  # … and the same queries: label the first column
             layout[name].update(spec)
+            if spec.get("showticklabels", True):
+                shown = spec.get("ticktext") or list((spec.get("labelalias") or {}).values())
+                (x_labels if axis == "xaxis" else y_labels).extend(str(t) for t in shown)
+                if axis == "xaxis":
+                    x_upright = x_upright and 0 in spec.get("autotickangles", [0])
     if n_cols >= 2:
         for note in layout.get("annotations", ()):
             note.setdefault("font", {})["size"] = 12  # subplot titles of narrow panels (a phone's are ~60 px)
-    layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=dict(l=10, r=10, t=50, b=10))
+    # The shared colour bar at x = 1 (its right margin is then its width alone) and margins that hold the labels and
+    # the colour bar from the start: Plotly lays the grid out and draws it once (issue 20).
+    bar = coloraxis.get("colorbar") or {}
+    coloraxis = {**coloraxis, "colorbar": {**bar, **COLORBAR_AT}}
+    margin = heatmap_margin(y_labels, x_labels, x_upright=x_upright, top=50, colorbar=colorbar_px(
+        bar.get("ticktext") or auto_tick_labels(coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)),
+        (bar.get("title") or {}).get("text", ""), bar.get("thickness", 12), xpad=GRID_COLORBAR_XPAD))
+    layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin)
     if masked:
         layout["plot_bgcolor"] = MASKED_COLOR
     return go.Figure(data=traces, layout=layout)
@@ -430,14 +462,14 @@ def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Fi
         customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
         text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="inside", insidetextanchor="middle",
     )
+    y_top = max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9
     line, notes = hline(ceiling, dict(dash="dash", color="#444"), f"uniform over the allowed keys: {fmt(ceiling, 2)}")
     xaxis = dict(title=dict(text="head"), tickmode="array")
     xaxis["tickvals"] = tick_positions(len(h), max_ticks(BAR_PLOT_PX))  # as many as a phone holds
     return go.Figure(data=[bar], layout=dict(  # one constructor call: add_hline and update_* cost 5x more
         shapes=[line], annotations=notes, xaxis=xaxis,
-        yaxis=dict(title=dict(text="mean entropy (nats)"),
-                   range=[0, max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9]),
-        height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,
+        yaxis=dict(title=dict(text="mean entropy (nats)"), range=[0, y_top]),
+        height=300, margin=bar_margin(auto_tick_labels(0, y_top), 30), showlegend=False,
     ))
 
 
