@@ -116,22 +116,17 @@ class Tab:
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        def received(payload) -> None:
-            if isinstance(payload, bytes):
-                msg = ForwardMsg()
-                msg.ParseFromString(payload)
-                if msg.WhichOneof("type") == "script_finished":
-                    self.finished += 1
+        def counter(proto, kind: str, attr: str):
+            def count(payload) -> None:
+                if isinstance(payload, bytes):
+                    msg = proto()
+                    msg.ParseFromString(payload)
+                    if msg.WhichOneof("type") == kind:
+                        setattr(self, attr, getattr(self, attr) + 1)
+            return count
 
-        def sent(payload) -> None:
-            if isinstance(payload, bytes):
-                msg = BackMsg()
-                msg.ParseFromString(payload)
-                if msg.WhichOneof("type") == "rerun_script":
-                    self.requested += 1
-
-        ws.on("framereceived", received)
-        ws.on("framesent", sent)
+        ws.on("framereceived", counter(ForwardMsg, "script_finished", "finished"))
+        ws.on("framesent", counter(BackMsg, "rerun_script", "requested"))
 
     def until(self, check, polling_s: float = 0.02):
         """Call ``check()`` every ``polling_s`` until it is truthy; its value. ``TimeoutError`` after the timeout.

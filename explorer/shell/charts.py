@@ -188,6 +188,13 @@ def colorbar_px(labels: Sequence[str], title: str = "", thickness: float = 12, x
     return int(np.ceil(AUTOMARGIN_PAD_PX + 2 * xpad + max(thickness + 1 + label_px(labels), title_px)))
 
 
+def colorbar_of_px(colorbar: dict, zrange: tuple[float, float], xpad: float = COLORBAR_XPAD) -> int:
+    """:func:`colorbar_px` of a Plotly colour-bar dict: its ``ticktext`` (else Plotly's automatic ticks on
+    ``zrange``), title and thickness."""
+    labels = colorbar.get("ticktext") or auto_tick_labels(*zrange)
+    return colorbar_px(labels, (colorbar.get("title") or {}).get("text", ""), colorbar.get("thickness", 12), xpad=xpad)
+
+
 def heatmap_margin(y_labels: Sequence[str], x_labels: Sequence[str], x_upright: bool, colorbar: int,
                    top: int) -> dict:
     """Margins at least as large as Plotly's automatic margins end with, for a heat map whose y axis shows
@@ -479,8 +486,7 @@ def heatmap(
         [row_labels[i] for i in y_ticks], col_labels,
         # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout)
         x_upright=0 in x_angles,
-        colorbar=colorbar_px(colorbar.get("ticktext") or auto_tick_labels(*zrange),
-                             colorbar["title"]["text"], colorbar["thickness"]),
+        colorbar=colorbar_of_px(colorbar, zrange),
         top=40 if title else 10)
     layout = dict(
         # Rotated key labels hang to the left of their tick (negative angles), so the last one stays inside the

@@ -27,7 +27,7 @@ from explorer.shell.charts import (
     WEIGHTS_SCALE,
     auto_tick_labels,
     bar_margin,
-    colorbar_px,
+    colorbar_of_px,
     heatmap,
     heatmap_margin,
     label_px,
@@ -353,9 +353,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
     # the colour bar from the start: Plotly lays the grid out and draws it once (issue 20).
     bar = coloraxis.get("colorbar") or {}
     coloraxis = {**coloraxis, "colorbar": {**bar, **COLORBAR_AT}}
-    margin = heatmap_margin(y_labels, x_labels, x_upright=x_upright, top=50, colorbar=colorbar_px(
-        bar.get("ticktext") or auto_tick_labels(coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)),
-        (bar.get("title") or {}).get("text", ""), bar.get("thickness", 12), xpad=GRID_COLORBAR_XPAD))
+    margin = heatmap_margin(y_labels, x_labels, x_upright=x_upright, top=50, colorbar=colorbar_of_px(
+        bar, (coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)), xpad=GRID_COLORBAR_XPAD))
     layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin)
     if masked:
         layout["plot_bgcolor"] = MASKED_COLOR
