@@ -292,6 +292,22 @@ class App:
         self.page_errors: list[str] = []
         page.on("dialog", self._on_dialog)
         page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+        # Runs ended, counted on the websocket too: a run quick enough (a fragment's 10-50 ms, a replay) can start and
+        # end inside one React render, so the page's script state never shows 'running' and the DOM count stays.
+        self.finished = 0
+        self._marks: dict[int, int] = {}  # DOM count handed out by runs() -> websocket count at that moment
+        page.on("websocket", self._watch)
+
+    def _watch(self, ws) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        def received(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = ForwardMsg()
+                msg.ParseFromString(payload)
+                if msg.WhichOneof("type") == "script_finished":
+                    self.finished += 1
+        ws.on("framereceived", received)
 
     def _on_dialog(self, dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
@@ -310,19 +326,29 @@ class App:
         return time.perf_counter() - t0
 
     def runs(self) -> int:
-        return self.page.evaluate("() => window.__e2e ? window.__e2e.ended : 0")
+        """Runs ended in this document (a mark for :meth:`settle`)."""
+        ended = self.page.evaluate("() => window.__e2e ? window.__e2e.ended : 0")
+        self._marks[ended] = self.finished
+        return ended
+
+    def _settled(self, before: int) -> bool:
+        if self.page.evaluate(SETTLED_JS, {"before": before, "quiet": QUIET_MS}):
+            return True
+        mark = self._marks.get(before)  # a run the page never showed as running, seen on the websocket
+        return mark is not None and self.finished > mark and \
+            bool(self.page.evaluate(SETTLED_JS, {"before": -1, "quiet": QUIET_MS}))
 
     def settle(self, before: int | None = None) -> None:
         """Wait until a script run that ended after ``before`` runs has been followed by quiet."""
         if before is None:
             before = self.runs()
-        try:
-            self.page.wait_for_function(SETTLED_JS, arg={"before": before, "quiet": QUIET_MS},
-                                        timeout=TIMEOUT_MS, polling=100)
-        except PlaywrightError as e:
-            state = self.page.evaluate(UNSETTLED_JS, before)
-            self.screenshot("unsettled")
-            raise AssertionError(f"the app did not settle: {state}") from e
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
+        while not self._settled(before):  # polled from here, so the websocket events are delivered meanwhile
+            if time.monotonic() > deadline:
+                state = self.page.evaluate(UNSETTLED_JS, before)
+                self.screenshot("unsettled")
+                raise AssertionError(f"the app did not settle: {state}, runs seen on the websocket {self.finished}")
+            self.page.wait_for_timeout(100)
 
     def type_in_cell(self, grid_selector: str, n_cols: int, row: int, col: int, text: str, *,
                      index_px: float = 0) -> None:
