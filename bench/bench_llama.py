@@ -104,7 +104,7 @@ class Transformers:
     def load(self):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from attention import gguf_file
+        from attention.llama import gguf_file
 
         path = gguf_file.find_model_file(download=False)
         self.tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)

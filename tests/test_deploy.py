@@ -156,7 +156,7 @@ def test_ci_installs_haproxy():
 # else would be state one process keeps for every learner, which a second replica would not see.
 PER_PROCESS_STATE = {
     ("attention/blocked.py", "_pool"): "the worker threads of the blocked path, started once per process",
-    ("attention/gguf_file.py", "_VERIFIED"): "the weights file's SHA-256 was checked (once per process and file)",
+    ("attention/llama/gguf_file.py", "_VERIFIED"): "the weights file's SHA-256 was checked (once per process and file)",
     ("explorer/shell/cache.py", "_last_run"): "the last script run of this process, for its own idle cache sweep",
     ("explorer/shell/cache.py", "_sweeper"): "the thread of this process's idle cache sweep",
 }

@@ -90,7 +90,7 @@ def build_reference(path: Path | None = None, model_and_tokenizer=None) -> dict[
     import transformers
 
     sys.path.insert(0, str(ROOT))
-    from attention import gguf_file
+    from attention.llama import gguf_file
 
     path = path or gguf_file.find_model_file(download=False)
     torch.set_num_threads(min(2, os.cpu_count() or 1))

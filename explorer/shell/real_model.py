@@ -19,7 +19,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from attention import gguf_file, llama
+from attention import llama
+from attention.llama import gguf_file
 from explorer.shell import controls
 from explorer.shell.settings import token_label
 

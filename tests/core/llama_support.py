@@ -17,7 +17,8 @@ import gguf
 import numpy as np
 import pytest
 
-from attention import gguf_file, llama
+from attention import llama
+from attention.llama import gguf_file
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "tests" / "data" / "llama_reference.npz"
@@ -160,18 +161,23 @@ def unpermute(w: np.ndarray, n_heads: int) -> np.ndarray:
     return w.reshape(n_heads, w.shape[0] // n_heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def reference_forward(weights: dict[str, np.ndarray], ids: list[int], cfg: dict) -> tuple[np.ndarray, np.ndarray]:
+def reference_forward(weights: dict[str, np.ndarray], ids: list[int], cfg: dict, *, mask: np.ndarray | None = None,
+                      ablate: tuple = (), offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(logits [n, vocab], attentions [L, H, n, n])`` in float64, written from the Llama paper's
     recipe in transformers' layout (rotate_half RoPE on un-permuted W_q/W_k), sharing no code with
-    ``attention.llama``."""
+    ``attention.llama``.
+
+    ``mask``: bool ``[n, n]`` (True = may attend), default causal; ``ablate``: ``(layer, head)`` pairs whose
+    ``weights @ v`` is zeroed before ``W_o``; ``offset``: the first RoPE position."""
     H, KV, d = cfg["n_heads"], cfg["n_kv_heads"], cfg["d_model"]
     dh, n = d // H, len(ids)
+    mask = np.tri(n, dtype=bool) if mask is None else mask
 
     def norm(x, w):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + cfg["rms_eps"]) * w
 
     inv = 1.0 / cfg["rope_theta"] ** (np.arange(0, dh, 2) / dh)
-    ang = np.arange(n)[:, None] * inv[None]
+    ang = (offset + np.arange(n))[:, None] * inv[None]
     cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
 
     def rope(x):  # [h, n, dh]
@@ -189,11 +195,15 @@ def reference_forward(weights: dict[str, np.ndarray], ids: list[int], cfg: dict)
         q, k = rope(q), rope(k)
         k, v = np.repeat(k, H // KV, axis=0), np.repeat(v, H // KV, axis=0)  # head h uses kv head h // group
         s = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
-        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
+        s = np.where(mask, s, -np.inf)
         w = np.exp(s - s.max(-1, keepdims=True))
         w /= w.sum(-1, keepdims=True)
         atts.append(w)
-        x = x + (w @ v).transpose(1, 0, 2).reshape(n, d) @ weights[p + "attn_output.weight"].T
+        o = w @ v  # [H, n, dh]
+        for layer, head in ablate:
+            if layer == i:
+                o[head] = 0.0
+        x = x + o.transpose(1, 0, 2).reshape(n, d) @ weights[p + "attn_output.weight"].T
         h = norm(x, weights[p + "ffn_norm.weight"])
         g, u = h @ weights[p + "ffn_gate.weight"].T, h @ weights[p + "ffn_up.weight"].T
         x = x + (g / (1 + np.exp(-g)) * u) @ weights[p + "ffn_down.weight"].T

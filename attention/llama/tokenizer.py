@@ -1,0 +1,223 @@
+"""The model's byte-level BPE tokenizer (``tokenizers``), built from the GGUF vocabulary, and the text it decodes.
+
+:class:`ByteLevelBPE` encodes text to ids and back, gives each token's exact bytes and a readable
+piece per token, and decodes a token sequence that ends inside a character without inventing a
+character (:meth:`ByteLevelBPE.decode_partial`): a character can span two or more tokens (日 and İ
+take two, 😀 and 🍕 three, 🐈‍⬛ eight), so a prefix of a generation may end half-way through one.
+
+Sources: GPT-2's byte-level BPE (Radford et al. 2019, ``encoder.py``); SmolLM2's pre-tokenizer
+(``tokenizer.json`` of HuggingFaceTB/SmolLM2-135M-Instruct; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``).
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+import numpy as np
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+__all__ = ["ByteLevelBPE", "PartialText", "bytes_to_unicode", "check_ids", "complete_text"]
+
+_CONTROL, _USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values (llama.cpp's llama_token_type)
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table for byte-level BPE (space -> ``Ġ``, newline -> ``Ċ``).
+
+    Source: Radford et al. (2019), GPT-2's ``encoder.py``.
+    """
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) \
+        + list(range(ord("®"), ord("ÿ") + 1))
+    table, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            table[byte] = chr(byte)
+        else:
+            table[byte] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
+    """The byte-level BPE of the file (``tokenizers``), with SmolLM2's pre-tokenizer.
+
+    ``tokenizer.ggml.pre == "smollm"``: digits are split one by one, then GPT-2's byte-level
+    regex (as SmolLM2's ``tokenizer.json`` and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``).
+    Control tokens (type 3, e.g. ``<|im_start|>``) are special tokens, user-defined ones (type 4)
+    added tokens: both match whole in the text. No BOS is added (``add_bos_token`` is false).
+    """
+    model, pre = metadata.get("tokenizer.ggml.model"), metadata.get("tokenizer.ggml.pre", "default")
+    if model != "gpt2":
+        raise ValueError(f"tokenizer.ggml.model is {model!r}; only byte-level BPE ('gpt2') is supported")
+    if pre not in ("smollm", "gpt2", "default"):
+        raise ValueError(f"tokenizer.ggml.pre is {pre!r}; supported: 'smollm', 'gpt2', 'default'")
+    if metadata.get("tokenizer.ggml.add_bos_token"):
+        raise ValueError("tokenizer.ggml.add_bos_token is true; this reader adds no BOS token")
+    tokens, merges = metadata["tokenizer.ggml.tokens"], metadata.get("tokenizer.ggml.merges", [])
+    types = metadata.get("tokenizer.ggml.token_type") or [1] * len(tokens)
+    alphabet = set(bytes_to_unicode().values())
+    spelling = bytes_to_unicode()
+    vocab = {}
+    for index, token in enumerate(tokens):  # a token outside the byte alphabet is spelled in it
+        vocab[token if set(token) <= alphabet else "".join(spelling[b] for b in token.encode())] = index
+    bpe = models.BPE(vocab=vocab, merges=[tuple(merge.split(" ", 1)) for merge in merges],
+                     fuse_unk=False, byte_fallback=False)
+    tokenizer = Tokenizer(bpe)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tokenizer.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                               if pre == "smollm" else byte_level)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                                  for t, kind in zip(tokens, types, strict=True) if kind == _CONTROL])
+    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False)
+                          for t, kind in zip(tokens, types, strict=True) if kind == _USER_DEFINED])
+    if tokenizer.get_vocab_size() != len(tokens):
+        raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} ids, the file lists {len(tokens)} tokens")
+    return tokenizer, list(tokens), list(types)
+
+
+def check_ids(ids, vocab_size: int, *, allow_empty: bool = False) -> np.ndarray:
+    """``ids`` as int64 ``[n]``, checked: a 1-D sequence of integers in ``0 .. vocab_size - 1``.
+
+    Raises:
+        ValueError: not 1-D, not integers, empty (unless ``allow_empty``), or an id out of range (the
+            message gives the id and its position).
+    """
+    try:
+        arr = np.asarray(ids)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"token ids must be a 1-D list of integers: {error}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"token ids must be a 1-D list of integers, got shape {arr.shape}")
+    if arr.size == 0:
+        if allow_empty:
+            return arr.astype(np.int64)
+        raise ValueError("empty prompt: no token ids to run")
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"token ids must be integers, got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= vocab_size)
+    if bad.any():
+        where = int(np.argmax(bad))
+        raise ValueError(f"token id {arr[where]} at position {where} is out of range: "
+                         f"the vocabulary has ids 0..{vocab_size - 1}")
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PartialText:
+    """A token sequence's text so far: the complete characters, and the bytes of one not finished yet.
+
+    Attributes:
+        text: the UTF-8 decoding of every complete character; a byte that can begin no character (or
+            a sequence that cannot continue) is shown escaped, ``\\xNN``, never as U+FFFD.
+        pending: the last bytes, when they are the start of a character the next tokens may finish
+            (at most 3 bytes); ``b""`` when the text ends on a character boundary.
+    """
+
+    text: str
+    pending: bytes
+
+    @property
+    def pending_escaped(self) -> str:
+        """``pending`` written as ``\\xf0\\x9f`` (empty when nothing is pending)."""
+        return "".join(f"\\x{b:02x}" for b in self.pending)
+
+
+def complete_text(data: bytes) -> PartialText:
+    """Split ``data`` into its decodable text and a trailing unfinished UTF-8 sequence (stdlib ``codecs``).
+
+    ``complete_text("🍕".encode()[:2])`` -> ``PartialText("", b"\\xf0\\x9f")``; invalid bytes in the
+    middle are escaped (``errors="backslashreplace"``).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+    text = decoder.decode(bytes(data), final=False)
+    pending, _ = decoder.getstate()
+    return PartialText(text, bytes(pending))
+
+
+class ByteLevelBPE:
+    """The model's tokenizer: text <-> ids, each token's bytes and a readable piece.
+
+    Args:
+        tokenizer: the ``tokenizers.Tokenizer`` (:func:`build_tokenizer`).
+        tokens, token_types: the vocabulary as the file lists it (``tokenizer.ggml.tokens`` / ``token_type``).
+        max_tokens: the longest text :meth:`encode` accepts, in tokens.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, tokens: list[str], token_types: list[int], max_tokens: int):
+        self._tokenizer, self._tokens, self._token_types = tokenizer, tokens, token_types
+        self.max_tokens = max_tokens
+        self._inverse = {c: b for b, c in bytes_to_unicode().items()}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._tokens)
+
+    def check_ids(self, ids, *, allow_empty: bool = False) -> np.ndarray:
+        """:func:`check_ids` against this vocabulary."""
+        return check_ids(ids, self.vocab_size, allow_empty=allow_empty)
+
+    def encode(self, text: str, *, truncate: bool = False) -> list[int]:
+        """Token ids of ``text`` (no BOS token added; ``<|im_start|>`` and other control tokens
+        written in the text become their single id).
+
+        Args:
+            text: the prompt.
+            truncate: cut to ``max_tokens`` instead of raising.
+
+        Raises:
+            TypeError: ``text`` is not a string.
+            ValueError: ``text`` is empty, or longer than ``max_tokens`` tokens (the message says where
+                the limit falls in the text).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if not text:
+            raise ValueError("empty prompt: the text has no characters to encode")
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        ids, limit = encoding.ids, self.max_tokens
+        if len(ids) > limit:
+            if truncate:
+                return ids[:limit]
+            cut = encoding.offsets[limit - 1][1]
+            raise ValueError(
+                f"the text is {len(ids)} tokens, more than the {limit} this model accepts (MAX_TOKENS: the "
+                f"attention maps grow with the square of the length); it would be cut at character {cut} of "
+                f"{len(text)}, after {text[max(0, cut - 40):cut]!r}"
+            )
+        return ids
+
+    def decode(self, ids, *, skip_special_tokens: bool = False) -> str:
+        """The text of ``ids`` as ``tokenizers`` (and transformers) decode it: byte-level pieces joined, then
+        UTF-8 decoded, an unfinished character as U+FFFD (see :meth:`decode_partial` for text shown while
+        generating). ``ValueError`` for ids out of range."""
+        return self._tokenizer.decode(self.check_ids(ids, allow_empty=True).tolist(),
+                                      skip_special_tokens=skip_special_tokens)
+
+    def decode_partial(self, ids) -> PartialText:
+        """The text of ``ids`` with an unfinished last character kept as pending bytes (:func:`complete_text`).
+
+        What a generation has written so far: ``decode_partial(ids).text`` never holds a U+FFFD the model
+        did not write (a character split over tokens is shown once its last byte arrives).
+        """
+        return complete_text(b"".join(self.token_bytes(ids)))
+
+    def token_bytes(self, ids) -> list[bytes]:
+        """Each token's exact bytes (a special token: its text in UTF-8)."""
+        out = []
+        for i in self.check_ids(ids, allow_empty=True).tolist():
+            token = self._tokens[i]
+            special = self._token_types[i] in (_CONTROL, _USER_DEFINED)
+            out.append(token.encode() if special or not set(token) <= self._inverse.keys()
+                       else bytes(self._inverse[c] for c in token))
+        return out
+
+    def token_strings(self, ids) -> list[str]:
+        """A readable piece per token: its bytes decoded as UTF-8, the leading space kept as ``" "``.
+
+        A token that holds only part of a multi-byte character (a character can span two or more
+        tokens: 日 two, 🍕 three) shows its bytes escaped, e.g. ``"\\xf0\\x9f"``. Special tokens show their
+        text (``"<|im_end|>"``). How to draw spaces and newlines is the caller's choice.
+        """
+        return [piece.decode("utf-8", errors="backslashreplace") for piece in self.token_bytes(ids)]
