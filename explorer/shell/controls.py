@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from explorer.shell import cache
+from explorer.shell import cache, i18n
 from explorer.shell import settings as shared_settings
 from explorer.shell.cache import cached
 from explorer.shell.charts import COLOR_SCALES
@@ -368,6 +368,43 @@ def not_used(notes: dict[str, str]) -> None:
     for key, why in notes.items():
         slot = slots.get(key)
         (st.sidebar if slot is None else slot).caption(f"↳ Not used on this page: {why}")
+
+
+_LANG_WIDGET = "_lang_choice"  # the language selectbox (its link parameter is written by this module: see below)
+
+
+def language_control() -> str:
+    """The sidebar's language control (entrypoint only, before the navigation): returns and activates the run's
+    language (:mod:`explorer.shell.i18n`).
+
+    In the link as ``?lang=en|pt|tr``; without it, the browser's language (``st.context.locale``) picks,
+    English otherwise. The selectbox shows each language's own name, and its label names itself in the
+    three languages, so a learner finds it whatever the page's language. (A bound selectbox would write
+    the shown name into the link, so this one is not bound: the code is written to the link on every run
+    once chosen or linked.) Changing it keeps every other control: each has its own key and link parameter.
+    """
+    _snapshot_link()
+    ss = st.session_state
+    codes = list(i18n.LANGUAGES)
+    if _LANG_WIDGET not in ss:  # the session's first run: the link's language, else the browser's
+        raw = st.query_params.get_all(i18n.KEY)
+        linked = raw[0] if len(raw) == 1 and raw[0] in i18n.LANGUAGES else None
+        ss[_LANG_WIDGET] = linked or i18n.from_locale(getattr(st.context, "locale", None))
+        ss["_lang_in_link"] = linked is not None
+        if raw and linked is None:  # a value the app cannot use leaves the link (check_link below says so)
+            del st.query_params[i18n.KEY]
+    lang = st.sidebar.selectbox("🌐 Language · Idioma · Dil", codes, key=_LANG_WIDGET,
+                                format_func=i18n.LANGUAGES.__getitem__, on_change=_language_chosen)
+    i18n.activate(lang)
+    check_link(i18n.KEY, lang, "one of " + ", ".join(codes))
+    if ss.get("_lang_in_link") and st.query_params.get(i18n.KEY) != lang:
+        st.query_params[i18n.KEY] = lang
+    return lang
+
+
+def _language_chosen() -> None:
+    """The learner chose a language: from now on it is in the link."""
+    st.session_state["_lang_in_link"] = True
 
 
 def sidebar_controls() -> Shared:
