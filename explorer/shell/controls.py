@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -342,6 +342,53 @@ def choice(label: str, options: Sequence, value, *, key: str, expected: str | No
     got = value if got is None else got
     check_link(key, got, expected or "one of " + ", ".join(map(str, options)))
     return got
+
+
+def option_control(widget: str, label: str, options: Mapping[str, str], *, key: str, default: str,
+                   container=None, aliases: Mapping[str, str] | None = None, **kwargs) -> str:
+    """A radio, segmented control, pills or selectbox whose link value is the option's code, shown by its label.
+
+    ``options`` maps each code (what the page reads and the link holds: ``?walk_input=lesson``) to the
+    label the learner reads, already in the run's language. A widget bound with ``bind="query-params"``
+    would write the *shown label* into the link, so a link would change with the language; this one is
+    synced by hand instead, as Streamlit's binding does it: the link's value seeds the control on its
+    first draw (a value that is not a code leaves the link, and :func:`check_link` warns), and the link
+    holds the code on every run, except the default, which is left out.
+
+    Args:
+        widget: ``"radio"``, ``"segmented_control"``, ``"pills"`` or ``"selectbox"``.
+        label: the widget's label (in the run's language).
+        options: code -> label, in display order. default: a code.
+        container: where to draw (``st.sidebar``, a column); default the page.
+        aliases: link values an earlier version of the app wrote -> their code (old links keep opening).
+        kwargs: passed on (``help``, ``captions``, ``horizontal``, ``disabled``, ``on_change``, …).
+
+    Returns:
+        the chosen code (``default`` when nothing usable is chosen).
+    """
+    if default not in options:
+        raise ValueError(f"default must be one of the codes {list(options)}, got {default!r}")
+    _snapshot_link()
+    ss = st.session_state
+    if key not in ss:  # its first draw in this session (or on this page again): from the link, else the default
+        raw = [(aliases or {}).get(v, v) for v in st.query_params.get_all(key)]
+        usable = len(raw) == 1 and raw[0] in options
+        ss[key] = raw[0] if usable else default
+        if raw and not usable:
+            del st.query_params[key]
+        if usable and aliases and ss.get(_LINK_KEY, {}).get(key):
+            ss[_LINK_KEY][key] = raw  # an old value that still means a code: no warning
+    extra = {"required": True} if widget in ("segmented_control", "pills") else {}
+    value = getattr(container or st, widget)(label, list(options), key=key, format_func=options.__getitem__,
+                                             **extra, **kwargs)
+    value = value if value in options else default
+    check_link(key, value, "one of " + ", ".join(options))
+    if value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+    return value
 
 
 def _note_slot(key: str) -> None:
