@@ -38,10 +38,9 @@ def table_frame(lang: str) -> pd.DataFrame:
     it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
     model.parse_table reads and checks every cell.
     """
-    with i18n.using(lang):
-        rows = S.default_rows()
-    return pd.DataFrame([{c: (f"{v:g}" if c in S.NUMBER_COLUMNS else v) for c, v in row.items()} for row in rows],
-                        columns=list(S.COLUMNS))
+    with i18n.using(lang):  # the names and the numbers (1,73 in pt and tr; model.parse_table reads both) as written
+        return pd.DataFrame([{c: (S.number_text(v) if c in S.NUMBER_COLUMNS else v) for c, v in row.items()}
+                             for row in S.default_rows()], columns=list(S.COLUMNS))
 
 
 @functools.cache

@@ -78,8 +78,8 @@ def query_and_lookups(table: S.LookupTable) -> None:
             value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
             help=_("0: every value gets the same weight (the mean). Large: the blend becomes the database's answer."),
         )
-        controls.check_link("lookup_sharpness", S.sharpness_label(sharp), _("one of {options}").format(
-            options=", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS)))
+        controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
+                            controls.one_of(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
         draw.sharpness_formula(sharp=float(sharp))
 
     # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------

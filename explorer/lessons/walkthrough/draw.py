@@ -243,11 +243,14 @@ def softmax_check() -> None:
         st.markdown(_("One of the lessons prints softmax([{logits}]) = [{printed}]. Before reading on, add up that "
                       "row: a row of attention weights must sum to 1.").format(
             logits=numbers_text(check.logits, 1), printed=numbers_text(check.printed, 2)))
-        st.dataframe(pd.DataFrame({logit: check.logits, row: check.printed, true_col: check.true}),
-                     hide_index=True, width="stretch",
-                     column_config={logit: st.column_config.NumberColumn(format="%.2f"),
-                                    row: st.column_config.NumberColumn(format="%.2f"),
-                                    true_col: st.column_config.NumberColumn(format="%.3f")})
+        digits = {logit: 2, row: 2, true_col: 3}
+        frame = pd.DataFrame({logit: check.logits, row: check.printed, true_col: check.true})
+        if i18n.current() == i18n.DEFAULT:
+            config = {c: st.column_config.NumberColumn(format=f"%.{d}f") for c, d in digits.items()}
+        else:  # a decimal comma: the numbers as the language writes them (as explorer.shell.tables.dataframe does)
+            frame = pd.DataFrame({c: [textviews.fmt(float(v), d) for v in frame[c]] for c, d in digits.items()})
+            config = {c: st.column_config.TextColumn(alignment="right") for c in digits}
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
         st.markdown(_("The printed row sums to **{printed_sum}**, so it is not a softmax; the true one is [{true}], "
                       "which sums to {true_sum}.").format(printed_sum=textviews.fmt(check.printed_sum, 2),
                                                           true=numbers_text(check.true, 3),

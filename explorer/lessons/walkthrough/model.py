@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
@@ -224,8 +225,10 @@ def md_code(text: str, limit: int = 30) -> str:
 
 
 def cell_text(x: float) -> str:
-    """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``)."""
-    return np.format_float_positional(float(x), trim="-")
+    """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``), with the run's
+    decimal mark (``0,1`` in pt and tr; :func:`parse_cell` reads both)."""
+    text = np.format_float_positional(float(x), trim="-")
+    return text if i18n.current() == i18n.DEFAULT else text.replace(".", fmt(0.5, 1)[1])
 
 
 def parse_cell(cell) -> tuple[float | None, str | None]:

@@ -102,7 +102,7 @@ if source == LESSON:
     init = W.DEFAULT_INIT  # hand-written weights: the initialisation does not apply
     params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
 else:
-    source = controls.lesson_settings(_("to see attention at work"))
+    source = controls.lesson_settings()  # the prompt's purpose: the shell's "to see attention at work"
     params = {"input": "sentence", "sentence": controls.shared().sentence, "tokens": list(source.tokens),
               "embedding": source.embedding, "positional": source.positional, "seed": source.seed,
               "d_model": source.d_model, "d_k": source.d_k, "d_v": source.d_v, "weight_init": init}
