@@ -50,7 +50,7 @@ from babel.support import Translations
 
 __all__ = [
     "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
-    "integer", "number", "percent", "plotly_separators", "translator", "using",
+    "general", "integer", "number", "percent", "plotly_separators", "translator", "using",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -162,6 +162,14 @@ def number(x: float | None, digits: int = 4, *, lang: str | None = None) -> str:
     text = f"{x:.{digits}f}"
     if text.startswith("-") and float(text) == 0:
         text = text[1:]
+    lang = lang or current()
+    return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
+    """``x`` to ``significant`` digits as ``format(x, ".3g")`` writes it, with the language's decimal mark
+    (``0.25`` / ``0,25``; a chart's tick label)."""
+    text = f"{x:.{significant}g}"
     lang = lang or current()
     return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
 
