@@ -7,7 +7,7 @@ from explorer.lessons.lookup import model as S
 from explorer.shell import controls, i18n
 from explorer.shell.i18n import translator
 
-_, _n = translator("explorer.lessons.lookup.page")  # a page runs as __main__: name its domain
+_, _n = translator(__file__)  # a page runs as __main__: its file names the domain
 
 draw.intro()
 controls.not_used(draw.not_used())

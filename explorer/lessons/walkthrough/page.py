@@ -11,7 +11,7 @@ from explorer.lessons.walkthrough.draw import LessonExample
 from explorer.shell import controls, settings
 from explorer.shell.i18n import translator
 
-_, _n = translator("explorer.lessons.walkthrough.page")  # a page runs as __main__: name its domain
+_, _n = translator(__file__)  # a page runs as __main__: its file names the domain
 
 st.title(_("Self-attention, step by step"))
 st.markdown(_(
