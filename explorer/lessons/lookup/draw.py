@@ -216,8 +216,9 @@ def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable
 
     # ---- 4 · many queries at once: the attention matrix ------------------------------------------------------
     st.header(_("4 · Many queries at once: the attention matrix"))
-    st.latex(rf"W = \mathrm{{softmax}}\big(s\; Q K^\top\big) \;\;\text{{{latex_text(_('(row by row)'))}}}, \qquad "
-             rf"\text{{{latex_text(_('answers'))}}} = W V")
+    row_by_row, answers = latex_text(_("(row by row)")), latex_text(_("answers"))
+    st.latex(rf"W = \mathrm{{softmax}}\big(s\; Q K^\top\big) \;\;\text{{{row_by_row}}}, \qquad "
+             rf"\text{{{answers}}} = W V")
     st.caption(_("Stack the queries as the rows of Q ([n_q, d_k] = [{n_q}, {d_k}]): your query, then each row's own "
                  "key. The weights form an [n_q, m] = [{n_q}, {m}] matrix, one row per query, each summing to 1 — "
                  "exactly the attention matrix of the walkthrough.").format(

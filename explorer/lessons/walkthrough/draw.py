@@ -199,8 +199,8 @@ def attend(source: Source, init: str, scaled: bool, color_scale: str = "fixed") 
         st.latex(rf"\frac{{Q K^\top}}{{\sqrt{{d_k}}}}, \qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}")
         st.caption(_("shape [{n}, {n}]").format(n=n) + " · " + story.variance_line())
     else:
-        st.latex(rf"Q K^\top \quad \text{{({textviews.latex_text(_('switched off: not divided by'))} }} "
-                 rf"\sqrt{{{d_k}}} = {root}\text{{)}}")
+        off_words = textviews.latex_text(_("switched off: not divided by"))
+        st.latex(rf"Q K^\top \quad \text{{({off_words} }} \sqrt{{{d_k}}} = {root}\text{{)}}")
         st.caption(_("shape [{n}, {n}]").format(n=n) + " · "
                    + _("switched off: the softmax gets the scores QKᵀ themselves.") + " " + story.variance_line())
     if story.claim_line():

@@ -36,6 +36,12 @@ FIGURES = ("lookup_fig_keys", "lookup_fig_weights", "lookup_fig_values", "lookup
 COUNTRIES = {"pt": ["França", "Alemanha", "Espanha", "Itália", "Japão", "Brasil"],
              "tr": ["Fransa", "Almanya", "İspanya", "İtalya", "Japonya", "Brezilya"]}
 
+def latex_sentences(at) -> set[str]:
+    """The words of the page's formulas (``\\text{…}`` bodies of two words or more): English left in a formula."""
+    bodies = (b for x in at.main.latex for b in re.findall(r"\\text\{([^{}]*)\}", x.value))
+    return {b for b in bodies if len(re.findall(r"[^\W\d_]{2,}", b)) >= 2}
+
+
 _english: dict[str, object] = {}
 
 
@@ -63,6 +69,7 @@ def test_no_english_sentence_is_left(state, lang):
     assert_clean(at)
     assert not at.warning or state == "a tie", [w.value for w in at.warning]
     assert english_left(english(state), at) == []
+    assert latex_sentences(english(state)) and not latex_sentences(english(state)) & latex_sentences(at)
     for got, want in zip(numbers_of(at), numbers_of(english(state)), strict=True):  # the same numbers
         np.testing.assert_array_equal(got, want)
 

@@ -36,6 +36,12 @@ def captions(at) -> list[str]:
     return [c.value for c in at.main.caption]
 
 
+def latex_sentences(at) -> set[str]:
+    """The words of the page's formulas (``\\text{…}`` bodies of two words or more): English left in a formula."""
+    bodies = (b for x in at.main.latex for b in re.findall(r"\\text\{([^{}]*)\}", x.value))
+    return {b for b in bodies if len(re.findall(r"[^\W\d_]{2,}", b)) >= 2}
+
+
 _english: dict[str, object] = {}
 
 
@@ -54,6 +60,7 @@ def test_no_english_sentence_is_left(state, lang):
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
     assert english_left(english(state), at) == []
+    assert latex_sentences(english(state)) and not latex_sentences(english(state)) & latex_sentences(at)
     for key in FIGURES:  # the same numbers in every language
         np.testing.assert_array_equal(z(at, key), z(english(state), key), err_msg=key)
 
