@@ -9,6 +9,8 @@ depend on ``t``; they read the scenario at ``t = 0``.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -22,6 +24,7 @@ from explorer.shell.settings import Settings
 from explorer.shell.tables import numbers
 
 _, _n = translator(__name__)
+_shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)
 
 scenario = cached(max_entries=8)(model.causal_scenario)  # (settings, n_pad, t = 0); up to 3.8 MiB an entry
 
@@ -41,6 +44,15 @@ def mode_name(is_causal: bool) -> str:
     return "causal" if is_causal else "bidirectional"
 
 
+def latex_words(message: str, **math: str) -> str:
+    r"""A message (in the run's language) as LaTeX: its words in ``\text{…}`` (escaped), each ``{placeholder}``
+    replaced by the LaTeX given for it: ``latex_words(_("query {i} may attend to key {j}"), i="i", j="j")``.
+    The formula around stays as written; only its words are translated."""
+    parts = re.split(r"\{(\w+)\}", message)
+    return "".join(math[p] if i % 2 else (rf"\text{{{textviews.latex_text(p)}}}" if p else "")
+                   for i, p in enumerate(parts))
+
+
 def dim_labels(d_v: int) -> list[str]:
     """The output's column labels, ``dim 0 … dim d_v-1``, in the run's language."""
     return [_("dim {j}").format(j=j) for j in range(d_v)]
@@ -56,10 +68,9 @@ def intro() -> None:
         "that sets the scores of the future (key *j* > query *i*) to **−∞**; their weights become exactly 0 "
         "(lesson exercise 1; Vaswani et al. 2017, §3.2.3)."
     ))
-    # TRANSLATORS: LaTeX; translate only the words inside \text{…}.
-    st.latex(_(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
-             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ \text{(may attend)} \\ -\infty & j > i \ \text{(the future)}"
-               r"\end{cases}"))
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
+             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ " + latex_words(_("(may attend)"))
+             + r" \\ -\infty & j > i \ " + latex_words(_("(the future)")) + r"\end{cases}")
 
 
 @section
@@ -90,7 +101,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
             badges(fig, sc.fully_masked(side_is_causal), n)
             st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(side_is_causal)}")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: {scale}").format(
-        n=n, scale=charts.COLOR_SCALES[color_scale]))
+        n=n, scale=_shell(charts.COLOR_SCALES[color_scale])))
     row0 = ", ".join(textviews.fmt_formula(v, 1) for v in sc.causal_steps.weights[0][:8])  # code spans: `.`
     row0 = f"`[{row0}{', …' if n > 8 else ''}]`"
     above = f"`{sc.max_above_diagonal(True)!r}`"
@@ -119,8 +130,8 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     st.markdown(showing)
     a, b = st.columns(2)
     with a:
-        # TRANSLATORS: LaTeX; translate only the words inside \text{…} ("mask" and "True" stay).
-        st.latex(_(r"\text{mask}_{ij} = \text{True} \iff \text{query } i \text{ may attend to key } j"))
+        st.latex(r"\text{mask}_{ij} = \text{True} \iff "
+                 + latex_words(_("query {i} may attend to key {j}"), i="i", j="j"))
         st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title=_("boolean mask (True = may attend)")),
                         key="causal_fig_bool")
         st.caption(_("shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)").format(n=n))
@@ -265,9 +276,9 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
         "the padding keys for every query. It combines with the causal mask by logical AND: a query may attend to a "
         "key only if both allow it."
     ))
-    # TRANSLATORS: LaTeX; translate only the words inside \text{…} ("mask" and "True" stay).
-    st.latex(_(r"\text{mask} = \text{causal} \wedge \text{key padding},\qquad "
-               r"\text{key padding}_{ij} = \text{True} \iff j < n - p"))
+    key_padding = latex_words(_("key padding"))
+    st.latex(r"\text{mask} = " + latex_words(_("causal")) + r" \wedge " + key_padding + r",\qquad "
+             + key_padding + r"_{ij} = \text{True} \iff j < n - p")
     if n_pad == 0:
         st.caption(_("Padding is 0 (the slider at the top): every key is real."))
     pad_full = np.broadcast_to(sc.key_valid, (n, n))

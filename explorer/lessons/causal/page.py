@@ -6,7 +6,8 @@ from explorer.lessons.causal import draw
 from explorer.shell import controls
 from explorer.shell.i18n import translator
 
-_, _n = translator(__name__)
+# Streamlit runs a page as ``__main__``: the domain comes from the module's own name, not ``__name__``.
+_, _n = translator("explorer.lessons.causal.page")
 
 draw.intro()
 

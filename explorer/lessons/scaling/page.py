@@ -11,7 +11,8 @@ from explorer.lessons.scaling import model as S
 from explorer.shell import controls
 from explorer.shell.i18n import translator
 
-_, _n = translator(__name__)
+# Streamlit runs a page as ``__main__``: the domain comes from the module's own name, not ``__name__``.
+_, _n = translator("explorer.lessons.scaling.page")
 
 D = S.DEFAULTS
 
