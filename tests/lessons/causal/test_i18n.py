@@ -19,8 +19,8 @@ OWN_FIGURES = ("causal_fig_bool", "causal_fig_additive", "causal_fig_mask_causal
                "causal_fig_mask_combined")  # built by this lesson (heat maps and bars: the shell's)
 # The sidebar's default sentence and its token labels (visitor text, never translated), and the citation of the
 # paper: authors' names and the Latin "et al." that Portuguese writes too (Turkish writes "vd.").
-ALLOWED = ("The cat sat on the mat", *(f"{t} ({i})" for i, t in enumerate("The cat sat on the mat".split())),
-           "Vaswani et al.")
+SENTENCE = "The cat sat on the mat"
+ALLOWED = (SENTENCE, *(f"{t} ({i})" for i, t in enumerate(SENTENCE.split(" "))), "Vaswani et al.")
 
 
 def texts(at) -> str:
