@@ -117,5 +117,5 @@ def test_the_charts_words_keep_their_letters():
         add = F.additive_mask_figure(A.additive_mask(A.causal_mask(3)), labels)
         badge = F.add_row_badges(F.boolean_mask_figure(A.causal_mask(3), labels), [0], 3)
     assert list(add.data[0].colorbar.ticktext) == ["−∞: bloqueado", "0: permitido"]
-    assert badge.layout.annotations[0].text == "⛔ totalmente mascarada: sem chave permitida"
+    assert badge.layout.annotations[0].text == "⛔ totalmente mascarada: sem chaves"
     assert F.exact_change_text(1e-17) == "1e-17" and F.exact(0.0) == "0.0"  # English outside a run

@@ -118,7 +118,7 @@ def test_the_charts_words_keep_their_letters_and_numbers_take_the_decimal_comma(
     assert "ağırlık %{y:.4f}" in sweep.data[0].hovertemplate and sweep.layout.separators == ",."
     assert hist.data[1].name == "ölçeklenmiş q·k/√d_k: Var = 1,031 (teori 1)"
     assert hist.layout.yaxis.title.text == "yoğunluk (alan 1)" and hist.layout.separators == ",."
-    assert [t.name for t in curves.data] == ["ölçeklenmemiş", "ölçeklenmiş"]
+    assert [t.name for t in curves.data] == ["ölçeksiz", "ölçekli"]
     assert {t.legendgroup for t in curves.data} == {"unscaled", "scaled"}  # the groups are codes
     with i18n.using("pt"):
         hist = F.score_histograms(edges, density, edges / 2, density, d_k=4, raw_var=4.125, scaled_var=1.0)
