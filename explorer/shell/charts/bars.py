@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts.geometry import (
     BAR_PLOT_PX,
     CELL_TEXT_MAX,
@@ -24,6 +25,8 @@ from explorer.shell.charts.geometry import (
 )
 from explorer.shell.charts.labels import escape_label
 from explorer.shell.textviews import fmt
+
+_, _n = i18n.translator(__name__)
 
 
 def weights_bar(
@@ -38,12 +41,12 @@ def weights_bar(
     if w.ndim != 1 or len(key_labels) != w.shape[0]:
         raise ValueError(f"weights must be [n_k] with one label per key, got {w.shape} and {len(key_labels)} labels")
     cols = [escape_label(s) for s in key_labels]
-    prefix = f"query {escape_label(query_label)} → " if query_label is not None else ""
+    prefix = _("query {label} → ").format(label=escape_label(query_label)) if query_label is not None else ""
     text = bar_text([fmt(v, 3) for v in w], len(w)) if len(w) <= CELL_TEXT_MAX else {}
     bar = go.Bar(
         x=list(range(len(w))), y=w, customdata=np.array([[c, fmt(v, digits)] for c, v in zip(cols, w, strict=True)],
                                                            dtype=object).reshape(-1, 2),
-        hovertemplate=f"{prefix}key %{{customdata[0]}}: %{{customdata[1]}}<extra></extra>",
+        hovertemplate=prefix + _("key") + " %{customdata[0]}: %{customdata[1]}<extra></extra>",
         marker_color="#3b78c2", cliponaxis=False, **text,
     )
     # Room above the tallest bar for its value (upright or on end), below the title.
@@ -53,8 +56,9 @@ def weights_bar(
         if tuple(yrange) == (0.0, 1.0) else None
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=(shown := tick_positions(len(w), max_ticks(BAR_PLOT_PX))),
-                   ticktext=[cols[i] for i in shown], title=dict(text="key")),
-        yaxis=dict(range=[yrange[0], top], title=dict(text="weight"), tickvals=y_ticks),
+                   ticktext=[cols[i] for i in shown], title=dict(text=_("key"))),
+        yaxis=dict(range=[yrange[0], top], title=dict(text=_("weight")), tickvals=y_ticks),
+        separators=i18n.plotly_separators(),
         height=height, margin=bar_margin([f"{v:g}" for v in y_ticks] if y_ticks else auto_tick_labels(yrange[0], top),
                                          40 if title else 10),
     )
@@ -94,7 +98,9 @@ def paired_bars(
         bars.append(go.Bar(
             name=safe, x=list(range(n)), y=values, marker_color=color,
             customdata=np.array([[tk, tx] for tk, tx in zip(ticks, shown, strict=True)], dtype=object).reshape(-1, 2),
-            hovertemplate=f"{safe}: query %{{customdata[0]}}: {quantity} %{{customdata[1]}}<extra></extra>",
+            hovertemplate=_("{series}: query {token}: {quantity} {value}").format(
+                series=safe, token="%{customdata[0]}", quantity=quantity, value="%{customdata[1]}")
+            + "<extra></extra>",
             cliponaxis=False, **(bar_text(shown, n, len(series)) if n <= CELL_TEXT_MAX else {}),
         ))
     layout = dict(
@@ -103,6 +109,7 @@ def paired_bars(
         yaxis=dict(title=dict(text=y_title), range=[0, y_max]),
         barmode="group", height=height, margin=bar_margin(auto_tick_labels(0, y_max), 40 if title else 10),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        separators=i18n.plotly_separators(),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))

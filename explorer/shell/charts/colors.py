@@ -16,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts.geometry import GAP_MAX
+from explorer.shell.i18n import N_
+
+_, _n = i18n.translator(__name__)
 
 WEIGHTS_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
@@ -25,10 +29,10 @@ MASKED_COLOR = "rgba(128, 128, 128, 0.35)"
 KINDS = ("weights", "diverging")
 
 COLOR_SCALES = {  # the learner's colour scale for attention-weight maps (also its value in the link) -> meaning
-    "fixed": "0 to 1, the same on every map",
-    "map": "0 to the map's largest weight",
-    "row": "each row: 0 to its own largest weight",
-}
+    "fixed": N_("0 to 1, the same on every map"),
+    "map": N_("0 to the map's largest weight"),
+    "row": N_("each row: 0 to its own largest weight"),
+}  # (the meanings are messages: translate them where shown, _(COLOR_SCALES[code]))
 ROW_MAX_COLOR = "#f08c00"  # outline of each row's largest weight: orange, visible on pale and dark blue
 
 
@@ -66,7 +70,7 @@ def weight_colors(z, color_scale: str, mask=None) -> tuple[np.ndarray, tuple[flo
     return scaled, (0.0, 1.0)
 
 
-def weight_colorbar(color_scale: str, zrange: tuple[float, float], n_keys: int, title: str = "weight") -> dict:
+def weight_colorbar(color_scale: str, zrange: tuple[float, float], n_keys: int, title: str | None = None) -> dict:
     """The colour bar of an attention-weight map: its title and ticks, with the uniform level ``1/n`` marked.
 
     ``1/n_keys`` is the weight of every key when a query attends to all ``n_keys`` keys equally; it is
@@ -77,8 +81,9 @@ def weight_colorbar(color_scale: str, zrange: tuple[float, float], n_keys: int, 
     """
     lo, hi = zrange
     if color_scale == "row":
-        return dict(title=dict(text="÷ row max"), thickness=12, tickmode="array", tickvals=[0.0, 0.5, 1.0],
+        return dict(title=dict(text=_("÷ row max")), thickness=12, tickmode="array", tickvals=[0.0, 0.5, 1.0],
                     ticktext=["0", "½", "1"])
+    title = _("weight") if title is None else title
     span = hi - lo or 1.0
     regular = [lo + span * k / 4 for k in range(5)]
     uniform = 1.0 / n_keys if n_keys > 0 else None
@@ -87,10 +92,10 @@ def weight_colorbar(color_scale: str, zrange: tuple[float, float], n_keys: int, 
         if uniform is not None and lo <= uniform <= hi and abs(v - uniform) < 0.3 * span:  # apart on a short bar
             continue
         vals.append(v)
-        text.append(f"{v:.3g}")
+        text.append(i18n.general(v, 3))
     if uniform is not None and lo <= uniform <= hi:
         vals.append(uniform)
-        text.append(f"uniform 1/{n_keys}")
+        text.append(_("uniform 1/{n}").format(n=n_keys))
     order = np.argsort(vals)
     return dict(title=dict(text=title), thickness=12, tickmode="array",
                 tickvals=[float(vals[i]) for i in order], ticktext=[text[i] for i in order])
@@ -118,4 +123,4 @@ def row_max_outline(z, mask=None) -> go.Scatter | None:
         ys += [r - 0.5, r - 0.5, r + 0.5, r + 0.5, r - 0.5, None]
     width = 2 if max(z.shape) <= GAP_MAX else 1
     return go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=ROW_MAX_COLOR, width=width), hoverinfo="skip",
-                      showlegend=False, name="largest weight of the row")
+                      showlegend=False, name=_("largest weight of the row"))

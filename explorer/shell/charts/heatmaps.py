@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts.colors import (
     DIVERGING_SCALE,
     KINDS,
@@ -39,15 +40,15 @@ from explorer.shell.charts.geometry import (
 from explorer.shell.charts.labels import escape_label
 from explorer.shell.textviews import fmt
 
+_, _n = i18n.translator(__name__)
+
 HOVER_CELL_MAX = 64 * 64  # above this many cells in one figure: light hover (positions, rounded values; payload).
 # 64 x 64: every token-by-token map of the app (at most MAX_TOKENS = 64 tokens) keeps token labels in its hover.
 
 
-def _fmt_matrix(z: np.ndarray, digits: int, mask: np.ndarray | None) -> np.ndarray:
-    text = np.vectorize(lambda v: fmt(v, digits), otypes=[object])(z) if z.size else z.astype(object)
-    if mask is not None:
-        text = np.where(mask, text, "masked")
-    return text
+def _fmt_matrix(z: np.ndarray, digits: int) -> np.ndarray:
+    """Every cell's value as the hover and the cells show it (the run's decimal mark)."""
+    return np.vectorize(lambda v: fmt(v, digits), otypes=[object])(z) if z.size else z.astype(object)
 
 
 def _light_values(z: np.ndarray, kind: str, digits: int) -> np.ndarray:
@@ -65,8 +66,8 @@ def heatmap(
     *,
     title: str = "",
     kind: str = "weights",
-    row_name: str = "query",
-    col_name: str = "key",
+    row_name: str | None = None,
+    col_name: str | None = None,
     mask=None,
     zrange: tuple[float, float] | None = None,
     digits: int = 3,
@@ -152,20 +153,22 @@ def heatmap(
         true_shown = _light_values(true_shown, kind, digits)
     z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
 
-    arrow = col_name == "key"
+    arrow = col_name in (None, "key")  # query → key; any other pair of axes reads "row · col"
+    row_name = _("query") if row_name is None else row_name
+    col_name = _("key") if col_name in (None, "key") else col_name
     sep = " → " if arrow else " · "
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
         zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
         xgap=1 if n_cols <= GAP_MAX else 0, ygap=1 if n_rows <= GAP_MAX else 0,  # gaps would wash out thin cells
-        colorbar=dict(title=dict(text=colorbar_title or ("weight" if kind == "weights" else "value")), thickness=12,
-                      **COLORBAR_AT),
+        colorbar=dict(title=dict(text=colorbar_title or (_("weight") if kind == "weights" else _("value"))),
+                      thickness=12, **COLORBAR_AT),
         hoverongaps=True,
     )
     if kind == "diverging":
         trace["zmid"] = 0.0
     if color_scale is not None:
-        trace["colorbar"] = {**weight_colorbar(color_scale, zrange, n_cols, colorbar_title or "weight"), **COLORBAR_AT}
+        trace["colorbar"] = {**weight_colorbar(color_scale, zrange, n_cols, colorbar_title), **COLORBAR_AT}
     if light and color_scale == "row":  # colours are fractions of the row's largest weight: hover the true weight
         trace["customdata"] = np.where(np.isfinite(true_shown), true_shown, None)
         trace["hovertemplate"] = (f"{row_name} %{{y}}{sep}{col_name} %{{x}}: %{{customdata:.{digits}f}}"
@@ -173,7 +176,8 @@ def heatmap(
     elif light:  # positions and the rounded value: per-cell labels would dominate what the browser downloads
         trace["hovertemplate"] = f"{row_name} %{{y}}{sep}{col_name} %{{x}}: %{{z:.{digits}f}}<extra></extra>"
     else:
-        text = _fmt_matrix(z, digits, mask)
+        values = _fmt_matrix(z, digits)
+        text = values if mask is None else np.where(mask, values, _("masked"))
         custom = np.empty((n_rows, n_cols, 3), dtype=object)
         custom[..., 0] = np.array(rows, dtype=object)[:, None]
         custom[..., 1] = np.array(cols, dtype=object)[None, :]
@@ -184,7 +188,7 @@ def heatmap(
         )
         if show_text is None:
             show_text = n_rows <= CELL_TEXT_MAX and n_cols <= CELL_TEXT_MAX
-        cells = np.where(text == "masked", "", text)
+        cells = values if mask is None else np.where(mask, values, "")
         font = cell_text_font(cells, n_cols, row_labels, colorbar_chars=11 if color_scale in ("fixed", "map") else 6) \
             if show_text else None
         if font:
@@ -228,6 +232,7 @@ def heatmap(
                    title=dict(text=row_name), autorange="reversed", showgrid=False, zeroline=False),
         margin=margin,
         height=height,
+        separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
