@@ -11,8 +11,7 @@ from explorer.lessons.scaling import model as S
 from explorer.shell import controls
 from explorer.shell.i18n import translator
 
-# Streamlit runs a page as ``__main__``: the domain comes from the module's own name, not ``__name__``.
-_, _n = translator("explorer.lessons.scaling.page")
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 D = S.DEFAULTS
 
