@@ -9,8 +9,6 @@ depend on ``t``; they read the scenario at ``t = 0``.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -44,13 +42,6 @@ def mode_name(is_causal: bool) -> str:
     return "causal" if is_causal else "bidirectional"
 
 
-def latex_words(message: str, **math: str) -> str:
-    r"""A message (in the run's language) as LaTeX: its words in ``\text{…}`` (escaped), each ``{placeholder}``
-    replaced by the LaTeX given for it: ``latex_words(_("query {i} may attend to key {j}"), i="i", j="j")``.
-    The formula around stays as written; only its words are translated."""
-    parts = re.split(r"\{(\w+)\}", message)
-    return "".join(math[p] if i % 2 else (rf"\text{{{textviews.latex_text(p)}}}" if p else "")
-                   for i, p in enumerate(parts))
 
 
 def dim_labels(d_v: int) -> list[str]:
@@ -69,8 +60,8 @@ def intro() -> None:
         "(lesson exercise 1; Vaswani et al. 2017, §3.2.3)."
     ))
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
-             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ " + latex_words(_("(may attend)"))
-             + r" \\ -\infty & j > i \ " + latex_words(_("(the future)")) + r"\end{cases}")
+             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ " + textviews.latex_words(_("(may attend)"))
+             + r" \\ -\infty & j > i \ " + textviews.latex_words(_("(the future)")) + r"\end{cases}")
 
 
 @section
@@ -131,7 +122,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     a, b = st.columns(2)
     with a:
         st.latex(r"\text{mask}_{ij} = \text{True} \iff "
-                 + latex_words(_("query {i} may attend to key {j}"), i="i", j="j"))
+                 + textviews.latex_words(_("query {i} may attend to key {j}"), i="i", j="j"))
         st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title=_("boolean mask (True = may attend)")),
                         key="causal_fig_bool")
         st.caption(_("shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)").format(n=n))
@@ -276,8 +267,8 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
         "the padding keys for every query. It combines with the causal mask by logical AND: a query may attend to a "
         "key only if both allow it."
     ))
-    key_padding = latex_words(_("key padding"))
-    st.latex(r"\text{mask} = " + latex_words(_("causal")) + r" \wedge " + key_padding + r",\qquad "
+    key_padding = textviews.latex_words(_("key padding"))
+    st.latex(r"\text{mask} = " + textviews.latex_words(_("causal")) + r" \wedge " + key_padding + r",\qquad "
              + key_padding + r"_{ij} = \text{True} \iff j < n - p")
     if n_pad == 0:
         st.caption(_("Padding is 0 (the slider at the top): every key is real."))

@@ -31,14 +31,9 @@ MARKER_MIN, MARKER_MAX = 6.0, 60.0
 def point_text(xs, digits: int = 2) -> str:
     """A point as text in the run's language: ``(1.73, 1.00)`` / ``(1,73; 1,00)`` (a decimal comma needs another
     separator between the coordinates)."""
-    sep = ", " if i18n.current() == i18n.DEFAULT else "; "
-    return "(" + sep.join(fmt(float(x), digits) for x in xs) + ")"
+    return "(" + i18n.list_separator().join(fmt(float(x), digits) for x in xs) + ")"
 
 
-def number_g(x: float, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant digits (``%g``: ``0.707``, ``1e+06``) and the run's decimal mark."""
-    text = f"{x:.{digits}g}"
-    return text if i18n.current() == i18n.DEFAULT else text.replace(".", fmt(0.5, 1)[1])
 
 
 def marker_sizes(weights) -> np.ndarray:
@@ -340,7 +335,7 @@ def sharpness_dial(
         fig.update_layout(yaxis2=dict(title=dict(text=distance), overlaying="y",
                                       side="right", rangemode="tozero", showgrid=False))
     fig.add_vline(x=lesson, line=dict(color="#555", dash="dash", width=1.5))
-    fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {number_g(lesson)}", showarrow=False,
+    fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {i18n.general(lesson)}", showarrow=False,
                        xanchor="right", xshift=-4, font=dict(size=11))  # beside its dashed line, not across it
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
@@ -348,7 +343,7 @@ def sharpness_dial(
         right_half = np.log10(current) > (np.log10(s[0]) + np.log10(s[-1])) / 2 if s.size else False
         fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False,  # on the side with room
                            xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
-                           text=_("your s = 1/√d_k") if same else _("your s = {s}").format(s=number_g(current)),
+                           text=_("your s = 1/√d_k") if same else _("your s = {s}").format(s=i18n.general(current)),
                            font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
     else:  # s = 0 cannot sit on a log axis: point left, where the weights are uniform
         fig.add_annotation(x=0, xref="paper", y=0.5, yref="y", showarrow=True, ax=60, ay=0, arrowcolor=QUERY_COLOR,

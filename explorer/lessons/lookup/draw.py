@@ -226,7 +226,7 @@ def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable
     h1, h2 = st.columns(2)
     with h1:
         st.plotly_chart(charts.heatmap(r.batch_weights, r.batch_labels, keys_l,
-                                       title=_("attention, s = {s}").format(s=F.number_g(sharp)),
+                                       title=_("attention, s = {s}").format(s=i18n.general(sharp)),
                                        color_scale=color_scale),
                         key="lookup_fig_matrix")
     with h2:

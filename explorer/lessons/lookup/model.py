@@ -224,7 +224,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
             n=n_rows, max=MAX_ROWS))
     seen_keys: dict[tuple[float, ...], int] = {}
     seen_labels: dict[str, int] = {}
-    sep = ", " if i18n.current() == i18n.DEFAULT else "; "  # between two numbers that may hold a decimal comma
+    sep = i18n.list_separator()  # between two numbers that may hold a decimal comma
     for r, label, key in zip(where, labels, keys, strict=True):
         if key in seen_keys:
             problems.append(_("rows {first} and {other} have the same key vector ({vector}): a lookup table needs "

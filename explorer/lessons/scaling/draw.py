@@ -10,8 +10,6 @@ the function's signature, a few hundredths of a millisecond per argument.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -45,20 +43,8 @@ def general(x: float) -> str:
     return f"{x:g}".replace(".", i18n.plotly_separators()[0])
 
 
-def latex_words(message: str, **math: str) -> str:
-    r"""A message (in the run's language) as LaTeX: its words in ``\text{…}`` (escaped), each ``{placeholder}``
-    replaced by the LaTeX given for it: ``latex_words(_("query {i} may attend to key {j}"), i="i", j="j")``.
-    The formula around stays as written; only its words are translated."""
-    parts = re.split(r"\{(\w+)\}", message)
-    return "".join(math[p] if i % 2 else (rf"\text{{{textviews.latex_text(p)}}}" if p else "")
-                   for i, p in enumerate(parts))
 
 
-def number_list(values, digits: int) -> str:
-    """Numbers in a sentence's list: ``0.659, 0.242`` in English, ``0,659; 0,242`` where the decimal mark is a
-    comma (a comma between them would read as one more decimal mark)."""
-    sep = ", " if i18n.plotly_separators()[0] == "." else "; "
-    return sep.join(fmt(v, digits) for v in values)
 
 
 @section
@@ -109,8 +95,8 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
     # 2 · One query, both ways
     st.header(_("2 · One query's softmax, both ways"))
     st.latex(r"w_j = \mathrm{softmax}_j(s) = \frac{e^{s_j}}{\sum_k e^{s_k}},\qquad s_j = q\cdot k_j \ "
-             + latex_words(_("(unscaled)")) + r"\quad" + latex_words(_("or"))
-             + r"\quad s_j = \frac{q\cdot k_j}{\sqrt{d_k}}\ " + latex_words(_("(scaled)")))
+             + textviews.latex_words(_("(unscaled)")) + r"\quad" + textviews.latex_words(_("or"))
+             + r"\quad s_j = \frac{q\cdot k_j}{\sqrt{d_k}}\ " + textviews.latex_words(_("(scaled)")))
     q_labels = [f"q{i}" for i in range(n_keys)]
     k_labels = [f"k{j}" for j in range(n_keys)]
     b1, b2 = st.columns(2)
@@ -133,8 +119,8 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
     st.header(_("3 · Saturation over every d_k"))
     st.latex(r"J = \frac{\partial w}{\partial s} = \operatorname{diag}(w) - w\,w^\top,\qquad"
              r"\|J\|_F = \sqrt{\textstyle\sum_{i,j} J_{ij}^2}")
-    st.latex(latex_words(_("effective keys")) + r" = e^{H(w)},\qquad H(w) = -\sum_j w_j \log w_j"
-             r"\quad (1 = \text{one-hot},\ n = " + latex_words(_("uniform")) + ")")
+    st.latex(textviews.latex_words(_("effective keys")) + r" = e^{H(w)},\qquad H(w) = -\sum_j w_j \log w_j"
+             r"\quad (1 = \text{one-hot},\ n = " + textviews.latex_words(_("uniform")) + ")")
     max_weight, effective = _("mean max weight"), _("effective keys exp(H)")
     panels = {
         max_weight: (stats.max_weight_unscaled, stats.max_weight_scaled),
@@ -164,8 +150,8 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
     st.header(_("4 · Temperature on the lesson's softmax example"))
     st.latex(r"w = \mathrm{softmax}(z / T),\qquad z = ["
              + r",\ ".join(fmt_formula(v, 1) for v in S.LESSON_LOGITS) + "]")
-    st.latex(r"T \to 0:\ \text{one-hot},\qquad T \to \infty:\ " + latex_words(_("uniform")) + r",\qquad"
-             + latex_words(_("dividing by {sqrt_d_k} is the temperature {t}"), sqrt_d_k=r"\sqrt{d_k}",
+    st.latex(r"T \to 0:\ \text{one-hot},\qquad T \to \infty:\ " + textviews.latex_words(_("uniform")) + r",\qquad"
+             + textviews.latex_words(_("dividing by {sqrt_d_k} is the temperature {t}"), sqrt_d_k=r"\sqrt{d_k}",
                            t=r"T = \sqrt{d_k}"))
 
 
@@ -178,4 +164,4 @@ def temperature(*, t: float) -> None:
     t2.plotly_chart(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
                     key="scale_fig_temp_sweep")
     st.caption(_("Shape [{n}] → [{n}]. At T = 1 this is the lesson's softmax example; at T = {t} the weights are "
-                 "[{weights}].").format(n=len(tv.logits), t=general(t), weights=number_list(tv.weights, 3)))
+                 "[{weights}].").format(n=len(tv.logits), t=general(t), weights=textviews.number_list(tv.weights, 3)))

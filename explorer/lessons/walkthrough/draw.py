@@ -83,11 +83,6 @@ def dim_ticks(width: int) -> list[str]:
     return [_("dim {j}").format(j=j) for j in range(width)]
 
 
-def numbers_text(xs, digits: int) -> str:
-    """Numbers of a sentence as a list, in the run's language: ``2.1, 0.3`` / ``2,1; 0,3`` (a decimal comma
-    needs another separator between the numbers)."""
-    sep = ", " if i18n.current() == i18n.DEFAULT else "; "
-    return sep.join(textviews.fmt(x, digits) for x in xs)
 
 
 def scientific(x: float, digits: int = 1) -> str:
@@ -242,7 +237,7 @@ def softmax_check() -> None:
     with st.expander(_("✋ Check yourself: is the lesson's softmax row a softmax?")):
         st.markdown(_("One of the lessons prints softmax([{logits}]) = [{printed}]. Before reading on, add up that "
                       "row: a row of attention weights must sum to 1.").format(
-            logits=numbers_text(check.logits, 1), printed=numbers_text(check.printed, 2)))
+            logits=textviews.number_list(check.logits, 1), printed=textviews.number_list(check.printed, 2)))
         digits = {logit: 2, row: 2, true_col: 3}
         frame = pd.DataFrame({logit: check.logits, row: check.printed, true_col: check.true})
         if i18n.current() == i18n.DEFAULT:
@@ -253,7 +248,7 @@ def softmax_check() -> None:
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
         st.markdown(_("The printed row sums to **{printed_sum}**, so it is not a softmax; the true one is [{true}], "
                       "which sums to {true_sum}.").format(printed_sum=textviews.fmt(check.printed_sum, 2),
-                                                          true=numbers_text(check.true, 3),
+                                                          true=textviews.number_list(check.true, 3),
                                                           true_sum=textviews.fmt(check.true_sum, 6)))
         st.markdown(_("Why a row must sum to 1: every weight of the row is e^(its score) divided by the *same* sum, "
                       "the sum of e^(score) over the row, so the weights are shares of one whole. The output is "
