@@ -48,8 +48,8 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
 
 def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: str = "training step",
            hlines: Sequence[tuple[float, str]] = (), vlines: Sequence[tuple[float, str]] = (),
-           log_y: bool = False, y_range: tuple[float, float] | None = None, height: int = 300,
-           digits: int = 3) -> go.Figure:
+           log_y: bool = False, y_range: tuple[float, float] | None = None,
+           x_range: tuple[float, float] | None = None, height: int = 300, digits: int = 3) -> go.Figure:
     """Lines over the training steps.
 
     Args:
@@ -57,7 +57,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
         hlines: ``(y, label)`` dotted reference lines (``ln vocab``, a threshold); vlines: ``(x, label)`` dashed
             vertical lines (where an induction head formed).
         log_y: a logarithmic y axis (values <= 0 are not drawn). y_range: a fixed range (for a log axis: of the
-            values, not their logarithms).
+            values, not their logarithms). x_range: a fixed step range (the live view: the whole run).
         digits: decimals in the hover.
 
     Raises:
@@ -97,7 +97,8 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
         yaxis["range"] = list(y_range)
     layout = dict(
         title=dict(text=escape_label(title)), height=height, margin=dict(l=10, r=10, t=70, b=10),
-        xaxis=dict(title=dict(text=escape_label(x_title))), yaxis=yaxis, shapes=shapes, annotations=notes,
+        xaxis=dict(title=dict(text=escape_label(x_title)), **({"range": list(x_range)} if x_range else {})),
+        yaxis=yaxis, shapes=shapes, annotations=notes,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), hovermode="closest",
     )
     return go.Figure(data=traces, layout=layout)

@@ -44,6 +44,7 @@ MAX_FINISHED = 24
 MAX_BYTES = 96 * 2**20
 MAX_PENDING = 8
 LIVE_REDRAW_S = 0.5  # the live curves are redrawn at most this often while a run trains
+MAP_HEIGHT = 420  # px: an attention map of up to 64 tokens, a label on every other row
 FOLLOW_MAX_S = 15 * 60  # a page stops waiting for a run after this long (it keeps training; a rerun shows it)
 NOT_USED = {
     "sentence": "this lesson trains a model on sequences of random token ids (a random run written twice).",
@@ -278,7 +279,7 @@ def live_figure(spec: RunSpec, p: model.Progress, name: str):
                  tfig.Series("best prefix-match", p.prefix_match, tfig.HEAD_COLORS[0]),
                  tfig.Series("accuracy", p.accuracy, tfig.HEAD_COLORS[2], "dot")],
         title=f"{name}: step {p.done_steps} of {spec.steps}", y_title="", y_range=(0, 1.6),
-        hlines=[(training.EMERGENCE_THRESHOLD, "prefix-match 0.4")])
+        x_range=(0, spec.steps), hlines=[(training.EMERGENCE_THRESHOLD, "prefix-match 0.4")])
 
 
 # --- helpers for the sentences ----------------------------------------------------------------------------------
@@ -376,7 +377,7 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key
                           f" · previous {prev[layer, head]:.2f}")
             fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
                                  mask=np.tri(len(labels), dtype=bool), max_xticks=16 if H > 2 else 24,
-                                 show_text=False)
+                                 show_text=False, height=MAP_HEIGHT)
             col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
 
 
@@ -521,10 +522,12 @@ def mechanism_sentences(result: RunResult) -> list[str]:
         out.append(f"Knocking out all of layer 0 takes the accuracy from {acc:.2f} to {k0:.2f}; all of layer 1, "
                    f"to {k1:.2f}.")
         if mech.label == "induction":
-            out.append("So layer 1's prefix-matching head works only with what layer 0 wrote into the residual "
-                       "stream: the previous-token head of layer 0 and the induction head of layer 1 **compose** "
-                       "(Elhage et al. 2021, K-composition). That is the mechanism, checked, not just a pattern that "
-                       "looks like it.")
+            prev = ", ".join(f"{v:.2f}" for v in mech.previous_token[0])
+            pms = ", ".join(f"{v:.2f}" for v in mech.prefix_match[1])
+            out.append(f"So layer 1's heads (prefix-match {pms}) work only with what layer 0's heads (previous-token "
+                       f"{prev}) wrote into the residual stream: the two layers **compose**, the circuit of Elhage "
+                       "et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by knocking it out, "
+                       "not just a pattern that looks like it.")
         head = mech.induction_head
         alone = mech.knockout_accuracy[head]
         others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
@@ -617,6 +620,7 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
     with left:
         st.plotly_chart(charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
                                        mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24,
+                                       height=MAP_HEIGHT,
                                        title=f"fixed period: {head_name(head)} at the end"),
                         key="tr_fig_shortcut_map")
     st.caption("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
@@ -669,10 +673,12 @@ def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
                    f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.1f} (first tenth of the run: "
                    f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled).")
     else:
+        why = (f": at this initialisation the unscaled softmax started far from saturation (top weight "
+               f"{c.first_max_weight[1]:.2f} at step 0), so its larger scores pass more gradient, not less"
+               if c.first_max_weight[1] < 0.5 else "")
         out.append(f"Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
                    f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.2f} (first tenth of the run: "
-                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled): these scores are small enough "
-                   "at this initialisation that the softmax is not saturated yet.")
+                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled){why}.")
     out.append(f"An induction head formed {emerged_text(c.emerged[0], spec.steps)} with the scaling and "
                f"{emerged_text(c.emerged[1], spec.steps)} without; accuracy at the end {c.final_accuracy[0]:.2f} and "
                f"{c.final_accuracy[1]:.2f}.")

@@ -491,18 +491,23 @@ def snapshot_step(step, spec: RunSpec) -> int | None:
 
 
 def key_steps(result: RunResult) -> dict[str, int]:
-    """Snapshot steps worth a look: ``{"before": …, "during": …, "after": …}`` the jump (:func:`jump`), each the
-    nearest snapshot step; empty when no induction head formed."""
+    """Snapshot steps worth a look: ``{"before": …, "during": …, "after": …}`` the jump (:func:`jump`): the last
+    snapshot at or before its start, the one nearest the emergence, the first at or after its end; a step that
+    repeats the previous one is left out. Empty when no induction head formed."""
     j = jump(result)
     if j.emerged is None:
         return {}
     snaps = result.snapshot_steps
-
-    def nearest(step: int) -> int:
-        return int(snaps[int(np.argmin(np.abs(snaps - step)))])
-
-    return {"before": nearest(j.start or 0), "during": nearest(j.emerged),
-            "after": nearest(j.end if j.end is not None else int(result.step[-1]))}
+    end = j.end if j.end is not None else int(result.step[-1])
+    before = int(snaps[snaps <= (j.start or 0)].max())
+    during = int(snaps[int(np.argmin(np.abs(snaps - j.emerged)))])
+    later = snaps[snaps >= end]
+    after = int(later.min()) if later.size else int(snaps[-1])
+    out: dict[str, int] = {}
+    for name, step in (("before", before), ("during", during), ("after", after)):
+        if step not in out.values():
+            out[name] = step
+    return out
 
 
 # --- the bridge to the real model ---------------------------------------------------------------------------

@@ -93,8 +93,8 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
     if results is not None:
         return results
     busy = any(e is not None and not e.finished for e in entries)
-    if st.button(label, key=key, type="primary", disabled=busy, help=help):
-        draw.request(specs)
+    if st.button(label, key=key, type="primary", disabled=busy, help=help) and draw.request(specs):
+        st.rerun()  # draw the button disabled while the runs train
     draw.follow(specs, names)
     entries, results = draw.status(specs)
     for e in entries:
