@@ -715,9 +715,11 @@ def context(results: tuple[RunResult, ...]) -> None:
                  hide_index=True, width="stretch")
     found = ", ".join(f"n = {n}: {emerged_text(e, g.steps)}" for n, e in zip(g.n, g.emerged, strict=True))
     st.markdown(f"Measured here: {found}.")
-    for (n1, n2, ratio), word in zip(g.ratios, g.verdict, strict=True):
-        st.markdown(f"From n = {n1} to n = {n2} the steps grew ×{ratio:.1f}: {word} (per doubling of n, linear "
-                    "growth is ×2, quadratic ×4).")
+    if g.exponent is not None:
+        local = "; ".join(f"n = {a} → {b}: ×{r:.2f} (k = {k:.2f})" for a, b, r, k in g.pairs)
+        st.markdown(f"Fitting steps ∝ n^k to the lengths that formed gives **k = {g.exponent:.2f}: {g.verdict}** "
+                    f"(k = 1 is linear, k = 2 quadratic). Step by step: {local}.")
+    st.latex(r"\text{steps}(n) \propto n^{k},\qquad k = \frac{\Delta \ln \text{steps}}{\Delta \ln n}")
     missing = [(n, e) for n, e in zip(g.n, g.emerged, strict=True) if e is None]
     if missing:
         st.markdown(f"{', '.join(f'n = {n}' for n, _ in missing)} did not get there within {g.steps} steps: raise the "

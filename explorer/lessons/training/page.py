@@ -187,13 +187,13 @@ if got is not None:
 
 # --- 6 · the context length ------------------------------------------------------------------------------------
 st.header("6 · How long until it forms? The context length")
-st.markdown(f"The same model on sequences of n = {', '.join(map(str, M.CONTEXT_CHOICES))} tokens: how many steps "
-            "until an induction head forms?")
+st.markdown(f"The same model on sequences of n = {', '.join(map(str, M.CONTEXT_CHOICES))} tokens: how many "
+            "steps until an induction head forms?")
 ctx_steps = controls.slider("Step budget per run", *M.CONTEXT_STEPS_RANGE, D["context_steps"], step=M.STEPS_STEP,
                             key="tr_ctx_steps", help="Each run stops 50 steps after it forms, or at this budget.")
 specs = [replace(spec, n_ctx=n, steps=int(ctx_steps), stop_after_emergence=True) for n in M.CONTEXT_CHOICES]
-got = experiment("tr_run_context", "▶ Train three context lengths", specs, [f"n = {n}" for n in M.CONTEXT_CHOICES],
-                 "Three runs, otherwise with the settings above.")
+got = experiment("tr_run_context", f"▶ Train the {len(specs)} context lengths", specs,
+                 [f"n = {n}" for n in M.CONTEXT_CHOICES], "One run per length, otherwise with the settings above.")
 if got is not None:
     draw.context(tuple(got))
 

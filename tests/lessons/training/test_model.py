@@ -123,16 +123,19 @@ def test_compare_scaling_measures_the_gradient_ratio_and_a_collapse():
         model.compare_scaling(ok, fake_result(replace(spec, scale=False, seed=1), ramp(S, 30, 10)))
 
 
-def test_context_growth_ratios_and_words():
+def test_context_growth_fits_the_exponent_and_names_it():
     runs = [fake_result(replace(TINY, n_ctx=n, steps=1000), ramp(1001, at, 5))
-            for n, at in ((16, 100), (32, 400), (64, 1200))]
+            for n, at in ((16, 100), (24, 225), (32, 400), (48, 1200))]
     g = model.context_growth(runs[::-1])
-    assert g.n == (16, 32, 64) and g.emerged[2] is None
-    assert len(g.ratios) == 1 and g.ratios[0][:2] == (16, 32) and g.ratios[0][2] == pytest.approx(4.0, rel=0.05)
-    assert g.verdict == ("about quadratic",)
-    assert [model.growth_word(r) for r in (1.2, 2.0, 2.7, 4.0, 6.0)] == [
+    assert g.n == (16, 24, 32, 48) and g.emerged[3] is None
+    assert [p[:2] for p in g.pairs] == [(16, 24), (24, 32)]
+    assert g.exponent == pytest.approx(2.0, abs=0.05) and g.verdict == "about quadratic"
+    assert g.pairs[0][3] == pytest.approx(2.0, abs=0.05)
+    assert [model.growth_word(k) for k in (0.5, 1.0, 1.5, 2.0, 3.0)] == [
         "slower than linear", "about linear", "between linear and quadratic", "about quadratic",
         "faster than quadratic"]
+    with pytest.raises(ValueError, match="n_ctx only"):
+        model.context_growth([runs[0], fake_result(replace(TINY, n_ctx=24, seed=5), ramp(101, 5, 5))])
 
 
 def test_real_heads_scores_a_repeated_run():
