@@ -1,0 +1,163 @@
+"""Speed and memory of ``attention.training`` (the lesson "Watch attention learn"): steps per second, time to
+emergence, memory, each against one full forward+backward step measured in the same run.
+
+A plain script that prints tables:
+
+1. the reference: one forward + backward pass (``AttentionOnly.backward``) on one batch at the lesson's defaults
+   (2 layers x 2 heads, d_model 32, d_head 16, vocab 64, n 32, batch 32, float32), median of many;
+2. training speed (``train``: batch, forward, backward, measurements, Adam) at the defaults and at other sizes,
+   in steps per second and in reference steps per training step;
+3. time to emergence (the first step whose prefix-match passes 0.4) for seeds 0-4 at the defaults, in seconds
+   and in reference steps (goal: <= 15 s on this machine when it is quiet);
+4. memory: the peak of Python's traced allocations during one default run, and the bytes a finished run keeps
+   in the page's shared cache (``RunResult.nbytes``) at the defaults and at the page's largest settings;
+5. a class of 30 sessions asking the page's shared runs for one link at once: how many trainings, and the wall
+   time against one run alone.
+
+Run: ``python bench/bench_training.py`` (``--quick`` for fewer repeats and seeds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import statistics
+import sys
+import threading
+import time
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from attention import training  # noqa: E402
+from attention.training.loop import one_blas_thread  # noqa: E402
+from explorer.lessons.training import model as M  # noqa: E402
+
+DEFAULT = M.RunSpec()
+SIZES = [  # (label, spec) for the speed table
+    ("defaults", DEFAULT),
+    ("one layer", replace(DEFAULT, n_layers=1)),
+    ("n 16", replace(DEFAULT, n_ctx=16)),
+    ("n 64", replace(DEFAULT, n_ctx=64)),
+    ("d_head 64 (÷√d_k experiment)", replace(DEFAULT, d_head=64)),
+    ("largest: 3 x 4 heads, d_model 64, d_head 64, n 64", replace(DEFAULT, n_layers=3, n_heads=4, d_model=64,
+                                                                  d_head=64, n_ctx=64)),
+]
+LARGEST = replace(SIZES[-1][1], steps=M.STEPS_RANGE[1])
+
+
+def load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def reference_step(repeats: int) -> float:
+    """Median seconds of one forward + backward pass at the defaults."""
+    model = training.AttentionOnly(DEFAULT.config())
+    b = training.make_batch("repeat", DEFAULT.batch, DEFAULT.n_ctx, DEFAULT.vocab, np.random.default_rng(0))
+    times = []
+    with one_blas_thread():
+        for _ in range(5):
+            model.backward(b.tokens, loss_mask=b.predictable)
+        for _ in range(repeats):
+            t = time.perf_counter()
+            model.backward(b.tokens, loss_mask=b.predictable)
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def steps_per_second(spec: M.RunSpec, steps: int) -> float:
+    gen = training.train(spec.config(), steps=steps, batch=spec.batch, lr=spec.lr, task=spec.task, seed=spec.seed)
+    next(gen)
+    t = time.perf_counter()
+    n = sum(1 for _ in gen)
+    return n / (time.perf_counter() - t)
+
+
+def emergence(seed: int, budget: int = 1000) -> tuple[int | None, float]:
+    """(step, seconds) until the best prefix-match of layer 1 passes 0.4 at the defaults with ``seed``."""
+    cfg = replace(DEFAULT, seed=seed).config()
+    t = time.perf_counter()
+    for rec in training.train(cfg, steps=budget, seed=seed):
+        if float(rec.prefix_match[1:].max()) > training.EMERGENCE_THRESHOLD:
+            return rec.step, time.perf_counter() - t
+    return None, time.perf_counter() - t
+
+
+def result_bytes(spec: M.RunSpec) -> int:
+    """What a finished run of ``spec`` keeps (:attr:`RunResult.nbytes`), from the shapes (no training)."""
+    S, L, H, n = spec.steps + 1, spec.n_layers, spec.n_heads, spec.n_ctx
+    per_step = S * 8 * (1 + 1 + 1 + 2 * L * H + 2 * L)  # step, loss, accuracy, scores, score_grad, max_weight
+    snapshots = len(spec.snapshot_steps) * (8 + L * H * n * n * 4)
+    params = sum(int(np.prod(s)) for s in training.param_shapes(spec.config()).values()) * 4
+    return per_step + snapshots + params + n * 8
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, 3 seeds")
+    args = parser.parse_args()
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    repeats, seeds, steps = (50, 3, 100) if args.quick else (200, 5, 300)
+    print(f"# bench_training: Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"load average {load():.1f} at the start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    ref = reference_step(repeats)
+    print(f"# reference: one forward + backward pass at the defaults, median of {repeats}: {ref * 1e3:.2f} ms")
+    print()
+    print("| model | steps/s | ms per step | reference steps per step |")
+    print("|---|---:|---:|---:|")
+    for label, spec in SIZES:
+        sps = steps_per_second(spec, steps if "largest" not in label else max(20, steps // 10))
+        print(f"| {label} | {sps:.0f} | {1e3 / sps:.2f} | {1 / sps / ref:.2f} |", flush=True)
+    print()
+    print("| seed | steps to prefix-match > 0.4 | seconds | reference steps |")
+    print("|---:|---:|---:|---:|")
+    times = []
+    for seed in range(seeds):
+        step, secs = emergence(seed)
+        times.append(secs)
+        print(f"| {seed} | {step if step is not None else '> 1000'} | {secs:.2f} | {secs / ref:.0f} |", flush=True)
+    print(f"\nmedian time to emergence: {statistics.median(times):.2f} s = {statistics.median(times) / ref:.0f} "
+          "reference steps")
+    print()
+    tracemalloc.start()
+    t = time.perf_counter()
+    result = M.train_run(DEFAULT)
+    run_s = time.perf_counter() - t
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"one default run (600 steps, with the page's snapshots and mechanism check): {run_s:.2f} s; peak traced "
+          f"allocations {peak / 2**20:.1f} MiB; the finished run keeps {result.nbytes / 2**20:.2f} MiB "
+          f"(from the shapes: {result_bytes(DEFAULT) / 2**20:.2f} MiB)")
+    print(f"a finished run at the page's largest settings (3 layers x 4 heads, d_model 64, d_head 64, n 64, "
+          f"{LARGEST.steps} steps) keeps {result_bytes(LARGEST) / 2**20:.2f} MiB")
+    print()
+    from explorer.lessons.training import draw
+
+    for name in ("streamlit", "streamlit.runtime.caching.cache_data_api"):  # "no runtime" notices
+        logging.getLogger(name).setLevel(logging.ERROR)
+    runs = draw.Runs()
+    spec = replace(DEFAULT, seed=99)
+    t = time.perf_counter()
+    entries = []
+    threads = [threading.Thread(target=lambda: entries.append(runs.request(spec))) for _ in range(30)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    while entries[0].state != "done":
+        runs.wait(0.5)
+    wall = time.perf_counter() - t
+    print(f"30 sessions requesting one run at once: {runs.trained} training, {len({id(e) for e in entries})} shared "
+          f"entry, {wall:.2f} s wall ({wall / run_s:.2f}x one run alone)")
+    print(f"\nload average at the end: {load():.1f}")
+
+
+if __name__ == "__main__":
+    main()
