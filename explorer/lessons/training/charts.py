@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell.charts import escape_label
+from explorer.shell.charts import cell_text_font, escape_label
 from explorer.shell.plotly_fast import hline, vline
 
 HEAD_COLORS = ("#3b78c2", "#e07b39", "#5a9e4b", "#8e6bbf", "#c94f7c", "#2a9d8f", "#b08a2e", "#6c757d")
@@ -81,7 +81,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
         ))
     shapes, notes = [], []
     for y, label in hlines:
-        shape, note = hline(y, dict(color=REFERENCE_COLOR, dash="dot", width=1), escape_label(label), "top right")
+        shape, note = hline(y, dict(color=REFERENCE_COLOR, dash="dot", width=1), escape_label(label), "bottom right")
         shapes.append(shape)
         notes += note
     for xv, label in vlines:
@@ -95,11 +95,14 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
             yaxis["range"] = [float(np.log10(y_range[0])), float(np.log10(y_range[1]))]
     elif y_range is not None:
         yaxis["range"] = list(y_range)
-    layout = dict(
-        title=dict(text=escape_label(title)), height=height, margin=dict(l=10, r=10, t=70, b=10),
-        xaxis=dict(title=dict(text=escape_label(x_title)), **({"range": list(x_range)} if x_range else {})),
+    legend = len(traces) > 1
+    layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
+        title=dict(text=escape_label(title)), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
+        margin=dict(l=10, r=10, t=50, b=10), showlegend=legend,
+        xaxis=dict(title=dict(text="" if legend else escape_label(x_title)),  # a legend takes the title's place
+                   **({"range": list(x_range)} if x_range else {})),
         yaxis=yaxis, shapes=shapes, annotations=notes,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), hovermode="closest",
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, yref="paper"), hovermode="closest",
     )
     return go.Figure(data=traces, layout=layout)
 
@@ -121,10 +124,11 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
     n = tokens.shape[0]
     scale = [[0.0, ROLE_COLORS[0]], [0.333, ROLE_COLORS[0]], [0.333, ROLE_COLORS[1]], [0.667, ROLE_COLORS[1]],
              [0.667, ROLE_COLORS[2]], [1.0, ROLE_COLORS[2]]]
+    texts = [str(int(t)) for t in tokens]
+    font = cell_text_font(texts, n, [], colorbar_chars=0)  # hidden on a chart too narrow for it (app.css)
     heat = go.Heatmap(
         z=[roles.tolist()], x=list(range(n)), y=[0], zmin=0, zmax=2, colorscale=scale, showscale=False,
-        text=[[str(int(t)) for t in tokens]], texttemplate="%{text}" if n <= 32 else "",
-        textfont=dict(size=11), xgap=1,
+        text=[texts], texttemplate="%{text}" if font else "", textfont=font or dict(size=11), xgap=1,
         customdata=[[ROLE_NAMES[int(r)] for r in roles]],
         hovertemplate="position %{x}: token %{text} (%{customdata})<extra></extra>",
     )

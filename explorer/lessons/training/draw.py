@@ -307,15 +307,16 @@ def intro() -> None:
         "is an **induction head** (Olsson et al. 2022). Watch the loss, the heads' scores and their attention maps "
         "while it forms, then check what each head really does by knocking it out."
     )
-    st.latex(r"x_0 = W_E[t] + P,\qquad x_{l+1} = x_l + \sum_h \mathrm{softmax}\!\left("
-             r"\frac{(x_l W_q^h)(x_l W_k^h)^\top}{\sqrt{d_{head}}} + M\right) x_l W_v^h W_o^h,"
-             r"\qquad \text{logits} = x_L W_U")
+    st.latex(r"x_0 = W_E[t] + P")
+    st.latex(r"s^h = \frac{(x_l W_q^h)(x_l W_k^h)^\top}{\sqrt{d_{head}}}")
+    st.latex(r"x_{l+1} = x_l + \sum_h \mathrm{softmax}(s^h + M)\, x_l W_v^h W_o^h")
+    st.latex(r"\text{logits} = x_L W_U")
     st.caption("An attention-only transformer (no MLP, no layer norm; Elhage et al. 2021): token embedding W_E, "
                "positions P, a residual stream, per-head W_q, W_k, W_v and W_o, the causal mask M, the unembedding "
                "W_U. Trained with Adam on the next-token cross-entropy of the positions the first copy makes "
                "predictable (the rest of each sequence is random: no model can predict it).")
-    st.latex(r"\text{prefix-match}_h = \operatorname{mean}_{i\,\in\,\text{2nd copy}}\; w_h[i,\; i - p + 1]"
-             r"\qquad \text{previous-token}_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
+    st.latex(r"\text{prefix-match}_h = \operatorname{mean}_{i\,\in\,\text{2nd copy}}\; w_h[i,\; i - p + 1]")
+    st.latex(r"\text{previous-token}_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
     st.caption("p is the run's length (its period). Prefix-match: how much a head looks at the token *after* the "
                "earlier occurrence of the current one, where an induction head looks. Previous-token: how much it "
                "looks one token back, what the layer-0 head an induction head reads from does.")
@@ -651,8 +652,9 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
                                     title="softmax's top weight (1 = saturated)", y_title="mean top weight",
                                     y_range=(0, 1.05)), key="tr_fig_scale_top")
     st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
-             r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)\ \to 0\quad\text{as a row of } w "
-             r"\text{ becomes one-hot}")
+             r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
+    st.caption("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
+               "or cancels (w = 1), so no gradient reaches that row's scores.")
     for text in scaling_sentences(spec, c):
         st.markdown(text)
     numbers(pd.DataFrame({"step": x, "÷√d_head: loss": scaled.loss, "no scaling: loss": unscaled.loss,

@@ -44,7 +44,7 @@ SCALE_D_HEAD_CHOICES = (32, 64, 128)
 CONTEXT_CHOICES = (16, 24, 32, 48)
 """The context lengths of the context-length experiment (measured here with the defaults, seeds 0-2: about 160,
 185, 215 and 350 steps; at n = 64 two seeds of three did not form within 3000 steps, so 64 is left to section 1)."""
-CONTEXT_STEPS_RANGE = (400, 2000)
+CONTEXT_STEPS_RANGE = (400, 1200)  # four runs of 1200 steps: about 8 default runs (MAX_COST)
 
 DEFAULTS = dict(seed=0, n_layers=2, n_heads=2, d_model=32, d_head=16, n_ctx=32, vocab=64, steps=600, batch=32,
                 lr=0.01, task="repeat", scale=True, init="lesson", positions="learned",
@@ -225,6 +225,31 @@ class RunResult:
     def model(self) -> training.AttentionOnly:
         """The trained model."""
         return training.AttentionOnly(self.spec.config(), self.params)
+
+
+COST_OVERHEAD, COST_PER_FLOP = 0.84, 0.16
+"""A training step costs about ``COST_OVERHEAD + COST_PER_FLOP * r`` steps at the defaults, ``r`` its arithmetic
+(:func:`step_flops`) relative to the defaults' (fitted to ``bench/bench_training.py``: 1.46 forward+backward
+passes per step at the defaults, 10.97 at 3 layers x 4 heads, d_model 64, d_head 64, n 64, where r = 41.7: 7.5x;
+NumPy's per-call overhead dominates small models, so smaller ones are overestimated, never under)."""
+MAX_COST = 8.0
+"""The most one button may ask of the server's training worker, in default runs (600 steps at the defaults, about
+4 s on this machine when it is quiet): runs beyond it are refused with a note, so one learner cannot hold the
+worker (and every other learner's runs) for minutes."""
+
+
+def step_flops(spec: RunSpec) -> float:
+    """Multiply-adds of one training step (projections, scores, weighted values, unembedding; forward and
+    backward alike), up to a constant factor."""
+    per_layer = spec.n_heads * spec.n_ctx * (4 * spec.d_model * spec.d_head + 2 * spec.n_ctx * spec.d_head)
+    return spec.batch * (spec.n_layers * per_layer + spec.n_ctx * spec.d_model * spec.vocab)
+
+
+def run_cost(spec: RunSpec) -> float:
+    """What training ``spec`` costs, in default runs (see :data:`COST_OVERHEAD`); 1.0 for the defaults."""
+    default = RunSpec()
+    r = step_flops(spec) / step_flops(default)
+    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * r)
 
 
 def best_prefix_match(prefix_match: np.ndarray) -> np.ndarray:

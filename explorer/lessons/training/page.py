@@ -93,7 +93,13 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
     if results is not None:
         return results
     busy = any(e is not None and not e.finished for e in entries)
-    if st.button(label, key=key, type="primary", disabled=busy, help=help) and draw.request(specs):
+    cost = sum(M.run_cost(s) for s, e in zip(specs, entries, strict=True) if e is None or e.state == "failed")
+    if cost > M.MAX_COST:
+        st.warning(f"These settings would keep the server's training worker busy for about {cost:.0f} times as long "
+                   f"as a run at the defaults; the page trains at most {M.MAX_COST:.0f} times that per button. "
+                   "Choose fewer steps or a smaller model.", icon="🐢")
+    if st.button(label, key=key, type="primary", disabled=busy or cost > M.MAX_COST, help=help) \
+            and draw.request(specs):
         st.rerun()  # draw the button disabled while the runs train
     draw.follow(specs, names)
     entries, results = draw.status(specs)

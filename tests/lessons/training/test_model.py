@@ -65,6 +65,14 @@ def test_spec_config_snapshots_and_description():
     assert model.snapshot_step(True, spec) is None and model.snapshot_step("5", spec) is None
 
 
+def test_run_cost_is_one_at_the_defaults_and_refuses_the_largest_long_runs():
+    assert model.run_cost(RunSpec()) == pytest.approx(1.0)
+    assert model.run_cost(replace(RunSpec(), steps=1200)) == pytest.approx(2.0)
+    largest = RunSpec(n_layers=3, n_heads=4, d_model=64, d_head=64, n_ctx=64)
+    assert model.run_cost(largest) == pytest.approx(10.97 / 1.46, rel=0.05)  # the benchmark's ratio
+    assert model.run_cost(replace(largest, steps=2000)) > model.MAX_COST >= model.run_cost(replace(largest, steps=600))
+
+
 def test_real_model_link_names_the_real_model_page():
     url = urlparse(model.real_model_link(40, -3))
     q = dict(parse_qsl(url.query))

@@ -118,6 +118,14 @@ def test_the_bridge_measures_the_real_model_and_links_to_it():
     assert target.session_state["rm_stat"] == "induction"
 
 
+def test_a_run_too_big_for_the_server_is_refused_with_a_note():
+    at = app_at(PAGE, query={"tr_layers": "3", "tr_heads": "4", "tr_d_model": "64", "tr_d_head": "64",
+                             "tr_n_ctx": "64", "tr_steps": "2000"})
+    assert_clean(at)
+    assert at.button(key="tr_train").disabled
+    assert any("times as long as a run at the defaults" in w.value for w in at.warning)
+
+
 @pytest.mark.parametrize("query, key", [
     ({"tr_layers": "5"}, "tr_layers"), ({"tr_seed": "abc"}, "tr_seed"), ({"tr_task": "copy"}, "tr_task"),
     ({"tr_lr": "1e-2"}, "tr_lr"), ({"tr_steps": "150"}, "tr_steps"), ({"tr_scale": "maybe"}, "tr_scale"),
