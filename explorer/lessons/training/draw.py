@@ -44,6 +44,7 @@ MAX_FINISHED = 24
 MAX_BYTES = 96 * 2**20
 MAX_PENDING = 8
 LIVE_REDRAW_S = 0.5  # the live curves are redrawn at most this often while a run trains
+MAPS_PER_ROW = 2  # attention maps side by side (4 in a row left each map a sliver at 64 tokens)
 MAP_HEIGHT = 420  # px: an attention map of up to 64 tokens, a label on every other row
 FOLLOW_MAX_S = 15 * 60  # a page stops waiting for a run after this long (it keeps training; a rerun shows it)
 NOT_USED = {
@@ -366,19 +367,21 @@ def uniform_previous(n: int) -> float:
 
 def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
               scores: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-    """Every head's attention map, one row of columns per layer (a section helper: call it inside a section)."""
+    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer (a section helper: call it inside
+    a section)."""
     L, H = attention.shape[:2]
-    for layer in range(L):
-        cols = st.columns(H)
-        for head, col in enumerate(cols):
+    heads = [(layer, head) for layer in range(L) for head in range(H)]
+    per_row = min(H, MAPS_PER_ROW)
+    for start in range(0, len(heads), per_row):
+        for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
             title = f"layer {layer} head {head}"
             if scores is not None:
                 pm, prev = scores
                 title += (f" · prefix {pm[layer, head]:.2f}" if layer >= 1 or L == 1 else
                           f" · previous {prev[layer, head]:.2f}")
             fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
-                                 mask=np.tri(len(labels), dtype=bool), max_xticks=16 if H > 2 else 24,
-                                 show_text=False, height=MAP_HEIGHT)
+                                 mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
+                                 height=MAP_HEIGHT)
             col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
 
 

@@ -63,7 +63,9 @@ with c4:
                    "Tokens per training sequence (the context).")
     steps = controls.slider("Training steps", *M.STEPS_RANGE, D["steps"], step=M.STEPS_STEP, key="tr_steps",
                             help="Adam updates, one batch each.")
-with st.expander("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions"):
+MORE = ("tr_vocab", "tr_batch", "tr_lr", "tr_scale", "tr_init", "tr_positions")
+with st.expander("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions",
+                 expanded=any(controls.link_value(k) is not None for k in MORE)):  # a link's values show
     e1, e2, e3 = st.columns(3)
     with e1:
         vocab = select("Vocabulary", M.VOCAB_CHOICES, "tr_vocab", D["vocab"], "Token ids 0 … vocab − 1.")
