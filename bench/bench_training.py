@@ -57,27 +57,46 @@ def load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
-def reference_step(repeats: int) -> float:
-    """Median seconds of one forward + backward pass at the defaults."""
-    model = training.AttentionOnly(DEFAULT.config())
-    b = training.make_batch("repeat", DEFAULT.batch, DEFAULT.n_ctx, DEFAULT.vocab, np.random.default_rng(0))
-    times = []
-    with one_blas_thread():
-        for _ in range(5):
-            model.backward(b.tokens, loss_mask=b.predictable)
-        for _ in range(repeats):
-            t = time.perf_counter()
-            model.backward(b.tokens, loss_mask=b.predictable)
-            times.append(time.perf_counter() - t)
-    return statistics.median(times)
+class Reference:
+    """One forward + backward pass at the defaults (``AttentionOnly.backward`` on one batch), timed in blocks
+    between the measured work, so that a ratio compares times taken under the same load."""
+
+    def __init__(self) -> None:
+        self.model = training.AttentionOnly(DEFAULT.config())
+        self.batch = training.make_batch("repeat", DEFAULT.batch, DEFAULT.n_ctx, DEFAULT.vocab,
+                                         np.random.default_rng(0))
+        self.times: list[float] = []
+        self.block(5)
+
+    def block(self, n: int) -> float:
+        """Time ``n`` passes; returns the median of this block (every pass is kept in :attr:`times`)."""
+        out = []
+        with one_blas_thread():
+            for _ in range(n):
+                t = time.perf_counter()
+                self.model.backward(self.batch.tokens, loss_mask=self.batch.predictable)
+                out.append(time.perf_counter() - t)
+        self.times += out
+        return statistics.median(out)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
 
 
-def steps_per_second(spec: M.RunSpec, steps: int) -> float:
+def step_times(spec: M.RunSpec, steps: int, ref: Reference, blocks: int = 4) -> tuple[float, float]:
+    """``(median seconds per training step, median reference pass)`` over ``blocks`` blocks of ``steps // blocks``
+    training steps, each followed by a block of reference passes."""
     gen = training.train(spec.config(), steps=steps, batch=spec.batch, lr=spec.lr, task=spec.task, seed=spec.seed)
     next(gen)
-    t = time.perf_counter()
-    n = sum(1 for _ in gen)
-    return n / (time.perf_counter() - t)
+    per_block = max(1, steps // blocks)
+    train_t, ref_t = [], []
+    for _ in range(blocks):
+        t = time.perf_counter()
+        n = sum(1 for _, _ in zip(range(per_block), gen, strict=False))
+        train_t.append((time.perf_counter() - t) / max(n, 1))
+        ref_t.append(ref.block(10))
+    return statistics.median(train_t), statistics.median(ref_t)
 
 
 def emergence(seed: int, budget: int = 1000) -> tuple[int | None, float]:
@@ -104,44 +123,58 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, 3 seeds")
     args = parser.parse_args()
     logging.getLogger("streamlit").setLevel(logging.ERROR)
-    repeats, seeds, steps = (50, 3, 100) if args.quick else (200, 5, 300)
+    repeats, seeds, steps = (50, 3, 100) if args.quick else (100, 5, 300)
     print(f"# bench_training: Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load():.1f} at the start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    ref = reference_step(repeats)
-    print(f"# reference: one forward + backward pass at the defaults, median of {repeats}: {ref * 1e3:.2f} ms")
+    ref = Reference()
+    ref.block(repeats)
+    print("# reference: one forward + backward pass at the defaults (2 layers x 2 heads, d_model 32, d_head 16, "
+          "vocab 64, n 32, batch 32, float32), timed in blocks between the measurements")
     print()
-    print("| model | steps/s | ms per step | reference steps per step |")
-    print("|---|---:|---:|---:|")
+    print("| model | steps/s | ms per step | reference pass (ms, same blocks) | reference passes per step |")
+    print("|---|---:|---:|---:|---:|")
     for label, spec in SIZES:
-        sps = steps_per_second(spec, steps if "largest" not in label else max(20, steps // 10))
-        print(f"| {label} | {sps:.0f} | {1e3 / sps:.2f} | {1 / sps / ref:.2f} |", flush=True)
+        per_step, ref_block = step_times(spec, steps if "largest" not in label else max(20, steps // 10), ref)
+        print(f"| {label} | {1 / per_step:.0f} | {per_step * 1e3:.2f} | {ref_block * 1e3:.2f} | "
+              f"{per_step / ref_block:.2f} |", flush=True)
     print()
-    print("| seed | steps to prefix-match > 0.4 | seconds | reference steps |")
-    print("|---:|---:|---:|---:|")
-    times = []
+    print("| seed | steps to prefix-match > 0.4 | seconds | reference pass (ms, after it) | reference passes |")
+    print("|---:|---:|---:|---:|---:|")
+    ratios, times = [], []
     for seed in range(seeds):
         step, secs = emergence(seed)
+        r = ref.block(20)
         times.append(secs)
-        print(f"| {seed} | {step if step is not None else '> 1000'} | {secs:.2f} | {secs / ref:.0f} |", flush=True)
-    print(f"\nmedian time to emergence: {statistics.median(times):.2f} s = {statistics.median(times) / ref:.0f} "
-          "reference steps")
+        ratios.append(secs / r)
+        print(f"| {seed} | {step if step is not None else '> 1000'} | {secs:.2f} | {r * 1e3:.2f} | {secs / r:.0f} |",
+              flush=True)
+    print(f"\nmedian time to emergence: {statistics.median(times):.2f} s = {statistics.median(ratios):.0f} "
+          f"reference passes (all reference passes of this run: median {ref.median * 1e3:.2f} ms, "
+          f"{len(ref.times)} of them)")
     print()
-    tracemalloc.start()
     t = time.perf_counter()
-    result = M.train_run(DEFAULT)
+    M.train_run(DEFAULT)
     run_s = time.perf_counter() - t
+    tracemalloc.start()
+    result = M.train_run(DEFAULT)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"one default run (600 steps, with the page's snapshots and mechanism check): {run_s:.2f} s; peak traced "
-          f"allocations {peak / 2**20:.1f} MiB; the finished run keeps {result.nbytes / 2**20:.2f} MiB "
+    print(f"one default run (600 steps, with the page's snapshots and mechanism check): {run_s:.2f} s "
+          f"({run_s / ref.block(20):.0f} reference passes); peak traced allocations {peak / 2**20:.1f} MiB; the "
+          f"finished run keeps {result.nbytes / 2**20:.2f} MiB "
           f"(from the shapes: {result_bytes(DEFAULT) / 2**20:.2f} MiB)")
     print(f"a finished run at the page's largest settings (3 layers x 4 heads, d_model 64, d_head 64, n 64, "
           f"{LARGEST.steps} steps) keeps {result_bytes(LARGEST) / 2**20:.2f} MiB")
     print()
-    from explorer.lessons.training import draw
+    import streamlit  # noqa: F401  (configures its loggers; quiet them before the lesson's caches are made)
 
     for name in ("streamlit", "streamlit.runtime.caching.cache_data_api"):  # "no runtime" notices
         logging.getLogger(name).setLevel(logging.ERROR)
+    from explorer.lessons.training import draw
+
+    t = time.perf_counter()
+    M.train_run(replace(DEFAULT, seed=98))
+    alone = time.perf_counter() - t
     runs = draw.Runs()
     spec = replace(DEFAULT, seed=99)
     t = time.perf_counter()
@@ -155,7 +188,7 @@ def main() -> None:
         runs.wait(0.5)
     wall = time.perf_counter() - t
     print(f"30 sessions requesting one run at once: {runs.trained} training, {len({id(e) for e in entries})} shared "
-          f"entry, {wall:.2f} s wall ({wall / run_s:.2f}x one run alone)")
+          f"entry, {wall:.2f} s wall ({wall / alone:.2f}x one run alone just before: {alone:.2f} s)")
     print(f"\nload average at the end: {load():.1f}")
 
 
