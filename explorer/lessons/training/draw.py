@@ -454,9 +454,14 @@ def jump_sentences(result: RunResult, j: model.Jump) -> list[str]:
     plateau = (f"Until step {j.start} the loss stayed between {j.plateau_loss[0]:.2f} and {j.plateau_loss[1]:.2f} "
                f"nats (running means; a uniform guess scores ln {spec.vocab} = {ln_v:.2f}). "
                if j.plateau_loss is not None else "")
-    l, h = j.head
-    out.append(plateau + f"**An induction head formed**: the best prefix-match passed "
-                         f"{training.EMERGENCE_THRESHOLD} at step {j.emerged}.")
+    if result.mechanism.label == "induction":
+        formed = (f"**An induction head formed**: the best prefix-match passed {training.EMERGENCE_THRESHOLD} at "
+                  f"step {j.emerged}, and the knockouts below confirm the mechanism.")
+    else:
+        formed = (f"**A head that looks like an induction head formed**: the best prefix-match passed "
+                  f"{training.EMERGENCE_THRESHOLD} at step {j.emerged}; but the check below says "
+                  f"*{result.mechanism.label}*, so it is not an induction head.")
+    out.append(plateau + formed)
     end = j.end if j.end is not None else int(result.step[-1])
     until = f"Between steps {j.start} and {end}" if j.end is not None else \
         f"From step {j.start} to the last step (it never reached {model.FORMED_PM})"
@@ -568,9 +573,10 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
     a_many, a_one = model.final_accuracy(many), model.final_accuracy(one)
     best_one = float(model.smooth(one.accuracy).max())
     many_name = textviews.count(many.spec.n_layers, "layer")
-    st.markdown(f"**{many_name.capitalize()}**: accuracy {a_many:.2f} at step {many.spec.steps}; an induction head "
-                f"formed {emerged_text(j_many.emerged, many.spec.steps)}. **One layer**: accuracy {a_one:.2f} at "
-                f"step {one.spec.steps} (its best, smoothed: {best_one:.2f}).")
+    st.markdown(f"**{many_name.capitalize()}**: accuracy {a_many:.2f} at step {many.spec.steps}; prefix-match passed "
+                f"0.4 {emerged_text(j_many.emerged, many.spec.steps)} (verdict of the check: "
+                f"{many.mechanism.label}). **One layer**: accuracy {a_one:.2f} at step {one.spec.steps} (its best, "
+                f"smoothed: {best_one:.2f}; verdict: {one.mechanism.label}).")
     if one.spec.n_layers == 1 and a_one <= 0.3 and a_many > 0.5:
         st.markdown("**One layer never gets there.** Its heads see, at each key, only that key's own token and "
                     "position: they can find where the current token occurred before, but not which token came "
@@ -684,7 +690,7 @@ def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
         out.append(f"Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
                    f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.2f} (first tenth of the run: "
                    f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled){why}.")
-    out.append(f"An induction head formed {emerged_text(c.emerged[0], spec.steps)} with the scaling and "
+    out.append(f"Prefix-match passed 0.4 {emerged_text(c.emerged[0], spec.steps)} with the scaling and "
                f"{emerged_text(c.emerged[1], spec.steps)} without; accuracy at the end {c.final_accuracy[0]:.2f} and "
                f"{c.final_accuracy[1]:.2f}.")
     if c.collapsed[1] and not c.collapsed[0]:
@@ -693,8 +699,15 @@ def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
                    f"softmax saturated (top weight {c.last_max_weight[1]:.2f}). With the scaling it ended at "
                    f"{c.final_accuracy[0]:.2f}.")
     if c.emerged[1] is None and c.emerged[0] is not None:
-        out.append("**Without the scaling it never learned**: the scores start large, the softmax starts saturated, "
-                   "and almost no gradient gets through it, which is the lessons' claim about ÷√d_k, measured.")
+        saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
+        why = []
+        if saturated:
+            why.append(f"its softmax started saturated (top weight {c.first_max_weight[1]:.2f} at step 0)")
+        if starved:
+            why.append(f"its scores got {c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run)")
+        claim = " That is the lessons' claim about ÷√d_k, measured." if saturated and starved else ""
+        out.append(f"**Without the scaling it never learned within {spec.steps} steps**"
+                   + (": " + " and ".join(why) + "." if why else ".") + claim)
     if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
         out.append("Here the unscaled run ended ahead: at this width and initialisation its larger scores "
                    "sharpen attention sooner, and they did not saturate within these steps. Try the unit-variance "
