@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.e2e.conftest import SETTLED_JS, App, chart_numbers, numbers_equal, record_timing
+from tests.e2e.test_layout import DESKTOP, PHONE, _check_pages
 
 pytestmark = pytest.mark.e2e
 
@@ -101,3 +102,22 @@ def test_a_shared_link_reproduces_the_run(st_app, context):
             assert other.widget_value(key) == value, (key, other.widget_value(key))
     finally:
         other.page.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone-390x844", "desktop-1440x900"])
+def test_no_chart_text_overlaps_on_the_trained_page_and_two_experiments(st_app, viewport):
+    """test_layout.py checks every lesson at its defaults (before training); this checks the curves, the maps at
+    a step, the knockouts and two experiments' charts, drawn from the server's shared runs."""
+    st_app.page.set_viewport_size(viewport)
+    st_app.open(PATH, SETTINGS)
+    for key in ("tr_train", "tr_run_layers", "tr_run_shortcut"):
+        button = st_app.page.locator(f".st-key-{key} button:visible")
+        if button.count():
+            button.first.click()
+            chart = {"tr_train": "tr_fig_loss", "tr_run_layers": "tr_fig_layers",
+                     "tr_run_shortcut": "tr_fig_shortcut_map"}[key]
+            st_app.page.locator(f".st-key-{chart} .js-plotly-plot").first.wait_for(timeout=600_000)
+            st_app.page.wait_for_function(f"(a) => ({SETTLED_JS})(a)", arg={"before": -1, "quiet": 500},
+                                          timeout=600_000, polling=200)
+    problems = _check_pages(st_app, viewport, [(PATH, SETTINGS)])
+    assert not problems, "\n".join(problems)

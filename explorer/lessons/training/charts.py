@@ -132,7 +132,7 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
         customdata=[[ROLE_NAMES[int(r)] for r in roles]],
         hovertemplate="position %{x}: token %{text} (%{customdata})<extra></extra>",
     )
-    layout = dict(height=120, margin=dict(l=10, r=10, t=40 if title else 10, b=30),
+    layout = dict(height=140, margin=dict(l=10, r=10, t=40 if title else 10, b=50),
                   yaxis=dict(visible=False), xaxis=dict(title=dict(text="position"), dtick=4 if n > 16 else 1))
     if title:
         layout["title"] = dict(text=escape_label(title))

@@ -330,8 +330,7 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
     n = spec.n_ctx
     roles = model.probe_roles(n, period)
     filler = n - 2 * period
-    st.plotly_chart(tfig.probe_strip(tokens, roles, title=f"one sequence of the task (n = {n}, period p = {period})"),
-                    key="tr_fig_probe")
+    st.plotly_chart(tfig.probe_strip(tokens, roles, title=f"one sequence: n = {n}, p = {period}"), key="tr_fig_probe")
     if spec.task == "repeat":
         task_text = (f"Filler ({textviews.count(filler, 'token')}) then a run of {textviews.count(period, 'token')} "
                      f"written twice. The period p is drawn for every sequence, from {min(training.P_MIN, n // 2)} "
@@ -527,29 +526,34 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                    "position (the fixed offset p − 1 back), not to the token after the earlier occurrence; see "
                    "section 4.")
     if spec.n_layers > 1:
-        k0, k1 = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[1]
-        out.append(f"Knocking out all of layer 0 takes the accuracy from {acc:.2f} to {k0:.2f}; all of layer 1, "
-                   f"to {k1:.2f}.")
+        head = mech.induction_head
+        li = head[0]
+        k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
+        out.append(f"Knocking out all of layer 0 takes the accuracy from {acc:.2f} to {k0:.2f}; all of layer {li} "
+                   f"(where the best prefix-matching head is), to {ki:.2f}.")
         if mech.label == "induction":
             prev = ", ".join(f"{v:.2f}" for v in mech.previous_token[0])
-            pms = ", ".join(f"{v:.2f}" for v in mech.prefix_match[1])
-            out.append(f"So layer 1's heads (prefix-match {pms}) work only with what layer 0's heads (previous-token "
-                       f"{prev}) wrote into the residual stream: the two layers **compose**, the circuit of Elhage "
-                       "et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by knocking it out, "
-                       "not just a pattern that looks like it.")
-        head = mech.induction_head
+            pms = ", ".join(f"{v:.2f}" for v in mech.prefix_match[li])
+            out.append(f"So layer {li}'s heads (prefix-match {pms}) work only with what layer 0's heads "
+                       f"(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
+                       "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
+                       "knocking it out, not just a pattern that looks like it.")
         alone = mech.knockout_accuracy[head]
         others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
         if alone < 0.5 * acc:
             out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) takes it "
                        f"to {alone:.2f}: this head does the copying.")
-        else:
-            share = (f"{', '.join(head_name((head[0], h)) for h in others)} also prefix-matches "
-                     f"({', '.join(f'{mech.prefix_match[head[0], h]:.2f}' for h in others)}) and does the same job"
-                     if others else "the other heads make up for it")
+        elif others:
+            names = ", ".join(head_name((head[0], h)) for h in others)
+            scores = ", ".join(f"{mech.prefix_match[head[0], h]:.2f}" for h in others)
+            verb = "prefix-matches" if len(others) == 1 else "prefix-match"
             out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
-                       f"{alone:.2f}: {share}. Heads can share one job (redundancy); knock out the whole layer to "
-                       "see that it is needed.")
+                       f"{alone:.2f}: {names} also {verb} ({scores}) and can do the same job. Heads can share one job "
+                       "(redundancy); knock out the whole layer to see that it is needed.")
+        else:
+            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
+                       f"{alone:.2f}: the other heads make up for it. Heads can share one job (redundancy); knock out "
+                       "the whole layer to see that it is needed.")
     if mech.label == "other":
         out.append(f"Accuracy {acc:.2f} on any period, and knocking out layer 0 leaves "
                    f"{mech.layer_knockout_accuracy[0]:.2f}: the model solves the task without the two-layer circuit "
@@ -700,14 +704,20 @@ def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
                    f"{c.final_accuracy[0]:.2f}.")
     if c.emerged[1] is None and c.emerged[0] is not None:
         saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
-        why = []
-        if saturated:
-            why.append(f"its softmax started saturated (top weight {c.first_max_weight[1]:.2f} at step 0)")
-        if starved:
-            why.append(f"its scores got {c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run)")
-        claim = " That is the lessons' claim about ÷√d_k, measured." if saturated and starved else ""
-        out.append(f"**Without the scaling it never learned within {spec.steps} steps**"
-                   + (": " + " and ".join(why) + "." if why else ".") + claim)
+        if saturated and starved:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
+                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0) and its scores got "
+                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run). That is the "
+                       "lessons' claim about ÷√d_k, measured.")
+        elif saturated:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
+                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0).")
+        elif starved:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its scores got "
+                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run).")
+        else:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**, although its softmax "
+                       "did not start saturated and its scores got no less gradient.")
     if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
         out.append("Here the unscaled run ended ahead: at this width and initialisation its larger scores "
                    "sharpen attention sooner, and they did not saturate within these steps. Try the unit-variance "
