@@ -227,21 +227,25 @@ class RunResult:
         return training.AttentionOnly(self.spec.config(), self.params)
 
 
-COST_OVERHEAD, COST_PER_FLOP = 0.84, 0.16
-"""A training step costs about ``COST_OVERHEAD + COST_PER_FLOP * r`` steps at the defaults, ``r`` its arithmetic
-(:func:`step_flops`) relative to the defaults' (fitted to ``bench/bench_training.py``: 1.46 forward+backward
-passes per step at the defaults, 10.97 at 3 layers x 4 heads, d_model 64, d_head 64, n 64, where r = 41.7: 7.5x;
-NumPy's per-call overhead dominates small models, so smaller ones are overestimated, never under)."""
+COST_OVERHEAD, COST_PER_FLOP = 0.23, 0.77
+"""A training step costs about ``COST_OVERHEAD + COST_PER_FLOP * r`` steps at the defaults, ``r`` its work
+(:func:`step_flops`) relative to the defaults' (least squares over ``bench/bench_training.py``'s quiet run, load
+average 1.2: per step 1.28 forward+backward passes at the defaults, 0.77 with one layer, 0.55 at n 16, 4.10 at
+n 64, 3.97 at d_head 64, 31.2 at 3 layers x 4 heads, d_model 64, d_head 64, n 64; the estimate is within
+0.6-1.4x of each)."""
+SCORE_WORK = 128
+"""Work per score entry in :func:`step_flops` (the softmax, its backward, the masks: elementwise NumPy passes)."""
 MAX_COST = 8.0
 """The most one button may ask of the server's training worker, in default runs (600 steps at the defaults, about
-4 s on this machine when it is quiet): runs beyond it are refused with a note, so one learner cannot hold the
+3.2 s on this machine when it is quiet): runs beyond it are refused with a note, so one learner cannot hold the
 worker (and every other learner's runs) for minutes."""
 
 
 def step_flops(spec: RunSpec) -> float:
-    """Multiply-adds of one training step (projections, scores, weighted values, unembedding; forward and
-    backward alike), up to a constant factor."""
-    per_layer = spec.n_heads * spec.n_ctx * (4 * spec.d_model * spec.d_head + 2 * spec.n_ctx * spec.d_head)
+    """The work of one training step, up to a constant factor: the matrix products (projections, scores, weighted
+    values, unembedding; forward and backward alike) and :data:`SCORE_WORK` per score entry."""
+    per_layer = spec.n_heads * spec.n_ctx * (4 * spec.d_model * spec.d_head + 2 * spec.n_ctx * spec.d_head
+                                             + SCORE_WORK * spec.n_ctx)
     return spec.batch * (spec.n_layers * per_layer + spec.n_ctx * spec.d_model * spec.vocab)
 
 
