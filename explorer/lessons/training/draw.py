@@ -8,10 +8,10 @@ trains it once, and all 30 watch the same progress; a learner who moves a contro
 stop it (it is there when they come back). Finished runs are kept for :data:`TTL_SECONDS` after their last use,
 at most :data:`MAX_FINISHED` of them and :data:`MAX_BYTES` in all (least recently used dropped first); at most
 :data:`MAX_PENDING` runs wait or train at once (beyond that the page asks the learner to try again in a
-minute). Measured entry sizes: 0.6 MB at the page's defaults, 6.5 MB at its largest settings (3 layers × 4
-heads, n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS on one thread
-(``attention.training`` does: these matrices are too small for threads to pay, and while a run trains the other
-sessions' matrix products run on one BLAS thread too).
+minute). Measured entry sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings (3 layers × 4
+heads, d_model 64, d_head 64, n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS
+on one thread (``attention.training`` does: these matrices are too small for threads to pay, and while a run trains
+the other sessions' matrix products run on one BLAS thread too).
 
 **Sections.** Every other function here is a cached section (:func:`explorer.shell.cache.section`): it draws
 from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
