@@ -54,8 +54,10 @@ Progress = Callable[[int, int], None]
 
 def _clean_run(model: LlamaModel, ids: np.ndarray, run: ForwardOutput | None) -> ForwardOutput:
     """``run`` checked to be ``model.forward(ids, keep_activations=True)`` (a whole pass), or that run made now."""
-    if run is None:
-        return model.forward(ids, need_weights=False, keep_activations=True)
+    if run is None:  # forward(ids, keep_activations=True) without attention weights, last position's logits only
+        plan = model._plan(len(ids), None, keep_activations=True)
+        plan.last_logits_only = True
+        return model._run(ids, None, False, plan)
     c = model.config
     if not isinstance(run, ForwardOutput) or run.residuals is None or run.first_layer != 0:
         raise ValueError("run must be model.forward(ids, keep_activations=True) (a whole pass with its activations), "
