@@ -41,8 +41,9 @@ from .blocks import rms_norm
 from .model import ForwardOutput, LlamaModel, _integer, _pairs, _Plan
 
 __all__ = [
-    "Attribution", "KnockoutSweep", "LensTop", "knock_out", "knockout_sweep", "log_softmax", "logit_attribution",
-    "logit_difference", "logit_lens", "logit_lens_top", "patch_head_sweep", "patch_residual_sweep",
+    "Attribution", "KnockoutSweep", "LensTop", "knock_out", "knockout_layer", "knockout_sweep", "log_softmax",
+    "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "patch_head_layer", "patch_head_sweep",
+    "patch_residual_block", "patch_residual_sweep",
 ]
 
 Progress = Callable[[int, int], None]
@@ -288,13 +289,42 @@ class KnockoutSweep:
         return self.log_probs - self.clean_log_prob
 
 
+def knockout_layer(model: LlamaModel, ids, token_id: int, layer: int, *, ablation: str = "zero",
+                   run: ForwardOutput | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each head of one ``layer`` knocked out alone, in one stacked pass: ``(log_probs [n_heads], top_ids [n_heads])``.
+
+    The ``n_heads`` copies of the clean stream entering ``layer``, copy ``b`` with head ``b`` knocked out, run
+    through blocks ``layer .. n_layers - 1`` together, the logits of the last position only; ``log_probs[b]`` is
+    ``token_id``'s log-probability (nats) and ``top_ids[b]`` the most likely token after knocking out head ``b``.
+    Each equals ``knock_out(model, ids, [(layer, b)])`` to float32 rounding. (One row of :func:`knockout_sweep`,
+    for a caller that caches or reports layer by layer.)
+
+    Raises:
+        ValueError: bad ``ids``, ``token_id`` or ``layer`` out of range, an unknown ablation, a ``run`` of other ids.
+    """
+    ids = model._check_ids(ids)
+    token_id = _token(model, token_id)
+    c = model.config
+    layer = _integer(layer, "layer", 0, c.n_layers - 1)
+    model._plan(len(ids), None, ablation=ablation)
+    run = _clean_run(model, ids, run)
+    rows = np.arange(c.n_heads)
+    mask = np.zeros((c.n_heads, c.n_layers, c.n_heads), bool)
+    mask[rows, layer, rows] = True  # copy b knocks out head b of this layer
+    plan = _Plan(batch=c.n_heads, ablate=mask, ablation=ablation, start_layer=layer,
+                 residual=run.residuals[layer][None], last_logits_only=True)
+    logits = _stacked(model, ids, plan)  # [n_heads, vocab]
+    return log_softmax(logits)[:, token_id], logits.argmax(-1)
+
+
 def knockout_sweep(model: LlamaModel, ids, token_id: int, *, ablation: str = "zero", run: ForwardOutput | None = None,
                    progress: Progress | None = None) -> KnockoutSweep:
     """Knock out each of the ``n_layers x n_heads`` query heads alone and read ``token_id``'s log-probability.
 
-    One stacked pass per layer: the ``n_heads`` copies of the clean stream entering layer ``L``, copy ``b``
-    with head ``b`` of layer ``L`` knocked out, run through blocks ``L .. n_layers - 1`` together, the logits of
-    the last position only. Each row equals ``knock_out(model, ids, [(L, b)])`` (to float32 rounding).
+    One stacked pass per layer (:func:`knockout_layer`): the ``n_heads`` copies of the clean stream entering
+    layer ``L``, copy ``b`` with head ``b`` of layer ``L`` knocked out, run through blocks ``L .. n_layers - 1``
+    together, the logits of the last position only. Each row equals ``knock_out(model, ids, [(L, b)])`` (to
+    float32 rounding).
 
     Args:
         token_id: the token to follow. ablation: ``"zero"`` or ``"mean"``.
@@ -314,15 +344,8 @@ def knockout_sweep(model: LlamaModel, ids, token_id: int, *, ablation: str = "ze
     clean = log_softmax(knock_out(model, ids, [], run=run))[token_id]
     log_probs = np.empty((c.n_layers, c.n_heads))
     top_ids = np.empty((c.n_layers, c.n_heads), np.int64)
-    rows = np.arange(c.n_heads)
     for layer in range(c.n_layers):
-        mask = np.zeros((c.n_heads, c.n_layers, c.n_heads), bool)
-        mask[rows, layer, rows] = True  # copy b knocks out head b of this layer
-        plan = _Plan(batch=c.n_heads, ablate=mask, ablation=ablation, start_layer=layer,
-                     residual=run.residuals[layer][None], last_logits_only=True)
-        logits = _stacked(model, ids, plan)  # [n_heads, vocab]
-        log_probs[layer] = log_softmax(logits)[:, token_id]
-        top_ids[layer] = logits.argmax(-1)
+        log_probs[layer], top_ids[layer] = knockout_layer(model, ids, token_id, layer, ablation=ablation, run=run)
         if progress is not None:
             progress(layer + 1, c.n_layers)
     return KnockoutSweep(token_id, ablation, float(clean), log_probs, top_ids)
@@ -341,6 +364,34 @@ def _patch_pair(model: LlamaModel, clean_ids, corrupted_ids, answer, foil, clean
             _clean_run(model, corrupted_ids, corrupted_run))
 
 
+def patch_residual_block(model: LlamaModel, clean_ids, corrupted_ids, answer: int, foil: int, block: int, *,
+                         clean_run: ForwardOutput | None = None, corrupted_run: ForwardOutput | None = None
+                         ) -> np.ndarray:
+    """One row of :func:`patch_residual_sweep`: float64 ``[n]``, every position of ``block`` patched in turn.
+
+    The positions where the clean and corrupted streams entering ``block`` already differ are patched together in
+    one stacked pass from ``block`` on; the others (equal streams: nothing to copy) get the corrupted run's own
+    logit difference.
+
+    Raises:
+        ValueError: as :func:`patch_residual_sweep`, or ``block`` outside ``0 .. n_layers``.
+    """
+    clean_ids, corrupted_ids, answer, foil, clean_run, corrupted_run = _patch_pair(
+        model, clean_ids, corrupted_ids, answer, foil, clean_run, corrupted_run)
+    block = _integer(block, "block", 0, model.config.n_layers)
+    n = len(clean_ids)
+    out = np.full(n, logit_difference(corrupted_run.logits, answer, foil))
+    clean_x, corrupted_x = clean_run.residuals[block], corrupted_run.residuals[block]  # [n, d_model]
+    positions = [p for p in range(n) if not np.array_equal(clean_x[p], corrupted_x[p])]
+    if positions:
+        x = np.repeat(corrupted_x[None], len(positions), axis=0)  # [P, n, d_model]
+        x[np.arange(len(positions)), positions] = clean_x[positions]  # copy b: position positions[b] patched
+        plan = _Plan(batch=len(positions), start_layer=block, residual=x, last_logits_only=True)
+        logits = _stacked(model, corrupted_ids, plan)  # [P, vocab]
+        out[positions] = logits[:, answer].astype(np.float64) - logits[:, foil]
+    return out
+
+
 def patch_residual_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: int, foil: int, *,
                          clean_run: ForwardOutput | None = None, corrupted_run: ForwardOutput | None = None,
                          progress: Progress | None = None) -> np.ndarray:
@@ -350,7 +401,8 @@ def patch_residual_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: in
     corrupted run when the stream entering block ``l`` at position ``p`` is replaced by the clean run's
     (``l = n_layers``: the stream after the last block). A cell where both streams are already equal (the
     prompts' common beginning, by causality) is the corrupted run's own difference, not recomputed. One stacked
-    pass per block: every position's patch of that block together, from that block on.
+    pass per block (:func:`patch_residual_block`): every position's patch of that block together, from that
+    block on.
 
     Args:
         clean_ids, corrupted_ids: two prompts of the same length ``n``.
@@ -367,21 +419,41 @@ def patch_residual_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: in
         model, clean_ids, corrupted_ids, answer, foil, clean_run, corrupted_run)
     progress = _progress(progress)
     c = model.config
-    n = len(clean_ids)
-    base = logit_difference(knock_out(model, corrupted_ids, [], run=corrupted_run), answer, foil)
-    out = np.full((c.n_layers + 1, n), base)
+    out = np.empty((c.n_layers + 1, len(clean_ids)))
     for block in range(c.n_layers + 1):
-        clean_x, corrupted_x = clean_run.residuals[block], corrupted_run.residuals[block]  # [n, d_model]
-        positions = [p for p in range(n) if not np.array_equal(clean_x[p], corrupted_x[p])]
-        if positions:
-            x = np.repeat(corrupted_x[None], len(positions), axis=0)  # [P, n, d_model]
-            x[np.arange(len(positions)), positions] = clean_x[positions]  # copy b: position positions[b] patched
-            plan = _Plan(batch=len(positions), start_layer=block, residual=x, last_logits_only=True)
-            logits = _stacked(model, corrupted_ids, plan)  # [P, vocab]
-            out[block, positions] = logits[:, answer].astype(np.float64) - logits[:, foil]
+        out[block] = patch_residual_block(model, clean_ids, corrupted_ids, answer, foil, block, clean_run=clean_run,
+                                          corrupted_run=corrupted_run)
         if progress is not None:
             progress(block + 1, c.n_layers + 1)
     return out
+
+
+def patch_head_layer(model: LlamaModel, clean_ids, corrupted_ids, answer: int, foil: int, layer: int, *,
+                     clean_run: ForwardOutput | None = None, corrupted_run: ForwardOutput | None = None
+                     ) -> np.ndarray:
+    """One row of :func:`patch_head_sweep`: float64 ``[n_heads]``, each head of ``layer`` patched alone.
+
+    One stacked pass from ``layer`` on: copy ``b`` of the corrupted stream entering ``layer`` has head ``b``'s
+    output replaced by the clean run's; every other head of the layer is given the corrupted run's own output
+    (the copies start from the same stream, so that is what they compute).
+
+    Raises:
+        ValueError: as :func:`patch_residual_sweep`, or ``layer`` out of range.
+    """
+    clean_ids, corrupted_ids, answer, foil, clean_run, corrupted_run = _patch_pair(
+        model, clean_ids, corrupted_ids, answer, foil, clean_run, corrupted_run)
+    c = model.config
+    layer = _integer(layer, "layer", 0, c.n_layers - 1)
+    clean_o, corrupted_o = clean_run.head_outputs[layer], corrupted_run.head_outputs[layer]  # [H, n, d_head]
+    patch = {}
+    for head in range(c.n_heads):
+        value = np.repeat(corrupted_o[head][None], c.n_heads, axis=0)  # [H copies, n, d_head]
+        value[head] = clean_o[head]
+        patch[(layer, head)] = value
+    plan = _Plan(batch=c.n_heads, head_patch=patch, start_layer=layer,
+                 residual=corrupted_run.residuals[layer][None], last_logits_only=True)
+    logits = _stacked(model, corrupted_ids, plan)  # [H, vocab]
+    return logits[:, answer].astype(np.float64) - logits[:, foil]
 
 
 def patch_head_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: int, foil: int,
@@ -391,8 +463,8 @@ def patch_head_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: int, f
 
     Cell ``[i, h]`` is the logit difference ``logit[answer] - logit[foil]`` at the last position of the
     corrupted run when head ``h`` of layer ``layers[i]`` outputs the clean run's ``weights · V`` (all positions;
-    TransformerLens' ``hook_z``) and everything else runs on. One stacked pass per layer (its ``n_heads`` patches
-    together, from that layer on).
+    TransformerLens' ``hook_z``) and everything else runs on. One stacked pass per layer
+    (:func:`patch_head_layer`).
 
     Args:
         layers: which layers (default all, in order). The rest as :func:`patch_residual_sweep`.
@@ -413,21 +485,9 @@ def patch_head_sweep(model: LlamaModel, clean_ids, corrupted_ids, answer: int, f
     except TypeError:
         raise ValueError(f"layers must be a list of layers in 0..{c.n_layers - 1}, got {layers!r}") from None
     out = np.empty((len(layers), c.n_heads))
-    rows = np.arange(c.n_heads)
     for i, layer in enumerate(layers):
-        clean_o, corrupted_o = clean_run.head_outputs[layer], corrupted_run.head_outputs[layer]  # [H, n, d_head]
-        # Copy b patches head b only: every head of the layer is given, as the corrupted run's own output in the
-        # copies that leave it alone (the copies start from the same stream, so that is what they compute) and
-        # as the clean run's in copy b.
-        patch = {}
-        for head in range(c.n_heads):
-            value = np.repeat(corrupted_o[head][None], c.n_heads, axis=0)  # [H copies, n, d_head]
-            value[head] = clean_o[head]
-            patch[(layer, head)] = value
-        plan = _Plan(batch=c.n_heads, head_patch=patch, start_layer=layer,
-                     residual=corrupted_run.residuals[layer][None], last_logits_only=True)
-        logits = _stacked(model, corrupted_ids, plan)  # [H, vocab]
-        out[i] = logits[rows, answer].astype(np.float64) - logits[rows, foil]
+        out[i] = patch_head_layer(model, clean_ids, corrupted_ids, answer, foil, layer, clean_run=clean_run,
+                                  corrupted_run=corrupted_run)
         if progress is not None:
             progress(i + 1, len(layers))
     return out
