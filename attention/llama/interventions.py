@@ -32,6 +32,7 @@ block-rows of ``n`` tokens, about 140 forward passes' multiply-adds for the bloc
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -58,7 +59,12 @@ def _clean_run(model: LlamaModel, ids: np.ndarray, run: ForwardOutput | None) ->
     if run is None:  # forward(ids, keep_activations=True) without attention weights, last position's logits only
         plan = model._plan(len(ids), None, keep_activations=True)
         plan.last_logits_only = True
-        return model._run(ids, None, False, plan)
+        run = model._run(ids, None, False, plan)
+        # The last row's logits as forward() computes them, bit for bit: a product of at least two rows (one row
+        # would go to OpenBLAS's matrix-vector kernel, which sums in another order; see weights._rows_product).
+        rows = run.residuals[-1, -2:] if len(ids) >= 2 else run.residuals[-1, -1:]
+        logits = model._output.logits(rms_norm(rows, model._output_norm, model.config.rms_eps))[-1:]
+        return dataclasses.replace(run, logits=logits)
     c = model.config
     if not isinstance(run, ForwardOutput) or run.residuals is None or run.first_layer != 0:
         raise ValueError("run must be model.forward(ids, keep_activations=True) (a whole pass with its activations), "

@@ -167,3 +167,10 @@ def test_bad_arguments_name_the_problem(tiny, ids, run, pair):
         with pytest.raises(ValueError, match=match):
             call()
     assert clean_run is not None
+
+
+def test_without_a_run_the_logits_are_forwards_bit_for_bit(tiny, ids, run):
+    assert tiny.logit_attribution(ids, 7).logit == float(run.logits[-1, 7])
+    np.testing.assert_array_equal(iv.knock_out(tiny, ids, []), run.logits[-1])
+    one = tiny.forward(ids[:1], keep_activations=True)
+    assert tiny.logit_attribution(ids[:1], 7).logit == float(one.logits[-1, 7])

@@ -19,7 +19,8 @@ from explorer.shell.textviews import fmt
 __all__ = ["answer_curve", "component_bars", "head_bars", "head_grid", "lens_map", "loss_bars", "patch_map",
            "scatter_effect"]
 
-PICK_COLOR = "#d62728"  # outline of the chosen heads
+PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
+OUTLINE_COLOR = "#111111"  # their outline on a red-blue grid (red would vanish on a red cell)
 BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
 LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions
 
@@ -53,7 +54,7 @@ def head_grid(values, *, title: str, colorbar_title: str, picked: Sequence[tuple
     ))
     for layer, head in picked:
         fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
-                      line=dict(color=PICK_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
+                      line=dict(color=OUTLINE_COLOR, width=2.5), fillcolor="rgba(0,0,0,0)")
     fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
     return fig
 
@@ -181,21 +182,22 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
     Clicking a bar selects it (``x`` = head).
     """
     v = np.asarray(values, dtype=float)
+    best = int(np.argmax(v)) if len(v) else -1
     bar = go.Bar(
-        x=list(range(len(v))), y=v, marker_color=[BLUE if x >= corrupted else GREY for x in v],
+        x=list(range(len(v))), y=v, marker_color=[PICK_COLOR if i == best else BLUE for i in range(len(v))],
         customdata=[fmt(x, 2) for x in v], hovertemplate="head %{x}: %{customdata}<extra></extra>",
-        text=[fmt(x, 1) for x in v], textposition="outside", cliponaxis=False,
     )
     lo, hi = min(0.0, float(v.min()), clean, corrupted), max(0.0, float(v.max()), clean, corrupted)
-    pad = 0.15 * (hi - lo or 1.0)
+    pad = 0.08 * (hi - lo or 1.0)
     lines = [dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(color=c, dash="dash", width=1.5))
              for y, c in ((clean, BLUE), (corrupted, GREY))]
-    notes = [dict(xref="paper", x=1, y=y, text=t, showarrow=False, xanchor="right", yanchor="bottom",
+    notes = [dict(xref="paper", x=1.01, y=y, text=t, showarrow=False, xanchor="left", yanchor="middle",
                   font=dict(size=11, color=c)) for y, t, c in ((clean, "clean", BLUE), (corrupted, "corrupted", GREY))]
+    margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], 40 if title else 10)
+    margin["r"] = 72  # the two lines' names, right of the plot
     layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text="head")),
                   yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
-                  margin=bar_margin([fmt(lo, 1), fmt(hi, 1)], 40 if title else 10), shapes=lines, annotations=notes,
-                  clickmode="event+select", dragmode=False)
+                  margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False)
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[bar], layout=layout)

@@ -268,8 +268,8 @@ def lens(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     a = answer_by_layer(_model, ids, answer)
     labels = rm.labels(_model, ids)
     name = piece(_model, answer)
-    st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top,\qquad "
-             r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
+    st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
+    st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
     st.caption("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
                "last block); the final RMSNorm is recomputed on each stream, then the tied unembedding E. The last "
                "row is exactly the model's own logits.")
@@ -308,9 +308,7 @@ def attribution_parts(_model: llama.LlamaModel, ids: tuple[int, ...], answer: in
     """The MLP and embedding bars, the parts summed beside the real logit, and what the frozen scale means."""
     a = attribution(_model, ids, answer)
     name = piece(_model, answer)
-    st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title=f"embedding and MLPs: their share of "
-                                                                    f"{plain(_model, answer)}'s "
-                                                                    "logit"), key="ca_fig_parts")
+    st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title="embedding and MLPs"), key="ca_fig_parts")
     heads_total, mlps_total = float(a.heads.sum()), float(a.mlps.sum())
     dataframe(pd.DataFrame({
         "part": ["embedding", f"{a.heads.size} heads", f"{len(a.mlps)} MLPs", "sum of the parts", "the real logit",
@@ -455,15 +453,15 @@ def scatter_text(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ab
     st.latex(s.formula)
     same = r.busiest == r.strongest
     if same:
-        st.markdown(f"Here the head with the largest {s.name} ({model.head_code(*r.busiest)}, "
+        st.markdown(f"Here the head with the highest {s.short} ({model.head_code(*r.busiest)}, "
                     f"{fmt(r.busiest_value, 3)}) is also the head that matters most ({fmt(r.busiest_effect, 3)}): on "
                     "this prompt and statistic, attention and effect agree. Try another statistic or prompt.")
     else:
         st.markdown(
-            f"The head with the largest {s.name}, **{model.head_code(*r.busiest)}** ({fmt(r.busiest_value, 3)}), "
+            f"The head with the highest {s.short}, **{model.head_code(*r.busiest)}** ({fmt(r.busiest_value, 3)}), "
             f"changes log p({name}) by {fmt(r.busiest_effect, 3)} when knocked out (rank {r.busiest_rank} of "
             f"{r.n_heads}). The head that matters most, **{model.head_code(*r.strongest)}** "
-            f"({fmt(r.strongest_effect, 3)}), has a {s.name} of {fmt(r.strongest_value, 3)} (rank "
+            f"({fmt(r.strongest_effect, 3)}), has {s.short} {fmt(r.strongest_value, 3)} (rank "
             f"{r.strongest_stat_rank} of {r.n_heads}). Rank correlation between the two over all heads: "
             f"ρ = {fmt(r.rho, 2)}.")
     st.caption("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
@@ -520,7 +518,7 @@ def head_patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupte
     c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
     a, f = piece(_model, answer), piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title="logit diff",
-                                   title=f"layer {layer}: one head's output copied from the clean run"),
+                                   title=f"layer {layer}: each head patched alone"),
                     key="ca_fig_head_patch")
     best = int(np.argmax(values))
     share = (values[best] - x_diff) / (c_diff - x_diff)

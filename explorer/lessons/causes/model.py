@@ -223,16 +223,19 @@ class Statistic:
     name: str
     unit: str
     formula: str
+    short: str  # as a sentence names it: "the head with the highest {short}"
 
 
 STATISTICS: dict[str, Statistic] = {s.key: s for s in (
     Statistic("peak", "largest weight on one token other than the first", "weight",
-              r"\text{peak} = \max_{1 \le j \le n-1} w_{n-1,\,j}"),
+              r"\text{peak} = \max_{1 \le j \le n-1} w_{n-1,\,j}", "peak weight"),
     Statistic("off_sink", "weight anywhere but the first token", "weight",
-              r"\text{off-sink} = 1 - w_{n-1,\,0}"),
-    Statistic("previous", "weight on the previous token", "weight", r"\text{previous} = w_{n-1,\,n-2}"),
-    Statistic("self", "weight on itself", "weight", r"\text{self} = w_{n-1,\,n-1}"),
-    Statistic("entropy", "entropy (bits)", "bits", r"H = -\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}"),
+              r"\text{off-sink} = 1 - w_{n-1,\,0}", "weight off the first token"),
+    Statistic("previous", "weight on the previous token", "weight", r"\text{previous} = w_{n-1,\,n-2}",
+              "weight on the previous token"),
+    Statistic("self", "weight on itself", "weight", r"\text{self} = w_{n-1,\,n-1}", "weight on itself"),
+    Statistic("entropy", "entropy (bits)", "bits", r"H = -\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}",
+              "entropy"),
 )}
 
 

@@ -62,13 +62,19 @@ with st.spinner(f"reading out {L + 1} streams at {len(ids)} positions…"):
 
 # --- 2 · direct logit attribution -----------------------------------------------------------------------------
 st.header("2 · Who pushed the answer (direct logit attribution)")
-st.latex(r"\text{logit}_t = \underbrace{\tfrac{x_{\text{emb}}}{s}\cdot u_t}_{\text{embedding}} + "
-         r"\sum_{\ell,h} \underbrace{\tfrac{o_{\ell,h} W_O^{(\ell,h)}}{s}\cdot u_t}_{\text{head } (\ell, h)} + "
-         r"\sum_\ell \underbrace{\tfrac{m_\ell}{s}\cdot u_t}_{\text{MLP } \ell},\qquad u_t = g \odot E_t")
+st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
+         r"\cdot \frac{u_t}{s}")
+st.latex(r"u_t = g \odot E_t")
 st.caption("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
            "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
            "unembedding. Click a head in the grid to add it to the knockout below.")
 att = draw.attribution(llm, ids, answer)
+# The knockout's selection: from the link on the session's first draw (else the 3 heads that push the answer most
+# directly), set before the grid outlines it.
+if PICK not in ss:
+    raw = st.query_params.get_all(HEADS)
+    parsed = model.parse_heads(raw[0], L, H) if len(raw) == 1 else None
+    ss[PICK] = [model.head_code(*h) for h in (parsed if parsed is not None else model.top_heads(att.heads, 3))]
 
 
 def add_clicked_head() -> None:
@@ -103,12 +109,6 @@ def pick_top(codes: list[str]) -> None:
     ss[PICK] = codes
 
 
-# The selection: from the link on the session's first draw (else the 3 heads that push the answer most directly).
-default_heads = model.top_heads(att.heads, 3)
-if PICK not in ss:
-    raw = st.query_params.get_all(HEADS)
-    parsed = model.parse_heads(raw[0], L, H) if len(raw) == 1 else None
-    ss[PICK] = [model.head_code(*h) for h in (parsed if parsed is not None else default_heads)]
 c1, c2 = st.columns([3, 2])
 with c1:
     picked_codes = st.multiselect("Heads to knock out", CODES, key=PICK, max_selections=model.MAX_HEADS,
