@@ -13,7 +13,7 @@ import streamlit as st
 from explorer.lessons import LESSONS
 from explorer.shell import controls, i18n
 
-_, _n = i18n.translator(__name__)
+_, _n = i18n.translator(__file__)
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")  # style only: hides cell text too wide for its chart

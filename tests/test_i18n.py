@@ -70,6 +70,10 @@ def test_languages_domains_and_the_browsers_locale():
     assert list(i18n.LANGUAGES) == ["en", "pt", "tr"]
     assert i18n.domain_of("explorer.lessons.walkthrough.draw") == "walkthrough"
     assert i18n.domain_of("explorer.shell.controls") == i18n.domain_of("streamlit_app") == "shell"
+    assert i18n.domain_of(str(ROOT / "explorer" / "lessons" / "causal" / "page.py")) == "causal"
+    assert i18n.domain_of(str(ROOT / "streamlit_app.py")) == "shell"
+    with pytest.raises(ValueError, match="pass translator\\(__file__\\)"):
+        i18n.domain_of("__main__")
     assert [i18n.from_locale(x) for x in ("pt-BR", "pt_PT", "tr", "TR-tr", "en-GB", "de-DE", None, "")] == [
         "pt", "pt", "tr", "tr", "en", "en", "en", "en"]
     assert i18n.current() == "en"

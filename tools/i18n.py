@@ -40,7 +40,7 @@ PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:[:!][^{}]*)?\}(?!
 
 def domain_files() -> dict[str, list[Path]]:
     """Each domain's source files, in a stable order."""
-    out = {i18n.SHELL_DOMAIN: sorted((ROOT / "explorer" / "shell").glob("*.py"))
+    out = {i18n.SHELL_DOMAIN: sorted((ROOT / "explorer" / "shell").rglob("*.py"))
            + [ROOT / "streamlit_app.py", ROOT / "explorer" / "lessons" / "__init__.py"]}
     for folder in sorted(p for p in (ROOT / "explorer" / "lessons").iterdir() if (p / "page.py").is_file()):
         out[folder.name] = sorted(folder.rglob("*.py"))

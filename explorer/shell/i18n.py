@@ -7,6 +7,7 @@ A module gets its domain's functions from its own name::
 
     from explorer.shell.i18n import translator
     _, _n = translator(__name__)             # gettext and ngettext of this module's domain
+    # (a page file passes __file__: Streamlit runs it as "__main__")
     st.caption(_("{n} tokens, {d} wide").format(n=n, d=d))
     st.caption(_n("{n} head", "{n} heads", n).format(n=n))
     LABELS = {"sink": N_("first-token sink")}   # marked at import time, translated where shown: _(LABELS[k])
@@ -50,7 +51,7 @@ from babel.support import Translations
 
 __all__ = [
     "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
-    "integer", "number", "percent", "plotly_separators", "translator", "using",
+    "general", "integer", "number", "percent", "plotly_separators", "translator", "using",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -74,7 +75,20 @@ def N_(message: str) -> str:
 
 
 def domain_of(module: str) -> str:
-    """The catalogue domain of a module: ``explorer.lessons.<lesson>.*`` -> ``<lesson>``, anything else ``shell``."""
+    """The catalogue domain of a module, given its name or its file: ``explorer.lessons.<lesson>.*`` (or
+    ``…/explorer/lessons/<lesson>/….py``) -> ``<lesson>``, anything else ``shell``.
+
+    Raises:
+        ValueError: ``"__main__"``: Streamlit runs a page file as ``__main__``, so a page passes its ``__file__``.
+    """
+    if module == "__main__":
+        raise ValueError("a page runs as __main__: pass translator(__file__) so its lesson's domain is found")
+    if module.endswith(".py"):
+        parts = Path(module).resolve().parts
+        for i in range(len(parts) - 3):
+            if parts[i:i + 2] == ("explorer", "lessons"):
+                return parts[i + 2]
+        return SHELL_DOMAIN
     parts = module.split(".")
     if len(parts) >= 3 and parts[0] == "explorer" and parts[1] == "lessons":
         return parts[2]
@@ -133,7 +147,8 @@ def catalog(lang: str, domain: str) -> gettext.NullTranslations:
 
 
 def translator(module: str) -> tuple[Callable[[str], str], Callable[[str, str, int], str]]:
-    """``(_, _n)``: gettext and ngettext of ``module``'s domain (:func:`domain_of`), in the run's language."""
+    """``(_, _n)``: gettext and ngettext of ``module``'s domain (:func:`domain_of`: a module name, or a page's
+    ``__file__``), in the run's language."""
     domain = domain_of(module)
 
     def gettext_(message: str) -> str:
@@ -162,6 +177,14 @@ def number(x: float | None, digits: int = 4, *, lang: str | None = None) -> str:
     text = f"{x:.{digits}f}"
     if text.startswith("-") and float(text) == 0:
         text = text[1:]
+    lang = lang or current()
+    return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
+    """``x`` to ``significant`` digits as ``format(x, ".3g")`` writes it, with the language's decimal mark
+    (``0.25`` / ``0,25``; a chart's tick label)."""
+    text = f"{x:.{significant}g}"
     lang = lang or current()
     return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
 
