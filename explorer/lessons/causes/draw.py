@@ -25,8 +25,8 @@ import streamlit as st
 from attention import llama
 from attention.llama import interventions as iv
 from explorer.lessons.causes import charts as cfig
-from explorer.lessons.causes import door as rm
 from explorer.lessons.causes import model
+from explorer.shell import real_model as rm
 from explorer.shell.cache import cached, section
 from explorer.shell.tables import dataframe, numbers
 from explorer.shell.textviews import count, fmt

@@ -96,11 +96,7 @@ def heads_text(heads: Sequence[tuple[int, int]]) -> str:
 
 def head_link(prompt: str, layer: int, head: int) -> str:
     """The head's six steps in "Inside a real model", on ``prompt``: that lesson's own ``link``."""
-    link = getattr(real_model, "link", None)
-    if link is not None:
-        return link(prompt=prompt, layer=layer, head=head)
-    # Until the real-model lesson has its ``link`` (issue 26): its own link keys, percent-encoded.
-    return f"./real-model?rm_prompt={quote(prompt, safe='')}&rm_layer={int(layer)}&rm_head={int(head)}"
+    return real_model.link(prompt=prompt, layer=layer, head=head)
 
 
 def link(prompt: str | None = None, heads: Sequence[tuple[int, int]] | None = None, ablation: str | None = None,

@@ -8,9 +8,9 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 
 import streamlit as st
 
-from explorer.lessons.causes import door as rm
 from explorer.lessons.causes import draw, model
 from explorer.shell import controls
+from explorer.shell import real_model as rm
 
 PROMPT, ANSWER, HEADS, ABLATION, SEED, BY, K = "ca_prompt", "ca_answer", "ca_heads", "ca_ablation", "ca_seed", \
     "ca_by", "ca_k"
@@ -35,7 +35,7 @@ st.caption(f"{rm.MODEL_NAME}: {rm.describe(config)}.")
 
 # --- the prompt ---------------------------------------------------------------------------------------------
 st.header("Your prompt")
-p = rm.prompt_input(llm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
+p = rm.prompt_input(model=llm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
                     help=f"Any text; the page reads its first {model.PROMPT_MAX_TOKENS} tokens (the 270-head sweep "
                          "grows with the length). Press Ctrl+Enter to run.")
 ids = p.ids
@@ -194,10 +194,10 @@ st.markdown("Two prompts that differ in one fact. Run the corrupted one, but cop
             "logit difference between the clean and the corrupted answers at the last position.")
 c1, c2 = st.columns(2)
 with c1:
-    clean_p = rm.prompt_input(llm, key=CLEAN, default=model.DEFAULT_CLEAN, label="Clean prompt",
+    clean_p = rm.prompt_input(model=llm, key=CLEAN, default=model.DEFAULT_CLEAN, label="Clean prompt",
                               max_tokens=model.PATCH_MAX_TOKENS)
 with c2:
-    corrupt_p = rm.prompt_input(llm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label="Corrupted prompt",
+    corrupt_p = rm.prompt_input(model=llm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label="Corrupted prompt",
                                 max_tokens=model.PATCH_MAX_TOKENS)
 if clean_p.n != corrupt_p.n:
     st.warning(f"The two prompts must have the same number of tokens (a stream at one position is copied into the "
