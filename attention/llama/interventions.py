@@ -38,8 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The package's names, not ``.model``'s module: LlamaModel's methods import this module when they are called, so
+# importing .model here would close a cycle. The package has imported .model before this module runs.
+from . import ForwardOutput, LlamaModel
 from .blocks import rms_norm
-from .model import ForwardOutput, LlamaModel, _integer, _pairs, _Plan
 
 __all__ = [
     "Attribution", "KnockoutSweep", "LensTop", "knock_out", "knockout_layer", "knockout_sweep", "log_softmax",
@@ -52,6 +54,34 @@ Progress = Callable[[int, int], None]
 
 
 # --- checks ------------------------------------------------------------------------------------------------
+
+
+def _integer(value, name: str, lo: int, hi: int) -> int:
+    """``value`` as an int in ``lo .. hi`` (inclusive), else ``ValueError`` naming ``name`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+    return int(value)
+
+
+def _heads(value, name: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """``value`` as a list of ``(layer, head)`` pairs inside the model, else ``ValueError`` naming ``name``."""
+    message = (f"{name} must be a list of (layer, head) pairs with layer in 0..{n_layers - 1} and head in "
+               f"0..{n_heads - 1}, got {value!r}")
+    try:
+        pairs = [tuple(p) for p in value]
+    except TypeError:
+        raise ValueError(message) from None
+    for p in pairs:
+        if len(p) != 2 or any(isinstance(x, bool) or not isinstance(x, int | np.integer) for x in p) \
+                or not (0 <= p[0] < n_layers and 0 <= p[1] < n_heads):
+            raise ValueError(message)
+    return [(int(a), int(b)) for a, b in pairs]
+
+
+def _plan(model: LlamaModel, n: int, **fields):
+    """A run's plan for ``n`` tokens without a cache (``model._plan``'s), with ``fields`` set: a stacked batch, the
+    stream to start from, the last position's logits only (what the public ``forward`` does not take)."""
+    return dataclasses.replace(model._plan(n, None), **fields)
 
 
 def _clean_run(model: LlamaModel, ids: np.ndarray, run: ForwardOutput | None) -> ForwardOutput:
@@ -88,7 +118,7 @@ def _progress(progress) -> Progress | None:
     return progress
 
 
-def _stacked(model: LlamaModel, ids: np.ndarray, plan: _Plan) -> np.ndarray:
+def _stacked(model: LlamaModel, ids: np.ndarray, plan) -> np.ndarray:
     """The last position's logits of every copy of a stacked run: float32 ``[plan.batch, vocab]``."""
     out = model._run(ids, None, False, plan)
     return (out.logits if isinstance(out, ForwardOutput) else out[:, 0]).reshape(plan.batch, -1)
@@ -258,7 +288,7 @@ def knock_out(model: LlamaModel, ids, heads, *, ablation: str = "zero", run: For
     """
     ids = model._check_ids(ids)
     c = model.config
-    heads = _pairs(heads, "heads", c.n_layers, c.n_heads, "head")
+    heads = _heads(heads, "heads", c.n_layers, c.n_heads)
     model._plan(len(ids), None, ablate=heads, ablation=ablation)  # the same checks as forward()
     run = _clean_run(model, ids, run)
     if not heads:
@@ -267,8 +297,8 @@ def knock_out(model: LlamaModel, ids, heads, *, ablation: str = "zero", run: For
     mask = np.zeros((1, c.n_layers, c.n_heads), bool)
     for layer, head in heads:
         mask[0, layer, head] = True
-    plan = _Plan(ablate=mask, ablation=ablation, start_layer=first, residual=run.residuals[first][None],
-                 last_logits_only=True)
+    plan = _plan(model, len(ids), ablate=mask, ablation=ablation, start_layer=first,
+                 residual=run.residuals[first][None], last_logits_only=True)
     return _stacked(model, ids, plan)[0]
 
 
@@ -317,7 +347,7 @@ def knockout_layer(model: LlamaModel, ids, token_id: int, layer: int, *, ablatio
     rows = np.arange(c.n_heads)
     mask = np.zeros((c.n_heads, c.n_layers, c.n_heads), bool)
     mask[rows, layer, rows] = True  # copy b knocks out head b of this layer
-    plan = _Plan(batch=c.n_heads, ablate=mask, ablation=ablation, start_layer=layer,
+    plan = _plan(model, len(ids), batch=c.n_heads, ablate=mask, ablation=ablation, start_layer=layer,
                  residual=run.residuals[layer][None], last_logits_only=True)
     logits = _stacked(model, ids, plan)  # [n_heads, vocab]
     return log_softmax(logits)[:, token_id], logits.argmax(-1)
@@ -392,7 +422,7 @@ def patch_residual_block(model: LlamaModel, clean_ids, corrupted_ids, answer: in
     if positions:
         x = np.repeat(corrupted_x[None], len(positions), axis=0)  # [P, n, d_model]
         x[np.arange(len(positions)), positions] = clean_x[positions]  # copy b: position positions[b] patched
-        plan = _Plan(batch=len(positions), start_layer=block, residual=x, last_logits_only=True)
+        plan = _plan(model, n, batch=len(positions), start_layer=block, residual=x, last_logits_only=True)
         logits = _stacked(model, corrupted_ids, plan)  # [P, vocab]
         out[positions] = logits[:, answer].astype(np.float64) - logits[:, foil]
     return out
@@ -456,7 +486,7 @@ def patch_head_layer(model: LlamaModel, clean_ids, corrupted_ids, answer: int, f
         value = np.repeat(corrupted_o[head][None], c.n_heads, axis=0)  # [H copies, n, d_head]
         value[head] = clean_o[head]
         patch[(layer, head)] = value
-    plan = _Plan(batch=c.n_heads, head_patch=patch, start_layer=layer,
+    plan = _plan(model, len(corrupted_ids), batch=c.n_heads, head_patch=patch, start_layer=layer,
                  residual=corrupted_run.residuals[layer][None], last_logits_only=True)
     logits = _stacked(model, corrupted_ids, plan)  # [H, vocab]
     return logits[:, answer].astype(np.float64) - logits[:, foil]
