@@ -119,7 +119,7 @@ def sweep(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation:
         bar.progress(layer / c.n_layers, text=f"knocking out {c.n_layers * c.n_heads} heads: layer {layer + 1} of "
                                               f"{c.n_layers}")
         rows.append(sweep_layer(_model, ids, answer, ablation, layer))
-    bar.empty()
+    bar.progress(1.0, text=f"knocked out {c.n_layers * c.n_heads} heads, one at a time, in {c.n_layers} stacked passes")
     clean = float(iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
     return iv.KnockoutSweep(answer, ablation, clean, np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]))
 
@@ -198,7 +198,7 @@ def patch_map(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple
         bar.progress(block / blocks, text=f"patching {blocks} streams × {len(clean)} positions: block {block} of "
                                           f"{blocks - 1}")
         rows.append(patch_block(_model, clean, corrupted, answer, foil, block))
-    bar.empty()
+    bar.progress(1.0, text=f"patched {blocks} streams × {len(clean)} positions, one stacked pass per block")
     return np.stack(rows)
 
 
