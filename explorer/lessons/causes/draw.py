@@ -227,6 +227,14 @@ def head_links(prompt: str, heads) -> pd.DataFrame:
                          "open in Inside a real model": [model.head_link(prompt, *h) for h in heads]})
 
 
+def every_head_links(prompt: str, name: str, values: np.ndarray, label: str) -> None:
+    """An expander with one row per head: its value and the link to its six steps (sortable by the value)."""
+    heads = [(layer, head) for layer in range(values.shape[0]) for head in range(values.shape[1])]
+    with st.expander(label):
+        dataframe(head_links(prompt, heads).assign(**{name: values.ravel()}), hide_index=True, width="stretch",
+                  column_config=LINK_COLUMN)
+
+
 LINK_COLUMN = {"open in Inside a real model": st.column_config.LinkColumn(display_text="six steps →")}
 
 
@@ -335,6 +343,7 @@ def attribution_parts(_model: llama.LlamaModel, ids: tuple[int, ...], answer: in
                                                          columns=[f"head {h}" for h in range(a.heads.shape[1])]),
              "every MLP": pd.DataFrame({"layer": range(len(a.mlps)), "share": a.mlps})},
             label="Numbers: every part's share")
+    every_head_links(prompt, "share", a.heads, "Every head, with its link")
 
 
 @section
@@ -437,6 +446,7 @@ def sweep_reveal(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ab
         "change of log p": [float(effect[h]) for h in top],
         "p after": [float(np.exp(log_probs[h])) for h in top]}), hide_index=True, width="stretch",
         column_config=LINK_COLUMN)
+    every_head_links(prompt, "change of log p", effect, "Every head's effect, with its link")
     st.caption("“Matters most” = its knockout lowers the answer's log-probability the most (a head whose knockout "
                "raises it is working against the answer: positive cells).")
 

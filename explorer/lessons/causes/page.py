@@ -92,6 +92,10 @@ with grid_col:
     picked = model.parse_heads(",".join(ss.get(PICK, [])), L, H) or []
     st.plotly_chart(draw.attribution_grid(llm, ids, answer, tuple(picked)), key=GRID, on_select=add_clicked_head,
                     selection_mode="points")
+    clicked = draw.selected_head(ss.get(GRID), L, H)
+    if clicked:
+        st.markdown(f"[Open {model.head_code(*clicked)}'s six steps in “Inside a real model” →]"
+                    f"({model.head_link(p.kept_text, *clicked)})")
 with parts_col:
     draw.attribution_parts(llm, ids, answer, p.kept_text)
 
