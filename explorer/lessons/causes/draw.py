@@ -601,7 +601,7 @@ def selected_head(event, n_layers: int, n_heads: int) -> tuple[int, int] | None:
     for point in reversed(list(points)):
         custom = point.get("customdata") if isinstance(point, dict) else None
         try:
-            if custom is not None and len(custom) >= 5:
+            if isinstance(custom, list | tuple) and len(custom) >= 5:  # the scatter's [code, x, y, layer, head]
                 layer, head = int(custom[3]), int(custom[4])
             else:
                 layer, head = int(round(float(point["y"]))), int(round(float(point["x"])))

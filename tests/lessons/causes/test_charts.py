@@ -71,3 +71,14 @@ def test_loss_bars():
     (bar,) = fig.data
     assert list(bar.text) == ["3.20 nats", "6.50 nats", "3.40 nats"] and bar.customdata[1][2] == "10%"
     assert list(fig.layout.xaxis.ticktext)[2] == "random &lt;1&gt;"
+
+
+def test_a_clicked_point_names_its_head():
+    from explorer.lessons.causes.draw import selected_head
+
+    grid_point = {"x": 4, "y": 0, "customdata": "-0.013"}  # a grid marker: x = head, y = layer
+    scatter_point = {"x": 0.5, "y": -1.7, "customdata": ["L23H4", "0.903", "-1.700", 23, 4]}
+    assert selected_head({"selection": {"points": [grid_point]}}, 30, 9) == (0, 4)
+    assert selected_head({"selection": {"points": [scatter_point]}}, 30, 9) == (23, 4)
+    assert selected_head({"selection": {"points": [{"x": 40, "y": 0}]}}, 30, 9) is None
+    assert selected_head(None, 30, 9) is None and selected_head({"selection": {"points": []}}, 30, 9) is None
