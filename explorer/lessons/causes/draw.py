@@ -586,7 +586,7 @@ def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, 
     values = statistics(_model, ids)[stat]
     s = model.STATISTICS[stat]
     r = model.attention_vs_effect(values, effect)
-    return cfig.scatter_effect(values, effect, x_title=f"{s.name} ({s.unit}), last token's row",
+    return cfig.scatter_effect(values, effect, x_title=f"{s.name} ({s.unit})",
                                y_title=f"change of log p({plain(_model, answer)})",
                                highlight=[r.busiest, r.strongest], title="every head: attention vs effect")
 
