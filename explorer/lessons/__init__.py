@@ -46,6 +46,7 @@ LESSONS: tuple[Lesson, ...] = (  # the first is the default page
     Lesson("two_sentences", "Two sentences, one set of weights", "🔀", "two-sentences", "Learn"),
     Lesson("training", "Watch attention learn", "🌱", "training", "Learn"),
     Lesson("real_model", "Inside a real model", "🔬", "real-model", "A real model"),
+    Lesson("causes", "What made it say that?", "🧪", "causes", "A real model"),
     Lesson("kv_cache", "Generating with a KV cache", "🗃️", "kv-cache", "A real model"),
     Lesson("quiz", "Check yourself", "✅", "quiz", "Practice"),
 )
