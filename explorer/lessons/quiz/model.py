@@ -241,10 +241,10 @@ def head_width(d_model: int = HEAD_D_MODEL, n_heads: int = HEAD_N_HEADS) -> int:
 def grade_head_width(answer: float, d_model: int = HEAD_D_MODEL, n_heads: int = HEAD_N_HEADS) -> Feedback:
     """Grade a learner's ``d_head`` for ``d_model`` split into ``n_heads`` heads (in the run's language)."""
     d_head = head_width(d_model, n_heads)
-    how = _n("d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}: splitting a [n, {d_model}] input "
-             "into {n_heads} head gives [{n_heads}, n, {d_head}] (computed with `attention.split_heads`).",
-             "d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}: splitting a [n, {d_model}] input "
-             "into {n_heads} heads gives [{n_heads}, n, {d_head}] (computed with `attention.split_heads`).",
+    how = _n("`d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}`: splitting a `[n, {d_model}]` input "
+             "into {n_heads} head gives `[{n_heads}, n, {d_head}]` (computed with `attention.split_heads`).",
+             "`d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}`: splitting a `[n, {d_model}]` input "
+             "into {n_heads} heads gives `[{n_heads}, n, {d_head}]` (computed with `attention.split_heads`).",
              n_heads).format(d_model=d_model, n_heads=n_heads, d_head=d_head)
     if answer == d_head:
         return Feedback(True, f"{_(RIGHT)} {how}")

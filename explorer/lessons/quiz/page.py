@@ -62,8 +62,18 @@ def reset_all() -> None:
     ss[RESULTS] = {}
 
 
+def picked_code(key: str, codes) -> object | None:
+    """The answer widget ``key``'s value if it is one of ``codes``, else ``None`` (nothing chosen yet).
+
+    A choice widget sends back the *label* it shows; a label the run's options no longer have (one shown in the
+    language before a switch) comes back as that text, which is not an answer: the learner picks again.
+    """
+    value = ss.get(key)
+    return value if value in codes else None
+
+
 def check_choice(q: quiz.Choice) -> None:
-    picked = ss.get(f"quiz_{q.qid}_answer")
+    picked = picked_code(f"quiz_{q.qid}_answer", q.options)
     if picked is None:
         ss[f"quiz_{q.qid}_empty"] = True
         return
@@ -71,7 +81,7 @@ def check_choice(q: quiz.Choice) -> None:
 
 
 def check_order() -> None:
-    picked = [ss.get(f"quiz_order_{p}") for p in range(1, len(quiz.STEPS) + 1)]
+    picked = [picked_code(f"quiz_order_{p}", quiz.STEPS) for p in range(1, len(quiz.STEPS) + 1)]
     if None in picked:
         ss["quiz_order_empty"] = True
         return
@@ -87,7 +97,7 @@ def check_head() -> None:
 
 
 def check_topkey(query: int, settings: Settings) -> None:
-    picked = ss.get("quiz_topkey_answer")
+    picked = picked_code("quiz_topkey_answer", range(settings.n))
     if picked is None:
         ss["quiz_topkey_empty"] = True
         return
@@ -96,7 +106,7 @@ def check_topkey(query: int, settings: Settings) -> None:
 
 
 def check_growth(d_k: int, n_keys: int, seed: int, settings: Settings) -> None:
-    picked = ss.get("quiz_growth_answer")
+    picked = picked_code("quiz_growth_answer", quiz.GROWTH_OPTIONS)
     if picked is None:
         ss["quiz_growth_empty"] = True
         return
