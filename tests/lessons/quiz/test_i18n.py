@@ -85,6 +85,7 @@ def changed_sidebar(at, lang: str):
     return at
 
 
+HOSTILE = "zebra42 **bold** :red[x] <b>y</b> 😀 [link](x)"
 # Every state a learner reaches with its own text: (session, what is done) -> the page to compare; with the English
 # page's score and a few words that prove the state's branches were reached.
 STATES = {
@@ -103,6 +104,7 @@ STATES = {
     "tied keys, wrong (none wins)": ({"sentence": "a a a b", "embedding": "per-token"}, lambda at, lang: answer_all(
         at, lang, {"topkey": 3, "head": -64})),
     "no sentence": ({"sentence": ""}, lambda at, lang: at),
+    "a hostile sentence": ({"sentence": HOSTILE}, lambda at, lang: answer_all(at, lang, {"topkey": 0, "qk": "qk"})),
 }
 REACHED = {
     "before answering, every hint": ((0, 0), ["Pick an answer first.", "Type a number first."]),
@@ -117,6 +119,7 @@ REACHED = {
     "tied keys, right": ((1, 2), ["(tied with positions", "positive whole number"]),
     "tied keys, wrong (none wins)": ((0, 2), ["(tied with positions", "positive whole number (-64 is not)"]),
     "no sentence": (None, ["Type a sentence in the sidebar"]),
+    "a hostile sentence": ((1, 2), ["**Right.** The score of query i"]),
 }
 ALLOWED = ("The cat sat on the mat",)  # the sidebar's example sentence, quoted in the empty-sentence prompt
 
@@ -182,6 +185,8 @@ def test_no_english_is_left_and_the_grades_and_numbers_are_the_same(state, lang)
     assert english_left(en, at, allowed=ALLOWED) == []
     words_en, words = table_words(en), table_words(at)
     assert not words_en & words, words_en & words  # table headers and text cells are translated too
+    for kind in ("markdown", "success", "error", "info", "warning", "caption"):  # a visitor's text stays text
+        assert not [e.value for e in getattr(at, kind) if "zebra42" in e.value or "red[" in e.value], kind
     if state == "no sentence":
         assert len(at.info) == 1 and "*The cat sat on the mat*" in at.info[0].value
         return
