@@ -115,3 +115,12 @@ def test_a_section_recorded_in_one_language_is_not_replayed_in_another():
         say(1)
         say(1)
     assert calls == [(1, "en"), (1, "pt")]
+
+
+def test_links_to_other_lessons_keep_the_language():
+    assert i18n.with_lang("./scaling?scale_d_k=256") == "./scaling?scale_d_k=256"
+    with i18n.using("pt"):
+        assert i18n.with_lang("./scaling?scale_d_k=256") == "./scaling?scale_d_k=256&lang=pt"
+        assert i18n.with_lang("./real-model") == "./real-model?lang=pt"
+        assert i18n.with_lang("./quiz?lang=tr&seed=3#q2") == "./quiz?seed=3&lang=pt#q2"
+    assert i18n.with_lang("./quiz?lang=tr&seed=3") == "./quiz?seed=3"

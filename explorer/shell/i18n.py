@@ -52,6 +52,7 @@ from babel.support import Translations
 __all__ = [
     "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
     "general", "integer", "list_separator", "number", "percent", "plotly_separators", "translator", "using",
+    "with_lang",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -125,6 +126,19 @@ def using(lang: str) -> Iterator[None]:
         yield
     finally:
         _current.reset(token)
+
+
+def with_lang(url: str, lang: str | None = None) -> str:
+    """A link to another lesson that keeps the run's language: ``./scaling?scale_d_k=256`` ->
+    ``./scaling?scale_d_k=256&lang=pt`` (English, the default, adds nothing: a link a learner made in English
+    stays as it was). A ``lang`` already in ``url`` is replaced."""
+    lang = lang or current()
+    base, _, fragment = url.partition("#")
+    path, _, query = base.partition("?")
+    params = [p for p in query.split("&") if p and not p.startswith(f"{KEY}=")]
+    if lang != DEFAULT:
+        params.append(f"{KEY}={lang}")
+    return path + ("?" + "&".join(params) if params else "") + ("#" + fragment if fragment else "")
 
 
 def po_path(lang: str, domain: str) -> Path:

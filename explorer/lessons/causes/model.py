@@ -30,6 +30,7 @@ from urllib.parse import quote
 import numpy as np
 
 from explorer.lessons.real_model import model as real_model
+from explorer.shell import i18n
 
 URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The capital of France is"
@@ -114,7 +115,7 @@ def link(prompt: str | None = None, heads: Sequence[tuple[int, int]] | None = No
         params.append(f"ca_clean={quote(clean, safe='')}")
     if corrupted:
         params.append(f"ca_corrupt={quote(corrupted, safe='')}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 def random_heads(seed: int, count: int, n_layers: int, n_heads: int,

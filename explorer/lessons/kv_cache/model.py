@@ -33,6 +33,7 @@ from urllib.parse import quote
 import numpy as np
 
 from attention import llama
+from explorer.shell import i18n
 
 __all__ = [
     "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "TEMPERATURES", "TOP_ALTERNATIVES", "URL_PATH",
@@ -73,7 +74,7 @@ def link(prompt: str | None = None, steps: int | None = None, layer: int | None 
         params.append(f"kv_layer={min(max(int(layer), 0), 29)}")
     if kv_head is not None:
         params.append(f"kv_head={min(max(int(kv_head), 0), 2)}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- sampling ------------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ from urllib.parse import quote
 
 import numpy as np
 
+from explorer.shell import i18n
+
 URL_PATH = "real-model"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
 DEFAULT_LAYER, DEFAULT_HEAD = 16, 0
@@ -69,7 +71,7 @@ def link(prompt: str | None = None, layer: int | None = None, head: int | None =
         params.append(f"rm_head={max(int(head), 0)}")
     if stat is not None:
         params.append(f"rm_stat={stat}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- the repeated random prompt -----------------------------------------------------------------

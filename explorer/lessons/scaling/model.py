@@ -49,7 +49,7 @@ def link(d_k: int | None = None, n_keys: int | None = None, seed: int | None = N
         params.append(f"scale_seed={int(seed)}")
     if n_samples is not None:
         params.append(f"scale_samples={min(SAMPLE_CHOICES, key=lambda c: (abs(c - n_samples), c))}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 LESSON_LOGITS = tuple(float(z) for z in A.SOFTMAX_EXAMPLE_LOGITS)  # [2.0, 1.0, 0.1]

@@ -24,6 +24,7 @@ import numpy as np
 
 from attention import training
 from explorer.lessons.real_model.model import link as real_model_link_to
+from explorer.shell import i18n
 
 URL_PATH = "training"  # this lesson's page (explorer.lessons.LESSONS)
 SEED_MAX = 2**31 - 1
@@ -78,7 +79,7 @@ def link(**settings) -> str:
             text = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) \
                 else str(value)
             params.append(f"{key}={quote(text, safe='')}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 def _int_in(lo: int, hi: int) -> Callable[[object], bool]:
