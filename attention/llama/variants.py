@@ -51,8 +51,8 @@ from .blocks import apply_rope, rms_norm, rope_angles
 from .sampling import sample_next
 from .weights import _Dense
 
-__all__ = ["KV_VARIANTS", "Agreement", "compare", "generate", "kl_divergence", "kv_variant", "latent_basis",
-           "next_token_losses", "perplexity", "renumbered_logits", "score_start"]
+__all__ = ["KV_VARIANTS", "Agreement", "compare", "converted_config", "generate", "kl_divergence", "kv_variant",
+           "latent_basis", "next_token_losses", "perplexity", "renumbered_logits", "score_start", "singular_values"]
 
 KV_VARIANTS = ("mha", "mqa", "latent")
 """The conversions :func:`kv_variant` knows: ``"mha"``, ``"mqa"`` and ``("latent", rank)``."""
@@ -192,8 +192,8 @@ def perplexity(model, ids, *, score_from: int | None = None, **forward_options) 
 # --- key/value conversions -------------------------------------------------------------------------------------
 
 
-def _check_kind(model, kind) -> tuple[str, int | None]:
-    c = model.config
+def _check_kind(config, kind) -> tuple[str, int | None]:
+    c = config
     full = min(c.d_model, 2 * c.n_kv_heads * c.d_head)
     if isinstance(kind, str) and kind in ("mha", "mqa"):
         return kind, None
@@ -253,6 +253,23 @@ def _converted_qkv(model, W: np.ndarray, kind: str, rank: int | None, basis: np.
     return np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1), dtype=np.float32)
 
 
+def converted_config(config, kind):
+    """The :class:`~attention.llama.LlamaConfig` of ``kind``'s variant (what :func:`kv_variant` gives it, without
+    converting any weight): ``n_kv_heads`` ``n_heads`` for ``"mha"``, 1 for ``"mqa"``; ``kv_latent_rank`` for
+    ``("latent", r)``. ``kind=None`` is the model itself.
+
+    Raises:
+        ValueError: as :func:`kv_variant`.
+    """
+    if kind is None:
+        return config
+    kind, rank = _check_kind(config, kind)
+    if config.kv_latent_rank is not None:
+        raise ValueError("this model is already a latent variant: convert the original model")
+    n_kv = {"mha": config.n_heads, "mqa": 1}.get(kind, config.n_kv_heads)
+    return dataclasses.replace(config, n_kv_heads=n_kv, kv_latent_rank=rank)
+
+
 def kv_variant(model, kind):
     """A model whose key/value projections are converted (see the module docstring): ``"mha"``, ``"mqa"`` or
     ``("latent", rank)``. Everything else is the model's own (shared, not copied).
@@ -266,17 +283,13 @@ def kv_variant(model, kind):
         ValueError: an unknown ``kind``, a rank outside ``1 .. 2 n_kv_heads d_head``, a latent model converted
             again.
     """
-    kind, rank = _check_kind(model, kind)
-    c = model.config
-    if c.kv_latent_rank is not None:
-        raise ValueError("this model is already a latent variant: convert the original model")
+    config = converted_config(model.config, kind)
+    kind, rank = _check_kind(model.config, kind)
     basis = latent_basis(model) if kind == "latent" else None
     layers = []
     for index, layer in enumerate(model._layers):
         W = _converted_qkv(model, layer.qkv.widen(), kind, rank, None if basis is None else basis[index])
         layers.append(dataclasses.replace(layer, qkv=_Dense(W)))
-    n_kv = {"mha": c.n_heads, "mqa": 1}.get(kind, c.n_kv_heads)
-    config = dataclasses.replace(c, n_kv_heads=n_kv, kv_latent_rank=rank)
     return type(model)(config, layers, model._embedding, model._output, model._output_norm, model.tokenizer,
                        model.weights_mode, model.path, model.chat_template)
 

@@ -122,6 +122,9 @@ def test_byte_counts_follow_their_formulas(tiny):
     assert dataclasses.replace(smol, n_kv_heads=1).kv_bytes_per_token == 15_360
     assert dataclasses.replace(smol, kv_latent_rank=128).kv_bytes_per_token == 15_360 == 30 * 128 * 4
     assert dataclasses.replace(smol, kv_latent_rank=384).kv_bytes_per_token == 46_080
+    for kind in ("mha", "mqa", ("latent", 3)):
+        assert variants.converted_config(c, kind) == tiny.kv_variant(kind).config
+    assert variants.converted_config(c, None) is c
     out = tiny.kv_variant("mqa").forward([5, 6, 7])
     assert out.cache.nbytes == 3 * tiny.kv_variant("mqa").config.kv_bytes_per_token
 
