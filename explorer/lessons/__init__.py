@@ -46,6 +46,7 @@ LESSONS: tuple[Lesson, ...] = (  # the first is the default page
     Lesson("two_sentences", "Two sentences, one set of weights", "🔀", "two-sentences", "Learn"),
     Lesson("real_model", "Inside a real model", "🔬", "real-model", "A real model"),
     Lesson("kv_cache", "Generating with a KV cache", "🗃️", "kv-cache", "A real model"),
+    Lesson("sinks", "Attention sinks, smaller caches", "⚓", "attention-sinks", "A real model"),
     Lesson("quiz", "Check yourself", "✅", "quiz", "Practice"),
 )
 

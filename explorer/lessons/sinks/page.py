@@ -1,0 +1,106 @@
+"""Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on SmolLM2-135M.
+
+Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
+position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens). The sweep over the
+cache variants has no control: it is measured on the text, once per prompt (cached).
+"""
+
+import streamlit as st
+
+from explorer.lessons.kv_cache.model import link as kv_cache_link
+from explorer.lessons.sinks import draw, model
+from explorer.shell import controls
+from explorer.shell import real_model as rm
+
+FIRST, OFFSET, WINDOW, NEW = "sk_first", "sk_offset", "sk_window", "sk_new"
+
+draw.intro()
+controls.not_used(draw.NOT_USED)
+llm = rm.model_or_explain(
+    "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
+    "weight follows whatever token comes first, that shifting every position changes nothing, how a sliding window "
+    "does with 0, 1 or 4 kept first tokens, and what MHA, MQA, a latent cache and windows cost in perplexity per "
+    "byte of KV cache."
+)
+c = llm.config
+
+st.header("Your text")
+p = rm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label="Text", max_tokens=rm.PROMPT_MAX_TOKENS,
+                    help="Any text; a paragraph works best (the window needs positions after it to score). The model "
+                         f"reads its first {rm.PROMPT_MAX_TOKENS} tokens. Press Ctrl+Enter to run.")
+ids = p.ids
+st.caption(f"{rm.describe(c)} · your text: {p.n} tokens")
+with st.expander("The tokens the model reads"):
+    st.text(" | ".join(p.labels))
+
+# --- 1 · the sink ---------------------------------------------------------------------------------------------
+st.header("1 · Why everything looks at the first token")
+if p.n <= model.FIRST_QUERY:
+    st.info(f"The sink mass averages the queries from {model.FIRST_QUERY} on: it needs at least "
+            f"{model.FIRST_QUERY + 1} tokens, your text has {p.n}. Type a longer text.", icon="📏")
+    st.stop()
+with st.spinner("Reading your text: one forward pass with every attention weight…"):
+    draw.summary(llm, ids)
+draw.the_sink(llm, ids, controls.color_scale())
+
+# --- 2 · another token first ------------------------------------------------------------------------------------
+st.header("2 · Put another token first")
+st.markdown("If the first token were a sink because of *what* it is, another token in its place would not be one. "
+            "Put a different token before your text (or drop your first token) and see where the weight goes.")
+controls.refuse_unusable(FIRST, lambda raw: raw in model.FIRST_CHOICES)
+choice = st.radio("Put first", list(model.FIRST_CHOICES), key=FIRST, bind="query-params", horizontal=True,
+                  help="A new line, a common word, punctuation or the chat's special token before your text; or your "
+                       "text without its first token, so that its second token comes first.")
+choice = choice if choice in model.FIRST_CHOICES else next(iter(model.FIRST_CHOICES))
+controls.check_link(FIRST, choice, "one of " + ", ".join(model.FIRST_CHOICES))
+if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
+    st.info("Without its first token your text is too short to measure: type a longer text.", icon="📏")
+else:
+    with st.spinner("Reading the changed text: one more forward pass…"):
+        draw.first_token(llm, ids, choice)
+    draw.first_token_section(llm, ids, choice)
+
+# --- 3 · every position shifted ---------------------------------------------------------------------------------
+st.header("3 · Shift every position")
+st.markdown("Is the first token special because RoPE gives it position 0? Start the positions at *k* instead: every "
+            "query and key is turned by a different angle, the first token is at position *k*.")
+top_offset = c.context_length - p.n
+controls.keep_in_range(OFFSET, 0, top_offset)
+offset = controls.slider("Shift every position by k", 0, top_offset, min(model.DEFAULT_OFFSET, top_offset), key=OFFSET,
+                         help=f"RoPE positions k … k + {p.n - 1}; the model was trained on {c.context_length:,} "
+                              "positions.")
+with st.spinner(f"Running your text twice: from position 0 and from position {offset:,}…"):
+    draw.shift(llm, ids, offset)
+draw.shift_section(llm, ids, offset)
+
+# --- 4 · streaming ----------------------------------------------------------------------------------------------
+st.header("4 · Streaming: a window and a few first tokens")
+st.markdown("A model that reads an endless stream cannot keep every key and value: a **sliding window** keeps the "
+            "last *w* tokens. But then the first token leaves the cache, and with it the sink. StreamingLLM (Xiao et "
+            "al. 2023) keeps the first few tokens as well. Compare on your text, side by side:")
+top_window = model.window_max(p.n)
+if top_window < 1:
+    st.info(f"A window needs positions after it to score: at least {model.MIN_SCORED + 2} tokens; your text has "
+            f"{p.n}. Type a longer text.", icon="📏")
+else:
+    left, right = st.columns(2)
+    with left:
+        controls.keep_in_range(WINDOW, 1, top_window)
+        window = controls.slider("Window w (tokens each query sees, itself included)", 1, top_window,
+                                 min(model.DEFAULT_WINDOW, top_window), key=WINDOW,
+                                 help=f"At most {top_window} on your text, so that at least {model.MIN_SCORED} "
+                                      "positions come after the window (they are the ones scored).")
+    with right:
+        n_new = controls.slider("Generated tokens", 1, model.MAX_NEW_TOKENS, model.DEFAULT_NEW_TOKENS, key=NEW,
+                                help="Each continuation is greedy, read with the same window and kept tokens.")
+    draw.streaming_runs(llm, ids, window, n_new)
+    draw.streaming(llm, ids, window, n_new)
+    st.caption(f"The KV cache itself, one token at a time: [Generating with a KV cache]({kv_cache_link()}).")
+
+# --- 5 · smaller caches -----------------------------------------------------------------------------------------
+st.header("5 · Smaller caches: what each one costs")
+st.markdown(f"The model keeps {c.kv_bytes_per_token:,} bytes of keys and values per token. Every way to keep fewer "
+            "is measured here on your text: bytes per token against perplexity, how far the next-token "
+            "distributions move (KL) and how often the top token stays the same.")
+rows = draw.sweep(llm, ids)
+draw.smaller_caches(llm, ids, rows)
