@@ -270,9 +270,8 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
     st.latex(r"\text{query } i \text{ sees key } j \iff j \le i \ \text{ and}")
     st.latex(r"i - j < w \ \text{ or } \ j < k")
     st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, model.SINK_COUNTS[-1]), labels,
-                                     title=f"window {window} + {model.SINK_COUNTS[-1]} kept first tokens: which keys "
-                                           "each query sees"), key="sk_fig_mask")
-    st.caption("Blue: the window (the query and the ones just before it). Orange: the kept first tokens. Grey: keys "
+                                     title="which keys each query sees"), key="sk_fig_mask")
+    st.caption(f"A window of {window} with {count(model.SINK_COUNTS[-1], 'kept first token')}. Blue: the window (the query and the ones just before it). Orange: the kept first tokens. Grey: keys "
                "the window dropped (a cache that keeps only the window and the first tokens has forgotten them). "
                "Blank: the future.")
     k = model.SINK_COUNTS[-1]
