@@ -271,9 +271,9 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
     st.latex(r"i - j < w \ \text{ or } \ j < k")
     st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, model.SINK_COUNTS[-1]), labels,
                                      title="which keys each query sees"), key="sk_fig_mask")
-    st.caption(f"A window of {window} with {count(model.SINK_COUNTS[-1], 'kept first token')}. Blue: the window (the query and the ones just before it). Orange: the kept first tokens. Grey: keys "
-               "the window dropped (a cache that keeps only the window and the first tokens has forgotten them). "
-               "Blank: the future.")
+    st.caption(f"A window of {window} with {count(model.SINK_COUNTS[-1], 'kept first token')}. Blue: the window "
+               "(the query and the ones just before it). Orange: the kept first tokens. Grey: keys the window dropped "
+               "(a cache that keeps only the window and the first tokens has forgotten them). Blank: the future.")
     k = model.SINK_COUNTS[-1]
     if four.perplexity < none.perplexity:
         st.markdown(f"**Measured on your text**: with a window of {window}, keeping the first {k} tokens brings the "
