@@ -14,6 +14,8 @@ progress bar: a prompt already measured costs nothing, a new one about 10-15 for
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -36,6 +38,9 @@ NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (expl
     "d_k": "the model's own heads (SmolLM2-135M).",
 }
 REFERENCE_MAX_ENTRIES = 2
+_ONE_VARIANT = threading.Lock()
+"""Held while a row of the sweep is measured: at most one converted model (up to 119 MB) alive in the process,
+however many sessions measure at once (the others wait for it)."""
 
 
 # --- cached computations -------------------------------------------------------------------------------------
@@ -77,8 +82,11 @@ reference = st.cache_resource(max_entries=REFERENCE_MAX_ENTRIES, ttl=TTL_SECONDS
 
 def _measured(_model: llama.LlamaModel, ids: tuple[int, ...], variant: model.CacheVariant,
               score_from: int) -> model.Measured:
-    """:func:`model.measure` against the model's own logits (:func:`reference`)."""
-    return model.measure(_model, ids, variant, reference(_model, ids), score_from)
+    """:func:`model.measure` against the model's own logits (:func:`reference`), one variant at a time in the
+    process (:data:`_ONE_VARIANT`)."""
+    logits = reference(_model, ids)
+    with _ONE_VARIANT:
+        return model.measure(_model, ids, variant, logits, score_from)
 
 
 measured = st.cache_data(max_entries=96, ttl=TTL_SECONDS, show_spinner=False,
