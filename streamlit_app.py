@@ -11,21 +11,24 @@ from pathlib import Path
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from explorer.shell import controls
+from explorer.shell import controls, i18n
+
+_, _n = i18n.translator(__file__)
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")  # style only: hides cell text too wide for its chart
 
+controls.language_control()  # first: the page titles below are in the run's language
 nav: dict[str, list] = {}
 for i, lesson in enumerate(LESSONS):
-    nav.setdefault(lesson.group, []).append(
-        st.Page(lesson.page, title=lesson.title, icon=lesson.icon, default=(i == 0),
+    nav.setdefault(_(lesson.group), []).append(
+        st.Page(lesson.page, title=_(lesson.title), icon=lesson.icon, default=(i == 0),
                 url_path=lesson.url_path if i else f"{lesson.url_path}-home"))
 # The default lesson is served at "/"; its own path ("/walkthrough", as README lists it) would otherwise open
 # Streamlit's "Page not found" dialog, so a hidden page serves the same lesson there. (Streamlit reserves the
 # default page's url_path although it never serves it: hence "-home" above, a path nobody links to.)
 first = LESSONS[0]
-nav[first.group].append(st.Page(first.page, title=first.title, icon=first.icon, url_path=first.url_path,
+nav[_(first.group)].append(st.Page(first.page, title=_(first.title), icon=first.icon, url_path=first.url_path,
                                 visibility="hidden"))
 page = st.navigation(nav)
 started = time.perf_counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -78,3 +79,77 @@ def option_value(label: str):
     except ValueError:
         return label
     return int(x) if x.is_integer() else x
+
+
+# --- languages -------------------------------------------------------------------------------------------
+
+_TEXT_KINDS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success",
+               "text", "button", "expander", "tab")
+_CODE_SPAN = re.compile(r"`+[^`]*`+|\$[^$]*\$|\\\([^)]*\\\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?:;…])\s+|\n+|\s+[·—–]\s+")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def page_texts(at: AppTest, *, sidebar: bool = False) -> list[str]:
+    """Every piece of text a learner reads in the page's main area (and the sidebar with ``sidebar=True``):
+    headings, Markdown, captions, notes, text, widget labels, help and option labels, button and expander labels,
+    and each Plotly chart's titles, axis titles, legend names, annotations and hover templates (formulas, code and
+    tables are left out)."""
+    out: list[str] = []
+    root = at if sidebar else at.main
+    for kind in _TEXT_KINDS:
+        for el in getattr(root, kind, []):
+            for attr in ("value", "label", "body"):
+                value = getattr(el, attr, None) if attr != "body" else getattr(getattr(el, "proto", None), "body", None)
+                if isinstance(value, str) and value:
+                    out.append(value)
+    for kind in ("radio", "selectbox", "multiselect", "select_slider", "slider", "number_input", "text_input",
+                 "text_area", "toggle", "checkbox", "button_group"):
+        for el in getattr(root, kind, []):
+            proto = getattr(el, "proto", None)
+            for field in ("label", "help", "placeholder"):
+                value = getattr(proto, field, "")
+                if isinstance(value, str) and value:
+                    out.append(value)
+            for field in ("options", "captions"):
+                out += [str(getattr(o, "content", o)) for o in getattr(proto, field, [])]
+    for fig in figures(at).values():
+        layout_ = fig.get("layout", {})
+
+        def title(obj):
+            t = obj.get("title") if isinstance(obj, dict) else None
+            return t.get("text") if isinstance(t, dict) else t
+
+        for key, value in layout_.items():
+            if key.startswith(("xaxis", "yaxis")) or key in ("coloraxis",):
+                out.append(title(value) or "")
+        out.append(title(layout_) or "")
+        out += [a.get("text", "") for a in layout_.get("annotations", [])]
+        for trace in fig.get("data", []):
+            out += [str(trace.get("name") or ""), str(trace.get("hovertemplate") or "")]
+            out.append(title(trace.get("colorbar", {})) or "")
+    return [t for t in out if t]
+
+
+def english_sentences(texts: list[str], allowed: tuple[str, ...] = ()) -> set[str]:
+    """The sentences of ``texts`` that carry words: code spans, formulas and ``allowed`` text (the learner's
+    sentence, token labels, the model's text) removed; at least 3 words of 2+ letters left."""
+    out = set()
+    for text in texts:
+        text = _CODE_SPAN.sub(" ", re.sub(r"<[^>]+>", " ", text))
+        for allowed_text in allowed:
+            text = text.replace(allowed_text, " ")
+        for sentence in _SENTENCE_END.split(text):
+            sentence = sentence.strip(" *_#>-•()[]\"'“”")
+            if len(_WORD.findall(sentence)) >= 3:
+                out.add(sentence)
+    return out
+
+
+def english_left(at_en: AppTest, at_other: AppTest, allowed: tuple[str, ...] = (), *, sidebar: bool = False
+                 ) -> list[str]:
+    """The English page's sentences still found word for word on the same page in another language: what was not
+    translated (each a sentence of at least 3 words; technical terms, tokens and numbers alone never count).
+    The main area by default (a lesson's own text); ``sidebar=True`` adds the shared sidebar."""
+    other = "\n".join(page_texts(at_other, sidebar=sidebar))
+    return sorted(s for s in english_sentences(page_texts(at_en, sidebar=sidebar), allowed) if s in other)

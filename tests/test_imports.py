@@ -127,3 +127,75 @@ def test_lessons_do_not_import_each_other_except_for_links():
             if target.startswith("explorer.lessons.") and target.count(".") >= 3:
                 other = target.split(".")[2]
                 assert other == lesson or target == f"explorer.lessons.{other}.model", (name, target)
+
+
+CHARTS = "explorer.shell.charts"
+
+
+def charts_names_used(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of every name a module's ``source`` takes from the shell's charts: ``from
+    explorer.shell.charts import name``, ``charts.name`` after ``from explorer.shell import charts`` (or ``import
+    explorer.shell.charts as c``), and ``<submodule …>`` for any import of one of the package's modules."""
+    tree = ast.parse(source)
+    aliases: set[str] = set()
+    used: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            if node.module == CHARTS:
+                used += [(node.lineno, a.name) for a in node.names if a.name != "*"]
+            elif (node.module or "").startswith(CHARTS + "."):
+                used.append((node.lineno, f"<submodule {node.module}>"))
+            elif node.module == "explorer.shell":
+                aliases |= {a.asname or a.name for a in node.names if a.name == "charts"}
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith(CHARTS + "."):
+                    used.append((node.lineno, f"<submodule {a.name}>"))
+                elif a.name == CHARTS and a.asname:
+                    aliases.add(a.asname)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        named = isinstance(node.value, ast.Name) and node.value.id in aliases  # charts.name, c.name
+        dotted = isinstance(node.value, ast.Attribute) and node.value.attr == "charts" \
+            and ast.unparse(node.value) == CHARTS  # explorer.shell.charts.name
+        if named or dotted:
+            used.append((node.lineno, node.attr))
+    return used
+
+
+def charts_all() -> set[str]:
+    """The names in ``explorer.shell.charts.__all__``, read from the package's ``__init__`` (not imported)."""
+    tree = ast.parse((ROOT / "explorer" / "shell" / "charts" / "__init__.py").read_text(encoding="utf-8"))
+    (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+    return set(ast.literal_eval(value))
+
+
+def lesson_files() -> list[Path]:
+    return sorted((ROOT / "explorer" / "lessons").rglob("*.py"))
+
+
+def test_charts_names_used_are_read():
+    """The check below sees each way a lesson reaches the charts (and would see a private name)."""
+    source = ("from explorer.shell import charts\nfrom explorer.shell.charts import heatmap, GAP_MAX\n"
+              "from explorer.shell.charts.geometry import label_px\nimport explorer.shell.charts.colors\n"
+              "import explorer.shell.charts as c\nx = charts.COLOR_SCALES, charts._fmt_matrix, c.AXIS_PAD_PX\n"
+              "y = explorer.shell.charts.WIDE_CELL_TEXT_PX\n")
+    assert {name for _, name in charts_names_used(source)} == {
+        "heatmap", "GAP_MAX", "<submodule explorer.shell.charts.geometry>", "<submodule explorer.shell.charts.colors>",
+        "COLOR_SCALES", "_fmt_matrix", "AXIS_PAD_PX", "WIDE_CELL_TEXT_PX"}
+    causal = ROOT / "explorer" / "lessons" / "causal"
+    assert {"paired_bars", "tick_positions"} <= {name for _, name in charts_names_used(
+        (causal / "charts.py").read_text(encoding="utf-8"))}  # from explorer.shell.charts import …
+    assert {"heatmap", "COLOR_SCALES"} <= {name for _, name in charts_names_used(
+        (causal / "draw.py").read_text(encoding="utf-8"))}  # charts.heatmap(…)
+
+
+def test_lessons_use_only_the_public_charts_api():
+    """A lesson takes from :mod:`explorer.shell.charts` only names of its ``__all__`` (the builders, the public
+    geometry and colours), never a module of the package nor its inside (paddings, private helpers)."""
+    public = charts_all()
+    wrong = [f"{p.relative_to(ROOT)}:{line}: {name}" for p in lesson_files()
+             for line, name in charts_names_used(p.read_text(encoding="utf-8")) if name not in public]
+    assert not wrong, "lessons use names outside explorer.shell.charts.__all__:\n" + "\n".join(wrong)

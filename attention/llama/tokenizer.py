@@ -188,6 +188,17 @@ class ByteLevelBPE:
             )
         return ids
 
+    def count(self, text: str) -> int:
+        """How many tokens ``text`` has, with no limit (:meth:`encode` refuses more than ``max_tokens``): what a
+        page says when it cuts a long prompt. ``count("") == 0``.
+
+        Raises:
+            TypeError: ``text`` is not a string.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids) if text else 0
+
     def decode(self, ids, *, skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` as ``tokenizers`` (and transformers) decode it: byte-level pieces joined, then
         UTF-8 decoded, an unfinished character as U+FFFD (see :meth:`decode_partial` for text shown while

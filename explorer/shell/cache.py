@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import threading
 import time
 import types
@@ -43,6 +44,8 @@ import typing
 from collections.abc import Callable
 
 import streamlit as st
+
+from explorer.shell import i18n
 
 SECTION_MAX_ENTRIES = 8  # per section function; at the largest settings an entry holds up to 3.6 MiB
 TTL_SECONDS = 30 * 60  # an entry expires this long after it was stored (checked when its function is called)
@@ -94,9 +97,24 @@ def section(func):
     inside columns it created (Streamlit would replay the inner one outside them). Each
     section function keeps at most ``SECTION_MAX_ENTRIES`` argument sets (least recently
     used dropped).
+
+    The language of the run (:func:`explorer.shell.i18n.current`) is part of the key: a section recorded in
+    English is never replayed to a learner reading Português or Türkçe.
     """
-    return st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False,
-                         hash_funcs=key_hash_funcs(func))(func)
+
+    @functools.wraps(func)
+    def in_language(*args, lang: str, **kwargs):
+        return func(*args, **kwargs)
+
+    recorded = st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False,
+                             hash_funcs=key_hash_funcs(func))(in_language)
+
+    @functools.wraps(func)
+    def draw(*args, **kwargs):
+        return recorded(*args, lang=i18n.current(), **kwargs)
+
+    draw.clear, draw.recorded = recorded.clear, recorded  # the st.cache_data function behind it
+    return draw
 
 
 def cached(max_entries: int) -> Callable[[Callable], Callable]:

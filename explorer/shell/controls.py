@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from explorer.shell import cache
+from explorer.shell import cache, i18n
 from explorer.shell import settings as shared_settings
 from explorer.shell.cache import cached
 from explorer.shell.charts import COLOR_SCALES
+from explorer.shell.i18n import N_
 from explorer.shell.settings import Settings
+
+_, _n = i18n.translator(__name__)
 
 DEFAULTS = {
     "sentence": "The cat sat on the mat",
@@ -48,10 +51,15 @@ D_K_RANGE = (1, 128)
 SENTENCE_MAX_CHARS = 1000
 COLOR_SCALE_DEFAULT = "fixed"  # the first of COLOR_SCALES: the radio's default
 EMBEDDING_LABELS = {  # option (also its value in the link) -> caption; the first is the default
-    "auto": "per word for your sentence; the lesson's rows for the lesson's sentence",
-    "lesson": "random rows, as in the lesson",
-    "per-token": "one vector per word",
+    "auto": N_("per word for your sentence; the lesson's rows for the lesson's sentence"),
+    "lesson": N_("random rows, as in the lesson"),
+    "per-token": N_("one vector per word"),
 }
+EMBEDDING_NAMES = {"auto": N_("auto"), "lesson": N_("lesson"), "per-token": N_("per-token")}  # what the radio shows
+COLOR_SCALE_NAMES = {"fixed": N_("fixed"), "map": N_("map"), "row": N_("row")}  # the radio's options, shown
+SENTENCE_TWINS = {"pt": "O gato sentou no tapete", "tr": "Kedi paspasın üzerine oturdu"}
+"""The lesson's sentence in the learner's language, one click away (the default stays the lesson's English
+sentence, whose numbers are the lesson's)."""
 
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, until check_link judges them
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
@@ -249,11 +257,13 @@ def check_link(key: str, value, expected: str) -> None:
         given = raw[0]
         if given == used or (isinstance(value, bool) and given.strip().lower() == used):
             return
-        what = f"The link's {_code(f'{key}={_shown(given)}')} is not valid"
+        message = _("The link's {given} is not valid ({key} must be {expected}); using {used}.").format(
+            given=_code(f"{key}={_shown(given)}"), key=key, expected=expected, used=_code(f"{key}={_shown(used)}"))
     else:
         values = ", ".join(_code(_shown(v)) for v in raw[:5]) + (", …" if len(raw) > 5 else "")
-        what = f"The link gives {_code(key)} {len(raw)} times ({values}), which is not valid (one value per control)"
-    message = f"{what} ({key} must be {expected}); using {_code(f'{key}={_shown(used)}')}."
+        message = _("The link gives {key} {n} times ({values}), which is not valid (one value per control; {key} "
+                    "must be {expected}); using {used}.").format(key=_code(key), n=len(raw), values=values,
+                                                                 expected=expected, used=_code(f"{key}={_shown(used)}"))
     st.session_state.setdefault(_WARN_KEY, {})[key] = message
     st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
     st.warning(message, icon="⚠️")
@@ -270,7 +280,8 @@ def retired_link_key(key: str, instead: str) -> None:
     raw = st.session_state[_LINK_KEY].pop(key, None)
     if raw:
         values = ", ".join(_code(_shown(v)) for v in raw[:5])
-        message = f"The link's {_code(key)} ({values}) is not used any more: {instead}"
+        message = _("The link's {key} ({values}) is not used any more: {instead}").format(
+            key=_code(key), values=values, instead=instead)
         st.session_state.setdefault(_WARN_KEY, {})[key] = message
         st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
         st.warning(message, icon="⚠️")
@@ -289,9 +300,9 @@ def show_link_warnings() -> None:
     warnings = [w for k, w in st.session_state.get(_WARN_KEY, {}).items() if k not in shown]
     if not warnings:
         return
-    st.warning("**The link you opened had values the app cannot use.**\n\n"
+    st.warning(_("**The link you opened had values the app cannot use.**") + "\n\n"
                + "\n\n".join(f"- {w}" for w in warnings), icon="⚠️")
-    if st.button("Dismiss", key="link_warnings_dismiss"):
+    if st.button(_("Dismiss"), key="link_warnings_dismiss"):
         st.session_state[_WARN_KEY] = {}
         st.rerun()
 
@@ -307,7 +318,7 @@ def number_input(label: str, min_value: int, max_value: int, value: int, *, key:
     _refuse_unusable_number(key, min_value, max_value, integer=True, step=1)
     got = (container or st).number_input(label, min_value, max_value, _default_unless_set(key, value, "min"),
                                          step=1, key=key, bind="query-params", **kwargs)
-    check_link(key, got, expected or f"a whole number from {min_value} to {max_value}")
+    check_link(key, got, expected or _("a whole number from {lo} to {hi}").format(lo=min_value, hi=max_value))
     return int(got)
 
 
@@ -323,8 +334,9 @@ def slider(label: str, min_value: float, max_value: float, value: float, step: f
     _refuse_unusable_number(key, min_value, max_value, integer=integer, step=step)
     got = (container or st).slider(label, min_value, max_value, _default_unless_set(key, value, None), step, key=key,
                                    bind="query-params", **kwargs)
-    kind = "a whole number" if integer else "a number"
-    check_link(key, got, expected or f"{kind} from {min_value:g} to {max_value:g}")
+    lo, hi = f"{min_value:g}", f"{max_value:g}"
+    check_link(key, got, expected or (_("a whole number from {lo} to {hi}") if integer
+                                      else _("a number from {lo} to {hi}")).format(lo=lo, hi=hi))
     return int(got) if integer else float(got)
 
 
@@ -340,8 +352,60 @@ def choice(label: str, options: Sequence, value, *, key: str, expected: str | No
     st.session_state.setdefault(key, value)
     got = st.selectbox(label, options, index=None, key=key, bind="query-params", required=True, **kwargs)
     got = value if got is None else got
-    check_link(key, got, expected or "one of " + ", ".join(map(str, options)))
+    check_link(key, got, expected or one_of(options))
     return got
+
+
+def option_control(widget: str, label: str, options: Mapping[str, str], *, key: str, default: str,
+                   container=None, aliases: Mapping[str, str] | None = None, **kwargs) -> str:
+    """A radio, segmented control, pills or selectbox whose link value is the option's code, shown by its label.
+
+    ``options`` maps each code (what the page reads and the link holds: ``?walk_input=lesson``) to the
+    label the learner reads, already in the run's language. A widget bound with ``bind="query-params"``
+    would write the *shown label* into the link, so a link would change with the language; this one is
+    synced by hand instead, as Streamlit's binding does it: the link's value seeds the control on its
+    first draw (a value that is not a code leaves the link, and :func:`check_link` warns), and the link
+    holds the code on every run, except the default, which is left out.
+
+    Args:
+        widget: ``"radio"``, ``"segmented_control"``, ``"pills"`` or ``"selectbox"``.
+        label: the widget's label (in the run's language).
+        options: code -> label, in display order. default: a code.
+        container: where to draw (``st.sidebar``, a column); default the page.
+        aliases: link values an earlier version of the app wrote -> their code (old links keep opening).
+        kwargs: passed on (``help``, ``captions``, ``horizontal``, ``disabled``, ``on_change``, …).
+
+    Returns:
+        the chosen code (``default`` when nothing usable is chosen).
+    """
+    if default not in options:
+        raise ValueError(f"default must be one of the codes {list(options)}, got {default!r}")
+    _snapshot_link()
+    ss = st.session_state
+    if key not in ss:  # its first draw in this session (or on this page again): from the link, else the default
+        raw = [(aliases or {}).get(v, v) for v in st.query_params.get_all(key)]
+        usable = len(raw) == 1 and raw[0] in options
+        ss[key] = raw[0] if usable else default
+        if raw and not usable:
+            del st.query_params[key]
+        if usable and aliases and ss.get(_LINK_KEY, {}).get(key):
+            ss[_LINK_KEY][key] = raw  # an old value that still means a code: no warning
+    extra = {"required": True} if widget in ("segmented_control", "pills") else {}
+    value = getattr(container or st, widget)(label, list(options), key=key, format_func=options.__getitem__,
+                                             **extra, **kwargs)
+    value = value if value in options else default
+    check_link(key, value, one_of(options))
+    if value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+    return value
+
+
+def one_of(options) -> str:
+    """``one of a, b, c``: what a link value for a choice must be (the warning's description), in the run's language."""
+    return _("one of {options}").format(options=", ".join(map(str, options)))
 
 
 def _note_slot(key: str) -> None:
@@ -367,7 +431,44 @@ def not_used(notes: dict[str, str]) -> None:
     st.session_state[_NOT_USED_KEY] = dict(notes)
     for key, why in notes.items():
         slot = slots.get(key)
-        (st.sidebar if slot is None else slot).caption(f"↳ Not used on this page: {why}")
+        (st.sidebar if slot is None else slot).caption(_("↳ Not used on this page: {why}").format(why=why))
+
+
+_LANG_WIDGET = "_lang_choice"  # the language selectbox (its link parameter is written by this module: see below)
+
+
+def language_control() -> str:
+    """The sidebar's language control (entrypoint only, before the navigation): returns and activates the run's
+    language (:mod:`explorer.shell.i18n`).
+
+    In the link as ``?lang=en|pt|tr``; without it, the browser's language (``st.context.locale``) picks,
+    English otherwise. The selectbox shows each language's own name, and its label names itself in the
+    three languages, so a learner finds it whatever the page's language. (A bound selectbox would write
+    the shown name into the link, so this one is not bound: the code is written to the link on every run
+    once chosen or linked.) Changing it keeps every other control: each has its own key and link parameter.
+    """
+    _snapshot_link()
+    ss = st.session_state
+    codes = list(i18n.LANGUAGES)
+    if _LANG_WIDGET not in ss:  # the session's first run: the link's language, else the browser's
+        raw = st.query_params.get_all(i18n.KEY)
+        linked = raw[0] if len(raw) == 1 and raw[0] in i18n.LANGUAGES else None
+        ss[_LANG_WIDGET] = linked or i18n.from_locale(getattr(st.context, "locale", None))
+        ss["_lang_in_link"] = linked is not None
+        if raw and linked is None:  # a value the app cannot use leaves the link (check_link below says so)
+            del st.query_params[i18n.KEY]
+    lang = st.sidebar.selectbox("🌐 Language · Idioma · Dil", codes, key=_LANG_WIDGET,
+                                format_func=i18n.LANGUAGES.__getitem__, on_change=_language_chosen)
+    i18n.activate(lang)
+    check_link(i18n.KEY, lang, one_of(codes))
+    if ss.get("_lang_in_link") and st.query_params.get(i18n.KEY) != lang:
+        st.query_params[i18n.KEY] = lang
+    return lang
+
+
+def _language_chosen() -> None:
+    """The learner chose a language: from now on it is in the link."""
+    st.session_state["_lang_in_link"] = True
 
 
 def sidebar_controls() -> Shared:
@@ -382,49 +483,55 @@ def sidebar_controls() -> Shared:
     for key, (lo, hi) in (("seed", (0, SEED_MAX)), ("d_model", D_MODEL_RANGE), ("d_k", D_K_RANGE)):
         _refuse_unusable_number(key, lo, hi, integer=True, step=1)
     sb = st.sidebar
-    sb.header("Shared controls")
+    sb.header(_("Shared controls"))
     sentence = sb.text_input(
-        "Sentence", DEFAULTS["sentence"], key="sentence", bind="query-params", max_chars=SENTENCE_MAX_CHARS,
-        help=f"Split into words and punctuation; at most {shared_settings.MAX_TOKENS} tokens are used.",
+        _("Sentence"), key="sentence", bind="query-params", max_chars=SENTENCE_MAX_CHARS,
+        help=_("Split into words and punctuation; at most {n} tokens are used.").format(n=shared_settings.MAX_TOKENS),
+        **({} if "sentence" in st.session_state else {"value": DEFAULTS["sentence"]}),
     )
-    check_link("sentence", sentence, f"text of at most {SENTENCE_MAX_CHARS} characters")
+    check_link("sentence", sentence, _("text of at most {n} characters").format(n=SENTENCE_MAX_CHARS))
+    twin = SENTENCE_TWINS.get(i18n.current())
+    if twin and sentence != twin:
+        sb.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin) if i18n.current() == "pt"
+                  else _("↳ Try it in Turkish: {sentence}").format(sentence=twin),
+                  key="sentence_twin", type="tertiary", on_click=st.session_state.__setitem__, args=("sentence", twin),
+                  help=_("The lesson's own numbers are for its English sentence; any sentence works."))
     _note_slot("sentence")
-    embedding = sb.radio(
-        "Embeddings", list(EMBEDDING_LABELS), key="embedding", bind="query-params",
-        captions=list(EMBEDDING_LABELS.values()),
-        help="auto: per-token for a sentence you type, lesson for the lesson's 'The cat sat on the mat'. "
-             "lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
-             "(the lesson's example; a row belongs to its position, not its word). per-token: each distinct "
-             "word gets its own fixed vector, so the same word has the same embedding in every sentence.",
+    embedding = option_control(
+        "radio", _("Embeddings"), {code: _(name) for code, name in EMBEDDING_NAMES.items()}, key="embedding",
+        default=DEFAULTS["embedding"], container=sb, captions=[_(c) for c in EMBEDDING_LABELS.values()],
+        help=_("auto: per-token for a sentence you type, lesson for the lesson's 'The cat sat on the mat'. "
+               "lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
+               "(the lesson's example; a row belongs to its position, not its word). per-token: each distinct "
+               "word gets its own fixed vector, so the same word has the same embedding in every sentence."),
     )
-    check_link("embedding", embedding, "one of " + ", ".join(EMBEDDING_LABELS))
     _note_slot("embedding")
-    positional = sb.toggle("Add sinusoidal positional encoding", DEFAULTS["positional"], key="positional",
-                           bind="query-params", help="X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
-                                                     "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5).")
-    check_link("positional", positional, "true or false")
+    positional = sb.toggle(_("Add sinusoidal positional encoding"), DEFAULTS["positional"], key="positional",
+                           bind="query-params", help=_("X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
+                                                       "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5)."))
+    check_link("positional", positional, _("true or false"))
     _note_slot("positional")
-    seed = number_input("Seed", 0, SEED_MAX, DEFAULTS["seed"], key="seed", container=sb,
-                        help="Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
-                             "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
-                             "so with the same seed W_q repeats the first numbers of X, scaled.")
+    seed = number_input(_("Seed"), 0, SEED_MAX, DEFAULTS["seed"], key="seed", container=sb,
+                        help=_("Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, "
+                               "the 'lesson' embeddings and the weights each start their own default_rng(seed), "
+                               "so with the same seed W_q repeats the first numbers of X, scaled."))
     _note_slot("seed")
-    d_model = number_input("d_model (embedding width)", *D_MODEL_RANGE, DEFAULTS["d_model"], key="d_model",
-                           container=sb, help="Width of each token's embedding row in X.")
+    d_model = number_input(_("d_model (embedding width)"), *D_MODEL_RANGE, DEFAULTS["d_model"], key="d_model",
+                           container=sb, help=_("Width of each token's embedding row in X."))
     _note_slot("d_model")
-    d_k = slider("d_k (query/key width, d_v = d_k)", *D_K_RANGE, DEFAULTS["d_k"], key="d_k", container=sb,
-                 help="Width of the queries and keys; the scores are divided by √d_k.")
+    d_k = slider(_("d_k (query/key width, d_v = d_k)"), *D_K_RANGE, DEFAULTS["d_k"], key="d_k", container=sb,
+                 help=_("Width of the queries and keys; the scores are divided by √d_k."))
     _note_slot("d_k")
-    scale = sb.radio(
-        "Colour scale of attention weights", list(COLOR_SCALES), key="color_scale", bind="query-params",
-        captions=list(COLOR_SCALES.values()), horizontal=False,
-        help="fixed compares maps with each other; map and row make near-uniform attention (many tokens) visible. "
-             "The colour bar marks the uniform level 1/n (every key weighted equally), an orange outline marks "
-             "each row's largest weight, and hovering a cell always shows the true weight.",
+    option_control(
+        "radio", _("Colour scale of attention weights"), {code: _(COLOR_SCALE_NAMES[code]) for code in COLOR_SCALES},
+        key="color_scale",
+        default=COLOR_SCALE_DEFAULT, container=sb, captions=[_(c) for c in COLOR_SCALES.values()], horizontal=False,
+        help=_("fixed compares maps with each other; map and row make near-uniform attention (many tokens) visible. "
+               "The colour bar marks the uniform level 1/n (every key weighted equally), an orange outline marks "
+               "each row's largest weight, and hovering a cell always shows the true weight."),
     )
-    check_link("color_scale", scale, "one of " + ", ".join(COLOR_SCALES))
     _note_slot("color_scale")
-    sb.caption("Every control is in the page's link: copy the address bar to share exactly what you see.")
+    sb.caption(_("Every control is in the page's link: copy the address bar to share exactly what you see."))
     return Shared(sentence, embedding, bool(positional), int(seed), int(d_model), int(d_k))
 
 
@@ -438,11 +545,12 @@ def color_scale() -> str:
     return value if value in COLOR_SCALES else COLOR_SCALE_DEFAULT
 
 
-def lesson_settings(purpose: str = "to see attention at work") -> Settings:
+def lesson_settings(purpose: str | None = None) -> Settings:
     """The shared settings for a lesson on the sidebar's sentence, with the app's two friendly notes.
 
-    An empty sentence shows a prompt (ending with ``purpose``) and the link's warnings, then stops the page;
-    more than ``MAX_TOKENS`` tokens are truncated with a note.
+    An empty sentence shows a prompt (ending with ``purpose``, an infinitive clause in the run's language such as
+    ``_("to see attention at work")``, the default) and the link's warnings, then stops the page; more than
+    ``MAX_TOKENS`` tokens are truncated with a note.
     """
     sh = shared()
     inp = sentence_input(purpose)
@@ -450,16 +558,19 @@ def lesson_settings(purpose: str = "to see attention at work") -> Settings:
     return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
 
 
-def sentence_input(purpose: str = "to see attention at work") -> shared_settings.SentenceInput:
+def sentence_input(purpose: str | None = None) -> shared_settings.SentenceInput:
     """The sidebar sentence's tokens, with :func:`lesson_settings`' notes (an empty sentence stops the page)."""
+    purpose = purpose or _("to see attention at work")
     inp = shared_settings.sentence_tokens(shared().sentence)
     if not inp.tokens:
-        st.info(f"✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.")
+        st.info(_("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.").format(
+            purpose=purpose))
         show_link_warnings()  # st.stop() ends the run before the entrypoint would show them
         st.stop()
     if inp.n_dropped:
-        st.info(f"Your sentence has {len(inp.tokens) + inp.n_dropped} tokens; the first "
-                f"{shared_settings.MAX_TOKENS} are used ({inp.n_dropped} dropped) to keep the pictures readable.")
+        st.info(_("Your sentence has {n} tokens; the first {kept} are used ({dropped} dropped) to keep the pictures "
+                  "readable.").format(n=len(inp.tokens) + inp.n_dropped, kept=shared_settings.MAX_TOKENS,
+                                      dropped=inp.n_dropped))
     return inp
 
 
@@ -527,7 +638,7 @@ def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, l
     pos = labels.index(choice) if choice in labels else 0
     st.session_state[last] = pos
     if link:
-        check_link(key, labels[pos], "one of the sentence's tokens, as 'token (position)'")
+        check_link(key, labels[pos], _("one of the sentence's tokens, as 'token (position)'"))
     return pos
 
 

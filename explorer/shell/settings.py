@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
+
+_, _n = i18n.translator(__name__)
 
 MAX_TOKENS = 64
 EMBEDDINGS = A.EMBEDDING_MODES  # ("lesson", "per-token"): the values of Settings.embedding
@@ -136,9 +139,10 @@ class Settings:
 
     def caption(self) -> str:
         """One line naming every setting: ``6 tokens · d_model = 8 · d_k = d_v = 4 · seed = 42 · embeddings: …``."""
-        return (f"{self.n} token{'s' if self.n != 1 else ''} · d_model = {self.d_model} · d_k = d_v = {self.d_k} · "
-                f"seed = {self.seed} · embeddings: {self.embedding}"
-                + (" + positional encoding" if self.positional else ""))
+        tokens = _n("{n} token", "{n} tokens", self.n).format(n=self.n)
+        line = _("{tokens} · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · embeddings: {embedding}").format(
+            tokens=tokens, d_model=self.d_model, d_k=self.d_k, seed=self.seed, embedding=_(self.embedding))
+        return line + (_(" + positional encoding") if self.positional else "")
 
 
 def ragged_cells(matrix: np.ndarray) -> list[tuple[int, int]]:

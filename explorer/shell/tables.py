@@ -9,6 +9,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.shell import i18n
+
+_, _n = i18n.translator(__name__)
+
 DECIMALS = 4  # every float column of every table: this many decimals (3.9929, 3.4600, 1.3645 line up)
 
 
@@ -28,15 +32,22 @@ def dataframe(frame: pd.DataFrame, *, digits: int = DECIMALS, column_config: dic
 
     ``column_config`` entries given here win for their column; ``kwargs`` go to ``st.dataframe``
     (``hide_index``, ``width``, ``height``…). Column labels are made strings (Streamlit names a column
-    by its label).
+    by its label). In Português and Türkçe the float columns are shown as text with the language's decimal comma
+    (:func:`explorer.shell.i18n.number`), right-aligned; the downloads keep the numbers.
     """
     if not all(isinstance(c, str) for c in frame.columns):
         frame = frame.rename(columns=str)
-    st.dataframe(frame, column_config={**number_columns(frame, digits), **(column_config or {})}, **kwargs)
+    config = number_columns(frame, digits)
+    if i18n.current() != i18n.DEFAULT and config:  # a decimal comma: the float columns as the language writes them
+        frame = frame.copy()
+        for col in config:
+            frame[col] = [i18n.number(float(v), digits) for v in frame[col]]
+        config = {col: st.column_config.TextColumn(alignment="right") for col in config}
+    st.dataframe(frame, column_config={**config, **(column_config or {})}, **kwargs)
 
 
 def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows: Sequence[str] | None = None,
-            cols: Sequence[str] | None = None, *, label: str = "Numbers", hide_index: bool | None = None) -> None:
+            cols: Sequence[str] | None = None, *, label: str | None = None, hide_index: bool | None = None) -> None:
     """An expander titled ``label`` holding the exact numbers behind a picture, every float column shown with
     :data:`DECIMALS` decimals (:func:`dataframe`; the values underneath keep full precision).
 
@@ -44,7 +55,7 @@ def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows
         values: a ``[n_rows, n_cols]`` matrix (with ``rows``/``cols`` labels), a ready ``DataFrame``, or
             ``{heading: DataFrame}`` for several tables in one expander (each under its heading, in order).
         rows, cols: row and column labels for a matrix (tokens are shown as typed: table cells are text).
-        label: the expander's title (the app's own words, never a visitor's text).
+        label: the expander's title (the app's own words, never a visitor's text); default "Numbers".
         hide_index: hide the row labels; default: hidden when they are just 0, 1, 2, … (a ``RangeIndex``),
             shown when they name the rows (tokens, dims).
     """
@@ -53,7 +64,7 @@ def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows
     else:
         frame = values if isinstance(values, pd.DataFrame) else pd.DataFrame(values, index=rows, columns=cols)
         tables = {"": frame}
-    with st.expander(label):
+    with st.expander(_("Numbers") if label is None else label):
         for heading, frame in tables.items():
             if heading:
                 st.markdown(f"**{heading}**")

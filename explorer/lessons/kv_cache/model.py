@@ -38,14 +38,15 @@ __all__ = [
     "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "TEMPERATURES", "TOP_ALTERNATIVES", "URL_PATH",
     "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows", "link",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
-    "prompt_ids", "run", "sampling_distribution",
+    "run", "sampling_distribution",
 ]
 
 URL_PATH = "kv-cache"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_TOKENS = 32
-"""Prompt tokens the page reads: with :data:`MAX_STEPS` generated tokens at most 64 positions, the app's limit for
-a heat map whose rows keep readable token labels (the K and V maps are then at most 64 x 64 cells)."""
+"""Prompt tokens the page reads (its ``max_tokens`` for :func:`explorer.shell.real_model.prompt_input`, below the
+lessons' 64): with :data:`MAX_STEPS` generated tokens at most 64 positions, the app's limit for a heat map whose rows
+keep readable token labels (the K and V maps are then at most 64 x 64 cells)."""
 MAX_STEPS = 32
 """Generated tokens read back through the cache, at most (one forward pass of one token each)."""
 METHODS = ("greedy", "sample")
@@ -279,17 +280,6 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     out = np.array(array, order="C", copy=True)
     out.flags.writeable = False
     return out
-
-
-def prompt_ids(model: llama.LlamaModel, prompt: str, limit: int = MAX_PROMPT_TOKENS) -> tuple[tuple[int, ...], int]:
-    """The prompt's first ``limit`` token ids and how many tokens it has in all (at least ``limit + 1`` when cut;
-    ``model.config.max_tokens`` when the text is longer than the model accepts).
-
-    Raises:
-        ValueError: an empty prompt (:meth:`attention.llama.LlamaModel.encode`).
-    """
-    ids = model.encode(prompt, truncate=True)
-    return tuple(ids[:limit]), len(ids)
 
 
 def prefill(model: llama.LlamaModel, ids, sampling: Sampling) -> DecodeState:

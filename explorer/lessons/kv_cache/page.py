@@ -12,49 +12,38 @@ from explorer.lessons.sinks.model import link as sinks_link
 from explorer.shell import controls, real_model
 
 STEPS_KEY = "kv_steps"
-PROMPT_MAX_CHARS = 1000
+POSITIONS = model.MAX_PROMPT_TOKENS + model.MAX_STEPS  # the longest sequence the page shows
 
-draw.intro()
-controls.not_used({
-    "sentence": "the model reads the prompt typed on this page.",
-    "embedding": "the model's own trained token embeddings.",
-    "positional": "the model's own positions (RoPE rotates its queries and keys).",
-    "seed": "the model's weights are trained, not drawn; the page's own seed (sampling) draws the tokens.",
-    "d_model": "the model's own width, d_model = 576 (SmolLM2-135M).",
-    "d_k": "the model's heads are d_head = 64 wide (SmolLM2-135M).",
-})
-
+draw.title()
 lm = real_model.model_or_explain(
     "This lesson generates text one token at a time with the model's real KV cache and shows the cache growing: "
     "the K and V rows each new token appends, its query attending over all of them, the cost with and without "
     "the cache, and sampling (greedy, temperature, top-k, seed)."
 )
 c = lm.config
+controls.not_used({
+    "sentence": "the model reads the prompt typed on this page.",
+    "embedding": "the model's own trained token embeddings.",
+    "positional": "the model's own positions (RoPE rotates its queries and keys).",
+    "seed": "the model's weights are trained, not drawn; the page's own seed (sampling) draws the tokens.",
+    "d_model": f"the model's own width, d_model = {c.d_model} ({real_model.MODEL_NAME}).",
+    "d_k": f"the model's heads are d_head = {c.d_head} wide ({real_model.MODEL_NAME}).",
+})
+draw.intro(c)
 
 # --- 1 · the prompt and the sampling rule -------------------------------------------------------------------
 st.header("1 · Generate, one token per step")
-prompt = st.text_area(
-    "Prompt", model.DEFAULT_PROMPT, key="kv_prompt", bind="query-params", max_chars=PROMPT_MAX_CHARS, height=80,
+p = real_model.prompt_input(
+    key="kv_prompt", default=model.DEFAULT_PROMPT, label="Prompt", max_tokens=model.MAX_PROMPT_TOKENS, height=80,
     help=f"Read by the model's own tokenizer (byte-level BPE). The first {model.MAX_PROMPT_TOKENS} tokens are used: "
-         f"with up to {model.MAX_STEPS} generated tokens that is at most 64 positions, where every heat map keeps one "
-         "readable row per token. Special tokens written out, such as `<|im_start|>` and `<|im_end|>`, become their "
-         "single token. Press Ctrl+Enter (⌘+Enter) to apply.",
+         f"with up to {model.MAX_STEPS} generated tokens that is at most {POSITIONS} positions, where every heat map "
+         "keeps one readable row per token. Special tokens written out, such as `<|im_start|>` and `<|im_end|>`, "
+         "become their single token. Press Ctrl+Enter (⌘+Enter) to apply.",
 )
-controls.check_link("kv_prompt", prompt, f"text of at most {PROMPT_MAX_CHARS} characters")
-if not prompt:
-    st.warning("The prompt is empty, so the page continues the default prompt instead (below). Type a prompt above "
-               "to continue your own text.", icon="✍️")
-    st.text(model.DEFAULT_PROMPT)
-    prompt = model.DEFAULT_PROMPT
-ids, n_prompt_tokens = model.prompt_ids(lm, prompt)
-if n_prompt_tokens > model.MAX_PROMPT_TOKENS:
-    total = (f"{n_prompt_tokens} tokens" if n_prompt_tokens < c.max_tokens
-             else f"at least {c.max_tokens} tokens")
-    st.warning(f"Your prompt is {total}; this lesson reads the first {model.MAX_PROMPT_TOKENS}, so that prompt and "
-               f"up to {model.MAX_STEPS} generated tokens stay within 64 positions, where every heat map keeps "
-               "readable token labels. The prompt used ends here:", icon="✂️")
-    kept = lm.decode(list(ids))
-    st.text("…" + kept[-60:] if len(kept) > 60 else kept)
+ids = p.ids
+if p.is_cut:
+    st.caption(f"With up to {model.MAX_STEPS} generated tokens the {model.MAX_PROMPT_TOKENS} prompt tokens stay "
+               f"within {POSITIONS} positions, where every heat map keeps readable token labels.")
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:

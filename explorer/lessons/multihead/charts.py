@@ -16,21 +16,18 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.shell.charts import (
-    AXIS_PAD_PX,
     BAR_PLOT_PX,
     COLORBAR_AT,
     DIVERGING_SCALE,
     HOVER_CELL_MAX,
     MASKED_COLOR,
     PHONE_CHART_PX,
-    UPRIGHT_X_PX,
     WEIGHTS_SCALE,
     auto_tick_labels,
     bar_margin,
     colorbar_of_px,
     heatmap,
     heatmap_margin,
-    label_px,
     max_ticks,
     text_px,
     tick_angles,
@@ -162,14 +159,15 @@ def blocked_heatmap(
                      ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
     # Upright column numbers: the bottom margin they need (issue 20: margins that hold the labels from the start)
-    margin = dict(b=UPRIGHT_X_PX)
+    margin = dict(b=heatmap_margin([], [], x_upright=True, colorbar=0, top=0)["b"])
     if row_labels is None:
         fig.update_traces(y=ridx.tolist(), selector=dict(type="heatmap"))
-        # at most 16 row numbers, and no more than the plot's height holds (TICK_GAP_PX apart: they never touch)
-        plot_height = fig.layout.height - fig.layout.margin.t - UPRIGHT_X_PX - (24 if block_axis == "columns" else 0)
+        # at most 16 row numbers, and no more than the plot's height holds (max_ticks: they never touch)
+        plot_height = fig.layout.height - fig.layout.margin.t - margin["b"] - (24 if block_axis == "columns" else 0)
         every = max(1, math.ceil(len(ridx) / min(16, max_ticks(plot_height))))
-        fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=[str(p) for p in ridx[::every]])
-        margin["l"] = int(np.ceil(label_px([str(p) for p in ridx[::every]]) + AXIS_PAD_PX))  # row numbers alone
+        numbers = [str(p) for p in ridx[::every]]
+        fig.update_yaxes(tickvals=ridx[::every].tolist(), ticktext=numbers)
+        margin["l"] = heatmap_margin(numbers, [], x_upright=True, colorbar=0, top=0)["l"]  # row numbers alone
     fig.layout.margin.update(margin)
 
     blocked_idx, step = (cidx, cstep) if block_axis == "columns" else (ridx, rstep)

@@ -2,21 +2,20 @@
 
 Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the
 loaded model is passed as ``_model`` (not hashed: there is one per process, see
-:mod:`explorer.shell.real_model`). One forward pass per prompt is cached (:func:`forward`):
-the statistics, the grid, the maps and the prediction all read it, so choosing another
-statistic runs no model at all, and choosing another head runs only what :func:`steps` needs
-for that head's intermediates (the layers below it, not the whole pass).
+:mod:`explorer.shell.real_model`, the lessons' one door to the model). One forward pass per prompt
+is cached by the door (:func:`explorer.shell.real_model.forward`): the statistics, the grid, the
+maps and the prediction all read it, so choosing another statistic runs no model at all, and
+choosing another head runs only what :func:`steps` needs for that head's intermediates (the layers
+below it, not the whole pass). The model's sizes in the text come from ``_model.config``.
 
-Cache sizes: a forward pass keeps ``30 * 9 * n * n`` float32 weights (1.1 MB at the 64-token
-limit), a head's steps about 0.9 MB (``x``, ``x_normed`` and three ``[576, 64]`` matrices): with
-the entry limits below, about 20 MB of computations besides the model; the sections' recorded
-elements are bounded by :func:`explorer.shell.cache.section` (a 64-token ``head_steps`` entry is
-about 3 MB). Everything expires :data:`TTL` after it was stored.
+Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB (the door's), the head
+statistics 7 x 30 x 9 float64 (15 kB), a head's steps about 0.9 MB (``x``, ``x_normed`` and three
+``[576, 64]`` matrices): with the entry limits below, about 15 MB of computations here besides the
+door's; the sections' recorded elements are bounded by :func:`explorer.shell.cache.section` (a
+64-token ``head_steps`` entry is about 3 MB). Everything expires :data:`TTL` after it was stored.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -27,8 +26,8 @@ from attention import llama
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
 from explorer.shell import charts
+from explorer.shell import real_model as rm
 from explorer.shell.cache import section
-from explorer.shell.real_model import MODEL_NAME, piece_labels, visible_piece
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import count, fmt
 
@@ -38,48 +37,27 @@ LIGHT_DIMS_ABOVE = 32
 """Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
 64-token page near 3 MB of chart data instead of 4."""
-N_LAYERS, N_HEADS, N_KV_HEADS, D_HEAD = 30, 9, 3, 64  # SmolLM2-135M (checked against the config below)
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
-    "sentence": "the model reads the prompt typed on this page.",
-    "embedding": "the model's own trained token embeddings.",
-    "positional": "the model's own positions (RoPE rotates its queries and keys).",
-    "seed": "the model's weights are trained, not drawn; the page's own seed picks the random words.",
-    "d_model": "the model's own width, d_model = 576 (SmolLM2-135M).",
-    "d_k": f"the model's heads are d_head = {D_HEAD} wide (SmolLM2-135M).",
-}
+
+
+def not_used(config: llama.LlamaConfig) -> dict[str, str]:
+    """The sidebar's controls this lesson has no use for, and why (:func:`explorer.shell.controls.not_used`)."""
+    return {
+        "sentence": "the model reads the prompt typed on this page.",
+        "embedding": "the model's own trained token embeddings.",
+        "positional": "the model's own positions (RoPE rotates its queries and keys).",
+        "seed": "the model's weights are trained, not drawn; the page's own seed picks the random words.",
+        "d_model": f"the model's own width, d_model = {config.d_model} ({rm.MODEL_NAME}).",
+        "d_k": f"the model's heads are d_head = {config.d_head} wide ({rm.MODEL_NAME}).",
+    }
 
 
 # --- cached computations -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Forward:
-    """What the lesson keeps of one forward pass over the prompt.
-
-    Attributes:
-        attentions: float32 ``[n_layers, n_heads, n, n]``, causal (exactly 0 above the diagonal).
-        top_ids, top_probabilities: the :data:`model.TOP_K` most likely next tokens after the last one.
-        top_pieces: their text (``model.token_strings``).
-    """
-
-    attentions: np.ndarray
-    top_ids: tuple[int, ...]
-    top_probabilities: tuple[float, ...]
-    top_pieces: tuple[str, ...]
-
-
-@st.cache_data(max_entries=8, ttl=TTL, show_spinner=False)
-def forward(_model: llama.LlamaModel, ids: tuple[int, ...]) -> Forward:
-    """One forward pass of the model over ``ids`` (cached per prompt: a head change never recomputes it)."""
-    out = _model.forward(list(ids))
-    top_ids, top_p = model.top_tokens(out.logits[-1])
-    return Forward(out.attentions, top_ids, top_p, tuple(_model.token_strings(list(top_ids))))
-
-
 @st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
 def statistics(_model: llama.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
     """:func:`model.head_statistics` of the prompt's forward pass."""
-    return model.head_statistics(forward(_model, ids).attentions, ids)
+    return model.head_statistics(rm.forward(_model, ids).attentions, ids)
 
 
 @st.cache_data(max_entries=12, ttl=TTL, show_spinner=False)
@@ -88,10 +66,9 @@ def steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int)
     return _model.head_steps(list(ids), layer, head)
 
 
-@st.cache_data(max_entries=4, ttl=TTL, show_spinner=False)
-def prompt(_model: llama.LlamaModel, text: str) -> model.Prompt:
-    """:func:`model.encode_prompt` (``ValueError`` for an empty text)."""
-    return model.encode_prompt(_model, text)
+def top_text(_model: llama.LlamaModel, ids: tuple[int, ...]) -> str:
+    """The text of the most likely next token."""
+    return _model.decode([rm.forward(_model, ids).top_ids[0]])
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -110,13 +87,14 @@ def grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer
                           zrange=model.color_range(stat, stats.n), layer=layer, head=head)
 
 
-def labels_of(_model: llama.LlamaModel, ids: tuple[int, ...]) -> list[str]:
-    """One readable, unique label per token: ``["The (0)", "␣cat (1)", …]``."""
-    return piece_labels(_model.token_strings(list(ids)))
-
-
 def dims(width: int, prefix: str = "dim") -> list[str]:
     return [f"{prefix} {j}" for j in range(width)]
+
+
+def power_of_ten(x: float) -> str:
+    """LaTeX for ``x``: ``10^{-5}`` when it is a power of ten, else ``x`` as ``%g``."""
+    e = np.log10(x) if x > 0 else np.nan
+    return f"10^{{{int(round(e))}}}" if np.isfinite(e) and abs(e - round(e)) < 1e-9 else f"{x:g}"
 
 
 def causal_check(weights: np.ndarray) -> str:
@@ -131,14 +109,19 @@ def causal_check(weights: np.ndarray) -> str:
 
 
 @section
-def intro() -> None:
-    """Title, what the page does, and the honest note."""
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
     st.title("Inside a real model")
+
+
+@section
+def intro(config: llama.LlamaConfig) -> None:
+    """What the page does, the model's shape (from its config), and the honest note."""
     st.markdown(
-        f"Everything so far ran on random weights. Here the same attention runs inside **{MODEL_NAME}**, a "
-        "trained decoder: 30 layers, each with 9 query heads of `d_head` = 64 that share 3 key/value heads, "
-        "RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next one, and every "
-        "one of its 270 heads shows you what it attends to."
+        f"Everything so far ran on random weights. Here the same attention runs inside **{rm.MODEL_NAME}**, a "
+        f"trained decoder: {rm.describe(config)}, RoPE positions, RMSNorm. Type a prompt: the model reads its "
+        f"tokens, predicts the next one, and every one of its {config.n_layers * config.n_heads} heads shows you "
+        "what it attends to."
     )
     st.info(
         "**An honest note.** The weights are the model's 4-bit quantized release (GGUF, Q4_1), widened to "
@@ -148,22 +131,22 @@ def intro() -> None:
 
 
 @section
-def tokens(p: model.Prompt) -> None:
+def tokens(p: rm.Prompt, vocab_size: int) -> None:
     """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
-    st.caption(f"{p.n} token{'s' if p.n != 1 else ''} (byte-level BPE, 49,152 pieces; ␣ = a space, ↵ = a new "
-               "line, \\xNN = one byte of a character split over two tokens). No BOS token is added, as the model file "
-               "says.")
-    st.text(" │ ".join(visible_piece(s) for s in p.pieces))
+    st.caption(f"{p.n} token{'s' if p.n != 1 else ''} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a "
+               "new line, \\xNN = one byte of a character split over two tokens). No BOS token is added, as the model "
+               "file says.")
+    st.text(" │ ".join(rm.visible_piece(s) for s in p.pieces))
     with st.expander("Numbers: token ids"):
-        st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [visible_piece(s) for s in p.pieces],
+        st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [rm.visible_piece(s) for s in p.pieces],
                                    "id": p.ids}), hide_index=True, width="stretch")
 
 
 @section
 def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
     """The next-token prediction: the top tokens with their probabilities, as a table and as bars."""
-    f = forward(_model, ids)
-    shown = [visible_piece(s) for s in f.top_pieces]
+    f, c = rm.forward(_model, ids), _model.config
+    shown = [rm.visible_piece(s) for s in f.top_pieces]
     left, right = st.columns([2, 3])
     with left:
         st.dataframe(pd.DataFrame({"rank": range(1, len(shown) + 1), "next token": shown, "id": f.top_ids,
@@ -173,9 +156,9 @@ def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
         st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities, title="next token: top 5"),
                         key="rm_fig_prediction")
     st.latex(r"p(\text{next} = t \mid \text{prompt}) = \mathrm{softmax}(\text{logits}_{n-1})_t")
-    st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(30)}_{n-1})\, E^\top")
-    st.caption(f"The last position's logits over all 49,152 tokens (the output projection is the embedding matrix "
-               f"E, tied), softmax in float64. The top {len(shown)} hold {sum(f.top_probabilities):.1%} of the "
+    st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(" + str(c.n_layers) + r")}_{n-1})\, E^\top")
+    st.caption(f"The last position's logits over all {c.vocab_size:,} tokens (the output projection is the embedding "
+               f"matrix E, tied), softmax in float64. The top {len(shown)} hold {sum(f.top_probabilities):.1%} of the "
                "probability.")
 
 
@@ -203,8 +186,8 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
 @section
 def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
     """The grid's numbers, a layer per row, a head per column."""
-    values = statistics(_model, ids).get(stat)
-    numbers(values, dims(N_LAYERS, "layer"), dims(N_HEADS, "head"), label=f"Numbers: {stat} of every head")
+    values, c = statistics(_model, ids).get(stat), _model.config
+    numbers(values, dims(c.n_layers, "layer"), dims(c.n_heads, "head"), label=f"Numbers: {stat} of every head")
 
 
 @section
@@ -212,9 +195,10 @@ def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
              color_scale: str = "fixed") -> None:
     """One head's attention map (rows = queries, causal; colours on ``color_scale``,
     :data:`explorer.shell.charts.COLOR_SCALES`) with its checks and numbers."""
-    weights = forward(_model, ids).attentions[layer, head]
-    labels, n = labels_of(_model, ids), len(ids)
-    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{64}} + M_{ij}\right)")
+    weights = rm.forward(_model, ids).attentions[layer, head]
+    labels, n = rm.labels(_model, ids), len(ids)
+    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
+             + r"}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
                                    title=f"layer {layer}, head {head}", color_scale=color_scale), key="rm_fig_head")
     st.caption(f"shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
@@ -224,47 +208,50 @@ def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
 
 @section
 def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, color_scale: str = "fixed") -> None:
-    """The mean of the 9 heads' maps of one layer, labelled as a mean."""
-    labels, n = labels_of(_model, ids), len(ids)
-    st.latex(r"\bar w_{ij} = \frac{1}{9}\sum_{h=0}^{8} w^{(h)}_{ij}")
-    mean = model.layer_mean(forward(_model, ids).attentions, layer)
+    """The mean of the heads' maps of one layer, labelled as a mean."""
+    labels, n, h = rm.labels(_model, ids), len(ids), _model.config.n_heads
+    st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
+    mean = model.layer_mean(rm.forward(_model, ids).attentions, layer)
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=f"MEAN over the 9 heads of layer {layer} (not a head)",
+                                   title=f"MEAN over the {h} heads of layer {layer} (not a head)",
                                    color_scale=color_scale),
                     key="rm_fig_layer_mean")
-    st.caption("The average of the layer's 9 maps: a summary no single head computes. Heads that do "
+    st.caption(f"The average of the layer's {h} maps: a summary no single head computes. Heads that do "
                "different things blur together here, which is why the page looks at heads one by one.")
 
 
 @section
 def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
                color_scale: str = "fixed") -> None:
-    """The head's six statistics, and the three query heads that share its key/value head, side by side."""
-    f, stats = forward(_model, ids), statistics(_model, ids)
-    labels, n = labels_of(_model, ids), len(ids)
-    kv = head // (N_HEADS // N_KV_HEADS)
+    """The head's six statistics, and the query heads that share its key/value head, side by side."""
+    f, stats, c = rm.forward(_model, ids), statistics(_model, ids), _model.config
+    labels, n = rm.labels(_model, ids), len(ids)
+    g = c.group_size
+    kv = head // g
     if stats.defined:
         rows = [{"statistic": s.name, "value": fmt(float(stats.get(k)[layer, head]), 4)
                  if stats.get(k) is not None else "undefined (no repeated token)", "unit": s.unit}
                 for k, s in model.STATISTICS.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-    st.subheader("Grouped-query attention: three query heads, one key/value head")
-    group = range(kv * 3, kv * 3 + 3)
+    st.subheader(f"Grouped-query attention: {g} query heads, one key/value head")
+    group = range(kv * g, kv * g + g)
+    others = [str(h) for h in group if h != head]
     st.markdown(
-        f"SmolLM2 has 9 query heads but only 3 key/value heads (Ainslie et al. 2023): query head *h* reads "
-        f"key/value head *h* // 3. Head {head} shares **key/value head {kv}** with heads "
-        f"{' and '.join(str(h) for h in group if h != head)}: the same K and V rows, its own queries, so its own "
-        "map. The KV cache holds 3 heads' keys and values per layer instead of 9 (a third of the memory)."
+        f"{rm.MODEL_NAME} has {c.n_heads} query heads but only {c.n_kv_heads} key/value heads (Ainslie et al. "
+        f"2023): query head *h* reads key/value head *h* // {g}. Head {head} shares **key/value head {kv}** with "
+        f"heads {', '.join(others[:-1]) + ' and ' + others[-1] if len(others) > 1 else ''.join(others)}: the same "
+        f"K and V rows, its own queries, so its own map. The KV cache holds {c.n_kv_heads} heads' keys and values "
+        f"per layer instead of {c.n_heads} (1/{g} of the memory)."
     )
     mask = np.tri(n, dtype=bool)
-    cols = st.columns(3)
+    cols = st.columns(g)
     for col, h in zip(cols, group, strict=True):
         title = f"head {h} (kv {kv})" + (" ◀ chosen" if h == head else "")
         col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
                                         show_text=False, max_xticks=12, height=320, color_scale=color_scale),
-                         key=f"rm_fig_group_{h - kv * 3}")
-    st.caption(f"Layer {layer}, query heads {group[0]}, {group[1]}, {group[2]}: each row still sums to 1; the keys "
+                         key=f"rm_fig_group_{h - kv * g}")
+    st.caption(f"Layer {layer}, query heads {', '.join(map(str, group))}: each row still sums to 1; the keys "
                "and values they weigh are identical, only the queries differ.")
 
 
@@ -275,34 +262,36 @@ def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _he
     ``_head`` (not part of the cache key: the picture does not depend on it) only names the head whose
     cached :func:`steps` hold ``x_normed``, so a new layer runs its blocks once, not once per section.
     """
-    s = steps(_model, ids, layer, _head)
-    labels, n = labels_of(_model, ids), len(ids)
+    s, c = steps(_model, ids, layer, _head), _model.config
+    labels, n = rm.labels(_model, ids), len(ids)
     st.subheader("1 · x after RMSNorm")
-    st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{576}\sum_k x_{ik}^2 + \varepsilon}} \odot g,\qquad "
-             r"\varepsilon = 10^{-5}")
+    st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{" + str(c.d_model) + r"}\sum_k x_{ik}^2 + \varepsilon}} "
+             r"\odot g,\qquad \varepsilon = " + power_of_ten(c.rms_eps))
     st.caption(f"x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), "
-               f"shape [n, d_model] = [{n}, 576]; g: the layer's learned gain. No mean subtraction, no bias. "
+               f"shape [n, d_model] = [{n}, {c.d_model}]; g: the layer's learned gain. No mean subtraction, no bias. "
                "Every head of the layer starts from this x̂.")
-    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(576), kind="diverging", row_name="token",
+    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(c.d_model), kind="diverging", row_name="token",
                                    col_name="dim", title=f"x̂ entering layer {layer}", max_xticks=12),
                     key="rm_fig_x")
-    numbers(s.x_normed, labels, dims(576), label="Numbers: x after RMSNorm")
+    numbers(s.x_normed, labels, dims(c.d_model), label="Numbers: x after RMSNorm")
 
 
 @section
 def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
                color_scale: str = "fixed") -> None:
-    """Steps 2-6 of one head on its real numbers: Q/K/V, RoPE, scores, ÷√64 and mask, softmax, weights · V."""
-    s = steps(_model, ids, layer, head)
-    labels, n = labels_of(_model, ids), len(ids)
-    d = dims(D_HEAD)
+    """Steps 2-6 of one head on its real numbers: Q/K/V, RoPE, scores, ÷√d_head and mask, softmax, weights · V."""
+    s, c = steps(_model, ids, layer, head), _model.config
+    labels, n = rm.labels(_model, ids), len(ids)
+    dh, root = c.d_head, float(np.sqrt(c.d_head))
+    d = dims(dh)
     light = n > LIGHT_DIMS_ABOVE
 
     st.subheader("2 · Queries, keys and values")
     st.latex(rf"Q = \hat x\, W_q^{{({head})}},\quad K = \hat x\, W_k^{{({s.kv_head})}},\quad "
              rf"V = \hat x\, W_v^{{({s.kv_head})}}")
-    st.caption(f"W_q: query head {head}'s 64 columns of the layer's [576, 576] matrix; W_k, W_v: key/value head "
-               f"{s.kv_head}'s 64 columns of [576, 192] · Q, K, V: [{n}, 64] (d_head = 64) · Q and K before RoPE.")
+    st.caption(f"W_q: query head {head}'s {dh} columns of the layer's [{c.d_model}, {c.n_heads * dh}] matrix; "
+               f"W_k, W_v: key/value head {s.kv_head}'s {dh} columns of [{c.d_model}, {c.n_kv_heads * dh}] · Q, K, V: "
+               f"[{n}, {dh}] (d_head = {dh}) · Q and K before RoPE.")
     cols = st.columns(3)
     for col, name, M, role in zip(cols, "QKV", (s.q_before_rope, s.k_before_rope, s.v),
                                   ("what am I looking for?", "what do I contain?", "what do I hand over?"),
@@ -317,19 +306,19 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     st.latex(r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = "
              r"\begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix}"
              r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix}")
-    st.latex(r"\theta_i = 100000^{-2i/64},\quad i = 0 \dots 31")
+    st.latex(rf"\theta_i = {c.rope_theta:g}^{{-2i/{dh}}},\quad i = 0 \dots {dh // 2 - 1}")
     st.markdown(
         "Each pair of coordinates of a query or key at position *p* turns by the angle *p*·θᵢ (Su et al. 2021), "
         "so the score of query *i* and key *j* depends on their distance *i − j*, not on where they stand. "
         "**Coordinate layout:** Q and K are shown as the model file stores them (GGUF): a pair is two *adjacent* "
         "coordinates (2i, 2i+1). Hugging Face `transformers` orders the same numbers differently (it pairs i "
-        "with i + 32, “rotate_half”); the scores and weights are identical."
+        f"with i + {dh // 2}, “rotate_half”); the scores and weights are identical."
     )
     a_col, q_col, k_col = st.columns(3)
     with a_col:
-        angles = np.asarray(s.angles, dtype=np.float64)  # [n, 32] radians
+        angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
         st.plotly_chart(rfig.angle_map(angles, labels, title="rotation angle p·θᵢ, mod 360°"), key="rm_fig_angles")
-        st.caption(f"shape [n, 32] · pair 0 turns 1 radian (57°) per position, pair 31 about "
+        st.caption(f"shape [n, {dh // 2}] · pair 0 turns 1 radian (57°) per position, pair {dh // 2 - 1} about "
                    f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}° (slow pairs carry position over long "
                    "ranges) · colours wrap around like a clock face; Numbers: the angles in radians")
         numbers(angles, labels, dims(angles.shape[1], "pair"), label="Numbers: angles (radians)")
@@ -348,10 +337,10 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
                                    colorbar_title="score"), key="rm_fig_scores")
     numbers(s.scores, labels, labels, label="Numbers: scores")
 
-    st.subheader("5 · ÷ √64, causal mask, softmax")
+    st.subheader(f"5 · ÷ √{dh}, causal mask, softmax")
     c1, c2 = st.columns(2)
     with c1:
-        st.latex(r"\frac{S}{\sqrt{64}} + M,\qquad \sqrt{64} = 8")
+        st.latex(rf"\frac{{S}}{{\sqrt{{{dh}}}}} + M,\qquad \sqrt{{{dh}}} = {root:g}")
         st.latex(r"M_{ij} = -\infty \text{ for } j > i \text{ (the future)}, \text{ else } 0")
         st.plotly_chart(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
                                        show_text=n <= HALF_TEXT_MAX,
@@ -361,7 +350,8 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
         numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), "−∞ (masked)"),
                              index=labels, columns=labels), label="Numbers: scaled, masked scores")
     with c2:
-        st.latex(r"w_{ij} = \frac{e^{s_{ij}/8}}{\sum_{k \le i} e^{s_{ik}/8}},\qquad e^{-\infty} = 0")
+        st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{k \le i}} e^{{s_{{ik}}/{root:g}}}}},\qquad "
+                 r"e^{-\infty} = 0")
         st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title="attention weights",
                                        show_text=n <= HALF_TEXT_MAX, color_scale=color_scale),
                         key="rm_fig_weights")
@@ -370,8 +360,8 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
 
     st.subheader("6 · Weights · V")
     st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{j \le i} w_{ij}\, v_j")
-    st.caption(f"shape [n, d_head] = [{n}, 64] · this head's slice of the input to W_o, which mixes the 9 heads' "
-               "outputs back to 576 dims")
+    st.caption(f"shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the "
+               f"{c.n_heads} heads' outputs back to {c.d_model} dims")
     st.plotly_chart(charts.heatmap(s.output, labels, d, kind="diverging", row_name="token", col_name="dim",
                                    title=f"output of head {head}", max_xticks=16, light=light), key="rm_fig_output")
     numbers(s.output, labels, d, label="Numbers: output")
@@ -381,8 +371,8 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
 def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
              color_scale: str = "fixed") -> None:
     """A small attention map of one head of the exercise (no statistic shown)."""
-    labels, n = labels_of(_model, ids), len(ids)
-    fig = charts.heatmap(forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
+    labels, n = rm.labels(_model, ids), len(ids)
+    fig = charts.heatmap(rm.forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
                          title=f"layer {layer}, head {head}", show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale)
     fig.data[0].showscale = False  # the colours are on the sidebar's colour scale, as in every map above

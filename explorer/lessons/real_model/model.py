@@ -1,8 +1,9 @@
 """Inside a real model: the arrays of the lesson (pure NumPy on top of :mod:`attention.llama`; no Streamlit).
 
-The prompt's tokens and the next-token prediction, six statistics of every attention head of
-SmolLM2-135M-Instruct (30 layers x 9 query heads), the repeated random prompt that reveals
-induction heads, and the "guess, then reveal" exercise graded from the live numbers.
+Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each),
+the repeated random prompt that reveals induction heads, the "guess, then reveal" exercise graded
+from the live numbers, and :func:`link` (other lessons link to a head here). The prompt, its tokens
+and the forward pass come from the lessons' door to the model, :mod:`explorer.shell.real_model`.
 
 Every statistic is computed from one head's causal attention weights ``w [n, n]`` (row ``i`` =
 query ``i``, ``w[i, j] = 0`` for ``j > i``) and averaged over the query rows ``i = 2 .. n-1``
@@ -25,15 +26,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import numpy as np
 
-PROMPT_MAX_TOKENS = 64
-"""Tokens of the prompt this lesson runs: every map stays readable (a label per row) and one forward pass
-keeps ``30 * 9 * 64 * 64`` float32 attention weights (1.1 MB)."""
-PROMPT_MAX_CHARS = 2000
+URL_PATH = "real-model"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
-TOP_K = 5
+DEFAULT_LAYER, DEFAULT_HEAD = 16, 0
+"""The head the page opens: SmolLM2's layer 16, head 0, a previous-token head (tested on the default prompt)."""
 FIRST_ROW = 2
 """Statistics average over the query rows ``FIRST_ROW .. n-1`` (see the module docstring)."""
 REPEAT_WORDS = 16
@@ -44,51 +44,35 @@ MIN_MARGIN = 0.25
 """A head is a clear example of its label when its largest score beats its second largest by at least this."""
 
 
-# --- the prompt ---------------------------------------------------------------------------------
+# --- links to this lesson -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Prompt:
-    """The prompt as the model reads it.
+def link(prompt: str | None = None, layer: int | None = None, head: int | None = None,
+         stat: str | None = None) -> str:
+    """A link to this lesson with its controls preset: ``./real-model?rm_prompt=…&rm_layer=18&rm_head=6``.
 
-    Attributes:
-        ids: the token ids used, at most :data:`PROMPT_MAX_TOKENS`.
-        pieces: each token's text (UTF-8, the leading space kept as ``" "``), as ``model.token_strings``.
-        n_total: tokens in the whole text, or ``None`` when it is longer than the model accepts at all
-            (``llama.MAX_TOKENS``, 256).
-        kept_text: the text of ``ids`` (``model.decode``): where a cut prompt ends.
-    """
-
-    ids: tuple[int, ...]
-    pieces: tuple[str, ...]
-    n_total: int | None
-    kept_text: str
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def is_cut(self) -> bool:
-        """True when the text had more than :data:`PROMPT_MAX_TOKENS` tokens and only the first were kept."""
-        return self.n_total is None or self.n_total > len(self.ids)
-
-
-def encode_prompt(model, text: str, max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
-    """Tokenize ``text`` with the model's byte-level BPE and keep at most ``max_tokens`` tokens.
+    The prompt is percent-encoded (no character of it is left to be read as Markdown); ``layer`` and ``head``
+    are written as whole numbers (below 0: 0; a number beyond the model's opens at the default with the page's
+    warning); ``None`` leaves a control at its default.
 
     Raises:
-        ValueError: ``text`` is empty (``model.encode``'s message).
+        ValueError: ``stat`` is not one of :data:`STATISTICS`.
     """
-    try:
-        ids = model.encode(text)
-        n_total: int | None = len(ids)
-    except ValueError:
-        if not text:
-            raise
-        ids, n_total = model.encode(text, truncate=True), None  # longer than the model's 256 tokens
-    kept = [int(i) for i in ids[:max_tokens]]
-    return Prompt(tuple(kept), tuple(model.token_strings(kept)), n_total, model.decode(kept))
+    if stat is not None and stat not in STATISTICS:
+        raise ValueError(f"stat must be one of {', '.join(STATISTICS)}, got {stat!r}")
+    params = []
+    if prompt:
+        params.append(f"rm_prompt={quote(prompt, safe='')}")
+    if layer is not None:
+        params.append(f"rm_layer={max(int(layer), 0)}")
+    if head is not None:
+        params.append(f"rm_head={max(int(head), 0)}")
+    if stat is not None:
+        params.append(f"rm_stat={stat}")
+    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+
+
+# --- the repeated random prompt -----------------------------------------------------------------
 
 
 def vocabulary_words(pieces: Sequence[str]) -> tuple[str, ...]:
@@ -116,25 +100,6 @@ def repeated_prompt(words: Sequence[str], seed: int, n_words: int = REPEAT_WORDS
     rng = np.random.default_rng(seed)
     chosen = [words[i] for i in rng.choice(len(words), size=n_words, replace=False)]
     return " ".join(chosen + chosen)
-
-
-# --- the prediction -----------------------------------------------------------------------------
-
-
-def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """The ``k`` most likely next tokens: ``(ids, probabilities)``, most likely first.
-
-    Args:
-        logits: ``[vocab_size]`` the last position's logits (any float dtype).
-
-    Returns:
-        ids and ``softmax(logits)`` of them, computed in float64 (ties keep the lower id first).
-    """
-    z = np.asarray(logits, dtype=np.float64)
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    order = np.argsort(-p, kind="stable")[:k]
-    return tuple(int(i) for i in order), tuple(float(p[i]) for i in order)
 
 
 # --- head statistics ----------------------------------------------------------------------------

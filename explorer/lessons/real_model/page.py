@@ -2,32 +2,28 @@
 
 import streamlit as st
 
-from attention import llama
 from explorer.lessons.real_model import draw, model
 from explorer.shell import controls
-from explorer.shell.real_model import model_or_explain
+from explorer.shell import real_model as rm
 
 PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
-LAST_PROMPT, REVEALED = "_rm_last_prompt", "_rm_revealed"
-DEFAULT_LAYER, DEFAULT_HEAD, DEFAULT_STAT = 16, 0, "sink"  # layer 16, head 0: a previous-token head
+REVEALED = "_rm_revealed"
+DEFAULT_STAT = "sink"
 STATS = list(model.STATISTICS)
 ANSWER_OF = {label: key for key, label in model.LABELS.items()}  # what a guess box shows -> the answer key
 ss = st.session_state
 
-draw.intro()
-controls.not_used(draw.NOT_USED)
-llm = model_or_explain(
-    "Here you would type a prompt and watch the model predict the next token, see all 270 of its attention heads "
+draw.title()
+llm = rm.model_or_explain(
+    "Here you would type a prompt and watch the model predict the next token, see every one of its attention heads "
     "at a glance (which look at the first token, the previous token, themselves, or copy an earlier pattern), "
     "follow one head's real numbers step by step, and guess what a few heads do before the numbers are revealed."
 )
 config = llm.config
-if (config.n_layers, config.n_heads, config.n_kv_heads, config.d_head) != (draw.N_LAYERS, draw.N_HEADS,
-                                                                          draw.N_KV_HEADS, draw.D_HEAD):
-    st.error(f"This lesson is written for SmolLM2-135M (30 layers, 9 query heads, 3 key/value heads, d_head 64); "
-             f"the loaded model has {config.n_layers} layers, {config.n_heads} query heads, {config.n_kv_heads} "
-             f"key/value heads, d_head {config.d_head}. Unset ATTENTION_MODEL_PATH to use the lesson's model.")
-    st.stop()
+controls.not_used(draw.not_used(config))
+draw.intro(config)
+DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
+DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
 
 
 def default(key: str, name: str, value) -> dict:
@@ -68,14 +64,11 @@ def open_clicked_head() -> None:
 st.header("Your prompt")
 st.caption("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
            "drive the lessons on random weights and do not apply here.")
-controls.refuse_unusable(PROMPT, lambda raw: len(raw) <= model.PROMPT_MAX_CHARS)  # a link can carry more
-text = st.text_area(
-    "Prompt", key=PROMPT, bind="query-params", max_chars=model.PROMPT_MAX_CHARS, height=90,
-    help=f"Any text. The model reads its first {model.PROMPT_MAX_TOKENS} tokens (a limit of this lesson, so "
-         "every map keeps one readable row per token). Press Ctrl+Enter to run.",
-    **default(PROMPT, "value", model.DEFAULT_PROMPT),
-)
-controls.check_link(PROMPT, text, f"text of at most {model.PROMPT_MAX_CHARS} characters")
+p = rm.prompt_input(
+    key=PROMPT, default=model.DEFAULT_PROMPT, label="Prompt",
+    help=f"Any text. The model reads its first {rm.PROMPT_MAX_TOKENS} tokens (a limit of these lessons, so every "
+         "map keeps one readable row per token). Press Ctrl+Enter to run.")
+text = p.kept_text  # the text read (the last prompt when the box is empty)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
 with c1:
     seed = controls.number_input("Seed", 0, controls.SEED_MAX, 0, key=SEED,
@@ -87,40 +80,27 @@ with c2:
 with c3:
     st.button("↺ Default prompt", key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
 
-if not text:
-    text = ss.get(LAST_PROMPT, model.DEFAULT_PROMPT)
-    st.warning("The prompt is empty, so there is nothing for the model to read. The page keeps showing the last "
-               "prompt; type one above (or press *Default prompt*).", icon="✍️")
-else:
-    ss[LAST_PROMPT] = text
-p = draw.prompt(llm, text)
-if p.is_cut:
-    total = f"{p.n_total} tokens" if p.n_total is not None else f"more than {llama.MAX_TOKENS} tokens"
-    st.warning(f"Your prompt is {total}. This lesson reads the first {model.PROMPT_MAX_TOKENS}, so every map keeps "
-               "a readable row per token (and a forward pass stays about 1 MB of attention weights). "
-               "The prompt is cut after the text ending below:", icon="✂️")
-    st.text("…" + p.kept_text[-80:])
 ids = p.ids
-draw.tokens(p)
+draw.tokens(p, config.vocab_size)
 
 # --- the prediction ------------------------------------------------------------------------------
 st.header("What the model predicts next")
 draw.prediction(llm, ids)
 if p.is_cut:
-    st.caption(f"This is the token after the {model.PROMPT_MAX_TOKENS}th, where the prompt was cut.")
-top_text = llm.decode([draw.forward(llm, ids).top_ids[0]])
-full = p.is_cut or p.n >= model.PROMPT_MAX_TOKENS or len(text) + len(top_text) > model.PROMPT_MAX_CHARS
+    st.caption(f"This is the token after the {rm.PROMPT_MAX_TOKENS}th, where the prompt was cut.")
+top_text = draw.top_text(llm, ids)
+full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS or len(text) + len(top_text) > rm.PROMPT_MAX_CHARS
 st.button("➕ Append the top token and run again", key="rm_append", on_click=set_prompt, args=(text + top_text,),
           disabled=full, help="Greedy decoding by hand: the most likely token is added to the prompt, and the "
                               "whole page runs again on the longer prompt.")
 if full:
-    st.caption(f"The prompt is at this lesson's {model.PROMPT_MAX_TOKENS}-token limit: nothing more can be appended.")
+    st.caption(f"The prompt is at this lesson's {rm.PROMPT_MAX_TOKENS}-token limit: nothing more can be appended.")
 
 # --- every head at a glance ----------------------------------------------------------------------
 st.header("Every head at a glance")
-st.markdown("One cell per head: 30 layers (top to bottom) × 9 query heads, coloured by the statistic you choose, "
-            "computed from the attention weights of your prompt. **Click a cell** (or set the sliders) to open that "
-            "head below.")
+st.markdown(f"One cell per head: {config.n_layers} layers (top to bottom) × {config.n_heads} query heads, coloured by "
+            "the statistic you choose, computed from the attention weights of your prompt. **Click a cell** (or set "
+            "the sliders) to open that head below.")
 stats = draw.statistics(llm, ids)
 controls.refuse_unusable(STAT, lambda raw: raw in model.STATISTICS)  # "" would select nothing
 stat = st.segmented_control("Colour every head by", STATS, key=STAT, bind="query-params", required=True,
@@ -134,7 +114,8 @@ grid_col, side = st.columns([3, 2])
 with side:
     layer = controls.slider("Layer", 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
     head = controls.slider("Query head", 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
-                           help="Query head h reads key/value head h // 3 (grouped-query attention).")
+                           help=f"Query head h reads key/value head h // {config.group_size} (grouped-query "
+                                "attention).")
     layer, head = int(layer), int(head)
     if stats.defined and stats.get(stat) is not None:
         draw.statistic_definition(stat, stats.n, stats.induction_rows)

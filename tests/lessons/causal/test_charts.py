@@ -74,3 +74,16 @@ def test_row_change_bars_and_separator():
         F.row_change_bars([0.1], [0.0, 0.0, 0.4], LABELS, 1)
     fig = F.add_row_separator(F.boolean_mask_figure(A.causal_mask(3), LABELS), 0, 3)
     assert fig.layout.shapes[0].y0 == 0.5
+
+
+@pytest.mark.parametrize("n", [6, 34])
+def test_mask_maps_label_the_last_key(n):
+    """Issue 18, item 8: every label, or a thinning that keeps the first and the last (as the shell's heat map)."""
+    labels = [f"w ({i})" for i in range(n)]
+    fig = F.boolean_mask_figure(np.tri(n, dtype=bool), labels, short=True, show_legend=False)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.ticktext[0] == labels[0] and axis.ticktext[-1] == labels[-1]
+        assert axis.tickvals[-1] == n - 1
+    # Rotated labels hang to the left of their tick, so the last one stays inside the figure (Plotly hides
+    # a tick label that runs past the figure's right edge).
+    assert all(a <= 0 for a in fig.layout.xaxis.autotickangles)

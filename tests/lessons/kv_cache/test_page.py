@@ -177,7 +177,8 @@ def test_empty_and_too_long_prompts_get_a_message_and_a_usable_page():
     at.text_area(key="kv_prompt").input(long).run()
     assert_clean(at)
     warning = texts(at, "warning")
-    assert "Your prompt is 110 tokens; this lesson reads the first 32" in warning and "within 64 positions" in warning
+    assert "Your prompt is 110 tokens; this lesson reads the first 32" in warning
+    assert "within 64 positions" in texts(at, "caption")
     assert z(at, "kv_fig_keys").shape == (32, 64)
     cut = [t.value for t in at.text if t.value.startswith("…")]  # where the prompt was cut, as plain text
     assert len(cut) == 1 and cut[0][1:] in long and long.index(cut[0][1:]) + len(cut[0]) - 1 < len(long) // 2
@@ -210,3 +211,13 @@ def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
     finally:
         monkeypatch.delenv("ATTENTION_MODEL_PATH")
         st.cache_resource.clear()
+
+
+@pytest.mark.slow
+def test_a_prompt_longer_than_the_model_takes_is_counted_truly():
+    """Issue 26, item 7: a 288-token prompt is "288 tokens", not "at least 256"; the page reads its first 32."""
+    at = app_at(PAGE, query={"kv_prompt": "7" * 288})  # one token per digit
+    assert_clean(at)
+    cut = [w.value for w in at.warning if "Your prompt is" in w.value]
+    assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 32" in cut[0], cut
+    assert z(at, "kv_fig_keys").shape == (32, 64)

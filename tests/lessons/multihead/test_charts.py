@@ -169,6 +169,27 @@ def test_head_grid_bad_shape():
         M.head_weights_grid(weights(2, 4), ["a", "b", "c", "d"], [0, 1, 2])
 
 
+def test_head_grid_shares_the_largest_weight_of_every_head_on_the_map_scale():
+    """Issue 18, item 4: one colour range for every head, the uniform level marked, every head's row maxima."""
+    w = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 3))  # [heads, n, n]
+    fig = M.head_weights_grid(w, LABELS[:3], [0, 1], color_scale="map")
+    assert fig.layout.coloraxis.cmax == pytest.approx(float(w.max()))
+    assert "uniform 1/3" in fig.layout.coloraxis.colorbar.ticktext
+    lines = [t for t in fig.data if t.type == "scatter" and t.mode == "lines"]
+    assert len(lines) == 2  # every head's row maxima outlined
+
+
+@pytest.mark.slow  # three 38 x 38 panels: about half a second
+def test_head_grid_light_row_scale_hovers_true_weights():
+    w = np.random.default_rng(2).dirichlet(np.ones(38), size=(3, 38))  # 4332 cells: a light grid
+    labels = [f"t ({i})" for i in range(38)]
+    fig = M.head_weights_grid(w, labels, [0, 1, 2], color_scale="row")
+    hm = fig.data[0]
+    assert fig.layout.coloraxis.cmax == 1.0 and fig.layout.coloraxis.colorbar.title.text == "÷ row max"
+    assert "%{customdata:.3f}" in hm.hovertemplate and "%{z" not in hm.hovertemplate
+    np.testing.assert_allclose(np.array(hm.customdata, dtype=float), np.round(w[0], 3))
+
+
 def test_head_output_panels_share_a_symmetric_range():
     o = np.random.default_rng(4).normal(size=(2, 6, 4))
     o[1, 2, 3] = -5.0

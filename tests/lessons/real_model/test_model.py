@@ -11,6 +11,7 @@ import pytest
 
 from attention import llama
 from explorer.lessons.real_model import model as M
+from explorer.shell import real_model as rm
 
 L, H = 30, 9
 
@@ -111,14 +112,6 @@ def test_color_ranges():
         assert np.isfinite([lo, hi]).all() and hi > lo
 
 
-def test_top_tokens_are_a_softmax_in_float64():
-    logits = np.array([1.0, 3.0, 3.0, -2.0, 0.5], dtype=np.float32)
-    ids, p = M.top_tokens(logits, k=3)
-    assert ids == (1, 2, 0)  # a tie keeps the lower id first
-    full = np.exp(logits.astype(np.float64) - 3.0) / np.exp(logits.astype(np.float64) - 3.0).sum()
-    np.testing.assert_allclose(p, full[[1, 2, 0]], rtol=1e-12)
-
-
 def test_selected_head_reads_the_last_clicked_cell():
     assert M.selected_head([{"x": 4, "y": 3}], L, H) == (3, 4)
     assert M.selected_head([{"x": 1, "y": 1}, {"x": 8.0, "y": 29.0}], L, H) == (29, 8)
@@ -159,25 +152,23 @@ def test_quiz_picks_one_clear_head_per_label_and_grades():
         M.grade(heads, ["sink"])
 
 
+def test_link_presets_the_controls_and_encodes_the_prompt():
+    assert M.link() == "./real-model"
+    assert M.link(layer=18, head=6, stat="induction") == "./real-model?rm_layer=18&rm_head=6&rm_stat=induction"
+    assert M.link(layer=-2, head=-1) == "./real-model?rm_layer=0&rm_head=0"
+    url = M.link(prompt="a (b) [c] & d")
+    assert url == "./real-model?rm_prompt=a%20%28b%29%20%5Bc%5D%20%26%20d"
+    assert ")" not in url and " " not in url  # safe inside a Markdown link
+    with pytest.raises(ValueError, match="stat must be one of"):
+        M.link(stat="bogus")
+
+
 def test_layer_mean_is_the_mean_over_heads():
     A = np.random.default_rng(0).random((3, 9, 4, 4)).astype(np.float32)
     np.testing.assert_allclose(M.layer_mean(A, 1), A[1].astype(np.float64).mean(0))
 
 
 # --- on the real model -------------------------------------------------------------------------------
-
-
-def test_prompt_tokens_and_cut(lm):
-    p = M.encode_prompt(lm, M.DEFAULT_PROMPT)
-    assert p.pieces == ("The", " cat", " sat", " on", " the", " mat", " because", " it", " was", " tired")
-    assert p.n_total == 10 and not p.is_cut and p.kept_text == M.DEFAULT_PROMPT
-    long = " ".join(["cat"] * 100)
-    p = M.encode_prompt(lm, long)
-    assert p.n == M.PROMPT_MAX_TOKENS and p.n_total == 100 and p.is_cut and long.startswith(p.kept_text)
-    p = M.encode_prompt(lm, "7" * 300)  # one token per digit: more than the model's 256
-    assert p.n == M.PROMPT_MAX_TOKENS and p.n_total is None and p.is_cut
-    with pytest.raises(ValueError, match="empty"):
-        M.encode_prompt(lm, "")
 
 
 def test_vocabulary_words_are_single_tokens(lm):
@@ -201,7 +192,7 @@ def test_default_prompt_statistics_match_head_steps_and_the_exercise_is_clear(lm
     assert all(q.margin >= M.MIN_MARGIN for q in heads)
     for q in heads:
         assert dict(q.scores)[q.answer] == max(v for _, v in q.scores)
-    ids_p, probs = M.top_tokens(out.logits[-1])
+    ids_p, probs = rm.top_tokens(out.logits[-1])
     assert lm.decode([ids_p[0]]) == "." and 0 < sum(probs) <= 1
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 from attention import llama
 from explorer.lessons.real_model import model as M
 from explorer.shell import controls
+from explorer.shell import real_model as rm
 from explorer.shell.real_model import INSTALL_COMMAND
 from tests.apptest_utils import app_at, assert_clean, figures
 
@@ -37,7 +38,7 @@ def link_warnings(at) -> list[str]:
 
 
 def expected(lm, text=M.DEFAULT_PROMPT):
-    ids = lm.encode(text)[: M.PROMPT_MAX_TOKENS]
+    ids = lm.encode(text, truncate=True)[: rm.PROMPT_MAX_TOKENS]
     out = lm.forward(ids)
     return ids, out, M.head_statistics(out.attentions, ids)
 
@@ -51,7 +52,7 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     assert "The │ ␣cat │ ␣sat │ ␣on │ ␣the │ ␣mat │ ␣because │ ␣it │ ␣was │ ␣tired" in [t.value for t in at.text]
     # the prediction: top 5 of the last position, probabilities from the logits
     table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
-    top, p = M.top_tokens(out.logits[-1])
+    top, p = rm.top_tokens(out.logits[-1])
     assert list(table["id"]) == list(top) and list(table["next token"])[0] == "."
     np.testing.assert_allclose(table["probability"], p, rtol=1e-9)
     # the grid: 30 layers x 9 heads of the sink statistic
@@ -175,7 +176,7 @@ def test_garbage_links_warn_and_fall_back():
         assert part in shown, part
     assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value, at.session_state["rm_stat"]) \
         == (16, 0, "sink")
-    long = "ab " * M.PROMPT_MAX_CHARS  # longer than the box takes: a link can carry it, the page refuses it
+    long = "ab " * rm.PROMPT_MAX_CHARS  # longer than the box takes: a link can carry it, the page refuses it
     at = app_at(PAGE, query={"rm_prompt": long})
     assert_clean(at)
     assert any("rm_prompt=" in w and "not valid" in w for w in link_warnings(at))
@@ -264,3 +265,14 @@ def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
     finally:
         monkeypatch.delenv("ATTENTION_MODEL_PATH")
         st.cache_resource.clear()
+
+
+@pytest.mark.slow
+def test_a_prompt_longer_than_the_model_takes_is_counted_truly(lm):
+    """Issue 26, item 7: a 288-token prompt is "288 tokens", not "more than 256"; the page reads its first 64."""
+    text = "7" * 288  # one token per digit
+    at = app_at(PAGE, query={"rm_prompt": text})
+    assert_clean(at)
+    cut = [w.value for w in at.warning if "Your prompt is" in w.value]
+    assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 64" in cut[0], cut
+    assert z(at, "rm_fig_head").shape == (64, 64)

@@ -1,7 +1,6 @@
-"""Issue 18, items 4 and 8: the colour scale of attention-weight maps, and tick labels that keep the last key.
-
-Figure-level unit tests of :mod:`explorer.shell.charts` (no Streamlit); the link and the lessons are
-tested in ``tests/lessons/test_color_scale.py``.
+"""Issue 18, item 4: the colour scale of attention-weight maps (explorer/shell/charts/colors.py), as the heat map
+draws it (no Streamlit); the link and the lessons are tested in ``tests/lessons/test_color_scale.py``, the
+multi-head grids in ``tests/lessons/multihead/test_charts.py``.
 """
 
 import json
@@ -9,17 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer.lessons.causal import charts as causal_charts
-from explorer.lessons.multihead import charts as mh_charts
-from explorer.shell.charts import (
-    COLOR_SCALES,
-    ROW_MAX_COLOR,
-    heatmap,
-    row_max_outline,
-    tick_positions,
-    weight_colorbar,
-    weight_colors,
-)
+from explorer.shell.charts import COLOR_SCALES, heatmap, weight_colorbar, weight_colors
+from explorer.shell.charts.colors import ROW_MAX_COLOR, row_max_outline
 
 LABELS = ["The (0)", "cat (1)", "sat (2)"]
 W = np.array([[0.2, 0.5, 0.3],
@@ -131,53 +121,3 @@ def test_colorbar_ticks_never_crowd_the_uniform_mark():
             vals = sorted(cb["tickvals"])
             assert all(b - a >= 0.12 * (hi - lo) - 1e-12 for a, b in zip(vals, vals[1:], strict=False)), vals
             assert (f"uniform 1/{n}" in cb["ticktext"]) == (lo <= 1 / n <= hi)
-
-
-def test_head_grid_shares_the_largest_weight_of_every_head_on_the_map_scale():
-    w = np.random.default_rng(1).dirichlet(np.ones(3), size=(2, 3))  # [heads, n, n]
-    fig = mh_charts.head_weights_grid(w, LABELS, [0, 1], color_scale="map")
-    assert fig.layout.coloraxis.cmax == pytest.approx(float(w.max()))
-    assert "uniform 1/3" in fig.layout.coloraxis.colorbar.ticktext
-    lines = [t for t in fig.data if t.type == "scatter" and t.mode == "lines"]
-    assert len(lines) == 2  # every head's row maxima outlined
-
-
-@pytest.mark.slow  # three 38 x 38 panels: about half a second
-def test_head_grid_light_row_scale_hovers_true_weights():
-    w = np.random.default_rng(2).dirichlet(np.ones(38), size=(3, 38))  # 4332 cells: a light grid
-    labels = [f"t ({i})" for i in range(38)]
-    fig = mh_charts.head_weights_grid(w, labels, [0, 1, 2], color_scale="row")
-    hm = fig.data[0]
-    assert fig.layout.coloraxis.cmax == 1.0 and fig.layout.coloraxis.colorbar.title.text == "÷ row max"
-    assert "%{customdata:.3f}" in hm.hovertemplate and "%{z" not in hm.hovertemplate
-    np.testing.assert_allclose(np.array(hm.customdata, dtype=float), np.round(w[0], 3))
-
-
-# --- item 8: every key label, or a thinning that keeps the first and the last ------------------------------
-
-
-def test_tick_positions_keep_first_and_last_without_crowding():
-    for n in (1, 2, 6, 7, 33, 34, 63, 64, 128):
-        for max_ticks in (3, 8, 12, 24, 40):
-            ticks = tick_positions(n, max_ticks)
-            every = max(1, -(-n // max_ticks))
-            assert ticks[0] == 0 and ticks[-1] == n - 1 and len(ticks) <= max_ticks, (n, max_ticks, ticks)
-            assert all(b - a >= every for a, b in zip(ticks, ticks[1:], strict=False)), (n, max_ticks, ticks)
-            if n <= max_ticks:
-                assert ticks == list(range(n))
-
-
-@pytest.mark.parametrize("n", [6, 34])
-def test_heatmap_and_mask_maps_label_the_last_key(n):
-    labels = [f"w ({i})" for i in range(n)]
-    for fig in (heatmap(np.eye(n), labels, labels, max_xticks=8),
-                causal_charts.boolean_mask_figure(np.tri(n, dtype=bool), labels, short=True, show_legend=False)):
-        for axis in (fig.layout.xaxis, fig.layout.yaxis):
-            if axis.tickmode == "auto":  # Plotly picks the key ticks for the chart's width; each names its token
-                assert axis.labelalias[str(n - 1)] == labels[-1] and n > 6
-                continue
-            assert axis.ticktext[0] == labels[0] and axis.ticktext[-1] == labels[-1]
-            assert axis.tickvals[-1] == n - 1
-        # Rotated labels hang to the left of their tick, so the last one stays inside the figure (Plotly hides
-        # a tick label that runs past the figure's right edge).
-        assert all(a <= 0 for a in fig.layout.xaxis.autotickangles)

@@ -1,12 +1,13 @@
-"""Unit tests of the shared figure builders and text views (no Streamlit)."""
+"""Unit tests of the shared heat map (explorer/shell/charts/heatmaps.py; no Streamlit)."""
 
 import json
 
 import numpy as np
 import pytest
 
-from explorer.shell.charts import escape_label, heatmap, weights_bar
-from explorer.shell.textviews import ascii_heatmap, fmt, latex_text, weighted_sum_latex
+from explorer.shell.charts import COLORBAR_AT, escape_label, heatmap
+from explorer.shell.charts.geometry import CELL_TEXT_MAX, CROSS_MAX, GAP_MAX
+from explorer.shell.charts.heatmaps import HOVER_CELL_MAX
 
 TOKENS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
 
@@ -37,9 +38,6 @@ def test_labels_are_escaped_everywhere(token):
     assert "<b>" not in dumped and "<img" not in dumped
     assert escape_label(token) in fig.layout.xaxis.ticktext
     assert fig.data[0].customdata[0][0][0] == escape_label(token)
-    bar = weights_bar(np.array([0.5, 0.5]), [token, "x"], query_label=token)
-    bar_json = json.dumps(json.loads(bar.to_json()), ensure_ascii=False)
-    assert "<img" not in bar_json and "<b>" not in bar_json
 
 
 def test_weights_scale_fixed_and_scores_diverging():
@@ -60,7 +58,6 @@ def test_masked_cells_are_gaps_with_masked_hover_and_no_nan_text():
 
 def test_cell_text_only_while_readable():
     """Issue 18, item 13: numbers only where they fit a cell of a phone-wide map (no two touch), 12 px or 10 px."""
-    from explorer.shell.charts import CELL_TEXT_MAX, cell_text_size
 
     def text_size(n: int, labels: list[str] | None = None):
         labels = labels or [f"t{i} ({i})" for i in range(n)]
@@ -78,9 +75,6 @@ def test_cell_text_only_while_readable():
     assert family(6).startswith("cells-min-480,") and family(12).startswith("cells-min-640,")
     assert family(24).startswith("cells-min-1000,") and family(CELL_TEXT_MAX + 1) == "no text"
     assert heatmap(np.zeros((3, 3)), list("abc"), list("abc"), show_text=False).data[0].texttemplate is None
-    assert cell_text_size(["0.128"], 3, ["The (0)"]) == 12 and cell_text_size(["0.128"], 4, ["The (0)"]) == 10
-    assert cell_text_size(["0.128"], 6, ["The (0)"]) is None
-    assert cell_text_size(["0.1"], 6, ["a"]) == 12 and cell_text_size(["0.128"], 1, ["a"], width_px=60) is None
 
 
 def test_bad_shapes_raise():
@@ -88,15 +82,8 @@ def test_bad_shapes_raise():
         heatmap(np.zeros((2, 3)), ["a", "b"], ["a", "b"])
     with pytest.raises(ValueError, match="2-D"):
         heatmap(np.zeros(3), ["a"], ["a"])
-
-
-def test_text_views():
-    assert fmt(-0.00001) == "0.0000" and fmt(float("nan")) == "—"
-    art = ascii_heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), ["a", "bb"])
-    assert art.splitlines()[1] == " a █  " and art.splitlines()[2] == "bb ▒ ▒"
-    assert latex_text("a_b$&{}") == r"a\_b\$\&\{\}"
-    tex = weighted_sum_latex("x", np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.25, 0.75]))
-    assert "0.250" in tex and "0.750" in tex and tex.startswith(r"\begin{aligned}")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        heatmap(np.zeros((2, 2)), ["a", "b"], ["a", "b"], kind="log")
 
 
 def test_large_maps_are_rounded_small_maps_exact():
@@ -131,25 +118,25 @@ def test_every_token_is_labelled_while_a_phone_holds_the_labels_and_narrow_maps_
     assert narrow.data[0].xgap == 0  # no white gaps between 128 thin columns
 
 
-def test_paired_bars_group_by_position_and_escape():
-    from explorer.shell.charts import paired_bars
-
-    fig = paired_bars([("<b>A</b>", np.array([0.1, 0.2]), ["0.1", "0.2"], "red"),
-                       ("B", np.array([0.3, 0.4]), ["0.3", "0.4"], "blue")],
-                      ["the (0)", "the (1)"], quantity="entropy", x_title="query", y_title="nats", y_max=1.0)
-    assert fig.layout.barmode == "group" and [t.name for t in fig.data] == ["&lt;b&gt;A&lt;/b&gt;", "B"]
-    assert list(fig.data[0].x) == [0, 1] and list(fig.layout.xaxis.ticktext) == ["the (0)", "the (1)"]
-    assert "entropy %{customdata[1]}" in fig.data[1].hovertemplate
-    with pytest.raises(ValueError, match="entropy"):
-        paired_bars([("A", np.array([0.1]), ["0.1"], "red")], ["a", "b"], quantity="entropy", x_title="",
-                    y_title="", y_max=1.0)
+@pytest.mark.parametrize("n", [6, 34])
+def test_heatmap_labels_the_last_key(n):
+    """Issue 18, item 8 (the causal mask maps: ``tests/lessons/causal/test_charts.py``)."""
+    labels = [f"w ({i})" for i in range(n)]
+    fig = heatmap(np.eye(n), labels, labels, max_xticks=8)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        if axis.tickmode == "auto":  # Plotly picks the key ticks for the chart's width; each names its token
+            assert axis.labelalias[str(n - 1)] == labels[-1] and n > 6
+            continue
+        assert axis.ticktext[0] == labels[0] and axis.ticktext[-1] == labels[-1]
+        assert axis.tickvals[-1] == n - 1
+    # Rotated labels hang to the left of their tick, so the last one stays inside the figure (Plotly hides
+    # a tick label that runs past the figure's right edge).
+    assert all(a <= 0 for a in fig.layout.xaxis.autotickangles)
 
 
 def test_one_size_rule_for_hover_gaps_and_crosses():
     """Above HOVER_CELL_MAX cells a map is light (position hover, rounded values, no text); long axes lose their
     gaps, big masked maps their × marks (the grey gap stays)."""
-    from explorer.shell.charts import CROSS_MAX, GAP_MAX, HOVER_CELL_MAX
-
     n = 65
     assert (n - 1) ** 2 <= HOVER_CELL_MAX < n * n  # 64 tokens (the app's most) keep token labels in the hover
     w = np.random.default_rng(1).dirichlet(np.ones(n), size=n)  # [n, n], rows sum to 1
@@ -179,39 +166,17 @@ def test_one_size_rule_for_hover_gaps_and_crosses():
     assert len(heatmap(np.tri(12), wide, wide, mask=mask[:12, :12]).data) == 1
 
 
-def test_app_css_hides_every_wide_only_cell_text_below_its_width():
-    """Every ``cells-min-W`` family of :func:`cell_text_font` has a container query hiding it below ``W`` px."""
-    import re
-    from pathlib import Path
-
-    from explorer.shell.charts import WIDE_CELL_TEXT_PX
-
-    css = (Path(__file__).resolve().parents[2] / "explorer" / "shell" / "app.css").read_text()
-    assert 'container-type: inline-size' in css
-    hidden_below = {}
-    for limit, body in re.findall(r"@container \(max-width: (\d+)px\) \{(.*?)\}\s*\}", css, flags=re.S):
-        for width in re.findall(r"cells-min-(\d*)", body):
-            for w in ([int(width)] if width else WIDE_CELL_TEXT_PX):
-                hidden_below[w] = max(hidden_below.get(w, 0), int(limit) + 1)
-    assert hidden_below == {w: w for w in WIDE_CELL_TEXT_PX}
-    app = (Path(__file__).resolve().parents[2] / "streamlit_app.py").read_text()
-    assert 'st.html(Path(__file__).parent / "explorer" / "shell" / "app.css")' in app
-
-
 def test_heatmap_starts_with_margins_that_hold_its_labels_and_colour_bar():
     """Issue 20: a figure sent with margins smaller than its labels and colour bar need is laid out and drawn twice
     by Plotly's automargin. What the walkthrough's default maps need, measured in Chromium (Plotly.js 3.8, Streamlit
     theme) at 390 and 1440 px: left 98 (labels "mat (5)" 35.5 px), bottom 74 (upright keys), right 64 for a
     "value" bar at x = 1 (its 14 px title 31.5 px + pads 20 + Plotly's pad 12), 104 for "uniform 1/6" ticks."""
-    from explorer.shell.charts import COLORBAR_AT
-
-    tokens = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
     rng = np.random.default_rng(0)
-    fig = heatmap(rng.normal(size=(6, 6)), tokens, [f"dim {j}" for j in range(6)], title="X", kind="diverging",
+    fig = heatmap(rng.normal(size=(6, 6)), TOKENS, [f"dim {j}" for j in range(6)], title="X", kind="diverging",
                   row_name="token", col_name="dim").to_dict()
     m = fig["layout"]["margin"]
     assert m["l"] >= 98 and m["r"] >= 64 and m["b"] >= 74 and m["t"] == 40
     assert m["l"] <= 102 and m["r"] <= 70 and m["b"] <= 76  # a few px more at most: the map keeps its size
     assert fig["data"][0]["colorbar"]["x"] == COLORBAR_AT["x"] == 1.0  # right margin independent of the width
-    weights = heatmap(np.full((6, 6), 1 / 6), tokens, tokens, color_scale="fixed").to_dict()["layout"]["margin"]
+    weights = heatmap(np.full((6, 6), 1 / 6), TOKENS, TOKENS, color_scale="fixed").to_dict()["layout"]["margin"]
     assert 104 <= weights["r"] <= 110

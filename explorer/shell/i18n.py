@@ -1,0 +1,210 @@
+"""The app in its learners' languages: English, Português, Türkçe (gettext catalogues read with babel).
+
+Every sentence a learner reads is a gettext message, one catalogue per language and *domain*: a
+lesson's strings are in the domain of its folder name (``explorer/locale/pt/LC_MESSAGES/walkthrough.po``),
+everything the lessons share (the sidebar, the shell's warnings and charts, the entrypoint) in ``shell``.
+A module gets its domain's functions from its own name::
+
+    from explorer.shell.i18n import translator
+    _, _n = translator(__name__)             # gettext and ngettext of this module's domain
+    # (a page file passes __file__: Streamlit runs it as "__main__")
+    st.caption(_("{n} tokens, {d} wide").format(n=n, d=d))
+    st.caption(_n("{n} head", "{n} heads", n).format(n=n))
+    LABELS = {"sink": N_("first-token sink")}   # marked at import time, translated where shown: _(LABELS[k])
+
+Messages are written with named ``{placeholders}`` and ``.format`` (an f-string cannot be a message: the
+catalogue would need every value), so a translator can move a value within the sentence. ``tools/i18n.py``
+extracts them (babel's Python extractor, keywords ``_``, ``_n``, ``N_``) and updates the ``.po`` files;
+``tests/test_i18n.py`` fails when a message is missing, untranslated or fuzzy in a catalogue, or a
+translation drops or renames a placeholder. The ``.po`` files are read and compiled in memory once per
+process (babel ``read_po`` + ``write_mo``): no compiled ``.mo`` file is kept in the repository.
+
+The language of a run is :func:`current` (set by the entrypoint with :func:`activate` from the sidebar's
+``lang`` control, bound to the link as ``?lang=en|pt|tr``; without it, the browser's language,
+``st.context.locale``, picks, English otherwise). Code that runs outside a Streamlit run (the pure
+``model.py`` / ``charts.py`` modules, their tests) sees English unless :func:`using` says otherwise.
+
+Numbers shown as text go through :func:`number` / :func:`integer` / :func:`percent`: decimal comma and
+``.`` for thousands in pt and tr (babel's CLDR data for ``pt_BR`` and ``tr_TR``); Plotly figures get
+:func:`plotly_separators`. Code, formulas (LaTeX), link values and downloads (CSV, JSON) keep the
+machine-readable ``1234.5``.
+
+Sources: GNU gettext manual (domains, plural forms, ``msgctxt``); Babel's ``babel.messages`` (catalogues)
+and ``babel.numbers`` (CLDR number formats).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import gettext
+import io
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from babel import Locale, numbers
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
+
+__all__ = [
+    "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
+    "general", "integer", "number", "percent", "plotly_separators", "translator", "using",
+]
+
+LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
+"""The app's languages: link value (``?lang=``) -> the language's own name (what the sidebar shows)."""
+DEFAULT = "en"
+KEY = "lang"
+"""The sidebar control's key and its link parameter."""
+BABEL_LOCALES = {"en": "en_US", "pt": "pt_BR", "tr": "tr_TR"}
+"""The CLDR locale whose number formats each language uses (the Portuguese lessons are Brazilian)."""
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+"""``explorer/locale/<lang>/LC_MESSAGES/<domain>.po`` (and ``<domain>.pot``, the extracted template)."""
+SHELL_DOMAIN = "shell"
+
+_current: contextvars.ContextVar[str] = contextvars.ContextVar("attention_explorer_lang", default=DEFAULT)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalogue without translating it (a module-level constant; translate it with
+    ``_()`` where it is shown)."""
+    return message
+
+
+def domain_of(module: str) -> str:
+    """The catalogue domain of a module, given its name or its file: ``explorer.lessons.<lesson>.*`` (or
+    ``…/explorer/lessons/<lesson>/….py``) -> ``<lesson>``, anything else ``shell``.
+
+    Raises:
+        ValueError: ``"__main__"``: Streamlit runs a page file as ``__main__``, so a page passes its ``__file__``.
+    """
+    if module == "__main__":
+        raise ValueError("a page runs as __main__: pass translator(__file__) so its lesson's domain is found")
+    if module.endswith(".py"):
+        parts = Path(module).resolve().parts
+        for i in range(len(parts) - 3):
+            if parts[i:i + 2] == ("explorer", "lessons"):
+                return parts[i + 2]
+        return SHELL_DOMAIN
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[0] == "explorer" and parts[1] == "lessons":
+        return parts[2]
+    return SHELL_DOMAIN
+
+
+def from_locale(locale: str | None) -> str:
+    """The app's language for a browser locale (``"pt-BR"`` -> ``"pt"``, ``"tr"`` -> ``"tr"``), English otherwise."""
+    if not locale:
+        return DEFAULT
+    code = str(locale).replace("_", "-").split("-")[0].strip().lower()
+    return code if code in LANGUAGES else DEFAULT
+
+
+def current() -> str:
+    """The language of this run (``en``, ``pt`` or ``tr``)."""
+    return _current.get()
+
+
+def activate(lang: str) -> None:
+    """Make ``lang`` the language of this run (the entrypoint, once per run). ``ValueError`` for another code."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+    _current.set(lang)
+
+
+@contextlib.contextmanager
+def using(lang: str) -> Iterator[None]:
+    """``with using("pt"):`` runs the block in another language (tests; pure code), then restores the language."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+    token = _current.set(lang)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def po_path(lang: str, domain: str) -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{domain}.po"
+
+
+@functools.cache
+def catalog(lang: str, domain: str) -> gettext.NullTranslations:
+    """The compiled catalogue of ``domain`` in ``lang`` (read once per process; English, or a missing file,
+    gives the messages as written). Fuzzy entries are not used (babel's ``write_mo`` leaves them out)."""
+    path = po_path(lang, domain)
+    if lang == DEFAULT or not path.is_file():
+        return gettext.NullTranslations()
+    with path.open("rb") as f:
+        po = read_po(f, locale=BABEL_LOCALES[lang], domain=domain)
+    buffer = io.BytesIO()
+    write_mo(buffer, po, use_fuzzy=False)
+    buffer.seek(0)
+    return Translations(buffer, domain=domain)
+
+
+def translator(module: str) -> tuple[Callable[[str], str], Callable[[str, str, int], str]]:
+    """``(_, _n)``: gettext and ngettext of ``module``'s domain (:func:`domain_of`: a module name, or a page's
+    ``__file__``), in the run's language."""
+    domain = domain_of(module)
+
+    def gettext_(message: str) -> str:
+        return catalog(current(), domain).gettext(message)
+
+    def ngettext_(singular: str, plural: str, n: int) -> str:
+        return catalog(current(), domain).ngettext(singular, plural, n)
+
+    return gettext_, ngettext_
+
+
+# --- numbers shown as text ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _locale(lang: str) -> Locale:
+    return Locale.parse(BABEL_LOCALES[lang])
+
+
+def number(x: float | None, digits: int = 4, *, lang: str | None = None) -> str:
+    """``x`` with ``digits`` fixed decimals and the language's decimal mark (``0.1235`` / ``0,1235``), not
+    grouped (``1234.5`` / ``1234,5``: a learner never mistakes a grouping mark for the decimal one), ``-0`` as
+    ``0``, and ``—`` for ``None``, NaN or infinity. (:func:`integer` groups counts.)"""
+    if x is None or not math.isfinite(x):
+        return "—"
+    text = f"{x:.{digits}f}"
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    lang = lang or current()
+    return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
+    """``x`` to ``significant`` digits as ``format(x, ".3g")`` writes it, with the language's decimal mark
+    (``0.25`` / ``0,25``; a chart's tick label)."""
+    text = f"{x:.{significant}g}"
+    lang = lang or current()
+    return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def integer(n: int, *, lang: str | None = None) -> str:
+    """``n`` with the language's thousands separator: ``46,080`` / ``46.080``."""
+    return numbers.format_decimal(int(n), format="#,##0", locale=_locale(lang or current()))
+
+
+def percent(x: float, digits: int = 1, *, lang: str | None = None) -> str:
+    """``x`` (a fraction) as a percentage: ``93.1%`` / ``93,1%`` / ``%93,1`` (Turkish writes the sign first)."""
+    pattern = "#,##0" + ("." + "0" * digits if digits > 0 else "") + "%"
+    lang = lang or current()
+    if lang == "tr":
+        pattern = "%" + pattern[:-1]
+    return numbers.format_percent(x, format=pattern, locale=_locale(lang), decimal_quantization=True)
+
+
+def plotly_separators(lang: str | None = None) -> str:
+    """Plotly's ``layout.separators`` for the language: the decimal mark, then the thousands mark
+    (``".,"`` / ``",."``)."""
+    loc = _locale(lang or current())
+    return numbers.get_decimal_symbol(loc) + numbers.get_group_symbol(loc)

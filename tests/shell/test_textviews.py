@@ -1,0 +1,14 @@
+"""Unit tests of the shared text views (explorer/shell/textviews.py; no Streamlit)."""
+
+import numpy as np
+
+from explorer.shell.textviews import ascii_heatmap, fmt, latex_text, weighted_sum_latex
+
+
+def test_text_views():
+    assert fmt(-0.00001) == "0.0000" and fmt(float("nan")) == "—"
+    art = ascii_heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), ["a", "bb"])
+    assert art.splitlines()[1] == " a █  " and art.splitlines()[2] == "bb ▒ ▒"
+    assert latex_text("a_b$&{}") == r"a\_b\$\&\{\}"
+    tex = weighted_sum_latex("x", np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.25, 0.75]))
+    assert "0.250" in tex and "0.750" in tex and tex.startswith(r"\begin{aligned}")

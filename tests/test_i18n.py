@@ -1,0 +1,117 @@
+"""The app's languages (:mod:`explorer.shell.i18n`): the catalogues are complete, numbers are written for the
+language, and the language control lives in the link and keeps every other control."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from explorer.shell import i18n
+from tests.apptest_utils import ROOT, app_at
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("i18n_tool", ROOT / "tools" / "i18n.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_message_is_in_both_catalogues_translated_and_not_fuzzy():
+    """A message added to the code and not extracted, an empty or fuzzy translation, or a translation that drops
+    or renames a {placeholder} fails here, with the command that fixes it."""
+    problems = _tool().problems()
+    assert not problems, "\n".join(problems[:40]) + (f"\n… and {len(problems) - 40} more" if len(problems) > 40 else "")
+
+
+def test_the_checker_catches_a_missing_a_fuzzy_and_a_broken_translation(tmp_path, monkeypatch):
+    tool = _tool()
+    module = tmp_path / "explorer" / "lessons" / "demo" / "page.py"
+    module.parent.mkdir(parents=True)
+    (module.parent / "page.py").write_text(
+        'from explorer.shell.i18n import N_, translator\n_, _n = translator(__name__)\n'
+        '_("Hello {name}").format(name="x")\n_n("{n} head", "{n} heads", 2)\nN_("marked")\n_("left out")\n')
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    monkeypatch.setattr(tool, "domain_files", lambda: {"demo": [module]})
+    monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path / "locale")
+    tool.cmd_extract()
+    for lang in ("pt", "tr"):
+        catalog = tool.read(i18n.po_path(lang, "demo"), lang, "demo")
+        for message in catalog:
+            if message.id == "Hello {name}":
+                message.string = "Olá {nome}"  # a renamed placeholder
+            elif message.id == ("{n} head", "{n} heads"):
+                message.string = ("{n} cabeça", "{n} cabeças")
+            elif message.id == "marked":
+                message.string, message.flags = "marcado", {"fuzzy"}
+        tool.write(i18n.po_path(lang, "demo"), catalog)
+    found = tool.problems()
+    assert any("'Hello {name}': placeholders ['nome'], expected ['name']" in p for p in found)
+    assert any("'marked': fuzzy" in p for p in found)
+    assert any("'left out': untranslated" in p for p in found)
+    assert not any("head" in p for p in found)
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("en", ("0.1235", "1234.500", "0", "46,080", "93.1%", ".,")),
+    ("pt", ("0,1235", "1234,500", "0", "46.080", "93,1%", ",.")),
+    ("tr", ("0,1235", "1234,500", "0", "46.080", "%93,1", ",.")),
+])
+def test_numbers_are_written_for_the_language(lang, expected):
+    with i18n.using(lang):
+        got = (i18n.number(0.12345), i18n.number(1234.5, 3), i18n.number(-0.0001, 0), i18n.integer(46080),
+               i18n.percent(0.931), i18n.plotly_separators())
+    assert got == expected
+    assert i18n.number(float("nan")) == "—" and i18n.number(None) == "—"
+
+
+def test_languages_domains_and_the_browsers_locale():
+    assert list(i18n.LANGUAGES) == ["en", "pt", "tr"]
+    assert i18n.domain_of("explorer.lessons.walkthrough.draw") == "walkthrough"
+    assert i18n.domain_of("explorer.shell.controls") == i18n.domain_of("streamlit_app") == "shell"
+    assert i18n.domain_of(str(ROOT / "explorer" / "lessons" / "causal" / "page.py")) == "causal"
+    assert i18n.domain_of(str(ROOT / "streamlit_app.py")) == "shell"
+    with pytest.raises(ValueError, match="pass translator\\(__file__\\)"):
+        i18n.domain_of("__main__")
+    assert [i18n.from_locale(x) for x in ("pt-BR", "pt_PT", "tr", "TR-tr", "en-GB", "de-DE", None, "")] == [
+        "pt", "pt", "tr", "tr", "en", "en", "en", "en"]
+    assert i18n.current() == "en"
+    with i18n.using("tr"):
+        assert i18n.current() == "tr"
+    assert i18n.current() == "en"
+    with pytest.raises(ValueError, match="lang must be one of en, pt, tr"):
+        i18n.activate("de")
+
+
+def test_the_language_is_in_the_link_and_keeps_every_other_control():
+    at = app_at("walkthrough", query={"lang": "pt", "seed": "9", "d_k": "8"})
+    assert not at.exception
+    assert at.selectbox(key="_lang_choice").value == "pt" and at.query_params["lang"] == "pt"
+    at.selectbox(key="_lang_choice").set_value("tr").run()
+    assert at.query_params["lang"] == "tr" and at.query_params["seed"] == "9" and at.query_params["d_k"] == "8"
+    assert at.number_input(key="seed").value == 9
+
+
+def test_a_language_the_app_does_not_have_warns_and_leaves_the_link():
+    at = app_at("walkthrough", query={"lang": "de"})
+    assert not at.exception and at.selectbox(key="_lang_choice").value == "en"
+    assert any("`lang=de` is not valid (lang must be one of en, pt, tr)" in w.value for w in at.warning)
+    assert "lang" not in at.query_params
+
+
+def test_a_section_recorded_in_one_language_is_not_replayed_in_another():
+    from explorer.shell.cache import section
+
+    calls = []
+
+    @section
+    def say(x: int) -> None:
+        calls.append((x, i18n.current()))
+
+    say(1)
+    say(1)
+    with i18n.using("pt"):
+        say(1)
+        say(1)
+    assert calls == [(1, "en"), (1, "pt")]
