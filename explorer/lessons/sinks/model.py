@@ -60,12 +60,12 @@ DEFAULT_OFFSET = 1000
 SWEEP_WINDOWS = (8, 16, 32)
 SWEEP_SINKS = 4
 LATENT_RANKS = (32, 64, 128, 192, 256, 320, 384)
-FIRST_CHOICES = {  # the option (as the radio and the link show it) -> the text of the token put first (None: drop)
-    "↵ a new line": "\n",
-    "␣the": " the",
-    ". a full stop": ".",
-    "<|im_start|>": "<|im_start|>",
-    "drop your first token": None,
+FIRST_CHOICES = {  # the option's code (the link's value) -> the text of the token put first (None: drop the first)
+    "newline": "\n",
+    "the": " the",
+    "stop": ".",
+    "im_start": "<|im_start|>",
+    "drop": None,
 }
 
 

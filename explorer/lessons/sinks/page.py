@@ -47,12 +47,12 @@ draw.the_sink(llm, ids, controls.color_scale())
 st.header("2 · Put another token first")
 st.markdown("If the first token were a sink because of *what* it is, another token in its place would not be one. "
             "Put a different token before your text (or drop your first token) and see where the weight goes.")
-controls.refuse_unusable(FIRST, lambda raw: raw in model.FIRST_CHOICES)
-choice = st.radio("Put first", list(model.FIRST_CHOICES), key=FIRST, bind="query-params", horizontal=True,
-                  help="A new line, a common word, punctuation or the chat's special token before your text; or your "
-                       "text without its first token, so that its second token comes first.")
-choice = choice if choice in model.FIRST_CHOICES else next(iter(model.FIRST_CHOICES))
-controls.check_link(FIRST, choice, "one of " + ", ".join(model.FIRST_CHOICES))
+choice = controls.option_control(
+    "radio", "Put first", {"newline": "↵ a new line", "the": "␣the", "stop": ". a full stop",
+                           "im_start": "<|im_start|>", "drop": "drop your first token"},
+    key=FIRST, default="newline", horizontal=True,
+    help="A new line, a common word, punctuation or the chat's special token before your text; or your text without "
+         "its first token, so that its second token comes first.")
 if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info("Without its first token your text is too short to measure: type a longer text.", icon="📏")
 else:

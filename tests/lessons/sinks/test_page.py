@@ -112,12 +112,12 @@ def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
 @pytest.mark.slow
 def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns():
     query = {"sk_prompt": "The cat sat on the mat because it was tired, and then it slept for a long time in the "
-                          "warm sun by the window.", "sk_first": "␣the", "sk_offset": "77", "sk_window": "8",
+                          "warm sun by the window.", "sk_first": "the", "sk_offset": "77", "sk_window": "8",
              "sk_new": "3"}
     at = app_at(PAGE, query=query, timeout=900)
     assert_clean(at)
     assert not at.warning
-    assert at.radio(key="sk_first").value == "␣the" and at.slider(key="sk_offset").value == 77
+    assert at.radio(key="sk_first").value == "the" and at.slider(key="sk_offset").value == 77
     assert at.slider(key="sk_window").value == 8 and at.slider(key="sk_new").value == 3
     assert M.link(query["sk_prompt"], 8).startswith("./attention-sinks?sk_prompt=The%20cat")
     bad = app_at(PAGE, query={"sk_first": "banana", "sk_offset": "-5", "sk_window": "1e2", "sk_new": "999"},
@@ -126,7 +126,7 @@ def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns():
     warned = texts(bad, "warning")
     for key in ("sk_first", "sk_offset", "sk_window", "sk_new"):
         assert key in warned, key
-    assert bad.radio(key="sk_first").value == next(iter(M.FIRST_CHOICES))
+    assert bad.radio(key="sk_first").value == "newline"
     assert bad.slider(key="sk_window").value == M.DEFAULT_WINDOW and bad.slider(key="sk_new").value == 16
 
 
@@ -142,7 +142,7 @@ def test_short_texts_get_a_message_not_an_error(text, says):
 @pytest.mark.slow
 def test_visitor_text_is_text_never_markup():
     prompt = "<b>bold</b> **x** $y$ [a](./walkthrough) and then some more words so that a window fits in it"
-    at = app_at(PAGE, query={"sk_prompt": prompt, "sk_first": "drop your first token"}, timeout=900)
+    at = app_at(PAGE, query={"sk_prompt": prompt, "sk_first": "drop"}, timeout=900)
     assert_clean(at)
     for kind in ("markdown", "caption", "info", "warning", "success", "latex"):
         for el in getattr(at, kind):
