@@ -27,7 +27,7 @@ def series(app: App, key: str) -> list[np.ndarray]:
 
 @pytest.mark.timeout(1800)
 def test_the_page_draws_every_section_and_its_charts_agree(st_app):
-    record_timing("sinks_open_s", round(st_app.open(PATH), 3))
+    record_timing("sinks_open_s", round(st_app.open(PATH, {"sk_measure": "true"}), 3))
     assert not st_app.exceptions()
     assert {c["key"] for c in st_app.charts()} >= set(CHARTS)
     grid = np.array(st_app.z("sk_fig_grid"), dtype=float)  # [30 layers, 9 heads]
@@ -67,7 +67,7 @@ def test_the_page_draws_every_section_and_its_charts_agree(st_app):
 def test_a_shared_link_reproduces_the_page_on_a_desktop_and_a_phone(st_app, context):
     params = {"sk_prompt": "A quiet village sat at the foot of the mountains. Every morning the baker opened his shop, "
                            "the children walked to school, and the old clock in the square struck eight.",
-              "sk_first": "the", "sk_offset": 250, "sk_window": 8, "sk_new": 4}
+              "sk_first": "the", "sk_offset": 250, "sk_window": 8, "sk_new": 4, "sk_measure": "true"}
     st_app.open(PATH, params)
     assert not st_app.exceptions()
     assert not st_app.page.locator('[data-testid="stAlert"]').filter(has_text="not valid").count()

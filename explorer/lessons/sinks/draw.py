@@ -335,13 +335,10 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
 
 
 @section
-def smaller_caches(_model: llama.LlamaModel, ids: tuple[int, ...], rows: tuple[model.Measured, ...]) -> None:
-    """The table and the chart of every cache variant, and what they say, measured."""
-    c = _model.config
-    n = len(ids)
-    by_key = {r.variant.key: r for r in rows}
-    gqa = by_key["gqa"]
-    score_from = model.sweep_score_from(tuple(r.variant for r in rows))
+def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
+    """What each conversion does (formulas), that none is fine-tuned, and every variant's bytes per token (from the
+    formulas alone: no model runs here)."""
+    c = config
     st.markdown(
         "**Conversions before any fine-tuning.** Each row below changes the trained weights (or the mask) and runs "
         "them as they are. The papers that propose these conversions train afterwards: grouped-query attention's "
@@ -368,6 +365,22 @@ def smaller_caches(_model: llama.LlamaModel, ids: tuple[int, ...], rows: tuple[m
                "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "
                "separate rotary key). A window keeps every float of a token for at most w + 4 tokens: its bytes per "
                f"token are those of the cache at your text's last token divided by its {n} tokens.")
+    rows = []
+    for v in model.cache_variants(c, n):
+        floats, per_token = model.variant_bytes(c, v, n)
+        rows.append({"variant": v.label, "floats per token per layer": floats,
+                     "KV cache bytes per token": round(per_token)})
+    dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))
+
+
+@section
+def smaller_caches(_model: llama.LlamaModel, ids: tuple[int, ...], rows: tuple[model.Measured, ...]) -> None:
+    """The measured table and the chart of every cache variant, and what they say."""
+    c = _model.config
+    n = len(ids)
+    by_key = {r.variant.key: r for r in rows}
+    gqa = by_key["gqa"]
+    score_from = model.sweep_score_from(tuple(r.variant for r in rows))
     table = pd.DataFrame([{
         "variant": r.variant.label,
         "floats per token per layer": r.floats_per_layer,

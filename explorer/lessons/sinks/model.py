@@ -37,7 +37,7 @@ __all__ = [
     "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "URL_PATH", "CacheVariant", "FirstToken",
     "Measured", "Shift", "SinkSummary", "Streamed", "allowed_keys", "cache_variants", "changed_ids",
     "first_token_experiment", "link", "md_code", "measure", "reference_logits", "shift_experiment", "sink_mass",
-    "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "window_max",
+    "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "variant_bytes", "window_max",
 ]
 
 URL_PATH = "attention-sinks"  # this lesson's page (explorer.lessons.LESSONS)
@@ -55,7 +55,7 @@ SINK_COUNTS = (0, 1, 4)
 DEFAULT_WINDOW = 16
 MIN_SCORED = 4
 """A window leaves at least this many scored positions after it (the window slider's top is ``n - 1 - MIN_SCORED``)."""
-DEFAULT_NEW_TOKENS, MAX_NEW_TOKENS = 16, 32
+DEFAULT_NEW_TOKENS, MAX_NEW_TOKENS = 8, 32
 DEFAULT_OFFSET = 1000
 SWEEP_WINDOWS = (8, 16, 32)
 SWEEP_SINKS = 4
@@ -368,6 +368,14 @@ def cache_variants(config: llama.LlamaConfig, n: int) -> tuple[CacheVariant, ...
     return tuple(out)
 
 
+def variant_bytes(config: llama.LlamaConfig, variant: CacheVariant, n: int) -> tuple[int, float]:
+    """``(floats per token per layer, KV-cache bytes per token of a text of n tokens)`` by the formulas
+    (:func:`attention.llama.variants.converted_config`; a window keeps at most ``window + sinks`` tokens)."""
+    converted = variants.converted_config(config, variant.kind)
+    kept = n if variant.window is None else min(n, variant.window + variant.sinks)
+    return converted.kv_floats_per_token_per_layer, kept * converted.kv_bytes_per_token / n
+
+
 def sweep_score_from(variants_: tuple[CacheVariant, ...]) -> int:
     """The first scored query position of the sweep: after its largest window (0 without windows)."""
     return max((v.window for v in variants_ if v.window is not None), default=0)
@@ -410,15 +418,12 @@ def measure(model: llama.LlamaModel, ids, variant: CacheVariant, reference: np.n
     if variant.kind is not None:
         converted = model.kv_variant(variant.kind)
         logits = converted.forward(ids, need_weights=False).logits
-        config = converted.config
         del converted
     else:
         options = {} if variant.window is None else {"window": variant.window, "sinks": variant.sinks}
         logits = model.forward(ids, need_weights=False, **options).logits
-        config = c
-    kept = n if variant.window is None else min(n, variant.window + variant.sinks)
-    cache_bytes = kept * config.kv_bytes_per_token
+    floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
     agreement = variants.compare(reference, logits, ids, score_from)
     diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
-    return Measured(variant, config.kv_floats_per_token_per_layer, cache_bytes, cache_bytes / n,
-                    agreement.perplexity, agreement.kl, agreement.top1, diff)
+    return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
+                    agreement.top1, diff)

@@ -1,8 +1,8 @@
 """Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on SmolLM2-135M.
 
 Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
-position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens). The sweep over the
-cache variants has no control: it is measured on the text, once per prompt (cached).
+position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens), ``sk_measure`` (the sweep
+over every cache variant: about 20 runs of the model, so it runs when asked, then is cached per prompt).
 """
 
 import streamlit as st
@@ -12,7 +12,7 @@ from explorer.lessons.sinks import draw, model
 from explorer.shell import controls
 from explorer.shell import real_model as rm
 
-FIRST, OFFSET, WINDOW, NEW = "sk_first", "sk_offset", "sk_window", "sk_new"
+FIRST, OFFSET, WINDOW, NEW, MEASURE = "sk_first", "sk_offset", "sk_window", "sk_new", "sk_measure"
 
 draw.intro()
 controls.not_used(draw.NOT_USED)
@@ -102,5 +102,16 @@ st.header("5 · Smaller caches: what each one costs")
 st.markdown(f"The model keeps {c.kv_bytes_per_token:,} bytes of keys and values per token. Every way to keep fewer "
             "is measured here on your text: bytes per token against perplexity, how far the next-token "
             "distributions move (KL) and how often the top token stays the same.")
-rows = draw.sweep(llm, ids)
-draw.smaller_caches(llm, ids, rows)
+draw.cache_formulas(c, p.n)
+n_variants = len(model.cache_variants(c, p.n))
+measure = st.toggle("Measure every variant on your text", key=MEASURE, bind="query-params",
+                    help=f"Runs the model once per variant on your text ({n_variants} runs: each variant converted, "
+                         "or windowed), compares every next-token distribution with the model's, and keeps the "
+                         "results for this text.")
+controls.check_link(MEASURE, measure, "true or false")
+if measure:
+    draw.smaller_caches(llm, ids, draw.sweep(llm, ids))
+else:
+    st.info(f"The bytes above come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
+            f"perplexity, KL to the model's next-token distributions and top-1 agreement ({n_variants} runs of "
+            "the model, shown with a progress bar).", icon="📐")

@@ -94,6 +94,10 @@ def test_measurements_on_the_tiny_model(tiny):
     assert rows["mha"].bytes_per_token == 3 * rows["gqa"].bytes_per_token
     assert rows["window-8"].cache_bytes == (8 + 4) * tiny.config.kv_bytes_per_token
     assert rows["mqa"].kl > 0
+    for v in M.cache_variants(tiny.config, len(ids)):  # the formula is the converted model's own byte count
+        if v.kind is not None:
+            own = tiny.kv_variant(v.kind).config.kv_bytes_per_token
+            assert rows[v.key].floats_per_layer * tiny.config.n_layers * 4 == own
 
 
 # --- the lesson's facts on SmolLM2 (slow) ----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from tests.core.llama_support import real_model
 
 PAGE = "sinks"
 FIGURES = ("sk_fig_layers", "sk_fig_grid", "sk_fig_top_head", "sk_fig_first", "sk_fig_mask", "sk_fig_losses",
-           "sk_fig_tradeoff")
+           "sk_fig_tradeoff")  # the last with sk_measure=true
 
 
 def values(data) -> np.ndarray:
@@ -42,8 +42,21 @@ def default_ids(lm):
 
 
 @pytest.mark.slow
-def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_ids):
+def test_defaults_measure_the_caches_when_asked(lm):
     at = app_at(PAGE, timeout=900)
+    assert_clean(at)
+    assert not at.warning and "sk_fig_tradeoff" not in figures(at)
+    assert "Turn on *Measure*" in texts(at, "info") and not at.toggle(key="sk_measure").value
+    table = at.dataframe[-1].value  # the bytes of every variant, from the formulas
+    assert list(table["KV cache bytes per token"])[:4] == [138_240, 46_080, 15_360, 3_840]
+    at.toggle(key="sk_measure").set_value(True).run()
+    assert_clean(at)
+    assert "sk_fig_tradeoff" in figures(at) and "Turn on *Measure*" not in texts(at, "info")
+
+
+@pytest.mark.slow
+def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_ids):
+    at = app_at(PAGE, query={"sk_measure": "true"}, timeout=900)
     assert_clean(at)
     assert not at.warning
     assert set(FIGURES) <= set(figures(at))
@@ -113,21 +126,23 @@ def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
 def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns():
     query = {"sk_prompt": "The cat sat on the mat because it was tired, and then it slept for a long time in the "
                           "warm sun by the window.", "sk_first": "the", "sk_offset": "77", "sk_window": "8",
-             "sk_new": "3"}
+             "sk_new": "3", "sk_measure": "true"}
     at = app_at(PAGE, query=query, timeout=900)
     assert_clean(at)
     assert not at.warning
     assert at.radio(key="sk_first").value == "the" and at.slider(key="sk_offset").value == 77
     assert at.slider(key="sk_window").value == 8 and at.slider(key="sk_new").value == 3
+    assert at.toggle(key="sk_measure").value and "sk_fig_tradeoff" in figures(at)
     assert M.link(query["sk_prompt"], 8).startswith("./attention-sinks?sk_prompt=The%20cat")
-    bad = app_at(PAGE, query={"sk_first": "banana", "sk_offset": "-5", "sk_window": "1e2", "sk_new": "999"},
-                 timeout=900)
+    bad = app_at(PAGE, query={"sk_first": "banana", "sk_offset": "-5", "sk_window": "1e2", "sk_new": "999",
+                              "sk_measure": "maybe"}, timeout=900)
     assert_clean(bad)
     warned = texts(bad, "warning")
-    for key in ("sk_first", "sk_offset", "sk_window", "sk_new"):
+    for key in ("sk_first", "sk_offset", "sk_window", "sk_new", "sk_measure"):
         assert key in warned, key
     assert bad.radio(key="sk_first").value == "newline"
-    assert bad.slider(key="sk_window").value == M.DEFAULT_WINDOW and bad.slider(key="sk_new").value == 16
+    assert bad.slider(key="sk_window").value == M.DEFAULT_WINDOW
+    assert bad.slider(key="sk_new").value == M.DEFAULT_NEW_TOKENS
 
 
 @pytest.mark.slow
@@ -142,7 +157,7 @@ def test_short_texts_get_a_message_not_an_error(text, says):
 @pytest.mark.slow
 def test_visitor_text_is_text_never_markup():
     prompt = "<b>bold</b> **x** $y$ [a](./walkthrough) and then some more words so that a window fits in it"
-    at = app_at(PAGE, query={"sk_prompt": prompt, "sk_first": "drop"}, timeout=900)
+    at = app_at(PAGE, query={"sk_prompt": prompt, "sk_first": "drop", "sk_measure": "true"}, timeout=900)
     assert_clean(at)
     for kind in ("markdown", "caption", "info", "warning", "success", "latex"):
         for el in getattr(at, kind):
