@@ -28,7 +28,8 @@ below all train after converting; these are the conversions' first step alone):
   ``StartRecentKVCache``, the query at the cache's length). ``forward(window=w, sinks=k)`` keeps every token's
   original position instead. The two differ only in the scores of the kept first tokens: a window key is as far
   from the query in both numberings; a sink is ``p - s`` positions away in ours, ``k + w - 1 - s`` in theirs.
-* :func:`generate`: greedy continuation with those options (a windowed cache continues with its window).
+* :func:`generate`: greedy continuation with those options (a windowed cache continues with its window);
+  :func:`continue_greedy` continues a pass already made (the prompt is not run twice).
 
 Memory: a variant shares every array of the model except each layer's fused ``W_q | W_k | W_v``, which it holds
 widened in float32 (also from a compact model): ``n_layers * d_model * (n_heads + 2 kv) * d_head * 4`` bytes, for
@@ -51,8 +52,9 @@ from .blocks import apply_rope, rms_norm, rope_angles
 from .sampling import sample_next
 from .weights import _Dense
 
-__all__ = ["KV_VARIANTS", "Agreement", "compare", "converted_config", "generate", "kl_divergence", "kv_variant",
-           "latent_basis", "next_token_losses", "perplexity", "renumbered_logits", "score_start", "singular_values"]
+__all__ = ["KV_VARIANTS", "Agreement", "compare", "continue_greedy", "converted_config", "generate", "kl_divergence",
+           "kv_variant", "latent_basis", "next_token_losses", "perplexity", "renumbered_logits", "score_start",
+           "singular_values"]
 
 KV_VARIANTS = ("mha", "mqa", "latent")
 """The conversions :func:`kv_variant` knows: ``"mha"``, ``"mqa"`` and ``("latent", rank)``."""
@@ -369,7 +371,25 @@ def generate(model, ids, max_new_tokens: int = 8, *, stop_at_eos: bool = True, *
     if len(ids) + max_new_tokens > model.config.max_tokens:
         raise ValueError(f"{len(ids)} prompt tokens + {max_new_tokens} new = {len(ids) + max_new_tokens}, "
                          f"more than the {model.config.max_tokens} this model accepts (MAX_TOKENS)")
-    out = model.forward(ids, need_weights=False, **forward_options)
+    return continue_greedy(model, model.forward(ids, need_weights=False, **forward_options), max_new_tokens,
+                           stop_at_eos=stop_at_eos, **forward_options)
+
+
+def continue_greedy(model, out, max_new_tokens: int, *, stop_at_eos: bool = True, **forward_options) -> list[int]:
+    """:func:`generate` from a pass already made: ``out`` is the :class:`~attention.llama.ForwardOutput` of the
+    prompt run with ``forward_options`` (its last logits choose the first new token, its cache continues), so a
+    caller that needed the prompt's logits anyway does not run the prompt twice.
+
+    Raises:
+        ValueError: ``max_new_tokens`` < 1, or more tokens than ``config.max_tokens`` in all; as
+            :meth:`LlamaModel.forward` (options other than the cache's).
+    """
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int | np.integer) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    have = 0 if out.cache is None else out.cache.length
+    if out.cache is None or have + max_new_tokens > model.config.max_tokens:
+        raise ValueError(f"out must be a forward pass with its cache, and its {have} tokens + {max_new_tokens} new "
+                         f"ones must fit in {model.config.max_tokens} (MAX_TOKENS)")
     new: list[int] = []
     while True:
         token = sample_next(out.logits[-1], temperature=0.0)

@@ -201,6 +201,10 @@ def test_generate_with_a_window_continues_its_cache(tiny, ids):
         assert token == int(tiny.forward(seq, window=4, sinks=1).logits[-1].argmax())
         seq.append(token)
     assert variants.generate(tiny, prompt, 6, stop_at_eos=False) == tiny.generate(prompt, 6, stop_at_eos=False)
+    out = tiny.forward(prompt, window=4, sinks=1, need_weights=False)  # a pass made anyway, then continued
+    assert variants.continue_greedy(tiny, out, 6, stop_at_eos=False, window=4, sinks=1) == new
+    with pytest.raises(ValueError, match="other options"):
+        variants.continue_greedy(tiny, out, 2, stop_at_eos=False)  # the cache was made with a window
 
 
 def test_bad_values_raise_one_value_error(tiny, ids):
@@ -223,6 +227,8 @@ def test_bad_values_raise_one_value_error(tiny, ids):
         (lambda: variants.renumbered_logits(tiny, ids, window=0, sinks=1), "window must be"),
         (lambda: variants.renumbered_logits(tiny, ids, window=3, sinks=-2), "sinks must be"),
         (lambda: variants.generate(tiny, ids, 0), "max_new_tokens must be a positive integer"),
+        (lambda: variants.continue_greedy(tiny, tiny.forward(ids, start_layer=1, residual=tiny.forward(
+            ids, keep_activations=True).residuals[1]), 2), "a forward pass with its cache"),
         (lambda: variants.compare(np.zeros((3, 5)), np.zeros((3, 4)), [1, 2, 3]), "one shape"),
         (lambda: variants.kl_divergence(np.zeros((2, 3)), np.full((2, 3), np.nan)), "finite"),
     ]

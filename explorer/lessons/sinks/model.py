@@ -320,13 +320,13 @@ def streamed(model: llama.LlamaModel, ids, window: int, sinks: int | None, n_new
     ids = list(ids)
     start = variants.score_start(len(ids), None, window)
     options = {} if sinks is None else {"window": window, "sinks": sinks}
-    logits = model.forward(ids, need_weights=False, **options).logits
-    losses = variants.next_token_losses(logits, ids)
+    out = model.forward(ids, need_weights=False, **options)  # scored, then continued (one prompt pass)
+    losses = variants.next_token_losses(out.logits, ids)
     renumbered = None
     if sinks:
         shifted = variants.renumbered_logits(model, ids, window=window, sinks=sinks)
         renumbered = float(np.exp(variants.next_token_losses(shifted, ids)[start:].mean()))
-    generated = tuple(variants.generate(model, ids, n_new, **options))
+    generated = tuple(variants.continue_greedy(model, out, n_new, **options))
     return Streamed(window, sinks, start, float(np.exp(losses[start:].mean())), losses, renumbered, generated)
 
 
