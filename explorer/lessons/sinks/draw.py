@@ -34,8 +34,8 @@ NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (expl
     "embedding": "the model's own trained token embeddings.",
     "positional": "the model's own positions (RoPE rotates its queries and keys).",
     "seed": "the model's weights are trained, not drawn, and every continuation here is greedy.",
-    "d_model": "the model's own width (SmolLM2-135M).",
-    "d_k": "the model's own heads (SmolLM2-135M).",
+    "d_model": f"the model's own width ({rm.MODEL_NAME}).",
+    "d_k": f"the model's own heads ({rm.MODEL_NAME}).",
 }
 REFERENCE_MAX_ENTRIES = 2
 _ONE_VARIANT = threading.Lock()
@@ -127,7 +127,7 @@ def intro() -> None:
     st.title("Attention sinks and smaller KV caches")
     st.markdown(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
-        "This page measures why, on SmolLM2-135M-Instruct's own weights and your text, and then uses it: a cache "
+        f"This page measures why, on {rm.MODEL_NAME}'s own weights and your text, and then uses it: a cache "
         "that keeps only the last few tokens needs those first ones. Then it measures the other ways modern "
         "models shrink the KV cache (fewer key/value heads, a latent cache, a window), each as bytes per token "
         "against perplexity."
@@ -302,7 +302,11 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
         with col:
             st.metric(title, f"{r.perplexity:,.1f}", help="perplexity over the positions after the window")
             st.caption(f"continues your text with {count(len(r.generated), 'token')} (greedy):")
-            st.code(_model.decode(list(r.generated)), language=None, wrap_lines=True)
+            part = _model.decode_partial(list(r.generated))  # an unfinished character stays pending, never �
+            st.code(part.text, language=None, wrap_lines=True)
+            if part.pending:
+                st.caption(f"… and the first bytes of a character not finished yet: "
+                           f"{model.md_code(part.pending_escaped)}")
     series = [(("full attention" if s is None else f"{count(s, 'kept first token')}"), runs[s].losses,
                sfig.SINK_COLORS[s]) for s in (*model.SINK_COUNTS, None)]
     st.plotly_chart(sfig.losses_along(series, window, labels, title="next-token loss along your text"),

@@ -71,7 +71,7 @@ def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_id
     assert [m.value for m in at.metric][-4:] == [f"{runs[k].perplexity:,.1f}" for k in (0, 1, 4, None)]
     assert (f"from **{runs[0].perplexity:,.1f}** (no kept token) to **{runs[4].perplexity:,.1f}**; full attention: "
             f"{runs[None].perplexity:,.1f}") in md
-    assert [c.value.strip() for c in at.code][-4:] == [lm.decode(list(runs[k].generated)).strip()
+    assert [c.value.strip() for c in at.code][-4:] == [lm.decode_partial(list(runs[k].generated)).text.strip()
                                                        for k in (0, 1, 4, None)]
     # smaller caches: MHA exact, latent beats MQA at the same budget, full rank is the model
     table = at.dataframe[-2].value  # the variants' table (the last one is inside "Numbers")
