@@ -51,7 +51,7 @@ from babel.support import Translations
 
 __all__ = [
     "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
-    "general", "integer", "number", "percent", "plotly_separators", "translator", "using",
+    "general", "integer", "list_separator", "number", "percent", "plotly_separators", "translator", "using",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -187,6 +187,12 @@ def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
     text = f"{x:.{significant}g}"
     lang = lang or current()
     return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def list_separator(lang: str | None = None) -> str:
+    """What separates numbers listed in a sentence: ``", "`` (``0.5, 0.25``), or ``"; "`` where the decimal mark is
+    a comma (``0,5; 0,25``: a comma between them would read as one more decimal mark)."""
+    return ", " if numbers.get_decimal_symbol(_locale(lang or current())) == "." else "; "
 
 
 def integer(n: int, *, lang: str | None = None) -> str:

@@ -6,6 +6,8 @@ run's language (:mod:`explorer.shell.i18n`); numbers in formulas do not.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from explorer.shell import i18n
@@ -23,6 +25,20 @@ def fmt(x: float, digits: int = 4) -> str:
 def fmt_formula(x: float, digits: int = 4) -> str:
     """:func:`fmt` for LaTeX and code: fixed decimals with ``.`` in every language (``-0`` as ``0``, ``—`` for NaN)."""
     return i18n.number(x, digits, lang=i18n.DEFAULT)
+
+
+def number_list(values, digits: int = 4) -> str:
+    """Numbers listed in a sentence, in the run's language: ``2.1, 0.3`` / ``2,1; 0,3`` (:func:`fmt` each,
+    :func:`explorer.shell.i18n.list_separator` between them)."""
+    return i18n.list_separator().join(fmt(float(x), digits) for x in values)
+
+
+def latex_words(message: str, **math: str) -> str:
+    r"""A message (already in the run's language) as LaTeX: its words in ``	ext{…}`` (escaped), each
+    ``{placeholder}`` replaced by the LaTeX given for it, so a formula translates only its words:
+    ``latex_words(_("query {i} may attend to key {j}"), i="i", j="j")``."""
+    parts = re.split(r"\{(\w+)\}", message)
+    return "".join(math[p] if i % 2 else (rf"\text{{{latex_text(p)}}}" if p else "") for i, p in enumerate(parts))
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

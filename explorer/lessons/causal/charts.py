@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
     COLORBAR_AT,
@@ -25,16 +26,20 @@ from explorer.shell.charts import (
     tick_angles,
     tick_positions,
 )
+from explorer.shell.i18n import N_, translator
+
+_, _n = translator(__name__)
 
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
-    "add_row_badges", "add_row_separator", "boolean_mask_figure", "exact_change_text", "row_change_bars",
+    "add_row_badges", "add_row_separator", "boolean_mask_figure", "exact", "exact_change_text",
+    "row_change_bars", "significant",
 ]
 
 ALLOWED_COLOR = "#3b78c2"
 BLOCKED_COLOR = "#d4d4d4"
 NEG_INF = "−∞"  # U+2212: shown as text, never as a raw float
-FULLY_MASKED_BADGE = "fully masked: no key to attend to"
+FULLY_MASKED_BADGE = N_("fully masked: no key to attend to")  # shown translated: _(FULLY_MASKED_BADGE)
 
 
 def _check_square(matrix: np.ndarray, labels: Sequence[str], name: str) -> None:
@@ -52,14 +57,14 @@ def _layout(labels: Sequence[str], title: str, height: int | None, colorbar: int
     # last one stays inside the figure (Plotly hides a tick label that runs past the figure's edge)
     angles = tick_angles(len(shown), phone)
     layout = dict(
-        xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown], title=dict(text="key"),
+        xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown], title=dict(text=_("key")),
                    showgrid=False, zeroline=False, range=[-0.5, n - 0.5], autotickangles=angles),
         yaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
-                   title=dict(text="query"), autorange="reversed", showgrid=False, zeroline=False),
+                   title=dict(text=_("query")), autorange="reversed", showgrid=False, zeroline=False),
         # Margins that hold the labels and the legend from the start: Plotly draws the map once (issue 20)
         margin=heatmap_margin([labels[i] for i in shown], [labels[i] for i in shown], x_upright=0 in angles,
                               colorbar=colorbar, top=40 if title else 10),
-        height=height or int(min(620, max(240, 34 * n + 110))),
+        height=height or int(min(620, max(240, 34 * n + 110))), separators=i18n.plotly_separators(),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -81,7 +86,8 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
         colorbar=dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=list(legend), thickness=12, len=0.6,
                       **COLORBAR_AT),
         customdata=custom, showscale=show_legend,
-        hovertemplate="query %{customdata[0]} → key %{customdata[1]}: %{customdata[2]}<extra></extra>",
+        hovertemplate=_("query {query} → key {key}: {value}").format(
+            query="%{customdata[0]}", key="%{customdata[1]}", value="%{customdata[2]}") + "<extra></extra>",
     )
     # The words while they fit a phone's cells, else their first letters (T / F), else no text (colours, legend).
     legend_chars = max(len(t) for t in legend) if show_legend else 0
@@ -118,9 +124,9 @@ def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height:
     if mask.dtype != np.bool_:
         raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
     _check_square(mask, labels, "mask")
-    cells = ("F", "T") if short else ("False", "True")
-    return _two_level(mask, labels, cells, ("False (blocked)", "True (may attend)"),
-                      ("False: blocked", "True: may attend"), title, height, show_legend)
+    cells = ("F", "T") if short else ("False", "True")  # Python's bool values: never translated
+    return _two_level(mask, labels, cells, (_("False (blocked)"), _("True (may attend)")),
+                      (_("False: blocked"), _("True: may attend")), title, height, show_legend)
 
 
 def additive_mask_figure(additive, labels: Sequence[str], *, title: str = "", height: int | None = None) -> go.Figure:
@@ -136,12 +142,15 @@ def additive_mask_figure(additive, labels: Sequence[str], *, title: str = "", he
     _check_square(additive, labels, "additive")
     if not np.all((additive == 0) | np.isneginf(additive)):
         raise ValueError("additive must hold only 0 (may attend) and -inf (blocked)")
-    return _two_level(additive == 0, labels, (NEG_INF, "0"), (f"{NEG_INF} (blocked)", "0 (may attend)"),
-                      (f"{NEG_INF}: blocked", "0: may attend"), title, height)
+    return _two_level(additive == 0, labels, (NEG_INF, "0"),
+                      (_("{neg_inf} (blocked)").format(neg_inf=NEG_INF), _("0 (may attend)")),
+                      (_("{neg_inf}: blocked").format(neg_inf=NEG_INF), _("0: may attend")), title, height)
 
 
-def add_row_badges(fig: go.Figure, rows, n_cols: int, text: str = FULLY_MASKED_BADGE) -> go.Figure:
-    """Write a badge across each row in ``rows`` of a heat map with ``n_cols`` columns (in place, returned)."""
+def add_row_badges(fig: go.Figure, rows, n_cols: int, text: str | None = None) -> go.Figure:
+    """Write a badge across each row in ``rows`` of a heat map with ``n_cols`` columns (in place, returned); ``text``
+    (already in the run's language) defaults to :data:`FULLY_MASKED_BADGE`, translated."""
+    text = _(FULLY_MASKED_BADGE) if text is None else text
     for r in rows:
         fig.add_annotation(x=(n_cols - 1) / 2, y=int(r), text=f"⛔ {escape_label(text)}", showarrow=False,
                            font=dict(size=11, color="#7a4b00"), bgcolor="rgba(255, 243, 205, 0.95)",
@@ -159,11 +168,23 @@ def add_row_separator(fig: go.Figure, t: int, n_cols: int, label: str = "") -> g
     return fig
 
 
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
+    mark (``0,123`` in pt and tr)."""
+    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
+
+
+def exact(value: float) -> str:
+    """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
+    return repr(float(value)).replace(".", i18n.plotly_separators()[0])
+
+
 def exact_change_text(value: float) -> str:
-    """A row's largest change as text: ``0 (exact)`` only when it is exactly 0.0, else 3 significant digits."""
+    """A row's largest change as text: ``0 (exact)`` only when it is exactly 0.0, else 3 significant digits (with
+    the run's decimal mark)."""
     if value == 0.0:
-        return "0 (exact)"
-    return f"{value:.3g}"
+        return _("0 (exact)")
+    return significant(value)
 
 
 def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",
@@ -184,11 +205,11 @@ def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], 
     top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
     # The line and its note go in with the figure (one constructor call: add_shape/add_annotation cost 5x more).
     line = dict(type="line", x0=t + 0.5, x1=t + 0.5, y0=0, y1=top * 1.15, line=dict(color="#d62728", dash="dash"))
-    note = dict(x=t + 0.5, y=top * 1.15, text=f"replaced after t = {t}", showarrow=False,  # short: fits a phone
+    note = dict(x=t + 0.5, y=top * 1.15, text=_("replaced after t = {t}").format(t=t), showarrow=False,  # short
                 xanchor="right" if t >= n / 2 else "left", yanchor="bottom", font=dict(color="#d62728"))
     return paired_bars(
         [(name, values, [exact_change_text(v) for v in values], color)
-         for name, values, color in (("bidirectional", b, "#e07b39"), ("causal", c, ALLOWED_COLOR))],
-        labels, quantity="largest |Δ output| =", x_title="query (output row)", y_title="largest |Δ output|",
+         for name, values, color in ((_("bidirectional"), b, "#e07b39"), (_("causal"), c, ALLOWED_COLOR))],
+        labels, quantity=_("largest |Δ output| ="), x_title=_("query (output row)"), y_title=_("largest |Δ output|"),
         y_max=top * 1.3, title=title, height=height, shapes=[line], annotations=[note],
     )

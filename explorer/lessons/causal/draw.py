@@ -17,8 +17,12 @@ from explorer.lessons.causal import charts as cfig
 from explorer.lessons.causal import model
 from explorer.shell import charts, textviews
 from explorer.shell.cache import cached, section
+from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 from explorer.shell.tables import numbers
+
+_, _n = translator(__name__)
+_shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)
 
 scenario = cached(max_entries=8)(model.causal_scenario)  # (settings, n_pad, t = 0); up to 3.8 MiB an entry
 
@@ -34,23 +38,30 @@ def mask_or_none(mask: np.ndarray):
 
 
 def mode_name(is_causal: bool) -> str:
-    """``"causal"`` or ``"bidirectional"``."""
+    """``"causal"`` or ``"bidirectional"`` (a code: chart keys; sentences have a message for each mode)."""
     return "causal" if is_causal else "bidirectional"
+
+
+
+
+def dim_labels(d_v: int) -> list[str]:
+    """The output's column labels, ``dim 0 … dim d_v-1``, in the run's language."""
+    return [_("dim {j}").format(j=j) for j in range(d_v)]
 
 
 @section
 def intro() -> None:
     """The page's title, what the causal mask does, and its formula."""
-    st.title("The causal mask: from bidirectional to decoder attention")
-    st.markdown(
+    st.title(_("The causal mask: from bidirectional to decoder attention"))
+    st.markdown(_(
         "In an **encoder** every token attends to every token (bidirectional). A **decoder** writes text left to "
         "right, so token *i* must not see tokens after it. The fix is one line: before the softmax, add a mask "
         "that sets the scores of the future (key *j* > query *i*) to **−∞**; their weights become exactly 0 "
         "(lesson exercise 1; Vaswani et al. 2017, §3.2.3)."
-    )
+    ))
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
-             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ \text{(may attend)} \\ -\infty & j > i \ \text{(the future)}"
-             r"\end{cases}")
+             r"\qquad M_{ij} = \begin{cases} 0 & j \le i \ " + textviews.latex_words(_("(may attend)"))
+             + r" \\ -\infty & j > i \ " + textviews.latex_words(_("(the future)")) + r"\end{cases}")
 
 
 @section
@@ -59,191 +70,239 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
 
     The weight maps are coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
     sc = scenario(settings, n_pad)
-    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    labels, n = settings.labels, settings.n
     d_v = settings.d_v
-    dims = [f"dim {j}" for j in range(d_v)]
+    dims = dim_labels(d_v)
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
-    pad = f" · the last {textviews.count(n_pad, 'token')} {'is' if n_pad == 1 else 'are'} padding" if n_pad else ""
+    pad = (" · " + _n("the last {n} token is padding", "the last {n} tokens are padding", n_pad).format(n=n_pad)
+           if n_pad else "")
     st.caption(settings.caption() + pad)
 
-    st.header("1 · Bidirectional vs causal, side by side")
-    st.markdown("The same sentence, the same weights W_q, W_k, W_v; only the mask differs. Masked cells are blank "
-                "with a ×, hover says *masked*; their weight is exactly 0.")
+    st.header(_("1 · Bidirectional vs causal, side by side"))
+    st.markdown(_("The same sentence, the same weights W_q, W_k, W_v; only the mask differs. Masked cells are blank "
+                  "with a ×, hover says *masked*; their weight is exactly 0."))
     left, right = st.columns(2)
-    for col, side_is_causal, title in ((left, False, "bidirectional: all keys"),  # short: a phone's width
-                                       (right, True, "causal: keys j ≤ i")):
+    for col, side_is_causal, title in ((left, False, _("bidirectional: all keys")),  # short: a phone's width
+                                       (right, True, _("causal: keys j ≤ i"))):
         with col:
             s = sc.steps(side_is_causal)
             fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title,
                                  color_scale=color_scale)
             badges(fig, sc.fully_masked(side_is_causal), n)
             st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(side_is_causal)}")
-    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: "
-               f"{charts.COLOR_SCALES[color_scale]}")
-    row0 = ", ".join(textviews.fmt(v, 1) for v in sc.causal_steps.weights[0][:8])
-    st.markdown(
-        f"**Checks (causal):** largest weight above the diagonal = `{sc.max_above_diagonal(True)!r}` · "
-        f"row 0 = `[{row0}{', …' if n > 8 else ''}]` · "
-        + (f"largest |row sum − 1| = `{sc.max_row_sum_error(True):.1e}`"
-           + (" (over the rows that have a key)" if sc.fully_masked(True).any() else "")
-           if not sc.fully_masked(True).all() else "every row is fully masked, so every row sums to 0")
-    )
+    st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: {scale}").format(
+        n=n, scale=_shell(charts.COLOR_SCALES[color_scale])))
+    row0 = ", ".join(textviews.fmt_formula(v, 1) for v in sc.causal_steps.weights[0][:8])  # code spans: `.`
+    row0 = f"`[{row0}{', …' if n > 8 else ''}]`"
+    above = f"`{sc.max_above_diagonal(True)!r}`"
+    if sc.fully_masked(True).all():
+        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · every row is "
+                   "fully masked, so every row sums to 0")
+    elif sc.fully_masked(True).any():
+        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+                   "largest |row sum − 1| = {error} (over the rows that have a key)")
+    else:
+        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+                   "largest |row sum − 1| = {error}")
+    st.markdown(checks.format(above=above, row0=row0, error=f"`{sc.max_row_sum_error(True):.1e}`"))
 
-    st.header("2 · The mask, three ways")
-    st.markdown(f"Showing the **{mode}** mask{' combined with the key padding mask' if n_pad else ''} "
-                "(switch at the top). Three equivalent ways to write it, then what it does to the scores.")
+    st.header(_("2 · The mask, three ways"))
+    if is_causal:
+        showing = (_("Showing the **causal** mask combined with the key padding mask (switch at the top). Three "
+                     "equivalent ways to write it, then what it does to the scores.") if n_pad else
+                   _("Showing the **causal** mask (switch at the top). Three equivalent ways to write it, then what "
+                     "it does to the scores."))
+    else:
+        showing = (_("Showing the **bidirectional** mask combined with the key padding mask (switch at the top). "
+                     "Three equivalent ways to write it, then what it does to the scores.") if n_pad else
+                   _("Showing the **bidirectional** mask (switch at the top). Three equivalent ways to write it, then "
+                     "what it does to the scores."))
+    st.markdown(showing)
     a, b = st.columns(2)
     with a:
-        st.latex(r"\text{mask}_{ij} = \text{True} \iff \text{query } i \text{ may attend to key } j")
-        st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title="boolean mask (True = may attend)"),
+        st.latex(r"\text{mask}_{ij} = \text{True} \iff "
+                 + textviews.latex_words(_("query {i} may attend to key {j}"), i="i", j="j"))
+        st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title=_("boolean mask (True = may attend)")),
                         key="causal_fig_bool")
-        st.caption(f"shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)")
+        st.caption(_("shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)").format(n=n))
     with b:
         st.latex(r"M_{ij} = \begin{cases} 0 & \text{mask}_{ij} = \text{True} \\ -\infty & \text{mask}_{ij} = "
                  r"\text{False} \end{cases}")
-        st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels, title="additive mask (0 / −∞)"),
-                        key="causal_fig_additive")
-        st.caption(f"shape [{n}, {n}] · float · added to the scaled scores")
-    with st.expander("Numbers: both masks"):
-        st.markdown("Boolean mask")
+        st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels,
+                                                  title=_("additive mask (0 / −∞)")), key="causal_fig_additive")
+        st.caption(_("shape [{n}, {n}] · float · added to the scaled scores").format(n=n))
+    with st.expander(_("Numbers: both masks")):
+        st.markdown(_("Boolean mask"))
         st.dataframe(pd.DataFrame(mask, index=labels, columns=labels), width="stretch")
-        st.markdown("Additive mask")
+        st.markdown(_("Additive mask"))
         st.dataframe(pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels), width="stretch")
     s_col, w_col = st.columns(2)
     with s_col:
         st.latex(r"\frac{Q K^\top}{\sqrt{d_k}} + M")
         st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging", mask=mask,
-                                        title="masked scaled scores", colorbar_title="score"),
+                                        title=_("masked scaled scores"), colorbar_title=_("score")),
                         key="causal_fig_scores")
-        st.caption(f"shape [{n}, {n}] · masked cells (−∞) are blank with a ×, hover says masked")
+        st.caption(_("shape [{n}, {n}] · masked cells (−∞) are blank with a ×, hover says masked").format(n=n))
         numbers(pd.DataFrame(np.where(mask, np.vectorize(textviews.fmt, otypes=[object])(steps.scaled_scores),
-                                      f"{cfig.NEG_INF} (masked)"), index=labels, columns=labels),
-                label="Numbers: masked scaled scores")
+                                      _("{neg_inf} (masked)").format(neg_inf=cfig.NEG_INF)),
+                             index=labels, columns=labels),
+                label=_("Numbers: masked scaled scores"))
     with w_col:
         st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
                  r"\quad e^{-\infty} = 0")
-        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask), title=f"{mode} attention weights",
+        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask),
+                             title=_("causal attention weights") if is_causal else _("bidirectional attention weights"),
                              color_scale=color_scale)
         st.plotly_chart(badges(fig, fully, n), key="causal_fig_weights")
-        st.caption(f"shape [{n}, {n}] · each row sums to 1"
-                   + (" (lower-triangular)" if is_causal else "")
-                   + (" · a fully masked row is all zeros" if fully.any() else ""))
-        numbers(steps.weights, labels, labels, label="Numbers: weights")
-    o_col, _ = st.columns(2)
+        if is_causal:
+            shape = (_("shape [{n}, {n}] · each row sums to 1 (lower-triangular) · a fully masked row is all zeros")
+                     if fully.any() else _("shape [{n}, {n}] · each row sums to 1 (lower-triangular)"))
+        else:
+            shape = (_("shape [{n}, {n}] · each row sums to 1 · a fully masked row is all zeros") if fully.any()
+                     else _("shape [{n}, {n}] · each row sums to 1"))
+        st.caption(shape.format(n=n))
+        numbers(steps.weights, labels, labels, label=_("Numbers: weights"))
+    o_col, _empty = st.columns(2)
     with o_col:
         st.latex(r"\text{out}_i = \sum_j w_{ij}\, v_j")
-        fig = charts.heatmap(steps.output, labels, dims, kind="diverging", row_name="token", col_name="dim",
-                              title=f"{mode} output")
+        fig = charts.heatmap(steps.output, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"),
+                              title=_("causal output") if is_causal else _("bidirectional output"))
         st.plotly_chart(badges(fig, fully, d_v), key="causal_fig_output")
-        st.caption(f"shape [n, d_v] = [{n}, {d_v}]" + (" · a fully masked row outputs zeros" if fully.any() else ""))
-        numbers(steps.output, labels, dims, label="Numbers: output")
+        st.caption((_("shape [n, d_v] = [{n}, {d_v}] · a fully masked row outputs zeros") if fully.any()
+                    else _("shape [n, d_v] = [{n}, {d_v}]")).format(n=n, d_v=d_v))
+        numbers(steps.output, labels, dims, label=_("Numbers: output"))
     if fully.any():
-        st.badge(f"{cfig.FULLY_MASKED_BADGE} ({int(fully.sum())} of {textviews.count(n, 'query', 'queries')})",
+        st.badge(_n("fully masked: no key to attend to ({k} of {n} query)",
+                    "fully masked: no key to attend to ({k} of {n} queries)", n).format(k=int(fully.sum()), n=n),
                  icon="⛔", color="orange")
 
-    st.header("3 · No peeking: the future cannot leak")
-    st.markdown("Pick a position **t**. Every token after t is replaced by a different one (its embedding row "
-                "becomes a fresh random vector, as if other words stood there), and both modes run again on the "
-                "new sentence. If the mask works, the causal output rows 0..t do not move at all.")
+    st.header(_("3 · No peeking: the future cannot leak"))
+    st.markdown(_("Pick a position **t**. Every token after t is replaced by a different one (its embedding row "
+                  "becomes a fresh random vector, as if other words stood there), and both modes run again on the "
+                  "new sentence. If the mask works, the causal output rows 0..t do not move at all."))
 
 
 def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     """Part 3 below the slider: how much each output row moves when every token after ``t`` is replaced."""
     labels, n, d_v = settings.labels, settings.n, settings.d_v
-    dims = [f"dim {j}" for j in range(d_v)]
+    dims = dim_labels(d_v)
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
     st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
-                                         title="|Δ output| per row"),  # short: the legend shares its line
+                                         title=_("|Δ output| per row")),  # short: the legend shares its line
                     key="causal_fig_peek_bars")
-    st.caption("Each bar: max over the d_v columns of |output after − output before| for that query. "
-               "“0 (exact)” means bit-for-bit equal, not rounded.")
+    st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
+                 "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
-    rows = f"rows 0..{t}" if t else "row 0"
     # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
     # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
     vacuous = n_pad >= n - 1 - t
     if sc.unchanged_through_t(True) and vacuous:
-        why = ("nothing after t was replaced (t is the last position)" if t == n - 1 else
-               f"every token after t = {t} is padding, which no query can see")
-        fix = ("Type a sentence of two or more tokens" if n == 1 else
-               "Move t to the left" if t == n - 1 else "Reduce the padding")
-        st.info(f"Causal: output {rows} {'is' if t == 0 else 'are'} unchanged, but that shows nothing here: {why}. "
-                f"{fix} to put the causal mask to the test.", icon="ℹ️")
+        if n == 1:
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
+                     "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "
+                     "test.")
+        elif t == n - 1:
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
+                     "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
+        elif t == 0:
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
+                     "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
+        else:
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after "
+                     "t = {t} is padding, which no query can see. Reduce the padding to put the causal mask to the "
+                     "test.")
+        st.info(note.format(t=t), icon="ℹ️")
     elif sc.unchanged_through_t(True):
-        st.success(f"Causal: output {rows} {'is' if t == 0 else 'are'} bit-for-bit unchanged (largest difference "
-                   f"{float(change_c[: t + 1].max())!r}). Nothing leaks from the future.", icon="✅")
+        largest = cfig.exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
+        st.success((_("Causal: output row 0 is bit-for-bit unchanged (largest difference {largest}). Nothing leaks "
+                      "from the future.") if t == 0 else
+                    _("Causal: output rows 0..{t} are bit-for-bit unchanged (largest difference {largest}). Nothing "
+                      "leaks from the future.")).format(t=t, largest=largest), icon="✅")
     else:  # cannot happen with a correct mask; shown rather than hidden
-        st.error(f"Causal: {rows} changed by up to {float(change_c[: t + 1].max()):.3g}: the mask leaks.")
+        st.error((_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
+                  _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
+            t=t, change=cfig.significant(float(change_c[: t + 1].max()))))
     moved = float(change_b[: t + 1].max())
     if moved > 0:
-        st.warning(f"Bidirectional: {rows} change by up to {moved:.3g}: every token reads the future.",
-                   icon="👀")
+        st.warning((_("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
+                    _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
+            t=t, change=cfig.significant(moved)), icon="👀")
     elif t == n - 1:
-        st.info("Bidirectional: nothing was replaced (t is the last position), so nothing changes. "
-                + ("Type a sentence of two or more tokens: with one token there is no future to replace."
-                   if n == 1 else "Move t to the left."))
+        st.info(_("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "
+                  "of two or more tokens: with one token there is no future to replace.") if n == 1 else
+                _("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the "
+                  "left."))
     else:
-        st.info(f"Bidirectional: {rows} did not change here because every key after t = {t} is padding "
-                "(blocked for every query). Reduce the padding to see the leak.")
+        st.info((_("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "
+                   "for every query). Reduce the padding to see the leak.") if t == 0 else
+                 _("Bidirectional: rows 0..{t} did not change here because every key after t = {t} is padding "
+                   "(blocked for every query). Reduce the padding to see the leak.")).format(t=t))
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)
     for col, side_is_causal in ((left, False), (right, True)):
         name = mode_name(side_is_causal)
-        fig = charts.heatmap(sc.output_diff(side_is_causal), labels, dims, kind="diverging", row_name="token",
-                              col_name="dim", zrange=(-d, d), title=f"{name}: output after − before",
-                              colorbar_title="Δ")
+        title = _("causal: output after − before") if side_is_causal else _("bidirectional: output after − before")
+        fig = charts.heatmap(sc.output_diff(side_is_causal), labels, dims, kind="diverging", row_name=_("token"),
+                              col_name=_("dim"), zrange=(-d, d), title=title, colorbar_title="Δ")
         if t < n - 1:
             cfig.add_row_separator(fig, t, d_v)
         col.plotly_chart(fig, key=f"causal_fig_peek_{name}")
-    numbers(pd.DataFrame({"query": labels, "replaced?": ["yes" if i > t else "no" for i in range(n)],
-                          "bidirectional: largest |Δ|": [cfig.exact_change_text(v) for v in change_b],
-                          "causal: largest |Δ|": [cfig.exact_change_text(v) for v in change_c]}).set_index("query"),
-            label="Numbers: change per row")
+    query = _("query")
+    numbers(pd.DataFrame({query: labels, _("replaced?"): [_("yes") if i > t else _("no") for i in range(n)],
+                          _("bidirectional: largest |Δ|"): [cfig.exact_change_text(v) for v in change_b],
+                          _("causal: largest |Δ|"): [cfig.exact_change_text(v) for v in change_c]}).set_index(query),
+            label=_("Numbers: change per row"))
 
 
 def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
     """Part 4: the key padding mask, its combination with the causal mask, and why −∞ needs a rule."""
-    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    labels, n = settings.labels, settings.n
     sc = scenario(settings, n_pad)
     steps, fully = sc.steps(is_causal), sc.fully_masked(is_causal)
-    st.header("4 · Padding: the key padding mask")
-    st.markdown(
+    st.header(_("4 · Padding: the key padding mask"))
+    st.markdown(_(
         "Sentences in a batch have different lengths, so the short ones are padded. A **key padding mask** blocks "
         "the padding keys for every query. It combines with the causal mask by logical AND: a query may attend to a "
         "key only if both allow it."
-    )
-    st.latex(r"\text{mask} = \text{causal} \wedge \text{key padding},\qquad "
-             r"\text{key padding}_{ij} = \text{True} \iff j < n - p")
+    ))
+    key_padding = textviews.latex_words(_("key padding"))
+    st.latex(r"\text{mask} = " + textviews.latex_words(_("causal")) + r" \wedge " + key_padding + r",\qquad "
+             + key_padding + r"_{ij} = \text{True} \iff j < n - p")
     if n_pad == 0:
-        st.caption("Padding is 0 (the slider at the top): every key is real.")
+        st.caption(_("Padding is 0 (the slider at the top): every key is real."))
     pad_full = np.broadcast_to(sc.key_valid, (n, n))
+    pad_title = _n("key padding mask (last {n} is padding)", "key padding mask (last {n} are padding)", n_pad)
     cols = st.columns(3)
-    for col, m, title, key in ((cols[0], sc.causal_mask, "causal mask", "causal_fig_mask_causal"),
-                               (cols[1], pad_full, f"key padding mask (last {n_pad} are padding)",
-                                "causal_fig_mask_pad"),
-                               (cols[2], sc.mask(True), "combined: causal ∧ padding", "causal_fig_mask_combined")):
+    for col, m, title, key in ((cols[0], sc.causal_mask, _("causal mask"), "causal_fig_mask_causal"),
+                               (cols[1], pad_full, pad_title.format(n=n_pad), "causal_fig_mask_pad"),
+                               (cols[2], sc.mask(True), _("combined: causal ∧ padding"), "causal_fig_mask_combined")):
         fig = cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True, show_legend=False)
         if key == "causal_fig_mask_combined":
-            cfig.add_row_badges(fig, np.flatnonzero(sc.fully_masked(True)), n, "fully masked")
+            cfig.add_row_badges(fig, np.flatnonzero(sc.fully_masked(True)), n, _("fully masked"))
         col.plotly_chart(fig, key=key)
-    st.caption("Blue T = True (may attend), grey F = False (blocked). "
-               "Every query row of the key padding mask is the same: it is one row [n_k] broadcast over the queries. "
-               "Padded *queries* still get an output (from the real keys); a model ignores those rows later.")
+    st.caption(_("Blue T = True (may attend), grey F = False (blocked). "
+                 "Every query row of the key padding mask is the same: it is one row [n_k] broadcast over the "
+                 "queries. Padded *queries* still get an output (from the real keys); a model ignores those rows "
+                 "later."))
     if n_pad:
-        st.markdown(f"Padded key columns get weight exactly 0 in the {mode} weights: largest weight in a padded column "
-                    f"= `{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`.")
+        largest = f"`{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`"
+        st.markdown((_("Padded key columns get weight exactly 0 in the causal weights: largest weight in a padded "
+                       "column = {largest}.") if is_causal else
+                     _("Padded key columns get weight exactly 0 in the bidirectional weights: largest weight in a "
+                       "padded column = {largest}.")).format(largest=largest))
     if fully.any():
-        st.badge(f"{cfig.FULLY_MASKED_BADGE}: {int(fully.sum())} of {textviews.count(n, 'query', 'queries')}",
+        st.badge(_n("fully masked: no key to attend to: {k} of {n} query",
+                    "fully masked: no key to attend to: {k} of {n} queries", n).format(k=int(fully.sum()), n=n),
                  icon="⛔", color="orange")
-        st.markdown("These queries have **no key left**: their weights and output are all zeros (a rule, see below), "
-                    "never NaN.")
+        st.markdown(_("These queries have **no key left**: their weights and output are all zeros (a rule, see "
+                      "below), never NaN."))
 
     with st.container(border=True):
-        st.subheader("Why −∞, and why fully masked rows need a rule")
+        st.subheader(_("Why −∞, and why fully masked rows need a rule"))
         rules = model.masking_rules(sc.causal_steps.scaled_scores[0], sc.causal_mask[0])
-        st.markdown(
+        st.markdown(_(
             "- **−∞** makes the weight exactly 0: $e^{-\\infty} = 0$, whatever the other scores are.\n"
             "- A **large negative constant** such as −1e9 works too while a row keeps at least one key: "
             "$e^{-10^9}$ underflows to exactly 0 in float64. It must fit the dtype, though: float16 stops at ±65504, "
@@ -252,24 +311,27 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
             "−1e9 every score drops by the same amount, the softmax does not change, and the row attends to keys it "
             "must not see. So a rule is needed: this app (like PyTorch ≥ 2.5's SDPA) gives such a row zero weights "
             "and a zero output."
-        )
+        ))
+        first = _("query 0 ({token})").format(token=labels[0])
         table = pd.DataFrame(
-            [["allowed (causal row 0)"] + ["yes" if a else "no" for a in rules.allowed],
-             ["scaled score"] + [textviews.fmt(v) for v in rules.scores],
-             ["row 0 with −∞"] + [textviews.fmt(v) for v in rules.neg_inf],
-             ["row 0 with −1e9"] + [textviews.fmt(v) for v in rules.large_negative],
-             ["all keys blocked, −∞, no rule"] + ["undefined (0 / 0)"] * n,
-             ["all keys blocked, −1e9"] + [textviews.fmt(v) for v in rules.all_blocked_large_negative],
-             ["all keys blocked, zero rule (this app)"] + [textviews.fmt(v) for v in rules.all_blocked_rule]],
-            columns=["query 0 (" + labels[0] + ")"] + labels,
-        ).set_index(f"query 0 ({labels[0]})")
+            [[_("allowed (causal row 0)")] + [_("yes") if a else _("no") for a in rules.allowed],
+             [_("scaled score")] + [textviews.fmt(v) for v in rules.scores],
+             [_("row 0 with −∞")] + [textviews.fmt(v) for v in rules.neg_inf],
+             [_("row 0 with −1e9")] + [textviews.fmt(v) for v in rules.large_negative],
+             [_("all keys blocked, −∞, no rule")] + [_("undefined (0 / 0)")] * n,
+             [_("all keys blocked, −1e9")] + [textviews.fmt(v) for v in rules.all_blocked_large_negative],
+             [_("all keys blocked, zero rule (this app)")] + [textviews.fmt(v) for v in rules.all_blocked_rule]],
+            columns=[first] + labels,
+        ).set_index(first)
         st.dataframe(table, width="stretch")
-        st.caption("With −1e9 and every key blocked, the weights are the softmax of the unmasked scores: the mask "
-                   "has silently disappeared.")
+        st.caption(_("With −1e9 and every key blocked, the weights are the softmax of the unmasked scores: the mask "
+                     "has silently disappeared."))
 
-    st.header("5 · Row by row")
-    st.markdown(f"Pick a query to see which keys the **{mode}** mask lets it see (hovering a heat map cell tells the "
-                "same: blocked cells say *masked*).")
+    st.header(_("5 · Row by row"))
+    st.markdown(_("Pick a query to see which keys the **causal** mask lets it see (hovering a heat map cell tells the "
+                  "same: blocked cells say *masked*).") if is_causal else
+                _("Pick a query to see which keys the **bidirectional** mask lets it see (hovering a heat map cell "
+                  "tells the same: blocked cells say *masked*)."))
 
 
 @section
@@ -279,7 +341,7 @@ def peeking_and_padding(settings: Settings, is_causal: bool, n_pad: int, t: int)
     For a one-token sentence (no slider) it first says that ``t`` is fixed at 0.
     """
     if settings.n == 1:
-        st.caption("One token: t = 0 (there is no later token to replace).")
+        st.caption(_("One token: t = 0 (there is no later token to replace)."))
     no_peeking(settings, n_pad, t)
     padding(settings, is_causal, n_pad)
 
@@ -287,25 +349,29 @@ def peeking_and_padding(settings: Settings, is_causal: bool, n_pad: int, t: int)
 @section
 def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     """Part 5: which keys query ``q`` may see, its masked scores and weights, and its weighted sum."""
-    labels, n, mode = settings.labels, settings.n, mode_name(is_causal)
+    labels, n = settings.labels, settings.n
     sc = scenario(settings, n_pad)
     steps, allowed, fully = sc.steps(is_causal), sc.mask(is_causal)[q], sc.fully_masked(is_causal)
     r1, r2 = st.columns([2, 3])
     with r1:
+        weight = _("weight")
         st.dataframe(pd.DataFrame({
-            "key": labels,
-            "may attend?": ["✓ yes" if a else "✗ no" for a in allowed],
-            "masked scaled score": [textviews.fmt(s) if a else cfig.NEG_INF
-                                    for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
-            "weight": steps.weights[q],
-        }), hide_index=True, width="stretch", column_config={"weight": st.column_config.NumberColumn(format="%.4f")})
+            _("key"): labels,
+            _("may attend?"): [_("✓ yes") if a else _("✗ no") for a in allowed],
+            _("masked scaled score"): [textviews.fmt(s) if a else cfig.NEG_INF
+                                       for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
+            weight: steps.weights[q],
+        }), hide_index=True, width="stretch", column_config={weight: st.column_config.NumberColumn(format="%.4f")})
         if fully[q]:
-            st.badge(cfig.FULLY_MASKED_BADGE, icon="⛔", color="orange")
+            st.badge(_(cfig.FULLY_MASKED_BADGE), icon="⛔", color="orange")
         else:
-            st.text(f"{labels[q]} sees {int(allowed.sum())} of {textviews.count(n, 'key')}:\n" + "  ".join(
+            sees = _n("{token} sees {k} of {n} key:", "{token} sees {k} of {n} keys:", n)
+            st.text(sees.format(token=labels[q], k=int(allowed.sum()), n=n) + "\n" + "  ".join(
                 lab for lab, a in zip(labels, allowed, strict=True) if a))
     with r2:
-        st.plotly_chart(charts.weights_bar(steps.weights[q], labels, query_label=labels[q],
-                                            title=f"{mode} weights of query {labels[q]}"), key="causal_fig_row_bar")
+        title = (_("causal weights of query {query}") if is_causal else
+                 _("bidirectional weights of query {query}")).format(query=labels[q])
+        st.plotly_chart(charts.weights_bar(steps.weights[q], labels, query_label=labels[q], title=title),
+                        key="causal_fig_row_bar")
     if not fully[q]:
         st.latex(textviews.weighted_sum_latex(labels[q], steps.weights[q], steps.V, steps.output[q]))

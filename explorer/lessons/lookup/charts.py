@@ -11,8 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import escape_label, text_px
+from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 SOFT_COLOR = "#3b78c2"  # attention (soft lookup)
 HARD_COLOR = "#e07b00"  # database (hard lookup)
@@ -22,6 +26,14 @@ KEY_COLOR = "#7f8c8d"
 ROW_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f",
               "#e377c2", "#aec7e8", "#98df8a", "#c5b0d5")
 MARKER_MIN, MARKER_MAX = 6.0, 60.0
+
+
+def point_text(xs, digits: int = 2) -> str:
+    """A point as text in the run's language: ``(1.73, 1.00)`` / ``(1,73; 1,00)`` (a decimal comma needs another
+    separator between the coordinates)."""
+    return "(" + i18n.list_separator().join(fmt(float(x), digits) for x in xs) + ")"
+
+
 
 
 def marker_sizes(weights) -> np.ndarray:
@@ -78,11 +90,11 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
         scales.append((sx, sy, (xrange[1] - xrange[0]) * sx, (yrange[1] - yrange[0]) * sy))
     # boxes[i][k][a]: label i at position k on plot area a
     boxes = [[[_label_box((x - xrange[0]) * sx, (y - yrange[0]) * sy, float(r), w, h, dx, dy)
-               for sx, sy, _, _ in scales] for _, dx, dy in LABEL_POSITIONS]
+               for sx, sy, _w, _h in scales] for _pos, dx, dy in LABEL_POSITIONS]
              for (x, y), r, (w, h) in zip(pts, radii, sizes, strict=True)]
-    areas = [(0.0, 0.0, width, height) for _, _, width, height in scales]
+    areas = [(0.0, 0.0, width, height) for _sx, _sy, width, height in scales]
     blocked = [[((x - xrange[0]) * sx - r, (y - yrange[0]) * sy - r, (x - xrange[0]) * sx + r, (y - yrange[0]) * sy + r)
-                for x, y, r in obstacles] for sx, sy, _, _ in scales]
+                for x, y, r in obstacles] for sx, sy, _w, _h in scales]
 
     def cost(i: int, k: int, others: dict[int, int]) -> float:
         c = 0.0
@@ -95,7 +107,7 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
     chosen: dict[int, int] = {}
     for i in range(len(boxes)):  # greedy, in order: the first free position
         chosen[i] = min(range(len(LABEL_POSITIONS)), key=lambda k, i=i: (cost(i, k, chosen) > 0, cost(i, k, chosen)))
-    for _ in range(3):  # then a few rounds of moving a label that still overlaps to its best place
+    for _round in range(3):  # then a few rounds of moving a label that still overlaps to its best place
         for i in range(len(boxes)):
             others = {j: k for j, k in chosen.items() if j != i}
             if cost(i, chosen[i], others) > 0:
@@ -148,7 +160,8 @@ def keys_plane(
     order = [0] + [1 + i for i in np.argsort(-w, kind="stable")]
     pts = np.vstack([q[None, :], K])[order]
     radii = np.concatenate([[4.5], marker_sizes(w) / 2])[order]
-    sizes = [_label_size(["query"])] + [_label_size([str(k), fmt(v, 3)]) for k, v in zip(key_labels, w, strict=True)]
+    query_word = _("query")
+    sizes = [_label_size([query_word])] + [_label_size([str(k), fmt(v, 3)]) for k, v in zip(key_labels, w, strict=True)]
     where = dict(zip(order, place_labels(pts, radii, [sizes[i] for i in order], rng, rng, square=True), strict=True))
     fig = go.Figure()
     # Keys are vectors too: faint lines from the origin, so q · k reads as "same direction, long".
@@ -159,36 +172,37 @@ def keys_plane(
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="rgba(127,140,141,0.35)", width=1),
                              hoverinfo="skip", showlegend=False))
     fig.add_trace(go.Scatter(
-        x=K[:, 0], y=K[:, 1], mode="markers+text", name="keys (size = weight)",
+        x=K[:, 0], y=K[:, 1], mode="markers+text", name=_("keys (size = weight)"),
         marker=dict(size=marker_sizes(w), color=SOFT_COLOR, opacity=0.55, line=dict(color=SOFT_COLOR, width=1)),
         text=[f"{n}<br>{fmt(v, 3)}" for n, v in zip(names, w, strict=True)],
         textposition=[LABEL_POSITIONS[where[1 + i]][0] for i in range(len(names))],
-        customdata=np.array([[n, fmt(x, 2), fmt(y, 2), fmt(s, 3), fmt(v, 4)]
+        customdata=np.array([[n, point_text((x, y), 2), fmt(s, 3), fmt(v, 4)]
                              for n, (x, y), s, v in zip(names, K, scores, w, strict=True)], dtype=object),
-        hovertemplate="key %{customdata[0]} = (%{customdata[1]}, %{customdata[2]})<br>"
-                      "q · k = %{customdata[3]}<br>weight %{customdata[4]}<extra></extra>",
+        hovertemplate=_("key {key} = {point}<br>q · k = {score}<br>weight {weight}").format(
+            key="%{customdata[0]}", point="%{customdata[1]}", score="%{customdata[2]}", weight="%{customdata[3]}")
+        + "<extra></extra>",
     ))
     chosen = list(chosen)
     if chosen:
         fig.add_trace(go.Scatter(
-            x=K[chosen, 0], y=K[chosen, 1], mode="markers", name="database's pick",
+            x=K[chosen, 0], y=K[chosen, 1], mode="markers", name=_("database's pick"),
             marker=dict(size=MARKER_MAX + 10, color="rgba(0,0,0,0)", line=dict(color=HARD_COLOR, width=3)),
             hoverinfo="skip",
         ))
     fig.add_trace(go.Scatter(
-        x=[q[0]], y=[q[1]], mode="markers", name="query", marker=dict(size=9, color=QUERY_COLOR, symbol="x"),
-        hovertemplate=f"query q = ({fmt(q[0], 2)}, {fmt(q[1], 2)})<extra></extra>",
+        x=[q[0]], y=[q[1]], mode="markers", name=query_word, marker=dict(size=9, color=QUERY_COLOR, symbol="x"),
+        hovertemplate=_("query q = {point}").format(point=point_text(q, 2)) + "<extra></extra>",
     ))
     if np.any(q != 0):
         fig.add_annotation(x=q[0], y=q[1], ax=0, ay=0, xref="x", yref="y", axref="x", ayref="y", text="",
                            showarrow=True, arrowhead=3, arrowsize=1.4, arrowwidth=2.5, arrowcolor=QUERY_COLOR)
-    _, dx, dy = LABEL_POSITIONS[where[0]]
+    _pos, dx, dy = LABEL_POSITIONS[where[0]]
     qw, qh = sizes[0]
-    fig.add_annotation(x=q[0], y=q[1], text="query", showarrow=False, font=dict(color=QUERY_COLOR),
+    fig.add_annotation(x=q[0], y=q[1], text=query_word, showarrow=False, font=dict(color=QUERY_COLOR),
                        xshift=dx * (6.5 + qw / 2), yshift=dy * (6.5 + qh / 2))
-    fig.update_xaxes(range=rng, zeroline=True, title_text="dimension 1", constrain="domain")
-    fig.update_yaxes(range=rng, zeroline=True, title_text="dimension 2", scaleanchor="x", scaleratio=1)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+    fig.update_xaxes(range=rng, zeroline=True, title_text=_("dimension 1"), constrain="domain")
+    fig.update_yaxes(range=rng, zeroline=True, title_text=_("dimension 2"), scaleanchor="x", scaleratio=1)
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), separators=i18n.plotly_separators(),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
@@ -207,18 +221,19 @@ def weights_compare(soft, hard, row_labels: Sequence[str], *, height: int = 340)
     names = [escape_label(x) for x in row_labels]
     x = list(range(len(s)))
     fig = go.Figure()
-    for w, name, color in ((s, "attention (soft)", SOFT_COLOR), (h, "database (hard)", HARD_COLOR)):
+    for w, name, color in ((s, _("attention (soft)"), SOFT_COLOR), (h, _("database (hard)"), HARD_COLOR)):
         fig.add_trace(go.Bar(
             x=x, y=w, name=name, marker_color=color, textposition="outside", cliponaxis=False,
             text=[fmt(v, 3) if (v > 0 or color == SOFT_COLOR) else "" for v in w],
             customdata=np.array([[n, fmt(v, 4)] for n, v in zip(names, w, strict=True)], dtype=object),
-            hovertemplate=f"{name}: %{{customdata[0]}}: weight %{{customdata[1]}}<extra></extra>",
+            hovertemplate=_("{lookup}: {row}: weight {weight}").format(
+                lookup=name, row="%{customdata[0]}", weight="%{customdata[1]}") + "<extra></extra>",
         ))
-    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=names, title_text="row (key → value)", tickangle=-35,
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=names, title_text=_("row (key → value)"), tickangle=-35,
                      automargin=True)
-    fig.update_yaxes(range=[0, 1.12], title_text="weight")
+    fig.update_yaxes(range=[0, 1.12], title_text=_("weight"))
     fig.update_layout(barmode="group", height=height, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+                      separators=i18n.plotly_separators(), legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
 
@@ -252,27 +267,27 @@ def values_plane(
                      strict=True))
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=V[:, 0], y=V[:, 1], mode="markers+text", name="values (size = weight)",
+        x=V[:, 0], y=V[:, 1], mode="markers+text", name=_("values (size = weight)"),
         marker=dict(size=marker_sizes(w), color=SOFT_COLOR, opacity=0.45, line=dict(color=SOFT_COLOR, width=1)),
         text=names, textposition=[LABEL_POSITIONS[where[i]][0] for i in range(len(names))],
-        customdata=np.array([[n, fmt(x, 2), fmt(y, 2), fmt(v, 4)] for n, (x, y), v in zip(names, V, w, strict=True)],
+        customdata=np.array([[n, point_text((x, y), 2), fmt(v, 4)] for n, (x, y), v in zip(names, V, w, strict=True)],
                             dtype=object),
-        hovertemplate="value %{customdata[0]} = (%{customdata[1]}, %{customdata[2]})<br>"
-                      "weight %{customdata[3]}<extra></extra>",
+        hovertemplate=_("value {value} = {point}<br>weight {weight}").format(
+            value="%{customdata[0]}", point="%{customdata[1]}", weight="%{customdata[2]}") + "<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
-        x=[h[0]], y=[h[1]], mode="markers", name="database hands over",
+        x=[h[0]], y=[h[1]], mode="markers", name=_("database hands over"),
         marker=dict(size=18, symbol="diamond-open", color=HARD_COLOR, line=dict(width=3)),
-        hovertemplate=f"database: ({fmt(h[0], 2)}, {fmt(h[1], 2)})<extra></extra>",
+        hovertemplate=_("database: {point}").format(point=point_text(h, 2)) + "<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
-        x=[b[0]], y=[b[1]], mode="markers", name="attention hands over (blend)",
+        x=[b[0]], y=[b[1]], mode="markers", name=_("attention hands over (blend)"),
         marker=dict(size=16, symbol="star", color=QUERY_COLOR, line=dict(color="white", width=1)),
-        hovertemplate=f"attention's blend: ({fmt(b[0], 2)}, {fmt(b[1], 2)})<extra></extra>",
+        hovertemplate=_("attention's blend: {point}").format(point=point_text(b, 2)) + "<extra></extra>",
     ))
     fig.update_xaxes(title_text=axis_titles[0], range=xr)
     fig.update_yaxes(title_text=axis_titles[1], range=yr)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), separators=i18n.plotly_separators(),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
 
@@ -305,19 +320,22 @@ def sharpness_dial(
     for j, name in enumerate(names):
         fig.add_trace(go.Scatter(
             x=s, y=W[:, j], mode="lines", name=name, line=dict(color=ROW_COLORS[j % len(ROW_COLORS)]),
-            hovertemplate=f"{name}<br>sharpness %{{x:.3g}}: weight %{{y:.4f}}<extra></extra>",
+            hovertemplate=name + "<br>" + _("sharpness {s}: weight {weight}").format(s="%{x:.3g}", weight="%{y:.4f}")
+            + "<extra></extra>",
         ))
     if gap is not None:
         g = np.asarray(gap, dtype=float)[keep]
+        distance = _("distance blend ↔ database value")
         fig.add_trace(go.Scatter(
-            x=s, y=g, mode="lines", name="distance blend ↔ database value", yaxis="y2",
+            x=s, y=g, mode="lines", name=distance, yaxis="y2",
             line=dict(color="black", dash="dot", width=1.5),
-            hovertemplate="sharpness %{x:.3g}: |blend − database value| = %{y:.4g}<extra></extra>",
+            hovertemplate=_("sharpness {s}: |blend − database value| = {distance}").format(
+                s="%{x:.3g}", distance="%{y:.4g}") + "<extra></extra>",
         ))
-        fig.update_layout(yaxis2=dict(title=dict(text="distance blend ↔ database value"), overlaying="y",
+        fig.update_layout(yaxis2=dict(title=dict(text=distance), overlaying="y",
                                       side="right", rangemode="tozero", showgrid=False))
     fig.add_vline(x=lesson, line=dict(color="#555", dash="dash", width=1.5))
-    fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {lesson:.3g}", showarrow=False,
+    fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {i18n.general(lesson)}", showarrow=False,
                        xanchor="right", xshift=-4, font=dict(size=11))  # beside its dashed line, not across it
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
@@ -325,13 +343,14 @@ def sharpness_dial(
         right_half = np.log10(current) > (np.log10(s[0]) + np.log10(s[-1])) / 2 if s.size else False
         fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False,  # on the side with room
                            xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
-                           text="your s = 1/√d_k" if same else f"your s = {current:.3g}",
+                           text=_("your s = 1/√d_k") if same else _("your s = {s}").format(s=i18n.general(current)),
                            font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
     else:  # s = 0 cannot sit on a log axis: point left, where the weights are uniform
         fig.add_annotation(x=0, xref="paper", y=0.5, yref="y", showarrow=True, ax=60, ay=0, arrowcolor=QUERY_COLOR,
-                           arrowhead=2, xanchor="left", text="your s = 0 (left of the axis: uniform)",
+                           arrowhead=2, xanchor="left", text=_("your s = 0 (left of the axis: uniform)"),
                            font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
-    fig.update_xaxes(type="log", title_text="sharpness (multiplier on q · k), log scale")
-    fig.update_layout(yaxis=dict(range=[0, 1.12], title=dict(text="weight")), height=height,
+    fig.update_xaxes(type="log", title_text=_("sharpness (multiplier on q · k), log scale"))
+    fig.update_layout(yaxis=dict(range=[0, 1.12], title=dict(text=_("weight"))), height=height,
+                      separators=i18n.plotly_separators(),
                       margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
     return fig

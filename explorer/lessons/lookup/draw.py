@@ -10,80 +10,108 @@ hundredths of a millisecond per argument.
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
 from explorer.lessons.lookup import charts as F
 from explorer.lessons.lookup import model as S
-from explorer.shell import charts, textviews
+from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
+
+_, _n = translator(__name__)
 
 latex_text = textviews.latex_text
 fmt = textviews.fmt
+fmt_formula = textviews.fmt_formula
 
-# The table editor's input, made once (the editor copies both): the default rows and the columns' settings.
-# The number columns are text columns holding the numbers as written: a number column would turn text typed into
-# it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
-# model.parse_table reads and checks every cell.
-TABLE_FRAME = pd.DataFrame([{c: (f"{v:g}" if c in S.NUMBER_COLUMNS else v) for c, v in row.items()}
-                            for row in S.DEFAULT_ROWS], columns=list(S.COLUMNS))
-_RANGE = f"a number from −{S.NUMBER_LIMIT:g} to {S.NUMBER_LIMIT:g}"
-TABLE_COLUMNS = {
-    S.KEY: st.column_config.TextColumn("key", help="The key's name: what the database matches."),
-    S.K1: st.column_config.TextColumn("k1", help=f"Key vector, first number ({_RANGE})."),
-    S.K2: st.column_config.TextColumn("k2", help=f"Key vector, second number ({_RANGE})."),
-    S.VALUE: st.column_config.TextColumn("value", help="The value's name: what is handed over."),
-    S.V1: st.column_config.TextColumn("v1", help=f"Value vector, first number (default: longitude; {_RANGE})."),
-    S.V2: st.column_config.TextColumn("v2", help=f"Value vector, second number (default: latitude; {_RANGE})."),
+
+@functools.cache
+def table_frame(lang: str) -> pd.DataFrame:
+    """The table editor's input in ``lang`` (made once per language; the editor copies it): the default rows, their
+    names in that language.
+
+    The number columns are text columns holding the numbers as written: a number column would turn text typed into
+    it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
+    model.parse_table reads and checks every cell.
+    """
+    with i18n.using(lang):  # the names and the numbers (1,73 in pt and tr; model.parse_table reads both) as written
+        return pd.DataFrame([{c: (S.number_text(v) if c in S.NUMBER_COLUMNS else v) for c, v in row.items()}
+                             for row in S.default_rows()], columns=list(S.COLUMNS))
+
+
+@functools.cache
+def table_columns(lang: str) -> dict:
+    """The table editor's column settings in ``lang`` (headers and help texts; made once per language)."""
+    with i18n.using(lang):
+        limit = S.number_text(S.NUMBER_LIMIT)
+        helps = {
+            S.KEY: _("The key's name: what the database matches."),
+            S.K1: _("Key vector, first number (a number from −{limit} to {limit}).").format(limit=limit),
+            S.K2: _("Key vector, second number (a number from −{limit} to {limit}).").format(limit=limit),
+            S.VALUE: _("The value's name: what is handed over."),
+            S.V1: _("Value vector, first number (default: longitude; a number from −{limit} to {limit}).").format(
+                limit=limit),
+            S.V2: _("Value vector, second number (default: latitude; a number from −{limit} to {limit}).").format(
+                limit=limit),
+        }
+        return {c: st.column_config.TextColumn(_(S.COLUMN_LABELS[c]), help=helps[c]) for c in S.COLUMNS}
+
+
+NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
+    # messages: shown with _(NOT_USED[key])
+    "sentence": N_("this lesson queries its own table (section 1), not a sentence."),
+    "embedding": N_("the table's keys and values are typed in, not embedded."),
+    "positional": N_("the table's rows have no order."),
+    "seed": N_("nothing on this page is random."),
+    "d_model": N_("the keys and values are points (k1, k2) and (v1, v2): width 2."),
+    "d_k": N_("d_k = 2 here: the query and every key are points in the plane."),
 }
 
 
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
-    "sentence": "this lesson queries its own table (section 1), not a sentence.",
-    "embedding": "the table's keys and values are typed in, not embedded.",
-    "positional": "the table's rows have no order.",
-    "seed": "nothing on this page is random.",
-    "d_model": "the keys and values are points (k1, k2) and (v1, v2): width 2.",
-    "d_k": "d_k = 2 here: the query and every key are points in the plane.",
-}
+def not_used() -> dict[str, str]:
+    """:data:`NOT_USED` in the run's language."""
+    return {key: _(why) for key, why in NOT_USED.items()}
 
 
 @section
 def intro() -> None:
     """The page's title, what a query, a key and a value are, and the header of part 1."""
-    st.title("Attention as a soft database lookup")
-    st.markdown(
+    st.title(_("Attention as a soft database lookup"))
+    st.markdown(_(
         "A **database** compares your query with its keys, picks the one that matches and hands over "
         "*that one* value. **Attention** compares the query with *every* key and hands over a *blend of all* "
         "values, weighted by how well each key matches. Below, one table is queried both ways.\n\n"
         "- **query** $q$ — *what am I looking for?* (\"capital of France\")\n"
         "- **key** $k_j$ — *what do I contain?* (\"France\")\n"
         "- **value** $v_j$ — *what do I hand over if chosen?* (\"Paris\")"
-    )
-    st.caption("This page has its own small table; the sidebar's sentence controls are for the other pages.")
-    st.header("1 · The table")
+    ))
+    st.caption(_("This page has its own small table; the sidebar's sentence controls are for the other pages."))
+    st.header(_("1 · The table"))
 
 
 @section
 def table_help() -> None:
     """What a row of the table holds and how to edit it (beside the editor)."""
-    st.markdown(
+    st.markdown(_(
         "Each row is one entry: a **key** (a name and a 2-D vector $k_j = (k_1, k_2)$, so it can be drawn) and a "
         "**value** (a name and a vector $v_j = (v_1, v_2)$; by default the capital's longitude and latitude, "
         "so a blend of values is a place on the map)."
-    )
-    st.caption(f"Edit any cell, add or delete rows (1 to {S.MAX_ROWS}). Keys must be distinct. Rows are numbered "
-               "from 0, like every position in the app.")
+    ))
+    st.caption(_("Edit any cell, add or delete rows (1 to {max}). Keys must be distinct. Rows are numbered from 0, "
+                 "like every position in the app.").format(max=S.MAX_ROWS))
 
 
 @section
 def sharpness_formula(*, sharp: float) -> None:
     """The soft lookup's formula at sharpness ``sharp`` and what its extremes mean."""
     st.latex(rf"w_j = \mathrm{{softmax}}_j\big(s\; q\cdot k_j\big), \qquad s = {S.sharpness_latex(sharp)}")
-    st.caption(f"s = 0 → uniform weights 1/m (the blend is the mean of the values) · s = 1/√d_k = "
-               f"{S.LESSON_SHARPNESS:.3f} is what a transformer uses for keys of width d_k = {S.D_K} · "
-               "s = 1e6 → the blend is the database's answer.")
+    st.caption(_("s = 0 → uniform weights 1/m (the blend is the mean of the values) · s = 1/√d_k = {lesson} is what "
+                 "a transformer uses for keys of width d_k = {d_k} · s = 1e6 → the blend is the database's "
+                 "answer.").format(lesson=fmt(S.LESSON_SHARPNESS, 3), d_k=S.D_K))
 
 
 def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, color_scale: str = "fixed") -> None:
@@ -101,101 +129,112 @@ def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, colo
 def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable) -> None:
     """:func:`lookups` for ``key = (repr(_table), qx, qy, sharp, color_scale)``; ``_table`` is not hashed (leading
     underscore)."""
-    table, (_, qx, qy, sharp, color_scale) = _table, key
+    table, (_repr, qx, qy, sharp, color_scale) = _table, key
     r = S.lookup_scenario(table, (qx, qy), sharp)
     keys_l, vals_l, rows_l = list(table.key_labels), list(table.value_labels), table.row_labels
-    note = f"q = ({fmt(qx, 2)}, {fmt(qy, 2)})"
+    note = f"q = {F.point_text((qx, qy), 2)}"
     if r.exact is not None:
-        note += f" — exactly the key of row {r.exact} ({S.md_code(keys_l[r.exact])}): the database's exact match"
+        note += " — " + _("exactly the key of row {row} ({key}): the database's exact match").format(
+            row=r.exact, key=S.md_code(keys_l[r.exact]))
     st.caption(note)
+    answer = latex_text(_("answer"))
 
     # ---- 3 · the same query, two lookups ----------------------------------------------------------------
-    st.header("3 · The same query, two lookups")
+    st.header(_("3 · The same query, two lookups"))
     left, right = st.columns(2)
     with left:
-        st.subheader("Database lookup (hard)")
-        st.latex(r"j^{*} = \arg\max_j\; q\cdot k_j, \qquad \text{answer} = v_{j^{*}}")
-        vec = f"({fmt(r.hard.value[0], 2)},\\ {fmt(r.hard.value[1], 2)})"
+        st.subheader(_("Database lookup (hard)"))
+        st.latex(rf"j^{{*}} = \arg\max_j\; q\cdot k_j, \qquad \text{{{answer}}} = v_{{j^{{*}}}}")
+        vec = f"({fmt_formula(r.hard.value[0], 2)},\\ {fmt_formula(r.hard.value[1], 2)})"
         if r.hard.is_tie:
             tied = ", ".join(S.md_code(keys_l[j]) for j in r.hard.indices)
-            st.warning(f"**A tie:** keys {tied} match equally well (q · k = {fmt(r.scores[r.hard.indices[0]], 3)}). "
-                       f"The database cannot choose, so it splits evenly and hands over the mean of their values.",
-                       icon="⚖️")
-            st.latex(r"\text{answer} = \tfrac{1}{" + str(len(r.hard.indices)) + r"}\big("
+            st.warning(_("**A tie:** keys {keys} match equally well (q · k = {score}). The database cannot choose, so "
+                         "it splits evenly and hands over the mean of their values.").format(
+                keys=tied, score=fmt(r.scores[r.hard.indices[0]], 3)), icon="⚖️")
+            st.latex(rf"\text{{{answer}}} = \tfrac{{1}}{{" + str(len(r.hard.indices)) + r"}\big("
                      + " + ".join(rf"v_{{\text{{{latex_text(vals_l[j])}}}}}" for j in r.hard.indices)
                      + rf"\big) = {vec}")
         else:
             j = r.hard.indices[0]
             st.latex(rf"\text{{{latex_text(keys_l[j])}}} \;\to\; \text{{{latex_text(vals_l[j])}}} = {vec}")
-        st.caption(("The best keys share the answer evenly; " if r.hard.is_tie else "One key wins; ")
-                   + "the others contribute nothing. The database ranks the keys by their similarity q · k and "
-                   "takes the top (argmax):")
-        dataframe(pd.DataFrame({"key": keys_l, "q · k": r.scores, "value": vals_l}).sort_values(
+        st.caption(_("The best keys share the answer evenly; the others contribute nothing. The database ranks the "
+                     "keys by their similarity q · k and takes the top (argmax):") if r.hard.is_tie else
+                   _("One key wins; the others contribute nothing. The database ranks the keys by their similarity "
+                     "q · k and takes the top (argmax):"))
+        key_col, value_col = _("key"), _("value")
+        dataframe(pd.DataFrame({key_col: keys_l, "q · k": r.scores, value_col: vals_l}).sort_values(
             "q · k", ascending=False, kind="stable"), hide_index=True, width="stretch")
     with right:
-        st.subheader("Attention lookup (soft)")
-        st.latex(r"w_j = \mathrm{softmax}_j(s\; q\cdot k_j), \qquad \text{answer} = \sum_j w_j\, v_j")
+        st.subheader(_("Attention lookup (soft)"))
+        st.latex(rf"w_j = \mathrm{{softmax}}_j(s\; q\cdot k_j), \qquad \text{{{answer}}} = \sum_j w_j\, v_j")
         st.latex(textviews.weighted_sum_latex("q", r.weights, r.values, r.blend, digits=2))
         n = r.nearest
-        st.latex(rf"\text{{nearest value to the blend: {latex_text(vals_l[n])}}}"
-                 rf"\ ({fmt(r.values[n][0], 2)},\ {fmt(r.values[n][1], 2)})")
+        nearest = latex_text(_("nearest value to the blend: {value}").format(value=vals_l[n]))
+        st.latex(rf"\text{{{nearest}}}\ ({fmt_formula(r.values[n][0], 2)},\ {fmt_formula(r.values[n][1], 2)})")
         top = float(max(r.weights))
-        share = (f"Every key gets a share; the answer is a blend of all {table.m} values." if top < 0.999 else
-                 f"At this sharpness the best key takes {fmt(100 * top, 2)}% of the weight: the blend has become "
-                 "the database's answer.")
-        st.caption(f"{share} Distance from the blend to the database's answer: {fmt(r.gap, 4)}.")
+        share = (_("Every key gets a share; the answer is a blend of all {m} values.").format(m=table.m)
+                 if top < 0.999 else
+                 _("At this sharpness the best key takes {percent} of the weight: the blend has become the "
+                   "database's answer.").format(percent=i18n.percent(top, 2)))
+        st.caption(share + " " + _("Distance from the blend to the database's answer: {gap}.").format(
+            gap=fmt(r.gap, 4)))
 
     p1, p2 = st.columns(2)
     with p1:
         st.plotly_chart(F.keys_plane(r.keys, keys_l, r.query, r.weights, r.hard.indices), key="lookup_fig_keys")
-        st.caption("The **query** arrow asks *what am I looking for?*; each **key** point says *what do I "
-                   "contain?*. q · k = |q| |k| cos θ is large for a key that points the same way and is long. "
-                   "Marker area = attention weight; the orange ring is the database's pick.")
+        st.caption(_("The **query** arrow asks *what am I looking for?*; each **key** point says *what do I "
+                     "contain?*. q · k = |q| |k| cos θ is large for a key that points the same way and is long. "
+                     "Marker area = attention weight; the orange ring is the database's pick."))
     with p2:
         st.plotly_chart(F.weights_compare(r.weights, r.hard.weights, rows_l), key="lookup_fig_weights")
-        st.caption("Weight per row (key → value). Attention's weights sum to 1 and are all above 0 for s > 0; the "
-                   "database puts everything on its pick (split evenly on a tie).")
+        st.caption(_("Weight per row (key → value). Attention's weights sum to 1 and are all above 0 for s > 0; the "
+                     "database puts everything on its pick (split evenly on a tie)."))
     p3, p4 = st.columns(2)
     with p3:
         st.plotly_chart(F.values_plane(r.values, vals_l, r.weights, r.blend, r.hard.value,
-                                       axis_titles=("v1 (default: longitude)", "v2 (default: latitude)")),
+                                       axis_titles=(_("v1 (default: longitude)"), _("v2 (default: latitude)"))),
                         key="lookup_fig_values")
-        st.caption("Each **value** is *what it hands over*. The star is attention's answer, a weighted average "
-                   "that can land between the values; the diamond is the database's answer.")
+        st.caption(_("Each **value** is *what it hands over*. The star is attention's answer, a weighted average "
+                     "that can land between the values; the diamond is the database's answer."))
     with p4:
         st.plotly_chart(F.sharpness_dial(r.sweep, r.sweep_weights, rows_l, current=r.sharpness,
                                          lesson=S.LESSON_SHARPNESS, gap=r.sweep_gap), key="lookup_fig_dial")
-        st.caption(f"The sharpness dial for this query: far left the weights are uniform (1/m = "
-                   f"{1 / table.m:.3f}), far right they are the database's. Dashed: the transformer's 1/√d_k; "
-                   "red: your setting (at s = 0, off the log axis to the left); dotted: how far the blend is "
-                   "from the database's answer.")
+        st.caption(_("The sharpness dial for this query: far left the weights are uniform (1/m = {uniform}), far "
+                     "right they are the database's. Dashed: the transformer's 1/√d_k; red: your setting (at s = 0, "
+                     "off the log axis to the left); dotted: how far the blend is from the database's answer.").format(
+            uniform=fmt(1 / table.m, 3)))
 
+    answer_col, blend_v1, blend_v2 = _("answer"), _("blend v1"), _("blend v2")
     numbers({"": pd.DataFrame({
-        "key": keys_l, "k1": r.keys[:, 0], "k2": r.keys[:, 1], "q · k": r.scores, "s · q · k": r.scaled,
-        "attention weight": r.weights, "database weight": r.hard.weights,
-        "value": vals_l, "v1": r.values[:, 0], "v2": r.values[:, 1],
+        key_col: keys_l, "k1": r.keys[:, 0], "k2": r.keys[:, 1], "q · k": r.scores, "s · q · k": r.scaled,
+        _("attention weight"): r.weights, _("database weight"): r.hard.weights,
+        value_col: vals_l, "v1": r.values[:, 0], "v2": r.values[:, 1],
         "w · v1": r.weights * r.values[:, 0], "w · v2": r.weights * r.values[:, 1],
-    }), "The two answers": pd.DataFrame({"answer": ["attention (blend)", "database"],
-                                         "v1": [r.blend[0], r.hard.value[0]], "v2": [r.blend[1], r.hard.value[1]]})},
-            label="Numbers for this query")
+    }), _("The two answers"): pd.DataFrame({answer_col: [_("attention (blend)"), _("database")],
+                                            "v1": [r.blend[0], r.hard.value[0]], "v2": [r.blend[1], r.hard.value[1]]})},
+            label=_("Numbers for this query"))
 
     # ---- 4 · many queries at once: the attention matrix ------------------------------------------------------
-    st.header("4 · Many queries at once: the attention matrix")
-    st.latex(r"W = \mathrm{softmax}\big(s\; Q K^\top\big) \;\;\text{(row by row)}, \qquad \text{answers} = W V")
-    st.caption(f"Stack the queries as the rows of Q ([n_q, d_k] = [{len(r.batch_labels)}, {S.D_K}]): your query, "
-               f"then each row's own key. The weights form an [n_q, m] = [{len(r.batch_labels)}, {table.m}] matrix, "
-               "one row per query, each summing to 1 — exactly the attention matrix of the walkthrough.")
+    st.header(_("4 · Many queries at once: the attention matrix"))
+    row_by_row, answers = latex_text(_("(row by row)")), latex_text(_("answers"))
+    st.latex(rf"W = \mathrm{{softmax}}\big(s\; Q K^\top\big) \;\;\text{{{row_by_row}}}, \qquad "
+             rf"\text{{{answers}}} = W V")
+    st.caption(_("Stack the queries as the rows of Q ([n_q, d_k] = [{n_q}, {d_k}]): your query, then each row's own "
+                 "key. The weights form an [n_q, m] = [{n_q}, {m}] matrix, one row per query, each summing to 1 — "
+                 "exactly the attention matrix of the walkthrough.").format(
+        n_q=len(r.batch_labels), d_k=S.D_K, m=table.m))
     h1, h2 = st.columns(2)
     with h1:
-        st.plotly_chart(charts.heatmap(r.batch_weights, r.batch_labels, keys_l, title=f"attention, s = "
-                                        f"{S.sharpness_label(sharp).split()[0]}", color_scale=color_scale),
+        st.plotly_chart(charts.heatmap(r.batch_weights, r.batch_labels, keys_l,
+                                       title=_("attention, s = {s}").format(s=i18n.general(sharp)),
+                                       color_scale=color_scale),
                         key="lookup_fig_matrix")
     with h2:
-        st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title="database (one-hot rows)",
+        st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title=_("database (one-hot rows)"),
                                        color_scale=color_scale),
                         key="lookup_fig_hard_matrix")
     numbers({"": pd.DataFrame(r.batch_weights, index=list(r.batch_labels), columns=keys_l),
-             "Each query's answer": pd.DataFrame({"query": list(r.batch_labels), "q1": r.batch_queries[:, 0],
-                                                  "q2": r.batch_queries[:, 1], "blend v1": r.batch_blends[:, 0],
-                                                  "blend v2": r.batch_blends[:, 1]})},
-            label="Numbers: every query's answer")
+             _("Each query's answer"): pd.DataFrame({_("query"): list(r.batch_labels), "q1": r.batch_queries[:, 0],
+                                                     "q2": r.batch_queries[:, 1], blend_v1: r.batch_blends[:, 0],
+                                                     blend_v2: r.batch_blends[:, 1]})},
+            label=_("Numbers: every query's answer"))

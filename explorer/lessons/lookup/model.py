@@ -14,12 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
+
+_, _n = translator(__name__)
 
 # Column ids of the editable table (what st.data_editor and its edit state use).
 KEY, K1, K2, VALUE, V1, V2 = "key", "k1", "k2", "value", "v1", "v2"
 COLUMNS = (KEY, K1, K2, VALUE, V1, V2)
 KEY_COLS, VALUE_COLS = (K1, K2), (V1, V2)
 NUMBER_COLUMNS = (*KEY_COLS, *VALUE_COLS)
+COLUMN_LABELS = {KEY: N_("key"), K1: "k1", K2: "k2", VALUE: N_("value"), V1: "v1", V2: "v2"}
+"""Column id -> its header on the page (the words are messages: shown with ``_(COLUMN_LABELS[c])``)."""
 NUMBER_LIMIT = 1000.0  # |every number| <= this, so q · k * sharpness stays far from overflow
 MAX_ROWS = 12
 QUERY_LIMIT = 5.0  # the query sliders run from -QUERY_LIMIT to +QUERY_LIMIT
@@ -27,15 +33,20 @@ QUERY_STEP = 0.01
 
 # The default table: countries (keys, 2-D vectors of length ~2 at different angles, so
 # each key matches itself best) and their capitals (values: longitude, latitude in degrees, so the
-# value plane reads like a map: east to the right, north up).
+# value plane reads like a map: east to the right, north up). The names are messages: in Portuguese and Turkish
+# the page starts from the same rows with the names in that language (default_rows; the numbers are the same).
 DEFAULT_ROWS: tuple[dict, ...] = (
-    {KEY: "France", K1: 1.73, K2: 1.0, VALUE: "Paris", V1: 2.4, V2: 48.9},
-    {KEY: "Germany", K1: 1.0, K2: 1.73, VALUE: "Berlin", V1: 13.4, V2: 52.5},
-    {KEY: "Spain", K1: 2.0, K2: 0.0, VALUE: "Madrid", V1: -3.7, V2: 40.4},
-    {KEY: "Italy", K1: -0.35, K2: 1.97, VALUE: "Rome", V1: 12.5, V2: 41.9},
-    {KEY: "Japan", K1: -1.88, K2: -0.68, VALUE: "Tokyo", V1: 139.7, V2: 35.7},
-    {KEY: "Brazil", K1: 0.35, K2: -1.97, VALUE: "Brasília", V1: -47.9, V2: -15.8},
+    {KEY: N_("France"), K1: 1.73, K2: 1.0, VALUE: N_("Paris"), V1: 2.4, V2: 48.9},
+    {KEY: N_("Germany"), K1: 1.0, K2: 1.73, VALUE: N_("Berlin"), V1: 13.4, V2: 52.5},
+    {KEY: N_("Spain"), K1: 2.0, K2: 0.0, VALUE: N_("Madrid"), V1: -3.7, V2: 40.4},
+    {KEY: N_("Italy"), K1: -0.35, K2: 1.97, VALUE: N_("Rome"), V1: 12.5, V2: 41.9},
+    {KEY: N_("Japan"), K1: -1.88, K2: -0.68, VALUE: N_("Tokyo"), V1: 139.7, V2: 35.7},
+    {KEY: N_("Brazil"), K1: 0.35, K2: -1.97, VALUE: N_("Brasília"), V1: -47.9, V2: -15.8},
 )
+DEFAULT_PRESETS = {  # a default row's key (English) -> the name of its own query (a message)
+    "France": N_("capital of France"), "Germany": N_("capital of Germany"), "Spain": N_("capital of Spain"),
+    "Italy": N_("capital of Italy"), "Japan": N_("capital of Japan"), "Brazil": N_("capital of Brazil"),
+}
 DEFAULT_QUERY = (1.73, 1.0)  # "capital of France": France's key
 
 D_K = len(KEY_COLS)
@@ -85,10 +96,30 @@ class LookupTable:
         return [f"{k} → {v}" for k, v in zip(self.key_labels, self.value_labels, strict=True)]
 
 
-DEFAULT_TABLE = LookupTable(
-    tuple(r[KEY] for r in DEFAULT_ROWS), tuple((r[K1], r[K2]) for r in DEFAULT_ROWS),
-    tuple(r[VALUE] for r in DEFAULT_ROWS), tuple((r[V1], r[V2]) for r in DEFAULT_ROWS),
-)
+def _table_of(rows: Sequence[Mapping]) -> LookupTable:
+    return LookupTable(tuple(r[KEY] for r in rows), tuple((r[K1], r[K2]) for r in rows),
+                       tuple(r[VALUE] for r in rows), tuple((r[V1], r[V2]) for r in rows))
+
+
+DEFAULT_TABLE = _table_of(DEFAULT_ROWS)
+"""The default table with its English names (the numbers of every language's default table)."""
+
+
+def default_rows() -> tuple[dict, ...]:
+    """:data:`DEFAULT_ROWS` with the key and value names in the run's language (the same numbers)."""
+    return tuple({**r, KEY: _(r[KEY]), VALUE: _(r[VALUE])} for r in DEFAULT_ROWS)
+
+
+def default_table() -> LookupTable:
+    """:data:`DEFAULT_TABLE` with the names in the run's language (:func:`default_rows`)."""
+    return _table_of(default_rows())
+
+
+def number_text(x: float) -> str:
+    """A number of the table as a sentence shows it: ``1.73``, ``1``, ``1e+06`` (``%g``), with the run's decimal
+    mark (``1,73`` in pt and tr)."""
+    text = f"{x:g}"
+    return text if i18n.current() == i18n.DEFAULT else text.replace(".", i18n.number(0.5, 1)[1])
 
 
 @dataclass(frozen=True)
@@ -125,17 +156,17 @@ def _blank(cell) -> bool:
 def _number(cell) -> tuple[float | None, str | None]:
     """``(value, None)`` or ``(None, what is wrong)`` for one numeric cell."""
     if _blank(cell):
-        return None, "is blank"
+        return None, None
     if isinstance(cell, bool):
-        return None, "is not a number"
+        return None, _("is not a number")
     try:
         x = float(str(cell).strip().replace(",", ".")) if isinstance(cell, str) else float(cell)
     except (TypeError, ValueError):
-        return None, f"holds {md_code(cell)}, which is not a number"
+        return None, _("holds {text}, which is not a number").format(text=md_code(cell))
     if not math.isfinite(x):
-        return None, "is not a finite number"
+        return None, _("is not a finite number")
     if abs(x) > NUMBER_LIMIT:
-        return None, f"must lie between −{NUMBER_LIMIT:g} and {NUMBER_LIMIT:g}"
+        return None, _("must lie between −{limit} and {limit}").format(limit=number_text(NUMBER_LIMIT))
     return x, None
 
 
@@ -161,19 +192,23 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
             n_empty += 1
             continue
         row_problems = []
-        for col, what in ((KEY, "key name"), (VALUE, "value name")):
+        for col, message in ((KEY, _("row {row}, column {column} is blank: every row needs a key name")),
+                             (VALUE, _("row {row}, column {column} is blank: every row needs a value name"))):
             if _blank(cells[col]):
-                row_problems.append(f"row {r}, column {md_code(col)} is blank: every row needs a {what}")
+                row_problems.append(message.format(row=r, column=md_code(_(COLUMN_LABELS[col]))))
         nums = {}
-        for cols, what in ((KEY_COLS, "key"), (VALUE_COLS, "value")):
+        for cols, blank in ((KEY_COLS, _("row {row}, column {column} is blank — every key needs {n} numbers "
+                                         "({columns})")),
+                            (VALUE_COLS, _("row {row}, column {column} is blank — every value needs {n} numbers "
+                                           "({columns})"))):
             for col in cols:
                 x, err = _number(cells[col])
-                if err is None:
+                if x is not None:
                     nums[col] = x
                     continue
-                hint = (f" — every {what} needs {len(cols)} numbers ({', '.join(cols)})"
-                        if err == "is blank" else "")
-                row_problems.append(f"row {r}, column {md_code(col)} {err}{hint}")
+                cell = dict(row=r, column=md_code(col))
+                row_problems.append(blank.format(**cell, n=len(cols), columns=", ".join(cols)) if err is None else
+                                    _("row {row}, column {column} {problem}").format(**cell, problem=err))
         problems += row_problems
         if not row_problems:
             labels.append(str(cells[KEY]).strip())
@@ -183,20 +218,23 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
             where.append(r)
     n_rows = len(rows) - n_empty
     if n_rows == 0:
-        problems.append("The table is empty: add at least one row (a key name, k1, k2, a value name, v1, v2).")
+        problems.append(_("The table is empty: add at least one row (a key name, k1, k2, a value name, v1, v2)."))
     elif n_rows > MAX_ROWS:
-        problems.append(f"The table has {n_rows} rows; use at most {MAX_ROWS} so the pictures stay readable.")
+        problems.append(_("The table has {n} rows; use at most {max} so the pictures stay readable.").format(
+            n=n_rows, max=MAX_ROWS))
     seen_keys: dict[tuple[float, ...], int] = {}
     seen_labels: dict[str, int] = {}
+    sep = i18n.list_separator()  # between two numbers that may hold a decimal comma
     for r, label, key in zip(where, labels, keys, strict=True):
         if key in seen_keys:
-            problems.append(f"rows {seen_keys[key]} and {r} have the same key vector ({key[0]:g}, {key[1]:g}): "
-                            "a lookup table needs distinct keys")
+            problems.append(_("rows {first} and {other} have the same key vector ({vector}): a lookup table needs "
+                              "distinct keys").format(first=seen_keys[key], other=r,
+                                                      vector=sep.join(number_text(x) for x in key)))
         else:
             seen_keys[key] = r
         if label in seen_labels:
-            problems.append(f"rows {seen_labels[label]} and {r} have the same key name {md_code(label)}: "
-                            "give every key its own name")
+            problems.append(_("rows {first} and {other} have the same key name {name}: give every key its own "
+                              "name").format(first=seen_labels[label], other=r, name=md_code(label)))
         else:
             seen_labels[label] = r
     if problems:
@@ -215,18 +253,19 @@ def presets(table: LookupTable) -> dict[str, tuple[float, float]]:
     One per row (the row's own key: "capital of France" for the default rows,
     "look up <key>" otherwise), "halfway between" the first two keys (a tie
     when their keys are equally long, as France and Germany are), and the zero
-    query (every key scores 0: uniform weights at any sharpness).
+    query (every key scores 0: uniform weights at any sharpness). The names are
+    in the run's language (a default row: with its names in that language).
     """
-    default_pairs = {(r[KEY], r[VALUE]) for r in DEFAULT_ROWS}
+    default_names = {(_(r[KEY]), _(r[VALUE])): _(DEFAULT_PRESETS[r[KEY]]) for r in DEFAULT_ROWS}
     out: dict[str, tuple[float, float]] = {}
     for label, value, key in zip(table.key_labels, table.value_labels, table.keys, strict=True):
-        name = f"capital of {label}" if (label, value) in default_pairs else f"look up {label}"
+        name = default_names.get((label, value)) or _("look up {key}").format(key=label)
         out.setdefault(name, (_on_grid(key[0]), _on_grid(key[1])))
     if table.m >= 2:
         (a, b), (la, lb) = table.keys[:2], table.key_labels[:2]
         mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
-        out.setdefault(f"halfway between {la} and {lb}", (_on_grid(mid[0]), _on_grid(mid[1])))
-    out.setdefault("the zero query (0, 0)", (0.0, 0.0))
+        out.setdefault(_("halfway between {a} and {b}").format(a=la, b=lb), (_on_grid(mid[0]), _on_grid(mid[1])))
+    out.setdefault(_("the zero query (0, 0)"), (0.0, 0.0))
     return out
 
 
@@ -285,10 +324,10 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
     soft = A.soft_lookup(q, K, V, sharpness)
     hard = A.hard_lookup(q, K, V)
     names = list(presets(table))[: table.m]
-    batch_labels = ("your query", *names)
+    batch_labels = (_("your query"), *names)
     Qb = np.vstack([q[None, :], K])  # [1 + m, 2]: your query, then each row's own key
     bw, bo = A.soft_lookup_batch(Qb, K, V, sharpness)  # [1 + m, m], [1 + m, 2]
-    hw, _ = A.hard_lookup_batch(Qb, K, V)  # [1 + m, m]
+    hw, _hard_out = A.hard_lookup_batch(Qb, K, V)  # [1 + m, m]
     sw, sb = A.sharpness_sweep(q, K, V, SWEEP)  # [s, m], [s, 2]
     return LookupScenario(
         query=q, keys=K, values=V, sharpness=float(sharpness), scores=scores, scaled=scores * sharpness,

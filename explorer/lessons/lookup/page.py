@@ -4,22 +4,27 @@ import streamlit as st
 
 from explorer.lessons.lookup import draw
 from explorer.lessons.lookup import model as S
-from explorer.shell import controls
+from explorer.shell import controls, i18n
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)  # a page runs as __main__: its file names the domain
 
 draw.intro()
-controls.not_used(draw.NOT_USED)
+controls.not_used(draw.not_used())
 
 # ---- 1 · the table ---------------------------------------------------------------------------
 version = st.session_state.setdefault("lookup_table_version", 0)
 t1, t2 = st.columns([3, 2])
 with t1:
+    # The default rows and the headers are in the run's language: another language is another editor (Streamlit
+    # keys a dynamic editor on its data and settings), so a language change starts from that language's table.
     edited = st.data_editor(
-        draw.TABLE_FRAME, key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True, width="stretch",
-        column_config=draw.TABLE_COLUMNS,
+        draw.table_frame(i18n.current()), key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True,
+        width="stretch", column_config=draw.table_columns(i18n.current()),
     )
 with t2:
     draw.table_help()
-    if st.button("↺ Restore the default table", key="lookup_restore"):
+    if st.button(_("↺ Restore the default table"), key="lookup_restore"):
         st.session_state["lookup_table_version"] = version + 1
         st.session_state.pop("lookup_last_valid", None)
         st.rerun()
@@ -28,11 +33,12 @@ check = S.parse_table(edited.to_dict("records"))
 if check.table is not None:
     st.session_state["lookup_last_valid"] = check.table
 else:
-    st.error("**The table cannot be used**, so everything below shows the last valid table:\n\n"
+    st.error(_("**The table cannot be used**, so everything below shows the last valid table:") + "\n\n"
              + "\n".join(f"- {p}" for p in check.problems), icon="✋")
 if check.n_empty_rows and check.table is not None:
-    st.caption(f"{check.n_empty_rows} empty row(s) ignored.")
-table = st.session_state.get("lookup_last_valid", S.DEFAULT_TABLE)
+    st.caption(_n("{n} empty row ignored.", "{n} empty rows ignored.", check.n_empty_rows).format(
+        n=check.n_empty_rows))
+table = st.session_state.get("lookup_last_valid") or S.default_table()
 
 # ---- 2 · the query and the sharpness ------------------------------------------------------------
 
@@ -46,7 +52,7 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
     st.session_state["lookup_preset"] = None
 
 
-st.header("2 · The query and the sharpness")
+st.header(_("2 · The query and the sharpness"))
 
 
 @st.fragment  # the query and the sharpness change parts 2-4 only: rerun them alone, the table is not resent (issue 20)
@@ -55,23 +61,25 @@ def query_and_lookups(table: S.LookupTable) -> None:
     presets = S.presets(table)
     c1, c2 = st.columns(2)
     with c1:
-        st.selectbox("Jump to a query", list(presets), index=None, placeholder="capital of France, a tie, …",
+        st.selectbox(_("Jump to a query"), list(presets), index=None, placeholder=_("capital of France, a tie, …"),
                      key="lookup_preset", on_change=apply_preset, args=(presets,),
-                     help="Moves the two sliders below. A row's own key is the exact-match query for that row.")
+                     help=_("Moves the two sliders below. A row's own key is the exact-match query for that row."))
         lim = S.QUERY_LIMIT
-        expected = f"a number from {-lim:g} to {lim:g} in steps of {S.QUERY_STEP:g}"
-        qx = controls.slider("query q, dimension 1", -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
+        # What a link value must be: link values are written with a point in every language.
+        expected = _("a number from {low} to {high} in steps of {step}").format(
+            low=f"{-lim:g}", high=f"{lim:g}", step=f"{S.QUERY_STEP:g}")
+        qx = controls.slider(_("query q, dimension 1"), -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
                              key="lookup_qx", expected=expected)
-        qy = controls.slider("query q, dimension 2", -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
+        qy = controls.slider(_("query q, dimension 2"), -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
                              key="lookup_qy", expected=expected)
     with c2:
         sharp = st.select_slider(
-            "Sharpness s (inverse temperature: multiplies every score q · k)", S.SHARPNESS_OPTIONS,
+            _("Sharpness s (inverse temperature: multiplies every score q · k)"), S.SHARPNESS_OPTIONS,
             value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
-            help="0: every value gets the same weight (the mean). Large: the blend becomes the database's answer.",
+            help=_("0: every value gets the same weight (the mean). Large: the blend becomes the database's answer."),
         )
         controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
-                            "one of " + ", ".join(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
+                            controls.one_of(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
         draw.sharpness_formula(sharp=float(sharp))
 
     # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------

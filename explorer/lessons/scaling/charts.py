@@ -11,9 +11,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import escape_label, weights_bar
+from explorer.shell.i18n import translator
 from explorer.shell.plotly_fast import axis_names, hline, subplot_layout, vline
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 RAW_COLOR = "#d1495b"  # unscaled q·k
 SCALED_COLOR = "#3b78c2"  # scaled q·k / √d_k
@@ -48,17 +52,19 @@ def score_histograms(
         ValueError: edges and densities of mismatched shapes.
     """
     traces = []
+    bins = _("scores in [{lo}, {hi}): density {density}").format(lo="%{customdata[0]:.3f}",
+                                                                 hi="%{customdata[1]:.3f}", density="%{y:.4f}")
     for name, edges, density, color, var, theory in (
-        ("raw q·k", *_check_hist(raw_edges, raw_density, "raw"), RAW_COLOR, raw_var, f"d_k = {d_k}"),
-        ("scaled q·k/√d_k", *_check_hist(scaled_edges, scaled_density, "scaled"), SCALED_COLOR, scaled_var, "1"),
+        (_("raw q·k"), *_check_hist(raw_edges, raw_density, "raw"), RAW_COLOR, raw_var, f"d_k = {d_k}"),
+        (_("scaled q·k/√d_k"), *_check_hist(scaled_edges, scaled_density, "scaled"), SCALED_COLOR, scaled_var, "1"),
     ):
         centers, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
         traces.append(go.Bar(
             x=np.round(centers, 4), y=np.round(density, 6), width=np.round(widths, 4), marker_color=color,
-            opacity=0.55, name=f"{name}: Var = {fmt(var, 3)} (theory {theory})",
+            opacity=0.55, name=_("{name}: Var = {var} (theory {theory})").format(name=name, var=fmt(var, 3),
+                                                                                 theory=theory),
             customdata=np.round(np.stack([edges[:-1], edges[1:]], axis=-1), 3),
-            hovertemplate=f"{name}<br>scores in [%{{customdata[0]}}, %{{customdata[1]}}): "
-                          "density %{y:.4f}<extra></extra>",
+            hovertemplate=f"{name}<br>{bins}<extra></extra>",
         ))
     shapes, notes = [], []  # set with the figure: add_shape/add_annotation/update_* calls cost 5x more
     for s, color, label in ((float(np.sqrt(d_k)), RAW_COLOR, "√d_k"), (1.0, SCALED_COLOR, "1")):
@@ -68,14 +74,14 @@ def score_histograms(
         # √d_k's label above the plot, 1's just inside it: apart even where √d_k is close to 1 (a phone's narrow axis)
         notes.append(dict(x=s, y=1, yref="paper", text=f"±{label}", showarrow=False, font=dict(color=color, size=11),
                           yanchor="top" if label == "1" else "bottom", xanchor="left", xshift=3))
-    yaxis = dict(title=dict(text="density (area 1)" + (", log scale" if log_y else "")))
+    yaxis = dict(title=dict(text=_("density (area 1), log scale") if log_y else _("density (area 1)")))
     if log_y:
         yaxis.update(type="log", exponentformat="power")
     return go.Figure(data=traces, layout=dict(
         shapes=shapes, annotations=notes,
         barmode="overlay", bargap=0, height=height, margin=dict(l=10, r=10, t=50, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
-        xaxis=dict(title=dict(text="score")), yaxis=yaxis,
+        xaxis=dict(title=dict(text=_("score"))), yaxis=yaxis, separators=i18n.plotly_separators(),
     ))
 
 
@@ -114,10 +120,11 @@ def saturation_curves(
         if unscaled.shape != x.shape or scaled.shape != x.shape:
             raise ValueError(f"{title}: series must be [{x.shape[0]}] like d_k, got {unscaled.shape}, {scaled.shape}")
         xa, ya = axis_names(col)
-        series = (("unscaled", unscaled, RAW_COLOR, "solid"), ("scaled", scaled, SCALED_COLOR, "dash"))
-        for name, y, color, dash in series:
+        series = (("unscaled", _("unscaled"), unscaled, RAW_COLOR, "solid"),
+                  ("scaled", _("scaled"), scaled, SCALED_COLOR, "dash"))
+        for group, name, y, color, dash in series:
             traces.append(go.Scatter(
-                x=x, y=np.round(y, 6), mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
+                x=x, y=np.round(y, 6), mode="lines+markers", name=name, legendgroup=group, showlegend=col == 1,
                 line=dict(color=color, dash=dash), marker=dict(size=6),
                 hovertemplate=f"{name}, d_k = %{{x}}: %{{y:.4f}}<extra>{escape_label(title)}</extra>",
                 xaxis=xa, yaxis=ya,
@@ -132,11 +139,11 @@ def saturation_curves(
         yaxis["rangemode"] = "tozero"  # "falls towards 0" must be visible as such
     # The legend and the current d_k on one line above the first panel's title (28 px up).
     above = 1 + 28 / (panel_height * n + 10)
-    layout["annotations"].append(dict(text=f"dotted: current d_k = {int(current_d_k)}", xref="paper", yref="paper",
-                                      x=1, y=above, showarrow=False, font=dict(size=11, color="#444"),
-                                      xanchor="right", yanchor="bottom"))
+    layout["annotations"].append(dict(text=_("dotted: current d_k = {d_k}").format(d_k=int(current_d_k)),
+                                      xref="paper", yref="paper", x=1, y=above, showarrow=False,
+                                      font=dict(size=11, color="#444"), xanchor="right", yanchor="bottom"))
     layout.update(shapes=shapes, height=panel_height * n + 90, margin=dict(l=10, r=10, t=70, b=10),
-                  legend=dict(orientation="h", yanchor="bottom", y=above, x=0))
+                  legend=dict(orientation="h", yanchor="bottom", y=above, x=0), separators=i18n.plotly_separators())
     return go.Figure(data=traces, layout=layout)
 
 
@@ -148,6 +155,7 @@ def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: 
     """
     fig = weights_bar(weights, key_labels, query_label=query_label, title=title, height=height)
     fig.update_traces(marker_color=SCALED_COLOR if scaled else RAW_COLOR)
+    fig.layout.separators = i18n.plotly_separators()
     return fig
 
 
@@ -158,8 +166,9 @@ def temperature_bars(weights, logits, *, temperature: float, height: int = 300) 
     """
     z = np.asarray(logits, dtype=float)
     labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(z)]
-    fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)
-    fig.update_xaxes(title_text="logit")
+    fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)  # a formula: `.`
+    fig.update_xaxes(title_text=_("logit"))
+    fig.layout.separators = i18n.plotly_separators()
     return fig
 
 
@@ -179,15 +188,16 @@ def temperature_sweep(temperatures, sweep, logits, *, current: float, height: in
     if w.ndim != 2 or w.shape != (temps.shape[0], z.shape[0]):
         raise ValueError(f"sweep must be [{temps.shape[0]}, {z.shape[0]}], got {w.shape}")
     traces = [go.Scatter(
-        x=temps, y=np.round(w[:, j], 6), mode="lines+markers", name=f"logit {fmt(zj, 1)} ({j})",
+        x=temps, y=np.round(w[:, j], 6), mode="lines+markers", name=_("logit {z} ({j})").format(z=fmt(zj, 1), j=j),
         line=dict(color=TEMP_COLORS[j % len(TEMP_COLORS)]), marker=dict(size=5),
-        hovertemplate=f"logit {fmt(zj, 1)} ({j}), T = %{{x}}: weight %{{y:.4f}}<extra></extra>",
+        hovertemplate=_("logit {z} ({j}), T = {t}: weight {w}").format(z=fmt(zj, 1), j=j, t="%{x}", w="%{y:.4f}")
+        + "<extra></extra>",
     ) for j, zj in enumerate(z)]
-    uniform, notes = hline(1 / len(z), dict(color="#888", dash="dot", width=1), f"uniform 1/{len(z)}",
-                           "bottom right")
+    uniform, notes = hline(1 / len(z), dict(color="#888", dash="dot", width=1),
+                           _("uniform 1/{n}").format(n=len(z)), "bottom right")
     return go.Figure(data=traces, layout=dict(  # one constructor call: add_*/update_* calls cost 5x more
         shapes=[uniform, vline(float(current), dict(color="#444", dash="dot", width=1))], annotations=notes,
-        xaxis=dict(type="log", title=dict(text="temperature T")),
-        yaxis=dict(range=[0, 1.05], title=dict(text="weight")),
+        xaxis=dict(type="log", title=dict(text=_("temperature T"))),
+        yaxis=dict(range=[0, 1.05], title=dict(text=_("weight"))), separators=i18n.plotly_separators(),
         height=height, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
     ))

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
+from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 D_K_CHOICES = tuple(2**i for i in range(11))  # 1, 2, 4, ..., 1024: the page's d_k and the curves' x axis
 N_KEYS_RANGE = (2, 32)
@@ -141,21 +145,27 @@ class Verdict:
         return self.jacobian_scaled / self.jacobian_unscaled if self.jacobian_unscaled > 0 else math.inf
 
     def text(self) -> str:
-        """One line, e.g. ``unscaled: 97% of the weight lands on one key (scaled: 45%); …``."""
-        pct = lambda x: f"{100 * x:.0f}%"  # noqa: E731
-        head = (f"d_k = {self.d_k}, unscaled: on average {pct(self.max_weight_unscaled)} of a query's weight "
-                f"lands on its top key (scaled: {pct(self.max_weight_scaled)})")
+        """One sentence in the run's language, e.g. ``d_k = 64, unscaled: on average 97% of a query's weight lands
+        on its top key (scaled: 45%); the softmax gradient ‖J‖ is 5.3× smaller than with scaling.``"""
+        values = dict(d_k=self.d_k, unscaled=i18n.percent(self.max_weight_unscaled, 0),
+                      scaled=i18n.percent(self.max_weight_scaled, 0))
         if self.d_k == 1:
-            return head + "; at d_k = 1, √d_k = 1 and scaling changes nothing."
+            return _("d_k = {d_k}, unscaled: on average {unscaled} of a query's weight lands on its top key "
+                     "(scaled: {scaled}); at d_k = 1, √d_k = 1 and scaling changes nothing.").format(**values)
         r = self.gradient_ratio
         if not math.isfinite(r):
-            return head + "; the unscaled softmax passes no gradient at all (‖J‖ = 0)."
+            return _("d_k = {d_k}, unscaled: on average {unscaled} of a query's weight lands on its top key "
+                     "(scaled: {scaled}); the unscaled softmax passes no gradient at all (‖J‖ = 0).").format(**values)
         if r >= 1.05:
-            return head + f"; the softmax gradient ‖J‖ is {fmt(r, 1 if r < 100 else 0)}× smaller than with scaling."
+            return _("d_k = {d_k}, unscaled: on average {unscaled} of a query's weight lands on its top key "
+                     "(scaled: {scaled}); the softmax gradient ‖J‖ is {ratio}× smaller than with scaling."
+                     ).format(ratio=fmt(r, 1 if r < 100 else 0), **values)
         if r <= 1 / 1.05:
-            return (head + f"; the softmax gradient ‖J‖ is still {fmt(1 / r, 1)}× larger than with scaling "
-                    "(the softmax is sharper but not yet saturated).")
-        return head + "; the softmax gradient ‖J‖ is about the same as with scaling."
+            return _("d_k = {d_k}, unscaled: on average {unscaled} of a query's weight lands on its top key "
+                     "(scaled: {scaled}); the softmax gradient ‖J‖ is still {ratio}× larger than with scaling "
+                     "(the softmax is sharper but not yet saturated).").format(ratio=fmt(1 / r, 1), **values)
+        return _("d_k = {d_k}, unscaled: on average {unscaled} of a query's weight lands on its top key "
+                 "(scaled: {scaled}); the softmax gradient ‖J‖ is about the same as with scaling.").format(**values)
 
 
 def verdict(stats: A.SaturationStats, d_k: int) -> Verdict:

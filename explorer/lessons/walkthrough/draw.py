@@ -20,10 +20,17 @@ import streamlit as st
 import attention as A
 from explorer.lessons.scaling.model import link as scaling_link
 from explorer.lessons.walkthrough import model
-from explorer.shell import charts, controls, textviews
+from explorer.shell import charts, controls, i18n, textviews
 from explorer.shell.cache import cached, section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.settings import Settings, token_labels
 from explorer.shell.tables import dataframe, numbers
+
+_, _n = translator(__name__)
+
+ROLES = {  # the projections' questions (lesson step 2), shown in their charts' titles
+    "Q": N_("what am I looking for?"), "K": N_("what do I contain?"), "V": N_("what do I hand over?"),
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,20 @@ def computed(source: Source, init: str = model.DEFAULT_INIT, scaled: bool = True
 
 
 def dim_labels(width: int) -> list[str]:
+    """``["dim 0", "dim 1", …]``: the columns of a download (CSV stays in English) and of the lesson's editors."""
     return [f"dim {j}" for j in range(width)]
+
+
+def dim_ticks(width: int) -> list[str]:
+    """:func:`dim_labels` as the page shows them (charts, tables), in the run's language."""
+    return [_("dim {j}").format(j=j) for j in range(width)]
+
+
+
+
+def scientific(x: float, digits: int = 1) -> str:
+    """``x`` in scientific notation with the run's decimal mark (``1.1e-16`` / ``1,1e-16``)."""
+    return f"{x:.{digits}e}".replace(".", textviews.fmt(0.5, 1)[1])
 
 
 @section
@@ -77,79 +97,87 @@ def embedding_line(source: Settings, choice: str) -> None:
     ``choice`` is the sidebar's value (``"auto"``, ``"lesson"`` or ``"per-token"``); ``source.embedding`` is
     what it resolved to for this sentence.
     """
-    why = {"auto": "auto: " + ("this is the lesson's sentence" if source.embedding == "lesson" else
-                               "a sentence of your own")}.get(choice, "chosen in the sidebar")
-    if source.embedding == "per-token":
-        text = (f"Embeddings: per-token ({why}): each distinct word has its own vector, so copies of a word "
-                "get identical rows of X, Q, K and V.")
+    if choice != "auto":
+        why = _("chosen in the sidebar")
+    elif source.embedding == "lesson":
+        why = _("auto: this is the lesson's sentence")
     else:
-        text = (f"Embeddings: the lesson's random rows ({why}): row i is the i-th random draw, so a row belongs "
-                "to its position, not to its word (copies of a word get different rows).")
+        why = _("auto: a sentence of your own")
+    if source.embedding == "per-token":
+        text = _("Embeddings: per-token ({why}): each distinct word has its own vector, so copies of a word "
+                 "get identical rows of X, Q, K and V.").format(why=why)
+    else:
+        text = _("Embeddings: the lesson's random rows ({why}): row i is the i-th random draw, so a row belongs "
+                 "to its position, not to its word (copies of a word get different rows).").format(why=why)
     repeats = model.repeated_word_rows(source.tokens, source.X)
     if repeats:
         shown = repeats[:3]
-        pairs = ", ".join(f"{model.md_code(word)} ({i}) and ({j})" for word, i, j, _ in shown)
-        more = f" (and {textviews.count(len(repeats) - len(shown), 'more copy', 'more copies')})" if len(
-            repeats) > len(shown) else ""
-        diff = max(d for *_, d in shown)
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=model.md_code(word), i=i, j=j)
+                          for word, i, j, _d in shown)
+        rest = len(repeats) - len(shown)
+        if rest:
+            pairs += " " + _n("(and {n} more copy)", "(and {n} more copies)", rest).format(n=rest)
+        diff = max(d for *_r, d in shown)
         if diff == 0:
-            text += f" Here {pairs}{more}: identical rows."
+            text += " " + _("Here {pairs}: identical rows.").format(pairs=pairs)
         elif source.embedding == "per-token" and source.positional:
-            text += (f" With positional encoding added, copies differ by their positions' encodings: {pairs}{more} "
-                     f"differ by up to {textviews.fmt(diff, 3)} per entry of X, so their rows of Q, K and V differ "
-                     "too.")
+            text += " " + _("With positional encoding added, copies differ by their positions' encodings: {pairs} "
+                            "differ by up to {diff} per entry of X, so their rows of Q, K and V differ too.").format(
+                pairs=pairs, diff=textviews.fmt(diff, 3))
         else:
-            text += f" Here {pairs}{more} differ by up to {textviews.fmt(diff, 3)} per entry of X."
+            text += " " + _("Here {pairs} differ by up to {diff} per entry of X.").format(
+                pairs=pairs, diff=textviews.fmt(diff, 3))
     st.caption(text)
 
 
 @section
 def inputs(source: Source, init: str) -> None:
     """Steps 1-3 of the lesson: embeddings, projections, scores (one picture, formula, shape and table each)."""
-    steps, W, labels, _ = computed(source, init)
+    steps, W, labels, _tokens = computed(source, init)
     n, d_model = steps.X.shape
     d_k, d_v = steps.Q.shape[1], steps.V.shape[1]
-    dims = dim_labels(d_model)
+    dims = dim_ticks(d_model)
 
-    st.header("1 · Embeddings X")
-    st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{one row per token}")
-    st.caption(f"shape [n, d_model] = [{n}, {d_model}]")
-    st.plotly_chart(charts.heatmap(steps.X, labels, dims, kind="diverging", row_name="token", col_name="dim",
+    st.header(_("1 · Embeddings X"))
+    st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{"
+             + textviews.latex_text(_("one row per token")) + "}")
+    st.caption(_("shape [n, d_model] = [{n}, {d_model}]").format(n=n, d_model=d_model))
+    st.plotly_chart(charts.heatmap(steps.X, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                     title="X"), key="walk_fig_X")
     numbers(steps.X, labels, dims)
 
-    st.header("2 · Queries, keys and values")
+    st.header(_("2 · Queries, keys and values"))
     st.latex(r"Q = X W_q,\quad K = X W_k,\quad V = X W_v")
     st.caption(f"W_q, W_k: [d_model, d_k] = [{d_model}, {d_k}] · W_v: [{d_model}, {d_v}] → "
                f"Q, K: [{n}, {d_k}] · V: [{n}, {d_v}]")
     if isinstance(source, Settings):  # the lesson example shows its matrices as editable tables above
         std = model.init_std(init, d_model, d_k)
-        st.caption(f"Weights drawn with standard deviation {textviews.fmt(std, 3)} ({model.INITS[init]}); "
-                   f"measured: the query components have variance {textviews.fmt(float(steps.Q.var()), 3)}, the "
-                   f"key components {textviews.fmt(float(steps.K.var()), 3)}.")
-        with st.expander(f"The weight matrices W_q, W_k, W_v (drawn from the seed, std {textviews.fmt(std, 3)})"):
+        st.caption(_("Weights drawn with standard deviation {std} ({init}); measured: the query components have "
+                     "variance {var_q}, the key components {var_k}.").format(
+            std=textviews.fmt(std, 3), init=_(model.INITS[init]), var_q=textviews.fmt(float(steps.Q.var()), 3),
+            var_k=textviews.fmt(float(steps.K.var()), 3)))
+        with st.expander(_("The weight matrices W_q, W_k, W_v (drawn from the seed, std {std})").format(
+                std=textviews.fmt(std, 3))):
             wcols = st.columns(3)
             for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
                 M = W[name]
                 col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
-                                                 dim_labels(M.shape[1]), kind="diverging", row_name="input dim",
-                                                 col_name="output dim", title=name, max_xticks=12),
+                                                 dim_ticks(M.shape[1]), kind="diverging", row_name=_("input dim"),
+                                                 col_name=_("output dim"), title=name, max_xticks=12),
                                  key=f"walk_fig_{name}")
     qkv_cols = st.columns(3)
-    for col, name, M, role in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V),
-                                  ("what am I looking for?", "what do I contain?", "what do I hand over?"),
-                                  strict=True):
+    for col, name, M in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V), strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name="token",
-                                            col_name="dim", title=f"{name}: {role}", max_xticks=12),
+            st.plotly_chart(charts.heatmap(M, labels, dim_ticks(M.shape[1]), kind="diverging", row_name=_("token"),
+                                            col_name=_("dim"), title=f"{name}: {_(ROLES[name])}", max_xticks=12),
                             key=f"walk_fig_{name}_proj")
-            numbers(M, labels, dim_labels(M.shape[1]))
+            numbers(M, labels, dim_ticks(M.shape[1]))
 
-    st.header("3 · Scores")
+    st.header(_("3 · Scores"))
     st.latex(r"S = Q K^\top, \qquad S_{ij} = q_i \cdot k_j")
-    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · row i: how well query i matches every key")
-    st.plotly_chart(charts.heatmap(steps.scores, labels, labels, kind="diverging", title="scores QKᵀ",
-                                    colorbar_title="score"), key="walk_fig_scores")
+    st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row i: how well query i matches every key").format(n=n))
+    st.plotly_chart(charts.heatmap(steps.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
+                                    colorbar_title=_("score")), key="walk_fig_scores")
     numbers(steps.scores, labels, labels)
 
 
@@ -157,101 +185,108 @@ def inputs(source: Source, init: str) -> None:
 def attend(source: Source, init: str, scaled: bool, color_scale: str = "fixed") -> None:
     """Steps 4-6 of the lesson: scale (or not), softmax, output; every caption measured on these arrays. The
     weights are coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
-    steps, _, labels, _ = computed(source, init, scaled)
+    steps, _W, labels, _tokens = computed(source, init, scaled)
     story = model.scale_story(steps, scaled)
     n, d_k, d_v = story.n, story.d_k, steps.V.shape[1]
     root = f"{np.sqrt(d_k):.4g}"
 
     if scaled:
         st.latex(rf"\frac{{Q K^\top}}{{\sqrt{{d_k}}}}, \qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}")
-        st.caption(f"shape [{n}, {n}] · " + story.variance_line())
+        st.caption(_("shape [{n}, {n}]").format(n=n) + " · " + story.variance_line())
     else:
-        st.latex(rf"Q K^\top \quad \text{{(switched off: not divided by }} \sqrt{{{d_k}}} = {root}\text{{)}}")
-        st.caption(f"shape [{n}, {n}] · switched off: the softmax gets the scores QKᵀ themselves. "
-                   + story.variance_line())
+        off_words = textviews.latex_text(_("switched off: not divided by"))
+        st.latex(rf"Q K^\top \quad \text{{({off_words} }} \sqrt{{{d_k}}} = {root}\text{{)}}")
+        st.caption(_("shape [{n}, {n}]").format(n=n) + " · "
+                   + _("switched off: the softmax gets the scores QKᵀ themselves.") + " " + story.variance_line())
     if story.claim_line():
-        st.caption(story.claim_line() + f" The lesson [Why divide by √d_k]({scaling_link(d_k=d_k, n_keys=n)}) "
-                   "measures the argument on queries and keys with unit-variance components.")
+        st.caption(story.claim_line() + " " + _("The lesson [Why divide by √d_k]({link}) measures the argument on "
+                                                "queries and keys with unit-variance components.").format(
+            link=scaling_link(d_k=d_k, n_keys=n)))
     st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging",
-                                    title="scaled scores QKᵀ/√d_k" if scaled else "scores QKᵀ (not divided)",
-                                    colorbar_title="score"), key="walk_fig_scaled")
+                                    title=_("scaled scores QKᵀ/√d_k") if scaled else _("scores QKᵀ (not divided)"),
+                                    colorbar_title=_("score")), key="walk_fig_scaled")
     numbers(steps.scaled_scores, labels, labels)
 
-    st.header("5 · Attention weights")
+    st.header(_("5 · Attention weights"))
     arg = r"\frac{q_i\cdot k_j}{\sqrt{d_k}}" if scaled else r"q_i\cdot k_j"
     st.latex(rf"w_{{ij}} = \mathrm{{softmax}}_j\!\left({arg}\right)"
              r" = \frac{e^{s_{ij} - \max_k s_{ik}}}{\sum_{k} e^{s_{ik} - \max_k s_{ik}}}")
     off = float(np.abs(steps.weights.sum(axis=-1) - 1).max())
-    st.caption(f"shape [{n}, {n}] · each row sums to 1 (largest difference from 1 here: {off:.1e}) · row = query, "
-               "column = key; top-left = first token looking at the first token")
+    st.caption(_("shape [{n}, {n}] · each row sums to 1 (largest difference from 1 here: {off}) · row = query, "
+                 "column = key; top-left = first token looking at the first token").format(n=n, off=scientific(off)))
     if story.softmax_line():
         st.caption(story.softmax_line())
-    st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title="attention weights",
+    st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),
                                    color_scale=color_scale), key="walk_fig_weights")
     numbers(steps.weights, labels, labels)
     softmax_check()
 
-    st.header("6 · Output")
-    st.latex(r"\text{output} = \text{weights}\cdot V, \qquad \text{out}_i = \sum_j w_{ij}\, v_j")
-    st.caption(f"shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values")
-    st.plotly_chart(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name="token",
-                                    col_name="dim", title="output"), key="walk_fig_output")
-    numbers(steps.output, labels, dim_labels(d_v))
+    st.header(_("6 · Output"))
+    out_word, weights_word = textviews.latex_text(_("output")), textviews.latex_text(_("weights"))
+    st.latex(rf"\text{{{out_word}}} = \text{{{weights_word}}}\cdot V, \qquad \text{{out}}_i = \sum_j w_{{ij}}\, v_j")
+    st.caption(_("shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values").format(n=n, d_v=d_v))
+    st.plotly_chart(charts.heatmap(steps.output, labels, dim_ticks(d_v), kind="diverging", row_name=_("token"),
+                                    col_name=_("dim"), title=_("output")), key="walk_fig_output")
+    numbers(steps.output, labels, dim_ticks(d_v))
 
 
 def softmax_check() -> None:
     """Step 5's check-yourself moment: the lesson's printed softmax row against the true one (item 2)."""
     check = model.softmax_check()
-    logits = ", ".join(f"{z:.1f}" for z in check.logits)
-    printed = ", ".join(f"{p:.2f}" for p in check.printed)
-    with st.expander("✋ Check yourself: is the lesson's softmax row a softmax?"):
-        st.markdown(f"One of the lessons prints softmax([{logits}]) = [{printed}]. Before reading on, add up that "
-                    "row: a row of attention weights must sum to 1.")
-        st.dataframe(pd.DataFrame({"logit": check.logits, "the lesson's row": check.printed,
-                                   "true softmax": check.true}),
-                     hide_index=True, width="stretch",
-                     column_config={"logit": st.column_config.NumberColumn(format="%.2f"),
-                                    "the lesson's row": st.column_config.NumberColumn(format="%.2f"),
-                                    "true softmax": st.column_config.NumberColumn(format="%.3f")})
-        true = ", ".join(f"{w:.3f}" for w in check.true)
-        st.markdown(f"The printed row sums to **{check.printed_sum:.2f}**, so it is not a softmax; the true one is "
-                    f"[{true}], which sums to {check.true_sum:.6f}.")
-        st.markdown("Why a row must sum to 1: every weight of the row is e^(its score) divided by the *same* sum, "
-                    "the sum of e^(score) over the row, so the weights are shares of one whole. The output is "
-                    "then Σⱼ wᵢⱼ vⱼ, a weighted **average** of the values; with weights that summed to 0.90 it would "
-                    "come out 10 % shorter than the average those weights stand for.")
+    logit, row, true_col = _("logit"), _("the lesson's row"), _("true softmax")
+    with st.expander(_("✋ Check yourself: is the lesson's softmax row a softmax?")):
+        st.markdown(_("One of the lessons prints softmax([{logits}]) = [{printed}]. Before reading on, add up that "
+                      "row: a row of attention weights must sum to 1.").format(
+            logits=textviews.number_list(check.logits, 1), printed=textviews.number_list(check.printed, 2)))
+        digits = {logit: 2, row: 2, true_col: 3}
+        frame = pd.DataFrame({logit: check.logits, row: check.printed, true_col: check.true})
+        if i18n.current() == i18n.DEFAULT:
+            config = {c: st.column_config.NumberColumn(format=f"%.{d}f") for c, d in digits.items()}
+        else:  # a decimal comma: the numbers as the language writes them (as explorer.shell.tables.dataframe does)
+            frame = pd.DataFrame({c: [textviews.fmt(float(v), d) for v in frame[c]] for c, d in digits.items()})
+            config = {c: st.column_config.TextColumn(alignment="right") for c in digits}
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+        st.markdown(_("The printed row sums to **{printed_sum}**, so it is not a softmax; the true one is [{true}], "
+                      "which sums to {true_sum}.").format(printed_sum=textviews.fmt(check.printed_sum, 2),
+                                                          true=textviews.number_list(check.true, 3),
+                                                          true_sum=textviews.fmt(check.true_sum, 6)))
+        st.markdown(_("Why a row must sum to 1: every weight of the row is e^(its score) divided by the *same* sum, "
+                      "the sum of e^(score) over the row, so the weights are shares of one whole. The output is "
+                      "then Σⱼ wᵢⱼ vⱼ, a weighted **average** of the values; with weights that summed to 0.90 it "
+                      "would come out 10 % shorter than the average those weights stand for."))
 
 
 @section
 def one_query(source: Source, init: str, scaled: bool, i: int) -> None:
     """Query ``i``'s scores, weights and weighted sum of the values."""
-    steps, _, labels, _ = computed(source, init, scaled)
+    steps, _W, labels, _tokens = computed(source, init, scaled)
     c1, c2 = st.columns(2)
     with c1:
-        st.markdown("**Its scores against every key**")
-        dataframe(pd.DataFrame({"key": labels, "score q·k": steps.scores[i],
-                                   ("scaled score" if scaled else "score (not divided)"): steps.scaled_scores[i],
-                                   "weight": steps.weights[i]}),
-                     hide_index=True, width="stretch")
+        st.markdown(_("**Its scores against every key**"))
+        dataframe(pd.DataFrame({_("key"): labels, _("score q·k"): steps.scores[i],
+                                (_("scaled score") if scaled else _("score (not divided)")): steps.scaled_scores[i],
+                                _("weight"): steps.weights[i]}),
+                  hide_index=True, width="stretch")
     with c2:
         st.plotly_chart(charts.weights_bar(steps.weights[i], labels, query_label=labels[i],
-                                            title=f"weights of query {labels[i]}"), key="walk_fig_query_bar")
+                                            title=_("weights of query {token}").format(token=labels[i])),
+                        key="walk_fig_query_bar")
     st.latex(textviews.weighted_sum_latex(labels[i], steps.weights[i], steps.V, steps.output[i]))
 
 
 @section
 def ascii_map(source: Source, init: str, scaled: bool) -> None:
     """The lesson's ASCII heat map of the weights, in a copyable code block."""
-    steps, _, _, tokens = computed(source, init, scaled)
-    st.header("The lesson's ASCII heat map")
-    st.caption("One character per weight, level = weight · 4 / max weight, characters ' ░▒▓█'. Copy it with the "
-               "button at the top right.")
+    steps, _W, _labels, tokens = computed(source, init, scaled)
+    st.header(_("The lesson's ASCII heat map"))
+    st.caption(_("One character per weight, level = weight · 4 / max weight, characters ' ░▒▓█'. Copy it with the "
+                 "button at the top right."))
     st.code(textviews.ascii_heatmap(steps.weights, list(tokens)), language=None)
 
 
 def csv(source: Source, init: str, scaled: bool, name: str) -> str:
     """The attention ``"weights"`` ``[n, n]`` or the ``"output"`` ``[n, d_v]`` as CSV with labelled rows."""
-    steps, _, labels, _ = computed(source, init, scaled)
+    steps, _W, labels, _tokens = computed(source, init, scaled)
     matrix = getattr(steps, name)
     cols = labels if name == "weights" else dim_labels(matrix.shape[1])
     return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
@@ -259,7 +294,7 @@ def csv(source: Source, init: str, scaled: bool, name: str) -> str:
 
 def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
     """The whole scenario (parameters, inputs X and W, every intermediate) as JSON."""
-    steps, W, _, _ = computed(source, init, scaled)
+    steps, W, _labels, _tokens = computed(source, init, scaled)
     scenario = {
         "parameters": params,
         "inputs": {"X": steps.X.tolist(), **{k: np.asarray(v).tolist() for k, v in W.items()}},

@@ -17,11 +17,19 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
-INITS = {  # value (also the link's) -> how the page names it
-    "lesson": "N(0, 2/(d_model + d_k)), as in the lesson",
-    "unit-variance": "N(0, 1/d_model): query and key components as spread as X's entries (≈ 1 when theirs is)",
+_, _n = translator(__name__)
+
+INITS = {  # value (also the link's) -> how the page describes it (a message: shown with _(INITS[init]))
+    "lesson": N_("N(0, 2/(d_model + d_k)), as in the lesson"),
+    "unit-variance": N_("N(0, 1/d_model): query and key components as spread as X's entries (≈ 1 when theirs is)"),
+}
+INIT_NAMES = {  # value -> the option's name on the page (a message: shown with _(INIT_NAMES[init]))
+    "lesson": N_("lesson"),
+    "unit-variance": N_("unit-variance"),
 }
 DEFAULT_INIT = "lesson"
 NEAR_ONE = (0.5, 2.0)  # a measured variance in this range is "near 1"
@@ -112,12 +120,13 @@ class ScaleStory:
     def variance_line(self) -> str:
         """One sentence with the measured variances (``n > 1``) or why there is none (one token)."""
         if self.n == 1:
-            return ("One token: one score, so there is no spread to measure, and its weight is 1 whatever the "
-                    "scale.")
-        return (f"Measured on these {self.n * self.n} scores: variance of QKᵀ = {fmt(self.raw_var, 3)}, of "
-                f"QKᵀ/√d_k = {fmt(self.scaled_var, 3)} (dividing by √{self.d_k} divides the variance by "
-                f"{self.d_k}). The query and key components have variance {fmt(self.var_q, 3)} and "
-                f"{fmt(self.var_k, 3)} here.")
+            return _("One token: one score, so there is no spread to measure, and its weight is 1 whatever the "
+                     "scale.")
+        return _("Measured on these {n_scores} scores: variance of QKᵀ = {raw_var}, of QKᵀ/√d_k = {scaled_var} "
+                 "(dividing by √{d_k} divides the variance by {d_k}). The query and key components have variance "
+                 "{var_q} and {var_k} here.").format(
+            n_scores=self.n * self.n, raw_var=fmt(self.raw_var, 3), scaled_var=fmt(self.scaled_var, 3), d_k=self.d_k,
+            var_q=fmt(self.var_q, 3), var_k=fmt(self.var_k, 3))
 
     def claim_line(self) -> str:
         """What the "variance near 1" argument says, and whether it holds for this run (measured)."""
@@ -125,28 +134,36 @@ class ScaleStory:
             return ""
         lo, hi = NEAR_ONE
         v = self.scaled_var if self.scaled else self.raw_var
-        where = "near 1" if lo <= v <= hi else ("well below 1" if v < lo else "well above 1")
-        text = (f"The lesson's argument: with unit-variance query and key components, q·k has variance ≈ d_k = "
-                f"{self.d_k}, and dividing by √d_k brings it back to ≈ 1. ")
-        text += (f"Here the scaled scores' variance is {fmt(v, 3)}: {where}." if self.scaled else
-                 f"Here the division is switched off, so the softmax gets QKᵀ itself, variance {fmt(v, 3)}: "
-                 f"{where}.")
+        where = _("near 1") if lo <= v <= hi else (_("well below 1") if v < lo else _("well above 1"))
+        text = _("The lesson's argument: with unit-variance query and key components, q·k has variance ≈ d_k = "
+                 "{d_k}, and dividing by √d_k brings it back to ≈ 1.").format(d_k=self.d_k)
+        text += " " + (_("Here the scaled scores' variance is {variance}: {where}.") if self.scaled else
+                       _("Here the division is switched off, so the softmax gets QKᵀ itself, variance {variance}: "
+                         "{where}.")).format(variance=fmt(v, 3), where=where)
         if v < lo:
-            text += " The softmax gets smaller scores than the argument assumes, so its weights are flatter."
+            text += " " + _("The softmax gets smaller scores than the argument assumes, so its weights are flatter.")
         elif v > hi:
-            text += " The softmax gets larger scores than the argument assumes, so its weights are sharper."
+            text += " " + _("The softmax gets larger scores than the argument assumes, so its weights are sharper.")
         return text
 
     def softmax_line(self) -> str:
         """The measured mean top weight with and without the division, against uniform (1/n) and one-hot (1)."""
         if self.n == 1:
             return ""
-        now, other = ("with", "without") if self.scaled else ("without", "with")
         other_top = self.top_raw if self.scaled else self.top_scaled
-        verdict = (" — close to one-hot: the softmax is saturated and its gradients nearly vanish"
-                   if self.top >= SATURATED else "")
-        return (f"Mean top weight per row {now} ÷√d_k: {fmt(self.top, 3)}{verdict} (uniform would be 1/{self.n} = "
-                f"{fmt(1 / self.n, 3)}, one-hot 1); {other} it: {fmt(other_top, 3)}.")
+        values = dict(top=fmt(self.top, 3), n=self.n, uniform=fmt(1 / self.n, 3), other=fmt(other_top, 3))
+        if self.top >= SATURATED:
+            line = (_("Mean top weight per row with ÷√d_k: {top} — close to one-hot: the softmax is saturated and its "
+                      "gradients nearly vanish (uniform would be 1/{n} = {uniform}, one-hot 1); without it: {other}.")
+                    if self.scaled else
+                    _("Mean top weight per row without ÷√d_k: {top} — close to one-hot: the softmax is saturated and "
+                      "its gradients nearly vanish (uniform would be 1/{n} = {uniform}, one-hot 1); with it: {other}."))
+        else:
+            line = (_("Mean top weight per row with ÷√d_k: {top} (uniform would be 1/{n} = {uniform}, one-hot 1); "
+                      "without it: {other}.") if self.scaled else
+                    _("Mean top weight per row without ÷√d_k: {top} (uniform would be 1/{n} = {uniform}, one-hot "
+                      "1); with it: {other}."))
+        return line.format(**values)
 
 
 def scale_story(s: A.AttentionSteps, scaled: bool) -> ScaleStory:
@@ -208,8 +225,10 @@ def md_code(text: str, limit: int = 30) -> str:
 
 
 def cell_text(x: float) -> str:
-    """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``)."""
-    return np.format_float_positional(float(x), trim="-")
+    """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``), with the run's
+    decimal mark (``0,1`` in pt and tr; :func:`parse_cell` reads both)."""
+    text = np.format_float_positional(float(x), trim="-")
+    return text if i18n.current() == i18n.DEFAULT else text.replace(".", fmt(0.5, 1)[1])
 
 
 def parse_cell(cell) -> tuple[float | None, str | None]:
@@ -220,18 +239,18 @@ def parse_cell(cell) -> tuple[float | None, str | None]:
     -> not finite; beyond ±:data:`NUMBER_LIMIT` -> out of range. A decimal comma (``0,5``) is read as a point.
     """
     if cell is None or (isinstance(cell, float) and math.isnan(cell)) or (isinstance(cell, str) and not cell.strip()):
-        return None, "is blank"
+        return None, _("is blank")
     if isinstance(cell, bool):
-        return None, f"holds {md_code(cell)}, which is not a number"
+        return None, _("holds {text}, which is not a number").format(text=md_code(cell))
     text = str(cell).strip()
     try:
         x = float(text.replace(",", ".") if text.count(",") == 1 and "." not in text else text)
     except ValueError:
-        return None, f"holds {md_code(text)}, which is not a number"
+        return None, _("holds {text}, which is not a number").format(text=md_code(text))
     if not math.isfinite(x):
-        return None, f"holds {md_code(text)}, which is not a finite number"
+        return None, _("holds {text}, which is not a finite number").format(text=md_code(text))
     if abs(x) > NUMBER_LIMIT:
-        return None, f"holds {md_code(text)}, beyond ±{NUMBER_LIMIT:g}"
+        return None, _("holds {text}, beyond ±{limit}").format(text=md_code(text), limit=f"{NUMBER_LIMIT:g}")
     return x, None
 
 
@@ -248,5 +267,6 @@ def parse_matrix(cells, rows, cols, name: str) -> tuple[np.ndarray, list[str]]:
         if err is None:
             values[r, c] = x
         else:
-            problems.append(f"{name}: the cell in row {rows[r]}, column {cols[c]} {err}")
+            problems.append(_("{matrix}: the cell in row {row}, column {column} {problem}").format(
+                matrix=name, row=rows[r], column=cols[c], problem=err))
     return values, problems

@@ -9,38 +9,41 @@ from explorer.lessons.walkthrough import draw
 from explorer.lessons.walkthrough import model as W
 from explorer.lessons.walkthrough.draw import LessonExample
 from explorer.shell import controls, settings
+from explorer.shell.i18n import translator
 
-st.title("Self-attention, step by step")
-st.markdown(
+_, _n = translator(__file__)  # a page runs as __main__: its file names the domain
+
+st.title(_("Self-attention, step by step"))
+st.markdown(_(
     "Each token asks a **query** (*what am I looking for?*), offers a **key** (*what do I contain?*) "
     "and a **value** (*what do I hand over?*). Follow one formula from the embeddings to the output:"
-)
+))
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 
-LESSON, SENTENCE = "Lesson example", "Your sentence"
+# The input's link values are codes (?walk_input=lesson); links written before issue 31 hold the English labels.
+LESSON, SENTENCE = "lesson", "sentence"
+INPUT_ALIASES = {"Lesson example": LESSON, "Your sentence": SENTENCE}
 c_input, c_init = st.columns(2)
 with c_input:
-    controls.refuse_unusable("walk_input", lambda raw: raw in (SENTENCE, LESSON))  # "" would select nothing
-    source = st.segmented_control(
-        "Input", [SENTENCE, LESSON], default=SENTENCE, key="walk_input", bind="query-params", required=True,
-        help="Your sentence: the sidebar's sentence through SelfAttention(d_model, d_k, d_v, seed). "
-             "Lesson example: the lesson's 3-word example with hand-written matrices you can edit.",
-    ) or SENTENCE
-    controls.check_link("walk_input", source, f"one of '{SENTENCE}', '{LESSON}'")
-with c_init:
-    init = st.radio(
-        "Weight initialisation (your sentence)", list(W.INITS), key="walk_init", bind="query-params",
-        captions=list(W.INITS.values()), horizontal=True, disabled=source == LESSON,
-        help="How W_q, W_k, W_v are drawn for your sentence (the same random draws, at another scale). lesson: "
-             "std √(2/(d_model + d_k)), the lesson's SelfAttention. unit-variance: std √(1/d_model), so a query or "
-             "key component is as spread as the entries of X: variance ≈ 1 when theirs is, as the √d_k argument "
-             "assumes (the measured values are shown at steps 2 and 4). The lesson example has hand-written "
-             "weights and does not use this.",
+    source = controls.option_control(
+        "segmented_control", _("Input"), {SENTENCE: _("Your sentence"), LESSON: _("Lesson example")},
+        key="walk_input", default=SENTENCE, aliases=INPUT_ALIASES,
+        help=_("Your sentence: the sidebar's sentence through SelfAttention(d_model, d_k, d_v, seed). "
+               "Lesson example: the lesson's 3-word example with hand-written matrices you can edit."),
     )
-    controls.check_link("walk_init", init, "one of " + ", ".join(W.INITS))
-    init = init if init in W.INITS else W.DEFAULT_INIT
+with c_init:
+    init = controls.option_control(
+        "radio", _("Weight initialisation (your sentence)"), {code: _(W.INIT_NAMES[code]) for code in W.INITS},
+        key="walk_init", default=W.DEFAULT_INIT, captions=[_(W.INITS[code]) for code in W.INITS], horizontal=True,
+        disabled=source == LESSON,
+        help=_("How W_q, W_k, W_v are drawn for your sentence (the same random draws, at another scale). lesson: "
+               "std √(2/(d_model + d_k)), the lesson's SelfAttention. unit-variance: std √(1/d_model), so a query "
+               "or key component is as spread as the entries of X: variance ≈ 1 when theirs is, as the √d_k "
+               "argument assumes (the measured values are shown at steps 2 and 4). The lesson example has "
+               "hand-written weights and does not use this."),
+    )
     if source == LESSON:
-        st.caption("Not used by the lesson example: its W_q, W_k, W_v are hand-written (edit them below).")
+        st.caption(_("Not used by the lesson example: its W_q, W_k, W_v are hand-written (edit them below)."))
 
 MATRICES = ("X", "W_q", "W_k", "W_v")
 
@@ -56,31 +59,33 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
     ex = A.PIPELINE_EXAMPLE
     ss = st.session_state
     version = ss.setdefault("walk_edit_version", 0)
-    st.markdown("Edit any cell; the whole computation below follows. Row-vector convention: "
-                "`Q = X @ W_q` with `W_q` of shape `[d_model, d_k]`. (The sidebar's controls apply to "
-                "*Your sentence*; this example is fixed at 3 words and d = 4.)")
-    if st.button("↺ Restore the lesson's values", key="walk_restore"):
+    st.markdown(_("Edit any cell; the whole computation below follows. Row-vector convention: "
+                  "`Q = X @ W_q` with `W_q` of shape `[d_model, d_k]`. (The sidebar's controls apply to "
+                  "*Your sentence*; this example is fixed at 3 words and d = 4.)"))
+    if st.button(_("↺ Restore the lesson's values"), key="walk_restore"):
         ss["walk_edit_version"] = version + 1
         ss.pop("walk_last_valid", None)
         ss.pop("walk_cells", None)
         st.rerun()
     kept = ss.setdefault("walk_cells", {})
     edited, problems = {}, []
-    cols = [c for _ in range(2) for c in st.columns(2)]  # a 2 x 2 grid: X, W_q / W_k, W_v
+    cols = [c for _row in range(2) for c in st.columns(2)]  # a 2 x 2 grid: X, W_q / W_k, W_v
     for col, name in zip(cols, MATRICES, strict=True):
         base = getattr(ex, name)
         index = list(ex.tokens) if name == "X" else [f"d_model {i}" for i in range(base.shape[0])]
+        # The columns' ids stay English (the editors' edit state and its identity); their headers are translated.
         columns = [f"{'dim' if name == 'X' else 'col'} {j}" for j in range(base.shape[1])]
+        shown = [(_("dim {j}") if name == "X" else _("col {j}")).format(j=j) for j in range(base.shape[1])]
         cells = kept.get(name, [[W.cell_text(x) for x in row] for row in base])
         frame = pd.DataFrame(cells, index=index, columns=columns, dtype=object)
         with col:
             st.markdown(f"**{name}** `{list(base.shape)}`")
             df = st.data_editor(
                 frame, key=f"walk_edit_{name}_{version}", num_rows="fixed", width="stretch",
-                column_config={c: st.column_config.TextColumn(c) for c in columns},
+                column_config={c: st.column_config.TextColumn(label) for c, label in zip(columns, shown, strict=True)},
             )
         kept[name] = df.to_numpy(dtype=object).tolist()
-        values, bad = W.parse_matrix(kept[name], index, columns, name)
+        values, bad = W.parse_matrix(kept[name], index, shown, name)
         problems += bad[:5]
         edited[name] = values
     if not problems:
@@ -91,13 +96,13 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
 if source == LESSON:
     mats, problems = lesson_inputs()
     if problems:
-        st.error("**Some cells cannot be used**, so the results below are the last valid ones:\n\n"
+        st.error(_("**Some cells cannot be used**, so the results below are the last valid ones:") + "\n\n"
                  + "\n".join(f"- {p}" for p in problems), icon="✋")
     source = LessonExample(*(np.asarray(mats[m], dtype=float) for m in MATRICES))
     init = W.DEFAULT_INIT  # hand-written weights: the initialisation does not apply
     params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
 else:
-    source = controls.lesson_settings("to see attention at work")
+    source = controls.lesson_settings()  # the prompt's purpose: the shell's "to see attention at work"
     params = {"input": "sentence", "sentence": controls.shared().sentence, "tokens": list(source.tokens),
               "embedding": source.embedding, "positional": source.positional, "seed": source.seed,
               "d_model": source.d_model, "d_k": source.d_k, "d_v": source.d_v, "weight_init": init}
@@ -107,34 +112,34 @@ labels = settings.token_labels(source.tokens)
 
 draw.inputs(source, init)
 
-st.header("4 · Scaled scores")
-scaled = st.toggle("Divide the scores by √d_k", True, key="walk_scale", bind="query-params",
-                   help="Off: the softmax gets QKᵀ itself. Try it with a large d_k and the unit-variance "
-                        "initialisation: the weights saturate (nearly one-hot).")
-controls.check_link("walk_scale", scaled, "true or false")
+st.header(_("4 · Scaled scores"))
+scaled = st.toggle(_("Divide the scores by √d_k"), True, key="walk_scale", bind="query-params",
+                   help=_("Off: the softmax gets QKᵀ itself. Try it with a large d_k and the unit-variance "
+                          "initialisation: the weights saturate (nearly one-hot)."))
+controls.check_link("walk_scale", scaled, _("true or false"))
 scaled = bool(scaled)
 params["divide_by_sqrt_d_k"] = scaled
 draw.attend(source, init, scaled, controls.color_scale())
 
-st.header("One query at a time")
+st.header(_("One query at a time"))
 
 
 @st.fragment  # the query box changes this part only: rerun it alone, nothing above is resent (issue 20)
 def one_query() -> None:
-    query = controls.token_picker("Query token", labels, "walk_query")
+    query = controls.token_picker(_("Query token"), labels, "walk_query")
     draw.one_query(source, init, scaled, query)
 
 
 one_query()
 draw.ascii_map(source, init, scaled)
 
-st.header("Download")
+st.header(_("Download"))
 # The files are written only when the learner clicks (deferred data), and a click does not rerun the page
 # (on_click="ignore"): a rerun would replace the buttons' deferred files while a download is being fetched.
 d1, d2, d3 = st.columns(3)
-d1.download_button("Attention weights (CSV)", lambda: draw.csv(source, init, scaled, "weights"),
+d1.download_button(_("Attention weights (CSV)"), lambda: draw.csv(source, init, scaled, "weights"),
                    "attention_weights.csv", "text/csv", key="walk_dl_weights", on_click="ignore")
-d2.download_button("Output (CSV)", lambda: draw.csv(source, init, scaled, "output"),
+d2.download_button(_("Output (CSV)"), lambda: draw.csv(source, init, scaled, "output"),
                    "attention_output.csv", "text/csv", key="walk_dl_output", on_click="ignore")
-d3.download_button("Whole scenario (JSON)", lambda: draw.scenario_json(source, init, scaled, params),
+d3.download_button(_("Whole scenario (JSON)"), lambda: draw.scenario_json(source, init, scaled, params),
                    "attention_scenario.json", "application/json", key="walk_dl_json", on_click="ignore")

@@ -36,7 +36,7 @@ def test_defaults_reproduce_lesson_sentence_example(golden):
 
 
 def test_lesson_example_equals_golden(golden):
-    at = app_at(session={"walk_input": "Lesson example"})
+    at = app_at(session={"walk_input": "lesson"})
     assert_clean(at)
     exp = golden["pipeline_example"]["expected"]
     np.testing.assert_allclose(weights_z(at), exp["attention_weights"], rtol=0, atol=1e-9)
@@ -44,7 +44,7 @@ def test_lesson_example_equals_golden(golden):
 
 @pytest.mark.slow
 def test_editing_a_cell_changes_the_result_and_blank_keeps_last_valid():
-    at = app_at(session={"walk_input": "Lesson example"})
+    at = app_at(session={"walk_input": "lesson"})
     before = weights_z(at)
     editors = [d.proto.id for d in at.dataframe if "walk_edit" in (d.proto.id or "")]
     assert len(editors) == 4, editors  # X, W_q, W_k, W_v
@@ -63,7 +63,7 @@ def test_editing_a_cell_changes_the_result_and_blank_keeps_last_valid():
 
 
 def test_restore_button_brings_back_the_lesson_values(golden):
-    at = app_at(session={"walk_input": "Lesson example"})
+    at = app_at(session={"walk_input": "lesson"})
     at.session_state["walk_edit_X_0"] = {"edited_rows": {1: {"dim 2": 5.0}}, "added_rows": [], "deleted_rows": []}
     at.run()
     at.button(key="walk_restore").click().run()
@@ -200,7 +200,7 @@ def test_embedding_link_values_keep_their_meaning(embedding, same):
 @pytest.mark.slow
 def test_text_typed_in_a_number_cell_is_reported_as_not_a_number():
     """Item 12: text in a number cell is named as such (not as a blank); the last valid result is kept."""
-    at = app_at(session={"walk_input": "Lesson example"})
+    at = app_at(session={"walk_input": "lesson"})
     at.session_state["walk_edit_X_0"] = {"edited_rows": {0: {"dim 0": "3"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     edited = weights_z(at)
@@ -216,14 +216,14 @@ def test_text_typed_in_a_number_cell_is_reported_as_not_a_number():
 @pytest.mark.slow
 def test_lesson_example_edits_survive_a_visit_to_your_sentence():
     """Item 12: the lesson example's edits are still there (in the tables and the results) after "Your sentence"."""
-    at = app_at(session={"walk_input": "Lesson example"})
+    at = app_at(session={"walk_input": "lesson"})
     at.session_state["walk_edit_X_0"] = {"edited_rows": {0: {"dim 0": 3.0}}, "added_rows": [], "deleted_rows": []}
     at.run()
     edited = weights_z(at)
-    at.session_state["walk_input"] = "Your sentence"
+    at.session_state["walk_input"] = "sentence"
     at.run()
     assert weights_z(at).shape == (6, 6)
-    at.session_state["walk_input"] = "Lesson example"
+    at.session_state["walk_input"] = "lesson"
     at.run()
     assert_clean(at)
     np.testing.assert_allclose(weights_z(at), edited)
