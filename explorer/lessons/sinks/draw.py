@@ -340,8 +340,7 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
 
 @section
 def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
-    """What each conversion does (formulas), that none is fine-tuned, and every variant's bytes per token (from the
-    formulas alone: no model runs here)."""
+    """What each conversion does (formulas), and that none is fine-tuned."""
     c = config
     st.markdown(
         "**Conversions before any fine-tuning.** Each row below changes the trained weights (or the mask) and runs "
@@ -369,6 +368,12 @@ def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
                "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "
                "separate rotary key). A window keeps every float of a token for at most w + 4 tokens: its bytes per "
                f"token are those of the cache at your text's last token divided by its {n} tokens.")
+
+
+@section
+def cache_bytes(config: llama.LlamaConfig, n: int) -> None:
+    """Every variant's bytes per token of a text of ``n`` tokens, from the formulas alone (no model runs here)."""
+    c = config
     rows = []
     for v in model.cache_variants(c, n):
         floats, per_token = model.variant_bytes(c, v, n)

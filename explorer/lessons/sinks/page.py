@@ -112,6 +112,7 @@ controls.check_link(MEASURE, measure, "true or false")
 if measure:
     draw.smaller_caches(llm, ids, draw.sweep(llm, ids))
 else:
-    st.info(f"The bytes above come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
+    draw.cache_bytes(c, p.n)
+    st.info(f"These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
             f"perplexity, KL to the model's next-token distributions and top-1 agreement ({n_variants} runs of "
             "the model, shown with a progress bar).", icon="📐")
