@@ -542,6 +542,31 @@ class LlamaModel:
                           position_offset=position_offset, start_layer=start_layer, residual=residual)
         return self._run(ids, cache, need_weights, plan)
 
+    # -- what made it say that (attention.llama.interventions) --
+
+    def logit_lens(self, ids, *, run: ForwardOutput | None = None) -> np.ndarray:
+        """:func:`attention.llama.interventions.logit_lens`: the last position read out of every block's input
+        stream, float32 ``[n_layers + 1, vocab]`` (the last row is ``forward(ids).logits[-1]``)."""
+        from .interventions import logit_lens
+
+        return logit_lens(self, ids, run=run)
+
+    def logit_attribution(self, ids, token_id: int, *, run: ForwardOutput | None = None):
+        """:func:`attention.llama.interventions.logit_attribution`: the last position's logit for ``token_id``
+        split into the embedding's, each head's ``[n_layers, n_heads]`` and each MLP's ``[n_layers]`` share, the
+        final RMSNorm's scale frozen at its actual value (the parts add up to the logit)."""
+        from .interventions import logit_attribution
+
+        return logit_attribution(self, ids, token_id, run=run)
+
+    def knockout_sweep(self, ids, token_id: int, *, ablation: str = "zero", run: ForwardOutput | None = None,
+                       progress=None):
+        """:func:`attention.llama.interventions.knockout_sweep`: every head knocked out alone (the heads of a
+        layer in one stacked pass), ``token_id``'s log-probability after each; ``progress(done, total)``."""
+        from .interventions import knockout_sweep
+
+        return knockout_sweep(self, ids, token_id, ablation=ablation, run=run, progress=progress)
+
     def head_steps(self, ids, layer: int, head: int) -> HeadSteps:
         """Every intermediate of one attention head (see :class:`HeadSteps`) for ``ids`` from position 0.
 

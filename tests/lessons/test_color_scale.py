@@ -25,6 +25,7 @@ WEIGHT_MAPS = {
     "real_model": ["rm_fig_head", "rm_fig_layer_mean", "rm_fig_group_0", "rm_fig_group_1", "rm_fig_group_2",
                    "rm_fig_weights"],
     "kv_cache": ["kv_fig_new_row"],
+    "training": ["tr_fig_untrained_0_0", "tr_fig_untrained_1_1"],
 }
 
 

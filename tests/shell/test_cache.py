@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import pytest
 import streamlit as st
 
 from explorer.shell.cache import cached, key_hash_funcs
@@ -112,6 +113,7 @@ def test_the_idle_sweep_empties_the_caches_once_per_quiet_spell(monkeypatch):
     assert cache._sweeper is not None and cache._sweeper.is_alive()
 
 
+@pytest.mark.slow  # a second interpreter importing Streamlit: about 1 s of CPU
 def test_the_server_skips_streamlits_full_collection_after_every_run():
     """Streamlit's ``runner.postScriptGC`` (a full ``gc.collect(2)`` after every run) is off, as Streamlit reads it.
 

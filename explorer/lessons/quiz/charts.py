@@ -1,6 +1,8 @@
 """Figures of the check-yourself page: the clue before a prediction and the picture after it.
 
-Pure functions, arrays in, ``go.Figure`` out; tokens are escaped by the base builders.
+Pure functions, arrays in, ``go.Figure`` out; tokens are escaped by the base builders. Their words are in the run's
+language (they are drawn inside the page's sections, which are cached per language), numbers in the hover with its
+decimal mark.
 """
 
 from __future__ import annotations
@@ -10,8 +12,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import heatmap
+from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 __all__ = ["GROWTH_COLORS", "growth_bars", "query_and_keys"]
 
@@ -39,10 +45,10 @@ def query_and_keys(q, K, query_label: str, key_labels: Sequence[str]) -> go.Figu
         raise ValueError(f"need q [d_k] and K [n_k, d_k] with one label per key, got {q.shape}, {K.shape}, "
                          f"{len(key_labels)} labels")
     z = np.vstack([q[None, :], K])  # [1, d_k] + [n_k, d_k] -> [1 + n_k, d_k]
-    rows = [f"query {query_label}"] + [f"key {lab}" for lab in key_labels]
-    dims = [f"dim {j}" for j in range(q.shape[0])]
-    return heatmap(z, rows, dims, kind="diverging", row_name="vector", col_name="dim",
-                   title="the query and every key (score = q · k)", colorbar_title="value",
+    rows = [_("query {token}").format(token=query_label)] + [_("key {token}").format(token=lab) for lab in key_labels]
+    dims = [_("dim {j}").format(j=j) for j in range(q.shape[0])]
+    return heatmap(z, rows, dims, kind="diverging", row_name=_("vector"), col_name=_("dim"),
+                   title=_("the query and every key (score = q · k)"), colorbar_title=_("value"),
                    height=int(min(620, max(240, 30 * len(rows) + 110))))
 
 
@@ -61,17 +67,20 @@ def growth_bars(small_unscaled, large_unscaled, large_scaled, d_k: tuple[int, in
     rows = [np.asarray(r, dtype=float) for r in (small_unscaled, large_unscaled, large_scaled)]
     if any(r.ndim != 1 for r in rows) or len({r.shape[0] for r in rows}) != 1:
         raise ValueError(f"need three [n_k] rows of one length, got {[r.shape for r in rows]}")
-    names = (f"d_k = {d_k[0]}, not scaled", f"d_k = {d_k[1]}, not scaled", f"d_k = {d_k[1]}, scaled by 1/√d_k")
+    names = (_("d_k = {d_k}, not scaled").format(d_k=d_k[0]), _("d_k = {d_k}, not scaled").format(d_k=d_k[1]),
+             _("d_k = {d_k}, scaled by 1/√d_k").format(d_k=d_k[1]))
+    hover = _("rank {rank}: {weight}").format(rank="%{x}", weight="%{customdata}")
     n = rows[0].shape[0]
     fig = go.Figure()
     for name, w, color in zip(names, rows, GROWTH_COLORS, strict=True):
         fig.add_trace(go.Bar(
             x=list(range(1, n + 1)), y=w, name=name, marker_color=color,
-            customdata=[fmt(v, 4) for v in w], hovertemplate=f"{name}<br>rank %{{x}}: %{{customdata}}<extra></extra>",
+            customdata=[fmt(v, 4) for v in w], hovertemplate=f"{name}<br>{hover}<extra></extra>",
         ))
-    fig.update_xaxes(title_text="keys ranked by weight (1 = largest)", tickmode="array",
+    fig.update_xaxes(title_text=_("keys ranked by weight (1 = largest)"), tickmode="array",
                      tickvals=list(range(1, n + 1)) if n <= 32 else None)
-    fig.update_yaxes(range=[0, 1], title_text="weight")
-    fig.update_layout(barmode="group", height=320, title=dict(text="one sampled query's weights"),
+    fig.update_yaxes(range=[0, 1], title_text=_("weight"))
+    fig.update_layout(barmode="group", height=320, title=dict(text=_("one sampled query's weights")),
+                      separators=i18n.plotly_separators(),
                       legend=dict(orientation="h", y=-0.3), margin=dict(l=10, r=10, t=40, b=10))
     return fig

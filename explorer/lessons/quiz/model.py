@@ -3,6 +3,11 @@
 Pure functions (no Streamlit). Feedback messages are Markdown written here and never
 contain a user's token: a page shows tokens through figures and tables only.
 
+Languages (issue 31): an answer is a *code* (an option's key, a step's code, a number, a key position), never
+a shown label, so the grade is the same in every language. The questions' texts are marked with ``N_`` and
+translated where they are shown; a :class:`Feedback` is written in the run's language when it is graded, so a
+page grades again (cheaply, from the stored codes and reveal) each time it shows one.
+
 Source: the lessons' check-yourself questions and the curriculum quiz (order of the
 operations, why divide by sqrt(d_k), which vectors make the scores, head width for
 d_model 512 with 8 heads, the causal mask, cost in the sequence length), plus
@@ -19,15 +24,24 @@ import numpy as np
 
 import attention as A
 from explorer.lessons.scaling import model as scaling
+from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """A graded answer: ``correct`` and a Markdown ``message`` saying why (no user text in it)."""
+    """A graded answer: ``correct`` and a Markdown ``message`` saying why (no user text in it), in the language that
+    was the run's when it was graded."""
 
     correct: bool
     message: str
+
+
+RIGHT = N_("**Right.**")
+NOT_QUITE = N_("**Not quite.**")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -36,117 +50,114 @@ class Feedback:
 
 @dataclass(frozen=True)
 class Choice:
-    """A multiple-choice question; ``why[option]`` explains that option, right or wrong."""
+    """A multiple-choice question.
+
+    ``options`` maps each option's code (what a page stores and grades) to its label; ``answer`` is a code;
+    ``why[code]`` explains that option, right or wrong. ``prompt``, the labels and the explanations are the
+    English messages (marked with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
+    """
 
     qid: str
     prompt: str
-    options: tuple[str, ...]
+    options: dict[str, str]
     answer: str
     why: dict[str, str]
 
+    def label(self, code: str) -> str:
+        """Option ``code``'s label in the run's language."""
+        return _(self.options[code])
+
+    def explain(self, code: str) -> str:
+        """Why option ``code`` is right or wrong, in the run's language."""
+        return _(self.why[code])
+
 
 def grade_choice(question: Choice, picked: str) -> Feedback:
-    """Grade ``picked`` (one of ``question.options``).
+    """Grade ``picked`` (the code of one of ``question.options``), in the run's language.
 
     Raises:
-        ValueError: ``picked`` is not one of the options.
+        ValueError: ``picked`` is not one of the options' codes.
     """
     if picked not in question.options:
         raise ValueError(f"{picked!r} is not an option of question {question.qid!r}")
     correct = picked == question.answer
-    lead = "**Right.**" if correct else "**Not quite.**"
-    message = f"{lead} {question.why[picked]}"
+    message = f"{_(RIGHT) if correct else _(NOT_QUITE)} {question.explain(picked)}"
     if not correct:
-        message += f"\n\nThe answer: *{question.answer}*. {question.why[question.answer]}"
+        message += "\n\n" + _("The answer: *{answer}*.").format(answer=question.label(question.answer))
+        message += f" {question.explain(question.answer)}"
     return Feedback(correct, message)
 
 
 SCALE = Choice(
-    "scale", "Why are the scores divided by √d_k before the softmax?",
-    options=(
-        "To make each row of attention weights sum to 1",
-        "To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate",
-        "To make the computation faster",
-        "To normalise the value vectors",
-    ),
-    answer="To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate",
+    "scale", N_("Why are the scores divided by √d_k before the softmax?"),
+    options={
+        "sum_to_one": N_("To make each row of attention weights sum to 1"),
+        "spread": N_("To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate"),
+        "speed": N_("To make the computation faster"),
+        "values": N_("To normalise the value vectors"),
+    },
+    answer="spread",
     why={
-        "To make each row of attention weights sum to 1":
-            "That is the softmax's job: every row sums to 1 with or without the division.",
-        "To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate":
-            "A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
-            "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
-            "dividing by √d_k brings the variance back to 1.",
-        "To make the computation faster":
-            "The division is extra work (a little); it is about the size of the scores, not speed.",
-        "To normalise the value vectors":
-            "The values are not touched: the division acts on the scores QKᵀ, before the softmax.",
+        "sum_to_one": N_("That is the softmax's job: every row sums to 1 with or without the division."),
+        "spread": N_("A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
+                     "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
+                     "dividing by √d_k brings the variance back to 1."),
+        "speed": N_("The division is extra work (a little); it is about the size of the scores, not speed."),
+        "values": N_("The values are not touched: the division acts on the scores QKᵀ, before the softmax."),
     },
 )
 
 QK = Choice(
-    "qk", "Which vectors are used to compute the attention scores?",
-    options=(
-        "The queries and the values",
-        "The queries and the keys",
-        "The keys and the values",
-        "The queries, the keys and the values",
-    ),
-    answer="The queries and the keys",
+    "qk", N_("Which vectors are used to compute the attention scores?"),
+    options={
+        "qv": N_("The queries and the values"),
+        "qk": N_("The queries and the keys"),
+        "kv": N_("The keys and the values"),
+        "qkv": N_("The queries, the keys and the values"),
+    },
+    answer="qk",
     why={
-        "The queries and the values":
-            "The values never meet the queries: they are only mixed, with the weights, after the softmax.",
-        "The queries and the keys":
-            "The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
-            "The values are only mixed afterwards: out_i = Σ_j w_ij v_j.",
-        "The keys and the values":
-            "Keys are compared with queries, not with values: S = QKᵀ.",
-        "The queries, the keys and the values":
-            "Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum.",
+        "qv": N_("The values never meet the queries: they are only mixed, with the weights, after the softmax."),
+        "qk": N_("The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
+                 "The values are only mixed afterwards: out_i = Σ_j w_ij v_j."),
+        "kv": N_("Keys are compared with queries, not with values: S = QKᵀ."),
+        "qkv": N_("Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum."),
     },
 )
 
 CAUSAL = Choice(
-    "causal", "What does a causal (decoder) mask block?",
-    options=(
-        "A token attending to itself",
-        "A token attending to the tokens before it",
-        "A token attending to the tokens after it (key position j > query position i)",
-        "Padding tokens at the end of a short sentence",
-    ),
-    answer="A token attending to the tokens after it (key position j > query position i)",
+    "causal", N_("What does a causal (decoder) mask block?"),
+    options={
+        "self": N_("A token attending to itself"),
+        "past": N_("A token attending to the tokens before it"),
+        "future": N_("A token attending to the tokens after it (key position j > query position i)"),
+        "padding": N_("Padding tokens at the end of a short sentence"),
+    },
+    answer="future",
     why={
-        "A token attending to itself":
-            "The diagonal stays allowed: query i may see keys j ≤ i, itself included.",
-        "A token attending to the tokens before it":
-            "The opposite: the past stays visible, the future is hidden.",
-        "A token attending to the tokens after it (key position j > query position i)":
-            "Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
-            "a model that writes left to right cannot peek at words it has not written yet.",
-        "Padding tokens at the end of a short sentence":
-            "That is the key padding mask, a different mask; the causal mask depends only on positions.",
+        "self": N_("The diagonal stays allowed: query i may see keys j ≤ i, itself included."),
+        "past": N_("The opposite: the past stays visible, the future is hidden."),
+        "future": N_("Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
+                     "a model that writes left to right cannot peek at words it has not written yet."),
+        "padding": N_("That is the key padding mask, a different mask; the causal mask depends only on positions."),
     },
 )
 
 COST = Choice(
-    "cost", "How does the cost of self-attention grow with the sequence length n?",
-    options=(
-        "Linearly: twice the tokens, twice the work",
-        "Quadratically: twice the tokens, four times the work",
-        "Cubically: twice the tokens, eight times the work",
-        "It does not depend on n",
-    ),
-    answer="Quadratically: twice the tokens, four times the work",
+    "cost", N_("How does the cost of self-attention grow with the sequence length n?"),
+    options={
+        "linear": N_("Linearly: twice the tokens, twice the work"),
+        "quadratic": N_("Quadratically: twice the tokens, four times the work"),
+        "cubic": N_("Cubically: twice the tokens, eight times the work"),
+        "constant": N_("It does not depend on n"),
+    },
+    answer="quadratic",
     why={
-        "Linearly: twice the tokens, twice the work":
-            "Every query is compared with every key, so it is n queries × n keys, not n.",
-        "Quadratically: twice the tokens, four times the work":
-            "The score matrix is n × n: every query meets every key, each a d_k-long dot product "
-            "(n²·d_k multiply-adds), and the weights have n² entries too.",
-        "Cubically: twice the tokens, eight times the work":
-            "There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n.",
-        "It does not depend on n":
-            "Every token adds a query row and a key column to the n × n score matrix.",
+        "linear": N_("Every query is compared with every key, so it is n queries × n keys, not n."),
+        "quadratic": N_("The score matrix is n × n: every query meets every key, each a d_k-long dot product "
+                        "(n²·d_k multiply-adds), and the weights have n² entries too."),
+        "cubic": N_("There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n."),
+        "constant": N_("Every token adds a query row and a key column to the n × n score matrix."),
     },
 )
 
@@ -156,32 +167,40 @@ CHOICES: dict[str, Choice] = {q.qid: q for q in (SCALE, QK, CAUSAL, COST)}
 # ---------------------------------------------------------------------------------------------
 # Ordering the operations for one input word (lesson steps 2-6).
 
-STEPS = (
-    "Project: q = x W_q, k = x W_k, v = x W_v",
-    "Scores: the query · every key",
-    "Scale: divide by √d_k",
-    "Softmax along the keys",
-    "Weighted sum of the values",
-)
-"""The operations in the right order (lesson steps 2-6)."""
+STEP_LABELS = {
+    "project": N_("Project: q = x W_q, k = x W_k, v = x W_v"),
+    "scores": N_("Scores: the query · every key"),
+    "scale": N_("Scale: divide by √d_k"),
+    "softmax": N_("Softmax along the keys"),
+    "sum": N_("Weighted sum of the values"),
+}
+"""Each step's code -> its label (the lessons' wording, translated where shown: :func:`step_label`)."""
 
-STEPS_SHOWN = (STEPS[3], STEPS[0], STEPS[4], STEPS[2], STEPS[1])
+STEPS = tuple(STEP_LABELS)
+"""The steps' codes in the right order (lesson steps 2-6)."""
+
+STEPS_SHOWN = ("softmax", "project", "sum", "scale", "scores")
 """The order in which the options are offered (never the answer)."""
 
 _STEP_WHY = (
-    "The query, key and value come first: the scores need queries and keys.",
-    "The scores compare this word's query with every key: they need q and K.",
-    "The division acts on the raw scores and must happen before the softmax turns them into weights.",
-    "The softmax turns the scaled scores of the row into weights that sum to 1.",
-    "The output needs the weights: out = Σ_j w_j v_j, a blend of every value.",
+    N_("The query, key and value come first: the scores need queries and keys."),
+    N_("The scores compare this word's query with every key: they need q and K."),
+    N_("The division acts on the raw scores and must happen before the softmax turns them into weights."),
+    N_("The softmax turns the scaled scores of the row into weights that sum to 1."),
+    N_("The output needs the weights: out = Σ_j w_j v_j, a blend of every value."),
 )
 
 
+def step_label(code: str) -> str:
+    """Step ``code``'s label in the run's language."""
+    return _(STEP_LABELS[code])
+
+
 def grade_order(picked: Sequence[str | None]) -> Feedback:
-    """Grade an ordering of :data:`STEPS` (``picked[p]`` = the step chosen for position ``p``).
+    """Grade an ordering of :data:`STEPS` (``picked[p]`` = the code of the step chosen for position ``p``).
 
     Raises:
-        ValueError: ``picked`` does not have one entry per step, or an entry is not a step.
+        ValueError: ``picked`` does not have one entry per step, or an entry is not a step's code.
     """
     if len(picked) != len(STEPS):
         raise ValueError(f"picked must have {len(STEPS)} entries, got {len(picked)}")
@@ -190,15 +209,17 @@ def grade_order(picked: Sequence[str | None]) -> Feedback:
             raise ValueError(f"{p!r} is not one of the steps")
     wrong = [i for i, p in enumerate(picked) if p != STEPS[i]]
     if not wrong:
-        return Feedback(True, "**Right.**\n\n" + "\n".join(f"{i + 1}. {w}" for i, w in enumerate(_STEP_WHY)))
-    notes = ["**Not quite.**"]
+        return Feedback(True, _(RIGHT) + "\n\n" + "\n".join(f"{i + 1}. {_(w)}" for i, w in enumerate(_STEP_WHY)))
+    notes = [_(NOT_QUITE)]
     repeated = sorted({p for p in picked if p is not None and picked.count(p) > 1}, key=STEPS.index)
     if repeated:
-        notes.append("Chosen more than once: " + "; ".join(f"*{p}*" for p in repeated) + ".")
+        notes.append(_("Chosen more than once: {steps}.").format(steps="; ".join(f"*{step_label(p)}*"
+                                                                                  for p in repeated)))
     missing = [s for s in STEPS if s not in picked]
     if missing:
-        notes.append("Missing: " + "; ".join(f"*{s}*" for s in missing) + ".")
-    fixes = [f"- Step {i + 1} should be *{STEPS[i]}*. {_STEP_WHY[i]}" for i in wrong]
+        notes.append(_("Missing: {steps}.").format(steps="; ".join(f"*{step_label(s)}*" for s in missing)))
+    fixes = ["- " + _("Step {position} should be *{step}*.").format(position=i + 1, step=step_label(STEPS[i]))
+             + f" {_(_STEP_WHY[i])}" for i in wrong]
     return Feedback(False, " ".join(notes) + "\n\n" + "\n".join(fixes))
 
 
@@ -218,24 +239,27 @@ def head_width(d_model: int = HEAD_D_MODEL, n_heads: int = HEAD_N_HEADS) -> int:
 
 
 def grade_head_width(answer: float, d_model: int = HEAD_D_MODEL, n_heads: int = HEAD_N_HEADS) -> Feedback:
-    """Grade a learner's ``d_head`` for ``d_model`` split into ``n_heads`` heads."""
+    """Grade a learner's ``d_head`` for ``d_model`` split into ``n_heads`` heads (in the run's language)."""
     d_head = head_width(d_model, n_heads)
-    how = (f"d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}: splitting a "
-           f"[n, {d_model}] input into {n_heads} heads gives [{n_heads}, n, {d_head}] "
-           "(computed with `attention.split_heads`).")
+    how = _n("`d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}`: splitting a `[n, {d_model}]` input "
+             "into {n_heads} head gives `[{n_heads}, n, {d_head}]` (computed with `attention.split_heads`).",
+             "`d_head = d_model / n_heads = {d_model} / {n_heads} = {d_head}`: splitting a `[n, {d_model}]` input "
+             "into {n_heads} heads gives `[{n_heads}, n, {d_head}]` (computed with `attention.split_heads`).",
+             n_heads).format(d_model=d_model, n_heads=n_heads, d_head=d_head)
     if answer == d_head:
-        return Feedback(True, f"**Right.** {how}")
+        return Feedback(True, f"{_(RIGHT)} {how}")
+    shown = fmt(answer, 0) if float(answer).is_integer() else i18n.general(float(answer), 12)
     if answer <= 0:
-        hint = f"A width counts columns, so it is a positive whole number ({fmt(answer, 0)} is not)."
+        hint = _("A width counts columns, so it is a positive whole number ({answer} is not).").format(answer=shown)
     elif answer == d_model * n_heads:
-        hint = "That multiplies; the heads *split* d_model between them, they do not each get a full copy."
+        hint = _("That multiplies; the heads *split* d_model between them, they do not each get a full copy.")
     elif answer == d_model:
-        hint = "That is the width of the whole model; each head gets one slice of it."
+        hint = _("That is the width of the whole model; each head gets one slice of it.")
     elif answer == n_heads:
-        hint = "That is the number of heads, not their width."
+        hint = _("That is the number of heads, not their width.")
     else:
-        hint = f"{fmt(answer, 0) if float(answer).is_integer() else answer} is not d_model / n_heads."
-    return Feedback(False, f"**Not quite.** {hint} {how}")
+        hint = _("{answer} is not d_model / n_heads.").format(answer=shown)
+    return Feedback(False, f"{_(NOT_QUITE)} {hint} {how}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,26 +295,48 @@ def reveal_top_key(steps: A.AttentionSteps, query: int) -> TopKeyReveal:
 
 
 def grade_top_key(reveal: TopKeyReveal, picked: int) -> Feedback:
-    """Grade a predicted key position against what the core computed."""
+    """Grade a predicted key position against what the core computed (in the run's language)."""
     w, s = reveal.weights, reveal.scaled_scores
     top = reveal.best[0]
-    tie = f" (tied with position {', '.join(str(j) for j in reveal.best[1:])})" if len(reveal.best) > 1 else ""
+    others = reveal.best[1:]
+    tie = (" " + _n("(tied with position {positions})", "(tied with positions {positions})", len(others)).format(
+        positions=", ".join(str(j) for j in others))) if others else ""
     if picked in reveal.best:
-        return Feedback(True, f"**Right.** The key at position {picked} gets the largest weight, {fmt(w[picked])}"
-                              f"{tie}: its scaled score {fmt(s[picked], 3)} is the highest in the row, and the "
-                              "softmax keeps that order.")
-    return Feedback(False, f"**Not quite.** The key at position {picked} gets {fmt(w[picked])} (scaled score "
-                           f"{fmt(s[picked], 3)}); the largest weight, {fmt(w[top])}, goes to position {top}{tie}, "
-                           f"whose scaled score {fmt(s[top], 3)} is the highest in the row. The softmax keeps the "
-                           "order of the scores, so the biggest q · k wins.")
+        return Feedback(True, _(RIGHT) + " " + _(
+            "The key at position {picked} gets the largest weight, {weight}{tie}: its scaled score {scaled} is the "
+            "highest in the row, and the softmax keeps that order.").format(
+            picked=picked, weight=fmt(w[picked]), tie=tie, scaled=fmt(s[picked], 3)))
+    return Feedback(False, _(NOT_QUITE) + " " + _(
+        "The key at position {picked} gets {weight} (scaled score {scaled}); the largest weight, {top_weight}, goes to "
+        "position {top}{tie}, whose scaled score {top_scaled} is the highest in the row. The softmax keeps the "
+        "order of the scores, so the biggest q · k wins.").format(
+        picked=picked, weight=fmt(w[picked]), scaled=fmt(s[picked], 3), top_weight=fmt(w[top]), top=top, tie=tie,
+        top_scaled=fmt(s[top], 3)))
 
 
 # ---------------------------------------------------------------------------------------------
 # Predict, then reveal: the top weight when d_k grows and the scores are not scaled.
 
-GROWTH_OPTIONS = ("It goes up", "It goes down", "It stays about the same")
+GROWTH_LABELS = {
+    "up": N_("It goes up"),
+    "down": N_("It goes down"),
+    "same": N_("It stays about the same"),
+}
+"""Each prediction's code -> its label (translated where shown: :func:`growth_label`)."""
+GROWTH_OPTIONS = tuple(GROWTH_LABELS)
+"""The predictions' codes: ``("up", "down", "same")``."""
+_GROWTH_NOT_QUITE = {
+    "up": N_("**Not quite** — it goes up."),
+    "down": N_("**Not quite** — it goes down."),
+    "same": N_("**Not quite** — it stays about the same."),
+}
 GROWTH_TOLERANCE = 0.01  # a change of the mean top weight below this counts as "about the same"
 GROWTH_FACTOR = 16
+
+
+def growth_label(code: str) -> str:
+    """Prediction ``code``'s label in the run's language."""
+    return _(GROWTH_LABELS[code])
 
 
 @dataclass(frozen=True)
@@ -299,7 +345,7 @@ class GrowthReveal:
 
     ``d_k = (small, large)``; every statistic is a pair in the same order.
     ``example_*``: one sampled query's weights ``[n_keys]`` sorted largest first.
-    ``answer`` is one of :data:`GROWTH_OPTIONS`, decided by ``top_unscaled``.
+    ``answer`` is one of :data:`GROWTH_OPTIONS` (a code), decided by ``top_unscaled``.
     """
 
     d_k: tuple[int, int]
@@ -316,7 +362,7 @@ class GrowthReveal:
 
 
 def growth_answer(before: float, after: float, tolerance: float = GROWTH_TOLERANCE) -> str:
-    """``"It goes up"``, ``"It goes down"`` or ``"It stays about the same"`` for a change ``before -> after``."""
+    """``"up"``, ``"down"`` or ``"same"`` (:data:`GROWTH_OPTIONS`) for a change ``before -> after``."""
     if after - before > tolerance:
         return GROWTH_OPTIONS[0]
     if before - after > tolerance:
@@ -360,32 +406,37 @@ def growth_reveal(d_k: int, n_keys: int, seed: int, factor: int = GROWTH_FACTOR,
 
 
 def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
-    """Grade a prediction (one of :data:`GROWTH_OPTIONS`) against the measured top weights.
+    """Grade a prediction (a code of :data:`GROWTH_OPTIONS`) against the measured top weights (in the run's
+    language).
 
     Raises:
-        ValueError: ``picked`` is not one of the options.
+        ValueError: ``picked`` is not one of the codes.
     """
     if picked not in GROWTH_OPTIONS:
         raise ValueError(f"{picked!r} is not one of {GROWTH_OPTIONS}")
     (d0, d1), (t0, t1), (s0, s1) = reveal.d_k, reveal.top_unscaled, reveal.score_std_unscaled
-    keys = f"{reveal.n_keys} key{'s' if reveal.n_keys != 1 else ''}"
-    numbers = (f"Measured over {reveal.n_samples} sampled queries with {keys} each: without "
-               f"scaling, the scores' spread (std) goes from {fmt(s0, 2)} at d_k = {d0} to {fmt(s1, 2)} at "
-               f"d_k = {d1}, and the mean largest weight from {fmt(t0, 3)} to {fmt(t1, 3)}.")
+    numbers = _n(
+        "Measured over {samples} sampled queries with {n} key each: without scaling, the scores' spread (std) goes "
+        "from {std0} at d_k = {d0} to {std1} at d_k = {d1}, and the mean largest weight from {top0} to {top1}.",
+        "Measured over {samples} sampled queries with {n} keys each: without scaling, the scores' spread (std) goes "
+        "from {std0} at d_k = {d0} to {std1} at d_k = {d1}, and the mean largest weight from {top0} to {top1}.",
+        reveal.n_keys).format(samples=reveal.n_samples, n=reveal.n_keys, std0=fmt(s0, 2), d0=d0, std1=fmt(s1, 2),
+                              d1=d1, top0=fmt(t0, 3), top1=fmt(t1, 3))
     if reveal.n_keys == 1:
-        why = "With a single key the softmax always gives it weight 1, whatever the scores."
+        why = _("With a single key the softmax always gives it weight 1, whatever the scores.")
     elif reveal.answer == GROWTH_OPTIONS[0]:
-        why = ("Wider vectors give larger dot products (variance d_k), and larger score gaps push the softmax "
-               "towards one-hot: the top key takes almost everything.")
+        why = _("Wider vectors give larger dot products (variance d_k), and larger score gaps push the softmax "
+                "towards one-hot: the top key takes almost everything.")
     elif reveal.answer == GROWTH_OPTIONS[1]:
-        why = "Here the sampled scores happened to spread less, so the softmax got flatter."
+        why = _("Here the sampled scores happened to spread less, so the softmax got flatter.")
     else:
-        why = "Here the change is too small to call."
+        why = _("Here the change is too small to call.")
     c0, c1 = reveal.top_scaled
-    moves = "moves much less" if abs(c1 - c0) < abs(t1 - t0) else "moves"
-    scaled = f" With the division by √d_k it {moves}: {fmt(c0, 3)} → {fmt(c1, 3)}."
-    lead = "**Right.**" if picked == reveal.answer else f"**Not quite** — {reveal.answer.lower()}."
-    return Feedback(picked == reveal.answer, f"{lead} {numbers} {why}{scaled}")
+    scaled = (_("With the division by √d_k it moves much less: {before} → {after}.") if abs(c1 - c0) < abs(t1 - t0)
+              else _("With the division by √d_k it moves: {before} → {after}.")).format(before=fmt(c0, 3),
+                                                                                      after=fmt(c1, 3))
+    lead = _(RIGHT) if picked == reveal.answer else _(_GROWTH_NOT_QUITE[reveal.answer])
+    return Feedback(picked == reveal.answer, f"{lead} {numbers} {why} {scaled}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,16 +17,16 @@ def test_every_choice_explains_every_option(q):
     assert right.correct and right.message.startswith("**Right.**") and q.why[q.answer] in right.message
     for wrong in (o for o in q.options if o != q.answer):
         fb = quiz.grade_choice(q, wrong)
-        assert not fb.correct and q.why[wrong] in fb.message and q.answer in fb.message
+        assert not fb.correct and q.why[wrong] in fb.message and q.options[q.answer] in fb.message
     with pytest.raises(ValueError):
         quiz.grade_choice(q, "not an option")
 
 
 def test_fixed_answers_match_the_lessons():
-    assert quiz.QK.answer == "The queries and the keys"
-    assert "j > query position i" in quiz.CAUSAL.answer and "after" in quiz.CAUSAL.answer
-    assert quiz.COST.answer.startswith("Quadratically")
-    assert "saturate" in quiz.SCALE.answer
+    assert quiz.QK.label(quiz.QK.answer) == "The queries and the keys"  # answers are codes, shown by their labels
+    assert "j > query position i" in quiz.CAUSAL.label(quiz.CAUSAL.answer) and "after" in quiz.CAUSAL.label("future")
+    assert quiz.COST.label(quiz.COST.answer).startswith("Quadratically")
+    assert "saturate" in quiz.SCALE.label(quiz.SCALE.answer)
 
 
 def test_order_grading():
@@ -78,21 +78,21 @@ def test_top_keys_keeps_ties():
 
 
 def test_growth_answer_is_what_the_numbers_show():
-    assert quiz.growth_answer(0.5, 0.9) == "It goes up"
-    assert quiz.growth_answer(0.9, 0.5) == "It goes down"
-    assert quiz.growth_answer(0.5, 0.505) == "It stays about the same"
+    assert quiz.growth_answer(0.5, 0.9) == "up"  # codes, shown as "It goes up" (quiz.growth_label)
+    assert quiz.growth_answer(0.9, 0.5) == "down"
+    assert quiz.growth_answer(0.5, 0.505) == "same"
     rv = quiz.growth_reveal(4, 6, seed=42, n_samples=256)
     stats = A.saturation_sweep([4, 64], n_keys=6, n_samples=256, seed=42)
     assert rv.d_k == (4, 64)
     np.testing.assert_allclose(rv.top_unscaled, stats.max_weight_unscaled)
     np.testing.assert_allclose(rv.top_scaled, stats.max_weight_scaled)
-    assert rv.answer == quiz.growth_answer(*stats.max_weight_unscaled) == "It goes up"
+    assert rv.answer == quiz.growth_answer(*stats.max_weight_unscaled) == "up"
     assert rv.top_unscaled[1] > rv.top_unscaled[0] + 0.1  # the lesson's claim, visible in the numbers
     for w in (rv.example_small_unscaled, rv.example_large_unscaled, rv.example_large_scaled):
         assert w.shape == (6,) and np.isclose(w.sum(), 1) and np.all(np.diff(w) <= 0)
     right = quiz.grade_growth(rv, rv.answer)
     assert right.correct and fmt(rv.top_unscaled[1], 3) in right.message
-    assert not quiz.grade_growth(rv, "It goes down").correct
+    assert not quiz.grade_growth(rv, "down").correct
     with pytest.raises(ValueError):
         quiz.grade_growth(rv, "sideways")
 
@@ -149,5 +149,5 @@ def test_growth_link_opens_the_scaling_page_with_values_it_accepts():
 
 def test_growth_with_one_key_stays():
     rv = quiz.growth_reveal(4, 1, seed=0, n_samples=16)
-    assert rv.answer == "It stays about the same" and rv.top_unscaled == (1.0, 1.0)
+    assert rv.answer == "same" and rv.top_unscaled == (1.0, 1.0)
     assert "single key" in quiz.grade_growth(rv, rv.answer).message

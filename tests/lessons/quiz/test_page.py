@@ -70,7 +70,7 @@ def test_choice_right_then_retry_then_wrong(at):
         wrong = next(o for o in q.options if o != q.answer)
         answer_choice(at, qid, wrong)
         ok, bad = feedback(at)
-        assert not ok and len(bad) == 1 and q.why[wrong] in bad[0] and q.answer in bad[0], qid
+        assert not ok and len(bad) == 1 and q.why[wrong] in bad[0] and q.label(q.answer) in bad[0], qid
         assert score(at) == "### Score: 0 / 1"
         at.button(key=f"quiz_{qid}_retry").click().run()
 
@@ -164,7 +164,7 @@ def test_top_key_answer_is_what_the_core_computes(session, query):
 def test_growth_answer_is_what_the_core_computes(at):
     stats = A.saturation_sweep([4, 64], n_keys=6, n_samples=512, seed=42)
     expected = quiz.growth_answer(*stats.max_weight_unscaled)
-    assert expected == "It goes up"
+    assert expected == "up"  # the option's code (shown as "It goes up")
     answer_choice(at, "growth", expected)
     ok, bad = feedback(at)
     assert len(ok) == 1 and not bad
@@ -174,7 +174,7 @@ def test_growth_answer_is_what_the_core_computes(at):
     assert any("(./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42)" in m.value for m in at.markdown)
     at.button(key="quiz_growth_retry").click().run()
     assert "quiz_fig_growth" not in figures(at)
-    answer_choice(at, "growth", "It goes down")
+    answer_choice(at, "growth", "down")
     ok, bad = feedback(at)
     assert not ok and "goes up" in bad[0]
 
@@ -184,7 +184,7 @@ def test_growth_answer_is_what_the_core_computes(at):
 def test_growth_link_opens_the_scaling_page_without_a_warning(n_tokens):
     """The reveal's link holds values the scaling page accepts (it once gave scale_n_keys=40: "2 to 32")."""
     at = app_at("quiz", session={"sentence": " ".join(f"w{i}" for i in range(n_tokens))})
-    answer_choice(at, "growth", "It goes up")
+    answer_choice(at, "growth", "up")
     links = [m.value for m in at.markdown if "Sweep d_k yourself" in m.value]
     assert len(links) == 1
     query = links[0].split("(./scaling?", 1)[1].split(")", 1)[0]
@@ -198,7 +198,7 @@ def test_growth_link_opens_the_scaling_page_without_a_warning(n_tokens):
 
 def test_score_is_kept_across_pages_and_reset(at):
     answer_choice(at, "qk", quiz.QK.answer)
-    answer_choice(at, "cost", quiz.COST.options[0])
+    answer_choice(at, "cost", "linear")
     assert score(at) == "### Score: 1 / 2"
     at.switch_page(lesson_page("walkthrough")).run()
     at.switch_page(lesson_page("quiz")).run()

@@ -47,6 +47,7 @@ def test_angle_map_wraps_the_angles_on_a_cyclic_scale():
     assert heat.customdata[3][0][2].startswith("171.9° (p·θᵢ = 3 rad)")
 
 
+@pytest.mark.slow  # tracemalloc slows every allocation: about 1.2 s of CPU
 def test_sending_a_token_map_leaves_nothing_behind():
     """This lesson draws up to 20 maps of 64 x 64 tokens per run: turning one into JSON (what st.plotly_chart
     does) must not keep its cells alive (orjson kept every item of the object arrays it refused: 0.3 MB per map)."""

@@ -171,6 +171,7 @@ def test_layer_mean_is_the_mean_over_heads():
 # --- on the real model -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # loads the real model (about 1.7 s of CPU)
 def test_vocabulary_words_are_single_tokens(lm):
     words = M.vocabulary_words(lm.token_strings(range(lm.config.vocab_size)))
     assert len(words) > 10_000

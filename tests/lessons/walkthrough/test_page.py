@@ -1,5 +1,6 @@
 """AppTest of the entrypoint and the walkthrough page."""
 
+import ast
 
 import numpy as np
 import pytest
@@ -9,21 +10,40 @@ from explorer.lessons import LESSONS
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import settings
 from explorer.shell.settings import Settings
-from tests.apptest_utils import app_at, assert_clean, figures
+from tests.apptest_utils import ROOT, app_at, assert_clean, figures
 
 
 def weights_z(at):
     return np.array(figures(at)["walk_fig_weights"]["data"][0]["z"], dtype=float)
 
 
-def test_every_page_in_navigation_renders():
+def _runs_the_real_model(entry) -> bool:
+    """Whether the lesson's page imports the shell's door to the real model (its first run loads the model)."""
+    imported = set()
+    for node in ast.walk(ast.parse((ROOT / entry.page).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {f"{node.module}.{a.name}" for a in node.names}
+    return "explorer.shell.real_model" in imported
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if _runs_the_real_model(e)
+                                                else []) for e in LESSONS])
+def test_every_page_in_navigation_renders(entry):
+    """Every page of the navigation, reached from the default page the way its sidebar link does, draws its charts
+    at the defaults (the real model's pages load the model on their first run: slow)."""
     at = app_at()
     assert_clean(at)
-    for page in (entry.page for entry in LESSONS):
-        at.switch_page(page)
-        at.run()
-        assert not at.exception, (page, [e.value for e in at.exception])
-        assert at.get("plotly_chart"), f"{page} draws no chart at defaults"
+    at.switch_page(entry.page)
+    at.run()
+    assert not at.exception, (entry.page, [e.value for e in at.exception])
+    assert at.get("plotly_chart"), f"{entry.page} draws no chart at defaults"
+
+
+def test_the_real_models_pages_are_found():
+    """The check above finds the pages that run the real model (else their runs would land in the fast tier)."""
+    assert {e.name for e in LESSONS if _runs_the_real_model(e)} >= {"real_model", "kv_cache"}
 
 
 def test_defaults_reproduce_lesson_sentence_example(golden):

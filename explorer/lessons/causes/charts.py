@@ -1,0 +1,222 @@
+"""Figures of "What made it say that?" (arrays in, Plotly out; no Streamlit).
+
+Same rules as :mod:`explorer.shell.charts`: maps are shell heat maps (placed by position, so repeated tokens
+stay apart), every token's text is escaped (:func:`explorer.shell.charts.escape_label`), hover labels name what
+a cell is. The head grids carry one transparent marker per cell, so a click selects a point (Streamlit's
+``on_select`` reports scatter points, not heat-map cells): ``x`` = head, ``y`` = layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.shell.charts import bar_margin, escape_label, heatmap
+from explorer.shell.textviews import fmt
+
+__all__ = ["answer_curve", "component_bars", "head_bars", "head_grid", "lens_map", "loss_bars", "patch_map",
+           "scatter_effect"]
+
+PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
+OUTLINE_COLOR = "#111111"  # their outline on a red-blue grid (red would vanish on a red cell)
+BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
+LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions
+
+
+def head_grid(values, *, title: str, colorbar_title: str, picked: Sequence[tuple[int, int]] = (), digits: int = 3,
+              height: int = 640, zrange: tuple[float, float] | None = None) -> go.Figure:
+    """Every head: ``values [n_layers, n_heads]`` as a diverging heat map (0 white), layer 0 on top, ``picked`` heads
+    outlined, a transparent marker per cell for clicks (hover ``layer 3 · head 4: 0.123``).
+
+    Raises:
+        ValueError: ``values`` is not 2-D, or a picked head is outside it.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"values must be [n_layers, n_heads], got shape {values.shape}")
+    n_layers, n_heads = values.shape
+    for layer, head in picked:
+        if not (0 <= layer < n_layers and 0 <= head < n_heads):
+            raise ValueError(f"picked head ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
+    fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
+                  kind="diverging", row_name="layer", col_name="head", digits=digits, show_text=False, height=height,
+                  colorbar_title=colorbar_title, light=False, zrange=zrange)
+    fig.data[0].hoverinfo = "skip"  # the markers carry the label (two would stack)
+    layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
+    fig.add_trace(go.Scatter(
+        x=heads, y=layers, mode="markers", showlegend=False, name="heads",
+        marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
+        selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
+        customdata=[fmt(v, digits) for v in values.ravel()],
+        hovertemplate="layer %{y} · head %{x}: %{customdata}<extra></extra>",
+    ))
+    for layer, head in picked:
+        fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
+                      line=dict(color=OUTLINE_COLOR, width=2.5), fillcolor="rgba(0,0,0,0)")
+    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
+    return fig
+
+
+def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: Sequence[str], *,
+             title: str = "") -> go.Figure:
+    """The logit lens at every block and position: colour = the top token's probability, text = that token.
+
+    Args:
+        top_pieces: ``[n_layers + 1][n]`` readable pieces of the top token (escaped here).
+        probabilities: ``[n_layers + 1, n]`` their probabilities.
+        token_labels: the prompt's ``n`` token labels (columns).
+
+    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. The cells print the token while the prompt has at most
+    :data:`LENS_TEXT_MAX` tokens (wider maps: hover only).
+    """
+    p = np.asarray(probabilities, dtype=float)
+    n_rows, n = p.shape
+    if len(top_pieces) != n_rows or any(len(row) != n for row in top_pieces) or len(token_labels) != n:
+        raise ValueError(f"top_pieces must be [{n_rows}][{n}] with {n} token labels")
+    rows = [f"block {b}" for b in range(n_rows)]
+    fig = heatmap(p, rows, token_labels, title=title, row_name="stream entering", col_name="position",
+                  zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140), colorbar_title="probability",
+                  light=False, max_xticks=16)
+    trace = fig.data[0]
+    pieces = np.array([[escape_label(s) for s in row] for row in top_pieces], dtype=object)
+    custom = np.array(trace.customdata, dtype=object)
+    custom[..., 2] = np.vectorize(lambda s, v: f"{s} {fmt(v, 3)}", otypes=[object])(pieces, p)
+    trace.customdata = custom.tolist()
+    if n <= LENS_TEXT_MAX:
+        trace.text = pieces.tolist()
+        trace.texttemplate = "%{text}"
+        trace.textfont = dict(size=10)
+    return fig
+
+
+def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go.Figure:
+    """The answer's probability read out of each block's stream at the last position (hover: its rank too)."""
+    p = np.asarray(probability, dtype=float)
+    rank = np.asarray(rank)
+    label = escape_label(answer_label)
+    line = go.Scatter(
+        x=list(range(len(p))), y=p, mode="lines+markers", marker=dict(color=BLUE), line=dict(color=BLUE),
+        customdata=np.array([[fmt(v, 4), str(int(r))] for v, r in zip(p, rank, strict=True)], dtype=object),
+        hovertemplate=f"block %{{x}}: p({label}) = %{{customdata[0]}} (rank %{{customdata[1]}})<extra></extra>",
+    )
+    layout = dict(
+        xaxis=dict(title=dict(text="stream entering block (30 = after the last block)"), range=[-0.5, len(p) - 0.5]),
+        yaxis=dict(title=dict(text=f"p({label})"), range=[0, 1.02]), height=300,
+        margin=bar_margin(["0", "0.5", "1"], 40 if title else 10), showlegend=False,
+    )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[line], layout=layout)
+
+
+def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
+    """The embedding's and each MLP's share of the logit (direct logit attribution), one bar each."""
+    m = np.asarray(mlps, dtype=float)
+    names = ["emb"] + [f"MLP {i}" for i in range(len(m))]
+    values = np.concatenate([[embedding], m])
+    bar = go.Bar(
+        x=list(range(len(values))), y=values, marker_color=[GREY] + [ORANGE] * len(m),
+        customdata=np.array([[nm, fmt(v, 3)] for nm, v in zip(names, values, strict=True)], dtype=object),
+        hovertemplate="%{customdata[0]}: %{customdata[1]}<extra></extra>",
+    )
+    ticks = list(range(0, len(values), 5))
+    layout = dict(
+        xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[names[i] for i in ticks], title=dict(text="part")),
+        yaxis=dict(title=dict(text="share of the logit"), zeroline=True), height=300,
+        margin=bar_margin([fmt(values.min(), 1), fmt(values.max(), 1)], 40 if title else 10),
+    )
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[bar], layout=layout)
+
+
+def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: Sequence[tuple[int, int]] = (),
+                   title: str = "") -> go.Figure:
+    """One point per head: an attention statistic (x) against the knockout's effect (y); ``highlight`` heads in red.
+
+    Hover: ``L18H6: statistic 0.812 · effect −0.031``. Clicking a point selects that head (``customdata``).
+    """
+    s, e = np.asarray(statistic, dtype=float), np.asarray(effect, dtype=float)
+    if s.shape != e.shape or s.ndim != 2:
+        raise ValueError(f"statistic and effect must both be [n_layers, n_heads], got {s.shape} and {e.shape}")
+    n_heads = s.shape[1]
+    layers, heads = np.divmod(np.arange(s.size), n_heads)
+    marked = {tuple(h) for h in highlight}
+    colors = [PICK_COLOR if (int(layer), int(head)) in marked else BLUE for layer, head in zip(layers, heads,
+                                                                                              strict=True)]
+    codes = [f"L{layer}H{head}" for layer, head in zip(layers, heads, strict=True)]
+    dots = go.Scatter(
+        x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
+        customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in
+                             zip(codes, s.ravel(), e.ravel(), layers, heads, strict=True)], dtype=object),
+        hovertemplate="%{customdata[0]}: statistic %{customdata[1]} · effect %{customdata[2]}<extra></extra>",
+    )
+    layout = dict(xaxis=dict(title=dict(text=escape_label(x_title))),
+                  yaxis=dict(title=dict(text=escape_label(y_title))),
+                  height=380, margin=dict(l=70, r=10, t=40 if title else 10, b=60), showlegend=False,
+                  clickmode="event+select", dragmode=False, hovermode="closest")
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[dots], layout=layout)
+
+
+def patch_map(values, token_labels: Sequence[str], *, clean: float, corrupted: float, title: str = "") -> go.Figure:
+    """Residual patching: ``values [n_layers + 1, n]`` (the logit difference after each patch) as a diverging map
+    centred between the corrupted and the clean difference's range (0 white: the two answers tie).
+
+    Hover: ``block 23 · ␣France (3): 7.35``.
+    """
+    v = np.asarray(values, dtype=float)
+    top = max(abs(clean), abs(corrupted), float(np.abs(v).max(initial=0.0))) or 1.0
+    rows = [f"block {b}" for b in range(v.shape[0])]
+    return heatmap(v, rows, token_labels, title=title, kind="diverging", row_name="stream entering",
+                   col_name="position", zrange=(-top, top), digits=2, show_text=v.shape[1] <= 8,
+                   height=max(560, 20 * v.shape[0] + 140), colorbar_title="logit diff", light=False, max_xticks=16)
+
+
+def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: str = "") -> go.Figure:
+    """One bar per head of a layer (its patch's logit difference), with the clean and corrupted levels as lines.
+
+    Clicking a bar selects it (``x`` = head).
+    """
+    v = np.asarray(values, dtype=float)
+    best = int(np.argmax(v)) if len(v) else -1
+    bar = go.Bar(
+        x=list(range(len(v))), y=v, marker_color=[PICK_COLOR if i == best else BLUE for i in range(len(v))],
+        customdata=[fmt(x, 2) for x in v], hovertemplate="head %{x}: %{customdata}<extra></extra>",
+    )
+    lo, hi = min(0.0, float(v.min()), clean, corrupted), max(0.0, float(v.max()), clean, corrupted)
+    pad = 0.08 * (hi - lo or 1.0)
+    lines = [dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(color=c, dash="dash", width=1.5))
+             for y, c in ((clean, BLUE), (corrupted, GREY))]
+    notes = [dict(xref="paper", x=1.01, y=y, text=t, showarrow=False, xanchor="left", yanchor="middle",
+                  font=dict(size=11, color=c)) for y, t, c in ((clean, "clean", BLUE), (corrupted, "corrupted", GREY))]
+    margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], 40 if title else 10)
+    margin["r"] = 72  # the two lines' names, right of the plot
+    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text="head")),
+                  yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
+                  margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False)
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[bar], layout=layout)
+
+
+def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> go.Figure:
+    """The second copy's loss (nats) for each run, its top-1 accuracy in the hover and on the bar."""
+    loss, acc = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
+    labels = [escape_label(n) for n in names]
+    bar = go.Bar(
+        x=list(range(len(loss))), y=loss, marker_color=[BLUE] + [PICK_COLOR] + [GREY] * (len(loss) - 2),
+        text=[f"{fmt(v, 2)} nats" for v in loss], textposition="outside", cliponaxis=False,
+        customdata=np.array([[nm, fmt(v, 3), f"{a:.0%}"] for nm, v, a in zip(labels, loss, acc, strict=True)],
+                            dtype=object),
+        hovertemplate="%{customdata[0]}: loss %{customdata[1]} nats · top-1 %{customdata[2]}<extra></extra>",
+    )
+    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(loss))), ticktext=labels),
+                  yaxis=dict(title=dict(text="second-copy loss (nats)"), range=[0, float(loss.max(initial=1)) * 1.2]),
+                  height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], 40 if title else 10))
+    if title:
+        layout["title"] = dict(text=escape_label(title))
+    return go.Figure(data=[bar], layout=layout)

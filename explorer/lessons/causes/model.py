@@ -1,0 +1,462 @@
+"""What made it say that? The arrays of the lesson (pure NumPy on top of :mod:`attention.llama.interventions`).
+
+The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by
+layer (logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks
+heads out (with random heads as the control), sweeps all 270 heads, and moves one activation from a clean
+prompt into a corrupted one (activation patching). This module holds what the page computes from those
+numbers: the top tokens, the statistics of the last query's attention, the repeated random prompt and its
+second-copy loss, seeded random heads, the grade of a guess, and the sentences' facts (where the answer
+appears, where a fact moves, how attention and effect line up), each computed so that the page can say it only
+when it holds for the learner's input.
+
+Sources:
+    * Logit lens: nostalgebraist (2020), "interpreting GPT: the logit lens".
+    * Direct logit attribution, the residual stream as a sum: Elhage et al. (2021), "A Mathematical Framework for
+      Transformer Circuits".
+    * Activation patching: Meng et al. (2022), "Locating and Editing Factual Associations in GPT"; Heimersheim &
+      Nanda (2024), "How to use and interpret activation patching" (logit difference as the metric; zero vs mean
+      ablation).
+    * Induction heads and repeated random tokens: Olsson et al. (2022), "In-context Learning and Induction Heads".
+    * Attention weights are not explanations: Jain & Wallace (2019), "Attention is not Explanation".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+
+from explorer.lessons.real_model import model as real_model
+
+URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
+DEFAULT_PROMPT = "The capital of France is"
+DEFAULT_CLEAN, DEFAULT_CORRUPTED = "The capital of France is", "The capital of Italy is"
+PROMPT_MAX_TOKENS = 32
+"""Tokens of the prompt the page reads: the 270-head sweep at 32 tokens is about 60-80 forward passes' work (a few
+seconds to half a minute on 2 cores, ``BENCHMARKS.md``), and every map keeps one readable column per token."""
+PATCH_MAX_TOKENS = 16
+"""Tokens of each prompt of the patch pair: the residual map patches every position of every block (31 x n stacked
+rows from each block on), so it grows with the square of the length."""
+TOP_K = 5
+REPEAT_TOKENS = 20
+"""Distinct tokens in each copy of the repeated random prompt (40 tokens in all)."""
+WORD_PATTERN = re.compile(r" [a-z]{4,9}")
+"""Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+ABLATIONS = {"zero": "zero (remove the head's output)", "mean": "mean (the head's average over the prompt)"}
+MAX_HEADS = 27
+"""At most this many heads knocked out at once (a tenth of the model's 270)."""
+HEAD_CODE = re.compile(r"L([0-9]{1,2})H([0-9])\Z")
+
+
+# --- heads and links ----------------------------------------------------------------------------------------
+
+
+def md_code(text: str) -> str:
+    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from it): the
+    fence is one backtick longer than the longest run of backticks inside (a visitor's token is text)."""
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def head_code(layer: int, head: int) -> str:
+    """``"L18H6"``: how the page and the link name a head."""
+    return f"L{layer}H{head}"
+
+
+def parse_head(code: str, n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """``"L18H6" -> (18, 6)``; ``None`` for anything else or a head outside the model (as the app writes it: no
+    leading zero, no space)."""
+    m = HEAD_CODE.match(code)
+    if not m or head_code(int(m[1]), int(m[2])) != code:
+        return None
+    layer, head = int(m[1]), int(m[2])
+    return (layer, head) if 0 <= layer < n_layers and 0 <= head < n_heads else None
+
+
+def parse_heads(text: str, n_layers: int, n_heads: int) -> list[tuple[int, int]] | None:
+    """``"L18H6,L17H4" -> [(18, 6), (17, 4)]`` (the link's form); ``""`` -> ``[]``; ``None`` when any code is not a
+    head of the model, a head repeats, or there are more than :data:`MAX_HEADS`."""
+    if text == "":
+        return []
+    heads = [parse_head(code, n_layers, n_heads) for code in text.split(",")]
+    if any(h is None for h in heads) or len(set(heads)) != len(heads) or len(heads) > MAX_HEADS:
+        return None
+    return heads
+
+
+def heads_text(heads: Sequence[tuple[int, int]]) -> str:
+    """``[(18, 6), (17, 4)] -> "L18H6,L17H4"``."""
+    return ",".join(head_code(layer, head) for layer, head in heads)
+
+
+def head_link(prompt: str, layer: int, head: int) -> str:
+    """The head's six steps in "Inside a real model", on ``prompt``: that lesson's own ``link``."""
+    return real_model.link(prompt=prompt, layer=layer, head=head)
+
+
+def link(prompt: str | None = None, heads: Sequence[tuple[int, int]] | None = None, ablation: str | None = None,
+         clean: str | None = None, corrupted: str | None = None) -> str:
+    """A link to this lesson with its controls preset (``./causes?ca_prompt=…&ca_heads=L18H6,L17H4``); ``None``
+    leaves a control at its default. Text is percent-encoded (nothing of it can be read as Markdown)."""
+    params = []
+    if prompt:
+        params.append(f"ca_prompt={quote(prompt, safe='')}")
+    if heads:
+        params.append(f"ca_heads={heads_text(heads)}")
+    if ablation in ABLATIONS:
+        params.append(f"ca_ablation={ablation}")
+    if clean:
+        params.append(f"ca_clean={quote(clean, safe='')}")
+    if corrupted:
+        params.append(f"ca_corrupt={quote(corrupted, safe='')}")
+    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+
+
+def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
+                 exclude: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """``count`` distinct heads drawn by ``np.random.default_rng(seed)``, none of ``exclude``, sorted.
+
+    Raises:
+        ValueError: ``count`` is more than the heads left to draw from.
+    """
+    pool = [(layer, head) for layer in range(n_layers) for head in range(n_heads) if (layer, head) not in set(exclude)]
+    if not 0 <= count <= len(pool):
+        raise ValueError(f"count must be in 0..{len(pool)} (heads left to draw from), got {count}")
+    chosen = np.random.default_rng(seed).choice(len(pool), size=count, replace=False)
+    return sorted(pool[i] for i in chosen)
+
+
+def top_heads(values, k: int, *, largest: bool = True) -> list[tuple[int, int]]:
+    """The ``k`` heads with the largest (or smallest) ``values [n_layers, n_heads]``, best first (ties: lower
+    layer, then lower head first)."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    order = np.argsort(-v if largest else v, kind="stable")[:k]
+    n_heads = np.asarray(values).shape[1]
+    return [(int(i // n_heads), int(i % n_heads)) for i in order]
+
+
+# --- the prediction -----------------------------------------------------------------------------------------
+
+
+def probabilities(logits) -> np.ndarray:
+    """``softmax(logits)`` over the last axis, in float64."""
+    z = np.asarray(logits, dtype=np.float64)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The ``k`` most likely next tokens of ``logits [vocab]``: ``(ids, probabilities)``, most likely first."""
+    p = probabilities(logits)
+    order = np.argsort(-p, kind="stable")[:k]
+    return tuple(int(i) for i in order), tuple(float(p[i]) for i in order)
+
+
+@dataclass(frozen=True)
+class Knockout:
+    """The next-token prediction with some heads knocked out.
+
+    Attributes:
+        heads: the heads knocked out. top_ids, top_probabilities: the new top :data:`TOP_K`.
+        answer_probability: the probability of the clean run's answer after the knockout.
+    """
+
+    heads: tuple[tuple[int, int], ...]
+    top_ids: tuple[int, ...]
+    top_probabilities: tuple[float, ...]
+    answer_probability: float
+
+
+def knockout_result(logits, heads: Sequence[tuple[int, int]], answer: int) -> Knockout:
+    """:class:`Knockout` from the last position's logits ``[vocab]`` after knocking out ``heads``."""
+    ids, p = top_tokens(logits)
+    return Knockout(tuple(heads), ids, p, float(probabilities(logits)[answer]))
+
+
+# --- the logit lens -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnswerByLayer:
+    """The answer token read out of every block's stream at the last position (logit lens).
+
+    Attributes:
+        probability: float64 ``[n_layers + 1]``. rank: int ``[n_layers + 1]`` (1 = the most likely token).
+        first_top: the first block from which the answer is the most likely token at every later block
+            (``None`` when it is not the top token at the end).
+    """
+
+    probability: np.ndarray
+    rank: np.ndarray
+    first_top: int | None
+
+
+def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
+    """:class:`AnswerByLayer` from the logit lens ``[n_layers + 1, vocab]`` of the last position."""
+    z = np.asarray(lens_logits, dtype=np.float64)
+    p = probabilities(z)[:, answer]
+    rank = 1 + (z > z[:, answer:answer + 1]).sum(axis=1)
+    top = rank == 1
+    first = None
+    if top[-1]:
+        first = int(len(top) - np.argmin(top[::-1])) if not top.all() else 0
+    return AnswerByLayer(p, rank, first)
+
+
+# --- the statistics of the last query's attention -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One statistic of a head's attention from the last position (the query that predicts the answer)."""
+
+    key: str
+    name: str
+    unit: str
+    formula: str
+    short: str  # as a sentence names it: "the head with the highest {short}"
+
+
+STATISTICS: dict[str, Statistic] = {s.key: s for s in (
+    Statistic("peak", "largest weight on one token other than the first", "weight",
+              r"\text{peak} = \max_{1 \le j \le n-1} w_{n-1,\,j}", "peak weight"),
+    Statistic("off_sink", "weight anywhere but the first token", "weight",
+              r"\text{off-sink} = 1 - w_{n-1,\,0}", "weight off the first token"),
+    Statistic("previous", "weight on the previous token", "weight", r"\text{previous} = w_{n-1,\,n-2}",
+              "weight on the previous token"),
+    Statistic("self", "weight on itself", "weight", r"\text{self} = w_{n-1,\,n-1}", "weight on itself"),
+    Statistic("entropy", "entropy (bits)", "bits", r"H = -\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}",
+              "entropy"),
+)}
+
+
+def last_row_statistics(attentions) -> dict[str, np.ndarray]:
+    """The :data:`STATISTICS` of every head, from ``attentions [n_layers, n_heads, n, n]``: ``{key: [L, H]}``
+    float64. With one token, ``peak`` and ``previous`` are 0 (there is no other token)."""
+    A = np.asarray(attentions, dtype=np.float64)
+    last = A[..., -1, :]  # [L, H, n]
+    n = last.shape[-1]
+    logs = np.log2(np.where(last > 0, last, 1.0))
+    return {
+        "peak": last[..., 1:].max(-1) if n > 1 else np.zeros(last.shape[:2]),
+        "off_sink": 1.0 - last[..., 0],
+        "previous": last[..., -2] if n > 1 else np.zeros(last.shape[:2]),
+        "self": last[..., -1],
+        "entropy": -(last * logs).sum(-1),
+    }
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation of two equally long arrays (ties get their mean rank); 0 when one is constant."""
+    def ranks(a):
+        a = np.asarray(a, dtype=np.float64).ravel()
+        order = np.argsort(a, kind="stable")
+        r = np.empty(len(a))
+        r[order] = np.arange(len(a))
+        for value in np.unique(a):  # mean rank for ties
+            same = a == value
+            r[same] = r[same].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+@dataclass(frozen=True)
+class AttentionVsEffect:
+    """What the scatter of an attention statistic against the knockout effect says, for one prompt.
+
+    Attributes:
+        busiest: the head with the largest statistic; busiest_value, busiest_effect, busiest_rank (its rank by
+            drop of the answer's log-probability, 1 = the largest drop).
+        strongest: the head whose knockout drops the answer most; strongest_value, strongest_effect,
+            strongest_stat_rank (its rank by the statistic, 1 = the largest).
+        rho: Spearman's rank correlation between the statistic and the drop (``-effect``).
+        n_heads: heads compared.
+    """
+
+    busiest: tuple[int, int]
+    busiest_value: float
+    busiest_effect: float
+    busiest_rank: int
+    strongest: tuple[int, int]
+    strongest_value: float
+    strongest_effect: float
+    strongest_stat_rank: int
+    rho: float
+    n_heads: int
+
+
+def rank_of(values, layer: int, head: int, *, largest: bool = True) -> int:
+    """1 + how many heads have a strictly larger (or smaller) value than ``values[layer, head]``."""
+    v = np.asarray(values, dtype=np.float64)
+    x = v[layer, head]
+    return 1 + int((v > x).sum() if largest else (v < x).sum())
+
+
+def attention_vs_effect(statistic, effect) -> AttentionVsEffect:
+    """Compare a statistic ``[L, H]`` with the knockout effect ``[L, H]`` (change of the answer's log-probability)."""
+    s, e = np.asarray(statistic, dtype=np.float64), np.asarray(effect, dtype=np.float64)
+    busiest = top_heads(s, 1)[0]
+    strongest = top_heads(e, 1, largest=False)[0]
+    return AttentionVsEffect(
+        busiest, float(s[busiest]), float(e[busiest]), rank_of(e, *busiest, largest=False),
+        strongest, float(s[strongest]), float(e[strongest]), rank_of(s, *strongest),
+        spearman(s, -e), s.size)
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A guess of the head that matters most, graded: its rank by the drop of the answer's log-probability."""
+
+    guess: tuple[int, int]
+    rank: int
+    effect: float
+    best: tuple[int, int]
+    best_effect: float
+
+    @property
+    def right(self) -> bool:
+        return self.rank == 1
+
+
+def grade_guess(effect, guess: tuple[int, int]) -> Grade:
+    """Grade ``guess`` against the sweep's ``effect [L, H]``: the head that matters most is the one whose knockout
+    lowers the answer's log-probability the most."""
+    e = np.asarray(effect, dtype=np.float64)
+    best = top_heads(e, 1, largest=False)[0]
+    return Grade(tuple(guess), rank_of(e, *guess, largest=False), float(e[guess]), best, float(e[best]))
+
+
+# --- the repeated random prompt -----------------------------------------------------------------------------
+
+
+def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
+    """The ids of the vocabulary's whole lowercase words (``" [a-z]{4,9}"`` pieces), ascending."""
+    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
+
+
+def repeated_random_ids(candidates: Sequence[int], seed: int, k: int = REPEAT_TOKENS) -> tuple[int, ...]:
+    """``k`` distinct token ids drawn by ``np.random.default_rng(seed)`` from ``candidates``, written twice (built from
+    ids, so the second copy is exactly the first: ``ids[k + i] == ids[i]``).
+
+    Raises:
+        ValueError: fewer than ``k`` candidates.
+    """
+    if len(candidates) < k:
+        raise ValueError(f"need at least {k} candidate tokens, got {len(candidates)}")
+    chosen = [int(candidates[i]) for i in np.random.default_rng(seed).choice(len(candidates), size=k, replace=False)]
+    return tuple(chosen + chosen)
+
+
+def induction_scores(attentions, k: int) -> np.ndarray:
+    """The induction score of every head on ``k`` distinct tokens written twice: float64 ``[L, H]``.
+
+    Query ``i`` of the second copy (``k <= i <= 2k - 1``) saw its token at ``i - k``; the token that followed
+    it there is at ``i - k + 1``. The score is the mean over those queries of ``w[i, i - k + 1]`` (for ``k >= 3``
+    that target is never the previous token, so a previous-token head scores 0 here: Olsson et al. 2022).
+
+    Raises:
+        ValueError: ``attentions`` is not ``[L, H, 2k, 2k]`` or ``k < 3``.
+    """
+    A = np.asarray(attentions, dtype=np.float64)
+    if A.ndim != 4 or A.shape[-1] != 2 * k or A.shape[-2] != 2 * k or k < 3:
+        raise ValueError(f"attentions must be [n_layers, n_heads, 2k, 2k] with k >= 3, got {A.shape} and k = {k}")
+    rows = np.arange(k, 2 * k)
+    return A[..., rows, rows - k + 1].mean(-1)
+
+
+def second_copy_metrics(logits, ids: Sequence[int], k: int) -> tuple[float, float]:
+    """Mean next-token loss (nats) and top-1 accuracy on the second copy: the predictions made at positions
+    ``k .. 2k - 2`` of the tokens ``k + 1 .. 2k - 1`` (``k - 1`` predictions; the second copy's first token
+    cannot be copied: the token before it occurred only once).
+
+    Args:
+        logits: ``[2k, vocab]`` of the whole repeated prompt.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    ids = np.asarray(ids)
+    if z.shape[0] != 2 * k or len(ids) != 2 * k:
+        raise ValueError(f"logits and ids must cover 2k = {2 * k} positions, got {z.shape[0]} and {len(ids)}")
+    pos = np.arange(k, 2 * k - 1)
+    top = z[pos].max(-1, keepdims=True)
+    logp = z[pos, ids[pos + 1]] - (top[:, 0] + np.log(np.exp(z[pos] - top).sum(-1)))
+    return float(-logp.mean()), float((z[pos].argmax(-1) == ids[pos + 1]).mean())
+
+
+# --- activation patching ------------------------------------------------------------------------------------
+
+
+def recovered(values, clean: float, corrupted: float) -> np.ndarray:
+    """How much of the way from the corrupted logit difference to the clean one a patch goes: ``(v - corrupted) /
+    (clean - corrupted)`` (0 = nothing, 1 = all of it; float64, the shape of ``values``).
+
+    Raises:
+        ValueError: ``clean == corrupted`` (nothing to recover).
+    """
+    if clean == corrupted:
+        raise ValueError("the clean and corrupted logit differences are equal: nothing to recover")
+    return (np.asarray(values, dtype=np.float64) - corrupted) / (clean - corrupted)
+
+
+@dataclass(frozen=True)
+class FactMove:
+    """Where patching the stream carries the answer, from the residual patching map.
+
+    Attributes:
+        last_from: the first block from which patching the *last* position alone recovers at least half of the
+            way, at every later block (``None``: never).
+        other_until: the last block at which patching some *other* position recovers at least half
+            (``None``: none does); other_position: that position (the one with the most, at that block).
+        threshold: the half (0.5).
+    """
+
+    last_from: int | None
+    other_until: int | None
+    other_position: int | None
+    threshold: float = 0.5
+
+    @property
+    def moves(self) -> bool:
+        """The fact sits at another position up to a block, then at the last position from the next one on."""
+        return self.last_from is not None and self.other_until is not None and self.other_until + 1 == self.last_from
+
+
+def fact_move(fraction) -> FactMove:
+    """:class:`FactMove` from the recovered fractions ``[n_layers + 1, n]`` (:func:`recovered`)."""
+    r = np.asarray(fraction, dtype=np.float64)
+    half = 0.5
+    last_ok = r[:, -1] >= half
+    last_from = None
+    if last_ok[-1]:
+        last_from = int(len(last_ok) - np.argmin(last_ok[::-1])) if not last_ok.all() else 0
+    other_until = other_position = None
+    if r.shape[1] > 1:
+        others = r[:, :-1]
+        ok = (others >= half).any(axis=1)
+        if ok.any():
+            other_until = int(np.nonzero(ok)[0][-1])
+            other_position = int(np.argmax(others[other_until]))
+    return FactMove(last_from, other_until, other_position)
+
+
+def pair_labels(clean_pieces: Sequence[str], corrupted_pieces: Sequence[str]) -> list[str]:
+    """One label per position of a patch pair: the token, or ``clean/corrupted`` where they differ, with the
+    position (``"␣France/␣Italy (3)"``); pieces already readable (``visible_piece``)."""
+    return [f"{a if a == b else f'{a}/{b}'} ({i})" for i, (a, b) in enumerate(zip(clean_pieces, corrupted_pieces,
+                                                                                   strict=True))]
+
+
+def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:
+    """The first position where two token lists differ (``None`` when one is the other's beginning)."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None

@@ -1,0 +1,808 @@
+"""Sections of the page "Watch attention learn", and the process's shared training runs.
+
+**Shared runs.** Training happens in one worker thread per server process (:class:`Runs`, kept by
+``st.cache_resource``), never in a page's script run: a run is requested by its
+:class:`~explorer.lessons.training.model.RunSpec` (every setting in the page's link), and every session that
+asks for the same spec gets the same entry, queued, training or finished. So a class of 30 opening one link
+trains it once, and all 30 watch the same progress; a learner who moves a control while a run trains does not
+stop it (it is there when they come back). Finished runs are kept for :data:`TTL_SECONDS` after their last use,
+at most :data:`MAX_FINISHED` of them and :data:`MAX_BYTES` in all (least recently used dropped first); at most
+:data:`MAX_PENDING` runs wait or train at once (beyond that the page asks the learner to try again in a
+minute). Measured entry sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings (3 layers × 4
+heads, d_model 64, d_head 64, n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS
+on one thread (``attention.training`` does: these matrices are too small for threads to pay, and while a run trains
+the other sessions' matrix products run on one BLAS thread too).
+
+**Sections.** Every other function here is a cached section (:func:`explorer.shell.cache.section`): it draws
+from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
+rerun replays it. Every sentence that states a result is computed from the run's numbers here and says so
+when the result does not hold for the learner's settings.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import training
+from explorer.lessons.training import charts as tfig
+from explorer.lessons.training import model
+from explorer.lessons.training.model import RunResult, RunSpec
+from explorer.shell import charts, textviews
+from explorer.shell.cache import TTL_SECONDS, cached, section
+from explorer.shell.tables import numbers
+
+MAX_FINISHED = 24
+MAX_BYTES = 96 * 2**20
+MAX_PENDING = 8
+LIVE_REDRAW_S = 0.5  # the live curves are redrawn at most this often while a run trains
+MAPS_PER_ROW = 2  # attention maps side by side (4 in a row left each map a sliver at 64 tokens)
+MAP_HEIGHT = 420  # px: an attention map of up to 64 tokens, a label on every other row
+FOLLOW_MAX_S = 15 * 60  # a page stops waiting for a run after this long (it keeps training; a rerun shows it)
+NOT_USED = {
+    "sentence": "this lesson trains a model on sequences of random token ids (a random run written twice).",
+    "embedding": "the model learns its own token embedding, starting from the initialisation chosen here.",
+    "positional": "the model has its own positions (learned or sinusoidal, chosen on this page).",
+    "seed": "this page has its own seed (it draws the initial weights and every training batch).",
+    "d_model": "this page has its own d_model for the model it trains.",
+    "d_k": "this page's heads have their own width d_head (d_k = d_v = d_head).",
+}
+
+
+# --- the shared runs ------------------------------------------------------------------------------------------
+class BusyError(Exception):
+    """The server already has :data:`MAX_PENDING` runs waiting or training."""
+
+
+@dataclass
+class Entry:
+    """One run of the process: its spec, its state (``"queued"``, ``"training"``, ``"done"``, ``"failed"``),
+    the live :class:`~explorer.lessons.training.model.Progress`, the result or the error, and when it was
+    last used (``time.monotonic()``)."""
+
+    spec: RunSpec
+    state: str = "queued"
+    progress: model.Progress | None = None
+    result: RunResult | None = None
+    error: str | None = None
+    used: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed")
+
+
+class Runs:
+    """The training runs of one server process, shared by every session (see the module docstring).
+
+    Args:
+        train: ``train(spec, on_progress) -> RunResult`` (:func:`~explorer.lessons.training.model.train_run`;
+            tests pass their own). max_finished, max_bytes, ttl, max_pending: the bounds.
+    """
+
+    def __init__(self, train: Callable = model.train_run, *, max_finished: int = MAX_FINISHED,
+                 max_bytes: int = MAX_BYTES, ttl: float = TTL_SECONDS, max_pending: int = MAX_PENDING):
+        self._train = train
+        self.max_finished, self.max_bytes, self.ttl, self.max_pending = max_finished, max_bytes, ttl, max_pending
+        self._cond = threading.Condition()
+        self._entries: OrderedDict[RunSpec, Entry] = OrderedDict()
+        self._queue: deque[RunSpec] = deque()
+        self._worker: threading.Thread | None = None
+        self.trained = 0  # runs trained by this registry (a class opening one link adds one)
+
+    def get(self, spec: RunSpec) -> Entry | None:
+        """The entry of ``spec`` (queued, training or finished), or ``None``; a finished one counts as used."""
+        with self._cond:
+            self._expire()
+            entry = self._entries.get(spec)
+            if entry is not None:
+                entry.used = time.monotonic()
+                self._entries.move_to_end(spec)
+            return entry
+
+    def request(self, spec: RunSpec) -> Entry:
+        """The entry of ``spec``: the existing one, or a new one queued for the worker (a failed run is queued
+        again).
+
+        Raises:
+            BusyError: :attr:`max_pending` runs are already waiting or training.
+        """
+        with self._cond:
+            self._expire()
+            entry = self._entries.get(spec)
+            if entry is not None and entry.state != "failed":
+                entry.used = time.monotonic()
+                return entry
+            pending = sum(1 for e in self._entries.values() if not e.finished)
+            if pending >= self.max_pending:
+                raise BusyError(f"{pending} runs are waiting or training")
+            entry = Entry(spec, used=time.monotonic())
+            self._entries[spec] = entry
+            self._queue.append(spec)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="attention-explorer-training", daemon=True)
+                self._worker.start()
+            self._cond.notify_all()
+            return entry
+
+    def ahead_of(self, spec: RunSpec) -> int:
+        """Runs queued or training before ``spec`` (0 when it trains or is not queued)."""
+        with self._cond:
+            if spec not in self._queue:
+                return 0
+            training_now = sum(1 for e in self._entries.values() if e.state == "training")
+            return list(self._queue).index(spec) + training_now
+
+    def wait(self, timeout: float) -> None:
+        """Block until any run reports progress or ends, or ``timeout`` seconds pass."""
+        with self._cond:
+            self._cond.wait(timeout)
+
+    def snapshot(self, entry: Entry) -> tuple[str, model.Progress | None, RunResult | None, str | None]:
+        """``(state, progress, result, error)`` of ``entry``, read together."""
+        with self._cond:
+            return entry.state, entry.progress, entry.result, entry.error
+
+    def nbytes(self) -> int:
+        """Bytes held by the finished results."""
+        with self._cond:
+            return sum(e.result.nbytes for e in self._entries.values() if e.result is not None)
+
+    def clear(self) -> None:
+        """Forget every finished run (the queued and training ones stay)."""
+        with self._cond:
+            for spec in [s for s, e in self._entries.items() if e.finished]:
+                del self._entries[spec]
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                spec = self._queue.popleft()
+                entry = self._entries.get(spec)
+                if entry is None:  # cannot happen (queued entries are never dropped); keep the worker alive
+                    continue
+                entry.state = "training"
+                self._cond.notify_all()
+
+            def publish(progress: model.Progress, entry: Entry = entry) -> None:
+                with self._cond:
+                    entry.progress = progress
+                    self._cond.notify_all()
+
+            try:
+                result = self._train(spec, publish)
+            except Exception as exc:  # a run that fails is reported on the page, never raised in a session
+                with self._cond:
+                    entry.state, entry.error = "failed", f"{type(exc).__name__}: {exc}"
+                    self._cond.notify_all()
+                continue
+            with self._cond:
+                entry.result, entry.state, entry.used = result, "done", time.monotonic()
+                self.trained += 1
+                self._expire()
+                self._cond.notify_all()
+
+    def _expire(self) -> None:
+        """Drop finished runs unused for ``ttl`` seconds, then the least recently used beyond the bounds."""
+        now = time.monotonic()
+        for spec in [s for s, e in self._entries.items() if e.finished and now - e.used > self.ttl]:
+            del self._entries[spec]
+        done = [s for s, e in self._entries.items() if e.finished]  # least recently used first
+        total = sum(self._entries[s].result.nbytes for s in done if self._entries[s].result is not None)
+        while done and (len(done) > self.max_finished or total > self.max_bytes):
+            spec = done.pop(0)
+            gone = self._entries.pop(spec)
+            total -= gone.result.nbytes if gone.result is not None else 0
+
+
+@st.cache_resource(show_spinner=False)
+def runs() -> Runs:
+    """This process's :class:`Runs` (one per server process, shared by every session)."""
+    return Runs()
+
+
+def request(specs: Sequence[RunSpec]) -> bool:
+    """Ask for every run of ``specs``; ``False`` (and a friendly warning) when the server is too busy."""
+    try:
+        for spec in specs:
+            runs().request(spec)
+    except BusyError:
+        st.warning(f"The server is already training {MAX_PENDING} runs for other learners. Please press the button "
+                   "again in a minute: the runs already asked for keep training meanwhile.", icon="⏳")
+        return False
+    return True
+
+
+def status(specs: Sequence[RunSpec]) -> tuple[list[Entry | None], list[RunResult] | None]:
+    """The entries of ``specs`` and, when every one is done, their results (in order)."""
+    entries = [runs().get(s) for s in specs]
+    if entries and all(e is not None and e.state == "done" for e in entries):
+        return entries, [e.result for e in entries]
+    return entries, None
+
+
+def follow(specs: Sequence[RunSpec], names: Sequence[str]) -> None:
+    """While any run of ``specs`` waits or trains: a progress bar and the live curves (loss and best prefix-match
+    of the run training now), redrawn as the worker reports; returns when every run has finished (or failed).
+
+    Not a cached section: it draws live. The runs go on training if the learner moves a control meanwhile
+    (that rerun stops this loop, not the worker).
+    """
+    registry = runs()
+    entries = [registry.get(s) for s in specs]
+    if not any(e is not None and not e.finished for e in entries):
+        return
+    bar = st.progress(0.0, text="Waiting for the server's training worker…")
+    live = st.empty()
+    drawn_at, drawn_steps, started = 0.0, -1, time.monotonic()
+    while time.monotonic() - started < FOLLOW_MAX_S:
+        states = [registry.snapshot(e) if e is not None else ("done", None, None, None) for e in entries]
+        total = sum(s.steps for s in specs)
+        done = sum(spec.steps if st_ in ("done", "failed") else (p.done_steps if p is not None else 0)
+                   for spec, (st_, p, _, _) in zip(specs, states, strict=True))
+        if all(st_ in ("done", "failed") for st_, *_ in states):
+            break
+        current = next(((name, spec, p) for name, spec, (st_, p, _, _) in zip(names, specs, states, strict=True)
+                        if st_ == "training"), None)
+        if current is None:
+            ahead = max(registry.ahead_of(s) for s in specs)
+            text = (f"Queued behind {textviews.count(ahead, 'run')} of other learners on this server…" if ahead
+                    else "Starting…")
+        else:
+            name, spec, p = current
+            step = p.done_steps if p is not None else 0
+            text = f"Training {name}: step {step} of {spec.steps}"
+        bar.progress(min(done / max(total, 1), 1.0), text=text)
+        if current is not None and current[2] is not None and current[2].done_steps != drawn_steps \
+                and time.monotonic() - drawn_at >= LIVE_REDRAW_S:
+            name, spec, p = current
+            live.plotly_chart(live_figure(spec, p, name), width="stretch")
+            drawn_at, drawn_steps = time.monotonic(), p.done_steps
+        registry.wait(0.25)
+    bar.empty()
+    live.empty()
+
+
+def live_figure(spec: RunSpec, p: model.Progress, name: str):
+    """The live view of a training run: loss (nats, left) and best prefix-match and accuracy so far."""
+    return tfig.curves(
+        p.step, [tfig.Series("loss ÷ ln vocab", p.loss / math.log(spec.vocab), tfig.REFERENCE_COLOR),
+                 tfig.Series("best prefix-match", p.prefix_match, tfig.HEAD_COLORS[0]),
+                 tfig.Series("accuracy", p.accuracy, tfig.HEAD_COLORS[2], "dot")],
+        title=f"{name}: step {p.done_steps} of {spec.steps}", y_title="", y_range=(0, 1.6),
+        x_range=(0, spec.steps), hlines=[(training.EMERGENCE_THRESHOLD, "prefix-match 0.4")])
+
+
+# --- helpers for the sentences ----------------------------------------------------------------------------------
+def head_name(head: tuple[int, int]) -> str:
+    """``"layer 1 head 0"``."""
+    return f"layer {head[0]} head {head[1]}"
+
+
+def emerged_text(step: int | None, steps: int) -> str:
+    """``"at step 218"`` or ``"not within 600 steps"``."""
+    return f"at step {step}" if step is not None else f"not within {steps} steps"
+
+
+# --- sections ---------------------------------------------------------------------------------------------------
+@section
+def intro() -> None:
+    """The title, what the page does, the model's formulas and the two scores."""
+    st.title("Watch attention learn")
+    st.markdown(
+        "Every other lesson shows attention *after* it was learned. Here a tiny transformer is trained in front of "
+        "you, in this app's own NumPy (a hand-written backward pass, checked against finite differences and "
+        "PyTorch), on a task only a two-layer circuit can solve: each sequence ends with a random run of tokens "
+        "**written twice**. Once the model has seen the first copy, every next token of the second copy can be "
+        "predicted: *find where the current token occurred before, and copy the token that followed it*. That rule "
+        "is an **induction head** (Olsson et al. 2022). Watch the loss, the heads' scores and their attention maps "
+        "while it forms, then check what each head really does by knocking it out."
+    )
+    st.latex(r"x_0 = W_E[t] + P")
+    st.latex(r"s^h = \frac{(x_l W_q^h)(x_l W_k^h)^\top}{\sqrt{d_{head}}}")
+    st.latex(r"x_{l+1} = x_l + \sum_h \mathrm{softmax}(s^h + M)\, x_l W_v^h W_o^h")
+    st.latex(r"\text{logits} = x_L W_U")
+    st.caption("An attention-only transformer (no MLP, no layer norm; Elhage et al. 2021): token embedding W_E, "
+               "positions P, a residual stream, per-head W_q, W_k, W_v and W_o, the causal mask M, the unembedding "
+               "W_U. Trained with Adam on the next-token cross-entropy of the positions the first copy makes "
+               "predictable (the rest of each sequence is random: no model can predict it).")
+    st.latex(r"\text{prefix-match}_h = \operatorname{mean}_{i\,\in\,\text{2nd copy}}\; w_h[i,\; i - p + 1]")
+    st.latex(r"\text{previous-token}_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
+    st.caption("p is the run's length (its period). Prefix-match: how much a head looks at the token *after* the "
+               "earlier occurrence of the current one, where an induction head looks. Previous-token: how much it "
+               "looks one token back, what the layer-0 head an induction head reads from does.")
+
+
+@section
+def untrained(spec: RunSpec, color_scale: str) -> None:
+    """Before training: the probe sequence, the untrained model's attention maps and its scores at step 0."""
+    tokens, attention, period, pm, prev = model.untrained_attention(spec)
+    n = spec.n_ctx
+    roles = model.probe_roles(n, period)
+    filler = n - 2 * period
+    st.plotly_chart(tfig.probe_strip(tokens, roles, title=f"one sequence: n = {n}, p = {period}"), key="tr_fig_probe")
+    if spec.task == "repeat":
+        task_text = (f"Filler ({textviews.count(filler, 'token')}) then a run of {textviews.count(period, 'token')} "
+                     f"written twice. The period p is drawn for every sequence, from {min(training.P_MIN, n // 2)} "
+                     f"to {n // 2}, so the second copy starts somewhere else each time: no position can solve it.")
+    else:
+        task_text = (f"The fixed-period task: a run of {textviews.count(period, 'token')} written twice, in every "
+                     f"sequence (p = n / 2 = {period}, no filler). The answer for position i is always at position "
+                     "i − p + 1: a position, not a token, can solve it (the shortcut, section 4).")
+    st.caption(task_text + " Hover a cell for its token id and role.")
+    labels = model.token_labels(tokens)
+    st.subheader("The untrained model's attention")
+    best_pm = float(pm[min(1, pm.shape[0] - 1):].max())
+    st.markdown(
+        f"Freshly initialised ({spec.init} init, seed {spec.seed}), each head spreads its attention over the keys "
+        f"it may see. Measured on the first training batch: best prefix-match {best_pm:.3f}, best previous-token "
+        f"score {float(prev[0].max()):.3f}; uniform attention would give {uniform_prefix_match(spec):.3f} and "
+        f"{uniform_previous(n):.3f}.")
+    head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
+
+
+def uniform_prefix_match(spec: RunSpec) -> float:
+    """What prefix-match uniform causal attention scores on average over the task's predictable queries."""
+    n, half = spec.n_ctx, spec.n_ctx // 2
+    periods = [half] if spec.task == "repeat_fixed" else range(min(training.P_MIN, half), half + 1)
+    weights = [1.0 / (i + 1) for p in periods for i in range(n - p, n - 1)]  # every predictable query, each period
+    return float(np.mean(weights))
+
+
+def uniform_previous(n: int) -> float:
+    """The previous-token score of uniform causal attention: the mean of ``1 / (i + 1)`` over ``i = 1 .. n-1``."""
+    return float(np.mean([1.0 / (i + 1) for i in range(1, n)]))
+
+
+def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
+              scores: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer (a section helper: call it inside
+    a section)."""
+    L, H = attention.shape[:2]
+    heads = [(layer, head) for layer in range(L) for head in range(H)]
+    per_row = min(H, MAPS_PER_ROW)
+    for start in range(0, len(heads), per_row):
+        for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
+            title = f"layer {layer} head {head}"
+            if scores is not None:
+                pm, prev = scores
+                title += (f" · prefix {pm[layer, head]:.2f}" if layer >= 1 or L == 1 else
+                          f" · previous {prev[layer, head]:.2f}")
+            fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
+                                 mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
+                                 height=MAP_HEIGHT)
+            col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
+
+
+def head_series(values: np.ndarray, layers: Sequence[int], what: str) -> list[tfig.Series]:
+    """One curve per head of ``layers`` of ``values [S, L, H]``."""
+    H = values.shape[2]
+    out = []
+    for layer in layers:
+        for head in range(H):
+            color = tfig.HEAD_COLORS[(layer * H + head) % len(tfig.HEAD_COLORS)]
+            out.append(tfig.Series(f"{what} L{layer}H{head}", values[:, layer, head], color,
+                                   "solid" if layer >= 1 else "dot"))
+    return out
+
+
+@section
+def curves(result: RunResult) -> None:
+    """The run's curves (loss against ln vocab, accuracy, prefix-match and previous-token per head) and the
+    sentences computed from them."""
+    spec = result.spec
+    j = model.jump(result)
+    ln_v = math.log(spec.vocab)
+    st.caption(f"Trained on this server in {result.seconds:.1f} s ({spec.steps / max(result.seconds, 1e-9):.0f} "
+               f"steps per second): {spec.describe()}.")
+    for text in jump_sentences(result, j):
+        st.markdown(text)
+    vl = [(j.emerged, f"prefix-match > 0.4 at step {j.emerged}")] if j.emerged is not None else []
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(tfig.curves(result.step, [tfig.Series("loss", result.loss, tfig.UNSCALED_COLOR)],
+                                    title="training loss (nats)", y_title="cross-entropy",
+                                    hlines=[(ln_v, f"ln {spec.vocab} = {ln_v:.2f}: a uniform guess")], vlines=vl,
+                                    y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)),
+                        key="tr_fig_loss")
+    with right:
+        st.plotly_chart(tfig.curves(result.step, [tfig.Series("accuracy", result.accuracy, tfig.HEAD_COLORS[2])],
+                                    title="accuracy on the predictable positions", y_title="accuracy",
+                                    vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
+    layers = list(range(1, spec.n_layers)) or [0]
+    series = head_series(result.prefix_match, layers, "prefix-match") + head_series(
+        result.previous_token, [0], "previous-token")
+    st.plotly_chart(tfig.curves(result.step, series, title="the heads' scores over training", y_title="score",
+                                hlines=[(training.EMERGENCE_THRESHOLD, "0.4")], vlines=vl, y_range=(0, 1.05),
+                                height=360), key="tr_fig_scores")
+    st.caption("Solid lines: prefix-match of each head of layers ≥ 1 (layer 0's with one layer); dotted: the "
+               "previous-token score of each head of layer 0. Each point is measured on that step's batch of "
+               f"{spec.batch} sequences.")
+    numbers(pd.DataFrame({"step": result.step, "loss": result.loss, "accuracy": result.accuracy,
+                          **{s.name: s.y for s in series}}), label="Numbers: every step")
+
+
+def jump_sentences(result: RunResult, j: model.Jump) -> list[str]:
+    """What the run's curves show, in sentences computed from them (Markdown of the app's own words)."""
+    spec = result.spec
+    ln_v = math.log(spec.vocab)
+    best = model.best_prefix_match(result.prefix_match)
+    out = []
+    if j.emerged is None:
+        top = int(np.argmax(best))
+        out.append(f"**No induction head formed within {spec.steps} steps**: no head's prefix-match passed "
+                   f"{training.EMERGENCE_THRESHOLD} (the best was {best[top]:.2f}, at step {int(result.step[top])}); "
+                   f"accuracy at the end {model.final_accuracy(result):.2f}.")
+        if spec.n_layers == 1:
+            out.append("With one layer this is expected: a head can only compare the current token with each key's "
+                       "own token and position, so it can find the earlier copy of the current token but not the "
+                       "token after it (section 3).")
+        else:
+            out.append("Try more steps, another seed, or the defaults (2 layers, 2 heads, learning rate 0.01).")
+        return out
+    plateau = (f"Until step {j.start} the loss stayed between {j.plateau_loss[0]:.2f} and {j.plateau_loss[1]:.2f} "
+               f"nats (running means; a uniform guess scores ln {spec.vocab} = {ln_v:.2f}). "
+               if j.plateau_loss is not None else "")
+    if result.mechanism.label == "induction":
+        formed = (f"**An induction head formed**: the best prefix-match passed {training.EMERGENCE_THRESHOLD} at "
+                  f"step {j.emerged}, and the knockouts below confirm the mechanism.")
+    else:
+        formed = (f"**A head that looks like an induction head formed**: the best prefix-match passed "
+                  f"{training.EMERGENCE_THRESHOLD} at step {j.emerged}; but the check below says "
+                  f"*{result.mechanism.label}*, so it is not an induction head.")
+    out.append(plateau + formed)
+    end = j.end if j.end is not None else int(result.step[-1])
+    until = f"Between steps {j.start} and {end}" if j.end is not None else \
+        f"From step {j.start} to the last step (it never reached {model.FORMED_PM})"
+    prev_text = (f", the previous-token score of {head_name(j.previous_head)} from {j.prev[0]:.2f} to {j.prev[1]:.2f}"
+                 if spec.n_layers > 1 else "")
+    out.append(f"{until}, the prefix-match of {head_name(j.head)} rose from {j.pm[0]:.2f} to {j.pm[1]:.2f}"
+               f"{prev_text}, and the accuracy from {j.acc[0]:.2f} to {j.acc[1]:.2f} (running means over "
+               f"{model.SMOOTH} steps).")
+    if j.end is not None and j.start is not None:
+        rise = j.end - j.start
+        shape = ("a sudden jump after a long plateau" if j.start > 0 and rise < j.start / 2 else
+                 "a gradual rise rather than a sudden jump")
+        out.append(f"The rise took {textviews.count(rise, 'step')} after a plateau of "
+                   f"{textviews.count(j.start, 'step')}: {shape}.")
+    return out
+
+
+@section
+def snapshot(result: RunResult, step: int, color_scale: str) -> None:
+    """Every head's attention on the probe sequence at the snapshot ``step``, with that step's scores."""
+    spec = result.spec
+    k = int(np.argmin(np.abs(result.snapshot_steps - step)))
+    at = int(result.snapshot_steps[k])
+    labels = model.token_labels(result.probe)
+    pm, prev = result.prefix_match[at], result.previous_token[at]
+    st.caption(f"Step {at}: accuracy {result.accuracy[at]:.2f}, loss {result.loss[at]:.2f}. The probe sequence "
+               f"(period {result.probe_period}; its second copy starts at position "
+               f"{spec.n_ctx - result.probe_period}). An induction head's map shows a stripe one step right of the "
+               f"diagonal p = {result.probe_period} back; a previous-token head's, the diagonal just below the main.")
+    head_maps(result.snapshots[k], labels, color_scale, key="tr_fig_step", scores=(pm, prev))
+    numbers({f"layer {layer} head {head}": pd.DataFrame(result.snapshots[k][layer, head], index=labels,
+                                                        columns=labels)
+             for layer in range(spec.n_layers) for head in range(spec.n_heads)},
+            label=f"Numbers: attention weights at step {at}")
+
+
+@section
+def mechanism_check(result: RunResult) -> None:
+    """The knockout check: the accuracy with each head and each layer knocked out, and what it shows."""
+    spec, mech = result.spec, result.mechanism
+    labels = ([f"layer {l_} head {h}" for l_ in range(spec.n_layers) for h in range(spec.n_heads)]
+              + [f"all of layer {l_}" for l_ in range(spec.n_layers)])
+    acc = np.concatenate([mech.knockout_accuracy.reshape(-1), mech.layer_knockout_accuracy])
+    st.plotly_chart(tfig.knockout_bars(labels, acc, mech.accuracy, title="accuracy with a head knocked out"),
+                    key="tr_fig_knockout")
+    st.caption("Measured on 256 fresh sequences of the task (a knocked-out head's output is set to zero). "
+               "Red: below half the accuracy with every head.")
+    for text in mechanism_sentences(result):
+        st.markdown(text)
+
+
+def mechanism_sentences(result: RunResult) -> list[str]:
+    """What the knockouts show, computed from them."""
+    spec, mech = result.spec, result.mechanism
+    acc = mech.accuracy
+    out = []
+    if mech.label == "not learned":
+        return [f"Accuracy on fresh sequences: {acc:.2f}, below {training.LEARNED_ACCURACY}: the model has not "
+                "learned the task, so there is no mechanism to check yet."]
+    if mech.label == "shortcut":
+        out.append(f"**This is the shortcut**: accuracy {acc:.2f} on its own task, but "
+                   f"{mech.random_period_accuracy:.2f} on sequences with a random period. The model attends to a "
+                   "position (the fixed offset p − 1 back), not to the token after the earlier occurrence; see "
+                   "section 4.")
+    if spec.n_layers > 1:
+        head = mech.induction_head
+        li = head[0]
+        k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
+        out.append(f"Knocking out all of layer 0 takes the accuracy from {acc:.2f} to {k0:.2f}; all of layer {li} "
+                   f"(where the best prefix-matching head is), to {ki:.2f}.")
+        if mech.label == "induction":
+            prev = ", ".join(f"{v:.2f}" for v in mech.previous_token[0])
+            pms = ", ".join(f"{v:.2f}" for v in mech.prefix_match[li])
+            out.append(f"So layer {li}'s heads (prefix-match {pms}) work only with what layer 0's heads "
+                       f"(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
+                       "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
+                       "knocking it out, not just a pattern that looks like it.")
+        alone = mech.knockout_accuracy[head]
+        others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
+        if alone < 0.5 * acc:
+            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) takes it "
+                       f"to {alone:.2f}: this head does the copying.")
+        elif others:
+            names = ", ".join(head_name((head[0], h)) for h in others)
+            scores = ", ".join(f"{mech.prefix_match[head[0], h]:.2f}" for h in others)
+            verb = "prefix-matches" if len(others) == 1 else "prefix-match"
+            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
+                       f"{alone:.2f}: {names} also {verb} ({scores}) and can do the same job. Heads can share one job "
+                       "(redundancy); knock out the whole layer to see that it is needed.")
+        else:
+            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
+                       f"{alone:.2f}: the other heads make up for it. Heads can share one job (redundancy); knock out "
+                       "the whole layer to see that it is needed.")
+    if mech.label == "other":
+        out.append(f"Accuracy {acc:.2f} on any period, and knocking out layer 0 leaves "
+                   f"{mech.layer_knockout_accuracy[0]:.2f}: the model solves the task without the two-layer circuit "
+                   "these checks look for.")
+    return out
+
+
+@section
+def layers_comparison(main: RunResult, other: RunResult) -> None:
+    """One layer against two (or more): accuracy and the best prefix-match over the same steps."""
+    runs_ = sorted((main, other), key=lambda r: r.spec.n_layers)
+    one, many = runs_
+    series = []
+    for r, color in ((many, tfig.HEAD_COLORS[0]), (one, tfig.UNSCALED_COLOR)):
+        name = textviews.count(r.spec.n_layers, "layer")
+        series += [tfig.Series(f"{name}: accuracy", r.accuracy, color),
+                   tfig.Series(f"{name}: best prefix-match", model.best_prefix_match(r.prefix_match), color, "dot")]
+    st.plotly_chart(tfig.curves(main.step, series, title="the same budget, two depths", y_title="",
+                                y_range=(0, 1.05), hlines=[(0.3, "0.3")]), key="tr_fig_layers")
+    j_many = model.jump(many)
+    a_many, a_one = model.final_accuracy(many), model.final_accuracy(one)
+    best_one = float(model.smooth(one.accuracy).max())
+    many_name = textviews.count(many.spec.n_layers, "layer")
+    st.markdown(f"**{many_name.capitalize()}**: accuracy {a_many:.2f} at step {many.spec.steps}; prefix-match passed "
+                f"0.4 {emerged_text(j_many.emerged, many.spec.steps)} (verdict of the check: "
+                f"{many.mechanism.label}). **One layer**: accuracy {a_one:.2f} at step {one.spec.steps} (its best, "
+                f"smoothed: {best_one:.2f}; verdict: {one.mechanism.label}).")
+    if one.spec.n_layers == 1 and a_one <= 0.3 and a_many > 0.5:
+        st.markdown("**One layer never gets there.** Its heads see, at each key, only that key's own token and "
+                    "position: they can find where the current token occurred before, but not which token came "
+                    "after it. That needs a first layer that writes each token's predecessor into its position (a "
+                    "previous-token head) and a second that matches on it: two layers composing (Elhage et al. "
+                    "2021; Olsson et al. 2022).")
+    elif a_one > 0.5:
+        st.markdown(f"Here one layer reached {a_one:.2f}: with {model.TASK_LABELS[one.spec.task]}s it can solve the "
+                    "task by position alone (the shortcut of section 4), which needs no composition.")
+    else:
+        st.markdown(f"Here neither depth solved the task within {main.spec.steps} steps: the comparison says "
+                    "nothing yet. Try more steps.")
+
+
+@section
+def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> None:
+    """The shortcut trap: a fixed period is solved by position; the mechanism check tells it apart."""
+    rows = []
+    for r in (random_run, fixed_run):
+        m = r.mechanism
+        lo = 1 if r.spec.n_layers > 1 else 0
+        rows.append({"task": model.TASK_LABELS[r.spec.task], "accuracy (own task)": m.accuracy,
+                     "best prefix-match": float(m.prefix_match[lo:].max()),
+                     "best previous-token (layer 0)": float(m.previous_token[0].max()),
+                     "accuracy on random periods": m.random_period_accuracy, "verdict": m.label})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in rows[0]
+                                if isinstance(rows[0][c], float)})
+    fm, rm = fixed_run.mechanism, random_run.mechanism
+    lo = 1 if fixed_run.spec.n_layers > 1 else 0
+    pm_fixed, prev_fixed = float(fm.prefix_match[lo:].max()), float(fm.previous_token[0].max())
+    if fm.label == "shortcut":
+        st.markdown(f"**The fixed-period model took the shortcut.** Its best prefix-match is {pm_fixed:.2f}, yet its "
+                    f"best previous-token score is only {prev_fixed:.2f}, and on sequences with a random period its "
+                    f"accuracy falls from {fm.accuracy:.2f} to {fm.random_period_accuracy:.2f}. With p = n / 2 in "
+                    "every sequence, the answer for position i is always at position "
+                    f"i − {fixed_run.spec.n_ctx // 2 - 1}: a head can look there by position alone. It *looks* "
+                    "like an induction head (its prefix-match is high) without being one.")
+    else:
+        st.markdown(f"Here the fixed-period model did **not** take the shortcut (verdict: {fm.label}; accuracy "
+                    f"{fm.accuracy:.2f}, on random periods {fm.random_period_accuracy:.2f}).")
+    if rm.label == "induction":
+        st.markdown(f"The random-period model passes the check: accuracy {rm.accuracy:.2f} on any period, and "
+                    f"knocking out layer 0 (its previous-token heads) takes it to {rm.layer_knockout_accuracy[0]:.2f}.")
+    else:
+        st.markdown(f"The random-period model's verdict here is *{rm.label}* (accuracy {rm.accuracy:.2f}): train it "
+                    "longer to compare a real induction head with the shortcut.")
+    head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
+    labels = model.token_labels(fixed_run.probe)
+    left, _ = st.columns(2)
+    with left:
+        st.plotly_chart(charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
+                                       mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24,
+                                       height=MAP_HEIGHT,
+                                       title=f"fixed period: {head_name(head)} at the end"),
+                        key="tr_fig_shortcut_map")
+    st.caption("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
+               "offset, the same for every sequence.")
+
+
+@section
+def scaling(scaled: RunResult, unscaled: RunResult) -> None:
+    """The ÷√d_k experiment: the same wide-head model with and without the scaling, measured."""
+    c = model.compare_scaling(scaled, unscaled)
+    spec = scaled.spec
+    x = scaled.step
+    st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head: loss", scaled.loss, tfig.SCALED_COLOR),
+                                    tfig.Series("no scaling: loss", unscaled.loss, tfig.UNSCALED_COLOR, "dash")],
+                                title="training loss", y_title="nats",
+                                hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]), key="tr_fig_scale_loss")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head", scaled.score_grad.mean(axis=1), tfig.SCALED_COLOR),
+                                        tfig.Series("no scaling", unscaled.score_grad.mean(axis=1),
+                                                    tfig.UNSCALED_COLOR, "dash")],
+                                    title="gradient reaching the scores ‖∂L/∂s‖", y_title="norm (log scale)",
+                                    log_y=True), key="tr_fig_scale_grad")
+    with right:
+        st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head", scaled.max_weight.mean(axis=1), tfig.SCALED_COLOR),
+                                        tfig.Series("no scaling", unscaled.max_weight.mean(axis=1),
+                                                    tfig.UNSCALED_COLOR, "dash")],
+                                    title="softmax's top weight (1 = saturated)", y_title="mean top weight",
+                                    y_range=(0, 1.05)), key="tr_fig_scale_top")
+    st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
+             r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
+    st.caption("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
+               "or cancels (w = 1), so no gradient reaches that row's scores.")
+    for text in scaling_sentences(spec, c):
+        st.markdown(text)
+    numbers(pd.DataFrame({"step": x, "÷√d_head: loss": scaled.loss, "no scaling: loss": unscaled.loss,
+                          "÷√d_head: ‖∂L/∂s‖": scaled.score_grad.mean(axis=1),
+                          "no scaling: ‖∂L/∂s‖": unscaled.score_grad.mean(axis=1),
+                          "÷√d_head: top weight": scaled.max_weight.mean(axis=1),
+                          "no scaling: top weight": unscaled.max_weight.mean(axis=1)}),
+            label="Numbers: both runs, every step")
+
+
+def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
+    """What the ÷√d_k experiment measured, in sentences computed from it."""
+    out = [f"At step 0 the softmax's top weight averages {c.first_max_weight[0]:.2f} with ÷√d_head "
+           f"(d_head = {spec.d_head}, {spec.init} init) and {c.first_max_weight[1]:.2f} without; at the end, "
+           f"{c.last_max_weight[0]:.2f} and {c.last_max_weight[1]:.2f}."]
+    if c.grad_ratio >= 1:
+        out.append(f"Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
+                   f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.1f} (first tenth of the run: "
+                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled).")
+    else:
+        why = (f": at this initialisation the unscaled softmax started far from saturation (top weight "
+               f"{c.first_max_weight[1]:.2f} at step 0), so its larger scores pass more gradient, not less"
+               if c.first_max_weight[1] < 0.5 else "")
+        out.append(f"Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
+                   f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.2f} (first tenth of the run: "
+                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled){why}.")
+    out.append(f"Prefix-match passed 0.4 {emerged_text(c.emerged[0], spec.steps)} with the scaling and "
+               f"{emerged_text(c.emerged[1], spec.steps)} without; accuracy at the end {c.final_accuracy[0]:.2f} and "
+               f"{c.final_accuracy[1]:.2f}.")
+    if c.collapsed[1] and not c.collapsed[0]:
+        out.append(f"**Without the scaling the run learned and then fell apart**: its accuracy reached "
+                   f"{c.best_accuracy[1]:.2f}, then dropped to {c.final_accuracy[1]:.2f} as its scores grew and the "
+                   f"softmax saturated (top weight {c.last_max_weight[1]:.2f}). With the scaling it ended at "
+                   f"{c.final_accuracy[0]:.2f}.")
+    if c.emerged[1] is None and c.emerged[0] is not None:
+        saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
+        if saturated and starved:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
+                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0) and its scores got "
+                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run). That is the "
+                       "lessons' claim about ÷√d_k, measured.")
+        elif saturated:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
+                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0).")
+        elif starved:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its scores got "
+                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run).")
+        else:
+            out.append(f"**Without the scaling it never learned within {spec.steps} steps**, although its softmax "
+                       "did not start saturated and its scores got no less gradient.")
+    if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
+        out.append("Here the unscaled run ended ahead: at this width and initialisation its larger scores "
+                   "sharpen attention sooner, and they did not saturate within these steps. Try the unit-variance "
+                   "initialisation or a wider d_head.")
+    return out
+
+
+@section
+def context(results: tuple[RunResult, ...]) -> None:
+    """The context-length experiment: steps until prefix-match passes 0.4, per n."""
+    g = model.context_growth(results)
+    series = [tfig.Series(f"n = {r.spec.n_ctx}", model.best_prefix_match(r.prefix_match),
+                          tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)]) for i, r in enumerate(results)]
+    series = [replace(s, x=r.step) for s, r in zip(series, results, strict=True)]
+    longest = max(results, key=lambda r: len(r.step))
+    st.plotly_chart(tfig.curves(longest.step, series, title="best prefix-match, per context length", y_title="score",
+                                hlines=[(training.EMERGENCE_THRESHOLD, "0.4")], y_range=(0, 1.05)),
+                    key="tr_fig_context")
+    st.caption("Each run stops 50 steps after its prefix-match passes 0.4 (or at the step budget).")
+    st.dataframe(pd.DataFrame({"n (context length)": list(g.n),
+                               "steps to prefix-match > 0.4": [str(e) if e is not None else f"> {g.steps}"
+                                                               for e in g.emerged]}),
+                 hide_index=True, width="stretch")
+    found = ", ".join(f"n = {n}: {emerged_text(e, g.steps)}" for n, e in zip(g.n, g.emerged, strict=True))
+    st.markdown(f"Measured here: {found}.")
+    if g.exponent is not None:
+        local = "; ".join(f"n = {a} → {b}: ×{r:.2f} (k = {k:.2f})" for a, b, r, k in g.pairs)
+        st.markdown(f"Fitting steps ∝ n^k to the lengths that formed gives **k = {g.exponent:.2f}: {g.verdict}** "
+                    f"(k = 1 is linear, k = 2 quadratic). Step by step: {local}.")
+    st.latex(r"\text{steps}(n) \propto n^{k},\qquad k = \frac{\Delta \ln \text{steps}}{\Delta \ln n}")
+    missing = [(n, e) for n, e in zip(g.n, g.emerged, strict=True) if e is None]
+    if missing:
+        st.markdown(f"{', '.join(f'n = {n}' for n, _ in missing)} did not get there within {g.steps} steps: raise the "
+                    "step budget to measure it.")
+    st.markdown("Published claims to compare with: Musat et al. (2025, arXiv 2511.01033) prove, for a minimal "
+                "model of this task, that the time until an induction head emerges grows **quadratically** with "
+                "the context length; Aoyama et al. (2025, arXiv 2511.16893) predict the formation point from the "
+                "batch size and the context size together. This page's model is not theirs (Adam, learned "
+                "positions, the loss on the second copy only), so the numbers above are what this setup does, "
+                "measured, to set against those claims.")
+
+
+@cached(max_entries=2)  # a few KB an entry; the model forward is the cost (seconds, once per seed)
+def real_model_heads(seed: int, period: int = 20) -> model.RealHeads | None:
+    """The two scores on SmolLM2-135M reading a random run of ``period`` tokens written twice; ``None``
+    without the model's weights."""
+    from explorer.shell import real_model
+
+    if real_model.missing_weights() is not None:
+        return None
+    lm = real_model.load_model(real_model.weights_mode())
+    ids = model.repeated_ids(lm.config.vocab_size, period, seed)
+    out = lm.forward([int(i) for i in ids])
+    return model.real_heads(out.attentions, period)
+
+
+@section
+def bridge(rh: model.RealHeads, link: str) -> None:
+    """The real model's own induction and previous-token heads, measured with this page's two scores."""
+    ind = ", ".join(f"{head_name(h[:2])} ({h[2]:.2f})" for h in rh.top_induction)
+    prev = ", ".join(f"{head_name(h[:2])} ({h[2]:.2f})" for h in rh.top_previous)
+    layers = sorted({h[0] for h in rh.top_induction})
+    st.markdown(f"Measured now on SmolLM2-135M reading a random run of {rh.period} token ids written twice "
+                f"({rh.n_tokens} tokens): its top prefix-matching heads are {ind}, in "
+                f"{'layer' if len(layers) == 1 else 'layers'} {', '.join(map(str, layers))} of 30; its top "
+                f"previous-token heads are {prev}. The same two scores as above, on a model trained on real text.")
+    earlier = all(p[0] < min(layers) for p in rh.top_previous)
+    if earlier:
+        st.markdown("Every one of those previous-token heads sits in an earlier layer than every induction head: "
+                    "the order the two-layer circuit needs.")
+    else:
+        st.markdown("Not every previous-token head sits before the induction heads here: a big model has many "
+                    "ways to bring the previous token forward.")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title="SmolLM2: prefix-match per head"),
+                        key="tr_fig_real_prefix")
+    with right:
+        st.plotly_chart(tfig.head_scores_grid(rh.previous_token, title="SmolLM2: previous-token per head"),
+                        key="tr_fig_real_previous")
+    st.markdown(f"[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
+
+
+def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
+    """The runs each experiment needs, given the page's run ``spec``."""
+    other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
+    other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
+    return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}

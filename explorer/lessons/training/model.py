@@ -1,0 +1,607 @@
+"""Watch attention learn: the arrays of the lesson (pure NumPy on top of :mod:`attention.training`; no Streamlit).
+
+A run is named by its :class:`RunSpec` (every setting the page's link holds): the same spec gives the same
+run, bit for bit (:func:`train_run`). :class:`RunResult` keeps what the page draws: the per-step measurements,
+the probe sequence's attention at the snapshot steps, the trained weights and the mechanism check. The
+sentences of the page are computed from a result by the small functions below (:func:`jump`,
+:func:`compare_scaling`, :func:`context_growth` …), so each one can be checked against the numbers.
+
+Sources: Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits" (attention-only models,
+K-composition of a previous-token head and an induction head); Olsson et al. (2022), "In-context Learning and
+Induction Heads" (prefix matching, the phase change, ablations); Musat et al. (2025), "On the Emergence of
+Induction Heads for In-Context Learning" (arXiv 2511.01033: the time to emergence grows quadratically with the
+context length in their minimal model).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from urllib.parse import quote
+
+import numpy as np
+
+from attention import training
+from explorer.lessons.real_model.model import link as real_model_link_to
+
+URL_PATH = "training"  # this lesson's page (explorer.lessons.LESSONS)
+SEED_MAX = 2**31 - 1
+LAYER_CHOICES = (1, 2, 3)
+HEAD_CHOICES = (1, 2, 3, 4)
+D_MODEL_CHOICES = (16, 32, 64)
+D_HEAD_CHOICES = (8, 16, 32, 64)
+N_CTX_CHOICES = (16, 24, 32, 48, 64)
+VOCAB_CHOICES = (64, 128)
+BATCH_CHOICES = (8, 16, 32, 64)
+LR_CHOICES = (0.001, 0.003, 0.01, 0.03)
+STEPS_RANGE = (100, 2000)
+STEPS_STEP = 100
+SNAPSHOTS = 20
+"""Snapshot intervals per run: the probe's attention is kept every ``steps / 20`` steps (21 snapshots)."""
+SCALE_D_HEAD_CHOICES = (32, 64, 128)
+"""``d_head`` of the ÷√d_k experiment: wide heads, where the unscaled scores grow large."""
+CONTEXT_CHOICES = (16, 24, 32, 48)
+"""The context lengths of the context-length experiment (measured here with the defaults, seeds 0-2: about 160,
+185, 215 and 350 steps; at n = 64 two seeds of three did not form within 3000 steps, so 64 is left to section 1)."""
+CONTEXT_STEPS_RANGE = (400, 1200)  # four runs of 1200 steps: about 8 default runs (MAX_COST)
+
+DEFAULTS = dict(seed=0, n_layers=2, n_heads=2, d_model=32, d_head=16, n_ctx=32, vocab=64, steps=600, batch=32,
+                lr=0.01, task="repeat", scale=True, init="lesson", positions="learned",
+                scale_d_head=64, scale_init="lesson", context_steps=1000)
+TASK_LABELS = {"repeat": "random period", "repeat_fixed": "fixed period"}
+PLATEAU_PM = 0.2
+"""Prefix-match at or below this is "on the plateau" (a jump starts at the last such step)."""
+FORMED_PM = 0.8
+"""Prefix-match at or above this is "formed" (a jump ends at the first such step)."""
+SMOOTH = 9
+"""The curves' values in the page's sentences are running means over this many steps (one batch is noisy)."""
+STOP_AFTER = 50
+"""A run with ``stop_after_emergence`` trains this many steps past the emergence, then stops."""
+REAL_MODEL_TOP = 3
+"""How many of the real model's heads the bridge names per score."""
+
+
+def link(**settings) -> str:
+    """A link to this lesson with its controls preset: ``./training?tr_layers=1&tr_task=repeat_fixed``.
+
+    ``settings`` are :data:`DEFAULTS`' names; a value this page would refuse is left out (the control opens
+    at its default), as is an unknown name. Only numbers and option names go into the link.
+    """
+    params = []
+    for name, value in settings.items():
+        spec = LINK_VALUES.get(name)
+        if spec is None or value is None:
+            continue
+        key, valid = spec
+        if valid(value):
+            text = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) \
+                else str(value)
+            params.append(f"{key}={quote(text, safe='')}")
+    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+
+
+def _int_in(lo: int, hi: int) -> Callable[[object], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _one_of(options: Sequence) -> Callable[[object], bool]:
+    return lambda v: not isinstance(v, bool) and v in options
+
+
+LINK_VALUES: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "seed": ("tr_seed", _int_in(0, SEED_MAX)),
+    "n_layers": ("tr_layers", _one_of(LAYER_CHOICES)),
+    "n_heads": ("tr_heads", _one_of(HEAD_CHOICES)),
+    "d_model": ("tr_d_model", _one_of(D_MODEL_CHOICES)),
+    "d_head": ("tr_d_head", _one_of(D_HEAD_CHOICES)),
+    "n_ctx": ("tr_n_ctx", _one_of(N_CTX_CHOICES)),
+    "vocab": ("tr_vocab", _one_of(VOCAB_CHOICES)),
+    "steps": ("tr_steps", lambda v: _int_in(*STEPS_RANGE)(v) and v % STEPS_STEP == 0),
+    "batch": ("tr_batch", _one_of(BATCH_CHOICES)),
+    "lr": ("tr_lr", _one_of(LR_CHOICES)),
+    "task": ("tr_task", lambda v: v in training.TASKS),
+    "scale": ("tr_scale", lambda v: isinstance(v, bool)),
+    "init": ("tr_init", lambda v: v in training.INITS),
+    "positions": ("tr_positions", lambda v: v in ("learned", "sinusoidal")),
+}
+"""``{setting: (link key, is the value one the page accepts)}``, for :func:`link`."""
+
+
+# --- a run ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunSpec:
+    """Every setting of one training run (the page's controls); equal specs give equal runs.
+
+    Attributes: the model's sizes (:class:`attention.training.Config`), ``steps``, ``batch``, ``lr`` (Adam),
+    ``task`` (one of :data:`attention.training.TASKS`) and the ``seed`` that draws both the initial weights
+    and the training batches. ``stop_after_emergence``: end the run :data:`STOP_AFTER` steps after the best
+    prefix-match first passes 0.4 (the context-length experiment needs only that step).
+    """
+
+    seed: int = DEFAULTS["seed"]
+    n_layers: int = DEFAULTS["n_layers"]
+    n_heads: int = DEFAULTS["n_heads"]
+    d_model: int = DEFAULTS["d_model"]
+    d_head: int = DEFAULTS["d_head"]
+    n_ctx: int = DEFAULTS["n_ctx"]
+    vocab: int = DEFAULTS["vocab"]
+    steps: int = DEFAULTS["steps"]
+    batch: int = DEFAULTS["batch"]
+    lr: float = DEFAULTS["lr"]
+    task: str = DEFAULTS["task"]
+    scale: bool = DEFAULTS["scale"]
+    init: str = DEFAULTS["init"]
+    positions: str = DEFAULTS["positions"]
+    stop_after_emergence: bool = False
+
+    def config(self) -> training.Config:
+        """The model's :class:`attention.training.Config` (float32)."""
+        return training.Config(n_layers=self.n_layers, n_heads=self.n_heads, d_model=self.d_model,
+                               d_head=self.d_head, vocab=self.vocab, n_ctx=self.n_ctx, scale=self.scale,
+                               seed=self.seed, positions=self.positions, init=self.init)
+
+    @property
+    def snapshot_every(self) -> int:
+        """Steps between two snapshots of the probe's attention (``steps / SNAPSHOTS``, at least 1)."""
+        return max(1, self.steps // SNAPSHOTS)
+
+    @property
+    def snapshot_steps(self) -> tuple[int, ...]:
+        """``0, every, 2·every, …, steps``."""
+        return tuple(range(0, self.steps + 1, self.snapshot_every)) + (
+            () if self.steps % self.snapshot_every == 0 else (self.steps,))
+
+    def describe(self) -> str:
+        """One line naming the run's settings (plain text)."""
+        heads = "head" if self.n_heads == 1 else "heads"
+        layers = "layer" if self.n_layers == 1 else "layers"
+        return (f"{self.n_layers} {layers} × {self.n_heads} {heads}, d_model {self.d_model}, d_head {self.d_head}, "
+                f"vocab {self.vocab}, n {self.n_ctx}, {TASK_LABELS[self.task]}, "
+                f"{'÷√d_head' if self.scale else 'no scaling'}, {self.init} init, {self.positions} positions, "
+                f"batch {self.batch}, Adam lr {self.lr:g}, {self.steps} steps, seed {self.seed}")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a run has measured so far (for the live view): per step the loss, the accuracy, the best
+    prefix-match among the heads of layers >= 1 (layer 0's for one layer) and layer 0's best previous-token
+    score."""
+
+    steps: int
+    step: np.ndarray
+    loss: np.ndarray
+    accuracy: np.ndarray
+    prefix_match: np.ndarray
+    previous_token: np.ndarray
+
+    @property
+    def done_steps(self) -> int:
+        return int(self.step[-1]) if self.step.size else 0
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run.
+
+    Attributes:
+        spec: its settings.
+        step: ``[S]`` the steps measured, ``0 .. steps`` (``S = steps + 1``).
+        loss, accuracy: ``[S]``; prefix_match, previous_token: ``[S, n_layers, n_heads]``;
+        score_grad, max_weight: ``[S, n_layers]`` (see :class:`attention.training.Record`).
+        snapshot_steps: ``[K]``; snapshots: ``[K, n_layers, n_heads, n, n]`` float32, the probe's attention weights.
+        probe: ``[n]`` the probe sequence's token ids; probe_period: its run length.
+        params: the trained weights; mechanism: :func:`attention.training.mechanism` of the trained model.
+        seconds: how long the training took on this server (wall time).
+    """
+
+    spec: RunSpec
+    step: np.ndarray
+    loss: np.ndarray
+    accuracy: np.ndarray
+    prefix_match: np.ndarray
+    previous_token: np.ndarray
+    score_grad: np.ndarray
+    max_weight: np.ndarray
+    snapshot_steps: np.ndarray
+    snapshots: np.ndarray
+    probe: np.ndarray
+    probe_period: int
+    params: dict = field(repr=False)
+    mechanism: training.Mechanism = field(repr=False)
+    seconds: float = 0.0
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes its arrays hold (what a cached result costs)."""
+        arrays = [self.step, self.loss, self.accuracy, self.prefix_match, self.previous_token, self.score_grad,
+                  self.max_weight, self.snapshot_steps, self.snapshots, self.probe, *self.params.values()]
+        return int(sum(a.nbytes for a in arrays))
+
+    def snapshot(self, step: int) -> np.ndarray:
+        """``[n_layers, n_heads, n, n]``: the probe's attention at the snapshot step nearest ``step``."""
+        return self.snapshots[int(np.argmin(np.abs(self.snapshot_steps - step)))]
+
+    def model(self) -> training.AttentionOnly:
+        """The trained model."""
+        return training.AttentionOnly(self.spec.config(), self.params)
+
+
+COST_OVERHEAD, COST_PER_FLOP = 0.23, 0.77
+"""A training step costs about ``COST_OVERHEAD + COST_PER_FLOP * r`` steps at the defaults, ``r`` its work
+(:func:`step_flops`) relative to the defaults' (least squares over ``bench/bench_training.py``'s quiet run, load
+average 1.2: per step 1.28 forward+backward passes at the defaults, 0.77 with one layer, 0.55 at n 16, 4.10 at
+n 64, 3.97 at d_head 64, 31.2 at 3 layers x 4 heads, d_model 64, d_head 64, n 64; the estimate is within
+0.6-1.4x of each)."""
+SCORE_WORK = 128
+"""Work per score entry in :func:`step_flops` (the softmax, its backward, the masks: elementwise NumPy passes)."""
+MAX_COST = 8.0
+"""The most one button may ask of the server's training worker, in default runs (600 steps at the defaults, about
+3.2 s on this machine when it is quiet): runs beyond it are refused with a note, so one learner cannot hold the
+worker (and every other learner's runs) for minutes."""
+
+
+def step_flops(spec: RunSpec) -> float:
+    """The work of one training step, up to a constant factor: the matrix products (projections, scores, weighted
+    values, unembedding; forward and backward alike) and :data:`SCORE_WORK` per score entry."""
+    per_layer = spec.n_heads * spec.n_ctx * (4 * spec.d_model * spec.d_head + 2 * spec.n_ctx * spec.d_head
+                                             + SCORE_WORK * spec.n_ctx)
+    return spec.batch * (spec.n_layers * per_layer + spec.n_ctx * spec.d_model * spec.vocab)
+
+
+def run_cost(spec: RunSpec) -> float:
+    """What training ``spec`` costs, in default runs (see :data:`COST_OVERHEAD`); 1.0 for the defaults."""
+    default = RunSpec()
+    r = step_flops(spec) / step_flops(default)
+    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * r)
+
+
+def best_prefix_match(prefix_match: np.ndarray) -> np.ndarray:
+    """``[S]``: per step the largest prefix-match among the heads of layers >= 1 (of layer 0 with one layer)."""
+    pm = prefix_match[:, 1:] if prefix_match.shape[1] > 1 else prefix_match
+    return pm.reshape(pm.shape[0], -1).max(axis=1)
+
+
+def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = None,
+              every: int = 10) -> RunResult:
+    """Train the run ``spec`` names and return its :class:`RunResult`.
+
+    ``on_progress`` (if given) is called with the measurements so far every ``every`` steps and at the end.
+
+    Raises:
+        ValueError: a setting :mod:`attention.training` refuses (a vocabulary too small for the run, …).
+    """
+    cfg = spec.config()
+    t0 = time.perf_counter()
+    trained = training.AttentionOnly(cfg)
+    records: list[training.Record] = []
+    emerged = None
+    for rec in training.train(cfg, steps=spec.steps, batch=spec.batch, lr=spec.lr, task=spec.task, seed=spec.seed,
+                              snapshot_steps=spec.snapshot_steps, model=trained):
+        records.append(rec)
+        if on_progress is not None and (len(records) % every == 0):
+            on_progress(progress_of(spec, records))
+        if emerged is None and float(best_prefix_match(rec.prefix_match[None])[0]) > training.EMERGENCE_THRESHOLD:
+            emerged = rec.step
+        if spec.stop_after_emergence and emerged is not None and rec.step >= emerged + STOP_AFTER:
+            break
+    if on_progress is not None:
+        on_progress(progress_of(spec, records))
+    seconds = time.perf_counter() - t0
+    probe = training.probe_batch(cfg, spec.task, spec.seed)
+    snaps = [r for r in records if r.attention is not None]
+    return RunResult(
+        spec=spec, step=np.array([r.step for r in records]), loss=np.array([r.loss for r in records]),
+        accuracy=np.array([r.accuracy for r in records]),
+        prefix_match=np.stack([r.prefix_match for r in records]),
+        previous_token=np.stack([r.previous_token for r in records]),
+        score_grad=np.stack([r.score_grad for r in records]), max_weight=np.stack([r.max_weight for r in records]),
+        snapshot_steps=np.array([r.step for r in snaps]), snapshots=np.stack([r.attention for r in snaps]),
+        probe=probe.tokens[0], probe_period=int(probe.period[0]),
+        params={k: v.copy() for k, v in trained.params.items()},
+        mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)
+
+
+def progress_of(spec: RunSpec, records: Sequence[training.Record]) -> Progress:
+    """The :class:`Progress` of ``records`` (the first steps of the run ``spec``)."""
+    pm = np.stack([r.prefix_match for r in records])
+    return Progress(spec.steps, np.array([r.step for r in records]), np.array([r.loss for r in records]),
+                    np.array([r.accuracy for r in records]), best_prefix_match(pm),
+                    np.array([float(r.previous_token[0].max()) for r in records]))
+
+
+def untrained_attention(spec: RunSpec) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """Before training: ``(probe tokens [n], attention [n_layers, n_heads, n, n], period, prefix-match
+    [n_layers, n_heads], previous-token [n_layers, n_heads])`` of the freshly initialised model, the scores
+    measured on the first training batch (what step 0 of the run measures)."""
+    cfg = spec.config()
+    model = training.AttentionOnly(cfg)
+    probe = training.probe_batch(cfg, spec.task, spec.seed)
+    first = training.make_batch(spec.task, spec.batch, cfg.n_ctx, cfg.vocab, np.random.default_rng(spec.seed))
+    with training.loop.one_blas_thread():
+        fw = model.forward(first.tokens)
+        attention = model.attention(probe.tokens[0])
+    return (probe.tokens[0], attention.astype(np.float32), int(probe.period[0]),
+            training.prefix_match(fw.weights, first), training.previous_token(fw.weights))
+
+
+def token_labels(tokens: np.ndarray) -> list[str]:
+    """``"17 (0)"``: each token id with its position (labels stay distinct when an id repeats)."""
+    return [f"{int(t)} ({i})" for i, t in enumerate(tokens)]
+
+
+def probe_roles(n: int, period: int) -> np.ndarray:
+    """``[n]`` 0 = filler, 1 = the first copy of the run, 2 = the second copy."""
+    pos = np.arange(n)
+    return np.where(pos >= n - period, 2, np.where(pos >= n - 2 * period, 1, 0))
+
+
+# --- the numbers behind the sentences -----------------------------------------------------------------------
+def smooth(y: np.ndarray, window: int = SMOOTH) -> np.ndarray:
+    """Running mean over ``window`` steps (centred; shorter at the ends), same length as ``y``."""
+    y = np.asarray(y, dtype=float)
+    if y.size == 0:
+        return y
+    k = min(window, y.size)
+    kernel = np.ones(k)
+    num = np.convolve(y, kernel, mode="same")
+    den = np.convolve(np.ones_like(y), kernel, mode="same")
+    return num / den
+
+
+@dataclass(frozen=True)
+class Jump:
+    """Where an induction head formed in a run, from its smoothed curves (:data:`SMOOTH`).
+
+    Attributes:
+        emerged: the first step whose best prefix-match (layers >= 1) exceeds
+            :data:`attention.training.EMERGENCE_THRESHOLD` (raw, per batch), or ``None``.
+        start, end: the last step at or before ``emerged`` with smoothed prefix-match <= :data:`PLATEAU_PM`, and
+            the first step after it with smoothed prefix-match >= :data:`FORMED_PM` (``None``: never that high).
+        head: the head of layers >= 1 with the largest prefix-match at the end (``(0, h)`` with one layer);
+            previous_head: layer 0's head with the largest previous-token score at the end.
+        pm, prev, acc: smoothed ``(at start, at end or the last step)`` of that head's prefix-match, that
+            head's previous-token score and the accuracy.
+        plateau_loss: ``(lowest, highest)`` smoothed loss from step 10 to ``start`` (``None`` when that span is
+            empty).
+    """
+
+    emerged: int | None
+    start: int | None
+    end: int | None
+    head: tuple[int, int]
+    previous_head: tuple[int, int]
+    pm: tuple[float, float]
+    prev: tuple[float, float]
+    acc: tuple[float, float]
+    plateau_loss: tuple[float, float] | None
+
+
+def final_heads(result: RunResult) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``(induction head, previous-token head)`` of the run at its last step (see :class:`Jump`)."""
+    pm, prev = result.prefix_match[-1], result.previous_token[-1]
+    lo = 1 if pm.shape[0] > 1 else 0
+    flat = int(np.argmax(pm[lo:]))
+    H = pm.shape[1]
+    return (lo + flat // H, flat % H), (0, int(np.argmax(prev[0])))
+
+
+def jump(result: RunResult) -> Jump:
+    """The :class:`Jump` of ``result``."""
+    best = best_prefix_match(result.prefix_match)
+    emerged = next((int(s) for s, v in zip(result.step, best, strict=True) if v > training.EMERGENCE_THRESHOLD),
+                   None)
+    head, prev_head = final_heads(result)
+    pm_curve = smooth(result.prefix_match[:, head[0], head[1]])
+    prev_curve = smooth(result.previous_token[:, prev_head[0], prev_head[1]])
+    acc_curve = smooth(result.accuracy)
+    sm_best = smooth(best)
+    start = end = None
+    if emerged is not None:
+        before = np.flatnonzero((sm_best <= PLATEAU_PM) & (result.step <= emerged))
+        start = int(result.step[before[-1]]) if before.size else 0
+        after = np.flatnonzero((sm_best >= FORMED_PM) & (result.step >= start))
+        end = int(result.step[after[0]]) if after.size else None
+    a = 0 if start is None else start
+    b = len(result.step) - 1 if end is None else end
+    span = smooth(result.loss)[10:a]
+    return Jump(emerged, start, end, head, prev_head, (float(pm_curve[a]), float(pm_curve[b])),
+                (float(prev_curve[a]), float(prev_curve[b])), (float(acc_curve[a]), float(acc_curve[b])),
+                (float(span.min()), float(span.max())) if span.size else None)
+
+
+def final_accuracy(result: RunResult) -> float:
+    """The accuracy at the end of the run, smoothed over the last :data:`SMOOTH` steps."""
+    return float(result.accuracy[-SMOOTH:].mean())
+
+
+@dataclass(frozen=True)
+class ScalingComparison:
+    """The ÷√d_k experiment's numbers: one run with the scaling and one without, otherwise equal.
+
+    Attributes:
+        emerged: ``(scaled, unscaled)`` emergence steps (``None``: not within the steps).
+        final_accuracy, best_accuracy: ``(scaled, unscaled)``; the best is over the smoothed curve.
+        first_max_weight, last_max_weight: ``(scaled, unscaled)`` the mean top attention weight at step 0 and at
+            the end (1 = a saturated, one-hot softmax).
+        grad_ratio: the median over steps ``1 .. steps`` of ``‖∂L/∂s‖ scaled / ‖∂L/∂s‖ unscaled`` (mean over
+            layers): above 1, the gradient reaching the unscaled scores is the smaller one.
+        early_grad: ``(scaled, unscaled)`` median ``‖∂L/∂s‖`` over the first tenth of the run.
+        collapsed: ``(scaled, unscaled)``: the run reached accuracy 0.5 and ended below half of its best.
+    """
+
+    emerged: tuple[int | None, int | None]
+    final_accuracy: tuple[float, float]
+    best_accuracy: tuple[float, float]
+    first_max_weight: tuple[float, float]
+    last_max_weight: tuple[float, float]
+    grad_ratio: float
+    early_grad: tuple[float, float]
+    collapsed: tuple[bool, bool]
+
+
+def compare_scaling(scaled: RunResult, unscaled: RunResult) -> ScalingComparison:
+    """The :class:`ScalingComparison` of two runs that differ in ``scale`` only.
+
+    Raises:
+        ValueError: the runs differ in another setting, or ``scaled`` is not the scaled one.
+    """
+    if replace(scaled.spec, scale=False) != unscaled.spec or not scaled.spec.scale:
+        raise ValueError(f"scaled and unscaled must differ in scale only: {scaled.spec} vs {unscaled.spec}")
+    runs = (scaled, unscaled)
+    sg = [r.score_grad.mean(axis=1) for r in runs]  # [S] each
+    ratio = float(np.median(sg[0][1:] / np.maximum(sg[1][1:], 1e-30)))
+    early = max(2, len(sg[0]) // 10)
+    best = [float(smooth(r.accuracy).max()) for r in runs]
+    final = [final_accuracy(r) for r in runs]
+    return ScalingComparison(
+        emerged=tuple(jump(r).emerged for r in runs), final_accuracy=tuple(final), best_accuracy=tuple(best),
+        first_max_weight=tuple(float(r.max_weight[0].mean()) for r in runs),
+        last_max_weight=tuple(float(r.max_weight[-SMOOTH:].mean()) for r in runs),
+        grad_ratio=ratio, early_grad=tuple(float(np.median(g[1:early])) for g in sg),
+        collapsed=tuple(b >= training.LEARNED_ACCURACY and f < 0.5 * b for b, f in zip(best, final, strict=True)))
+
+
+@dataclass(frozen=True)
+class ContextGrowth:
+    """The context-length experiment: steps to emergence per context length, and how fast they grow.
+
+    Attributes:
+        n: the context lengths, ascending; emerged: the steps (``None``: not within ``steps``).
+        exponent: ``k`` of the least-squares fit ``steps ∝ n^k`` over the lengths that formed (``None`` with fewer
+            than two); ``k = 1`` is linear growth, ``k = 2`` quadratic.
+        pairs: for each two neighbouring lengths that both formed, ``(n_small, n_large, steps ratio, local k)``.
+        verdict: :func:`growth_word` of ``exponent`` (``None`` without one).
+    """
+
+    n: tuple[int, ...]
+    emerged: tuple[int | None, ...]
+    steps: int
+    exponent: float | None
+    pairs: tuple[tuple[int, int, float, float], ...]
+    verdict: str | None
+
+
+def growth_word(k: float) -> str:
+    """What an exponent ``k`` of ``steps ∝ n^k`` says."""
+    if k > 2.25:
+        return "faster than quadratic"
+    if k >= 1.75:
+        return "about quadratic"
+    if k >= 1.25:
+        return "between linear and quadratic"
+    if k >= 0.75:
+        return "about linear"
+    return "slower than linear"
+
+
+def context_growth(results: Sequence[RunResult]) -> ContextGrowth:
+    """The :class:`ContextGrowth` of runs that differ in ``n_ctx`` only (any order).
+
+    Raises:
+        ValueError: the runs differ in another setting.
+    """
+    runs = sorted(results, key=lambda r: r.spec.n_ctx)
+    base = replace(runs[0].spec, n_ctx=0)
+    if any(replace(r.spec, n_ctx=0) != base for r in runs):
+        raise ValueError("the runs must differ in n_ctx only")
+    n = tuple(r.spec.n_ctx for r in runs)
+    emerged = tuple(jump(r).emerged for r in runs)
+    pairs = []
+    for (n1, e1), (n2, e2) in zip(zip(n, emerged, strict=True), zip(n[1:], emerged[1:], strict=True), strict=False):
+        if e1 and e2:
+            pairs.append((n1, n2, e2 / e1, float(np.log(e2 / e1) / np.log(n2 / n1))))
+    formed = [(a, e) for a, e in zip(n, emerged, strict=True) if e]
+    k = None
+    if len(formed) >= 2:
+        x, y = np.log([a for a, _ in formed]), np.log([e for _, e in formed])
+        k = float(np.polyfit(x, y, 1)[0])
+    return ContextGrowth(n, emerged, runs[0].spec.steps, k, tuple(pairs), None if k is None else growth_word(k))
+
+
+def snapshot_step(step, spec: RunSpec) -> int | None:
+    """The snapshot step of the run ``spec`` nearest ``step`` (a whole number; ``None`` for anything else)."""
+    if isinstance(step, bool) or not isinstance(step, int | np.integer):
+        return None
+    every = spec.snapshot_every
+    return int(min(max(round(int(step) / every) * every, 0), spec.steps))
+
+
+def key_steps(result: RunResult) -> dict[str, int]:
+    """Snapshot steps worth a look: ``{"before": …, "during": …, "after": …}`` the jump (:func:`jump`): the last
+    snapshot at or before its start, the one nearest the emergence, the first at or after its end; a step that
+    repeats the previous one is left out. Empty when no induction head formed."""
+    j = jump(result)
+    if j.emerged is None:
+        return {}
+    snaps = result.snapshot_steps
+    end = j.end if j.end is not None else int(result.step[-1])
+    before = int(snaps[snaps <= (j.start or 0)].max())
+    during = int(snaps[int(np.argmin(np.abs(snaps - j.emerged)))])
+    later = snaps[snaps >= end]
+    after = int(later.min()) if later.size else int(snaps[-1])
+    out: dict[str, int] = {}
+    for name, step in (("before", before), ("during", during), ("after", after)):
+        if step not in out.values():
+            out[name] = step
+    return out
+
+
+# --- the bridge to the real model ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RealHeads:
+    """The same two scores measured on the real model (SmolLM2-135M) reading a repeated random token run.
+
+    Attributes:
+        prefix_match, previous_token: ``[n_layers, n_heads]``.
+        top_induction, top_previous: the :data:`REAL_MODEL_TOP` heads with the largest scores, ``(layer, head,
+            score)``, largest first.
+        n_tokens: the prompt's length; period: the run's length.
+    """
+
+    prefix_match: np.ndarray
+    previous_token: np.ndarray
+    top_induction: tuple[tuple[int, int, float], ...]
+    top_previous: tuple[tuple[int, int, float], ...]
+    n_tokens: int
+    period: int
+
+
+REAL_PROMPT = ("The old lighthouse keeper painted seven blue boats before the storm reached the quiet harbour. "
+               "The old lighthouse keeper painted seven blue boats before the storm reached the quiet harbour.")
+"""A sentence written twice, for the link to "Inside a real model" (its induction score needs a repeat)."""
+
+
+def real_model_link(layer: int | None = None, head: int | None = None) -> str:
+    """A link to the lesson "Inside a real model" with :data:`REAL_PROMPT`, its grid coloured by the induction score
+    and, when given, layer ``layer`` and head ``head`` opened (clamped to SmolLM2's 30 layers and 9 heads), through
+    :func:`explorer.lessons.real_model.model.link` (``tests/lessons/training/test_page.py`` opens the link)."""
+    if layer is not None and head is not None:
+        layer, head = min(max(int(layer), 0), 29), min(max(int(head), 0), 8)
+        return real_model_link_to(prompt=REAL_PROMPT, layer=layer, head=head, stat="induction")
+    return real_model_link_to(prompt=REAL_PROMPT, stat="induction")
+
+
+def repeated_ids(vocab_size: int, period: int, seed: int, *, lo: int = 1000) -> np.ndarray:
+    """``[2 period]`` a run of ``period`` distinct random token ids from ``lo .. vocab_size-1``, written twice."""
+    rng = np.random.default_rng(seed)
+    run = rng.choice(np.arange(lo, vocab_size), size=period, replace=False)
+    return np.concatenate([run, run])
+
+
+def real_heads(attentions: np.ndarray, period: int, top: int = REAL_MODEL_TOP) -> RealHeads:
+    """:class:`RealHeads` from the real model's attention ``[n_layers, n_heads, 2p, 2p]`` on a run of ``p``
+    tokens written twice (:func:`repeated_ids`): prefix-match over the second copy's queries ``p .. 2p-2``
+    (key ``i - p + 1``), previous-token over the queries ``1 .. 2p-1``."""
+    w = np.asarray(attentions, dtype=np.float64)
+    L, H, n, _ = w.shape
+    q = np.arange(period, n - 1)
+    pm = w[:, :, q, q - period + 1].mean(axis=-1)  # [L, H]
+    i = np.arange(1, n)
+    prev = w[:, :, i, i - 1].mean(axis=-1)  # [L, H]
+
+    def best(scores):
+        order = np.argsort(-scores, axis=None, kind="stable")[:top]
+        return tuple((int(k // H), int(k % H), float(scores.reshape(-1)[k])) for k in order)
+
+    return RealHeads(pm, prev, best(pm), best(prev), n, period)

@@ -1,0 +1,84 @@
+"""Figures of "What made it say that?": clickable grids, escaped tokens, hover labels that name the cell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.lessons.causes import charts as C
+
+
+def test_head_grid_is_clickable_diverging_and_outlines_the_picked_heads():
+    values = np.linspace(-1, 2, 270).reshape(30, 9)
+    fig = C.head_grid(values, title="every head", colorbar_title="share", picked=[(3, 5), (29, 8)])
+    heat, dots = fig.data
+    assert heat.zmid == 0 and (heat.zmin, heat.zmax) == (-2, 2)  # white = 0, symmetric
+    assert heat.hoverinfo == "skip" and fig.layout.yaxis.autorange == "reversed"
+    assert len(dots.x) == 270 and (int(dots.x[4 * 9 + 7]), int(dots.y[4 * 9 + 7])) == (7, 4)
+    assert "layer %{y} · head %{x}" in dots.hovertemplate
+    boxes = [(s.x0, s.y0) for s in fig.layout.shapes]
+    assert boxes == [(4.5, 2.5), (7.5, 28.5)] and fig.layout.clickmode == "event+select"
+    with pytest.raises(ValueError, match="outside"):
+        C.head_grid(values, title="", colorbar_title="", picked=[(30, 0)])
+
+
+def test_lens_map_prints_the_top_token_escaped_and_hovers_it():
+    pieces = [["<b>", "␣cat"], ["x", "[a](b)"], ["y", "z"]]
+    fig = C.lens_map(pieces, np.array([[0.5, 0.25], [1.0, 0.0], [0.1, 0.2]]), ["The (0)", "␣cat (1)"], title="lens")
+    heat = fig.data[0]
+    assert heat.text[0][0] == "&lt;b&gt;" and heat.text[1][1] == "[a](b)"
+    assert heat.customdata[0][0][2] == "&lt;b&gt; 0.500" and heat.customdata[2][1][0] == "block 2"
+    assert (heat.zmin, heat.zmax) == (0, 1)
+    many = C.lens_map([["a"] * 12] * 2, np.zeros((2, 12)), [f"t ({i})" for i in range(12)])
+    assert many.data[0].text is None  # too many positions for text: hover only
+    with pytest.raises(ValueError):
+        C.lens_map([["a"]], np.zeros((1, 2)), ["a (0)", "b (1)"])
+
+
+def test_answer_curve_and_component_bars():
+    fig = C.answer_curve(np.array([0.0, 0.1, 0.9]), np.array([9, 3, 1]), "“<b>”", title="p")
+    (line,) = fig.data
+    assert list(line.x) == [0, 1, 2] and "&lt;b&gt;" in line.hovertemplate and line.customdata[1][1] == "3"
+    bars = C.component_bars(-0.5, np.arange(30.0))
+    assert len(bars.data[0].y) == 31 and bars.data[0].customdata[0][0] == "emb"
+    assert bars.data[0].customdata[30][0] == "MLP 29"
+
+
+def test_scatter_names_every_head_and_marks_the_highlighted():
+    s, e = np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3)
+    fig = C.scatter_effect(s, e, x_title="x <i>", y_title="y", highlight=[(1, 2)])
+    (dots,) = fig.data
+    assert dots.customdata[5][0] == "L1H2" and list(dots.customdata[5][3:]) == [1, 2]
+    assert dots.marker.color[5] == C.PICK_COLOR and dots.marker.color[0] == C.BLUE
+    assert fig.layout.xaxis.title.text == "x &lt;i&gt;"
+    with pytest.raises(ValueError):
+        C.scatter_effect(s, e[:1], x_title="", y_title="")
+
+
+def test_patch_map_and_head_bars():
+    grid = np.array([[-6.0, 7.0], [-6.0, -5.0]])
+    fig = C.patch_map(grid, ["a (0)", "b (1)"], clean=7.3, corrupted=-6.0)
+    heat = fig.data[0]
+    assert heat.zmid == 0 and heat.zmax == pytest.approx(7.3) and heat.zmin == pytest.approx(-7.3)
+    bars = C.head_bars(np.array([-5.0, 6.4, -9.1]), clean=7.3, corrupted=-6.0, y_title="logit diff")
+    assert list(bars.data[0].marker.color) == [C.BLUE, C.PICK_COLOR, C.BLUE]
+    assert [a.text for a in bars.layout.annotations] == ["clean", "corrupted"]
+    assert [s.y0 for s in bars.layout.shapes] == [7.3, -6.0]
+
+
+def test_loss_bars():
+    fig = C.loss_bars(["none", "induction", "random <1>"], [3.2, 6.5, 3.4], [0.5, 0.1, 0.45])
+    (bar,) = fig.data
+    assert list(bar.text) == ["3.20 nats", "6.50 nats", "3.40 nats"] and bar.customdata[1][2] == "10%"
+    assert list(fig.layout.xaxis.ticktext)[2] == "random &lt;1&gt;"
+
+
+def test_a_clicked_point_names_its_head():
+    from explorer.lessons.causes.draw import selected_head
+
+    grid_point = {"x": 4, "y": 0, "customdata": "-0.013"}  # a grid marker: x = head, y = layer
+    scatter_point = {"x": 0.5, "y": -1.7, "customdata": ["L23H4", "0.903", "-1.700", 23, 4]}
+    assert selected_head({"selection": {"points": [grid_point]}}, 30, 9) == (0, 4)
+    assert selected_head({"selection": {"points": [scatter_point]}}, 30, 9) == (23, 4)
+    assert selected_head({"selection": {"points": [{"x": 40, "y": 0}]}}, 30, 9) is None
+    assert selected_head(None, 30, 9) is None and selected_head({"selection": {"points": []}}, 30, 9) is None

@@ -1,0 +1,269 @@
+"""The lesson's arrays and the process's shared runs: links, the numbers behind the page's sentences, and the
+registry that trains one run per settings key however many sessions ask for it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from urllib.parse import parse_qsl, urlparse
+
+import numpy as np
+import pytest
+
+from attention import training
+from explorer.lessons.training import draw, model
+from explorer.lessons.training.model import RunResult, RunSpec
+
+TINY = RunSpec(n_layers=2, n_heads=1, d_model=16, d_head=8, n_ctx=12, vocab=64, steps=100, batch=8)
+
+
+def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None = None,
+                accuracy: np.ndarray | None = None, loss: np.ndarray | None = None,
+                score_grad: np.ndarray | None = None, max_weight: np.ndarray | None = None,
+                label: str = "induction") -> RunResult:
+    """A RunResult with the given curves (layer 1 head 0 carries ``best_pm``), for the sentence functions."""
+    S, L, H, n = len(best_pm), spec.n_layers, spec.n_heads, spec.n_ctx
+    pm = np.zeros((S, L, H))
+    pm[:, min(1, L - 1), 0] = best_pm
+    pt = np.zeros((S, L, H))
+    pt[:, 0, 0] = best_pm if prev is None else prev
+    z = np.zeros((L, H))
+    mech = training.Mechanism(spec.task, 0.9, z, z, z, np.zeros(L), (1, 0), (0, 0), 0.9, z, label)
+    snaps = np.arange(0, S, spec.snapshot_every)
+    return RunResult(spec, np.arange(S), np.full(S, 4.0) if loss is None else loss,
+                     best_pm if accuracy is None else accuracy, pm, pt,
+                     np.ones((S, L)) if score_grad is None else score_grad,
+                     np.full((S, L), 0.5) if max_weight is None else max_weight,
+                     snaps, np.zeros((len(snaps), L, H, n, n), np.float32), np.arange(n), 3, {}, mech)
+
+
+def ramp(S: int, at: int, width: int, top: float = 0.95) -> np.ndarray:
+    """0.05 until ``at``, a linear rise to ``top`` over ``width`` steps."""
+    x = np.arange(S)
+    return 0.05 + (top - 0.05) * np.clip((x - at) / width, 0, 1)
+
+
+# --- links and specs ---------------------------------------------------------------------------------------------
+def test_link_keeps_only_values_the_page_accepts():
+    url = urlparse(model.link(seed=3, n_layers=1, n_heads=9, lr=0.003, task="repeat_fixed", scale=False, steps=150,
+                              positions="none", unknown=1))
+    assert url.path == "./training"
+    assert dict(parse_qsl(url.query)) == {"tr_seed": "3", "tr_layers": "1", "tr_lr": "0.003",
+                                          "tr_task": "repeat_fixed", "tr_scale": "false"}
+    assert model.link() == "./training"
+
+
+def test_spec_config_snapshots_and_description():
+    spec = RunSpec()
+    cfg = spec.config()
+    assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_head, cfg.vocab, cfg.n_ctx) == (2, 2, 32, 16, 64, 32)
+    assert spec.snapshot_every == 30 and spec.snapshot_steps[0] == 0 and spec.snapshot_steps[-1] == 600
+    assert len(spec.snapshot_steps) == model.SNAPSHOTS + 1
+    assert "2 layers × 2 heads" in spec.describe() and "1 layers" not in replace(spec, n_layers=1).describe()
+    assert model.snapshot_step(589, spec) == 600 and model.snapshot_step(14, spec) == 0
+    assert model.snapshot_step(True, spec) is None and model.snapshot_step("5", spec) is None
+
+
+def test_run_cost_is_one_at_the_defaults_and_refuses_the_largest_long_runs():
+    assert model.run_cost(RunSpec()) == pytest.approx(1.0)
+    assert model.run_cost(replace(RunSpec(), steps=1200)) == pytest.approx(2.0)
+    largest = RunSpec(n_layers=3, n_heads=4, d_model=64, d_head=64, n_ctx=64)
+    measured = {largest: 31.24, replace(RunSpec(), n_ctx=64): 4.10, replace(RunSpec(), d_head=64): 3.97,
+                replace(RunSpec(), n_layers=1): 0.77}  # bench_training.py, quiet: passes per step (defaults 1.28)
+    for spec, passes in measured.items():
+        assert 0.6 <= model.run_cost(spec) / (passes / 1.28) <= 1.4, spec
+    assert model.run_cost(replace(largest, steps=2000)) > model.MAX_COST >= model.run_cost(replace(largest, steps=200))
+
+
+def test_real_model_link_names_the_real_model_page():
+    url = urlparse(model.real_model_link(40, -3))
+    q = dict(parse_qsl(url.query))
+    assert url.path == "./real-model" and q["rm_layer"] == "29" and q["rm_head"] == "0"
+    assert q["rm_stat"] == "induction" and q["rm_prompt"] == model.REAL_PROMPT
+
+
+# --- the numbers behind the sentences ------------------------------------------------------------------------------
+def test_jump_finds_the_plateau_the_rise_and_the_heads():
+    spec = replace(TINY, steps=400)
+    best = ramp(401, 200, 40)
+    r = fake_result(spec, best, loss=np.where(np.arange(401) < 230, 4.1, 0.5))
+    j = model.jump(r)
+    assert j.emerged == int(np.argmax(best > 0.4))
+    assert j.start is not None and j.start <= j.emerged <= j.end
+    assert 195 <= j.start <= 210 and 225 <= j.end <= 245
+    assert j.head == (1, 0) and j.previous_head == (0, 0)
+    assert j.pm[0] < model.PLATEAU_PM + 0.05 and j.pm[1] > model.FORMED_PM - 0.05
+    assert j.plateau_loss[0] == pytest.approx(4.1) and j.plateau_loss[1] == pytest.approx(4.1)
+    steps = model.key_steps(r)
+    assert list(steps) == ["before", "during", "after"] and steps["before"] < steps["during"] < steps["after"]
+    assert set(steps.values()) <= set(r.snapshot_steps.tolist())
+
+
+def test_jump_without_an_induction_head():
+    r = fake_result(replace(TINY, steps=100), np.full(101, 0.1))
+    j = model.jump(r)
+    assert j.emerged is None and j.start is None and j.end is None and model.key_steps(r) == {}
+    assert any("No induction head formed within 100 steps" in s for s in draw.jump_sentences(r, j))
+
+
+def test_the_jump_sentences_say_what_the_numbers_show():
+    spec = replace(TINY, steps=400)
+    sudden = fake_result(spec, ramp(401, 200, 30))
+    text = " ".join(draw.jump_sentences(sudden, model.jump(sudden)))
+    assert "a sudden jump after a long plateau" in text and "An induction head formed" in text
+    slow = fake_result(spec, ramp(401, 20, 360))
+    text = " ".join(draw.jump_sentences(slow, model.jump(slow)))
+    assert "a gradual rise rather than a sudden jump" in text
+
+
+def test_compare_scaling_measures_the_gradient_ratio_and_a_collapse():
+    spec = replace(TINY, steps=200)
+    S = 201
+    ok = fake_result(spec, ramp(S, 50, 20), score_grad=np.full((S, 2), 1e-2))
+    acc = np.concatenate([ramp(120, 30, 10), np.full(81, 0.1)])
+    bad = fake_result(replace(spec, scale=False), ramp(S, 30, 10), accuracy=acc, score_grad=np.full((S, 2), 1e-3),
+                      max_weight=np.full((S, 2), 0.97))
+    c = model.compare_scaling(ok, bad)
+    assert c.grad_ratio == pytest.approx(10.0) and c.collapsed == (False, True)
+    assert c.last_max_weight[1] == pytest.approx(0.97)
+    text = " ".join(draw.scaling_sentences(spec, c))
+    assert "the gradient reaching the unscaled scores was the smaller one" in text
+    assert "learned and then fell apart" in text
+    with pytest.raises(ValueError, match="scale only"):
+        model.compare_scaling(ok, fake_result(replace(spec, scale=False, seed=1), ramp(S, 30, 10)))
+
+
+def test_context_growth_fits_the_exponent_and_names_it():
+    runs = [fake_result(replace(TINY, n_ctx=n, steps=1000), ramp(1001, at, 5))
+            for n, at in ((16, 100), (24, 225), (32, 400), (48, 1200))]
+    g = model.context_growth(runs[::-1])
+    assert g.n == (16, 24, 32, 48) and g.emerged[3] is None
+    assert [p[:2] for p in g.pairs] == [(16, 24), (24, 32)]
+    assert g.exponent == pytest.approx(2.0, abs=0.05) and g.verdict == "about quadratic"
+    assert g.pairs[0][3] == pytest.approx(2.0, abs=0.05)
+    assert [model.growth_word(k) for k in (0.5, 1.0, 1.5, 2.0, 3.0)] == [
+        "slower than linear", "about linear", "between linear and quadratic", "about quadratic",
+        "faster than quadratic"]
+    with pytest.raises(ValueError, match="n_ctx only"):
+        model.context_growth([runs[0], fake_result(replace(TINY, n_ctx=24, seed=5), ramp(101, 5, 5))])
+
+
+def test_real_heads_scores_a_repeated_run():
+    p, n = 5, 10
+    w = np.zeros((3, 2, n, n))
+    i = np.arange(n)
+    w[:, :, i, np.maximum(i - 1, 0)] = 1.0  # previous-token heads everywhere …
+    w[2, 1] = 0.0
+    w[2, 1, i, i] = 1.0
+    q = np.arange(p, n - 1)
+    w[2, 1, q] = 0.0
+    w[2, 1, q, q - p + 1] = 1.0  # … but layer 2 head 1 is an induction head
+    rh = model.real_heads(w, p, top=2)
+    assert rh.top_induction[0][:2] == (2, 1) and rh.top_induction[0][2] == 1.0
+    assert rh.prefix_match.shape == (3, 2) and rh.previous_token[0, 0] == 1.0
+    ids = model.repeated_ids(100, 7, seed=0, lo=10)
+    assert np.array_equal(ids[:7], ids[7:]) and len(set(ids[:7].tolist())) == 7 and ids.min() >= 10
+
+
+@pytest.mark.slow
+def test_train_run_is_reproducible_and_keeps_what_the_page_draws():
+    seen = []
+    a = model.train_run(TINY, seen.append, every=50)
+    b = model.train_run(TINY)
+    assert np.array_equal(a.loss, b.loss) and np.array_equal(a.snapshots, b.snapshots)
+    assert a.step.tolist() == list(range(101)) and a.snapshots.shape == (21, 2, 1, 12, 12)
+    assert a.snapshot_steps.tolist() == list(TINY.snapshot_steps)
+    assert [p.done_steps for p in seen] == [49, 99, 100]
+    assert a.mechanism.knockout_accuracy.shape == (2, 1) and a.nbytes > a.snapshots.nbytes
+    np.testing.assert_array_equal(a.model().params["W_U"], a.params["W_U"])
+
+
+@pytest.mark.slow
+def test_untrained_attention_is_step_0():
+    tokens, attention, period, pm, prev = model.untrained_attention(TINY)
+    run = model.train_run(replace(TINY, steps=100))
+    np.testing.assert_array_equal(attention, run.snapshots[0])
+    np.testing.assert_allclose(pm, run.prefix_match[0]) and np.testing.assert_allclose(prev, run.previous_token[0])
+    assert np.array_equal(tokens, run.probe) and period == run.probe_period
+
+
+# --- the shared runs -----------------------------------------------------------------------------------------------
+class CountingTrain:
+    """A stand-in for ``model.train_run``: counts calls, waits for a release, returns a fake result."""
+
+    def __init__(self, fail: bool = False):
+        self.calls: list[RunSpec] = []
+        self.release = threading.Event()
+        self.fail = fail
+
+    def __call__(self, spec, on_progress):
+        self.calls.append(spec)
+        on_progress(model.Progress(spec.steps, np.arange(3), np.ones(3), np.zeros(3), np.zeros(3), np.zeros(3)))
+        assert self.release.wait(10)
+        if self.fail:
+            raise ValueError("boom")
+        return fake_result(spec, np.full(spec.steps + 1, 0.1))
+
+
+def wait_until(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_thirty_sessions_asking_for_one_run_train_it_once():
+    train = CountingTrain()
+    runs = draw.Runs(train)
+    spec = RunSpec(steps=100)
+    entries = []
+    threads = [threading.Thread(target=lambda: entries.append(runs.request(spec))) for _ in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(e) for e in entries}) == 1
+    wait_until(lambda: runs.snapshot(entries[0])[1] is not None)
+    assert runs.snapshot(entries[0])[0] == "training"
+    train.release.set()
+    wait_until(lambda: entries[0].state == "done")
+    assert len(train.calls) == 1 and runs.trained == 1
+    assert runs.get(spec).result.spec == spec
+
+
+def test_the_queue_is_bounded_and_failures_are_reported_then_retried():
+    train = CountingTrain(fail=True)
+    runs = draw.Runs(train, max_pending=2)
+    a, b, c = (RunSpec(seed=s, steps=100) for s in range(3))
+    runs.request(a)
+    runs.request(b)
+    with pytest.raises(draw.BusyError):
+        runs.request(c)
+    assert runs.ahead_of(b) >= 1
+    train.release.set()
+    wait_until(lambda: runs.get(a).finished and runs.get(b).finished)
+    assert runs.get(a).state == "failed" and "ValueError: boom" in runs.get(a).error
+    train.fail = False
+    assert runs.request(a).state in ("queued", "training")  # a failed run is trained again on request
+    wait_until(lambda: runs.get(a).state == "done")
+
+
+def test_finished_runs_are_bounded_by_count_bytes_and_time():
+    train = CountingTrain()
+    train.release.set()
+    runs = draw.Runs(train, max_finished=2, ttl=60)
+    specs = [RunSpec(seed=s, steps=100) for s in range(3)]
+    for s in specs:
+        runs.request(s)
+        wait_until(lambda s=s: runs.get(s) is not None and runs.get(s).state == "done")
+    assert runs.get(specs[0]) is None and runs.get(specs[2]) is not None  # the least recently used went first
+    one = runs.get(specs[2]).result.nbytes
+    runs.max_bytes = one
+    runs.request(RunSpec(seed=9, steps=100))
+    wait_until(lambda: runs.get(RunSpec(seed=9, steps=100)) is not None
+               and runs.get(RunSpec(seed=9, steps=100)).state == "done")
+    assert runs.nbytes() <= one
+    runs.ttl = 0.0
+    time.sleep(0.01)
+    assert runs.get(RunSpec(seed=9, steps=100)) is None
