@@ -57,7 +57,8 @@ def layout(at: AppTest, node=None, depth: int = 0) -> list[tuple[int, str, str]]
     out = []
     for child in getattr(at.main if node is None else node, "children", {}).values():
         proto = getattr(child, "proto", None)
-        name = proto.id.rsplit("-", 1)[-1] if type(child).__name__ == "UnknownElement" else getattr(child, "label", "")
+        name = (getattr(proto, "id", "").rsplit("-", 1)[-1] if type(child).__name__ == "UnknownElement"
+                else getattr(child, "label", ""))  # an emptied placeholder (a finished progress bar) has no id
         out.append((depth, type(child).__name__, str(name)))
         out += layout(at, child, depth + 1)
     return out

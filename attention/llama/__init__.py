@@ -31,6 +31,8 @@ The package, one idea per module:
 * :mod:`~attention.llama.sampling`: the one rule for choosing the next token;
 * :mod:`~attention.llama.model`: :class:`LlamaModel` (forward pass with its interventions, one head's steps,
   generation);
+* :mod:`~attention.llama.variants`: perplexity, the KV-cache conversions (``model.kv_variant("mha" | "mqa" |
+  ("latent", r))``), StreamingLLM's numbering inside the cache, greedy generation with a window;
 * :mod:`~attention.llama.load`: :func:`load`.
 
 The attention is this package's :func:`attention.core.scaled_dot_product_attention`. Everything runs in float32,
@@ -59,7 +61,7 @@ host that may have 0.7 GB in all, and a heat map is unreadable long before that.
 
 from __future__ import annotations
 
-from . import blocks, gguf_file
+from . import blocks, gguf_file, variants
 from .config import MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
@@ -71,5 +73,5 @@ from .weights import WEIGHT_MODES
 __all__ = [
     "ABLATIONS", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "ForwardOutput", "HeadSteps", "KVCache", "LlamaConfig",
     "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
-    "sampling_distribution",
+    "sampling_distribution", "variants",
 ]

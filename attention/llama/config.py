@@ -28,6 +28,9 @@ class LlamaConfig:
         max_tokens: what this library accepts, ``min(MAX_TOKENS, context_length)`` [256].
         bos_id / eos_id: [1 ``<|im_start|>`` / 2 ``<|im_end|>``]; no BOS is added when encoding.
         name: ``general.name``.
+        kv_latent_rank: ``None`` for the file's model; ``r`` (1 .. ``2 n_kv_heads d_head``) for a latent-cache
+            variant (:meth:`LlamaModel.kv_variant` ``("latent", r)``), whose cache holds ``r`` floats per token
+            per layer instead of the keys and values.
     """
 
     n_layers: int
@@ -44,6 +47,7 @@ class LlamaConfig:
     bos_id: int | None
     eos_id: int | None
     name: str
+    kv_latent_rank: int | None = None
 
     @property
     def group_size(self) -> int:
@@ -51,9 +55,19 @@ class LlamaConfig:
         return self.n_heads // self.n_kv_heads
 
     @property
+    def kv_floats_per_token_per_layer(self) -> int:
+        """What one layer caches per token: ``2 * n_kv_heads * d_head`` floats (a key and a value per key/value
+        head) [384], or ``kv_latent_rank`` for a latent cache."""
+        if self.kv_latent_rank is not None:
+            return self.kv_latent_rank
+        return 2 * self.n_kv_heads * self.d_head
+
+    @property
     def kv_bytes_per_token(self) -> int:
-        """Bytes the KV cache holds per token: ``2 * n_layers * n_kv_heads * d_head * 4`` [46,080]."""
-        return 2 * self.n_layers * self.n_kv_heads * self.d_head * 4
+        """Bytes the KV cache holds per token, float32: ``2 * n_layers * n_kv_heads * d_head * 4`` [46,080]; for a
+        latent cache ``n_layers * kv_latent_rank * 4`` (Pope et al. 2022, section 2; DeepSeek-AI 2024, "DeepSeek-V2",
+        section 2.1: MLA caches the latent vector)."""
+        return self.n_layers * self.kv_floats_per_token_per_layer * 4
 
     @classmethod
     def from_metadata(cls, metadata: dict, n_tokens: int) -> LlamaConfig:

@@ -604,6 +604,35 @@ class LlamaModel:
             hf_order=rope_gguf_to_hf(dh),
         )
 
+    def perplexity(self, ids, *, score_from: int | None = None, **forward_options) -> float:
+        """``exp`` of the mean next-token loss (nats) of :meth:`forward` with ``forward_options`` over query
+        positions ``start .. n - 2`` (they predict tokens ``start + 1 .. n - 1``): ``start`` is ``score_from`` if
+        given, else ``window`` if a window is given (the positions after the window), else 0. Give variants the
+        same ``score_from`` to compare them on the same tokens (:func:`attention.llama.variants.perplexity`).
+
+        Raises:
+            ValueError: as :meth:`forward`; fewer than 2 tokens; ``score_from`` out of ``0 .. n - 2``; a window
+                with no position after it (``window > n - 2``).
+        """
+        from . import variants
+
+        return variants.perplexity(self, ids, score_from=score_from, **forward_options)
+
+    def kv_variant(self, kind) -> LlamaModel:
+        """This model with its key/value projections converted, before any fine-tuning
+        (:func:`attention.llama.variants.kv_variant`): ``"mha"`` (the 3 key/value heads repeated for 9: the same
+        numbers, 3x the cache), ``"mqa"`` (mean-pooled into one: Ainslie et al. 2023) or ``("latent", r)``
+        (per layer the rank-``r`` joint factorisation of ``[W_k | W_v]``: a cache of ``r`` floats per token per
+        layer; ``r = 384`` reproduces this model). ``variant.config.kv_bytes_per_token`` follows the formula.
+        The variant holds its own float32 ``W_q | W_k | W_v`` (49-119 MB for SmolLM2) and shares the rest.
+
+        Raises:
+            ValueError: an unknown kind, a rank outside ``1 .. 2 n_kv_heads d_head``, a latent model converted again.
+        """
+        from . import variants
+
+        return variants.kv_variant(self, kind)
+
     def generate(self, ids, max_new_tokens: int = 8, *, temperature: float = 0.0, top_k: int | None = None,
                  seed: int | None = None, stop_at_eos: bool = True) -> list[int]:
         """Continue ``ids``: greedy by default; returns only the new ids (``len <= max_new_tokens``).

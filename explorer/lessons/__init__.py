@@ -48,6 +48,7 @@ LESSONS: tuple[Lesson, ...] = (  # the first is the default page
     Lesson("real_model", "Inside a real model", "🔬", "real-model", "A real model"),
     Lesson("causes", "What made it say that?", "🧪", "causes", "A real model"),
     Lesson("kv_cache", "Generating with a KV cache", "🗃️", "kv-cache", "A real model"),
+    Lesson("sinks", "Attention sinks, smaller caches", "⚓", "attention-sinks", "A real model"),
     Lesson("quiz", "Check yourself", "✅", "quiz", "Practice"),
 )
 

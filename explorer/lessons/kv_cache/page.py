@@ -8,6 +8,7 @@ deterministic given prompt, sampling settings, seed and steps, so a shared link 
 import streamlit as st
 
 from explorer.lessons.kv_cache import draw, model
+from explorer.lessons.sinks.model import link as sinks_link
 from explorer.shell import controls, real_model
 
 STEPS_KEY = "kv_steps"
@@ -127,3 +128,5 @@ draw.cache_view(lm, run, layer, kv_head, query, controls.color_scale())
 # --- 3 · cost ------------------------------------------------------------------------------------------------
 st.header("3 · What the cache saves, and what it costs")
 draw.cost(c, run.n_prompt, run.n)
+st.caption(f"Why most heads look at the first token, and what a smaller cache costs (MQA, a latent cache, a window "
+           f"with kept first tokens), measured: [Attention sinks, smaller caches]({sinks_link()}).")

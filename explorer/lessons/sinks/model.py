@@ -1,0 +1,429 @@
+"""Arrays for the page "Attention sinks and smaller KV caches" (pure NumPy on :mod:`attention.llama`; no Streamlit).
+
+Four measurements on the learner's text, all on SmolLM2-135M's own weights:
+
+* **the sink** (:func:`sink_summary`): how much weight each head puts on the first token, averaged over the query
+  rows :data:`FIRST_QUERY` .. n - 1 (row 0 sees only itself; row 1's previous token *is* the first token, so a
+  previous-token head would look like a sink there: the same rows as "Inside a real model"), against what a uniform
+  head would put there, and how small the first token's values are (a key every query can find, whose value adds
+  little: a no-op);
+* **the sink follows the position** (:func:`first_token_experiment`): another token put first (or the first one
+  dropped), and where the weight goes; **RoPE is not the reason** (:func:`shift_experiment`): every position
+  shifted by ``k``;
+* **streaming** (:func:`streamed`): a sliding window with 0, 1 or 4 kept first tokens, perplexity over the positions
+  after the window and a greedy continuation, with StreamingLLM's numbering inside the cache beside ours;
+* **smaller caches** (:func:`cache_variants`, :func:`measure`): MHA, the model's GQA, MQA, a latent cache at several
+  ranks and windows, bytes per token against perplexity, KL to the model's next-token distributions and top-1
+  agreement, on the same scored positions (after the largest window compared). Conversions before any fine-tuning.
+
+Sources: Xiao et al. (2023), "Efficient Streaming Language Models with Attention Sinks", sections 3.1-3.2; Gu et al.
+(2024), "When Attention Sink Emerges in Language Models: An Empirical View", sections 3-4 and 7 (the sink token's
+small value norms; softmax's sum to one as the cause); Ainslie et al. (2023), GQA; Ji et al. (2025), MHA2MLA;
+:mod:`attention.llama.variants` for the conversions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+
+from attention import llama
+from attention.llama import variants
+
+__all__ = [
+    "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
+    "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "URL_PATH", "CacheVariant", "FirstToken",
+    "Measured", "Shift", "SinkSummary", "Streamed", "allowed_keys", "cache_variants", "changed_ids",
+    "first_token_experiment", "link", "md_code", "measure", "reference_logits", "shift_experiment", "sink_mass",
+    "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "variant_bytes", "window_max",
+]
+
+URL_PATH = "attention-sinks"  # this lesson's page (explorer.lessons.LESSONS)
+DEFAULT_PROMPT = (
+    "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He lit the great lamp, wound the "
+    "clockwork that turned the lens, and wrote the weather in his logbook. Ships passing in the night never saw him, "
+    "but they trusted his light to guide them safely past the rocks."
+)
+FIRST_QUERY = 2
+"""Sink masses average over the query rows ``FIRST_QUERY .. n - 1`` (see the module docstring)."""
+HALF = 0.5
+"""A head "puts most of its weight on the first token" above this mean weight."""
+SINK_COUNTS = (0, 1, 4)
+"""Kept first tokens the streaming section compares side by side (StreamingLLM keeps 4)."""
+DEFAULT_WINDOW = 16
+MIN_SCORED = 4
+"""A window leaves at least this many scored positions after it (the window slider's top is ``n - 1 - MIN_SCORED``)."""
+DEFAULT_NEW_TOKENS, MAX_NEW_TOKENS = 8, 32
+DEFAULT_OFFSET = 1000
+SWEEP_WINDOWS = (8, 16, 32)
+SWEEP_SINKS = 4
+LATENT_RANKS = (32, 64, 128, 192, 256, 320, 384)
+FIRST_CHOICES = {  # the option's code (the link's value) -> the text of the token put first (None: drop the first)
+    "newline": "\n",
+    "the": " the",
+    "stop": ".",
+    "im_start": "<|im_start|>",
+    "drop": None,
+}
+
+
+def md_code(text: str, limit: int = 24) -> str:
+    """A token's text as a Markdown code span (shown literally: no bold, link, HTML or LaTeX), shortened to ``limit``
+    characters; the fence is longer than any run of backticks inside."""
+    s = str(text) if len(str(text)) <= limit else str(text)[:limit] + "…"
+    longest = run = 0
+    for ch in s:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def link(prompt: str | None = None, window: int | None = None) -> str:
+    """A link to this lesson, ``./attention-sinks?sk_prompt=…&sk_window=…`` (the prompt percent-encoded: no character
+    of it can be read as Markdown); ``None`` leaves a control at its default."""
+    params = []
+    if prompt:
+        params.append(f"sk_prompt={quote(prompt, safe='')}")
+    if window is not None:
+        params.append(f"sk_window={max(int(window), 1)}")
+    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+
+
+# --- the sink ------------------------------------------------------------------------------------
+
+
+def sink_mass(attentions, key: int = 0) -> np.ndarray:
+    """The mean weight every head puts on position ``key``, over the query rows ``FIRST_QUERY .. n - 1``.
+
+    Args:
+        attentions: ``[n_layers, n_heads, n, n]`` causal attention weights (rows sum to 1).
+        key: the key position (0 = the first token; 1 for a token moved there).
+
+    Returns:
+        float64 ``[n_layers, n_heads]`` in ``[0, 1]``.
+
+    Raises:
+        ValueError: not ``[L, H, n, n]``, or ``n <= max(FIRST_QUERY, key)`` (no query row to average).
+    """
+    a = np.asarray(attentions)
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"attentions must be [n_layers, n_heads, n, n], got {list(a.shape)}")
+    first = max(FIRST_QUERY, key + 1)
+    if a.shape[-1] <= first:
+        raise ValueError(f"the sink mass on position {key} averages query rows {first}..n-1: it needs at least "
+                         f"{first + 1} tokens, got {a.shape[-1]}")
+    return a[:, :, first:, key].astype(np.float64).mean(axis=-1)  # [L, H]
+
+
+def uniform_mass(n: int, key: int = 0) -> float:
+    """What :func:`sink_mass` would be for a head spreading every row evenly: mean of ``1 / (q + 1)``."""
+    first = max(FIRST_QUERY, key + 1)
+    return float(np.mean(1.0 / (np.arange(first, n) + 1.0)))
+
+
+@dataclass(frozen=True)
+class SinkSummary:
+    """The sink on one text.
+
+    Attributes:
+        n: tokens. mass: float64 ``[n_layers, n_heads]``, :func:`sink_mass` on the first token.
+        uniform: :func:`uniform_mass` (the same average for a head that spreads evenly).
+        value_ratio: float64 ``[n_layers]``: the first token's value norm over the median of the other tokens'
+            (mean over the key/value heads): below 1, its value adds little to a query's output.
+        top_layer, top_head: the head with the largest mass; top_map: its weights ``[n, n]`` float32.
+        second: float64 ``[n_layers]``, the weight on position 1 per layer (mean over heads; same query rows).
+    """
+
+    n: int
+    mass: np.ndarray
+    uniform: float
+    value_ratio: np.ndarray
+    top_layer: int
+    top_head: int
+    top_map: np.ndarray
+    second: np.ndarray
+
+    @property
+    def per_layer(self) -> np.ndarray:
+        """Mean over the heads of each layer ``[n_layers]``."""
+        return self.mass.mean(axis=1)
+
+    @property
+    def n_over_half(self) -> int:
+        """Heads whose mean weight on the first token is above :data:`HALF`."""
+        return int((self.mass > HALF).sum())
+
+
+def sink_summary(model: llama.LlamaModel, ids) -> SinkSummary:
+    """One forward pass over ``ids`` (at least ``FIRST_QUERY + 1`` tokens) and its :class:`SinkSummary`."""
+    out = model.forward(list(ids))
+    mass = sink_mass(out.attentions)
+    norms = np.linalg.norm(out.cache.values.astype(np.float64), axis=-1)  # [L, KV, n]
+    ratio = (norms[:, :, 0] / np.median(norms[:, :, 1:], axis=-1)).mean(axis=1)  # [L]
+    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return SinkSummary(len(ids), mass, uniform_mass(len(ids)), ratio, int(layer), int(head),
+                       out.attentions[layer, head].copy(), sink_mass(out.attentions, 1).mean(axis=1))
+
+
+# --- another token first; every position shifted --------------------------------------------------------------
+
+
+def changed_ids(model: llama.LlamaModel, ids, choice: str) -> tuple[int, ...]:
+    """``ids`` with the token of ``FIRST_CHOICES[choice]`` put first, or without its first token (the option whose
+    text is ``None``).
+
+    Raises:
+        ValueError: an unknown ``choice``, or a choice whose text is not exactly one token.
+    """
+    if choice not in FIRST_CHOICES:
+        raise ValueError(f"choice must be one of {', '.join(FIRST_CHOICES)}, got {choice!r}")
+    text = FIRST_CHOICES[choice]
+    if text is None:
+        return tuple(ids[1:])
+    token = model.encode(text)
+    if len(token) != 1:
+        raise ValueError(f"{text!r} is {len(token)} tokens for this tokenizer, not one")
+    return (token[0], *ids)
+
+
+@dataclass(frozen=True)
+class FirstToken:
+    """Where the first-token weight goes when another token comes first (per layer: mean over the heads).
+
+    Attributes:
+        choice: the :data:`FIRST_CHOICES` key. ids: the changed text's ids.
+        original: ``[n_layers]``, the weight on position 0 of the learner's text (its first token there).
+        changed: ``[n_layers]``, the weight on position 0 of the changed text (the new first token).
+        followed: ``[n_layers]``, the weight on the token that changed place: with a token put first, the learner's
+            first token at position 1 now; with the first token dropped, the new first token at its old position 1.
+        uniform_changed: :func:`uniform_mass` of the changed text.
+    """
+
+    choice: str
+    ids: tuple[int, ...]
+    original: np.ndarray
+    changed: np.ndarray
+    followed: np.ndarray
+    uniform_changed: float
+
+    @property
+    def follows_position(self) -> bool:
+        """The measured fact the page states: position 0 keeps at least half of its weight with another token
+        there, and the token that moved gets less than half of what position 0 gets."""
+        a, b, c = self.original.mean(), self.changed.mean(), self.followed.mean()
+        return bool(b >= 0.5 * a and c < 0.5 * b)
+
+
+def first_token_experiment(model: llama.LlamaModel, ids, original: SinkSummary, choice: str) -> FirstToken:
+    """Run the changed text (:func:`changed_ids`) and measure where the weight on the first position goes.
+
+    Raises:
+        ValueError: as :func:`changed_ids`; a text too short for :func:`sink_mass`.
+    """
+    new = changed_ids(model, ids, choice)
+    a = model.forward(list(new)).attentions
+    changed = sink_mass(a, 0).mean(axis=1)
+    # dropped: the new first token was at position 1 of the learner's text; put first: the learner's first token is
+    # at position 1 now
+    followed = original.second if FIRST_CHOICES[choice] is None else sink_mass(a, 1).mean(axis=1)
+    return FirstToken(choice, new, original.per_layer, changed, followed, uniform_mass(len(new)))
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Every RoPE position shifted by ``offset`` (positions ``offset .. offset + n - 1``), against 0.
+
+    Attributes:
+        offset: the shift. max_logit_diff: ``max |Δ logits|`` over every position and token. largest_logit:
+        ``max |logits|`` (for scale). max_weight_diff: ``max |Δ attention weight|`` over every layer, head and cell.
+        mass_original, mass_shifted: ``[n_layers]`` sink mass per layer (mean over heads), unshifted and shifted.
+        same_next: the greedy next token is the same.
+    """
+
+    offset: int
+    max_logit_diff: float
+    largest_logit: float
+    max_weight_diff: float
+    mass_original: np.ndarray
+    mass_shifted: np.ndarray
+    same_next: bool
+
+
+def shift_experiment(model: llama.LlamaModel, ids, offset: int) -> Shift:
+    """Two forward passes: positions from 0 and from ``offset``.
+
+    Raises:
+        ValueError: ``offset`` outside ``0 .. context_length - n`` (from :meth:`LlamaModel.forward`).
+    """
+    plain = model.forward(list(ids))
+    shifted = model.forward(list(ids), position_offset=offset)
+    return Shift(int(offset), float(np.abs(shifted.logits - plain.logits).max()),
+                 float(np.abs(plain.logits).max()), float(np.abs(shifted.attentions - plain.attentions).max()),
+                 sink_mass(plain.attentions).mean(axis=1), sink_mass(shifted.attentions).mean(axis=1),
+                 int(plain.logits[-1].argmax()) == int(shifted.logits[-1].argmax()))
+
+
+# --- streaming --------------------------------------------------------------------------------------------------
+
+
+def window_max(n: int) -> int:
+    """The largest window that leaves :data:`MIN_SCORED` scored positions in ``n`` tokens (0: the text is too short)."""
+    return max(n - 1 - MIN_SCORED, 0)
+
+
+def allowed_keys(n: int, window: int | None, sinks: int) -> np.ndarray:
+    """Which keys each query sees, as int8 ``[n, n]``: 2 = in the window, 1 = a kept first token outside it, 0 = dropped
+    by the window, -1 = the future (the causal mask). ``window=None``: full attention (every past key is 2)."""
+    p, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    out = np.full((n, n), -1, np.int8)
+    past = j <= p
+    in_window = past if window is None else past & (j > p - window)
+    out[past] = 0
+    out[past & (j < sinks)] = 1
+    out[in_window] = 2
+    return out
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A sliding window with ``sinks`` kept first tokens (``sinks=None``: full attention) on the learner's text.
+
+    Attributes:
+        window, sinks: the options. score_from: the first scored query position (= ``window``).
+        perplexity: over query positions ``score_from .. n - 2`` (tokens ``score_from + 1 .. n - 1``).
+        losses: float64 ``[n - 1]``, every position's next-token loss (nats; the scored ones from ``score_from``).
+        renumbered: the perplexity with StreamingLLM's numbering inside the cache (:func:`variants.renumbered_logits`;
+            ``None`` for full attention and for 0 sinks, where the two numberings are the same).
+        generated: the greedy continuation's ids (:func:`variants.generate` with the same window and sinks).
+    """
+
+    window: int
+    sinks: int | None
+    score_from: int
+    perplexity: float
+    losses: np.ndarray
+    renumbered: float | None
+    generated: tuple[int, ...]
+
+
+def streamed(model: llama.LlamaModel, ids, window: int, sinks: int | None, n_new: int) -> Streamed:
+    """Perplexity, per-position losses and a greedy continuation of ``n_new`` tokens with a window of ``window``
+    positions and ``sinks`` kept first tokens (``None``: full attention, scored on the same positions).
+
+    Raises:
+        ValueError: a window that leaves no scored position; as :meth:`LlamaModel.forward`.
+    """
+    ids = list(ids)
+    start = variants.score_start(len(ids), None, window)
+    options = {} if sinks is None else {"window": window, "sinks": sinks}
+    out = model.forward(ids, need_weights=False, **options)  # scored, then continued (one prompt pass)
+    losses = variants.next_token_losses(out.logits, ids)
+    renumbered = None
+    if sinks:
+        shifted = variants.renumbered_logits(model, ids, window=window, sinks=sinks)
+        renumbered = float(np.exp(variants.next_token_losses(shifted, ids)[start:].mean()))
+    generated = tuple(variants.continue_greedy(model, out, n_new, **options))
+    return Streamed(window, sinks, start, float(np.exp(losses[start:].mean())), losses, renumbered, generated)
+
+
+# --- smaller caches ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheVariant:
+    """One way to shrink (or widen) the KV cache, measured by :func:`measure`.
+
+    Attributes:
+        key: a short unique name (``"mqa"``, ``"latent-128"``, ``"window-16"``). label: what the table shows.
+        family: ``"heads"`` (MHA, GQA, MQA), ``"latent"`` or ``"window"``.
+        kind: :meth:`LlamaModel.kv_variant`'s argument, or ``None`` for the model's own projections.
+        window, sinks: a sliding window (``None``: every token kept).
+    """
+
+    key: str
+    label: str
+    family: str
+    kind: object = None
+    window: int | None = None
+    sinks: int = 0
+
+
+def cache_variants(config: llama.LlamaConfig, n: int) -> tuple[CacheVariant, ...]:
+    """The variants the page compares for a text of ``n`` tokens: MHA, the model (GQA), MQA, a latent cache at
+    :data:`LATENT_RANKS`, and the :data:`SWEEP_WINDOWS` (with :data:`SWEEP_SINKS` kept first tokens) that leave
+    :data:`MIN_SCORED` scored positions."""
+    c = config
+    out = [CacheVariant("mha", f"MHA: {c.n_heads} key/value heads", "heads", "mha"),
+           CacheVariant("gqa", f"GQA: {c.n_kv_heads} key/value heads (the model)", "heads"),
+           CacheVariant("mqa", f"MQA: 1 key/value head (mean of {c.n_kv_heads})", "heads", "mqa")]
+    full = 2 * c.n_kv_heads * c.d_head
+    out += [CacheVariant(f"latent-{r}", f"latent, rank {r}" + (" (full rank)" if r == full else ""), "latent",
+                         ("latent", r)) for r in LATENT_RANKS if r <= full]
+    out += [CacheVariant(f"window-{w}", f"window {w} + {SWEEP_SINKS} first tokens", "window", None, w, SWEEP_SINKS)
+            for w in SWEEP_WINDOWS if w <= window_max(n)]
+    return tuple(out)
+
+
+def variant_bytes(config: llama.LlamaConfig, variant: CacheVariant, n: int) -> tuple[int, float]:
+    """``(floats per token per layer, KV-cache bytes per token of a text of n tokens)`` by the formulas
+    (:func:`attention.llama.variants.converted_config`; a window keeps at most ``window + sinks`` tokens)."""
+    converted = variants.converted_config(config, variant.kind)
+    kept = n if variant.window is None else min(n, variant.window + variant.sinks)
+    return converted.kv_floats_per_token_per_layer, kept * converted.kv_bytes_per_token / n
+
+
+def sweep_score_from(variants_: tuple[CacheVariant, ...]) -> int:
+    """The first scored query position of the sweep: after its largest window (0 without windows)."""
+    return max((v.window for v in variants_ if v.window is not None), default=0)
+
+
+def reference_logits(model: llama.LlamaModel, ids) -> np.ndarray:
+    """The model's own logits ``[n, vocab]`` float32: what every variant is compared with."""
+    return model.forward(list(ids), need_weights=False).logits
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One variant on the learner's text, on the sweep's scored positions.
+
+    Attributes:
+        variant: the :class:`CacheVariant`.
+        floats_per_layer: what the cache keeps per token per layer (floats; a window keeps 384 for at most
+            ``window + sinks`` tokens).
+        cache_bytes: the cache at the text's last token (float32). bytes_per_token: ``cache_bytes / n``.
+        perplexity, kl, top1: :class:`attention.llama.variants.Agreement` against the model.
+        max_logit_diff: ``max |Δ logits|`` over the scored positions (0 for MHA: the same numbers).
+    """
+
+    variant: CacheVariant
+    floats_per_layer: int
+    cache_bytes: int
+    bytes_per_token: float
+    perplexity: float
+    kl: float
+    top1: float
+    max_logit_diff: float
+
+
+def measure(model: llama.LlamaModel, ids, variant: CacheVariant, reference: np.ndarray, score_from: int) -> Measured:
+    """Convert (or window) the model as ``variant`` says, run ``ids`` once and compare with ``reference``
+    (:func:`reference_logits`) over query positions ``score_from .. n - 2``. The converted model is dropped on return
+    (it holds 49-119 MB of its own: :mod:`attention.llama.variants`)."""
+    ids = list(ids)
+    n, c = len(ids), model.config
+    if variant.kind is not None:
+        converted = model.kv_variant(variant.kind)
+        logits = converted.forward(ids, need_weights=False).logits
+        del converted
+    else:
+        options = {} if variant.window is None else {"window": variant.window, "sinks": variant.sinks}
+        logits = model.forward(ids, need_weights=False, **options).logits
+    floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
+    agreement = variants.compare(reference, logits, ids, score_from)
+    diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
+    return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
+                    agreement.top1, diff)

@@ -1,0 +1,161 @@
+"""Sinks, windows, position shifts and smaller KV caches on SmolLM2-135M itself (slow: about 20 forward passes),
+and the same perplexities from transformers with the same 4-D attention mask and the same converted weights
+(slow + torch; the transformers model is loaded once per process, shared with ``test_llama_live.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention.llama import variants
+from tests.core.llama_support import real_model, real_model_path
+from tests.core.test_llama_live import _hf
+
+TEXTS = (
+    "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He lit the great lamp, wound the "
+    "clockwork that turned the lens, and wrote the weather in his logbook. Ships passing in the night never saw him, "
+    "but they trusted his light to guide them safely past the rocks.",
+    "Photosynthesis is the process by which green plants use sunlight to turn water and carbon dioxide into sugar and "
+    "oxygen. It takes place mostly in the leaves, inside small structures called chloroplasts, which contain the "
+    "green pigment chlorophyll that absorbs red and blue light.",
+    "To make a simple loaf of bread, mix flour, water, salt and a little yeast into a soft dough. Knead it for ten "
+    "minutes, let it rise in a warm place for an hour, shape it, let it rise again, and bake it in a hot oven until "
+    "the crust is brown.",
+)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return real_model()
+
+
+@pytest.mark.slow
+def test_a_window_as_long_as_the_text_is_full_attention_exactly(model):
+    ids = model.encode(TEXTS[0])
+    full = model.forward(ids)
+    for window, sinks in ((len(ids), 0), (len(ids) + 5, 4)):
+        out = model.forward(ids, window=window, sinks=sinks)
+        np.testing.assert_array_equal(out.logits, full.logits)
+        np.testing.assert_array_equal(out.attentions, full.attentions)
+    assert model.perplexity(ids, window=len(ids), score_from=0) == model.perplexity(ids)
+
+
+@pytest.mark.slow
+def test_shifting_every_position_changes_no_logit(model):
+    ids = model.encode(TEXTS[1])
+    full = model.forward(ids)
+    for offset in (1, 1000, 5000):
+        out = model.forward(ids, position_offset=offset)
+        assert np.abs(out.logits - full.logits).max() <= 1e-4
+        assert np.abs(out.attentions - full.attentions).max() <= 1e-4
+        np.testing.assert_array_equal(out.positions, offset + np.arange(len(ids)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", TEXTS)
+def test_four_sinks_beat_no_sink_in_a_window_of_16(model, text):
+    ids = model.encode(text)
+    assert len(ids) >= 40
+    none, four = model.perplexity(ids, window=16, sinks=0), model.perplexity(ids, window=16, sinks=4)
+    full = model.perplexity(ids, score_from=16)  # the same tokens: positions 16 .. n - 2
+    assert none / four >= 1.5
+    assert full <= four < none
+
+
+@pytest.mark.slow
+def test_mha_is_exact_and_full_rank_latent_is_the_original(model):
+    ids = model.encode(TEXTS[2])
+    plain = model.forward(ids)
+    mha = model.kv_variant("mha")
+    assert mha.config.kv_bytes_per_token == 138_240 == 3 * model.config.kv_bytes_per_token
+    out = mha.forward(ids)
+    np.testing.assert_array_equal(out.logits, plain.logits)
+    np.testing.assert_array_equal(out.attentions, plain.attentions)
+    del mha, out
+    full = model.kv_variant(("latent", 384))
+    assert full.config.kv_bytes_per_token == 46_080 == model.config.kv_bytes_per_token
+    assert np.abs(full.forward(ids).logits - plain.logits).max() <= 1e-4
+    assert model.kv_variant("mqa").config.kv_bytes_per_token == 15_360 == 30 * 128 * 4
+    assert model.kv_variant(("latent", 128)).config.kv_bytes_per_token == 15_360
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", TEXTS)
+def test_at_an_equal_budget_latent_beats_mqa(model, text):
+    """The budgets a latent cache shares with a head-sharing one: 128 floats per token per layer (MQA's one key and
+    one value of 64) and 384 (the model's GQA, which latent 384 reproduces)."""
+    ids = model.encode(text)
+    ref = model.forward(ids, need_weights=False).logits
+    mqa = variants.compare(ref, model.kv_variant("mqa").forward(ids, need_weights=False).logits, ids)
+    latent = variants.compare(ref, model.kv_variant(("latent", 128)).forward(ids, need_weights=False).logits, ids)
+    assert model.kv_variant("mqa").config.kv_floats_per_token_per_layer == 128
+    assert latent.perplexity < mqa.perplexity and latent.kl < mqa.kl
+    assert mqa.perplexity > 2 * model.perplexity(ids)  # before any uptraining, MQA costs a lot
+
+
+# --- against transformers -----------------------------------------------------------------------------------------
+
+
+def _hf_perplexity(hf_model, ids, *, window=None, sinks=0, offset=0, score_from=0):
+    import torch
+
+    n = len(ids)
+    p, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    allowed = j <= p
+    if window is not None:
+        allowed &= (j > p - window) | (j < sinks)
+    mask = torch.where(torch.tensor(allowed), 0.0, torch.finfo(torch.float32).min)[None, None]  # [1, 1, n, n]
+    with torch.no_grad():
+        logits = hf_model(torch.tensor([ids]), attention_mask=mask,
+                          position_ids=torch.arange(offset, offset + n)[None]).logits[0].numpy()
+    return float(np.exp(variants.next_token_losses(logits, ids)[score_from:].mean()))
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_perplexity_equals_transformers_with_the_same_4d_mask(model):
+    hf_model, _ = _hf(real_model_path())
+    ids = model.encode(TEXTS[0])
+    for options in ({}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4}, {"window": 8, "sinks": 1},
+                    {"window": 16, "sinks": 4, "position_offset": 1000}):
+        ours = model.perplexity(ids, score_from=16, **options)
+        theirs = _hf_perplexity(hf_model, ids, window=options.get("window"), sinks=options.get("sinks", 0),
+                                offset=options.get("position_offset", 0), score_from=16)
+        assert abs(ours - theirs) <= 1e-3 * theirs, (options, ours, theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_converted_perplexities_equal_transformers_with_its_own_conversion(model):
+    """MQA as the mean of transformers' own k_proj/v_proj heads, latent as torch's SVD of its [k_proj; v_proj],
+    written into transformers' model (and restored): the same perplexities as our variants."""
+    import torch
+
+    hf_model, _ = _hf(real_model_path())
+    ids = model.encode(TEXTS[1])
+    c = model.config
+    attns = [layer.self_attn for layer in hf_model.model.layers]
+    saved = [(a.k_proj.weight.detach().clone(), a.v_proj.weight.detach().clone()) for a in attns]
+    try:
+        with torch.no_grad():
+            for a, (k, v) in zip(attns, saved, strict=True):  # [KV dh, d_model] each
+                for proj, w in ((a.k_proj, k), (a.v_proj, v)):
+                    mean = w.reshape(c.n_kv_heads, c.d_head, -1).double().mean(0, keepdim=True)
+                    proj.weight.copy_(mean.expand(c.n_kv_heads, -1, -1).reshape(w.shape).float())
+        theirs_mqa = _hf_perplexity(hf_model, ids)
+        with torch.no_grad():
+            for a, (k, v) in zip(attns, saved, strict=True):
+                U, S, Vh = torch.linalg.svd(torch.cat([k, v]).double(), full_matrices=False)  # [2 KV dh, d_model]
+                low = (U[:, :128] * S[:128]) @ Vh[:128]
+                a.k_proj.weight.copy_(low[:len(k)].float())
+                a.v_proj.weight.copy_(low[len(k):].float())
+        theirs_latent = _hf_perplexity(hf_model, ids)
+    finally:
+        with torch.no_grad():
+            for a, (k, v) in zip(attns, saved, strict=True):
+                a.k_proj.weight.copy_(k)
+                a.v_proj.weight.copy_(v)
+    ours_mqa, ours_latent = model.kv_variant("mqa").perplexity(ids), model.kv_variant(("latent", 128)).perplexity(ids)
+    assert abs(ours_mqa - theirs_mqa) <= 1e-3 * theirs_mqa
+    assert abs(ours_latent - theirs_latent) <= 1e-3 * theirs_latent
+    assert abs(_hf_perplexity(hf_model, ids) - model.perplexity(ids)) <= 1e-3 * model.perplexity(ids)  # restored

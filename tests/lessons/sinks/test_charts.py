@@ -1,0 +1,64 @@
+"""Figures of the sinks lesson: what each trace holds, the escaping of every label a visitor could type, the
+log axes' ticks, and one ValueError per bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.lessons.sinks import charts as S
+from explorer.lessons.sinks import model as M
+
+
+def test_sink_layers_bars_dots_and_the_uniform_line():
+    mean, top = np.linspace(0, 0.8, 30), np.linspace(0.1, 1.0, 30)
+    fig = S.sink_layers(mean, top, 0.06, title="t")
+    bars, dots, line = fig.data
+    np.testing.assert_allclose(bars.y, mean) and np.testing.assert_allclose(dots.y, top)
+    assert list(line.y) == [0.06, 0.06] and "0.060" in line.hovertemplate
+    assert fig.layout.legend.y < 0  # under the plot: never over the title on a phone
+    with pytest.raises(ValueError):
+        S.sink_layers(mean, top[:3], 0.06)
+
+
+def test_sink_grid_is_layers_by_heads_on_0_to_1():
+    fig = S.sink_grid(np.full((30, 9), 0.5), title="grid")
+    assert np.array(fig.data[0].z, dtype=float).shape == (30, 9)
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0) and fig.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError):
+        S.sink_grid(np.zeros(4), title="")
+
+
+def test_series_names_and_tokens_are_escaped():
+    fig = S.first_token_layers([("<b>x</b> first", np.zeros(30), "#000"), ("[a](b)", np.ones(30), "#111")])
+    assert fig.data[0].name == "&lt;b&gt;x&lt;/b&gt; first" and fig.data[1].name == "[a](b)"
+    labels = ["<b>A</b> (0)", "␣b (1)", "c (2)", "d (3)"]
+    losses = S.losses_along([("full", np.array([1.0, 2.0, 3.0]), "#000")], 2, labels, title="<i>t</i>")
+    assert losses.data[0].customdata[0][0] == "&lt;b&gt;A&lt;/b&gt; (0)" and losses.layout.title.text == \
+        "&lt;i&gt;t&lt;/i&gt;"
+    assert losses.layout.shapes[0].x0 == 1.5  # the first scored position is 2
+    mask = S.window_mask(M.allowed_keys(4, 2, 1), labels, title="mask")
+    assert mask.data[0].customdata[3][0][2] == "a kept first token"
+    assert mask.data[0].customdata[3][1][2] == "dropped by the window"
+    assert mask.data[0].customdata[3][3][2] == "in the window" and mask.data[0].z[0][1] is None  # the future
+    with pytest.raises(ValueError):
+        S.first_token_layers([("a", np.zeros(30), "#000"), ("b", np.zeros(29), "#000")])
+    with pytest.raises(ValueError):
+        S.losses_along([("a", np.zeros(5), "#000")], 1, labels)
+    with pytest.raises(ValueError):
+        S.window_mask(np.zeros((3, 3)), labels, title="")
+
+
+def test_cache_tradeoff_is_log_log_with_readable_ticks():
+    rows = [("MHA", "heads", 138240.0, 21.0), ("GQA", "heads", 46080.0, 21.0), ("MQA", "heads", 15360.0, 4970.0),
+            ("latent 128", "latent", 15360.0, 999.0), ("window 8", "window", 9372.0, 21.6)]
+    fig = S.cache_tradeoff(rows, reference=21.0, title="t")
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    heads = fig.data[0]
+    assert list(heads.x) == [15360.0, 46080.0, 138240.0]  # sorted by size
+    assert list(fig.layout.xaxis.ticktext) == ["10k", "20k", "50k", "100k", "200k"]
+    assert "1k" in fig.layout.yaxis.ticktext and fig.data[-1].name == "the model (GQA)"
+    with pytest.raises(ValueError, match="unknown families"):
+        S.cache_tradeoff([("x", "other", 1.0, 1.0)], reference=1.0)
+    with pytest.raises(ValueError, match="positive"):
+        S.cache_tradeoff([("x", "heads", 0.0, 1.0)], reference=1.0)

@@ -1,0 +1,134 @@
+"""The sinks lesson's arrays: sink mass, the window's keys, the cache variants and their byte counts (fast: made-up
+arrays and the tiny random Llama), and the lesson's measured facts on SmolLM2 itself (slow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention import llama
+from explorer.lessons.sinks import model as M
+from tests.core.llama_support import real_model, write_tiny_gguf
+
+SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
+                            vocab_size=49152, rope_theta=100000.0, rms_eps=1e-5, context_length=8192, max_tokens=256,
+                            bos_id=1, eos_id=2, name="SmolLM2-135M")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> llama.LlamaModel:
+    path = write_tiny_gguf(tmp_path_factory.mktemp("sinks") / "tiny.gguf").path
+    return llama.load(path, weights="float32", expected_sha256=None)
+
+
+def test_sink_mass_averages_the_queries_from_the_second_on():
+    n = 6
+    a = np.zeros((1, 2, n, n))
+    a[0, 0, :, 0] = 1.0  # head 0: every row on the first token
+    a[0, 1] = np.tri(n) / np.arange(1, n + 1)[:, None]  # head 1: uniform over the causal keys
+    mass = M.sink_mass(a)
+    assert mass.shape == (1, 2) and mass[0, 0] == 1.0
+    assert mass[0, 1] == pytest.approx(M.uniform_mass(n)) == pytest.approx(np.mean(1 / np.arange(3, n + 1)))
+    assert M.sink_mass(a, key=1)[0, 0] == 0.0
+    with pytest.raises(ValueError, match="at least 3 tokens"):
+        M.sink_mass(np.ones((1, 1, 2, 2)))
+    with pytest.raises(ValueError, match=r"\[n_layers, n_heads, n, n\]"):
+        M.sink_mass(np.ones((2, 3, 4)))
+
+
+def test_allowed_keys_is_the_window_the_sinks_and_the_causal_mask():
+    kinds = M.allowed_keys(8, 3, 2)
+    p, j = np.arange(8)[:, None], np.arange(8)[None, :]
+    assert ((kinds >= 1) == ((j <= p) & ((j > p - 3) | (j < 2)))).all()  # what forward's mask lets through
+    assert (kinds[j > p] == -1).all() and kinds[7, 1] == 1 and kinds[7, 5] == 2 and kinds[7, 3] == 0
+    assert (M.allowed_keys(5, None, 0)[np.tri(5, dtype=bool)] == 2).all()
+
+
+def test_cache_variants_and_their_bytes():
+    variants = M.cache_variants(SMOLLM2, 59)
+    keys = [v.key for v in variants]
+    assert keys[:3] == ["mha", "gqa", "mqa"] and "latent-384" in keys and "window-32" in keys
+    assert M.sweep_score_from(variants) == 32
+    assert [v.key for v in M.cache_variants(SMOLLM2, 20) if v.family == "window"] == ["window-8"]  # 16 > 20 - 5
+    assert M.sweep_score_from(M.cache_variants(SMOLLM2, 10)) == 0  # no window fits
+    assert M.window_max(59) == 54 and M.window_max(4) == 0
+    from attention.llama.variants import converted_config
+    bytes_of = {v.key: converted_config(SMOLLM2, v.kind).kv_bytes_per_token for v in variants}
+    assert bytes_of["mha"] == 138_240 and bytes_of["gqa"] == 46_080 and bytes_of["mqa"] == 15_360
+    assert bytes_of["latent-128"] == 15_360 and bytes_of["latent-32"] == 3_840
+
+
+def test_md_code_and_link_keep_a_visitor_text_literal():
+    assert M.md_code("<b>x</b>") == "`<b>x</b>`"
+    assert M.md_code("a`b") == "``a`b``" and M.md_code("`") == "`` ` ``"
+    assert M.md_code("x" * 40).endswith("…`")
+    assert M.link("[link](x) & more", 8) == "./attention-sinks?sk_prompt=%5Blink%5D%28x%29%20%26%20more&sk_window=8"
+    assert M.link() == "./attention-sinks"
+
+
+def test_measurements_on_the_tiny_model(tiny):
+    ids = tuple(tiny.encode("The cat sat on the mat. The cat sat on the hat, the cat"))
+    s = M.sink_summary(tiny, ids)
+    assert s.mass.shape == (2, 6) and s.value_ratio.shape == (2,) and s.top_map.shape == (len(ids),) * 2
+    assert s.mass[s.top_layer, s.top_head] == s.mass.max()
+    for choice, text in M.FIRST_CHOICES.items():
+        if text is not None and len(tiny.encode(text)) != 1:
+            continue  # the tiny vocabulary spells some of them in several tokens
+        f = M.first_token_experiment(tiny, ids, s, choice)
+        assert len(f.ids) == len(ids) + (1 if text is not None else -1)
+        np.testing.assert_array_equal(f.original, s.per_layer)
+    with pytest.raises(ValueError, match="choice must be one of"):
+        M.changed_ids(tiny, ids, "a banana")
+    sh = M.shift_experiment(tiny, ids, 7)
+    assert sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1) and sh.same_next
+    st = M.streamed(tiny, ids, 4, 1, 3)
+    assert st.score_from == 4 and len(st.generated) == 3 and st.losses.shape == (len(ids) - 1,)
+    assert st.perplexity == pytest.approx(tiny.perplexity(ids, window=4, sinks=1))
+    full = M.streamed(tiny, ids, 4, None, 3)
+    assert full.renumbered is None and full.perplexity == pytest.approx(tiny.perplexity(ids, score_from=4))
+    np.testing.assert_allclose(full.losses[:4], st.losses[:4], rtol=1e-5)  # the window hides nothing before 4
+    ref = M.reference_logits(tiny, ids)
+    rows = {v.key: M.measure(tiny, ids, v, ref, 4) for v in M.cache_variants(tiny.config, len(ids))}
+    assert rows["mha"].max_logit_diff == 0.0 and rows["mha"].kl == 0.0 and rows["mha"].top1 == 1.0
+    assert rows["gqa"].perplexity == pytest.approx(tiny.perplexity(ids, score_from=4))
+    assert rows["mha"].bytes_per_token == 3 * rows["gqa"].bytes_per_token
+    assert rows["window-8"].cache_bytes == (8 + 4) * tiny.config.kv_bytes_per_token
+    assert rows["mqa"].kl > 0
+    for v in M.cache_variants(tiny.config, len(ids)):  # the formula is the converted model's own byte count
+        if v.kind is not None:
+            own = tiny.kv_variant(v.kind).config.kv_bytes_per_token
+            assert rows[v.key].floats_per_layer * tiny.config.n_layers * 4 == own
+
+
+# --- the lesson's facts on SmolLM2 (slow) ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smol():
+    return real_model()
+
+
+@pytest.fixture(scope="module")
+def default_ids(smol) -> tuple[int, ...]:
+    return tuple(smol.encode(M.DEFAULT_PROMPT))
+
+
+@pytest.mark.slow
+def test_the_default_text_shows_a_sink_that_follows_the_first_position(smol, default_ids):
+    s = M.sink_summary(smol, default_ids)
+    assert len(default_ids) <= 64
+    assert s.per_layer[:2].max() <= 0.1 < s.mass.mean()  # layers 0-1 have almost none
+    assert s.n_over_half >= 60 and s.mass.mean() > 5 * s.uniform
+    assert s.value_ratio[s.per_layer > M.HALF].mean() < 0.5  # the no-op: small values
+    for choice in M.FIRST_CHOICES:
+        assert M.first_token_experiment(smol, default_ids, s, choice).follows_position, choice
+    sh = M.shift_experiment(smol, default_ids, 1000)
+    assert sh.max_logit_diff <= 1e-4 and np.abs(sh.mass_shifted - sh.mass_original).max() <= 1e-5
+
+
+@pytest.mark.slow
+def test_the_default_text_streams_better_with_kept_first_tokens(smol, default_ids):
+    runs = {k: M.streamed(smol, default_ids, 16, k, 4) for k in (0, 4, None)}
+    assert runs[0].perplexity / runs[4].perplexity >= 1.5
+    assert runs[None].perplexity <= runs[4].perplexity
+    assert runs[4].renumbered < runs[0].perplexity  # StreamingLLM's numbering: the kept tokens work as well
