@@ -31,6 +31,7 @@ import numpy as np
 
 from attention import llama
 from attention.llama import variants
+from explorer.shell import i18n
 
 __all__ = [
     "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
@@ -90,7 +91,7 @@ def link(prompt: str | None = None, window: int | None = None) -> str:
         params.append(f"sk_prompt={quote(prompt, safe='')}")
     if window is not None:
         params.append(f"sk_window={max(int(window), 1)}")
-    return f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else "")
+    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- the sink ------------------------------------------------------------------------------------
