@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -78,7 +79,9 @@ async def _runs(base: str, page: str, query: str, key: str) -> tuple[list, list,
 
 @pytest.mark.parametrize(("page", "query", "key", "charts", "outside", "texts"), CASES, ids=[c[2] for c in CASES])
 def test_control_reruns_only_its_part(server, page, query, key, charts, outside, texts):
-    full, part, seconds = asyncio.run(_runs(server["base"], page, query, key))
+    # A thread of its own: the suite's sync Playwright keeps an event loop running on the main thread.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        full, part, seconds = pool.submit(asyncio.run, _runs(server["base"], page, query, key)).result()
     sent = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in part if t == "plotly_chart"}
     page_charts = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in full if t == "plotly_chart"}
     assert sent == charts, f"the rerun of {key}'s part sent charts {sorted(sent)}, expected {sorted(charts)}"
