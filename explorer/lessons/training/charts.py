@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import cell_text_font, escape_label
+from explorer.shell.i18n import N_, translator
 from explorer.shell.plotly_fast import hline, vline
 
 HEAD_COLORS = ("#3b78c2", "#e07b39", "#5a9e4b", "#8e6bbf", "#c94f7c", "#2a9d8f", "#b08a2e", "#6c757d")
@@ -21,10 +23,12 @@ SCALED_COLOR = "#3b78c2"
 UNSCALED_COLOR = "#d1495b"
 REFERENCE_COLOR = "#888888"
 ROLE_COLORS = ("#e9ecef", "#a5c8ec", "#3b78c2")  # filler, first copy, second copy
-ROLE_NAMES = ("filler", "first copy of the run", "second copy")
+ROLE_NAMES = (N_("filler"), N_("first copy of the run"), N_("second copy"))  # shown translated: _(ROLE_NAMES[r])
 MAX_POINTS = 1001
 """A curve keeps at most this many points (every k-th step; the last is always kept): 2001 steps of 8 curves
 would send 16 000 numbers for lines a phone draws 330 px wide."""
+
+_, _n = translator(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
 
 
-def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: str = "training step",
+def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: str | None = None,
            hlines: Sequence[tuple[float, str]] = (), vlines: Sequence[tuple[float, str]] = (),
            log_y: bool = False, y_range: tuple[float, float] | None = None,
            x_range: tuple[float, float] | None = None, height: int = 300, digits: int = 3) -> go.Figure:
@@ -58,6 +62,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
             vertical lines (where an induction head formed).
         log_y: a logarithmic y axis (values <= 0 are not drawn). y_range: a fixed range (for a log axis: of the
             values, not their logarithms). x_range: a fixed step range (the live view: the whole run).
+        x_title: the x axis's title (default: "training step", in the run's language).
         digits: decimals in the hover.
 
     Raises:
@@ -77,7 +82,8 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
         traces.append(go.Scatter(
             x=sx[keep], y=np.round(shown, 6) if not log_y else shown, mode="lines", name=name,
             line=dict(color=s.color, dash=s.dash, width=2),
-            hovertemplate=f"{name}<br>step %{{x}}: %{{y:.{digits}{'e' if log_y else 'f'}}}<extra></extra>",
+            hovertemplate=_("{name}<br>step {x}: {y}").format(
+                name=name, x="%{x}", y=f"%{{y:.{digits}{'e' if log_y else 'f'}}}") + "<extra></extra>",
         ))
     shapes, notes = [], []
     for y, label in hlines:
@@ -99,10 +105,12 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
     layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
         title=dict(text=escape_label(title)), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
         margin=dict(l=10, r=10, t=50, b=10), showlegend=legend,
-        xaxis=dict(title=dict(text="" if legend else escape_label(x_title)),  # a legend takes the title's place
+        xaxis=dict(title=dict(text="" if legend  # a legend takes the title's place
+                              else escape_label(_("training step") if x_title is None else x_title)),
                    **({"range": list(x_range)} if x_range else {})),
         yaxis=yaxis, shapes=shapes, annotations=notes,
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, yref="paper"), hovermode="closest",
+        separators=i18n.plotly_separators(),
     )
     return go.Figure(data=traces, layout=layout)
 
@@ -129,11 +137,13 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
     heat = go.Heatmap(
         z=[roles.tolist()], x=list(range(n)), y=[0], zmin=0, zmax=2, colorscale=scale, showscale=False,
         text=[texts], texttemplate="%{text}" if font else "", textfont=font or dict(size=11), xgap=1,
-        customdata=[[ROLE_NAMES[int(r)] for r in roles]],
-        hovertemplate="position %{x}: token %{text} (%{customdata})<extra></extra>",
+        customdata=[[_(ROLE_NAMES[int(r)]) for r in roles]],
+        hovertemplate=_("position {x}: token {token} ({role})").format(x="%{x}", token="%{text}",
+                                                                     role="%{customdata}") + "<extra></extra>",
     )
     layout = dict(height=140, margin=dict(l=10, r=10, t=40 if title else 10, b=50),
-                  yaxis=dict(visible=False), xaxis=dict(title=dict(text="position"), dtick=4 if n > 16 else 1))
+                  yaxis=dict(visible=False), xaxis=dict(title=dict(text=_("position")), dtick=4 if n > 16 else 1),
+                  separators=i18n.plotly_separators())
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[heat], layout=layout)
@@ -157,25 +167,29 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
     bar = go.Bar(
         y=names, x=np.round(acc, 4), orientation="h",
         marker_color=[UNSCALED_COLOR if c else SCALED_COLOR for c in collapsed],
-        text=[f"{a:.2f}" for a in acc], textposition="outside", cliponaxis=False,
-        hovertemplate="knock out %{y}: accuracy %{x:.3f}<extra></extra>",
+        text=[i18n.number(a, 2) for a in acc], textposition="outside", cliponaxis=False,
+        hovertemplate=_("knock out {what}: accuracy {accuracy}").format(what="%{y}", accuracy="%{x:.3f}")
+        + "<extra></extra>",
     )
     line = dict(type="line", x0=baseline, x1=baseline, y0=0, y1=1, yref="y domain", xref="x",
                 line=dict(color=REFERENCE_COLOR, dash="dot"))
-    note = dict(x=baseline, y=1, yref="y domain", xref="x", text=f"every head: {baseline:.2f}", showarrow=False,
+    note = dict(x=baseline, y=1, yref="y domain", xref="x", showarrow=False,
+                text=_("every head: {accuracy}").format(accuracy=i18n.number(baseline, 2)),
                 xanchor="right", yanchor="bottom", font=dict(size=11, color=REFERENCE_COLOR))
     layout = dict(
         height=90 + 28 * len(names), margin=dict(l=10, r=30, t=60 if title else 30, b=10),
-        xaxis=dict(range=[0, 1.1], title=dict(text="accuracy with it knocked out")),
+        xaxis=dict(range=[0, 1.1], title=dict(text=_("accuracy with it knocked out"))),
         yaxis=dict(autorange="reversed", automargin=True), shapes=[line], annotations=[note],
+        separators=i18n.plotly_separators(),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[bar], layout=layout)
 
 
-def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: str = "score") -> go.Figure:
-    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top.
+def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: str | None = None) -> go.Figure:
+    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top (``colorbar_title``
+    default: "score", in the run's language).
 
     Raises:
         ValueError: ``values`` not 2-D.
@@ -186,10 +200,12 @@ def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: s
     L, H = z.shape
     heat = go.Heatmap(
         z=np.round(z, 4), x=list(range(H)), y=list(range(L)), zmin=0, zmax=zmax, colorscale="Blues",
-        colorbar=dict(title=dict(text=escape_label(colorbar_title)), thickness=12),
-        hovertemplate="layer %{y}, head %{x}: %{z:.3f}<extra></extra>", xgap=1, ygap=1,
+        colorbar=dict(title=dict(text=escape_label(_("score") if colorbar_title is None else colorbar_title)),
+                      thickness=12),
+        hovertemplate=_("layer {layer}, head {head}: {score}").format(layer="%{y}", head="%{x}", score="%{z:.3f}")
+        + "<extra></extra>", xgap=1, ygap=1,
     )
     layout = dict(title=dict(text=escape_label(title)), height=80 + 14 * L, margin=dict(l=10, r=10, t=50, b=10),
-                  xaxis=dict(title=dict(text="head"), dtick=1), yaxis=dict(title=dict(text="layer"),
-                                                                           autorange="reversed"))
+                  xaxis=dict(title=dict(text=_("head")), dtick=1),
+                  yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
     return go.Figure(data=[heat], layout=layout)

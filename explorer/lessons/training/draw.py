@@ -36,9 +36,12 @@ from attention import training
 from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model
 from explorer.lessons.training.model import RunResult, RunSpec
-from explorer.shell import charts, textviews
+from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import TTL_SECONDS, cached, section
-from explorer.shell.tables import numbers
+from explorer.shell.i18n import N_, translator
+from explorer.shell.tables import dataframe, numbers
+
+_, _n = translator(__name__)
 
 MAX_FINISHED = 24
 MAX_BYTES = 96 * 2**20
@@ -47,14 +50,17 @@ LIVE_REDRAW_S = 0.5  # the live curves are redrawn at most this often while a ru
 MAPS_PER_ROW = 2  # attention maps side by side (4 in a row left each map a sliver at 64 tokens)
 MAP_HEIGHT = 420  # px: an attention map of up to 64 tokens, a label on every other row
 FOLLOW_MAX_S = 15 * 60  # a page stops waiting for a run after this long (it keeps training; a rerun shows it)
-NOT_USED = {
-    "sentence": "this lesson trains a model on sequences of random token ids (a random run written twice).",
-    "embedding": "the model learns its own token embedding, starting from the initialisation chosen here.",
-    "positional": "the model has its own positions (learned or sinusoidal, chosen on this page).",
-    "seed": "this page has its own seed (it draws the initial weights and every training batch).",
-    "d_model": "this page has its own d_model for the model it trains.",
-    "d_k": "this page's heads have their own width d_head (d_k = d_v = d_head).",
+NOT_USED = {  # shown translated: _(NOT_USED[key])
+    "sentence": N_("this lesson trains a model on sequences of random token ids (a random run written twice)."),
+    "embedding": N_("the model learns its own token embedding, starting from the initialisation chosen here."),
+    "positional": N_("the model has its own positions (learned or sinusoidal, chosen on this page)."),
+    "seed": N_("this page has its own seed (it draws the initial weights and every training batch)."),
+    "d_model": N_("this page has its own d_model for the model it trains."),
+    "d_k": N_("this page's heads have their own width d_head (d_k = d_v = d_head)."),
 }
+VERDICTS = {"induction": N_("induction"), "shortcut": N_("shortcut"), "not learned": N_("not learned"),
+            "other": N_("other")}
+"""The mechanism check's verdicts (:attr:`attention.training.Mechanism.label`), shown translated: :func:`verdict`."""
 
 
 # --- the shared runs ------------------------------------------------------------------------------------------
@@ -217,8 +223,8 @@ def request(specs: Sequence[RunSpec]) -> bool:
         for spec in specs:
             runs().request(spec)
     except BusyError:
-        st.warning(f"The server is already training {MAX_PENDING} runs for other learners. Please press the button "
-                   "again in a minute: the runs already asked for keep training meanwhile.", icon="⏳")
+        st.warning(_("The server is already training {n} runs for other learners. Please press the button again in "
+                     "a minute: the runs already asked for keep training meanwhile.").format(n=MAX_PENDING), icon="⏳")
         return False
     return True
 
@@ -236,32 +242,33 @@ def follow(specs: Sequence[RunSpec], names: Sequence[str]) -> None:
     of the run training now), redrawn as the worker reports; returns when every run has finished (or failed).
 
     Not a cached section: it draws live. The runs go on training if the learner moves a control meanwhile
-    (that rerun stops this loop, not the worker).
+    (that rerun stops this loop, not the worker). ``names``: each run's name, in the run's language.
     """
     registry = runs()
     entries = [registry.get(s) for s in specs]
     if not any(e is not None and not e.finished for e in entries):
         return
-    bar = st.progress(0.0, text="Waiting for the server's training worker…")
+    bar = st.progress(0.0, text=_("Waiting for the server's training worker…"))
     live = st.empty()
     drawn_at, drawn_steps, started = 0.0, -1, time.monotonic()
     while time.monotonic() - started < FOLLOW_MAX_S:
         states = [registry.snapshot(e) if e is not None else ("done", None, None, None) for e in entries]
         total = sum(s.steps for s in specs)
         done = sum(spec.steps if st_ in ("done", "failed") else (p.done_steps if p is not None else 0)
-                   for spec, (st_, p, _, _) in zip(specs, states, strict=True))
-        if all(st_ in ("done", "failed") for st_, *_ in states):
+                   for spec, (st_, p, _r, _e) in zip(specs, states, strict=True))
+        if all(st_ in ("done", "failed") for st_, *_rest in states):
             break
-        current = next(((name, spec, p) for name, spec, (st_, p, _, _) in zip(names, specs, states, strict=True)
+        current = next(((name, spec, p) for name, spec, (st_, p, _r, _e) in zip(names, specs, states, strict=True)
                         if st_ == "training"), None)
         if current is None:
             ahead = max(registry.ahead_of(s) for s in specs)
-            text = (f"Queued behind {textviews.count(ahead, 'run')} of other learners on this server…" if ahead
-                    else "Starting…")
+            text = (_n("Queued behind {n} run of other learners on this server…",
+                       "Queued behind {n} runs of other learners on this server…", ahead).format(n=ahead) if ahead
+                    else _("Starting…"))
         else:
             name, spec, p = current
             step = p.done_steps if p is not None else 0
-            text = f"Training {name}: step {step} of {spec.steps}"
+            text = _("Training {name}: step {step} of {steps}").format(name=name, step=step, steps=spec.steps)
         bar.progress(min(done / max(total, 1), 1.0), text=text)
         if current is not None and current[2] is not None and current[2].done_steps != drawn_steps \
                 and time.monotonic() - drawn_at >= LIVE_REDRAW_S:
@@ -273,33 +280,70 @@ def follow(specs: Sequence[RunSpec], names: Sequence[str]) -> None:
     live.empty()
 
 
+def threshold() -> str:
+    """The emergence threshold (0.4) as the run's language writes it (``0,4``)."""
+    return i18n.general(training.EMERGENCE_THRESHOLD)
+
+
 def live_figure(spec: RunSpec, p: model.Progress, name: str):
     """The live view of a training run: loss (nats, left) and best prefix-match and accuracy so far."""
     return tfig.curves(
-        p.step, [tfig.Series("loss ÷ ln vocab", p.loss / math.log(spec.vocab), tfig.REFERENCE_COLOR),
-                 tfig.Series("best prefix-match", p.prefix_match, tfig.HEAD_COLORS[0]),
-                 tfig.Series("accuracy", p.accuracy, tfig.HEAD_COLORS[2], "dot")],
-        title=f"{name}: step {p.done_steps} of {spec.steps}", y_title="", y_range=(0, 1.6),
-        x_range=(0, spec.steps), hlines=[(training.EMERGENCE_THRESHOLD, "prefix-match 0.4")])
+        p.step, [tfig.Series(_("loss ÷ ln vocab"), p.loss / math.log(spec.vocab), tfig.REFERENCE_COLOR),
+                 tfig.Series(_("best prefix-match"), p.prefix_match, tfig.HEAD_COLORS[0]),
+                 tfig.Series(_("accuracy"), p.accuracy, tfig.HEAD_COLORS[2], "dot")],
+        title=_("{name}: step {step} of {steps}").format(name=name, step=p.done_steps, steps=spec.steps),
+        y_title="", y_range=(0, 1.6), x_range=(0, spec.steps),
+        hlines=[(training.EMERGENCE_THRESHOLD, _("prefix-match {threshold}").format(threshold=threshold()))])
 
 
 # --- helpers for the sentences ----------------------------------------------------------------------------------
+def num(x: float, digits: int = 2) -> str:
+    """``x`` with ``digits`` decimals and the run's decimal mark (:func:`explorer.shell.i18n.number`)."""
+    return i18n.number(x, digits)
+
+
+def num_list(values) -> str:
+    """Numbers listed in a sentence (``0.91, 0.12`` / ``0,91; 0,12``)."""
+    return i18n.list_separator().join(num(float(v)) for v in values)
+
+
 def head_name(head: tuple[int, int]) -> str:
-    """``"layer 1 head 0"``."""
-    return f"layer {head[0]} head {head[1]}"
+    """``"layer 1 head 0"`` (in the run's language)."""
+    return _("layer {layer} head {head}").format(layer=head[0], head=head[1])
+
+
+def verdict(label: str) -> str:
+    """The mechanism check's verdict in the run's language (:data:`VERDICTS`)."""
+    return _(VERDICTS[label]) if label in VERDICTS else label
 
 
 def emerged_text(step: int | None, steps: int) -> str:
     """``"at step 218"`` or ``"not within 600 steps"``."""
-    return f"at step {step}" if step is not None else f"not within {steps} steps"
+    return (_("at step {step}").format(step=step) if step is not None else
+            _("not within {steps} steps").format(steps=steps))
+
+
+def tokens_count(n: int) -> str:
+    """``"1 token"``, ``"12 tokens"``."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def steps_count(n: int) -> str:
+    """``"1 step"``, ``"120 steps"``."""
+    return _n("{n} step", "{n} steps", n).format(n=n)
+
+
+def layers_count(n: int) -> str:
+    """``"1 layer"``, ``"2 layers"``."""
+    return _n("{n} layer", "{n} layers", n).format(n=n)
 
 
 # --- sections ---------------------------------------------------------------------------------------------------
 @section
 def intro() -> None:
     """The title, what the page does, the model's formulas and the two scores."""
-    st.title("Watch attention learn")
-    st.markdown(
+    st.title(_("Watch attention learn"))
+    st.markdown(_(
         "Every other lesson shows attention *after* it was learned. Here a tiny transformer is trained in front of "
         "you, in this app's own NumPy (a hand-written backward pass, checked against finite differences and "
         "PyTorch), on a task only a two-layer circuit can solve: each sequence ends with a random run of tokens "
@@ -307,20 +351,21 @@ def intro() -> None:
         "predicted: *find where the current token occurred before, and copy the token that followed it*. That rule "
         "is an **induction head** (Olsson et al. 2022). Watch the loss, the heads' scores and their attention maps "
         "while it forms, then check what each head really does by knocking it out."
-    )
+    ))
     st.latex(r"x_0 = W_E[t] + P")
     st.latex(r"s^h = \frac{(x_l W_q^h)(x_l W_k^h)^\top}{\sqrt{d_{head}}}")
     st.latex(r"x_{l+1} = x_l + \sum_h \mathrm{softmax}(s^h + M)\, x_l W_v^h W_o^h")
     st.latex(r"\text{logits} = x_L W_U")
-    st.caption("An attention-only transformer (no MLP, no layer norm; Elhage et al. 2021): token embedding W_E, "
-               "positions P, a residual stream, per-head W_q, W_k, W_v and W_o, the causal mask M, the unembedding "
-               "W_U. Trained with Adam on the next-token cross-entropy of the positions the first copy makes "
-               "predictable (the rest of each sequence is random: no model can predict it).")
-    st.latex(r"\text{prefix-match}_h = \operatorname{mean}_{i\,\in\,\text{2nd copy}}\; w_h[i,\; i - p + 1]")
-    st.latex(r"\text{previous-token}_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
-    st.caption("p is the run's length (its period). Prefix-match: how much a head looks at the token *after* the "
-               "earlier occurrence of the current one, where an induction head looks. Previous-token: how much it "
-               "looks one token back, what the layer-0 head an induction head reads from does.")
+    st.caption(_("An attention-only transformer (no MLP, no layer norm; Elhage et al. 2021): token embedding W_E, "
+                 "positions P, a residual stream, per-head W_q, W_k, W_v and W_o, the causal mask M, the unembedding "
+                 "W_U. Trained with Adam on the next-token cross-entropy of the positions the first copy makes "
+                 "predictable (the rest of each sequence is random: no model can predict it)."))
+    st.latex(textviews.latex_words(_("prefix-match")) + r"_h = \operatorname{mean}_{i\,\in\,"
+             + textviews.latex_words(_("2nd copy")) + r"}\; w_h[i,\; i - p + 1]")
+    st.latex(textviews.latex_words(_("previous-token")) + r"_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
+    st.caption(_("p is the run's length (its period). Prefix-match: how much a head looks at the token *after* the "
+                 "earlier occurrence of the current one, where an induction head looks. Previous-token: how much it "
+                 "looks one token back, what the layer-0 head an induction head reads from does."))
 
 
 @section
@@ -330,24 +375,27 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
     n = spec.n_ctx
     roles = model.probe_roles(n, period)
     filler = n - 2 * period
-    st.plotly_chart(tfig.probe_strip(tokens, roles, title=f"one sequence: n = {n}, p = {period}"), key="tr_fig_probe")
+    st.plotly_chart(tfig.probe_strip(tokens, roles, title=_("one sequence: n = {n}, p = {p}").format(n=n, p=period)),
+                    key="tr_fig_probe")
     if spec.task == "repeat":
-        task_text = (f"Filler ({textviews.count(filler, 'token')}) then a run of {textviews.count(period, 'token')} "
-                     f"written twice. The period p is drawn for every sequence, from {min(training.P_MIN, n // 2)} "
-                     f"to {n // 2}, so the second copy starts somewhere else each time: no position can solve it.")
+        task_text = _("Filler ({filler}) then a run of {run} written twice. The period p is drawn for every sequence, "
+                      "from {lo} to {hi}, so the second copy starts somewhere else each time: no position can solve "
+                      "it.").format(filler=tokens_count(filler), run=tokens_count(period),
+                                    lo=min(training.P_MIN, n // 2), hi=n // 2)
     else:
-        task_text = (f"The fixed-period task: a run of {textviews.count(period, 'token')} written twice, in every "
-                     f"sequence (p = n / 2 = {period}, no filler). The answer for position i is always at position "
-                     "i − p + 1: a position, not a token, can solve it (the shortcut, section 4).")
-    st.caption(task_text + " Hover a cell for its token id and role.")
+        task_text = _("The fixed-period task: a run of {run} written twice, in every sequence (p = n / 2 = {p}, no "
+                      "filler). The answer for position i is always at position i − p + 1: a position, not a token, "
+                      "can solve it (the shortcut, section 4).").format(run=tokens_count(period), p=period)
+    st.caption(task_text + " " + _("Hover a cell for its token id and role."))
     labels = model.token_labels(tokens)
-    st.subheader("The untrained model's attention")
+    st.subheader(_("The untrained model's attention"))
     best_pm = float(pm[min(1, pm.shape[0] - 1):].max())
-    st.markdown(
-        f"Freshly initialised ({spec.init} init, seed {spec.seed}), each head spreads its attention over the keys "
-        f"it may see. Measured on the first training batch: best prefix-match {best_pm:.3f}, best previous-token "
-        f"score {float(prev[0].max()):.3f}; uniform attention would give {uniform_prefix_match(spec):.3f} and "
-        f"{uniform_previous(n):.3f}.")
+    st.markdown(_(
+        "Freshly initialised ({init} init, seed {seed}), each head spreads its attention over the keys it may see. "
+        "Measured on the first training batch: best prefix-match {pm}, best previous-token score {prev}; uniform "
+        "attention would give {uniform_pm} and {uniform_prev}.").format(
+        init=_(model.INIT_LABELS[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
+        uniform_pm=num(uniform_prefix_match(spec), 3), uniform_prev=num(uniform_previous(n), 3)))
     head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
 
 
@@ -373,11 +421,13 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            title = f"layer {layer} head {head}"
+            title = head_name((layer, head))
             if scores is not None:
                 pm, prev = scores
-                title += (f" · prefix {pm[layer, head]:.2f}" if layer >= 1 or L == 1 else
-                          f" · previous {prev[layer, head]:.2f}")
+                title = (_("layer {layer} head {head} · prefix {score}").format(
+                             layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
+                         _("layer {layer} head {head} · previous {score}").format(
+                             layer=layer, head=head, score=num(prev[layer, head])))
             fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
                                  mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
                                  height=MAP_HEIGHT)
@@ -385,7 +435,7 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key
 
 
 def head_series(values: np.ndarray, layers: Sequence[int], what: str) -> list[tfig.Series]:
-    """One curve per head of ``layers`` of ``values [S, L, H]``."""
+    """One curve per head of ``layers`` of ``values [S, L, H]``, named ``"{what} L{layer}H{head}"``."""
     H = values.shape[2]
     out = []
     for layer in layers:
@@ -403,33 +453,39 @@ def curves(result: RunResult) -> None:
     spec = result.spec
     j = model.jump(result)
     ln_v = math.log(spec.vocab)
-    st.caption(f"Trained on this server in {result.seconds:.1f} s ({spec.steps / max(result.seconds, 1e-9):.0f} "
-               f"steps per second): {spec.describe()}.")
+    st.caption(_("Trained on this server in {seconds} s ({rate} steps per second): {settings}.").format(
+        seconds=num(result.seconds, 1), rate=num(spec.steps / max(result.seconds, 1e-9), 0),
+        settings=spec.describe()))
     for text in jump_sentences(result, j):
         st.markdown(text)
-    vl = [(j.emerged, f"prefix-match > 0.4 at step {j.emerged}")] if j.emerged is not None else []
+    vl = ([(j.emerged, _("prefix-match > {threshold} at step {step}").format(threshold=threshold(), step=j.emerged))]
+          if j.emerged is not None else [])
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series("loss", result.loss, tfig.UNSCALED_COLOR)],
-                                    title="training loss (nats)", y_title="cross-entropy",
-                                    hlines=[(ln_v, f"ln {spec.vocab} = {ln_v:.2f}: a uniform guess")], vlines=vl,
+        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
+                                    title=_("training loss (nats)"), y_title=_("cross-entropy"),
+                                    hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
+                                        vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
                                     y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)),
                         key="tr_fig_loss")
     with right:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series("accuracy", result.accuracy, tfig.HEAD_COLORS[2])],
-                                    title="accuracy on the predictable positions", y_title="accuracy",
+        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
+                                    title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
                                     vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
     layers = list(range(1, spec.n_layers)) or [0]
-    series = head_series(result.prefix_match, layers, "prefix-match") + head_series(
-        result.previous_token, [0], "previous-token")
-    st.plotly_chart(tfig.curves(result.step, series, title="the heads' scores over training", y_title="score",
-                                hlines=[(training.EMERGENCE_THRESHOLD, "0.4")], vlines=vl, y_range=(0, 1.05),
+    series = head_series(result.prefix_match, layers, _("prefix-match")) + head_series(
+        result.previous_token, [0], _("previous-token"))
+    st.plotly_chart(tfig.curves(result.step, series, title=_("the heads' scores over training"), y_title=_("score"),
+                                hlines=[(training.EMERGENCE_THRESHOLD, threshold())], vlines=vl, y_range=(0, 1.05),
                                 height=360), key="tr_fig_scores")
-    st.caption("Solid lines: prefix-match of each head of layers ≥ 1 (layer 0's with one layer); dotted: the "
-               "previous-token score of each head of layer 0. Each point is measured on that step's batch of "
-               f"{spec.batch} sequences.")
-    numbers(pd.DataFrame({"step": result.step, "loss": result.loss, "accuracy": result.accuracy,
-                          **{s.name: s.y for s in series}}), label="Numbers: every step")
+    st.caption(_n("Solid lines: prefix-match of each head of layers ≥ 1 (layer 0's with one layer); dotted: the "
+                  "previous-token score of each head of layer 0. Each point is measured on that step's batch of "
+                  "{n} sequence.",
+                  "Solid lines: prefix-match of each head of layers ≥ 1 (layer 0's with one layer); dotted: the "
+                  "previous-token score of each head of layer 0. Each point is measured on that step's batch of "
+                  "{n} sequences.", spec.batch).format(n=spec.batch))
+    numbers(pd.DataFrame({_("step"): result.step, _("loss"): result.loss, _("accuracy"): result.accuracy,
+                          **{s.name: s.y for s in series}}), label=_("Numbers: every step"))
 
 
 def jump_sentences(result: RunResult, j: model.Jump) -> list[str]:
@@ -440,41 +496,57 @@ def jump_sentences(result: RunResult, j: model.Jump) -> list[str]:
     out = []
     if j.emerged is None:
         top = int(np.argmax(best))
-        out.append(f"**No induction head formed within {spec.steps} steps**: no head's prefix-match passed "
-                   f"{training.EMERGENCE_THRESHOLD} (the best was {best[top]:.2f}, at step {int(result.step[top])}); "
-                   f"accuracy at the end {model.final_accuracy(result):.2f}.")
+        out.append(_("**No induction head formed within {steps} steps**: no head's prefix-match passed {threshold} "
+                     "(the best was {best}, at step {step}); accuracy at the end {accuracy}.").format(
+            steps=spec.steps, threshold=threshold(), best=num(best[top]), step=int(result.step[top]),
+            accuracy=num(model.final_accuracy(result))))
         if spec.n_layers == 1:
-            out.append("With one layer this is expected: a head can only compare the current token with each key's "
-                       "own token and position, so it can find the earlier copy of the current token but not the "
-                       "token after it (section 3).")
+            out.append(_("With one layer this is expected: a head can only compare the current token with each key's "
+                         "own token and position, so it can find the earlier copy of the current token but not the "
+                         "token after it (section 3)."))
         else:
-            out.append("Try more steps, another seed, or the defaults (2 layers, 2 heads, learning rate 0.01).")
+            out.append(_("Try more steps, another seed, or the defaults (2 layers, 2 heads, learning rate {lr}).")
+                       .format(lr=i18n.general(model.DEFAULTS["lr"])))
         return out
-    plateau = (f"Until step {j.start} the loss stayed between {j.plateau_loss[0]:.2f} and {j.plateau_loss[1]:.2f} "
-               f"nats (running means; a uniform guess scores ln {spec.vocab} = {ln_v:.2f}). "
-               if j.plateau_loss is not None else "")
+    plateau = (_("Until step {start} the loss stayed between {lo} and {hi} nats (running means; a uniform guess "
+                 "scores ln {vocab} = {ln_v}).").format(start=j.start, lo=num(j.plateau_loss[0]),
+                                                         hi=num(j.plateau_loss[1]), vocab=spec.vocab, ln_v=num(ln_v))
+               + " " if j.plateau_loss is not None else "")
     if result.mechanism.label == "induction":
-        formed = (f"**An induction head formed**: the best prefix-match passed {training.EMERGENCE_THRESHOLD} at "
-                  f"step {j.emerged}, and the knockouts below confirm the mechanism.")
+        formed = _("**An induction head formed**: the best prefix-match passed {threshold} at step {step}, and the "
+                   "knockouts below confirm the mechanism.").format(threshold=threshold(), step=j.emerged)
     else:
-        formed = (f"**A head that looks like an induction head formed**: the best prefix-match passed "
-                  f"{training.EMERGENCE_THRESHOLD} at step {j.emerged}; but the check below says "
-                  f"*{result.mechanism.label}*, so it is not an induction head.")
+        formed = _("**A head that looks like an induction head formed**: the best prefix-match passed {threshold} at "
+                   "step {step}; but the check below says *{verdict}*, so it is not an induction head.").format(
+            threshold=threshold(), step=j.emerged, verdict=verdict(result.mechanism.label))
     out.append(plateau + formed)
     end = j.end if j.end is not None else int(result.step[-1])
-    until = f"Between steps {j.start} and {end}" if j.end is not None else \
-        f"From step {j.start} to the last step (it never reached {model.FORMED_PM})"
-    prev_text = (f", the previous-token score of {head_name(j.previous_head)} from {j.prev[0]:.2f} to {j.prev[1]:.2f}"
-                 if spec.n_layers > 1 else "")
-    out.append(f"{until}, the prefix-match of {head_name(j.head)} rose from {j.pm[0]:.2f} to {j.pm[1]:.2f}"
-               f"{prev_text}, and the accuracy from {j.acc[0]:.2f} to {j.acc[1]:.2f} (running means over "
-               f"{model.SMOOTH} steps).")
+    rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
+                smooth=model.SMOOTH, start=j.start, end=end, formed=i18n.general(model.FORMED_PM))
+    if spec.n_layers > 1:
+        rose.update(prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]))
+        if j.end is not None:
+            text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
+                     "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} to "
+                     "{acc1} (running means over {smooth} steps).")
+        else:
+            text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
+                     "from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, and the "
+                     "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    elif j.end is not None:
+        text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and the "
+                 "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    else:
+        text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
+                 "from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    out.append(text.format(**rose))
     if j.end is not None and j.start is not None:
         rise = j.end - j.start
-        shape = ("a sudden jump after a long plateau" if j.start > 0 and rise < j.start / 2 else
-                 "a gradual rise rather than a sudden jump")
-        out.append(f"The rise took {textviews.count(rise, 'step')} after a plateau of "
-                   f"{textviews.count(j.start, 'step')}: {shape}.")
+        if j.start > 0 and rise < j.start / 2:
+            shape = _("The rise took {rise} after a plateau of {plateau}: a sudden jump after a long plateau.")
+        else:
+            shape = _("The rise took {rise} after a plateau of {plateau}: a gradual rise rather than a sudden jump.")
+        out.append(shape.format(rise=steps_count(rise), plateau=steps_count(j.start)))
     return out
 
 
@@ -486,28 +558,28 @@ def snapshot(result: RunResult, step: int, color_scale: str) -> None:
     at = int(result.snapshot_steps[k])
     labels = model.token_labels(result.probe)
     pm, prev = result.prefix_match[at], result.previous_token[at]
-    st.caption(f"Step {at}: accuracy {result.accuracy[at]:.2f}, loss {result.loss[at]:.2f}. The probe sequence "
-               f"(period {result.probe_period}; its second copy starts at position "
-               f"{spec.n_ctx - result.probe_period}). An induction head's map shows a stripe one step right of the "
-               f"diagonal p = {result.probe_period} back; a previous-token head's, the diagonal just below the main.")
+    st.caption(_("Step {step}: accuracy {accuracy}, loss {loss}. The probe sequence (period {p}; its second copy "
+                 "starts at position {start}). An induction head's map shows a stripe one step right of the diagonal "
+                 "p = {p} back; a previous-token head's, the diagonal just below the main.").format(
+        step=at, accuracy=num(result.accuracy[at]), loss=num(result.loss[at]), p=result.probe_period,
+        start=spec.n_ctx - result.probe_period))
     head_maps(result.snapshots[k], labels, color_scale, key="tr_fig_step", scores=(pm, prev))
-    numbers({f"layer {layer} head {head}": pd.DataFrame(result.snapshots[k][layer, head], index=labels,
-                                                        columns=labels)
+    numbers({head_name((layer, head)): pd.DataFrame(result.snapshots[k][layer, head], index=labels, columns=labels)
              for layer in range(spec.n_layers) for head in range(spec.n_heads)},
-            label=f"Numbers: attention weights at step {at}")
+            label=_("Numbers: attention weights at step {step}").format(step=at))
 
 
 @section
 def mechanism_check(result: RunResult) -> None:
     """The knockout check: the accuracy with each head and each layer knocked out, and what it shows."""
     spec, mech = result.spec, result.mechanism
-    labels = ([f"layer {l_} head {h}" for l_ in range(spec.n_layers) for h in range(spec.n_heads)]
-              + [f"all of layer {l_}" for l_ in range(spec.n_layers)])
+    labels = ([head_name((l_, h)) for l_ in range(spec.n_layers) for h in range(spec.n_heads)]
+              + [_("all of layer {layer}").format(layer=l_) for l_ in range(spec.n_layers)])
     acc = np.concatenate([mech.knockout_accuracy.reshape(-1), mech.layer_knockout_accuracy])
-    st.plotly_chart(tfig.knockout_bars(labels, acc, mech.accuracy, title="accuracy with a head knocked out"),
+    st.plotly_chart(tfig.knockout_bars(labels, acc, mech.accuracy, title=_("accuracy with a head knocked out")),
                     key="tr_fig_knockout")
-    st.caption("Measured on 256 fresh sequences of the task (a knocked-out head's output is set to zero). "
-               "Red: below half the accuracy with every head.")
+    st.caption(_("Measured on 256 fresh sequences of the task (a knocked-out head's output is set to zero). "
+                 "Red: below half the accuracy with every head."))
     for text in mechanism_sentences(result):
         st.markdown(text)
 
@@ -518,46 +590,51 @@ def mechanism_sentences(result: RunResult) -> list[str]:
     acc = mech.accuracy
     out = []
     if mech.label == "not learned":
-        return [f"Accuracy on fresh sequences: {acc:.2f}, below {training.LEARNED_ACCURACY}: the model has not "
-                "learned the task, so there is no mechanism to check yet."]
+        return [_("Accuracy on fresh sequences: {accuracy}, below {learned}: the model has not learned the task, so "
+                  "there is no mechanism to check yet.").format(accuracy=num(acc),
+                                                                learned=i18n.general(training.LEARNED_ACCURACY))]
     if mech.label == "shortcut":
-        out.append(f"**This is the shortcut**: accuracy {acc:.2f} on its own task, but "
-                   f"{mech.random_period_accuracy:.2f} on sequences with a random period. The model attends to a "
-                   "position (the fixed offset p − 1 back), not to the token after the earlier occurrence; see "
-                   "section 4.")
+        out.append(_("**This is the shortcut**: accuracy {accuracy} on its own task, but {random} on sequences with a "
+                     "random period. The model attends to a position (the fixed offset p − 1 back), not to the token "
+                     "after the earlier occurrence; see section 4.").format(
+            accuracy=num(acc), random=num(mech.random_period_accuracy)))
     if spec.n_layers > 1:
         head = mech.induction_head
         li = head[0]
         k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
-        out.append(f"Knocking out all of layer 0 takes the accuracy from {acc:.2f} to {k0:.2f}; all of layer {li} "
-                   f"(where the best prefix-matching head is), to {ki:.2f}.")
+        out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
+                     "(where the best prefix-matching head is), to {ki}.").format(
+            accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
         if mech.label == "induction":
-            prev = ", ".join(f"{v:.2f}" for v in mech.previous_token[0])
-            pms = ", ".join(f"{v:.2f}" for v in mech.prefix_match[li])
-            out.append(f"So layer {li}'s heads (prefix-match {pms}) work only with what layer 0's heads "
-                       f"(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
-                       "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
-                       "knocking it out, not just a pattern that looks like it.")
+            out.append(_("So layer {layer}'s heads (prefix-match {pms}) work only with what layer 0's heads "
+                         "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
+                         "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
+                         "knocking it out, not just a pattern that looks like it.").format(
+                layer=li, pms=num_list(mech.prefix_match[li]), prev=num_list(mech.previous_token[0])))
         alone = mech.knockout_accuracy[head]
         others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
+        words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
         if alone < 0.5 * acc:
-            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) takes it "
-                       f"to {alone:.2f}: this head does the copying.")
+            out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
+                         "copying.").format(**words))
         elif others:
             names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = ", ".join(f"{mech.prefix_match[head[0], h]:.2f}" for h in others)
-            verb = "prefix-matches" if len(others) == 1 else "prefix-match"
-            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
-                       f"{alone:.2f}: {names} also {verb} ({scores}) and can do the same job. Heads can share one job "
-                       "(redundancy); knock out the whole layer to see that it is needed.")
+            scores = num_list(mech.prefix_match[head[0], h] for h in others)
+            out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
+                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
+                          "whole layer to see that it is needed.",
+                          "Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-match "
+                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
+                          "whole layer to see that it is needed.", len(others)).format(
+                names=names, scores=scores, **words))
         else:
-            out.append(f"Knocking out {head_name(head)} alone (prefix-match {mech.prefix_match[head]:.2f}) leaves "
-                       f"{alone:.2f}: the other heads make up for it. Heads can share one job (redundancy); knock out "
-                       "the whole layer to see that it is needed.")
+            out.append(_("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: the other heads make up for "
+                         "it. Heads can share one job (redundancy); knock out the whole layer to see that it is "
+                         "needed.").format(**words))
     if mech.label == "other":
-        out.append(f"Accuracy {acc:.2f} on any period, and knocking out layer 0 leaves "
-                   f"{mech.layer_knockout_accuracy[0]:.2f}: the model solves the task without the two-layer circuit "
-                   "these checks look for.")
+        out.append(_("Accuracy {accuracy} on any period, and knocking out layer 0 leaves {k0}: the model solves the "
+                     "task without the two-layer circuit these checks look for.").format(
+            accuracy=num(acc), k0=num(mech.layer_knockout_accuracy[0])))
     return out
 
 
@@ -568,31 +645,35 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
     one, many = runs_
     series = []
     for r, color in ((many, tfig.HEAD_COLORS[0]), (one, tfig.UNSCALED_COLOR)):
-        name = textviews.count(r.spec.n_layers, "layer")
-        series += [tfig.Series(f"{name}: accuracy", r.accuracy, color),
-                   tfig.Series(f"{name}: best prefix-match", model.best_prefix_match(r.prefix_match), color, "dot")]
-    st.plotly_chart(tfig.curves(main.step, series, title="the same budget, two depths", y_title="",
-                                y_range=(0, 1.05), hlines=[(0.3, "0.3")]), key="tr_fig_layers")
+        name = layers_count(r.spec.n_layers)
+        series += [tfig.Series(_("{depth}: accuracy").format(depth=name), r.accuracy, color),
+                   tfig.Series(_("{depth}: best prefix-match").format(depth=name),
+                               model.best_prefix_match(r.prefix_match), color, "dot")]
+    st.plotly_chart(tfig.curves(main.step, series, title=_("the same budget, two depths"), y_title="",
+                                y_range=(0, 1.05), hlines=[(0.3, i18n.general(0.3))]), key="tr_fig_layers")
     j_many = model.jump(many)
     a_many, a_one = model.final_accuracy(many), model.final_accuracy(one)
     best_one = float(model.smooth(one.accuracy).max())
-    many_name = textviews.count(many.spec.n_layers, "layer")
-    st.markdown(f"**{many_name.capitalize()}**: accuracy {a_many:.2f} at step {many.spec.steps}; prefix-match passed "
-                f"0.4 {emerged_text(j_many.emerged, many.spec.steps)} (verdict of the check: "
-                f"{many.mechanism.label}). **One layer**: accuracy {a_one:.2f} at step {one.spec.steps} (its best, "
-                f"smoothed: {best_one:.2f}; verdict: {one.mechanism.label}).")
+    st.markdown(_("**{depth}**: accuracy {accuracy} at step {steps}; prefix-match passed {threshold} {emerged} "
+                  "(verdict of the check: {verdict}). **One layer**: accuracy {one_accuracy} at step {one_steps} (its "
+                  "best, smoothed: {one_best}; verdict: {one_verdict}).").format(
+        depth=layers_count(many.spec.n_layers), accuracy=num(a_many), steps=many.spec.steps, threshold=threshold(),
+        emerged=emerged_text(j_many.emerged, many.spec.steps), verdict=verdict(many.mechanism.label),
+        one_accuracy=num(a_one), one_steps=one.spec.steps, one_best=num(best_one),
+        one_verdict=verdict(one.mechanism.label)))
     if one.spec.n_layers == 1 and a_one <= 0.3 and a_many > 0.5:
-        st.markdown("**One layer never gets there.** Its heads see, at each key, only that key's own token and "
-                    "position: they can find where the current token occurred before, but not which token came "
-                    "after it. That needs a first layer that writes each token's predecessor into its position (a "
-                    "previous-token head) and a second that matches on it: two layers composing (Elhage et al. "
-                    "2021; Olsson et al. 2022).")
+        st.markdown(_("**One layer never gets there.** Its heads see, at each key, only that key's own token and "
+                      "position: they can find where the current token occurred before, but not which token came "
+                      "after it. That needs a first layer that writes each token's predecessor into its position (a "
+                      "previous-token head) and a second that matches on it: two layers composing (Elhage et al. "
+                      "2021; Olsson et al. 2022)."))
     elif a_one > 0.5:
-        st.markdown(f"Here one layer reached {a_one:.2f}: with {model.TASK_LABELS[one.spec.task]}s it can solve the "
-                    "task by position alone (the shortcut of section 4), which needs no composition.")
+        st.markdown(_("Here one layer reached {accuracy}: with a {task} it can solve the task by position alone (the "
+                      "shortcut of section 4), which needs no composition.").format(
+            accuracy=num(a_one), task=_(model.TASK_LABELS[one.spec.task])))
     else:
-        st.markdown(f"Here neither depth solved the task within {main.spec.steps} steps: the comparison says "
-                    "nothing yet. Try more steps.")
+        st.markdown(_("Here neither depth solved the task within {steps} steps: the comparison says nothing yet. Try "
+                      "more steps.").format(steps=main.spec.steps))
 
 
 @section
@@ -602,43 +683,45 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
     for r in (random_run, fixed_run):
         m = r.mechanism
         lo = 1 if r.spec.n_layers > 1 else 0
-        rows.append({"task": model.TASK_LABELS[r.spec.task], "accuracy (own task)": m.accuracy,
-                     "best prefix-match": float(m.prefix_match[lo:].max()),
-                     "best previous-token (layer 0)": float(m.previous_token[0].max()),
-                     "accuracy on random periods": m.random_period_accuracy, "verdict": m.label})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in rows[0]
-                                if isinstance(rows[0][c], float)})
+        rows.append({_("task"): _(model.TASK_LABELS[r.spec.task]), _("accuracy (own task)"): m.accuracy,
+                     _("best prefix-match"): float(m.prefix_match[lo:].max()),
+                     _("best previous-token (layer 0)"): float(m.previous_token[0].max()),
+                     _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)})
+    dataframe(pd.DataFrame(rows), digits=3, hide_index=True, width="stretch")
     fm, rm = fixed_run.mechanism, random_run.mechanism
     lo = 1 if fixed_run.spec.n_layers > 1 else 0
     pm_fixed, prev_fixed = float(fm.prefix_match[lo:].max()), float(fm.previous_token[0].max())
     if fm.label == "shortcut":
-        st.markdown(f"**The fixed-period model took the shortcut.** Its best prefix-match is {pm_fixed:.2f}, yet its "
-                    f"best previous-token score is only {prev_fixed:.2f}, and on sequences with a random period its "
-                    f"accuracy falls from {fm.accuracy:.2f} to {fm.random_period_accuracy:.2f}. With p = n / 2 in "
-                    "every sequence, the answer for position i is always at position "
-                    f"i − {fixed_run.spec.n_ctx // 2 - 1}: a head can look there by position alone. It *looks* "
-                    "like an induction head (its prefix-match is high) without being one.")
+        st.markdown(_("**The fixed-period model took the shortcut.** Its best prefix-match is {pm}, yet its best "
+                      "previous-token score is only {prev}, and on sequences with a random period its accuracy falls "
+                      "from {accuracy} to {random}. With p = n / 2 in every sequence, the answer for position i is "
+                      "always at position i − {offset}: a head can look there by position alone. It *looks* like an "
+                      "induction head (its prefix-match is high) without being one.").format(
+            pm=num(pm_fixed), prev=num(prev_fixed), accuracy=num(fm.accuracy), random=num(fm.random_period_accuracy),
+            offset=fixed_run.spec.n_ctx // 2 - 1))
     else:
-        st.markdown(f"Here the fixed-period model did **not** take the shortcut (verdict: {fm.label}; accuracy "
-                    f"{fm.accuracy:.2f}, on random periods {fm.random_period_accuracy:.2f}).")
+        st.markdown(_("Here the fixed-period model did **not** take the shortcut (verdict: {verdict}; accuracy "
+                      "{accuracy}, on random periods {random}).").format(
+            verdict=verdict(fm.label), accuracy=num(fm.accuracy), random=num(fm.random_period_accuracy)))
     if rm.label == "induction":
-        st.markdown(f"The random-period model passes the check: accuracy {rm.accuracy:.2f} on any period, and "
-                    f"knocking out layer 0 (its previous-token heads) takes it to {rm.layer_knockout_accuracy[0]:.2f}.")
+        st.markdown(_("The random-period model passes the check: accuracy {accuracy} on any period, and knocking out "
+                      "layer 0 (its previous-token heads) takes it to {k0}.").format(
+            accuracy=num(rm.accuracy), k0=num(rm.layer_knockout_accuracy[0])))
     else:
-        st.markdown(f"The random-period model's verdict here is *{rm.label}* (accuracy {rm.accuracy:.2f}): train it "
-                    "longer to compare a real induction head with the shortcut.")
+        st.markdown(_("The random-period model's verdict here is *{verdict}* (accuracy {accuracy}): train it longer to "
+                      "compare a real induction head with the shortcut.").format(
+            verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
     head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
     labels = model.token_labels(fixed_run.probe)
-    left, _ = st.columns(2)
+    left, _right = st.columns(2)
     with left:
         st.plotly_chart(charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
                                        mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24,
                                        height=MAP_HEIGHT,
-                                       title=f"fixed period: {head_name(head)} at the end"),
+                                       title=_("fixed period: {head} at the end").format(head=head_name(head))),
                         key="tr_fig_shortcut_map")
-    st.caption("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
-               "offset, the same for every sequence.")
+    st.caption(_("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
+                 "offset, the same for every sequence."))
 
 
 @section
@@ -647,81 +730,95 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
     c = model.compare_scaling(scaled, unscaled)
     spec = scaled.spec
     x = scaled.step
-    st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head: loss", scaled.loss, tfig.SCALED_COLOR),
-                                    tfig.Series("no scaling: loss", unscaled.loss, tfig.UNSCALED_COLOR, "dash")],
-                                title="training loss", y_title="nats",
+    with_, without = "÷√d_head", _("no scaling")
+    st.plotly_chart(tfig.curves(x, [tfig.Series(_("{run}: loss").format(run=with_), scaled.loss, tfig.SCALED_COLOR),
+                                    tfig.Series(_("{run}: loss").format(run=without), unscaled.loss,
+                                                tfig.UNSCALED_COLOR, "dash")],
+                                title=_("training loss"), y_title=_("nats"),
                                 hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]), key="tr_fig_scale_loss")
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head", scaled.score_grad.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series("no scaling", unscaled.score_grad.mean(axis=1),
+        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.score_grad.mean(axis=1), tfig.SCALED_COLOR),
+                                        tfig.Series(without, unscaled.score_grad.mean(axis=1),
                                                     tfig.UNSCALED_COLOR, "dash")],
-                                    title="gradient reaching the scores ‖∂L/∂s‖", y_title="norm (log scale)",
+                                    title=_("gradient reaching the scores ‖∂L/∂s‖"), y_title=_("norm (log scale)"),
                                     log_y=True), key="tr_fig_scale_grad")
     with right:
-        st.plotly_chart(tfig.curves(x, [tfig.Series("÷√d_head", scaled.max_weight.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series("no scaling", unscaled.max_weight.mean(axis=1),
+        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.max_weight.mean(axis=1), tfig.SCALED_COLOR),
+                                        tfig.Series(without, unscaled.max_weight.mean(axis=1),
                                                     tfig.UNSCALED_COLOR, "dash")],
-                                    title="softmax's top weight (1 = saturated)", y_title="mean top weight",
+                                    title=_("softmax's top weight (1 = saturated)"), y_title=_("mean top weight"),
                                     y_range=(0, 1.05)), key="tr_fig_scale_top")
     st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
              r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
-    st.caption("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
-               "or cancels (w = 1), so no gradient reaches that row's scores.")
+    st.caption(_("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
+                 "or cancels (w = 1), so no gradient reaches that row's scores."))
     for text in scaling_sentences(spec, c):
         st.markdown(text)
-    numbers(pd.DataFrame({"step": x, "÷√d_head: loss": scaled.loss, "no scaling: loss": unscaled.loss,
-                          "÷√d_head: ‖∂L/∂s‖": scaled.score_grad.mean(axis=1),
-                          "no scaling: ‖∂L/∂s‖": unscaled.score_grad.mean(axis=1),
-                          "÷√d_head: top weight": scaled.max_weight.mean(axis=1),
-                          "no scaling: top weight": unscaled.max_weight.mean(axis=1)}),
-            label="Numbers: both runs, every step")
+    numbers(pd.DataFrame({_("step"): x, _("{run}: loss").format(run=with_): scaled.loss,
+                          _("{run}: loss").format(run=without): unscaled.loss,
+                          f"{with_}: ‖∂L/∂s‖": scaled.score_grad.mean(axis=1),
+                          f"{without}: ‖∂L/∂s‖": unscaled.score_grad.mean(axis=1),
+                          _("{run}: top weight").format(run=with_): scaled.max_weight.mean(axis=1),
+                          _("{run}: top weight").format(run=without): unscaled.max_weight.mean(axis=1)}),
+            label=_("Numbers: both runs, every step"))
 
 
 def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
     """What the ÷√d_k experiment measured, in sentences computed from it."""
-    out = [f"At step 0 the softmax's top weight averages {c.first_max_weight[0]:.2f} with ÷√d_head "
-           f"(d_head = {spec.d_head}, {spec.init} init) and {c.first_max_weight[1]:.2f} without; at the end, "
-           f"{c.last_max_weight[0]:.2f} and {c.last_max_weight[1]:.2f}."]
+    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init} init) "
+             "and {unscaled} without; at the end, {scaled_end} and {unscaled_end}.").format(
+        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(model.INIT_LABELS[spec.init]),
+        unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
+        unscaled_end=num(c.last_max_weight[1]))]
+    grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),
+                 early_unscaled=f"{c.early_grad[1]:.1e}".replace(".", i18n.plotly_separators()[0]))
     if c.grad_ratio >= 1:
-        out.append(f"Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
-                   f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.1f} (first tenth of the run: "
-                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled).")
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio, 1), **grads))
+    elif c.first_max_weight[1] < 0.5:
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled): at this initialisation the unscaled softmax started far from "
+                     "saturation (top weight {top} at step 0), so its larger scores pass more gradient, not less.")
+                   .format(ratio=num(c.grad_ratio), top=num(c.first_max_weight[1]), **grads))
     else:
-        why = (f": at this initialisation the unscaled softmax started far from saturation (top weight "
-               f"{c.first_max_weight[1]:.2f} at step 0), so its larger scores pass more gradient, not less"
-               if c.first_max_weight[1] < 0.5 else "")
-        out.append(f"Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
-                   f"‖∂L/∂s‖ scaled / unscaled is {c.grad_ratio:.2f} (first tenth of the run: "
-                   f"{c.early_grad[0]:.1e} scaled, {c.early_grad[1]:.1e} unscaled){why}.")
-    out.append(f"Prefix-match passed 0.4 {emerged_text(c.emerged[0], spec.steps)} with the scaling and "
-               f"{emerged_text(c.emerged[1], spec.steps)} without; accuracy at the end {c.final_accuracy[0]:.2f} and "
-               f"{c.final_accuracy[1]:.2f}.")
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio), **grads))
+    out.append(_("Prefix-match passed {threshold} {scaled} with the scaling and {unscaled} without; accuracy at the "
+                 "end {accuracy} and {accuracy_unscaled}.").format(
+        threshold=threshold(), scaled=emerged_text(c.emerged[0], spec.steps),
+        unscaled=emerged_text(c.emerged[1], spec.steps), accuracy=num(c.final_accuracy[0]),
+        accuracy_unscaled=num(c.final_accuracy[1])))
     if c.collapsed[1] and not c.collapsed[0]:
-        out.append(f"**Without the scaling the run learned and then fell apart**: its accuracy reached "
-                   f"{c.best_accuracy[1]:.2f}, then dropped to {c.final_accuracy[1]:.2f} as its scores grew and the "
-                   f"softmax saturated (top weight {c.last_max_weight[1]:.2f}). With the scaling it ended at "
-                   f"{c.final_accuracy[0]:.2f}.")
+        out.append(_("**Without the scaling the run learned and then fell apart**: its accuracy reached {best}, then "
+                     "dropped to {final} as its scores grew and the softmax saturated (top weight {top}). With the "
+                     "scaling it ended at {scaled}.").format(
+            best=num(c.best_accuracy[1]), final=num(c.final_accuracy[1]), top=num(c.last_max_weight[1]),
+            scaled=num(c.final_accuracy[0])))
     if c.emerged[1] is None and c.emerged[0] is not None:
         saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
+        words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
         if saturated and starved:
-            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
-                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0) and its scores got "
-                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run). That is the "
-                       "lessons' claim about ÷√d_k, measured.")
+            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
+                     "(top weight {top} at step 0) and its scores got {ratio}× less gradient than the scaled run's "
+                     "(median over the run). That is the lessons' claim about ÷√d_k, measured.")
         elif saturated:
-            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its softmax started "
-                       f"saturated (top weight {c.first_max_weight[1]:.2f} at step 0).")
+            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
+                     "(top weight {top} at step 0).")
         elif starved:
-            out.append(f"**Without the scaling it never learned within {spec.steps} steps**: its scores got "
-                       f"{c.grad_ratio:.1f}× less gradient than the scaled run's (median over the run).")
+            text = _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× less "
+                     "gradient than the scaled run's (median over the run).")
         else:
-            out.append(f"**Without the scaling it never learned within {spec.steps} steps**, although its softmax "
-                       "did not start saturated and its scores got no less gradient.")
+            text = _("**Without the scaling it never learned within {steps} steps**, although its softmax did not "
+                     "start saturated and its scores got no less gradient.")
+        out.append(text.format(**words))
     if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
-        out.append("Here the unscaled run ended ahead: at this width and initialisation its larger scores "
-                   "sharpen attention sooner, and they did not saturate within these steps. Try the unit-variance "
-                   "initialisation or a wider d_head.")
+        out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
+                     "attention sooner, and they did not saturate within these steps. Try the unit-variance "
+                     "initialisation or a wider d_head."))
     return out
 
 
@@ -733,31 +830,37 @@ def context(results: tuple[RunResult, ...]) -> None:
                           tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)]) for i, r in enumerate(results)]
     series = [replace(s, x=r.step) for s, r in zip(series, results, strict=True)]
     longest = max(results, key=lambda r: len(r.step))
-    st.plotly_chart(tfig.curves(longest.step, series, title="best prefix-match, per context length", y_title="score",
-                                hlines=[(training.EMERGENCE_THRESHOLD, "0.4")], y_range=(0, 1.05)),
+    st.plotly_chart(tfig.curves(longest.step, series, title=_("best prefix-match, per context length"),
+                                y_title=_("score"), hlines=[(training.EMERGENCE_THRESHOLD, threshold())],
+                                y_range=(0, 1.05)),
                     key="tr_fig_context")
-    st.caption("Each run stops 50 steps after its prefix-match passes 0.4 (or at the step budget).")
-    st.dataframe(pd.DataFrame({"n (context length)": list(g.n),
-                               "steps to prefix-match > 0.4": [str(e) if e is not None else f"> {g.steps}"
-                                                               for e in g.emerged]}),
-                 hide_index=True, width="stretch")
-    found = ", ".join(f"n = {n}: {emerged_text(e, g.steps)}" for n, e in zip(g.n, g.emerged, strict=True))
-    st.markdown(f"Measured here: {found}.")
+    st.caption(_("Each run stops 50 steps after its prefix-match passes {threshold} (or at the step budget).")
+               .format(threshold=threshold()))
+    dataframe(pd.DataFrame({_("n (context length)"): list(g.n),
+                            _("steps to prefix-match > {threshold}").format(threshold=threshold()):
+                                [str(e) if e is not None else f"> {g.steps}" for e in g.emerged]}),
+              hide_index=True, width="stretch")
+    found = i18n.list_separator().join(f"n = {n}: {emerged_text(e, g.steps)}"
+                                       for n, e in zip(g.n, g.emerged, strict=True))
+    st.markdown(_("Measured here: {found}.").format(found=found))
     if g.exponent is not None:
-        local = "; ".join(f"n = {a} → {b}: ×{r:.2f} (k = {k:.2f})" for a, b, r, k in g.pairs)
-        st.markdown(f"Fitting steps ∝ n^k to the lengths that formed gives **k = {g.exponent:.2f}: {g.verdict}** "
-                    f"(k = 1 is linear, k = 2 quadratic). Step by step: {local}.")
-    st.latex(r"\text{steps}(n) \propto n^{k},\qquad k = \frac{\Delta \ln \text{steps}}{\Delta \ln n}")
+        local = "; ".join(f"n = {a} → {b}: ×{num(r)} (k = {num(k)})" for a, b, r, k in g.pairs)
+        st.markdown(_("Fitting steps ∝ n^k to the lengths that formed gives **k = {k}: {verdict}** (k = 1 is linear, "
+                      "k = 2 quadratic). Step by step: {local}.").format(k=num(g.exponent), verdict=_(g.verdict),
+                                                                         local=local))
+    st.latex(r"\text{steps}(n) \propto n^{k},\qquad k = \frac{\Delta \ln \text{steps}}{\Delta \ln n}"
+             .replace(r"\text{steps}", textviews.latex_words(_("steps"))))
     missing = [(n, e) for n, e in zip(g.n, g.emerged, strict=True) if e is None]
     if missing:
-        st.markdown(f"{', '.join(f'n = {n}' for n, _ in missing)} did not get there within {g.steps} steps: raise the "
-                    "step budget to measure it.")
-    st.markdown("Published claims to compare with: Musat et al. (2025, arXiv 2511.01033) prove, for a minimal "
-                "model of this task, that the time until an induction head emerges grows **quadratically** with "
-                "the context length; Aoyama et al. (2025, arXiv 2511.16893) predict the formation point from the "
-                "batch size and the context size together. This page's model is not theirs (Adam, learned "
-                "positions, the loss on the second copy only), so the numbers above are what this setup does, "
-                "measured, to set against those claims.")
+        st.markdown(_n("{lengths} did not get there within {steps} steps: raise the step budget to measure it.",
+                       "{lengths} did not get there within {steps} steps: raise the step budget to measure them.",
+                       len(missing)).format(lengths=", ".join(f"n = {n}" for n, _e in missing), steps=g.steps))
+    st.markdown(_("Published claims to compare with: Musat et al. (2025, arXiv 2511.01033) prove, for a minimal "
+                  "model of this task, that the time until an induction head emerges grows **quadratically** with "
+                  "the context length; Aoyama et al. (2025, arXiv 2511.16893) predict the formation point from the "
+                  "batch size and the context size together. This page's model is not theirs (Adam, learned "
+                  "positions, the loss on the second copy only), so the numbers above are what this setup does, "
+                  "measured, to set against those claims."))
 
 
 @cached(max_entries=2)  # a few KB an entry; the model forward is the cost (seconds, once per seed)
@@ -777,28 +880,35 @@ def real_model_heads(seed: int, period: int = 20) -> model.RealHeads | None:
 @section
 def bridge(rh: model.RealHeads, link: str) -> None:
     """The real model's own induction and previous-token heads, measured with this page's two scores."""
-    ind = ", ".join(f"{head_name(h[:2])} ({h[2]:.2f})" for h in rh.top_induction)
-    prev = ", ".join(f"{head_name(h[:2])} ({h[2]:.2f})" for h in rh.top_previous)
+    sep = i18n.list_separator()
+    ind = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_induction)
+    prev = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_previous)
     layers = sorted({h[0] for h in rh.top_induction})
-    st.markdown(f"Measured now on SmolLM2-135M reading a random run of {rh.period} token ids written twice "
-                f"({rh.n_tokens} tokens): its top prefix-matching heads are {ind}, in "
-                f"{'layer' if len(layers) == 1 else 'layers'} {', '.join(map(str, layers))} of 30; its top "
-                f"previous-token heads are {prev}. The same two scores as above, on a model trained on real text.")
+    st.markdown(_n("Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
+                   "tokens): its top prefix-matching heads are {induction}, in layer {layers} of 30; its top "
+                   "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
+                   "text.",
+                   "Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
+                   "tokens): its top prefix-matching heads are {induction}, in layers {layers} of 30; its top "
+                   "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
+                   "text.", len(layers)).format(period=rh.period, n=rh.n_tokens, induction=ind,
+                                                 layers=", ".join(map(str, layers)), previous=prev))
     earlier = all(p[0] < min(layers) for p in rh.top_previous)
     if earlier:
-        st.markdown("Every one of those previous-token heads sits in an earlier layer than every induction head: "
-                    "the order the two-layer circuit needs.")
+        st.markdown(_("Every one of those previous-token heads sits in an earlier layer than every induction head: "
+                      "the order the two-layer circuit needs."))
     else:
-        st.markdown("Not every previous-token head sits before the induction heads here: a big model has many "
-                    "ways to bring the previous token forward.")
+        st.markdown(_("Not every previous-token head sits before the induction heads here: a big model has many "
+                      "ways to bring the previous token forward."))
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title="SmolLM2: prefix-match per head"),
+        st.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
                         key="tr_fig_real_prefix")
     with right:
-        st.plotly_chart(tfig.head_scores_grid(rh.previous_token, title="SmolLM2: previous-token per head"),
+        st.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
                         key="tr_fig_real_previous")
-    st.markdown(f"[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
+    st.markdown(_("[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
+                .format(link=link))
 
 
 def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:

