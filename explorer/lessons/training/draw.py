@@ -391,10 +391,10 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
     st.subheader(_("The untrained model's attention"))
     best_pm = float(pm[min(1, pm.shape[0] - 1):].max())
     st.markdown(_(
-        "Freshly initialised ({init} init, seed {seed}), each head spreads its attention over the keys it may see. "
+        "Freshly initialised ({init}, seed {seed}), each head spreads its attention over the keys it may see. "
         "Measured on the first training batch: best prefix-match {pm}, best previous-token score {prev}; uniform "
         "attention would give {uniform_pm} and {uniform_prev}.").format(
-        init=_(model.INIT_LABELS[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
+        init=_(model.INIT_PHRASES[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
         uniform_pm=num(uniform_prefix_match(spec), 3), uniform_prev=num(uniform_previous(n), 3)))
     head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
 
@@ -766,9 +766,9 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
 
 def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
     """What the ÷√d_k experiment measured, in sentences computed from it."""
-    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init} init) "
+    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init}) "
              "and {unscaled} without; at the end, {scaled_end} and {unscaled_end}.").format(
-        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(model.INIT_LABELS[spec.init]),
+        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(model.INIT_PHRASES[spec.init]),
         unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
         unscaled_end=num(c.last_max_weight[1]))]
     grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),

@@ -54,8 +54,11 @@ DEFAULTS = dict(seed=0, n_layers=2, n_heads=2, d_model=32, d_head=16, n_ctx=32, 
                 lr=0.01, task="repeat", scale=True, init="lesson", positions="learned",
                 scale_d_head=64, scale_init="lesson", context_steps=1000)
 TASK_LABELS = {"repeat": N_("random period"), "repeat_fixed": N_("fixed period")}  # shown translated: _(…)
-INIT_LABELS = {"lesson": N_("lesson"), "unit-variance": N_("unit-variance")}
-POSITION_LABELS = {"learned": N_("learned"), "sinusoidal": N_("sinusoidal"), "none": N_("no")}
+INIT_LABELS = {"lesson": N_("lesson"), "unit-variance": N_("unit-variance")}  # the page's options
+INIT_PHRASES = {"lesson": N_("lesson init"), "unit-variance": N_("unit-variance init")}  # in a sentence
+POSITION_LABELS = {"learned": N_("learned"), "sinusoidal": N_("sinusoidal")}  # the page's options
+POSITION_PHRASES = {"learned": N_("learned positions"), "sinusoidal": N_("sinusoidal positions"),
+                    "none": N_("no positions")}  # in a sentence
 PLATEAU_PM = 0.2
 """Prefix-match at or below this is "on the plateau" (a jump starts at the last such step)."""
 FORMED_PM = 0.8
@@ -161,12 +164,12 @@ class RunSpec:
     def describe(self) -> str:
         """One line naming the run's settings (plain text, in the run's language)."""
         return _("{layers} × {heads}, d_model {d_model}, d_head {d_head}, vocab {vocab}, n {n}, {task}, {scaling}, "
-                 "{init} init, {positions} positions, batch {batch}, Adam lr {lr}, {steps} steps, seed {seed}").format(
+                 "{init}, {positions}, batch {batch}, Adam lr {lr}, {steps} steps, seed {seed}").format(
             layers=_n("{n} layer", "{n} layers", self.n_layers).format(n=self.n_layers),
             heads=_n("{n} head", "{n} heads", self.n_heads).format(n=self.n_heads), d_model=self.d_model,
             d_head=self.d_head, vocab=self.vocab, n=self.n_ctx, task=_(TASK_LABELS[self.task]),
-            scaling="÷√d_head" if self.scale else _("no scaling"), init=_(INIT_LABELS[self.init]),
-            positions=_(POSITION_LABELS[self.positions]), batch=self.batch, lr=i18n.general(self.lr), steps=self.steps,
+            scaling="÷√d_head" if self.scale else _("no scaling"), init=_(INIT_PHRASES[self.init]),
+            positions=_(POSITION_PHRASES[self.positions]), batch=self.batch, lr=i18n.general(self.lr), steps=self.steps,
             seed=self.seed)
 
 
