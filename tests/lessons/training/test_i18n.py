@@ -40,6 +40,8 @@ STATES = {
     "shortcut": (QUICK, ("tr_train", "tr_run_shortcut"), "The fixed-period model took the shortcut"),
     "shortcut-task": ({**QUICK, "tr_task": "repeat_fixed"}, ("tr_train",), "The fixed-period task"),
     "scaling": ({**QUICK, "tr_sc_d_head": "32"}, ("tr_train", "tr_run_scaling"), "At step 0 the softmax's top"),
+    "context": ({"tr_ctx_steps": "400"}, ("tr_run_context",), "Measured here: n = 16"),
+    "real-model": (dict(), ("tr_real",), "Measured now on SmolLM2-135M"),
     "too-big": (TOO_BIG, (), "times as long as a run at the defaults"),
     "bad-link": (BAD_LINK, (), "is not valid"),
 }
