@@ -22,14 +22,11 @@ D = M.DEFAULTS
 ss = st.session_state
 
 
-def select(label: str, options, key: str, default, help: str, fmt=None):
-    """A select slider bound to the link, with the link check (a value not among ``options`` warns). ``fmt`` shows
-    an option as the link writes it (Streamlit's binding puts the shown option in the link, so it is never
-    translated)."""
-    value = st.select_slider(label, options, default, key=key, bind="query-params", help=help,
-                             **({"format_func": fmt} if fmt is not None else {}))
-    shown = fmt(value) if fmt is not None else value
-    controls.check_link(key, shown, controls.one_of([fmt(o) if fmt else o for o in options]))
+def select(label: str, options, key: str, default, help: str):
+    """A select slider of whole numbers bound to the link, with the link check (a value not among ``options``
+    warns)."""
+    value = st.select_slider(label, options, default, key=key, bind="query-params", help=help)
+    controls.check_link(key, value, controls.one_of(options))
     return value
 
 
@@ -79,9 +76,10 @@ with st.expander(_("More settings: vocabulary, batch, learning rate, ÷√d_head
         vocab = select(_("Vocabulary"), M.VOCAB_CHOICES, "tr_vocab", D["vocab"], _("Token ids 0 … vocab − 1."))
         batch = select(_("Batch"), M.BATCH_CHOICES, "tr_batch", D["batch"], _("Sequences per training step."))
     with e2:
-        lr = select(_("Adam learning rate"), M.LR_CHOICES, "tr_lr", D["lr"],
-                    _("Adam's step size (β = {b1}, {b2}).").format(b1=i18n.general(0.9), b2=i18n.general(0.999)),
-                    fmt=lambda v: f"{v:g}")
+        lr = float(controls.option_control(  # the link holds 0.01 in every language, the slider shows 0,01
+            "select_slider", _("Adam learning rate"), {f"{v:g}": i18n.general(v) for v in M.LR_CHOICES},
+            key="tr_lr", default=f"{D['lr']:g}",
+            help=_("Adam's step size (β = {b1}, {b2}).").format(b1=i18n.general(0.9), b2=i18n.general(0.999))))
         scale = st.toggle(_("Divide the scores by √d_head"), D["scale"], key="tr_scale", bind="query-params",
                           help=_("Off: the softmax gets q·k itself (section 5 trains both)."))
         controls.check_link("tr_scale", scale, _("true or false"))

@@ -142,11 +142,16 @@ def test_the_link_keeps_the_language_and_the_option_codes():
     assert at.query_params["lang"] == "pt" and at.query_params["tr_init"] == "unit-variance"  # the code, not the label
     at.radio(key="tr_positions").set_value("sinusoidal").run()
     assert at.query_params["tr_positions"] == "sinusoidal" and at.query_params["lang"] == "pt"
+    lr = at.select_slider(key="tr_lr")  # shown with the decimal comma, held in the link with the point
+    assert list(lr.options) == ["0,001", "0,003", "0,01", "0,03"] and lr.value == "0.01"
+    lr.set_value("0.003").run()
+    assert_clean(at)
+    assert at.query_params["tr_lr"] == "0.003" and at.query_params["lang"] == "pt"
     # a Turkish page opened from that link keeps every value and shows it in Turkish
     tr = app_at(PAGE, query={**dict(at.query_params), "lang": "tr"})
     assert_clean(tr)
     assert not [w.value for w in tr.warning if "tr_" in w.value]
-    assert tr.radio(key="tr_init").value == "unit-variance"
+    assert tr.radio(key="tr_init").value == "unit-variance" and tr.select_slider(key="tr_lr").value == "0.003"
     assert list(tr.radio(key="tr_positions").options) == ["öğrenilmiş", "sinüzoidal"]
     # the link to the real-model lesson keeps the language
     link = next(m.value for m in tr.main.markdown if "Gerçek bir modelin içinde" in m.value)
