@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import lesson
@@ -46,6 +48,15 @@ def figures(at: AppTest) -> dict[str, dict]:
         key = el.proto.id.rsplit("-", 1)[-1] if el.proto.id else str(i)
         out[key] = json.loads(el.proto.spec)
     return out
+
+
+def figure_array(values) -> np.ndarray:
+    """A figure's data array, plain list or Plotly's base64 typed array (``{"dtype", "bdata", "shape"}``)."""
+    if isinstance(values, dict):
+        out = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float)
+        shape = values.get("shape")
+        return out.reshape([int(k) for k in str(shape).split(",")]) if shape else out
+    return np.array(values, dtype=float)
 
 
 def layout(at: AppTest, node=None, depth: int = 0) -> list[tuple[int, str, str]]:

@@ -27,6 +27,7 @@ import streamlit as st
 from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
 from explorer.lessons.multihead.model import MultiHead
+from explorer.lessons.real_model.model import link as real_model_link
 from explorer.shell import charts
 from explorer.shell.cache import cached, section
 from explorer.shell.tables import dataframe, numbers
@@ -376,7 +377,27 @@ def diagnostics(mh: MultiHead) -> None:
             st.info(f"With {n_heads} heads (d_head = {v.d_head}) the head-to-head matrix is not computed: it would "
                     f"be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most "
                     f"{smh.OVERLAP_MAX_HEADS} heads to see it.")
+    st.info(random_weights_note(sc.head_entropy, sc.overlap, n, is_causal=sc.is_causal), icon="🎲")
     st.subheader("One query, every head")
+
+
+def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n: int, *, is_causal: bool) -> str:
+    """What part 4 shows is random weights, with this run's numbers: the heads' mean entropy as a share of the
+    uniform level (the dashed line of the entropy chart) and the mean overlap of two different heads; and where
+    trained heads are (the real model's lesson)."""
+    ceiling = float(np.mean(np.log(np.arange(1, n + 1)))) if is_causal else float(np.log(n))
+    parts = []
+    if ceiling > 0:
+        parts.append(f"their entropy averages {fmt(100 * float(np.mean(head_entropy)) / ceiling, 0)}% of the "
+                     "uniform level")
+    if overlap is not None and overlap.shape[0] > 1:
+        off = overlap[~np.eye(overlap.shape[0], dtype=bool)]
+        parts.append(f"two different heads overlap {fmt(float(off.mean()), 2)} on average")
+    measured = (": here " + " and ".join(parts)) if parts else ""
+    return ("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
+            f"ones{measured}. Nothing taught them a job. To see heads that learned one (a previous-token head, an "
+            f"induction head, a sink), open [A real model's heads]({real_model_link()}), every head of a trained "
+            "model on your own prompt.")
 
 
 def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None],

@@ -10,7 +10,7 @@ import streamlit as st
 
 import attention as A
 from explorer.lessons.multihead import model as smh
-from tests.apptest_utils import app_at, assert_clean, figures, layout, lesson_page
+from tests.apptest_utils import app_at, assert_clean, figure_array, figures, layout, lesson_page
 
 PAGE = "multihead"
 TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
@@ -283,3 +283,34 @@ def test_a_replayed_page_keeps_its_layout():
     assert (1, "Column", "") in fresh and any(d == 2 and key == "mh_fig_concat" for d, _, key in fresh)
     at.run()
     assert layout(at) == fresh
+
+
+def _entropy(w: np.ndarray) -> np.ndarray:
+    logs = np.log(np.where(w > 0, w, 1.0))
+    return -(w * logs).sum(axis=-1).mean(axis=-1)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_part_4_says_the_weights_are_random_with_this_runs_numbers(is_causal):
+    """Issue 30: "What each head does" runs on random weights and says so, with the live entropy share and overlap,
+    and points to the real model's heads."""
+    at = app_at(PAGE, query={"mh_causal": "true"} if is_causal else None)
+    assert_clean(at)
+    (note,) = [i.value for i in at.info if "random weights" in i.value]
+    figs = figures(at)  # the numbers the note must agree with: the entropy bars and the overlap map beside it
+    entropy = figure_array(figs["mh_fig_entropy"]["data"][0]["y"])
+    overlap_map = figure_array(figs["mh_fig_similarity"]["data"][0]["z"])
+    n = len(TOKENS)
+    ceiling = np.mean(np.log(np.arange(1, n + 1))) if is_causal else np.log(n)
+    share = 100 * entropy.mean() / ceiling
+    overlap = overlap_map[~np.eye(len(overlap_map), dtype=bool)].mean()
+    assert f"averages {share:.0f}% of the uniform level" in note
+    assert f"overlap {overlap:.2f} on average" in note
+    assert "](./real-model" in note
+
+
+def test_the_random_weights_note_with_one_token_and_one_head():
+    from explorer.lessons.multihead.draw import random_weights_note
+
+    note = random_weights_note(np.array([0.0]), np.ones((1, 1)), 1, is_causal=False)
+    assert "random weights" in note and "%" not in note and "overlap" not in note
