@@ -110,7 +110,11 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int]) -> dict:
     n = len(labels)
     if len(phone_ticks) >= n:
         return dict(tickmode="array", tickvals=list(range(n)), ticktext=list(labels))
-    return dict(tickmode="auto", tick0=0, labelalias={str(i): label for i, label in enumerate(labels)})
+    # Zoomed in, Plotly's automatic ticks step by 0.5 and would print the raw positions between the tokens
+    # ("3.5", "-0,5"): those labels are blank, in either decimal mark (issue 30).
+    signs = {0: ("", "-", "\u2212")}  # Plotly writes "−0.5" with the minus sign U+2212
+    halves = {f"{sign}{i}{mark}5": "" for i in range(n) for mark in ".," for sign in signs.get(i, ("",))}
+    return dict(tickmode="auto", tick0=0, labelalias={**halves, **{str(i): label for i, label in enumerate(labels)}})
 
 
 def auto_tick_labels(lo: float, hi: float) -> list[str]:
