@@ -111,7 +111,7 @@ def test_every_token_is_labelled_while_a_phone_holds_the_labels_and_narrow_maps_
     assert {k: v for k, v in x.labelalias.items() if v} == {str(i): label for i, label in enumerate(labels)}
     assert y.ticktext[0] == labels[0] and y.ticktext[-1] == labels[-1] and len(y.ticktext) < 34
     escaped = heatmap(np.zeros((34, 34)), ["<b>x</b>"] * 34, ["<b>x</b>"] * 34)
-    assert set(escaped.layout.xaxis.labelalias.values()) == {"&lt;b&gt;x&lt;/b&gt;"}  # labels are text
+    assert set(escaped.layout.xaxis.labelalias.values()) - {""} == {"&lt;b&gt;x&lt;/b&gt;"}  # labels are text
     dims = [f"dim {j}" for j in range(128)]
     narrow = heatmap(np.zeros((6, 128)), labels[:6], dims, col_name="dim", max_xticks=12)
     assert narrow.layout.xaxis.labelalias["0"] == "dim 0" and narrow.layout.xaxis.labelalias["127"] == "dim 127"
