@@ -204,7 +204,8 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
                    if not run.sampling.is_greedy else "; greedy always takes rank 1."))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))  # every row
     if state.stopped:
-        st.info(f"The model chose `<|im_end|>` (id {c.eos_id}), the end-of-sequence token: generation stops there. "
+        st.info(f"The model chose `{piece[c.eos_id]}` (id {c.eos_id}), the end-of-sequence token: generation stops "
+                "there. "
                 "Nothing would follow it, so it is not read back and adds no row to the cache.", icon="🛑")
     elif at_limit:
         st.info(f"This page stops at {model.MAX_STEPS} generated tokens (with a prompt of at most "
@@ -323,8 +324,9 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     diff_head = model.max_difference(cached_row, full_row)
     if run.steps == 0:
         st.info("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
-                "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
-                "Generate a token.", icon="👉")
+                "recomputation does, so there is no cached step to compare yet"
+                + (" (the difference is exactly 0)" if view.difference_all == 0.0 else "") + ". Generate a token.",
+                icon="👉")
     st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
                                         title=f"query head {head}, layer {layer}: the new row both ways"),
                     key="kv_fig_compare")
