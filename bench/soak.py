@@ -53,7 +53,7 @@ PLAN = {
     "two_sentences": ({**BIG, "two_sentence": SENTENCE_B}, "two_shuffle_seed", "number"),
     "quiz": (BIG, "seed", "number"),
     "real_model": ({}, "rm_seed", "number"),
-    "kv_cache": ({}, "kv_seed", "number"),
+    "kv_cache": ({}, "kv_top_k", "number"),
 }
 REAL_MODEL = {"real_model", "kv_cache"}
 

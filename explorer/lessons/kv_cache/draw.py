@@ -5,14 +5,18 @@
   picklable, so it is an ``st.cache_resource`` (shared, never copied; the cache is read-only and safe to share
   between sessions) and *incremental*: the state of step ``s`` extends the cached state of step ``s - 1`` by one
   forward pass of one token (``forward([token], cache=…)``), which is what one more click costs.
-* :func:`full_rows` — the full recomputation for the comparison (one forward pass over the whole sequence,
-  the last query row of every head), ``st.cache_data`` per sequence: a layer or head change recomputes nothing.
+* :func:`cache_view_data` — everything :func:`cache_view` draws for one layer and key/value head (the labels, K
+  and V from the cache, the new query rows both ways, the largest difference), ``st.cache_data`` per (run, layer,
+  key/value head). Its full recomputation is the door's cached forward pass
+  (:func:`explorer.shell.real_model.forward`, per sequence): a layer or head change runs the model again never.
 
 The sections take the model as ``_model`` (not hashed) and the page's :class:`~explorer.lessons.kv_cache.model.Run`
 (hashed by its fields) plus the widget values they depend on.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -49,12 +53,6 @@ decode_state = st.cache_resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_
                                  hash_funcs=key_hash_funcs(_decode_state))(_decode_state)
 
 
-@cached(max_entries=64)
-def full_rows(_model: llama.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
-    """:func:`model.full_last_rows`: ``[n_layers, n_heads, n]`` float32 (69 kB at 64 tokens)."""
-    return model.full_last_rows(_model, ids)
-
-
 def state_of(_model: llama.LlamaModel, run: model.Run) -> model.DecodeState:
     return decode_state(_model, run.prompt_ids, run.sampling, run.steps)
 
@@ -71,8 +69,9 @@ def title() -> None:
 
 
 @section
-def intro(config: llama.LlamaConfig) -> None:
-    """The idea, the formula (the model's sizes from its config) and the honest note."""
+def intro(config: llama.LlamaConfig, storage: rm.WeightStorage | None) -> None:
+    """The idea, the formula (the model's sizes from its config) and the honest note (how the weights file
+    stores them: ``storage``, :func:`explorer.shell.real_model.weight_storage`)."""
     st.markdown(
         "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and "
         "in every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. "
@@ -88,9 +87,47 @@ def intro(config: llama.LlamaConfig) -> None:
              + r"}}\right) V")
     st.caption(
         "Computed by this page, not looked up: every token, probability and number below comes from running the "
-        "model here, in NumPy float32. The model's weights are stored 4-bit quantized (Q4_1) and widened to "
-        "float32, so the numbers are close to, not identical with, the full-precision model's."
+        "model here, in NumPy float32. " + storage_note(storage)
     )
+
+
+TYPE_WORDS = {"Q4_0": "4-bit codes", "Q4_1": "4-bit codes", "Q5_0": "5-bit codes", "Q5_1": "5-bit codes",
+              "Q8_0": "8-bit codes", "F16": "float16", "BF16": "bfloat16", "F32": "float32"}
+"""How a GGUF tensor type is said in words (a type not listed is said by its name)."""
+
+
+def _percent(share: float) -> str:
+    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there)."""
+    pct = 100 * share
+    return f"{pct:.0f}%" if pct >= 1 else f"{pct:.2f}%"
+
+
+def _stored(ggml_type: str) -> str:
+    words = TYPE_WORDS.get(ggml_type)
+    return f"{words} ({ggml_type}" if words else ggml_type + " ("
+
+
+def storage_note(storage: rm.WeightStorage | None) -> str:
+    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read):
+
+    ``"The weights file stores the token embedding (21% of the parameters; tied: it is also the output matrix
+    behind every logit) as 8-bit codes (Q8_0), and the other parameters as 4-bit codes (Q4_1, 79%) and float32
+    (F32, 0.03%). …"``
+    """
+    widened = ("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
+               "with, the full-precision model's.")
+    if storage is None:
+        return "The weights are read from a quantized file. " + widened
+    emb = storage.embedding_type
+    emb_share = storage.embedding_params / storage.total
+    tied = ("; tied: it is also the output matrix behind every logit" if storage.tied else "")
+    rest = dict(storage.params)
+    rest[emb] -= storage.embedding_params
+    others = [f"{_stored(t)}, {_percent(n / storage.total)})" for t, n in rest.items() if n > 0]
+    other_text = (", and the other parameters as " + (", ".join(others[:-1]) + " and " + others[-1]
+                                                      if len(others) > 1 else others[0]) if others else "")
+    return (f"The weights file stores the token embedding ({_percent(emb_share)} of the parameters{tied}) as "
+            f"{_stored(emb)}){other_text}. " + widened)
 
 
 def _status(choice: model.Choice, read: bool, at_limit: bool) -> str:
@@ -103,6 +140,34 @@ def _status(choice: model.Choice, read: bool, at_limit: bool) -> str:
     return "next (read on the next step)"
 
 
+def pending_marker(pending: bytes) -> str:
+    """What the text shows where a character is not finished yet: ``⟨+2 bytes pending⟩`` (``""`` for none)."""
+    if not pending:
+        return ""
+    return f"⟨+{count(len(pending), 'byte')} pending⟩"
+
+
+def utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 character that begins with the byte ``lead`` (2 for ``0xC2…0xDF``, 3, 4; else 1)."""
+    return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
+
+
+def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
+    """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
+    hex_bytes = " ".join(f"{b:02x}" for b in pending)
+    total = utf8_length(pending[0])
+    first = (f"{pending_marker(pending)}: the tokens read so far end inside a character, with {len(pending)} of its "
+             f"{total} UTF-8 bytes (`{hex_bytes}`); ")
+    if ended:
+        return first + ("the model ended the text here (end of sequence), so that character is never finished. "
+                        "The page shows no character the model did not write.")
+    if at_limit:
+        return first + (f"the page stops at {model.MAX_STEPS} generated tokens, before it is finished. The page "
+                        "shows no character the model did not write.")
+    return first + ("it shows once the tokens with its other bytes are generated, never as a replacement "
+                    "character the model did not write.")
+
+
 @section
 def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
@@ -111,10 +176,13 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     c = _model.config
     st.caption(f"{count(run.n_prompt, 'prompt token')} + {run.steps} generated = {count(run.n, 'token')} in the "
                f"cache · {run.sampling.describe()}")
-    st.code(_model.decode(list(state.ids)), language=None, wrap_lines=True)
+    text = _model.decode_partial(list(state.ids))  # complete characters + the bytes of one not finished yet
+    st.code(text.text + pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                "them (␣ = a space, ↵ = a new line):")
     st.text(" | ".join(rm.visible_piece(p) for p in pieces))
+    if text.pending:
+        st.caption(pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 
     at_limit = state.steps >= model.MAX_STEPS
     shown = sorted({i for choice in state.choices for i in (choice.token_id, *choice.top_ids)})
@@ -136,7 +204,8 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
                    if not run.sampling.is_greedy else "; greedy always takes rank 1."))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))  # every row
     if state.stopped:
-        st.info(f"The model chose `<|im_end|>` (id {c.eos_id}), the end-of-sequence token: generation stops there. "
+        st.info(f"The model chose `{piece[c.eos_id]}` (id {c.eos_id}), the end-of-sequence token: generation stops "
+                "there. "
                 "Nothing would follow it, so it is not read back and adds no row to the cache.", icon="🛑")
     elif at_limit:
         st.info(f"This page stops at {model.MAX_STEPS} generated tokens (with a prompt of at most "
@@ -144,22 +213,78 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
                 "keep readable labels).", icon="🛑")
 
 
-@section
-def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, query: int,
-               color_scale: str = "fixed") -> None:
-    """One layer and key/value head: K and V as they grow, the new query's weights, cached step vs full recompute."""
-    state = state_of(_model, run)
-    c = _model.config
-    group = c.group_size
-    heads = list(range(kv_head * group, (kv_head + 1) * group))
-    head = heads[query]
-    labels = rm.labels(_model, state.ids)
-    n, newest = state.n, labels[-1]
-    K, V = state.keys(layer, kv_head), state.values(layer, kv_head)  # [n, d_head] each, straight from the cache
-    new = state.new_rows[layer, heads]  # [group, n]: the cached step's new query row, per query head
-    full = full_rows(_model, state.ids)  # [n_layers, n_heads, n]: the full recomputation's last row
+@dataclass(frozen=True)
+class CacheView:
+    """What :func:`cache_view` draws for one layer and key/value head (:func:`cache_view_data`).
 
-    what = "the prefill's last prompt token" if state.steps == 0 else f"generated token {state.steps}"
+    Attributes:
+        labels: one readable label per cached token (``rm.labels``), ``n`` of them.
+        keys, values: float32 ``[n, d_head]``: the cache's K (after RoPE) and V of the layer and key/value head.
+        heads: the query heads that read this key/value head (the model's own head numbers).
+        cached_rows, full_rows: float32 ``[len(heads), n]``: the newest query's attention weights, from the cached
+            step and from one full forward pass over the whole sequence (the door's cached one).
+        difference_all: ``max |cached - full|`` over every layer and head.
+    """
+
+    labels: tuple[str, ...]
+    keys: np.ndarray
+    values: np.ndarray
+    heads: tuple[int, ...]
+    cached_rows: np.ndarray
+    full_rows: np.ndarray
+    difference_all: float
+
+
+@cached(max_entries=32)
+def cache_view_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int) -> CacheView:
+    """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 40 kB at 64
+    tokens): the cache itself from :func:`decode_state`, the full recomputation from
+    :func:`explorer.shell.real_model.forward` (cached per sequence, so another layer or head runs nothing)."""
+    state = state_of(_model, run)
+    g = _model.config.group_size
+    heads = tuple(range(kv_head * g, (kv_head + 1) * g))
+    full = rm.forward(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
+    return CacheView(
+        labels=tuple(rm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
+        values=state.values(layer, kv_head), heads=heads,
+        cached_rows=np.array(state.new_rows[layer, list(heads)]), full_rows=np.array(full[layer, list(heads)]),
+        difference_all=model.max_difference(state.new_rows, full),
+    )
+
+
+def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_layers: int) -> str:
+    """Why the cached step and the full pass agree, and why they differ (only when they do), for the live numbers."""
+    exact = ("The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later "
+             "token (causal mask), so the cached keys and values are what a full pass computes again, and the new "
+             "row is the same row.")
+    if diff_all == 0.0:
+        return exact + " Here the two rows agree bit for bit, in every head of every layer."
+    rounding = ("float32 additions are rounded and a one-row product (the cached step) sums in another order than "
+                "a many-row product (the full pass): rounding of about 1e-7 per operation (float32 keeps 24 bits), "
+                f"through {n_layers} layers, ends at the {_difference(diff_all)} measured here")
+    if diff_head == 0.0:
+        return exact + (f" Head {head} of layer {layer} agrees bit for bit; over all heads the difference is not "
+                        f"exactly 0 only because {rounding}.")
+    return exact + f" The difference is not exactly 0 only because {rounding}."
+
+
+@section
+def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int,
+               color_scale: str = "fixed") -> None:
+    """One layer and key/value head: K and V as they grow, the new query's weights, cached step vs full recompute.
+
+    ``head`` is the query head compared (the model's own number, one of the key/value head's group).
+    """
+    view = cache_view_data(_model, run, layer, kv_head)
+    c = _model.config
+    heads, labels = list(view.heads), list(view.labels)
+    if head not in heads:
+        raise ValueError(f"query head {head} does not read key/value head {kv_head} (its heads: {heads})")
+    place = heads.index(head)
+    n, newest = len(labels), labels[-1]
+    K, V = view.keys, view.values  # [n, d_head] each, straight from the cache
+
+    what = "the prefill's last prompt token" if run.steps == 0 else f"generated token {run.steps}"
     shared = ", ".join(map(str, heads[:-1])) + f" and {heads[-1]}" if len(heads) > 1 else str(heads[0])
     st.caption(f"Layer {layer} · key/value head {kv_head}, shared by query heads {shared} · "
                f"{count(n, 'cached row')} of d_head = {c.d_head} · the newest row (outlined in red) is "
@@ -185,37 +310,31 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     st.subheader("The new query attends over every cached key")
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{" + str(c.d_head)
              + r"}}\right) \in \mathbb{R}^{1 "
-             r"\times " + str(n) + r"}\quad\text{for each of the " + str(group) + r" query heads of the group}")
-    st.plotly_chart(kfig.new_query_weights(new, [str(h) for h in heads], labels, run.n_prompt, query,
+             r"\times " + str(n) + r"}\quad\text{for each of the " + str(len(heads)) + r" query heads of the group}")
+    st.plotly_chart(kfig.new_query_weights(view.cached_rows, [str(h) for h in heads], labels, run.n_prompt, place,
                                            title=f"new query {newest} over {count(n, 'cached key')}",
                                            color_scale=color_scale),
                     key="kv_fig_new_row")
-    st.caption(f"One row per query head that reads key/value head {kv_head}: the {group} heads share K and V but have "
-               f"their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
+    st.caption(f"One row per query head that reads key/value head {kv_head}: the {len(heads)} heads share K and V but "
+               f"have their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
                "below.")
 
     st.subheader("Cached step vs full recomputation")
-    cached_row, full_row = new[query], full[layer, head]
+    cached_row, full_row = view.cached_rows[place], view.full_rows[place]
     diff_head = model.max_difference(cached_row, full_row)
-    diff_all = model.max_difference(state.new_rows, full)
-    if state.steps == 0:
+    if run.steps == 0:
         st.info("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
-                "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
-                "Generate a token.", icon="👉")
+                "recomputation does, so there is no cached step to compare yet"
+                + (" (the difference is exactly 0)" if view.difference_all == 0.0 else "") + ". Generate a token.",
+                icon="👉")
     st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
                                         title=f"query head {head}, layer {layer}: the new row both ways"),
                     key="kv_fig_compare")
     st.markdown(
         f"**max |cached − full|** for head {head} of layer {layer}: `{_difference(diff_head)}` · over all "
-        f"{c.n_layers} × {c.n_heads} heads: `{_difference(diff_all)}`"
+        f"{c.n_layers} × {c.n_heads} heads: `{_difference(view.difference_all)}`"
     )
-    st.markdown(
-        "The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later token "
-        "(causal mask), so the cached keys and values are what a full pass computes again, and the new row is the "
-        "same row. The difference is not exactly 0 only because float32 additions are rounded and a one-row product "
-        "(the cached step) sums in another order than a many-row product (the full pass): rounding of about 1e-7 "
-        f"per operation, through {c.n_layers} layers, ends near 1e-6."
-    )
+    st.markdown(difference_note(diff_head, view.difference_all, head, layer, c.n_layers))
     numbers(pd.DataFrame({"key": labels, "cached step": cached_row.astype(float), "full recomputation":
                           full_row.astype(float), "|difference|": np.abs(cached_row.astype(float) -
                                                                         full_row.astype(float))}),

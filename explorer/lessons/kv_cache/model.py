@@ -21,7 +21,7 @@ tokens ``0 … j``, so they are the same numbers whether computed when ``j`` was
 pass (only float32 rounding differs; :func:`max_difference`).
 
 Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3;
-grouped-query attention (9 query heads sharing 3 key/value heads): Ainslie et al. (2023); RoPE:
+grouped-query attention (several query heads share one key/value head): Ainslie et al. (2023); RoPE:
 Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
 """
 
@@ -53,27 +53,33 @@ MAX_STEPS = 32
 METHODS = ("greedy", "sample")
 TEMPERATURES = (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 1.0, 1.2, 1.5, 2.0)
 TOP_ALTERNATIVES = 5
-DEFAULTS = {"steps": 0, "method": "greedy", "temperature": 0.8, "top_k": 40, "seed": 0, "layer": 11, "kv_head": 0,
-            "query": 0}
+DEFAULTS = {"steps": 0, "method": "greedy", "temperature": 0.8, "top_k": 40, "layer": 11, "kv_head": 0}
+"""The page's controls at first (the sampling seed is the sidebar's shared seed; the query head compared is the
+first of the key/value head's group)."""
 
 
 def link(prompt: str | None = None, steps: int | None = None, layer: int | None = None,
-         kv_head: int | None = None) -> str:
+         kv_head: int | None = None, *, config: llama.LlamaConfig | None = None) -> str:
     """A link to this lesson with its controls preset: ``./kv-cache?kv_prompt=…&kv_steps=…``.
 
-    ``steps`` is clamped to ``0 … MAX_STEPS``, ``layer`` to ``0 … 29``, ``kv_head`` to ``0 … 2``; the prompt
-    is percent-encoded (no character of it is left to be read as Markdown); ``None`` leaves a control at its
-    default.
+    ``steps`` is clamped to ``0 … MAX_STEPS``, ``layer`` to ``0 … config.n_layers - 1``, ``kv_head`` to
+    ``0 … config.n_kv_heads - 1`` (the model's sizes: ``config`` is required with either); the prompt is
+    percent-encoded (no character of it is left to be read as Markdown); ``None`` leaves a control at its default.
+
+    Raises:
+        ValueError: ``layer`` or ``kv_head`` without ``config``.
     """
+    if (layer is not None or kv_head is not None) and config is None:
+        raise ValueError("link(layer=…, kv_head=…) needs the model's config to keep them in range")
     params = []
     if prompt:
         params.append(f"kv_prompt={quote(prompt, safe='')}")
     if steps is not None:
         params.append(f"kv_steps={min(max(int(steps), 0), MAX_STEPS)}")
     if layer is not None:
-        params.append(f"kv_layer={min(max(int(layer), 0), 29)}")
+        params.append(f"kv_layer={min(max(int(layer), 0), config.n_layers - 1)}")
     if kv_head is not None:
-        params.append(f"kv_head={min(max(int(kv_head), 0), 2)}")
+        params.append(f"kv_head={min(max(int(kv_head), 0), config.n_kv_heads - 1)}")
     return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
@@ -389,8 +395,8 @@ def macs_without_cache(config: llama.LlamaConfig, n: int) -> int:
 def cache_bytes(config: llama.LlamaConfig, n: int, n_kv_heads: int | None = None, bytes_per_number: int = 4) -> int:
     """Size of the KV cache for ``n`` tokens: ``2 n_layers n_kv_heads d_head n bytes`` (K and V; float32: 4 bytes).
 
-    ``n_kv_heads`` defaults to the model's (3); pass ``config.n_heads`` (9) for what multi-head attention without
-    grouping would keep. SmolLM2-135M: 46,080 bytes per token (138,240 with 9 key/value heads).
+    ``n_kv_heads`` defaults to the model's (SmolLM2-135M: 3); pass ``config.n_heads`` (9) for what multi-head
+    attention without grouping would keep. SmolLM2-135M: 46,080 bytes per token (138,240 with 9 key/value heads).
     """
     kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
     return 2 * config.n_layers * kv * config.d_head * int(n) * bytes_per_number

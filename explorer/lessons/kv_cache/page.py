@@ -1,8 +1,10 @@
 """Page: generating with a KV cache, token by token, on SmolLM2-135M-Instruct (issue #17).
 
-Every control is in the link (``kv_prompt``, ``kv_sampling``, ``kv_temperature``, ``kv_top_k``, ``kv_seed``,
-``kv_steps``, ``kv_layer``, ``kv_head``, ``kv_query``); the generation is recomputed from the prompt (and cached),
-deterministic given prompt, sampling settings, seed and steps, so a shared link reproduces it.
+Every control is in the link (``kv_prompt``, ``kv_sampling``, ``kv_temperature``, ``kv_top_k``, the sidebar's
+``seed``, ``kv_steps``, ``kv_layer``, ``kv_head``, ``kv_query`` = the model's number of the query head compared);
+the generation is recomputed from the prompt (and cached), deterministic given prompt, sampling settings, seed and
+steps, so a shared link reproduces it. An old link's ``kv_seed`` (the page's own seed box, now gone: the sidebar's
+seed draws the tokens) is dropped with a warning.
 """
 
 import streamlit as st
@@ -21,15 +23,7 @@ lm = real_model.model_or_explain(
     "the cache, and sampling (greedy, temperature, top-k, seed)."
 )
 c = lm.config
-controls.not_used({
-    "sentence": "the model reads the prompt typed on this page.",
-    "embedding": "the model's own trained token embeddings.",
-    "positional": "the model's own positions (RoPE rotates its queries and keys).",
-    "seed": "the model's weights are trained, not drawn; the page's own seed (sampling) draws the tokens.",
-    "d_model": f"the model's own width, d_model = {c.d_model} ({real_model.MODEL_NAME}).",
-    "d_k": f"the model's heads are d_head = {c.d_head} wide ({real_model.MODEL_NAME}).",
-})
-draw.intro(c)
+draw.intro(c, real_model.weight_storage(lm))
 
 # --- 1 · the prompt and the sampling rule -------------------------------------------------------------------
 st.header("1 · Generate, one token per step")
@@ -45,12 +39,14 @@ if p.is_cut:
     st.caption(f"With up to {model.MAX_STEPS} generated tokens the {model.MAX_PROMPT_TOKENS} prompt tokens stay "
                f"within {POSITIONS} positions, where every heat map keeps readable token labels.")
 
-c1, c2, c3, c4 = st.columns(4)
+controls.retired_link_key("kv_seed", f"the draws now use the sidebar's shared Seed (now {controls.shared().seed}); "
+                                     "set it there.")
+c1, c2, c3 = st.columns(3)
 with c1:
     method = st.radio("Choose the next token by", model.METHODS, key="kv_sampling", bind="query-params",
                       horizontal=True, captions=["the most likely token", "a random draw"],
                       help="greedy: always the token with the largest logit. sample: draw from softmax(logits / T), "
-                           "among the top-k tokens; the seed makes the draws repeatable.")
+                           "among the top-k tokens; the sidebar's seed makes the draws repeatable.")
     controls.check_link("kv_sampling", method, "greedy or sample")
 greedy = method != "sample"
 with c2:
@@ -64,12 +60,23 @@ with c3:
     top_k = controls.number_input("Top-k (0 = no cut)", 0, c.vocab_size, model.DEFAULTS["top_k"], key="kv_top_k",
                                   help="Draw only among the k most likely tokens; 0 keeps the whole vocabulary "
                                        f"({c.vocab_size:,} tokens).")
-with c4:
-    seed = controls.number_input("Seed", 0, controls.SEED_MAX, model.DEFAULTS["seed"], key="kv_seed",
-                                 help="Seeds np.random.default_rng once per generation: the same seed draws the same "
-                                      "tokens.")
+seed = controls.shared().seed  # the sidebar's Seed: the page has no seed box of its own
+controls.not_used({
+    "sentence": "the model reads the prompt typed on this page.",
+    "embedding": "the model's own trained token embeddings.",
+    "positional": "the model's own positions (RoPE rotates its queries and keys).",
+    "d_model": f"the model's own width, d_model = {c.d_model} ({real_model.MODEL_NAME}).",
+    "d_k": f"the model's heads are d_head = {c.d_head} wide ({real_model.MODEL_NAME}).",
+    **({"seed": "the model's weights are trained, not drawn, and greedy decoding draws nothing; choose *sample* "
+                "on the page and this seed draws the tokens."} if greedy else {}),
+})
 if greedy:
-    st.caption("Greedy decoding ignores temperature, top-k and seed: they take effect when you choose *sample*.")
+    st.caption("Greedy decoding ignores temperature, top-k and the sidebar's seed: they take effect when you choose "
+               "*sample*.")
+else:
+    st.caption(f"The draws are seeded by the sidebar's **Seed**, now {seed}: one `np.random.default_rng({seed})` per "
+               "generation, so the same seed draws the same tokens. (Here it seeds the draws only: the model's "
+               "weights are trained, not drawn.)")
 sampling = model.Sampling("greedy" if greedy else "sample", float(temperature), int(top_k), int(seed)).canonical()
 
 
@@ -101,6 +108,20 @@ if state.steps < steps:
 run = model.Run(ids, sampling, state.steps)
 draw.generation(lm, run)
 
+def _one_of(values) -> str:
+    """``"0, 1 or 2"``: what a link may give a control with these values."""
+    values = [str(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def _keep_place() -> None:
+    """Key/value head changed: compare the query head at the same place in the new group (3 -> 6 for 1 -> 2)."""
+    ss, g = st.session_state, c.group_size
+    current = ss.get("kv_query")
+    if current is not None and "kv_head" in ss:
+        ss["kv_query"] = int(ss["kv_head"]) * g + int(current) % g
+
+
 # --- 2 · the cache of one layer and key/value head -------------------------------------------------------------
 st.header("2 · The cache of one layer and one key/value head")
 l1, l2, l3 = st.columns([2, 1.5, 1.5])
@@ -109,21 +130,21 @@ with l1:
                             help=f"Every one of the {c.n_layers} layers has its own cache.")
 with l2:
     kv_head = st.radio("Key/value head", list(range(c.n_kv_heads)), key="kv_head", bind="query-params",
-                       horizontal=True, captions=[f"heads {g * c.group_size}–{(g + 1) * c.group_size - 1}"
-                                                  for g in range(c.n_kv_heads)],
+                       horizontal=True, on_change=_keep_place,
+                       captions=[f"query heads {g * c.group_size}–{(g + 1) * c.group_size - 1}"
+                                 for g in range(c.n_kv_heads)],
                        help=f"Grouped-query attention: {c.n_heads} query heads share {c.n_kv_heads} key/value "
                             f"heads; query head h reads key/value head h // {c.group_size}.")
-    controls.check_link("kv_head", kv_head, f"0, 1 or {c.n_kv_heads - 1}")
+    controls.check_link("kv_head", kv_head, _one_of(range(c.n_kv_heads)))
 with l3:
     kv_head = int(kv_head)
     group = [kv_head * c.group_size + j for j in range(c.group_size)]
-    query = st.radio("Query head compared below", list(range(c.group_size)), key="kv_query", bind="query-params",
-                     horizontal=True, captions=[f"head {h}" for h in group],
-                     help="The group's query heads by their place in it (0 to 2): the link holds the place, so it "
-                          "stays valid when you switch the key/value head.")
-    controls.check_link("kv_query", query, f"0, 1 or {c.group_size - 1} (a place in the group)")
-    query = int(query)
-draw.cache_view(lm, run, layer, kv_head, query, controls.color_scale())
+    head = st.radio("Query head compared below", group, key="kv_query", bind="query-params", horizontal=True,
+                    help=f"The query heads that read key/value head {kv_head}, by the model's own numbers. Switching "
+                         "the key/value head keeps the head's place in its group.")
+    controls.check_link("kv_query", head, f"{_one_of(group)} (a query head of key/value head {kv_head})")
+    head = int(head)
+draw.cache_view(lm, run, layer, kv_head, head, controls.color_scale())
 
 # --- 3 · cost ------------------------------------------------------------------------------------------------
 st.header("3 · What the cache saves, and what it costs")

@@ -6,6 +6,8 @@ the ``slow`` ones run SmolLM2-135M-Instruct (installed here and in CI), loaded o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -126,9 +128,14 @@ def test_max_difference():
         M.max_difference(np.zeros(3), np.zeros(4))
 
 
-def test_link_clamps_and_encodes():
+def test_link_clamps_to_the_models_sizes_and_encodes():
     assert M.link() == "./kv-cache"
-    assert M.link(steps=99, layer=-3, kv_head=7) == "./kv-cache?kv_steps=32&kv_layer=0&kv_head=2"
+    assert M.link(steps=99, layer=-3, kv_head=7, config=SMOLLM2) == "./kv-cache?kv_steps=32&kv_layer=0&kv_head=2"
+    assert M.link(layer=99, config=SMOLLM2) == "./kv-cache?kv_layer=29"
+    small = dataclasses.replace(SMOLLM2, n_layers=4, n_heads=8, n_kv_heads=4)  # the sizes come from the config
+    assert M.link(layer=99, kv_head=9, config=small) == "./kv-cache?kv_layer=3&kv_head=3"
+    with pytest.raises(ValueError, match="config"):
+        M.link(layer=5)
     url = M.link(prompt="a (b) [c] & d")
     assert url == "./kv-cache?kv_prompt=a%20%28b%29%20%5Bc%5D%20%26%20d"
     assert ")" not in url and " " not in url  # safe inside a Markdown link

@@ -80,7 +80,7 @@ def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row():
 
 @pytest.mark.slow
 def test_a_link_reproduces_what_clicking_made():
-    sampled = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "kv_seed": "5"}
+    sampled = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5"}  # the sidebar's
     at = app_at(PAGE, query=sampled)
     for _ in range(4):
         click_next(at)
@@ -98,17 +98,18 @@ def test_a_link_reproduces_what_clicking_made():
 
 @pytest.mark.slow
 def test_every_control_at_its_ends():
-    at = app_at(PAGE, query={"kv_steps": "2"})
+    # 32 decode steps per new sampling setting: on a loaded 2-core machine a run can take a minute
+    at = app_at(PAGE, query={"kv_steps": "2"}, timeout=300)
     for key, value in (("kv_layer", 0), ("kv_layer", 29)):
         at.slider(key=key).set_value(value).run()
         assert_clean(at)
         assert figures(at)["kv_fig_keys"]["layout"]["title"]["text"] == f"K cache, layer {value}, kv head 0"
     for kv_head in (2, 0):
-        for query in (2, 0):
-            at.radio(key="kv_head").set_value(kv_head)
-            at.radio(key="kv_query").set_value(query).run()
+        at.radio(key="kv_head").set_value(kv_head).run()
+        for place in (2, 0):
+            head = 3 * kv_head + place
+            at.radio(key="kv_query").set_value(head).run()
             assert_clean(at)
-            head = 3 * kv_head + query
             assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith(f"query head {head},")
             cached, full = compare(at)
             assert np.abs(cached - full).max() <= 1e-5
@@ -128,8 +129,12 @@ def test_every_control_at_its_ends():
     for key, value in (("kv_temperature", 0.1), ("kv_temperature", 2.0)):
         at.select_slider(key=key).set_value(value).run()
         assert_clean(at)
-    for key, value in (("kv_top_k", 0), ("kv_top_k", 49152), ("kv_seed", 0), ("kv_seed", 2**31 - 1)):
+    for key, value in (("kv_top_k", 0), ("kv_top_k", 49152)):
         at.number_input(key=key).set_value(value).run()
+        assert_clean(at)
+    for value in (0, 2**31 - 1):  # the sidebar's seed (AppTest drops the sidebar's widgets after a page switch)
+        at.session_state["seed"] = value
+        at.run()
         assert_clean(at)
     assert "sampled: temperature 2, top-k 49152, seed 2147483647" in texts(at, "caption")
     assert z(at, "kv_fig_keys").shape == (5 + 32, 64)
@@ -140,19 +145,19 @@ def test_every_control_at_its_ends():
 @pytest.mark.slow
 def test_bad_link_values_warn_and_fall_back():
     at = app_at(PAGE, query={"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7",
-                             "kv_sampling": "beam", "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "abc"})
+                             "kv_sampling": "beam", "kv_temperature": "0.25", "kv_top_k": "1e9", "seed": "abc"})
     assert_clean(at)
     shown = texts(at, "warning")
     for part in ("kv_steps=99", "kv_layer=-1", "kv_head=x", "kv_query=7", "kv_sampling=beam", "kv_temperature=0.25",
-                 "kv_top_k=1e9", "kv_seed=abc"):
+                 "kv_top_k=1e9", "seed=abc"):
         assert f"`{part}`" in shown, part
     assert z(at, "kv_fig_keys").shape == (5, 64)
 
 
 @pytest.mark.slow
 def test_valid_link_opens_without_a_warning():
-    query = {"kv_prompt": "Once upon a time", "kv_steps": "3", "kv_layer": "0", "kv_head": "2", "kv_query": "1",
-             "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "kv_seed": "3"}
+    query = {"kv_prompt": "Once upon a time", "kv_steps": "3", "kv_layer": "0", "kv_head": "2", "kv_query": "7",
+             "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "seed": "3"}
     at = app_at(PAGE, query=query)
     assert_clean(at)
     assert not at.warning
@@ -162,7 +167,7 @@ def test_valid_link_opens_without_a_warning():
     at = app_at(PAGE, query={"kv_prompt": "x"})
     assert not at.warning and z(at, "kv_fig_keys").shape == (1, 64)
     at2 = app_at(PAGE, query={"kv_steps": "2"})
-    assert M.link(prompt="Once upon a time", steps=3, layer=0, kv_head=2).startswith("./kv-cache?kv_prompt=Once%20")
+    assert M.link(prompt="Once upon a time", steps=3).startswith("./kv-cache?kv_prompt=Once%20")
     assert z(at2, "kv_fig_keys").shape == (7, 64)
 
 
@@ -221,3 +226,88 @@ def test_a_prompt_longer_than_the_model_takes_is_counted_truly():
     cut = [w.value for w in at.warning if "Your prompt is" in w.value]
     assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 32" in cut[0], cut
     assert z(at, "kv_fig_keys").shape == (32, 64)
+
+
+# --- issue 26: what the page says is true for the live numbers ---------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prompt", ["Great job 👍👍👍", "I love pizza 🍕 and sushi"])
+def test_a_character_split_over_tokens_shows_as_pending_bytes_never_as_U_FFFD(prompt):
+    """Item 2: the model writes the next emoji over 3 tokens; half-way the text ends in a pending marker."""
+    at = app_at(PAGE, query={"kv_prompt": prompt, "kv_steps": "1"})
+    assert_clean(at)
+    for step, pending in ((1, 2), (2, 3)):
+        code = at.code[0].value
+        assert "\ufffd" not in code, (step, code)
+        assert code.startswith(prompt) and code.endswith(f"⟨+{pending} bytes pending⟩"), (step, code)
+        assert f"with {pending} of its 4 UTF-8 bytes" in texts(at, "caption")
+        click_next(at)
+    code = at.code[0].value  # step 3: the character is complete, and shown
+    assert "\ufffd" not in code and "pending" not in code
+    assert ord(code.rstrip("\n")[-1]) >= 0x1F300, code  # the emoji the three tokens wrote
+    assert "bytes pending" not in texts(at, "caption")
+
+
+@pytest.mark.slow
+def test_the_page_says_how_the_file_stores_the_weights_and_each_difference_truly():
+    """Items 6 and 7: the embedding's 8 bits; "bit for bit" and "not exactly 0 only because…" never together."""
+    from attention.llama import gguf_file
+    from explorer.shell import real_model as rm
+
+    at = app_at(PAGE)
+    assert_clean(at)
+    storage = rm.read_weight_storage(gguf_file.find_model_file())
+    share = round(100 * storage.embedding_params / storage.total)
+    intro = texts(at, "caption")
+    assert f"the token embedding ({share}% of the parameters; tied: it is also the output matrix behind every " \
+           "logit) as 8-bit codes (Q8_0)" in intro and "4-bit codes (Q4_1, 79%)" in intro
+    assert "stored 4-bit quantized (Q4_1)" not in intro
+    markdown = texts(at, "markdown")
+    assert "`0 (bit for bit)` · over all 30 × 9 heads: `0 (bit for bit)`" in markdown  # step 0: the prefill
+    assert "not exactly 0" not in markdown and "agree bit for bit" in markdown
+    assert "(the difference is exactly 0)" in texts(at, "info")
+    click_next(at)
+    markdown = texts(at, "markdown")
+    measured = [line for line in markdown.splitlines() if line.startswith("**max |cached − full|**")][0]
+    over_all = measured.rsplit("`", 2)[-2]
+    assert over_all != "0 (bit for bit)" and float(over_all) > 0
+    assert "The difference is not exactly 0 only because" in markdown or "agrees bit for bit; over all" in markdown
+    assert f"ends at the {over_all} measured here" in markdown
+
+
+@pytest.mark.slow
+def test_one_seed_box_the_sidebars_draws_the_tokens():
+    """Item 7: no seed box of the page's own; the sidebar's seed draws; an old link's kv_seed is dropped."""
+    sampled = {"kv_sampling": "sample", "kv_temperature": "2.0", "kv_top_k": "0", "kv_steps": "3"}
+    at = app_at(PAGE, query=sampled | {"seed": "5"})
+    assert_clean(at)
+    assert [w.key for w in at.main.number_input] == ["kv_top_k"]  # no "Seed" box on the page
+    assert "seed" not in at.session_state["_not_used"]
+    assert "seeded by the sidebar's **Seed**, now 5" in texts(at, "caption")
+    assert "seed 5" in texts(at, "caption")
+    five = list(table(at)["token"])
+    other = app_at(PAGE, query=sampled | {"seed": "6"})
+    assert list(table(other)["token"]) != five  # the sidebar's seed changes the draws
+    old = app_at(PAGE, query=sampled | {"seed": "5", "kv_seed": "9"})
+    assert_clean(old)
+    assert "The link's `kv_seed` (`9`) is not used any more" in texts(old, "warning")
+    assert list(table(old)["token"]) == five and "kv_seed" not in old.query_params
+    greedy = app_at(PAGE)
+    assert "greedy decoding draws nothing" in greedy.session_state["_not_used"]["seed"]
+
+
+@pytest.mark.slow
+def test_query_heads_are_numbered_once_and_keep_their_place():
+    """Item 7: the query-head choice shows the model's head numbers only ("0 / head 3" was two numberings)."""
+    at = app_at(PAGE, query={"kv_head": "1", "kv_query": "4"})
+    assert_clean(at)
+    assert not at.warning
+    radio = at.radio(key="kv_query")
+    assert radio.options == ["3", "4", "5"] and radio.value == 4 and not list(radio.proto.captions)
+    assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 4,")
+    at.radio(key="kv_head").set_value(2).run()
+    assert_clean(at)
+    assert at.radio(key="kv_query").options == ["6", "7", "8"] and at.radio(key="kv_query").value == 7
+    assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 7,")
+    assert "Head 7 (outlined) is compared below." in texts(at, "caption")

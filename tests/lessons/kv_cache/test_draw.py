@@ -1,0 +1,160 @@
+"""The KV-cache lesson's sentences, checked against the live numbers they describe (issue 26, items 2, 6, 7).
+
+* the text of a generation that ends inside a character shows its bytes as pending, never U+FFFD;
+* the note on how the weights are stored is derived from the file's tensor table (checked here against
+  ``gguf.GGUFReader``, an independent reader of the same file);
+* "the difference is not exactly 0 only because…" is said only when it is not 0;
+* the view draws what one cached function returns, the full recomputation through the door.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import gguf
+import numpy as np
+import pytest
+
+from attention import llama
+from attention.llama import gguf_file
+from explorer.lessons.kv_cache import draw as D
+from explorer.lessons.kv_cache import model as M
+from explorer.shell import real_model as rm
+
+
+@pytest.fixture(scope="module")
+def lm() -> llama.LlamaModel:
+    return llama.load()
+
+
+# --- pending bytes (item 2) ---------------------------------------------------------------------------------
+
+
+def test_pending_marker_and_note_count_the_bytes_of_the_unfinished_character():
+    assert D.pending_marker(b"") == ""
+    assert D.pending_marker(b"\xf0") == "⟨+1 byte pending⟩"
+    assert D.pending_marker("👍".encode()[:2]) == "⟨+2 bytes pending⟩"
+    note = D.pending_note("🍕".encode()[:3])
+    assert note.startswith("⟨+3 bytes pending⟩") and "3 of its 4 UTF-8 bytes (`f0 9f 8d`)" in note
+    assert "2 of its 3 UTF-8 bytes" in D.pending_note("日".encode()[:2])
+    assert "1 of its 2 UTF-8 bytes" in D.pending_note("İ".encode()[:1])
+    assert "never finished" in D.pending_note(b"\xf0\x9f", ended=True)
+    assert f"stops at {M.MAX_STEPS} generated tokens" in D.pending_note(b"\xf0\x9f", at_limit=True)
+    assert "\ufffd" not in note
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prompt", ["Great job 👍👍👍", "I love pizza 🍕 and sushi"])
+def test_a_generation_half_way_through_an_emoji_keeps_its_bytes_pending(lm, prompt):
+    """The model writes these emoji over 3 tokens: after 1 and 2 of them the text has no U+FFFD, only pending
+    bytes, and the bytes shown plus the pending ones are exactly the bytes of the token ids read (no re-tokenizing)."""
+    ids = lm.encode(prompt)
+    state = M.prefill(lm, ids, M.Sampling())
+    pending_seen = 0
+    for _ in range(6):
+        state = M.decode_step(lm, state)
+        assert state.ids == tuple(ids) + state.generated_ids[:-1]  # the ids chosen, appended as ids
+        text = lm.decode_partial(list(state.ids))
+        assert "\ufffd" not in text.text
+        assert text.text.encode() + text.pending == b"".join(lm.token_bytes(list(state.ids)))
+        if text.pending:
+            pending_seen += 1
+            assert "\ufffd" in lm.decode(list(state.ids))  # what the page showed before: a character never written
+            assert D.pending_marker(text.pending) == f"⟨+{len(text.pending)} bytes pending⟩"
+    assert pending_seen >= 2, "the model no longer splits an emoji over tokens after this prompt"
+
+
+# --- how the weights are stored (item 6) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def file_counts() -> tuple[dict[str, int], str, int, bool]:
+    """Parameters per tensor type, read with ``gguf.GGUFReader`` (not this project's reader; about 10 s)."""
+    reader = gguf.GGUFReader(gguf_file.find_model_file())
+    counts: collections.Counter = collections.Counter()
+    embedding = None
+    for tensor in reader.tensors:
+        counts[tensor.tensor_type.name] += int(tensor.n_elements)
+        if tensor.name == "token_embd.weight":
+            embedding = tensor
+    names = {t.name for t in reader.tensors}
+    return dict(counts), embedding.tensor_type.name, int(embedding.n_elements), "output.weight" not in names
+
+
+@pytest.mark.slow
+def test_weight_storage_is_the_files_tensor_table(file_counts):
+    counts, emb_type, emb_params, tied = file_counts
+    storage = rm.read_weight_storage(gguf_file.find_model_file())
+    assert storage.params == counts and list(storage.params) == sorted(counts, key=counts.get, reverse=True)
+    assert (storage.embedding_type, storage.embedding_params, storage.tied) == (emb_type, emb_params, tied)
+    assert storage.total == sum(counts.values())
+
+
+@pytest.mark.slow
+def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
+    counts, emb_type, emb_params, tied = file_counts
+    total = sum(counts.values())
+    note = D.storage_note(rm.read_weight_storage(gguf_file.find_model_file()))
+    assert (emb_type, tied) == ("Q8_0", True)  # the pinned file: an 8-bit embedding, tied to the output
+    assert f"the token embedding ({round(100 * emb_params / total)}% of the parameters; tied: it is also the output " \
+           "matrix behind every logit) as 8-bit codes (Q8_0)" in note
+    assert "21% of the parameters" in note  # issue 26: ~21%
+    rest = {t: n - (emb_params if t == emb_type else 0) for t, n in counts.items()}
+    for t, n in rest.items():
+        if n:
+            share = 100 * n / total
+            assert f"({t}, {share:.0f}%)" in note or f"({t}, {share:.2f}%)" in note, (t, note)
+    assert "4-bit codes (Q4_1, 79%)" in note
+    assert "close to, not identical with" in note
+
+
+def test_storage_note_for_other_files():
+    untied = rm.WeightStorage({"Q4_1": 70, "F16": 30}, "F16", 30, False)
+    note = D.storage_note(untied)
+    assert "the token embedding (30% of the parameters) as float16 (F16), and the other parameters as 4-bit " \
+           "codes (Q4_1, 70%)." in note and "tied" not in note
+    one_type = rm.WeightStorage({"F32": 10}, "F32", 4, True)
+    assert "as float32 (F32), and the other parameters as float32 (F32, 60%)." in D.storage_note(one_type)
+    assert "The weights are read from a quantized file." in D.storage_note(None)
+
+
+def test_weight_storage_of_an_unreadable_file_is_none(tmp_path):
+    class Moved:
+        path = tmp_path / "gone.gguf"
+
+    rm.weight_storage.clear()
+    try:
+        assert rm.weight_storage(Moved()) is None
+    finally:
+        rm.weight_storage.clear()
+
+
+# --- the difference sentence (item 7) -------------------------------------------------------------------------
+
+
+def test_difference_note_says_why_it_is_not_0_only_when_it_is_not():
+    zero = D.difference_note(0.0, 0.0, head=3, layer=11, n_layers=30)
+    assert "not exactly 0" not in zero and "bit for bit" in zero and "exact shortcut" in zero
+    some = D.difference_note(6.3e-7, 1.5e-6, head=3, layer=11, n_layers=30)
+    assert "The difference is not exactly 0 only because" in some and "ends at the 1.5e-06 measured here" in some
+    assert "through 30 layers" in some and "bit for bit" not in some
+    head_only = D.difference_note(0.0, 1.5e-6, head=3, layer=11, n_layers=30)
+    assert "Head 3 of layer 11 agrees bit for bit; over all heads the difference is not exactly 0" in head_only
+
+
+# --- one cached function for the view ---------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_cache_view_data_is_the_cache_and_the_doors_forward_pass(lm):
+    run = M.Run(tuple(lm.encode(M.DEFAULT_PROMPT)), M.Sampling(), 2)
+    view = D.cache_view_data(lm, run, 11, 1)
+    state = M.run(lm, run.prompt_ids, run.sampling, run.steps)
+    assert view.heads == (3, 4, 5) and view.labels == tuple(rm.labels(lm, state.ids))
+    np.testing.assert_array_equal(view.keys, state.keys(11, 1))
+    np.testing.assert_array_equal(view.values, state.values(11, 1))
+    np.testing.assert_array_equal(view.cached_rows, state.new_rows[11, 3:6])
+    full = rm.forward(lm, state.ids).attentions[:, :, -1, :]  # the door's cached pass
+    np.testing.assert_array_equal(view.full_rows, full[11, 3:6])
+    assert view.difference_all == M.max_difference(state.new_rows, full) > 0
+    assert view.full_rows.shape == view.cached_rows.shape == (3, len(state.ids))
