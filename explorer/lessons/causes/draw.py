@@ -584,7 +584,8 @@ def patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tu
     runs = clean_run(_model, clean), clean_run(_model, corrupted)
     c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
     a, f = plain(_model, answer), plain(_model, foil)
-    st.latex(rf"\text{{logit diff}} = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
+    st.latex(latex_words(_("logit diff"))
+             + rf" = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
     st.plotly_chart(cfig.patch_map(grid, labels, clean=c_diff, corrupted=x_diff,
                                    title=_("copy one clean stream into the corrupted run")), key="ca_fig_patch")
     st.caption(_("Clean run: {clean}; corrupted run: {corrupted}. Each cell: the corrupted prompt run again with the "
