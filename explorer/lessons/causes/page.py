@@ -215,8 +215,10 @@ if clean_p.n != corrupt_p.n:
     st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
                  "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
                  "tokens:").format(clean=clean_p.n, corrupted=corrupt_p.n), icon="📏")
-    st.text(_("clean:") + " " + " │ ".join(clean_p.labels))
-    st.text(_("corrupted:") + " " + " │ ".join(corrupt_p.labels))
+    names = _("clean:"), _("corrupted:")
+    width = max(map(len, names))  # the two token lists start in one column
+    st.text(names[0].ljust(width) + " " + " │ ".join(clean_p.labels))
+    st.text(names[1].ljust(width) + " " + " │ ".join(corrupt_p.labels))
 else:
     with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
         a_clean = model.top_tokens(draw.clean_run(llm, clean_p.ids).last_logits, 1)[0][0]
