@@ -665,8 +665,8 @@ def _sweep_log_probs(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int
 
 
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
-                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
+def _attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+                      picked: tuple[tuple[int, int], ...], lang: str) -> go.Figure:
     """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (the same
     object on every rerun: the page draws it as a widget, so it cannot be a replayed section)."""
     a = attribution(_model, ids, answer)
@@ -676,8 +676,8 @@ def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-               guess: tuple[int, int] | None) -> go.Figure:
+def _sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+                guess: tuple[int, int] | None, lang: str) -> go.Figure:
     """The clickable grid of the sweep's effects, the guess outlined."""
     effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
         iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
@@ -687,7 +687,8 @@ def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, abla
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
+def _scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str,
+                    lang: str) -> go.Figure:
     """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
     effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
         iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
@@ -698,6 +699,23 @@ def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, 
                                                                                          unit=_(s.unit)),
                                y_title=_("change of log p({answer})").format(answer=plain(_model, answer)),
                                highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
+
+
+def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
+    """:func:`_attribution_grid` in the run's language (the language is part of the cache key: a figure's words)."""
+    return _attribution_grid(_model, ids, answer, picked, i18n.current())
+
+
+def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+               guess: tuple[int, int] | None) -> go.Figure:
+    """:func:`_sweep_grid` in the run's language."""
+    return _sweep_grid(_model, ids, answer, ablation, guess, i18n.current())
+
+
+def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
+    """:func:`_scatter_figure` in the run's language."""
+    return _scatter_figure(_model, ids, answer, ablation, stat, i18n.current())
 
 
 def selected_head(event, n_layers: int, n_heads: int) -> tuple[int, int] | None:
