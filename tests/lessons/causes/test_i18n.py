@@ -171,7 +171,7 @@ def test_the_link_keeps_the_language_and_the_page_s_codes():
         "L23H4", "L29H1"]
     assert "(ortalama ablasyonu)" in texts(at)  # the ablation named in the run's language
     # the links to "Inside a real model" keep the language
-    header = "Gerçek bir modelin içinde'de aç"
+    header = "“Gerçek bir modelin içinde” dersinde aç"
     links = [d.value for d in at.dataframe if header in d.value.columns][0][header]
     assert list(links) and all(link.endswith("&lang=tr") or "&lang=tr&" in link for link in links)
     at.number_input(key="ca_seed").set_value(3).run()
