@@ -56,8 +56,8 @@ STATES = [
     pytest.param({"ca_guess": "L23H4"}, "sweep", "Right: L23H4 matters most", id="sweep-right-guess"),
     pytest.param({"ca_heads": "", "ca_corrupt": PROMPTS[2]}, None, "same number of tokens", id="no-heads-unequal"),
     pytest.param({"ca_corrupt": M.DEFAULT_CLEAN}, None, "no difference to move", id="same-answer"),
-    pytest.param({"ca_heads": "L99H1,<b>x</b>", "ca_ablation": "half"}, None, "`ca_heads=L99H1,<b>x</b>`",
-                 id="bad-link"),
+    pytest.param({"ca_heads": "L99H1,<b>x</b>", "ca_ablation": "half"}, None,
+                 "(ca_heads must be heads written as L18H6,L17H4", id="bad-link"),
 ]
 
 
@@ -80,6 +80,9 @@ def test_no_english_sentence_is_left_in_portuguese_or_turkish(query, action, eng
         left = english_left(en, other, allowed=ALLOWED + model_text(en))
         assert left == [], (lang, left)
         assert english not in texts(other), lang
+        for key, value in query.items():  # a link value the page cannot use is quoted as code, never markup
+            if "<" in value:
+                assert f"`{key}={value}`" in texts(other), (lang, key)
 
 
 # --- the same numbers -------------------------------------------------------------------------------------------
