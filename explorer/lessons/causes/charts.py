@@ -13,8 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import bar_margin, escape_label, heatmap
+from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 __all__ = ["answer_curve", "component_bars", "head_bars", "head_grid", "lens_map", "loss_bars", "patch_map",
            "scatter_effect"]
@@ -41,8 +45,8 @@ def head_grid(values, *, title: str, colorbar_title: str, picked: Sequence[tuple
         if not (0 <= layer < n_layers and 0 <= head < n_heads):
             raise ValueError(f"picked head ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
     fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
-                  kind="diverging", row_name="layer", col_name="head", digits=digits, show_text=False, height=height,
-                  colorbar_title=colorbar_title, light=False, zrange=zrange)
+                  kind="diverging", row_name=_("layer"), col_name=_("head"), digits=digits, show_text=False,
+                  height=height, colorbar_title=colorbar_title, light=False, zrange=zrange)
     fig.data[0].hoverinfo = "skip"  # the markers carry the label (two would stack)
     layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
     fig.add_trace(go.Scatter(
@@ -50,7 +54,8 @@ def head_grid(values, *, title: str, colorbar_title: str, picked: Sequence[tuple
         marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
         selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
         customdata=[fmt(v, digits) for v in values.ravel()],
-        hovertemplate="layer %{y} · head %{x}: %{customdata}<extra></extra>",
+        hovertemplate=_("layer {layer} · head {head}: {value}").format(layer="%{y}", head="%{x}", value="%{customdata}")
+        + "<extra></extra>",
     ))
     for layer, head in picked:
         fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
@@ -75,9 +80,10 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
     n_rows, n = p.shape
     if len(top_pieces) != n_rows or any(len(row) != n for row in top_pieces) or len(token_labels) != n:
         raise ValueError(f"top_pieces must be [{n_rows}][{n}] with {n} token labels")
-    rows = [f"block {b}" for b in range(n_rows)]
-    fig = heatmap(p, rows, token_labels, title=title, row_name="stream entering", col_name="position",
-                  zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140), colorbar_title="probability",
+    rows = block_labels(n_rows)
+    fig = heatmap(p, rows, token_labels, title=title, row_name=_("stream entering"), col_name=_("position"),
+                  zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140),
+                  colorbar_title=_("probability"),
                   light=False, max_xticks=16)
     trace = fig.data[0]
     pieces = np.array([[escape_label(s) for s in row] for row in top_pieces], dtype=object)
@@ -99,12 +105,15 @@ def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go
     line = go.Scatter(
         x=list(range(len(p))), y=p, mode="lines+markers", marker=dict(color=BLUE), line=dict(color=BLUE),
         customdata=np.array([[fmt(v, 4), str(int(r))] for v, r in zip(p, rank, strict=True)], dtype=object),
-        hovertemplate=f"block %{{x}}: p({label}) = %{{customdata[0]}} (rank %{{customdata[1]}})<extra></extra>",
+        hovertemplate=_("block {block}: p({answer}) = {p} (rank {rank})").format(
+            block="%{x}", answer=label, p="%{customdata[0]}", rank="%{customdata[1]}") + "<extra></extra>",
     )
     layout = dict(
-        xaxis=dict(title=dict(text="stream entering block (30 = after the last block)"), range=[-0.5, len(p) - 0.5]),
+        xaxis=dict(title=dict(text=_("stream entering block ({last} = after the last block)").format(last=len(p) - 1)),
+                   range=[-0.5, len(p) - 0.5]),
         yaxis=dict(title=dict(text=f"p({label})"), range=[0, 1.02]), height=300,
         margin=bar_margin(["0", "0.5", "1"], 40 if title else 10), showlegend=False,
+        separators=i18n.plotly_separators(),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -114,7 +123,7 @@ def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go
 def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
     """The embedding's and each MLP's share of the logit (direct logit attribution), one bar each."""
     m = np.asarray(mlps, dtype=float)
-    names = ["emb"] + [f"MLP {i}" for i in range(len(m))]
+    names = [_("emb")] + [_("MLP {i}").format(i=i) for i in range(len(m))]
     values = np.concatenate([[embedding], m])
     bar = go.Bar(
         x=list(range(len(values))), y=values, marker_color=[GREY] + [ORANGE] * len(m),
@@ -123,9 +132,10 @@ def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
     )
     ticks = list(range(0, len(values), 5))
     layout = dict(
-        xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[names[i] for i in ticks], title=dict(text="part")),
-        yaxis=dict(title=dict(text="share of the logit"), zeroline=True), height=300,
+        xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[names[i] for i in ticks], title=dict(text=_("part"))),
+        yaxis=dict(title=dict(text=_("share of the logit")), zeroline=True), height=300,
         margin=bar_margin([fmt(values.min(), 1), fmt(values.max(), 1)], 40 if title else 10),
+        separators=i18n.plotly_separators(),
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -151,12 +161,13 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
         x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
         customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in
                              zip(codes, s.ravel(), e.ravel(), layers, heads, strict=True)], dtype=object),
-        hovertemplate="%{customdata[0]}: statistic %{customdata[1]} · effect %{customdata[2]}<extra></extra>",
+        hovertemplate=_("{head}: statistic {statistic} · effect {effect}").format(
+            head="%{customdata[0]}", statistic="%{customdata[1]}", effect="%{customdata[2]}") + "<extra></extra>",
     )
     layout = dict(xaxis=dict(title=dict(text=escape_label(x_title))),
                   yaxis=dict(title=dict(text=escape_label(y_title))),
                   height=380, margin=dict(l=70, r=10, t=40 if title else 10, b=60), showlegend=False,
-                  clickmode="event+select", dragmode=False, hovermode="closest")
+                  clickmode="event+select", dragmode=False, hovermode="closest", separators=i18n.plotly_separators())
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[dots], layout=layout)
@@ -170,10 +181,15 @@ def patch_map(values, token_labels: Sequence[str], *, clean: float, corrupted: f
     """
     v = np.asarray(values, dtype=float)
     top = max(abs(clean), abs(corrupted), float(np.abs(v).max(initial=0.0))) or 1.0
-    rows = [f"block {b}" for b in range(v.shape[0])]
-    return heatmap(v, rows, token_labels, title=title, kind="diverging", row_name="stream entering",
-                   col_name="position", zrange=(-top, top), digits=2, show_text=v.shape[1] <= 8,
-                   height=max(560, 20 * v.shape[0] + 140), colorbar_title="logit diff", light=False, max_xticks=16)
+    rows = block_labels(v.shape[0])
+    return heatmap(v, rows, token_labels, title=title, kind="diverging", row_name=_("stream entering"),
+                   col_name=_("position"), zrange=(-top, top), digits=2, show_text=v.shape[1] <= 8,
+                   height=max(560, 20 * v.shape[0] + 140), colorbar_title=_("logit diff"), light=False, max_xticks=16)
+
+
+def block_labels(n: int) -> list[str]:
+    """``block 0 … block n-1`` in the run's language (a map's row labels)."""
+    return [_("block {b}").format(b=b) for b in range(n)]
 
 
 def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: str = "") -> go.Figure:
@@ -185,19 +201,22 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
     best = int(np.argmax(v)) if len(v) else -1
     bar = go.Bar(
         x=list(range(len(v))), y=v, marker_color=[PICK_COLOR if i == best else BLUE for i in range(len(v))],
-        customdata=[fmt(x, 2) for x in v], hovertemplate="head %{x}: %{customdata}<extra></extra>",
+        customdata=[fmt(x, 2) for x in v],
+        hovertemplate=_("head {head}: {value}").format(head="%{x}", value="%{customdata}") + "<extra></extra>",
     )
     lo, hi = min(0.0, float(v.min()), clean, corrupted), max(0.0, float(v.max()), clean, corrupted)
     pad = 0.08 * (hi - lo or 1.0)
     lines = [dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(color=c, dash="dash", width=1.5))
              for y, c in ((clean, BLUE), (corrupted, GREY))]
     notes = [dict(xref="paper", x=1.01, y=y, text=t, showarrow=False, xanchor="left", yanchor="middle",
-                  font=dict(size=11, color=c)) for y, t, c in ((clean, "clean", BLUE), (corrupted, "corrupted", GREY))]
+                  font=dict(size=11, color=c))
+             for y, t, c in ((clean, _("clean"), BLUE), (corrupted, _("corrupted"), GREY))]
     margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], 40 if title else 10)
     margin["r"] = 72  # the two lines' names, right of the plot
-    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text="head")),
+    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text=_("head"))),
                   yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
-                  margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False)
+                  margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False,
+                  separators=i18n.plotly_separators())
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[bar], layout=layout)
@@ -209,14 +228,18 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
     labels = [escape_label(n) for n in names]
     bar = go.Bar(
         x=list(range(len(loss))), y=loss, marker_color=[BLUE] + [PICK_COLOR] + [GREY] * (len(loss) - 2),
-        text=[f"{fmt(v, 2)} nats" for v in loss], textposition="outside", cliponaxis=False,
-        customdata=np.array([[nm, fmt(v, 3), f"{a:.0%}"] for nm, v, a in zip(labels, loss, acc, strict=True)],
+        text=[_("{loss} nats").format(loss=fmt(v, 2)) for v in loss], textposition="outside", cliponaxis=False,
+        customdata=np.array([[nm, fmt(v, 3), i18n.percent(float(a), 0)] for nm, v, a in zip(labels, loss, acc,
+                                                                                              strict=True)],
                             dtype=object),
-        hovertemplate="%{customdata[0]}: loss %{customdata[1]} nats · top-1 %{customdata[2]}<extra></extra>",
+        hovertemplate=_("{run}: loss {loss} nats · top-1 {accuracy}").format(
+            run="%{customdata[0]}", loss="%{customdata[1]}", accuracy="%{customdata[2]}") + "<extra></extra>",
     )
     layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(loss))), ticktext=labels),
-                  yaxis=dict(title=dict(text="second-copy loss (nats)"), range=[0, float(loss.max(initial=1)) * 1.2]),
-                  height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], 40 if title else 10))
+                  yaxis=dict(title=dict(text=_("second-copy loss (nats)")),
+                             range=[0, float(loss.max(initial=1)) * 1.2]),
+                  height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], 40 if title else 10),
+                  separators=i18n.plotly_separators())
     if title:
         layout["title"] = dict(text=escape_label(title))
     return go.Figure(data=[bar], layout=layout)

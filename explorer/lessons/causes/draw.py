@@ -26,20 +26,60 @@ from attention import llama
 from attention.llama import interventions as iv
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
+from explorer.shell import i18n
 from explorer.shell import real_model as rm
 from explorer.shell.cache import cached, section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import count, fmt
+from explorer.shell.textviews import fmt, latex_words
+
+_, _n = translator(__name__)
 
 TTL = "30m"
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
-    "sentence": "the model reads the prompts typed on this page.",
-    "embedding": "the model's own trained token embeddings.",
-    "positional": "the model's own positions (RoPE rotates its queries and keys).",
-    "seed": "the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens.",
-    "d_model": "the model's own width (SmolLM2-135M).",
-    "d_k": "the model's own heads (SmolLM2-135M).",
+NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
+    # messages: shown with _(NOT_USED[key]) (:func:`not_used`)
+    "sentence": N_("the model reads the prompts typed on this page."),
+    "embedding": N_("the model's own trained token embeddings."),
+    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
+    "seed": N_("the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens."),
+    "d_model": N_("the model's own width (SmolLM2-135M)."),
+    "d_k": N_("the model's own heads (SmolLM2-135M)."),
 }
+
+
+def not_used() -> dict[str, str]:
+    """:data:`NOT_USED` in the run's language."""
+    return {key: _(why) for key, why in NOT_USED.items()}
+
+
+def describe(config: llama.LlamaConfig) -> str:
+    """The model's name and shape in a sentence, in the run's language (``SmolLM2-135M: 30 layers, …``)."""
+    c = config
+    return _("{model}: {layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
+             "d_model {d_model}.").format(model=rm.MODEL_NAME, layers=c.n_layers, heads=c.n_heads, d_head=c.d_head,
+                                          kv=c.n_kv_heads, d_model=c.d_model)
+
+
+def signed(x: float, digits: int = 4) -> str:
+    """``x`` with its sign always written (``+0.0123`` / ``+0,0123``; ``−`` as ``-``), the run's decimal mark."""
+    text = fmt(x, digits)
+    return text if text.startswith("-") else "+" + text
+
+
+def scientific(x: float) -> str:
+    """``x`` as ``1.2e-06`` with the run's decimal mark (``1,2e-06``)."""
+    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
+
+
+def heads_list(heads) -> str:
+    """Head codes listed in a sentence: ``L18H6, L17H4``."""
+    return ", ".join(model.head_code(*h) for h in heads)
+
+
+def open_head_link(prompt: str, head: tuple[int, int]) -> str:
+    """A Markdown link to ``head``'s six steps in "Inside a real model" (the link keeps the run's language)."""
+    return _("[Open {head}'s six steps in “Inside a real model” →]({link})").format(
+        head=model.head_code(*head), link=model.head_link(prompt, *head))
 
 
 # --- cached computations -------------------------------------------------------------------------------------
@@ -113,13 +153,17 @@ def sweep_layer(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, abl
 def sweep(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> iv.KnockoutSweep:
     """The 270-head sweep, layer by layer through :func:`sweep_layer`, with a progress bar naming the layer."""
     c = _model.config
-    bar = st.progress(0.0, text=f"knocking out {c.n_layers * c.n_heads} heads: layer 1 of {c.n_layers}")
+    def text(layer: int) -> str:
+        return _("knocking out {n} heads: layer {layer} of {layers}").format(n=c.n_layers * c.n_heads, layer=layer,
+                                                                             layers=c.n_layers)
+
+    bar = st.progress(0.0, text=text(1))
     rows = []
     for layer in range(c.n_layers):
-        bar.progress(layer / c.n_layers, text=f"knocking out {c.n_layers * c.n_heads} heads: layer {layer + 1} of "
-                                              f"{c.n_layers}")
+        bar.progress(layer / c.n_layers, text=text(layer + 1))
         rows.append(sweep_layer(_model, ids, answer, ablation, layer))
-    bar.progress(1.0, text=f"knocked out {c.n_layers * c.n_heads} heads, one at a time, in {c.n_layers} stacked passes")
+    bar.progress(1.0, text=_("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
+        n=c.n_layers * c.n_heads, layers=c.n_layers))
     clean = float(iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
     return iv.KnockoutSweep(answer, ablation, clean, np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]))
 
@@ -192,13 +236,18 @@ def patch_map(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple
     """The residual patching map ``[n_layers + 1, n]``, block by block through :func:`patch_block`, with a
     progress bar naming the block."""
     blocks = _model.config.n_layers + 1
-    bar = st.progress(0.0, text=f"patching {blocks} streams × {len(clean)} positions: block 0 of {blocks - 1}")
+
+    def text(block: int) -> str:
+        return _("patching {blocks} streams × {n} positions: block {block} of {last}").format(
+            blocks=blocks, n=len(clean), block=block, last=blocks - 1)
+
+    bar = st.progress(0.0, text=text(0))
     rows = []
     for block in range(blocks):
-        bar.progress(block / blocks, text=f"patching {blocks} streams × {len(clean)} positions: block {block} of "
-                                          f"{blocks - 1}")
+        bar.progress(block / blocks, text=text(block))
         rows.append(patch_block(_model, clean, corrupted, answer, foil, block))
-    bar.progress(1.0, text=f"patched {blocks} streams × {len(clean)} positions, one stacked pass per block")
+    bar.progress(1.0, text=_("patched {blocks} streams × {n} positions, one stacked pass per block").format(
+        blocks=blocks, n=len(clean)))
     return np.stack(rows)
 
 
@@ -222,9 +271,10 @@ def piece(_model: llama.LlamaModel, token: int) -> str:
 
 
 def head_links(prompt: str, heads) -> pd.DataFrame:
-    """A table of heads with a link to each one's six steps in "Inside a real model"."""
-    return pd.DataFrame({"head": [model.head_code(*h) for h in heads],
-                         "open in Inside a real model": [model.head_link(prompt, *h) for h in heads]})
+    """A table of heads with a link to each one's six steps in "Inside a real model" (headers in the run's
+    language: :func:`link_column`)."""
+    return pd.DataFrame({_("head"): [model.head_code(*h) for h in heads],
+                         _(LINK_HEADER): [model.head_link(prompt, *h) for h in heads]})
 
 
 def every_head_links(prompt: str, name: str, values: np.ndarray, label: str) -> None:
@@ -232,10 +282,25 @@ def every_head_links(prompt: str, name: str, values: np.ndarray, label: str) -> 
     heads = [(layer, head) for layer in range(values.shape[0]) for head in range(values.shape[1])]
     with st.expander(label):
         dataframe(head_links(prompt, heads).assign(**{name: values.ravel()}), hide_index=True, width="stretch",
-                  column_config=LINK_COLUMN)
+                  column_config=link_column())
 
 
-LINK_COLUMN = {"open in Inside a real model": st.column_config.LinkColumn(display_text="six steps →")}
+LINK_HEADER = N_("open in Inside a real model")
+
+
+def link_column() -> dict[str, st.column_config.LinkColumn]:
+    """The link column's configuration for :func:`head_links` tables, in the run's language."""
+    return {_(LINK_HEADER): st.column_config.LinkColumn(display_text=_("six steps →"))}
+
+
+def layer_labels(n: int) -> list[str]:
+    """``layer 0 … layer n-1`` in the run's language (a table's row labels)."""
+    return [_("layer {i}").format(i=i) for i in range(n)]
+
+
+def head_labels(n: int) -> list[str]:
+    """``head 0 … head n-1`` in the run's language (a table's column labels)."""
+    return [_("head {h}").format(h=h) for h in range(n)]
 
 
 # --- sections -------------------------------------------------------------------------------------------------
@@ -244,20 +309,21 @@ LINK_COLUMN = {"open in Inside a real model": st.column_config.LinkColumn(displa
 @section
 def intro() -> None:
     """Title, what the page does."""
-    st.title("What made it say that?")
-    st.markdown(
-        f"“Inside a real model” shows what {rm.MODEL_NAME}'s heads *look at*. This page asks what they **cause**. "
+    st.title(_("What made it say that?"))
+    st.markdown(_(
+        "“Inside a real model” shows what {model}'s heads *look at*. This page asks what they **cause**. "
         "The model runs here in NumPy with interventions: read its stream out after every layer, "
         "split the answer's logit into the parts that wrote it, knock heads out and watch the prediction change, "
         "and copy one activation from one prompt into another to find where a fact travels. Every number is "
-        "computed from your prompt on this page.")
+        "computed from your prompt on this page.").format(model=rm.MODEL_NAME))
 
 
 @section
 def tokens(labels: tuple[str, ...], ids: tuple[int, ...]) -> None:
     """The prompt's tokens as readable pieces with their ids."""
-    st.caption(f"{count(len(ids), 'token')} (␣ = a space, ↵ = a new line); no BOS token is added, as the model "
-               "file says.")
+    st.caption(_n("{n} token (␣ = a space, ↵ = a new line); no BOS token is added, as the model file says.",
+                  "{n} tokens (␣ = a space, ↵ = a new line); no BOS token is added, as the model file says.",
+                  len(ids)).format(n=len(ids)))
     st.text(" │ ".join(labels))
 
 
@@ -265,8 +331,8 @@ def tokens(labels: tuple[str, ...], ids: tuple[int, ...]) -> None:
 def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
     """The clean prediction: the top 5 with their probabilities."""
     top, p = model.top_tokens(clean_run(_model, ids).last_logits)
-    dataframe(pd.DataFrame({"rank": range(1, len(top) + 1), "next token": [plain(_model, t) for t in top],
-                            "id": top, "probability": p}), hide_index=True, width="stretch")
+    dataframe(pd.DataFrame({_("rank"): range(1, len(top) + 1), _("next token"): [plain(_model, t) for t in top],
+                            "id": top, _("probability"): p}), hide_index=True, width="stretch")
 
 
 @section
@@ -278,37 +344,42 @@ def lens(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     name = piece(_model, answer)
     st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
     st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
-    st.caption("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
-               "last block); the final RMSNorm is recomputed on each stream, then the tied unembedding E. The last "
-               "row is exactly the model's own logits.")
+    st.caption(_("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
+                 "last block); the final RMSNorm is recomputed on each stream, then the tied unembedding E. The last "
+                 "row is exactly the model's own logits."))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(cfig.lens_map(pieces, probs, labels, title="top token read out of every stream"),
+        st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
                         key="ca_fig_lens")
     with right:
         st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain(_model, answer),
-                                          title=f"p({plain(_model, answer)}) at the last position"),
+                                          title=_("p({answer}) at the last position").format(
+                                              answer=plain(_model, answer))),
                         key="ca_fig_answer_curve")
         n_blocks = len(a.probability) - 1
         if a.first_top is None:
-            st.markdown(f"{name} is not the model's most likely token at the end (it ranks {int(a.rank[-1])}); it "
-                        f"reaches probability {fmt(float(a.probability.max()), 3)} at most, at block "
-                        f"{int(np.argmax(a.probability))}.")
+            st.markdown(_("{answer} is not the model's most likely token at the end (it ranks {rank}); it reaches "
+                          "probability {p} at most, at block {block}.").format(
+                answer=name, rank=int(a.rank[-1]), p=fmt(float(a.probability.max()), 3),
+                block=int(np.argmax(a.probability))))
         elif a.first_top == n_blocks:
-            st.markdown(f"**{name} becomes the most likely token only after the last block** (probability "
-                        f"{fmt(float(a.probability[-1]), 3)}): read out of the stream entering block {n_blocks - 1}, "
-                        f"it ranks {int(a.rank[-2])}. The last layer puts it on top.")
+            st.markdown(_("**{answer} becomes the most likely token only after the last block** (probability {p}): "
+                          "read out of the stream entering block {block}, it ranks {rank}. The last layer puts it on "
+                          "top.").format(answer=name, p=fmt(float(a.probability[-1]), 3), block=n_blocks - 1,
+                                         rank=int(a.rank[-2])))
         else:
-            st.markdown(f"**{name} is the most likely readout from block {a.first_top} on** (probability "
-                        f"{fmt(float(a.probability[a.first_top]), 3)} there, {fmt(float(a.probability[-1]), 3)} at "
-                        f"the end); before block {a.first_top} it ranks {int(a.rank[a.first_top - 1])}.")
+            st.markdown(_("**{answer} is the most likely readout from block {block} on** (probability {p} there, "
+                          "{p_end} at the end); before block {block} it ranks {rank}.").format(
+                answer=name, block=a.first_top, p=fmt(float(a.probability[a.first_top]), 3),
+                p_end=fmt(float(a.probability[-1]), 3), rank=int(a.rank[a.first_top - 1])))
         below = np.nonzero(a.probability < 0.01)[0]
         if len(below):
-            st.caption(f"Its probability stays under 1% up to block {int(below[-1])} of the readout.")
-    numbers({"the answer by block": pd.DataFrame({"block": range(len(a.probability)), "probability": a.probability,
-                                                  "rank": a.rank}),
-             "top token by block and position": pd.DataFrame(list(pieces), columns=labels)},
-            label="Numbers: the logit lens")
+            st.caption(_("Its probability stays under {one_percent} up to block {block} of the readout.").format(
+                one_percent=i18n.percent(0.01, 0), block=int(below[-1])))
+    numbers({_("the answer by block"): pd.DataFrame({_("block"): range(len(a.probability)),
+                                                      _("probability"): a.probability, _("rank"): a.rank}),
+             _("top token by block and position"): pd.DataFrame(list(pieces), columns=labels)},
+            label=_("Numbers: the logit lens"))
 
 
 @section
@@ -316,34 +387,35 @@ def attribution_parts(_model: llama.LlamaModel, ids: tuple[int, ...], answer: in
     """The MLP and embedding bars, the parts summed beside the real logit, and what the frozen scale means."""
     a = attribution(_model, ids, answer)
     name = piece(_model, answer)
-    st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title="embedding and MLPs"), key="ca_fig_parts")
+    st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title=_("embedding and MLPs")), key="ca_fig_parts")
     heads_total, mlps_total = float(a.heads.sum()), float(a.mlps.sum())
     dataframe(pd.DataFrame({
-        "part": ["embedding", f"{a.heads.size} heads", f"{len(a.mlps)} MLPs", "sum of the parts", "the real logit",
-                 "difference"],
-        "share of the logit": [a.embedding, heads_total, mlps_total, a.total, a.logit, a.total - a.logit]}),
+        _("part"): [_("embedding"), _("{n} heads").format(n=a.heads.size), _("{n} MLPs").format(n=len(a.mlps)),
+                    _("sum of the parts"), _("the real logit"), _("difference")],
+        _("share of the logit"): [a.embedding, heads_total, mlps_total, a.total, a.logit, a.total - a.logit]}),
         digits=6, hide_index=True, width="stretch")
     best = model.top_heads(a.heads, 1)[0]
     worst = model.top_heads(a.heads, 1, largest=False)[0]
-    st.markdown(
-        f"The parts add up to **{fmt(a.total, 6)}**, the real logit is **{fmt(a.logit, 6)}** (difference "
-        f"{a.total - a.logit:.1e}: float32 rounding of the stream). The head that pushes {name} most directly is "
-        f"**{model.head_code(*best)}** ({fmt(float(a.heads[best]), 3)}); the one that pushes against it most is "
-        f"{model.head_code(*worst)} ({fmt(float(a.heads[worst]), 3)}). The MLPs together give "
-        f"{fmt(mlps_total, 3)}, the heads {fmt(heads_total, 3)}.")
-    st.caption(f"What the frozen scale means: the final RMSNorm divides the stream by its size, s = "
-               f"{fmt(a.scale, 3)} here, which depends on every part at once. Holding s at that value makes the "
-               "readout linear, so each part gets an exact share. A share is what the part writes straight into the "
-               "answer's logit with s held fixed: not what removing it would do (that would change s and every "
-               "later layer's input; the knockouts below measure that).")
+    st.markdown(_(
+        "The parts add up to **{total}**, the real logit is **{logit}** (difference {difference}: float32 rounding of "
+        "the stream). The head that pushes {answer} most directly is **{best}** ({best_share}); the one that pushes "
+        "against it most is {worst} ({worst_share}). The MLPs together give {mlps}, the heads {heads}.").format(
+        total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=scientific(a.total - a.logit), answer=name,
+        best=model.head_code(*best), best_share=fmt(float(a.heads[best]), 3), worst=model.head_code(*worst),
+        worst_share=fmt(float(a.heads[worst]), 3), mlps=fmt(mlps_total, 3), heads=fmt(heads_total, 3)))
+    st.caption(_("What the frozen scale means: the final RMSNorm divides the stream by its size, s = {s} here, which "
+                 "depends on every part at once. Holding s at that value makes the readout linear, so each part gets "
+                 "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
+                 "not what removing it would do (that would change s and every later layer's input; the knockouts "
+                 "below measure that).").format(s=fmt(a.scale, 3)))
     dataframe(head_links(prompt, model.top_heads(a.heads, 5)).assign(
-        **{"share": [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]}), hide_index=True, width="stretch",
-        column_config=LINK_COLUMN)
-    numbers({"every head (layer × head)": pd.DataFrame(a.heads, index=[f"layer {i}" for i in range(a.heads.shape[0])],
-                                                         columns=[f"head {h}" for h in range(a.heads.shape[1])]),
-             "every MLP": pd.DataFrame({"layer": range(len(a.mlps)), "share": a.mlps})},
-            label="Numbers: every part's share")
-    every_head_links(prompt, "share", a.heads, "Every head, with its link")
+        **{_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]}), hide_index=True, width="stretch",
+        column_config=link_column())
+    numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
+                                                            columns=head_labels(a.heads.shape[1])),
+             _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},
+            label=_("Numbers: every part's share"))
+    every_head_links(prompt, _("share"), a.heads, _("Every head, with its link"))
 
 
 @section
@@ -355,33 +427,38 @@ def knockout_result(_model: llama.LlamaModel, ids: tuple[int, ...], heads: tuple
     chosen = knockout(_model, ids, heads, ablation, answer)
     control = knockout(_model, ids, random, ablation, answer)
     cols = st.columns(3)
-    for col, title, r in zip(cols, ("clean", f"{count(len(heads), 'head')} knocked out",
-                                    f"{count(len(random), 'random head')} (seed {seed})"), (clean, chosen, control),
-                             strict=True):
+    titles = (_("clean"), _n("{n} head knocked out", "{n} heads knocked out", len(heads)).format(n=len(heads)),
+              _n("{n} random head (seed {seed})", "{n} random heads (seed {seed})", len(random)).format(
+                  n=len(random), seed=seed))
+    for col, title, r in zip(cols, titles, (clean, chosen, control), strict=True):
         with col:
             st.markdown(f"**{title}**")
-            dataframe(pd.DataFrame({"next token": [plain(_model, t) for t in r.top_ids],
-                                    "probability": r.top_probabilities}), hide_index=True, width="stretch")
+            dataframe(pd.DataFrame({_("next token"): [plain(_model, t) for t in r.top_ids],
+                                    _("probability"): r.top_probabilities}), hide_index=True, width="stretch")
             st.caption(f"p({name}) = {fmt(r.answer_probability, 4)}")
     d_chosen = chosen.answer_probability - clean.answer_probability
     d_random = control.answer_probability - clean.answer_probability
     new_top = chosen.top_ids[0]
-    top_sentence = (f"the top token stays {name}" if new_top == answer else
-                    f"the top token becomes {piece(_model, new_top)}")
-    st.markdown(
-        f"Knocking out {', '.join(model.head_code(*h) for h in heads)} ({ablation} ablation) changes p({name}) from "
-        f"{fmt(clean.answer_probability, 4)} to **{fmt(chosen.answer_probability, 4)}** ({d_chosen:+.4f}); "
-        f"{top_sentence}. The same number of random heads ({', '.join(model.head_code(*h) for h in random)}) "
-        f"change it by {d_random:+.4f}.")
+    values = dict(heads=heads_list(heads), ablation=_(model.ABLATION_NAMES[ablation]), answer=name,
+                  before=fmt(clean.answer_probability, 4), after=fmt(chosen.answer_probability, 4),
+                  change=signed(d_chosen, 4), random=heads_list(random), random_change=signed(d_random, 4),
+                  top=piece(_model, new_top))
+    st.markdown((_(
+        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
+        "top token stays {answer}. The same number of random heads ({random}) change it by {random_change}.")
+        if new_top == answer else _(
+        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
+        "top token becomes {top}. The same number of random heads ({random}) change it by {random_change}.")
+    ).format(**values))
     if d_random == 0 and d_chosen != 0:
-        st.caption("Here the chosen heads move the answer and the random ones do not (one random draw: change the "
-                   "seed for another).")
+        st.caption(_("Here the chosen heads move the answer and the random ones do not (one random draw: change the "
+                     "seed for another)."))
     elif abs(d_chosen) > abs(d_random):
-        st.caption(f"Here the chosen heads move the answer {abs(d_chosen) / abs(d_random):.1f} times as much as the "
-                   "random ones (one random draw: change the seed for another).")
+        st.caption(_("Here the chosen heads move the answer {times} times as much as the random ones (one random "
+                     "draw: change the seed for another).").format(times=fmt(abs(d_chosen) / abs(d_random), 1)))
     else:
-        st.caption("Here the random heads move the answer at least as much as the chosen ones (one random draw: change "
-                   "the seed for another).")
+        st.caption(_("Here the random heads move the answer at least as much as the chosen ones (one random draw: "
+                     "change the seed for another)."))
 
 
 @section
@@ -390,36 +467,45 @@ def induction_result(_model: llama.LlamaModel, seed: int, n_knock: int, ablation
     r = induction(_model, seed, n_knock, ablation)
     k = len(r.ids) // 2
     st.text(" ".join(rm.visible_piece(s) for s in _model.token_strings(list(r.ids[:k]))) + "  ×2")
-    st.caption(f"{count(k, 'random word token')} (seed {seed}), written twice: {len(r.ids)} tokens. The loss is the "
-               f"mean next-token loss over the {k - 1} predictions of the second copy that an earlier occurrence "
-               "can answer (its 2nd to last token).")
+    st.caption(_n("{k} random word token (seed {seed}), written twice: {n} tokens.",
+                  "{k} random word tokens (seed {seed}), written twice: {n} tokens.", k).format(
+        k=k, seed=seed, n=len(r.ids)) + " " + _n(
+        "The loss is the mean next-token loss over the {n} prediction of the second copy that an earlier "
+        "occurrence can answer (its 2nd to last token).",
+        "The loss is the mean next-token loss over the {n} predictions of the second copy that an earlier "
+        "occurrence can answer (its 2nd to last token).", k - 1).format(n=k - 1))
     random_loss = np.array([x[0] for x in r.random_runs])
     random_acc = np.array([x[1] for x in r.random_runs])
-    names = ["no knockout", f"top {n_knock} induction heads"] + [f"random {d + 1}" for d in range(len(r.random))]
+    names = [_("no knockout"), _n("top {n} induction head", "top {n} induction heads", n_knock).format(n=n_knock)] + [
+        _("random {d}").format(d=d + 1) for d in range(len(r.random))]
     losses = [r.clean[0], r.knocked[0], *random_loss]
     accs = [r.clean[1], r.knocked[1], *random_acc]
-    st.plotly_chart(cfig.loss_bars(names, losses, accs, title="second-copy loss"), key="ca_fig_induction")
+    st.plotly_chart(cfig.loss_bars(names, losses, accs, title=_("second-copy loss")), key="ca_fig_induction")
     rise, rise_random = r.knocked[0] - r.clean[0], float(random_loss.mean()) - r.clean[0]
-    st.markdown(
-        f"The top {count(n_knock, 'induction head')} by induction score "
-        f"({', '.join(model.head_code(*h) for h in r.heads)}): "
-        f"knocking them out ({ablation}) takes the second-copy loss from {fmt(r.clean[0], 2)} to "
-        f"**{fmt(r.knocked[0], 2)} nats** (top-1 accuracy {r.clean[1]:.0%} → {r.knocked[1]:.0%}); "
-        f"{count(n_knock, 'random head')}, over {len(r.random)} draws: {fmt(float(random_loss.mean()), 2)} nats on "
-        f"average ({fmt(float(random_loss.min()), 2)} to {fmt(float(random_loss.max()), 2)}).")
+    st.markdown(_n(
+        "The top {n} induction head by induction score ({heads}): knocking it out ({ablation}) takes the second-copy "
+        "loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random head, over "
+        "{draws} draws: {random} nats on average ({low} to {high}).",
+        "The top {n} induction heads by induction score ({heads}): knocking them out ({ablation}) takes the "
+        "second-copy loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random "
+        "heads, over {draws} draws: {random} nats on average ({low} to {high}).", n_knock).format(
+        n=n_knock, heads=heads_list(r.heads), ablation=_(model.ABLATION_NAMES[ablation]), before=fmt(r.clean[0], 2),
+        after=fmt(r.knocked[0], 2), acc_before=i18n.percent(r.clean[1], 0), acc_after=i18n.percent(r.knocked[1], 0),
+        draws=len(r.random), random=fmt(float(random_loss.mean()), 2), low=fmt(float(random_loss.min()), 2),
+        high=fmt(float(random_loss.max()), 2)))
     if rise > max(rise_random, 0) and rise > 0:
-        st.caption(f"Here the induction heads matter: their knockout adds {fmt(rise, 2)} nats, the random heads' "
-                   f"{fmt(rise_random, 2)} on average.")
+        st.caption(_("Here the induction heads matter: their knockout adds {rise} nats, the random heads' "
+                     "{rise_random} on average.").format(rise=fmt(rise, 2), rise_random=fmt(rise_random, 2)))
     else:
-        st.caption(f"Here the induction heads' knockout adds {fmt(rise, 2)} nats and the random heads' "
-                   f"{fmt(rise_random, 2)} on average: on this draw they do not stand out.")
-    numbers({"runs": pd.DataFrame({"run": names, "heads": ["—", model.heads_text(r.heads)]
-                                   + [model.heads_text(h) for h in r.random], "loss (nats)": losses,
-                                   "top-1 accuracy": accs}),
-             "induction score of every head": pd.DataFrame(r.scores, index=[f"layer {i}" for i in
-                                                                            range(r.scores.shape[0])],
-                                                           columns=[f"head {h}" for h in range(r.scores.shape[1])])},
-            label="Numbers: the repeated prompt")
+        st.caption(_("Here the induction heads' knockout adds {rise} nats and the random heads' {rise_random} on "
+                     "average: on this draw they do not stand out.").format(rise=fmt(rise, 2),
+                                                                            rise_random=fmt(rise_random, 2)))
+    numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
+                                      + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
+                                      _("top-1 accuracy"): accs}),
+             _("induction score of every head"): pd.DataFrame(r.scores, index=layer_labels(r.scores.shape[0]),
+                                                              columns=head_labels(r.scores.shape[1]))},
+            label=_("Numbers: the repeated prompt"))
 
 
 @section
@@ -432,23 +518,24 @@ def sweep_reveal(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ab
     best = model.top_heads(effect, 1, largest=False)[0]
     if guess is not None:
         g = model.grade_guess(effect, guess)
-        text = (f"**Right: {model.head_code(*guess)} matters most.** Its knockout changes log p({name}) by "
-                f"{fmt(g.effect, 3)}." if g.right else
-                f"**{model.head_code(*guess)} ranks {g.rank} of {effect.size}**: its knockout changes log p({name}) "
-                f"by {fmt(g.effect, 3)}. The head that matters most is **{model.head_code(*g.best)}** "
-                f"({fmt(g.best_effect, 3)}).")
+        text = (_("**Right: {guess} matters most.** Its knockout changes log p({answer}) by {effect}.").format(
+                    guess=model.head_code(*guess), answer=name, effect=fmt(g.effect, 3)) if g.right else
+                _("**{guess} ranks {rank} of {n}**: its knockout changes log p({answer}) by {effect}. The head that "
+                  "matters most is **{best}** ({best_effect}).").format(
+                    guess=model.head_code(*guess), rank=g.rank, n=effect.size, answer=name, effect=fmt(g.effect, 3),
+                    best=model.head_code(*g.best), best_effect=fmt(g.best_effect, 3)))
         (st.success if g.right else st.info)(text)
     else:
-        st.info(f"The head that matters most is **{model.head_code(*best)}**: its knockout changes log p({name}) by "
-                f"{fmt(float(effect[best]), 3)}.")
+        st.info(_("The head that matters most is **{best}**: its knockout changes log p({answer}) by {effect}.").format(
+            best=model.head_code(*best), answer=name, effect=fmt(float(effect[best]), 3)))
     top = model.top_heads(effect, 8, largest=False)
     dataframe(head_links(prompt, top).assign(**{
-        "change of log p": [float(effect[h]) for h in top],
-        "p after": [float(np.exp(log_probs[h])) for h in top]}), hide_index=True, width="stretch",
-        column_config=LINK_COLUMN)
-    every_head_links(prompt, "change of log p", effect, "Every head's effect, with its link")
-    st.caption("“Matters most” = its knockout lowers the answer's log-probability the most (a head whose knockout "
-               "raises it is working against the answer: positive cells).")
+        _("change of log p"): [float(effect[h]) for h in top],
+        _("p after"): [float(np.exp(log_probs[h])) for h in top]}), hide_index=True, width="stretch",
+        column_config=link_column())
+    every_head_links(prompt, _("change of log p"), effect, _("Every head's effect, with its link"))
+    st.caption(_("“Matters most” = its knockout lowers the answer's log-probability the most (a head whose knockout "
+                 "raises it is working against the answer: positive cells)."))
 
 
 @section
@@ -460,22 +547,32 @@ def scatter_text(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ab
     s = model.STATISTICS[stat]
     name = piece(_model, answer)
     r = model.attention_vs_effect(values, effect)
-    st.latex(s.formula)
+    st.latex(statistic_formula(s))
     same = r.busiest == r.strongest
+    short = _(s.short)
     if same:
-        st.markdown(f"Here the head with the highest {s.short} ({model.head_code(*r.busiest)}, "
-                    f"{fmt(r.busiest_value, 3)}) is also the head that matters most ({fmt(r.busiest_effect, 3)}): on "
-                    "this prompt and statistic, attention and effect agree. Try another statistic or prompt.")
+        st.markdown(_("Here the head with the highest {statistic} ({head}, {value}) is also the head that matters most "
+                      "({effect}): on this prompt and statistic, attention and effect agree. Try another statistic or "
+                      "prompt.").format(statistic=short, head=model.head_code(*r.busiest),
+                                        value=fmt(r.busiest_value, 3), effect=fmt(r.busiest_effect, 3)))
     else:
-        st.markdown(
-            f"The head with the highest {s.short}, **{model.head_code(*r.busiest)}** ({fmt(r.busiest_value, 3)}), "
-            f"changes log p({name}) by {fmt(r.busiest_effect, 3)} when knocked out (rank {r.busiest_rank} of "
-            f"{r.n_heads}). The head that matters most, **{model.head_code(*r.strongest)}** "
-            f"({fmt(r.strongest_effect, 3)}), has {s.short} {fmt(r.strongest_value, 3)} (rank "
-            f"{r.strongest_stat_rank} of {r.n_heads}). Rank correlation between the two over all heads: "
-            f"ρ = {fmt(r.rho, 2)}.")
-    st.caption("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
-               "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads named.")
+        st.markdown(_(
+            "The head with the highest {statistic}, **{busiest}** ({busiest_value}), changes log p({answer}) by "
+            "{busiest_effect} when knocked out (rank {busiest_rank} of {n}). The head that matters most, "
+            "**{strongest}** ({strongest_effect}), has {statistic} {strongest_value} (rank {strongest_rank} of {n}). "
+            "Rank correlation between the two over all heads: ρ = {rho}.").format(
+            statistic=short, busiest=model.head_code(*r.busiest), busiest_value=fmt(r.busiest_value, 3), answer=name,
+            busiest_effect=fmt(r.busiest_effect, 3), busiest_rank=r.busiest_rank, n=r.n_heads,
+            strongest=model.head_code(*r.strongest), strongest_effect=fmt(r.strongest_effect, 3),
+            strongest_value=fmt(r.strongest_value, 3), strongest_rank=r.strongest_stat_rank, rho=fmt(r.rho, 2)))
+    st.caption(_("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
+                 "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads "
+                 "named."))
+
+
+def statistic_formula(s: model.Statistic) -> str:
+    """The statistic's formula, its word (``\\text{peak}``) in the run's language."""
+    return (latex_words(_(s.word)) if s.word else "H") + " = " + s.rhs
 
 
 @section
@@ -487,30 +584,37 @@ def patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tu
     runs = clean_run(_model, clean), clean_run(_model, corrupted)
     c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
     a, f = plain(_model, answer), plain(_model, foil)
-    st.latex(rf"\text{{logit diff}} = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
+    st.latex(latex_words(_("logit diff"))
+             + rf" = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
     st.plotly_chart(cfig.patch_map(grid, labels, clean=c_diff, corrupted=x_diff,
-                                   title="copy one clean stream into the corrupted run"), key="ca_fig_patch")
-    st.caption(f"Clean run: {fmt(c_diff, 2)}; corrupted run: {fmt(x_diff, 2)}. Each cell: the corrupted prompt run "
-               "again with the stream entering that block at that position replaced by the clean run's. Columns "
-               "before the first differing token are the corrupted run itself (the two streams are equal there).")
+                                   title=_("copy one clean stream into the corrupted run")), key="ca_fig_patch")
+    st.caption(_("Clean run: {clean}; corrupted run: {corrupted}. Each cell: the corrupted prompt run again with the "
+                 "stream entering that block at that position replaced by the clean run's. Columns before the first "
+                 "differing token are the corrupted run itself (the two streams are equal there).").format(
+        clean=fmt(c_diff, 2), corrupted=fmt(x_diff, 2)))
     move = model.fact_move(model.recovered(grid, c_diff, x_diff))
     where = model.md_code(labels[move.other_position]) if move.other_position is not None else ""
     if move.moves:
-        st.markdown(f"**The fact moves between layers {move.other_until} and {move.last_from}.** Up to block "
-                    f"{move.other_until}, copying the stream at position {where} carries the answer; from block "
-                    f"{move.last_from} on, only the last position does. So a layer around {move.other_until} moves "
-                    "the information to the last position: its heads are below.")
+        st.markdown(_("**The fact moves between layers {until} and {last_from}.** Up to block {until}, copying the "
+                      "stream at position {where} carries the answer; from block {last_from} on, only the last "
+                      "position does. So a layer around {until} moves the information to the last position: its "
+                      "heads are below.").format(until=move.other_until, last_from=move.last_from, where=where))
     elif move.last_from is not None and move.other_until is not None:
-        st.markdown(f"From block {move.last_from} on, copying the last position carries the answer; up to block "
-                    f"{move.other_until}, copying position {where} does. The two ranges do not meet: no single layer "
-                    "moves it.")
+        st.markdown(_("From block {last_from} on, copying the last position carries the answer; up to block {until}, "
+                      "copying position {where} does. The two ranges do not meet: no single layer moves it.").format(
+            last_from=move.last_from, until=move.other_until, where=where))
     elif move.last_from is not None:
-        st.markdown(f"From block {move.last_from} on, copying the last position carries the answer; no other "
-                    "position carries at least half of it at any block.")
+        st.markdown(_("From block {last_from} on, copying the last position carries the answer; no other position "
+                      "carries at least half of it at any block.").format(last_from=move.last_from))
     else:
-        st.markdown("No single stream copied from the clean run carries at least half of the difference here.")
-    numbers(pd.DataFrame(grid, index=[f"block {b}" for b in range(grid.shape[0])], columns=labels),
-            label="Numbers: the patching map")
+        st.markdown(_("No single stream copied from the clean run carries at least half of the difference here."))
+    numbers(pd.DataFrame(grid, index=block_labels(grid.shape[0]), columns=labels),
+            label=_("Numbers: the patching map"))
+
+
+def block_labels(n: int) -> list[str]:
+    """``block 0 … block n-1`` in the run's language (row labels)."""
+    return [_("block {b}").format(b=b) for b in range(n)]
 
 
 def _latex_safe(text: str) -> str:
@@ -527,21 +631,23 @@ def head_patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupte
     runs = clean_run(_model, clean), clean_run(_model, corrupted)
     c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
     a, f = piece(_model, answer), piece(_model, foil)
-    st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title="logit diff",
-                                   title=f"layer {layer}: each head patched alone"),
+    st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
+                                   title=_("layer {layer}: each head patched alone").format(layer=layer)),
                     key="ca_fig_head_patch")
     best = int(np.argmax(values))
     share = (values[best] - x_diff) / (c_diff - x_diff)
-    st.markdown(f"Copying **{model.head_code(layer, best)}**'s output alone takes {a} − {f} from {fmt(x_diff, 2)} to "
-                f"**{fmt(float(values[best]), 2)}** ({share:.0%} of the way to the clean {fmt(c_diff, 2)}).")
+    st.markdown(_("Copying **{head}**'s output alone takes {answer} − {foil} from {corrupted} to **{patched}** "
+                  "({share} of the way to the clean {clean}).").format(
+        head=model.head_code(layer, best), answer=a, foil=f, corrupted=fmt(x_diff, 2),
+        patched=fmt(float(values[best]), 2), share=i18n.percent(float(share), 0), clean=fmt(c_diff, 2)))
     dataframe(head_links(clean_prompt, [(layer, h) for h in range(len(values))]).assign(
-        **{"logit diff": values}), hide_index=True, width="stretch", column_config=LINK_COLUMN)
+        **{_("logit diff"): values}), hide_index=True, width="stretch", column_config=link_column())
 
 
 @section
 def notes() -> None:
     """The honest notes."""
-    st.info(
+    st.info(_(
         "**Honest notes.** *Zero vs mean ablation answer different questions:* zero asks what the model does without "
         "the head's output at all (a value the head never produces), mean keeps its average over this prompt and "
         "removes only what varies from token to token. *Effects are for this prompt:* a head that matters here may "
@@ -550,7 +656,7 @@ def notes() -> None:
         "matrix behind every logit, in 8 bits (Q8_0); they are widened to float32 here, so the numbers are close "
         "to, not identical with, the full-precision model's. *The logit lens* reads early streams with the final "
         "norm and unembedding, which the model was trained to use only at the end: an early readout is a probe, "
-        "not what the model “thinks”.", icon="🔎")
+        "not what the model “thinks”."), icon="🔎")
 
 
 def _sweep_log_probs(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> np.ndarray:
@@ -559,36 +665,57 @@ def _sweep_log_probs(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int
 
 
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
-                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
+def _attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+                      picked: tuple[tuple[int, int], ...], lang: str) -> go.Figure:
     """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (the same
     object on every rerun: the page draws it as a widget, so it cannot be a replayed section)."""
     a = attribution(_model, ids, answer)
-    return cfig.head_grid(a.heads, title=f"every head's share of {plain(_model, answer)}'s logit",
-                          colorbar_title="share", picked=picked)
+    return cfig.head_grid(a.heads,
+                          title=_("every head's share of {answer}'s logit").format(answer=plain(_model, answer)),
+                          colorbar_title=_("share"), picked=picked)
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-               guess: tuple[int, int] | None) -> go.Figure:
+def _sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+                guess: tuple[int, int] | None, lang: str) -> go.Figure:
     """The clickable grid of the sweep's effects, the guess outlined."""
     effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
         iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
-    return cfig.head_grid(effect, title=f"change of log p({plain(_model, answer)}) per head", colorbar_title="Δ log p",
+    return cfig.head_grid(effect, title=_("change of log p({answer}) per head").format(answer=plain(_model, answer)),
+                          colorbar_title="Δ log p",
                           picked=(guess,) if guess else ())
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
+def _scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str,
+                    lang: str) -> go.Figure:
     """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
     effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
         iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
     values = statistics(_model, ids)[stat]
     s = model.STATISTICS[stat]
     r = model.attention_vs_effect(values, effect)
-    return cfig.scatter_effect(values, effect, x_title=f"{s.name} ({s.unit})",
-                               y_title=f"change of log p({plain(_model, answer)})",
-                               highlight=[r.busiest, r.strongest], title="every head: attention vs effect")
+    return cfig.scatter_effect(values, effect, x_title=_("{statistic} ({unit})").format(statistic=_(s.name),
+                                                                                         unit=_(s.unit)),
+                               y_title=_("change of log p({answer})").format(answer=plain(_model, answer)),
+                               highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
+
+
+def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
+    """:func:`_attribution_grid` in the run's language (the language is part of the cache key: a figure's words)."""
+    return _attribution_grid(_model, ids, answer, picked, i18n.current())
+
+
+def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+               guess: tuple[int, int] | None) -> go.Figure:
+    """:func:`_sweep_grid` in the run's language."""
+    return _sweep_grid(_model, ids, answer, ablation, guess, i18n.current())
+
+
+def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
+    """:func:`_scatter_figure` in the run's language."""
+    return _scatter_figure(_model, ids, answer, ablation, stat, i18n.current())
 
 
 def selected_head(event, n_layers: int, n_heads: int) -> tuple[int, int] | None:

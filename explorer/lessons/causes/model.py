@@ -31,6 +31,7 @@ import numpy as np
 
 from explorer.lessons.real_model import model as real_model
 from explorer.shell import i18n
+from explorer.shell.i18n import N_
 
 URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The capital of France is"
@@ -46,7 +47,10 @@ REPEAT_TOKENS = 20
 """Distinct tokens in each copy of the repeated random prompt (40 tokens in all)."""
 WORD_PATTERN = re.compile(r" [a-z]{4,9}")
 """Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
-ABLATIONS = {"zero": "zero (remove the head's output)", "mean": "mean (the head's average over the prompt)"}
+ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (the head's average over the prompt)")}
+"""The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
+ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
+"""How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
 MAX_HEADS = 27
 """At most this many heads knocked out at once (a tenth of the model's 270)."""
 HEAD_CODE = re.compile(r"L([0-9]{1,2})H([0-9])\Z")
@@ -214,25 +218,34 @@ def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
 
 @dataclass(frozen=True)
 class Statistic:
-    """One statistic of a head's attention from the last position (the query that predicts the answer)."""
+    """One statistic of a head's attention from the last position (the query that predicts the answer).
+
+    ``name``, ``unit``, ``short`` and ``word`` are messages (marked with ``N_``: shown translated, ``_(s.name)``);
+    the formula is ``word = rhs`` (``word`` in ``\\text{}``; ``H`` for the entropy, which has no word)."""
 
     key: str
     name: str
     unit: str
-    formula: str
+    word: str  # the formula's left side as a word ("" for a symbol)
+    rhs: str  # the formula's right side (LaTeX)
     short: str  # as a sentence names it: "the head with the highest {short}"
+
+    @property
+    def formula(self) -> str:
+        """The statistic's formula in LaTeX, in English (the page writes ``word`` in the run's language)."""
+        return (rf"\text{{{self.word}}}" if self.word else "H") + " = " + self.rhs
 
 
 STATISTICS: dict[str, Statistic] = {s.key: s for s in (
-    Statistic("peak", "largest weight on one token other than the first", "weight",
-              r"\text{peak} = \max_{1 \le j \le n-1} w_{n-1,\,j}", "peak weight"),
-    Statistic("off_sink", "weight anywhere but the first token", "weight",
-              r"\text{off-sink} = 1 - w_{n-1,\,0}", "weight off the first token"),
-    Statistic("previous", "weight on the previous token", "weight", r"\text{previous} = w_{n-1,\,n-2}",
-              "weight on the previous token"),
-    Statistic("self", "weight on itself", "weight", r"\text{self} = w_{n-1,\,n-1}", "weight on itself"),
-    Statistic("entropy", "entropy (bits)", "bits", r"H = -\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}",
-              "entropy"),
+    Statistic("peak", N_("largest weight on one token other than the first"), N_("weight"), N_("peak"),
+              r"\max_{1 \le j \le n-1} w_{n-1,\,j}", N_("peak weight")),
+    Statistic("off_sink", N_("weight anywhere but the first token"), N_("weight"), N_("off-sink"),
+              r"1 - w_{n-1,\,0}", N_("weight off the first token")),
+    Statistic("previous", N_("weight on the previous token"), N_("weight"), N_("previous"), r"w_{n-1,\,n-2}",
+              N_("weight on the previous token")),
+    Statistic("self", N_("weight on itself"), N_("weight"), N_("self"), r"w_{n-1,\,n-1}", N_("weight on itself")),
+    Statistic("entropy", N_("entropy (bits)"), N_("bits"), "", r"-\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}",
+              N_("entropy")),
 )}
 
 

@@ -9,8 +9,11 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 import streamlit as st
 
 from explorer.lessons.causes import draw, model
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 from explorer.shell import real_model as rm
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 PROMPT, ANSWER, HEADS, ABLATION, SEED, BY, K = "ca_prompt", "ca_answer", "ca_heads", "ca_ablation", "ca_seed", \
     "ca_by", "ca_k"
@@ -22,52 +25,55 @@ REVEALED = "_ca_revealed"
 ss = st.session_state
 
 draw.intro()
-controls.not_used(draw.NOT_USED)
-llm = rm.model_or_explain(
+controls.not_used(draw.not_used())
+llm = rm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
     "wrote it, knock heads out (beside random heads as a control), sweep all 270 heads, and copy activations from "
     "one prompt into another to find where a fact travels."
-)
+))
 config = llm.config
 L, H = config.n_layers, config.n_heads
 CODES = [model.head_code(layer, head) for layer in range(L) for head in range(H)]
-st.caption(f"{rm.MODEL_NAME}: {rm.describe(config)}.")
+st.caption(draw.describe(config))
 
 # --- the prompt ---------------------------------------------------------------------------------------------
-st.header("Your prompt")
+st.header(_("Your prompt"))
 p = rm.prompt_input(model=llm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
-                    help=f"Any text; the page reads its first {model.PROMPT_MAX_TOKENS} tokens (the 270-head sweep "
-                         "grows with the length). Press Ctrl+Enter to run.")
+                    label=_("Prompt"),
+                    help=_("Any text; the page reads its first {n} tokens (the 270-head sweep grows with the "
+                           "length). Press Ctrl+Enter to run.").format(n=model.PROMPT_MAX_TOKENS))
 ids = p.ids
-with st.spinner(f"running {L} layers…"):
+with st.spinner(_("running {n} layers…").format(n=L)):
     draw.clean_run(llm, ids)
 draw.tokens(tuple(p.labels), ids)
 top_ids, top_p = model.top_tokens(draw.clean_run(llm, ids).last_logits)
 answer_code = controls.option_control(
-    "selectbox", "The answer to explain", {str(i): f"{draw.plain(llm, t)}  (p = {q:.3f})" for i, (t, q) in
-                                           enumerate(zip(top_ids, top_p, strict=True))},
-    key=ANSWER, default="0", help="Every section below explains this token's logit or probability at the last "
-                                  "position: the model's most likely next token by default, or another of its top 5.")
+    "selectbox", _("The answer to explain"), {str(i): f"{draw.plain(llm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q)
+                                              in enumerate(zip(top_ids, top_p, strict=True))},
+    key=ANSWER, default="0", help=_("Every section below explains this token's logit or probability at the last "
+                                    "position: the model's most likely next token by default, or another of its top "
+                                    "5."))
 answer = top_ids[int(answer_code)]
-with st.expander("The model's top 5 next tokens", expanded=False):
+with st.expander(_("The model's top 5 next tokens"), expanded=False):
     draw.prediction(llm, ids)
 
 # --- 1 · logit lens -------------------------------------------------------------------------------------------
-st.header("1 · Read out every layer (logit lens)")
-st.markdown("What would the model predict if it stopped after block ℓ? Apply its final RMSNorm and unembedding to "
-            "the stream there. Left: the top token at every block and position; right: your answer's probability at "
-            "the last position, block by block.")
-with st.spinner(f"reading out {L + 1} streams at {len(ids)} positions…"):
+st.header(_("1 · Read out every layer (logit lens)"))
+st.markdown(_("What would the model predict if it stopped after block ℓ? Apply its final RMSNorm and unembedding to "
+              "the stream there. Left: the top token at every block and position; right: your answer's probability "
+              "at the last position, block by block."))
+with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
+                   "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
     draw.lens(llm, ids, answer)
 
 # --- 2 · direct logit attribution -----------------------------------------------------------------------------
-st.header("2 · Who pushed the answer (direct logit attribution)")
+st.header(_("2 · Who pushed the answer (direct logit attribution)"))
 st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
          r"\cdot \frac{u_t}{s}")
 st.latex(r"u_t = g \odot E_t")
-st.caption("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
-           "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
-           "unembedding. Click a head in the grid to add it to the knockout below.")
+st.caption(_("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
+             "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
+             "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(llm, ids, answer)
 # The knockout's selection: from the link on the session's first draw (else the 3 heads that push the answer most
 # directly), set before the grid outlines it.
@@ -94,17 +100,16 @@ with grid_col:
                     selection_mode="points")
     clicked = draw.selected_head(ss.get(GRID), L, H)
     if clicked:
-        st.markdown(f"[Open {model.head_code(*clicked)}'s six steps in “Inside a real model” →]"
-                    f"({model.head_link(p.kept_text, *clicked)})")
+        st.markdown(draw.open_head_link(p.kept_text, clicked))
 with parts_col:
     draw.attribution_parts(llm, ids, answer, p.kept_text)
 
 # --- 3 · knock heads out --------------------------------------------------------------------------------------
-st.header("3 · Knock heads out")
-st.markdown("Remove heads' outputs and run the model again from the first changed layer: the new top 5 and the "
-            "change in your answer's probability, beside the same number of random heads as a control.")
-BY_OPTIONS = {"attribution": "direct logit attribution to the answer"} | {
-    k: f"{s.name} (last token's row)" for k, s in model.STATISTICS.items()}
+st.header(_("3 · Knock heads out"))
+st.markdown(_("Remove heads' outputs and run the model again from the first changed layer: the new top 5 and the "
+              "change in your answer's probability, beside the same number of random heads as a control."))
+BY_OPTIONS = {"attribution": _("direct logit attribution to the answer")} | {
+    k: _("{statistic} (last token's row)").format(statistic=_(s.name)) for k, s in model.STATISTICS.items()}
 by_values = {"attribution": att.heads} | draw.statistics(llm, ids)
 
 
@@ -115,58 +120,61 @@ def pick_top(codes: list[str]) -> None:
 
 c1, c2 = st.columns([3, 2])
 with c1:
-    picked_codes = st.multiselect("Heads to knock out", CODES, key=PICK, max_selections=model.MAX_HEADS,
-                                  help=f"Layer L, head H as LxHy (up to {model.MAX_HEADS}). Click a head in the grid "
-                                       "above to add it.")
+    picked_codes = st.multiselect(_("Heads to knock out"), CODES, key=PICK, max_selections=model.MAX_HEADS,
+                                  help=_("Layer x, head y as LxHy (up to {n}). Click a head in the grid above to add "
+                                         "it.").format(n=model.MAX_HEADS))
     heads = tuple(model.parse_heads(",".join(picked_codes), L, H) or ())
     controls.check_link(HEADS, model.heads_text(heads),
-                        f"heads written as L18H6,L17H4 (layer 0..{L - 1}, head 0..{H - 1}), at most {model.MAX_HEADS}")
+                        _("heads written as L18H6,L17H4 (layer 0..{last_layer}, head 0..{last_head}), at most "
+                          "{n}").format(last_layer=L - 1, last_head=H - 1, n=model.MAX_HEADS))
     if model.heads_text(heads):
         st.query_params[HEADS] = model.heads_text(heads)
     elif HEADS in st.query_params:
         del st.query_params[HEADS]
-    ablation = controls.option_control("radio", "Ablation", model.ABLATIONS, key=ABLATION, default="zero",
-                                       horizontal=True, help="zero: the heads' outputs set to 0. mean: each set to its "
-                                                             "average over this prompt's positions.")
+    ablation = controls.option_control("radio", _("Ablation"), {k: _(v) for k, v in model.ABLATIONS.items()},
+                                       key=ABLATION, default="zero", horizontal=True,
+                                       help=_("zero: the heads' outputs set to 0. mean: each set to its average over "
+                                              "this prompt's positions."))
 with c2:
-    by = controls.option_control("selectbox", "Pick the top k heads by", BY_OPTIONS, key=BY, default="attribution")
+    by = controls.option_control("selectbox", _("Pick the top k heads by"), BY_OPTIONS, key=BY, default="attribution")
     k = controls.number_input("k", 1, model.MAX_HEADS, 3, key=K)
-    st.button(f"Pick the top {k}", key="ca_pick", on_click=pick_top,
+    st.button(_("Pick the top {k}").format(k=k), key="ca_pick", on_click=pick_top,
               args=([model.head_code(*h) for h in model.top_heads(by_values[by], k)],))
-    seed = controls.number_input("Seed of the random heads", 0, controls.SEED_MAX, 0, key=SEED,
-                                 help="The control knocks out as many random heads (none of yours), drawn with "
-                                      "np.random.default_rng(seed).")
+    seed = controls.number_input(_("Seed of the random heads"), 0, controls.SEED_MAX, 0, key=SEED,
+                                 help=_("The control knocks out as many random heads (none of yours), drawn with "
+                                        "np.random.default_rng(seed)."))
 if not heads:
-    st.info("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”).", icon="👆")
+    st.info(_("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”)."), icon="👆")
 else:
     random = tuple(model.random_heads(seed, len(heads), L, H, heads))
-    with st.spinner(f"knocking out {len(heads)} + {len(random)} heads…"):
+    with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
         draw.knockout_result(llm, ids, heads, random, ablation, answer, seed)
 
-st.subheader("Induction heads on a repeated random prompt")
-st.markdown(f"{model.REPEAT_TOKENS} random word tokens written twice: a model that copies (“last time this token came, "
-            "what followed?”) predicts the second copy well. Induction heads do that copying (Olsson et al. 2022). "
-            "Knock out the heads with the highest induction score, and the same number of random heads:")
+st.subheader(_("Induction heads on a repeated random prompt"))
+st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "
+              "followed?”) predicts the second copy well. Induction heads do that copying (Olsson et al. 2022). "
+              "Knock out the heads with the highest induction score, and the same number of random "
+              "heads:").format(n=model.REPEAT_TOKENS))
 c1, c2 = st.columns(2)
 with c1:
-    rseed = controls.number_input("Seed of the random tokens", 0, controls.SEED_MAX, 0, key=RSEED)
+    rseed = controls.number_input(_("Seed of the random tokens"), 0, controls.SEED_MAX, 0, key=RSEED)
 with c2:
-    n_ind = controls.number_input("Induction heads to knock out", 1, H, 3, key=N_IND)
-with st.spinner(f"running the {2 * model.REPEAT_TOKENS}-token prompt with and without "
-                f"{n_ind + draw.RANDOM_DRAWS * n_ind} heads…"):
+    n_ind = controls.number_input(_("Induction heads to knock out"), 1, H, 3, key=N_IND)
+with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
+        n=2 * model.REPEAT_TOKENS, heads=n_ind + draw.RANDOM_DRAWS * n_ind)):
     draw.induction_result(llm, rseed, n_ind, ablation)
 
 # --- 4 · the effect of every head -----------------------------------------------------------------------------
-st.header("4 · The effect of every head")
-st.markdown(f"Knock out each of the {L * H} heads alone and measure the change in log p({draw.piece(llm, answer)}). "
-            f"The {H} heads of a layer run together in one stacked pass from that layer on. **Guess first:** which "
-            "head matters most for this answer?")
-GUESS_OPTIONS = {"none": "no guess"} | {c: c for c in CODES}
-guess_code = controls.option_control("selectbox", "Your guess: the head whose knockout lowers the answer most",
+st.header(_("4 · The effect of every head"))
+st.markdown(_("Knock out each of the {n} heads alone and measure the change in log p({answer}). The {h} heads of a "
+              "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
+              "for this answer?").format(n=L * H, answer=draw.piece(llm, answer), h=H))
+GUESS_OPTIONS = {"none": _("no guess")} | {c: c for c in CODES}
+guess_code = controls.option_control("selectbox", _("Your guess: the head whose knockout lowers the answer most"),
                                      GUESS_OPTIONS, key=GUESS, default="none")
 guess = model.parse_head(guess_code, L, H)
 signature = (ids, answer, ablation)
-st.button("Run the sweep and check" if guess else "Run the sweep (no guess)", key="ca_reveal", type="primary",
+st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
 if ss.get(REVEALED) == signature:
     draw.sweep(llm, ids, answer, ablation)
@@ -176,47 +184,50 @@ if ss.get(REVEALED) == signature:
         event = st.plotly_chart(draw.sweep_grid(llm, ids, answer, ablation, guess), key=SWEEP_GRID, on_select="rerun",
                                 selection_mode="points")
     with right:
-        stat = controls.option_control("selectbox", "Attention statistic (x axis)",
-                                       {k: s.name for k, s in model.STATISTICS.items()}, key=STAT, default="peak")
+        stat = controls.option_control("selectbox", _("Attention statistic (x axis)"),
+                                       {k: _(s.name) for k, s in model.STATISTICS.items()}, key=STAT, default="peak")
         event2 = st.plotly_chart(draw.scatter_figure(llm, ids, answer, ablation, stat), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(llm, ids, answer, ablation, stat)
     opened = draw.selected_head(event2, L, H) or draw.selected_head(event, L, H)
     if opened:
-        st.markdown(f"[Open {model.head_code(*opened)}'s six steps in “Inside a real model” →]"
-                    f"({model.head_link(p.kept_text, *opened)})")
+        st.markdown(draw.open_head_link(p.kept_text, opened))
 else:
     runs = L * (L + 1) // 2
-    st.caption(f"The sweep runs {L} stacked passes: the one for layer ℓ runs blocks ℓ to {L - 1} on {H} copies of "
-               f"your prompt, {runs} block runs in all, the blocks of about {runs * H // L} forward passes. A progress "
-               "bar shows the layer.")
+    st.caption(_("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
+                 "prompt, {runs} block runs in all, the blocks of about {passes} forward passes. A progress bar shows "
+                 "the layer.").format(n=L, last=L - 1, h=H, runs=i18n.integer(runs),
+                                      passes=i18n.integer(runs * H // L)))
 
 # --- 5 · activation patching ----------------------------------------------------------------------------------
-st.header("5 · Move a fact (activation patching)")
-st.markdown("Two prompts that differ in one fact. Run the corrupted one, but copy one stream (one block, one "
-            "position) from the clean run: where does the copy bring the clean answer back? The measure is the "
-            "logit difference between the clean and the corrupted answers at the last position.")
+st.header(_("5 · Move a fact (activation patching)"))
+st.markdown(_("Two prompts that differ in one fact. Run the corrupted one, but copy one stream (one block, one "
+              "position) from the clean run: where does the copy bring the clean answer back? The measure is the "
+              "logit difference between the clean and the corrupted answers at the last position."))
 c1, c2 = st.columns(2)
 with c1:
-    clean_p = rm.prompt_input(model=llm, key=CLEAN, default=model.DEFAULT_CLEAN, label="Clean prompt",
+    clean_p = rm.prompt_input(model=llm, key=CLEAN, default=model.DEFAULT_CLEAN, label=_("Clean prompt"),
                               max_tokens=model.PATCH_MAX_TOKENS)
 with c2:
-    corrupt_p = rm.prompt_input(model=llm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label="Corrupted prompt",
+    corrupt_p = rm.prompt_input(model=llm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label=_("Corrupted prompt"),
                                 max_tokens=model.PATCH_MAX_TOKENS)
 if clean_p.n != corrupt_p.n:
-    st.warning(f"The two prompts must have the same number of tokens (a stream at one position is copied into the "
-               f"same position of the other): the clean one has {clean_p.n}, the corrupted one {corrupt_p.n}. Their "
-               "tokens:", icon="📏")
-    st.text("clean:     " + " │ ".join(clean_p.labels))
-    st.text("corrupted: " + " │ ".join(corrupt_p.labels))
+    st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
+                 "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
+                 "tokens:").format(clean=clean_p.n, corrupted=corrupt_p.n), icon="📏")
+    names = _("clean:"), _("corrupted:")
+    width = max(map(len, names))  # the two token lists start in one column
+    st.text(names[0].ljust(width) + " " + " │ ".join(clean_p.labels))
+    st.text(names[1].ljust(width) + " " + " │ ".join(corrupt_p.labels))
 else:
-    with st.spinner(f"running both prompts through {L} layers…"):
+    with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
         a_clean = model.top_tokens(draw.clean_run(llm, clean_p.ids).last_logits, 1)[0][0]
         a_corrupt = model.top_tokens(draw.clean_run(llm, corrupt_p.ids).last_logits, 1)[0][0]
-    st.markdown(f"Clean → {draw.piece(llm, a_clean)}, corrupted → {draw.piece(llm, a_corrupt)}.")
+    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=draw.piece(llm, a_clean),
+                                                                     corrupted=draw.piece(llm, a_corrupt)))
     if a_clean == a_corrupt:
-        st.info(f"Both prompts make the model predict {draw.piece(llm, a_clean)}, so there is no difference to "
-                "move. Change one fact so the two answers differ.", icon="🔁")
+        st.info(_("Both prompts make the model predict {answer}, so there is no difference to move. Change one fact "
+                  "so the two answers differ.").format(answer=draw.piece(llm, a_clean)), icon="🔁")
     else:
         grid = draw.patch_map(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt)
         draw.patch_result(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
@@ -224,11 +235,11 @@ else:
         move = model.fact_move(model.recovered(
             grid, *(float(r.last_logits[a_clean]) - float(r.last_logits[a_corrupt]) for r in runs)))
         default_layer = move.other_until if move.moves else L - 1
-        st.subheader("Per head: which head carries it?")
-        layer = controls.slider("Layer whose heads are patched", 0, L - 1, min(default_layer, L - 1), key=LAYER,
-                                help="Each head's output (weights · V at every position) copied from the clean run "
-                                     "alone. The default is the layer the fact moves through (computed above).")
-        with st.spinner(f"patching the {H} heads of layer {layer}…"):
+        st.subheader(_("Per head: which head carries it?"))
+        layer = controls.slider(_("Layer whose heads are patched"), 0, L - 1, min(default_layer, L - 1), key=LAYER,
+                                help=_("Each head's output (weights · V at every position) copied from the clean run "
+                                       "alone. The default is the layer the fact moves through (computed above)."))
+        with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
             draw.head_patch_result(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 
 # --- notes ----------------------------------------------------------------------------------------------------
