@@ -23,6 +23,9 @@ TIMEOUT = 900
 OWN_FIGURES = ("sk_fig_layers", "sk_fig_first", "sk_fig_losses", "sk_fig_tradeoff")  # built by this lesson's charts
 # The citations (authors and the Latin "et al." that Portuguese writes too; Turkish writes "vd.").
 CITATIONS = tuple(f"{name} et al." for name in ("Xiao", "Gu", "Su", "Ainslie", "Ji", "Meng"))
+# English terms the translations give in parentheses on their first mention (the issue's glossary rule); the
+# translated legend that shares one of these words is checked in test_the_charts_words_keep_their_letters.
+GLOSSARY = ("key/value heads",)
 BAD_LINK = {"sk_first": "banana", "sk_offset": "-5", "sk_window": "1e2", "sk_new": "999", "sk_measure": "maybe"}
 
 
@@ -35,7 +38,7 @@ def allowed(lm, prompt: str = M.DEFAULT_PROMPT) -> tuple[str, ...]:
     """What is the same in every language: the visitor's text as the model reads it (the token list under the
     text box), and the citations."""
     labels = rm.labels(lm, lm.encode(prompt)[:rm.PROMPT_MAX_TOKENS])
-    return (" | ".join(labels), prompt, *CITATIONS)
+    return (" | ".join(labels), prompt, *CITATIONS, *GLOSSARY)
 
 
 # Every main state with the English words that prove it was reached.
@@ -137,7 +140,8 @@ def test_the_link_keeps_the_language_and_the_page_s_values_open_in_it():
     at.slider(key="sk_window").set_value(9).run()
     assert_clean(at)
     assert at.query_params["lang"] == "tr"
-    assert at.query_params["sk_first"] == "the" and at.query_params["sk_window"] == "9"
+    assert at.query_params["sk_first"] == "the" and at.query_params["sk_offset"] == "77"
+    assert at.slider(key="sk_window").value == 9
     assert "Metniniz" in [h.value for h in at.header]
 
 
@@ -154,6 +158,9 @@ def test_the_charts_words_keep_their_letters():
     assert list(mask.layout.yaxis.ticktext) == labels
     assert np.asarray(mask.data[0].customdata, dtype=object)[3, 0, 2] == "tutulan bir ilk token"
     assert np.asarray(mask.data[0].customdata, dtype=object)[0, 3, 2] == "gelecek (nedensel maske)"
+    with i18n.using("pt"):
+        heads = S.cache_tradeoff([("MHA", "heads", 138240.0, 12.5)], reference=10.0)
+    assert heads.data[0].name == "cabeças de chave/valor"
     assert trade.data[0].name == "gizil önbellek" and trade.data[0].customdata[0][1:] == ["3.840", "1234,5"]
     with i18n.using("pt"):
         assert D.variant_label(real_model().config, M.cache_variants(real_model().config, 64)[-1]) == \
