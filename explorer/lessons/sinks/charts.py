@@ -12,18 +12,23 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import auto_tick_labels, bar_margin, escape_label, heatmap
+from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
-__all__ = ["FAMILY_COLORS", "SINK_COLORS", "cache_tradeoff", "first_token_layers", "losses_along", "sink_grid",
-           "sink_layers", "window_mask"]
+_, _n = translator(__name__)
+
+__all__ = ["FAMILY_COLORS", "FAMILY_NAMES", "SINK_COLORS", "cache_tradeoff", "first_token_layers", "losses_along",
+           "sink_grid", "sink_layers", "window_mask"]
 
 MEAN_COLOR, TOP_COLOR, UNIFORM_COLOR = "#3b78c2", "#d62728", "#777777"
 SINK_COLORS = {0: "#d62728", 1: "#e07b39", 4: "#2ca02c", None: "#3b78c2"}  # kept first tokens -> line colour
 FAMILY_COLORS = {"heads": "#3b78c2", "latent": "#9467bd", "window": "#2ca02c"}
 MASK_COLORS = ((0.0, "#e9ecef"), (0.25, "#e9ecef"), (0.25, "#f4a261"), (0.75, "#f4a261"), (0.75, "#3b78c2"),
                (1.0, "#3b78c2"))  # dropped (0), kept first token (1), in the window (2)
-MASK_WORDS = {0: "dropped by the window", 1: "a kept first token", 2: "in the window"}
+MASK_WORDS = {0: N_("dropped by the window"), 1: N_("a kept first token"), 2: N_("in the window")}  # shown: _()
+FAMILY_NAMES = {"heads": N_("key/value heads"), "latent": N_("latent cache"), "window": N_("sliding window")}
 
 
 LEGEND_PX = 110  # the bottom margin that holds the x axis title and a legend of up to 3 rows on a phone
@@ -46,18 +51,22 @@ def sink_layers(mean, top, uniform: float, *, title: str = "", height: int = 380
         raise ValueError(f"mean and top must be [n_layers] each, got {mean.shape} and {top.shape}")
     layers = list(range(len(mean)))
     traces = [
-        go.Bar(x=layers, y=mean, name="layer mean", marker_color=MEAN_COLOR,
+        go.Bar(x=layers, y=mean, name=_("layer mean"), marker_color=MEAN_COLOR,
                customdata=[fmt(v, 3) for v in mean],
-               hovertemplate="layer %{x}: mean over its heads %{customdata}<extra></extra>"),
-        go.Scatter(x=layers, y=top, name="strongest head", mode="markers", marker=dict(color=TOP_COLOR, size=7),
+               hovertemplate=_("layer {x}: mean over its heads {value}").format(x="%{x}", value="%{customdata}")
+               + "<extra></extra>"),
+        go.Scatter(x=layers, y=top, name=_("strongest head"), mode="markers", marker=dict(color=TOP_COLOR, size=7),
                    customdata=[fmt(v, 3) for v in top],
-                   hovertemplate="layer %{x}: strongest head %{customdata}<extra></extra>"),
-        go.Scatter(x=[-0.5, len(mean) - 0.5], y=[uniform, uniform], mode="lines", name="uniform head",
+                   hovertemplate=_("layer {x}: strongest head {value}").format(x="%{x}", value="%{customdata}")
+                   + "<extra></extra>"),
+        go.Scatter(x=[-0.5, len(mean) - 0.5], y=[uniform, uniform], mode="lines", name=_("uniform head"),
                    line=dict(color=UNIFORM_COLOR, dash="dash", width=2),
-                   hovertemplate=f"a head spreading evenly: {fmt(uniform, 3)}<extra></extra>"),
+                   hovertemplate=_("a head spreading evenly: {value}").format(value=fmt(uniform, 3))
+                   + "<extra></extra>"),
     ]
-    layout = dict(xaxis=dict(title=dict(text="layer"), range=[-0.5, len(mean) - 0.5]),
-                  yaxis=dict(title=dict(text="weight on the first token"), range=[0, 1.02]),
+    layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, len(mean) - 0.5]),
+                  yaxis=dict(title=dict(text=_("weight on the first token")), range=[0, 1.02]),
+                  separators=i18n.plotly_separators(),
                   height=height, margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX},
                   legend=_legend())
     if title:
@@ -75,8 +84,8 @@ def sink_grid(mass, *, title: str, height: int = 620) -> go.Figure:
     if mass.ndim != 2:
         raise ValueError(f"mass must be [n_layers, n_heads], got shape {mass.shape}")
     return heatmap(mass, [str(i) for i in range(mass.shape[0])], [str(h) for h in range(mass.shape[1])],
-                   title=title, row_name="layer", col_name="head", zrange=(0.0, 1.0), digits=3, show_text=False,
-                   height=height, colorbar_title="weight", light=False)
+                   title=title, row_name=_("layer"), col_name=_("head"), zrange=(0.0, 1.0), digits=3, show_text=False,
+                   height=height, colorbar_title=_("weight"), light=False)
 
 
 def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: str = "",
@@ -99,10 +108,11 @@ def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: 
         traces.append(go.Scatter(x=list(range(n)), y=values, mode="lines+markers", name=safe,
                                  line=dict(color=color, width=2), marker=dict(size=5),
                                  customdata=[fmt(v, 3) for v in values],
-                                 hovertemplate=f"{safe}, layer %{{x}}: %{{customdata}}<extra></extra>"))
-    layout = dict(xaxis=dict(title=dict(text="layer"), range=[-0.5, n - 0.5]),
-                  yaxis=dict(title=dict(text="mean weight (over the heads)"), range=[0, 1.02]),
-                  height=height, legend=_legend(),
+                                 hovertemplate=_("{name}, layer {x}: {value}").format(
+                                     name=safe, x="%{x}", value="%{customdata}") + "<extra></extra>"))
+    layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, n - 0.5]),
+                  yaxis=dict(title=dict(text=_("mean weight (over the heads)")), range=[0, 1.02]),
+                  height=height, legend=_legend(), separators=i18n.plotly_separators(),
                   margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX + 20})
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -126,7 +136,9 @@ def window_mask(kinds, labels: Sequence[str], *, title: str, height: int | None 
     trace.colorscale = [list(stop) for stop in MASK_COLORS]
     trace.showscale = False
     custom = np.array(trace.customdata, dtype=object)
-    words = np.vectorize(lambda k: MASK_WORDS.get(int(k), "the future (causal mask)"), otypes=[object])(kinds)
+    words = {k: _(w) for k, w in MASK_WORDS.items()}
+    future = _("the future (causal mask)")
+    words = np.vectorize(lambda k: words.get(int(k), future), otypes=[object])(kinds)
     custom[..., 2] = words
     trace.customdata = custom.tolist()  # lists, not an object array (see explorer.shell.charts.heatmap)
     return fig
@@ -154,11 +166,12 @@ def losses_along(series: Sequence[tuple[str, np.ndarray, str]], score_from: int,
             x=list(range(m)), y=losses, mode="lines", name=safe, line=dict(color=color, width=2),
             customdata=np.array([[t, u, fmt(v, 3)] for t, u, v in zip(ticks, nexts, losses, strict=True)],
                                 dtype=object).reshape(-1, 3).tolist(),
-            hovertemplate=f"{safe}: at %{{customdata[0]}}, predicting %{{customdata[1]}}: loss %{{customdata[2]}} "
-                          "nats<extra></extra>"))
+            hovertemplate=_("{name}: at {token}, predicting {next}: loss {loss} nats").format(
+                name=safe, token="%{customdata[0]}", next="%{customdata[1]}", loss="%{customdata[2]}")
+            + "<extra></extra>"))
     layout = dict(  # numbered ticks (short on a phone); the hover names the tokens
-        xaxis=dict(title=dict(text="query position (predicting the next token)"), range=[-0.5, m - 0.5]),
-        yaxis=dict(title=dict(text="loss (nats)"), range=[0, top * 1.08]),
+        xaxis=dict(title=dict(text=_("query position (predicting the next token)")), range=[-0.5, m - 0.5]),
+        yaxis=dict(title=dict(text=_("loss (nats)")), range=[0, top * 1.08]), separators=i18n.plotly_separators(),
         shapes=[dict(type="line", x0=score_from - 0.5, x1=score_from - 0.5, y0=0, y1=top * 1.08,
                      line=dict(color=UNIFORM_COLOR, dash="dot", width=2))],
         height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
@@ -199,30 +212,30 @@ def cache_tradeoff(rows: Sequence[tuple[str, str, float, float]], *, reference: 
             raise ValueError("bytes per token and perplexity must be positive (log axes)")
         names = [escape_label(r[0]) for r in mine]
         traces.append(go.Scatter(
-            x=x, y=y, mode="lines+markers", name={"heads": "key/value heads", "latent": "latent cache",
-                                                    "window": "sliding window"}[family],
+            x=x, y=y, mode="lines+markers", name=_(FAMILY_NAMES[family]),
             line=dict(color=color, width=1, dash="dot"), marker=dict(color=color, size=10),
-            customdata=np.array([[nm, f"{b:,.0f}", fmt(p, 4 if p < 100 else 1)] for nm, b, p in zip(names, x, y,
-                                                                                                  strict=True)],
-                                dtype=object).reshape(-1, 3).tolist(),
-            hovertemplate="%{customdata[0]}: %{customdata[1]} bytes per token, perplexity %{customdata[2]}"
-                          "<extra></extra>"))
+            customdata=np.array([[nm, i18n.integer(round(b)), fmt(p, 4 if p < 100 else 1)]
+                                 for nm, b, p in zip(names, x, y, strict=True)], dtype=object).reshape(-1, 3).tolist(),
+            hovertemplate=_("{name}: {bytes} bytes per token, perplexity {ppl}").format(
+                name="%{customdata[0]}", bytes="%{customdata[1]}", ppl="%{customdata[2]}") + "<extra></extra>"))
     unknown = {r[1] for r in rows} - set(FAMILY_COLORS)
     if unknown:
         raise ValueError(f"unknown families {sorted(unknown)}; known: {', '.join(FAMILY_COLORS)}")
     xs, ys = [r[2] for r in rows], [r[3] for r in rows] + [reference]
     lo, hi = min(xs) / 1.5, max(xs) * 1.5
-    traces.append(go.Scatter(x=[lo, hi], y=[reference, reference], mode="lines", name="the model (GQA)",
+    traces.append(go.Scatter(x=[lo, hi], y=[reference, reference], mode="lines", name=_("the model (GQA)"),
                              line=dict(color=UNIFORM_COLOR, dash="dash", width=2),
-                             hovertemplate=f"the model as trained: perplexity {fmt(reference, 3)}<extra></extra>"))
+                             hovertemplate=_("the model as trained: perplexity {ppl}").format(ppl=fmt(reference, 3))
+                             + "<extra></extra>"))
     x_ticks = _log_ticks(lo, hi)
     y_ticks = _log_ticks(min(ys) / 1.3, max(ys) * 1.3)
-    layout = dict(xaxis=dict(type="log", title=dict(text="KV cache bytes per token of your text (log)"),
+    layout = dict(xaxis=dict(type="log", title=dict(text=_("KV cache bytes per token of your text (log)")),
                              range=[np.log10(lo), np.log10(hi)], tickvals=x_ticks,
                              ticktext=[_short(v) for v in x_ticks]),
-                  yaxis=dict(type="log", title=dict(text="perplexity (log)"), range=[np.log10(min(ys) / 1.3),
-                                                                                   np.log10(max(ys) * 1.3)],
+                  yaxis=dict(type="log", title=dict(text=_("perplexity (log)")), range=[np.log10(min(ys) / 1.3),
+                                                                                      np.log10(max(ys) * 1.3)],
                              tickvals=y_ticks, ticktext=[_short(v) for v in y_ticks]),
+                  separators=i18n.plotly_separators(),
                   height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
     if title:
         layout["title"] = dict(text=escape_label(title))

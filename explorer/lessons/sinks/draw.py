@@ -23,20 +23,78 @@ import streamlit as st
 from attention import llama
 from explorer.lessons.sinks import charts as sfig
 from explorer.lessons.sinks import model
-from explorer.shell import charts
+from explorer.shell import charts, i18n
 from explorer.shell import real_model as rm
 from explorer.shell.cache import TTL_SECONDS, cached, key_hash_funcs, section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import count, fmt
+from explorer.shell.textviews import fmt, latex_words
 
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used)
-    "sentence": "the model reads the prompt typed on this page.",
-    "embedding": "the model's own trained token embeddings.",
-    "positional": "the model's own positions (RoPE rotates its queries and keys).",
-    "seed": "the model's weights are trained, not drawn, and every continuation here is greedy.",
-    "d_model": f"the model's own width ({rm.MODEL_NAME}).",
-    "d_k": f"the model's own heads ({rm.MODEL_NAME}).",
+_, _n = translator(__name__)
+
+NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
+    # messages: shown with _(NOT_USED[key]).format(model=…) (:func:`not_used`)
+    "sentence": N_("the model reads the prompt typed on this page."),
+    "embedding": N_("the model's own trained token embeddings."),
+    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
+    "seed": N_("the model's weights are trained, not drawn, and every continuation here is greedy."),
+    "d_model": N_("the model's own width ({model})."),
+    "d_k": N_("the model's own heads ({model})."),
 }
+def not_used() -> dict[str, str]:
+    """:data:`NOT_USED` in the run's language."""
+    return {key: _(why).format(model=rm.MODEL_NAME) for key, why in NOT_USED.items()}
+
+
+def tokens(n: int) -> str:
+    """``"1 token"``, ``"12 tokens"`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def kept(k: int) -> str:
+    """``"1 kept first token"``, ``"4 kept first tokens"`` in the run's language."""
+    return _n("{k} kept first token", "{k} kept first tokens", k).format(k=k)
+
+
+def positions(n: int) -> str:
+    """``"1 position"``, ``"44 positions"`` in the run's language."""
+    return _n("{n} position", "{n} positions", n).format(n=n)
+
+
+def sci(x: float) -> str:
+    """``x`` as ``1.2e-06`` with the language's decimal mark (``1,2e-06``): a shown number, not code."""
+    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
+
+
+def describe(config: llama.LlamaConfig, n: int) -> str:
+    """The model's shape in words and the text's length (the caption under the text box)."""
+    c = config
+    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, d_model "
+             "{d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
+                                 d_model=c.d_model) + " · " + _n("your text: {n} token", "your text: {n} tokens",
+                                                                   n).format(n=n)
+
+
+def variant_label(config: llama.LlamaConfig, variant: model.CacheVariant) -> str:
+    """A cache variant's name in the run's language (``variant.label`` is its English name, part of the caches'
+    keys: a measurement is shared by every language)."""
+    c = config
+    if variant.key == "mha":
+        return _("MHA: {n} key/value heads").format(n=c.n_heads)
+    if variant.key == "gqa":
+        return _("GQA: {n} key/value heads (the model)").format(n=c.n_kv_heads)
+    if variant.key == "mqa":
+        return _("MQA: 1 key/value head (mean of {n})").format(n=c.n_kv_heads)
+    if variant.family == "latent":
+        rank = variant.kind[1]
+        return (_("latent, rank {r} (full rank)") if rank == 2 * c.n_kv_heads * c.d_head
+                else _("latent, rank {r}")).format(r=rank)
+    if variant.family == "window":
+        return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
+            w=variant.window, k=variant.sinks)
+    return variant.label
+
+
 REFERENCE_MAX_ENTRIES = 2
 _ONE_VARIANT = threading.Lock()
 """Held while a row of the sweep is measured: at most one converted model (up to 119 MB) alive in the process,
@@ -96,15 +154,17 @@ measured = st.cache_data(max_entries=96, ttl=TTL_SECONDS, show_spinner=False,
 def sweep(_model: llama.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measured, ...]:
     """Every :func:`model.cache_variants` row measured, one cached measurement at a time under a progress bar that
     names the step (gone when done; instant for a prompt already measured)."""
-    todo = model.cache_variants(_model.config, len(ids))
+    c = _model.config
+    todo = model.cache_variants(c, len(ids))
     score_from = model.sweep_score_from(todo)
-    bar = st.progress(0.0, text="Measuring the smaller caches…")
+    bar = st.progress(0.0, text=_("Measuring the smaller caches…"))
     out = []
     for i, variant in enumerate(todo):
-        step = ("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per server)"
-                if variant.family == "latent" else "converting the key/value heads" if variant.kind
-                else "running the sliding window" if variant.window else "running the model as trained")
-        bar.progress(i / len(todo), text=f"Measuring {i + 1} of {len(todo)}: {variant.label}: {step}…")
+        step = (_("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per server)")
+                if variant.family == "latent" else _("converting the key/value heads") if variant.kind
+                else _("running the sliding window") if variant.window else _("running the model as trained"))
+        bar.progress(i / len(todo), text=_("Measuring {i} of {n}: {variant}: {step}…").format(
+            i=i + 1, n=len(todo), variant=variant_label(c, variant), step=step))
         out.append(measured(_model, ids, variant, score_from))
     bar.empty()
     return tuple(out)
@@ -113,8 +173,11 @@ def sweep(_model: llama.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measure
 def streaming_runs(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
     """Compute (and cache) the four streaming runs, each under a spinner naming it."""
     for sinks in (*model.SINK_COUNTS, None):
-        what = "full attention" if sinks is None else f"a window of {window} with {count(sinks, 'kept first token')}"
-        with st.spinner(f"Reading your text with {what}, then generating {count(n_new, 'token')}…"):
+        text = (_("Reading your text with full attention, then generating {new}…").format(new=tokens(n_new))
+                if sinks is None else
+                _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
+                    w=window, kept=kept(sinks), new=tokens(n_new)))
+        with st.spinner(text):
             stream(_model, ids, window, sinks, n_new)
 
 
@@ -124,19 +187,18 @@ def streaming_runs(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, 
 @section
 def intro() -> None:
     """Title, the two questions, the honest note."""
-    st.title("Attention sinks and smaller KV caches")
-    st.markdown(
+    st.title(_("Attention sinks and smaller KV caches"))
+    st.markdown(_(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
-        f"This page measures why, on {rm.MODEL_NAME}'s own weights and your text, and then uses it: a cache "
-        "that keeps only the last few tokens needs those first ones. Then it measures the other ways modern "
-        "models shrink the KV cache (fewer key/value heads, a latent cache, a window), each as bytes per token "
-        "against perplexity."
-    )
-    st.caption(
+        "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "
+        "the last few tokens needs those first ones. Then it measures the other ways modern models shrink the KV "
+        "cache (fewer key/value heads, a latent cache, a window), each as bytes per token against perplexity."
+    ).format(model=rm.MODEL_NAME))
+    st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
         "the model here, in NumPy float32, on the text below. The model's weights are stored 4-bit quantized "
         "(Q4_1) and widened to float32, so the numbers are close to, not identical with, the full-precision model's."
-    )
+    ))
 
 
 @section
@@ -147,7 +209,7 @@ def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = 
     n_heads = c.n_layers * c.n_heads
     per_layer = s.per_layer
     mean = float(s.mass.mean())
-    st.markdown(
+    st.markdown(_(
         "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive "
         "and **sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the "
         "weight has to go somewhere. A trained model learns a place for it: the first token, which every later "
@@ -155,53 +217,66 @@ def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = 
         "parked there changes the output little: a **no-op key**. Xiao et al. (2023) named it the *attention sink*; "
         "Gu et al. (2024) trace it to the softmax's sum to one (without the normalisation it does not form) and "
         "find the sink's values small."
-    )
+    ))
     st.latex(r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{k \le i} e^{s_{ik}}}")
     st.latex(r"\sum_{j \le i} w_{ij} = 1")
-    st.latex(r"\text{sink mass} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i0}")
-    st.caption(f"Sink mass: a head's weight on the first token, averaged over the queries 2 … {s.n - 1} (query 0 sees "
-               "only itself; for query 1 the first token is also the previous one). A head spreading every row "
-               f"evenly would give {fmt(s.uniform, 3)}.")
+    st.latex(latex_words(_("sink mass")) + r" = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i0}")
+    st.caption(_("Sink mass: a head's weight on the first token, averaged over the queries 2 … {last} (query 0 sees "
+                 "only itself; for query 1 the first token is also the previous one). A head spreading every row "
+                 "evenly would give {uniform}.").format(last=s.n - 1, uniform=fmt(s.uniform, 3)))
     first_big = next((layer for layer, v in enumerate(per_layer) if v > model.HALF), None)
-    st.markdown(
-        f"**On your text** ({count(s.n, 'token')}), the first token takes **{mean:.0%}** of the attention on "
-        f"average over all {n_heads} heads, against {s.uniform:.0%} for heads that spread evenly; "
-        f"**{s.n_over_half} of {n_heads} heads** put more than half of their weight on it. Layers 0 and 1 put "
-        f"{fmt(per_layer[0], 2)} and {fmt(per_layer[1], 2)} on it (mean of their heads)"
-        + (f"; the first layer whose heads average more than half is layer {first_big}." if first_big is not None
-           else "; no layer's heads average more than half on your text.")
-    )
+    facts = dict(tokens=tokens(s.n), mean=i18n.percent(mean, 0), heads=n_heads, uniform=i18n.percent(s.uniform, 0),
+                 over=s.n_over_half, l0=fmt(per_layer[0], 2), l1=fmt(per_layer[1], 2), first=first_big)
+    if first_big is not None:
+        st.markdown(_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
+                      "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
+                      "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
+                      "their heads); the first layer whose heads average more than half is layer {first}.").format(
+            **facts))
+    else:
+        st.markdown(_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
+                      "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
+                      "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
+                      "their heads); no layer's heads average more than half on your text.").format(**facts))
     heavy = per_layer > model.HALF
     ratio = float(s.value_ratio[heavy].mean() if heavy.any() else s.value_ratio.mean())
-    where = "the layers where it takes more than half of the weight" if heavy.any() else "all layers"
     if ratio < 1:
-        st.markdown(f"**Its values are small**: in {where}, the first token's value vectors are {ratio:.2f}× the "
-                    "median length of the other tokens' (mean over the key/value heads). Weight on it adds little "
-                    "to a query's output: it is the no-op.")
+        message = (_("**Its values are small**: in the layers where it takes more than half of the weight, the first "
+                     "token's value vectors are {ratio}× the median length of the other tokens' (mean over the "
+                     "key/value heads). Weight on it adds little to a query's output: it is the no-op.") if heavy.any()
+                   else _("**Its values are small**: in all layers, the first token's value vectors are {ratio}× the "
+                          "median length of the other tokens' (mean over the key/value heads). Weight on it adds "
+                          "little to a query's output: it is the no-op."))
     else:
-        st.markdown(f"**On your text its values are not smaller than the others'**: in {where} the first token's "
-                    f"value vectors are {ratio:.2f}× the median length of the other tokens'. Here the sink is not a "
-                    "no-op by the size of its values.")
+        message = (_("**On your text its values are not smaller than the others'**: in the layers where it takes more "
+                     "than half of the weight the first token's value vectors are {ratio}× the median length of the "
+                     "other tokens'. Here the sink is not a no-op by the size of its values.") if heavy.any()
+                   else _("**On your text its values are not smaller than the others'**: in all layers the first "
+                          "token's value vectors are {ratio}× the median length of the other tokens'. Here the sink "
+                          "is not a no-op by the size of its values."))
+    st.markdown(message.format(ratio=fmt(ratio, 2)))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform, title="weight on the first token, "
-                                         "per layer"), key="sk_fig_layers")
+        st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform,
+                                         title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
-        st.plotly_chart(sfig.sink_grid(s.mass, title="every head's sink mass"), key="sk_fig_grid")
+        st.plotly_chart(sfig.sink_grid(s.mass, title=_("every head's sink mass")), key="sk_fig_grid")
     labels = rm.labels(_model, list(ids))
     st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
-                                   title=f"strongest sink: layer {s.top_layer}, head {s.top_head}",
+                                   title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
+                                                                                               head=s.top_head),
                                    mask=np.tri(s.n, dtype=bool), color_scale=color_scale),
                     key="sk_fig_top_head")
-    st.caption(f"The strongest sink head of your text: layer {s.top_layer}, head {s.top_head}, sink mass "
-               f"{fmt(float(s.mass[s.top_layer, s.top_head]), 3)}. Rows are queries, columns keys: the first column "
-               "is the first token.")
-    numbers({"Sink mass of every head": pd.DataFrame(s.mass, index=[f"layer {i}" for i in range(c.n_layers)],
-                                                    columns=[f"head {h}" for h in range(c.n_heads)]),
-             "Per layer": pd.DataFrame({"layer": range(c.n_layers), "mean sink mass": per_layer,
-                                        "strongest head": s.mass.max(axis=1),
-                                        "first token's value length / median": s.value_ratio})},
-            label="Numbers: the sink")
+    st.caption(_("The strongest sink head of your text: layer {layer}, head {head}, sink mass {mass}. Rows are "
+                 "queries, columns keys: the first column is the first token.").format(
+        layer=s.top_layer, head=s.top_head, mass=fmt(float(s.mass[s.top_layer, s.top_head]), 3)))
+    numbers({_("Sink mass of every head"): pd.DataFrame(s.mass,
+                                                        index=[_("layer {i}").format(i=i) for i in range(c.n_layers)],
+                                                        columns=[_("head {h}").format(h=h) for h in range(c.n_heads)]),
+             _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): per_layer,
+                                           _("strongest head"): s.mass.max(axis=1),
+                                           _("first token's value length / median"): s.value_ratio})},
+            label=_("Numbers: the sink"))
 
 
 @section
@@ -211,32 +286,34 @@ def first_token_section(_model: llama.LlamaModel, ids: tuple[int, ...], choice: 
     old_piece, new_piece = (rm.visible_piece(piece) for piece in _model.token_strings([ids[0], f.ids[0]]))
     old, new = model.md_code(old_piece), model.md_code(new_piece)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
+    pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)
     dropped = model.FIRST_CHOICES[choice] is None
     if dropped:
-        st.markdown(f"Without your first token {old}, {new} comes first. On your text, position 0 took {a:.0%} of "
-                    f"the attention with {old} there; it takes **{b:.0%}** with {new} there. The same {new} got "
-                    f"**{moved:.0%}** at position 1 in your text.")
-        series = [(f"your text: position 0 ({old_piece})", f.original, sfig.SINK_COLORS[None]),
-                  (f"without it: position 0 ({new_piece})", f.changed, sfig.SINK_COLORS[4]),
-                  (f"{new_piece} at position 1 in your text", f.followed, sfig.SINK_COLORS[0])]
+        st.markdown(_("Without your first token {old}, {new} comes first. On your text, position 0 took {a} of the "
+                      "attention with {old} there; it takes **{b}** with {new} there. The same {new} got **{moved}** "
+                      "at position 1 in your text.").format(**pct))
+        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
+                  (_("without it: position 0 ({token})").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
+                  (_("{token} at position 1 in your text").format(token=new_piece), f.followed, sfig.SINK_COLORS[0])]
     else:
-        st.markdown(f"With {new} put before your text, position 0 takes **{b:.0%}** of the attention (it took "
-                    f"{a:.0%} with your first token {old} there), and {old}, now at position 1, gets **{moved:.0%}**.")
-        series = [(f"your text: position 0 ({old_piece})", f.original, sfig.SINK_COLORS[None]),
-                  (f"{new_piece} put first: position 0", f.changed, sfig.SINK_COLORS[4]),
-                  (f"{old_piece}, now at position 1", f.followed, sfig.SINK_COLORS[0])]
+        st.markdown(_("With {new} put before your text, position 0 takes **{b}** of the attention (it took {a} with "
+                      "your first token {old} there), and {old}, now at position 1, gets **{moved}**.").format(**pct))
+        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
+                  (_("{token} put first: position 0").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
+                  (_("{token}, now at position 1").format(token=old_piece), f.followed, sfig.SINK_COLORS[0])]
     if f.follows_position:
-        st.success("Measured on your text: the sink follows the first position, not the word. Whatever token comes "
-                   "first takes the weight; the token that was there loses it when it moves.", icon="📍")
+        st.success(_("Measured on your text: the sink follows the first position, not the word. Whatever token comes "
+                     "first takes the weight; the token that was there loses it when it moves."), icon="📍")
     else:
-        st.warning("On your text the sink does not simply follow the first position: position 0 keeps less than half "
-                   "of its weight with another token there, or the token that moved keeps half of it or more.",
+        st.warning(_("On your text the sink does not simply follow the first position: position 0 keeps less than "
+                     "half of its weight with another token there, or the token that moved keeps half of it or more."),
                    icon="🔎")
-    st.plotly_chart(sfig.first_token_layers(series, title="mean weight per layer"), key="sk_fig_first")
-    st.caption(f"Means over every layer's {_model.config.n_heads} heads and the queries from 2 on. A head spreading "
-               f"evenly would give {fmt(f.uniform_changed, 3)} to a position of the changed text.")
-    numbers(pd.DataFrame({"layer": range(len(f.original)), **{name: values for name, values, _ in series}}),
-            label="Numbers: where the weight goes")
+    st.plotly_chart(sfig.first_token_layers(series, title=_("mean weight per layer")), key="sk_fig_first")
+    st.caption(_("Means over every layer's {heads} heads and the queries from 2 on. A head spreading evenly would give "
+                 "{uniform} to a position of the changed text.").format(heads=_model.config.n_heads,
+                                                                        uniform=fmt(f.uniform_changed, 3)))
+    numbers(pd.DataFrame({_("layer"): range(len(f.original)), **{name: values for name, values, _c in series}}),
+            label=_("Numbers: where the weight goes"))
 
 
 @section
@@ -245,26 +322,30 @@ def shift_section(_model: llama.LlamaModel, ids: tuple[int, ...], offset: int) -
     sh = shift(_model, ids, offset)
     st.latex(r"\langle R_{i+k}\, q,\ R_{j+k}\, k \rangle = \langle q,\ R_{j-i}\, k \rangle")
     m1, m2, m3 = st.columns(3)
-    m1.metric("max |Δ logit|", f"{sh.max_logit_diff:.1e}", help=f"over every position and token; the logits reach "
-              f"{sh.largest_logit:.1f} in absolute value")
-    m2.metric("max |Δ attention weight|", f"{sh.max_weight_diff:.1e}", help="over every layer, head, query and key")
-    m3.metric("max |Δ sink mass| of a layer", f"{float(np.abs(sh.mass_shifted - sh.mass_original).max()):.1e}")
+    m1.metric(_("max |Δ logit|"), sci(sh.max_logit_diff),
+              help=_("over every position and token; the logits reach {largest} in absolute value").format(
+                  largest=fmt(sh.largest_logit, 1)))
+    m2.metric(_("max |Δ attention weight|"), sci(sh.max_weight_diff),
+              help=_("over every layer, head, query and key"))
+    m3.metric(_("max |Δ sink mass| of a layer"), sci(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
     rounding = sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0)
+    facts = dict(k=i18n.integer(offset), logit=sci(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
+                 weight=sci(sh.max_weight_diff))
     if offset == 0:
-        st.info("A shift of 0 is the usual pass: move the slider to shift every position.", icon="👉")
+        st.info(_("A shift of 0 is the usual pass: move the slider to shift every position."), icon="👉")
     elif rounding:
-        st.markdown(f"Measured: shifting every position by {offset:,} changes no logit by more than "
-                    f"**{sh.max_logit_diff:.1e}** (the logits reach {sh.largest_logit:.1f}) and no attention weight "
-                    f"by more than {sh.max_weight_diff:.1e}: float32 rounding, nothing else. RoPE turns each query and "
-                    "key by an angle proportional to its position, and a dot product of two turned vectors depends "
-                    "only on the difference of the angles (Su et al. 2021). So the first token is not special for "
-                    f"being at RoPE position 0: at position {offset:,} it is the same sink.")
+        st.markdown(_("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
+                      "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
+                      "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
+                      "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
+                      "So the first token is not special for being at RoPE position 0: at position {k} it is the "
+                      "same sink.").format(**facts))
     else:
-        st.markdown(f"Measured: shifting every position by {offset:,} changes the logits by up to "
-                    f"**{sh.max_logit_diff:.1e}** (they reach {sh.largest_logit:.1f}): more than float32 rounding at "
-                    "this shift, from the rounding of large rotation angles.")
+        st.markdown(_("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
+                      "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
+                      "angles.").format(**facts))
     if not sh.same_next:
-        st.caption("The most likely next token changes with the shift: two candidates are within rounding.")
+        st.caption(_("The most likely next token changes with the shift: two candidates are within rounding."))
 
 
 @section
@@ -273,101 +354,112 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
     runs = {sinks: stream(_model, ids, window, sinks, n_new) for sinks in (*model.SINK_COUNTS, None)}
     n = len(ids)
     labels = rm.labels(_model, list(ids))
-    full, none, four = runs[None], runs[0], runs[model.SINK_COUNTS[-1]]
+    none, four = runs[0], runs[model.SINK_COUNTS[-1]]
     scored = n - 1 - window
-    st.latex(r"\text{query } i \text{ sees key } j \iff j \le i \ \text{ and}")
-    st.latex(r"i - j < w \ \text{ or } \ j < k")
+    st.latex(latex_words(_("query {i} sees key {j}"), i=r"\ i\ ", j=r"\ j") + r" \iff j \le i \ "
+             + latex_words(_("and")))
+    st.latex(latex_words(_("{a} or {b}"), a=r"i - j < w \ ", b=r"\ j < k"))
     st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, model.SINK_COUNTS[-1]), labels,
-                                     title="which keys each query sees"), key="sk_fig_mask")
-    st.caption(f"A window of {window} with {count(model.SINK_COUNTS[-1], 'kept first token')}. Blue: the window "
-               "(the query and the ones just before it). Orange: the kept first tokens. Grey: keys the window dropped "
-               "(a cache that keeps only the window and the first tokens has forgotten them). Blank: the future.")
+                                     title=_("which keys each query sees")), key="sk_fig_mask")
     k = model.SINK_COUNTS[-1]
+    st.caption(_("A window of {w} with {kept}. Blue: the window (the query and the ones just before it). Orange: the "
+                 "kept first tokens. Grey: keys the window dropped (a cache that keeps only the window and the first "
+                 "tokens has forgotten them). Blank: the future.").format(w=window, kept=kept(k)))
+    ppl = {key: fmt(r.perplexity, 1) for key, r in runs.items()}
+    facts = dict(w=window, k=k, none=ppl[0], four=ppl[k], full=ppl[None], one=ppl[1], positions=positions(scored),
+                 first=window, last=n - 2)
     if four.perplexity < none.perplexity:
-        st.markdown(f"**Measured on your text**: with a window of {window}, keeping the first {k} tokens brings the "
-                    f"perplexity from **{none.perplexity:,.1f}** (no kept token) to **{four.perplexity:,.1f}**; full "
-                    f"attention: {full.perplexity:,.1f}. Keeping just one: {runs[1].perplexity:,.1f}. All on the same "
-                    f"{count(scored, 'position')} ({window} … {n - 2}), the ones after the window.")
+        st.markdown(_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens brings the "
+                      "perplexity from **{none}** (no kept token) to **{four}**; full attention: {full}. Keeping just "
+                      "one: {one}. All on the same {positions} ({first} … {last}), the ones after the window.").format(
+            **facts))
     else:
-        st.markdown(f"**Measured on your text**: with a window of {window}, keeping the first {k} tokens does not help "
-                    f"here: perplexity {four.perplexity:,.1f} against {none.perplexity:,.1f} without them (full "
-                    f"attention: {full.perplexity:,.1f}; one kept token: {runs[1].perplexity:,.1f}), on the "
-                    f"{count(scored, 'position')} after the window.")
-    st.caption("Perplexity = exp(mean next-token loss in nats) over the positions after the window; 1 would mean "
-               "every next token predicted with certainty.")
+        st.markdown(_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens does not help "
+                      "here: perplexity {four} against {none} without them (full attention: {full}; one kept token: "
+                      "{one}), on the {positions} after the window.").format(**facts))
+    st.caption(_("Perplexity = exp(mean next-token loss in nats) over the positions after the window; 1 would mean "
+                 "every next token predicted with certainty."))
     columns = st.columns(4)
     for col, sinks in zip(columns, (*model.SINK_COUNTS, None), strict=True):
         r = runs[sinks]
-        title = "full attention" if sinks is None else f"window {window}, {count(sinks, 'kept first token')}"
+        title = (_("full attention") if sinks is None
+                 else _("window {w}, {kept}").format(w=window, kept=kept(sinks)))
         with col:
-            st.metric(title, f"{r.perplexity:,.1f}", help="perplexity over the positions after the window")
-            st.caption(f"continues your text with {count(len(r.generated), 'token')} (greedy):")
+            st.metric(title, ppl[sinks], help=_("perplexity over the positions after the window"))
+            st.caption(_n("continues your text with {n} token (greedy):",
+                          "continues your text with {n} tokens (greedy):", len(r.generated)).format(n=len(r.generated)))
             part = _model.decode_partial(list(r.generated))  # an unfinished character stays pending, never �
             st.code(part.text, language=None, wrap_lines=True)
             if part.pending:
-                st.caption(f"… and the first bytes of a character not finished yet: "
-                           f"{model.md_code(part.pending_escaped)}")
-    series = [(("full attention" if s is None else f"{count(s, 'kept first token')}"), runs[s].losses,
-               sfig.SINK_COLORS[s]) for s in (*model.SINK_COUNTS, None)]
-    st.plotly_chart(sfig.losses_along(series, window, labels, title="next-token loss along your text"),
+                st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
+                    bytes=model.md_code(part.pending_escaped)))
+    series = [((_("full attention") if s is None else kept(s)), runs[s].losses, sfig.SINK_COLORS[s])
+              for s in (*model.SINK_COUNTS, None)]
+    st.plotly_chart(sfig.losses_along(series, window, labels, title=_("next-token loss along your text")),
                     key="sk_fig_losses")
-    st.caption(f"Before position {window} (dotted line) the window hides nothing: every line is the same there.")
-    st.markdown(
+    st.caption(_("Before position {w} (dotted line) the window hides nothing: every line is the same there.").format(
+        w=window))
+    st.markdown(_(
         "**Which positions?** This page keeps every token's own position: the query at position *i* and a kept first "
         "token at position *j* are *i − j* apart, as in the full model (`forward(ids, window=w, sinks=k)`; the "
         "continuations above are generated that way, from the model's cache). StreamingLLM (Xiao et al. 2023, §3.2) "
         "numbers positions *inside its cache* instead: the kept tokens 0 … k−1, then the window, so the query sits "
         "at k + w − 1 and the kept tokens look close. A window key is equally far in both; only the kept tokens' "
         "scores differ. Both perplexities, measured:"
-    )
-    rows = [{"kept first tokens": sinks, "positions kept (this page)": runs[sinks].perplexity,
-             "StreamingLLM's numbering": runs[sinks].renumbered}
+    ))
+    rows = [{_("kept first tokens"): sinks, _("positions kept (this page)"): runs[sinks].perplexity,
+             _("StreamingLLM's numbering"): runs[sinks].renumbered}
             for sinks in model.SINK_COUNTS if sinks]
     dataframe(pd.DataFrame(rows), digits=2, hide_index=True, width="stretch")
     if four.renumbered is not None:
         change = four.renumbered / four.perplexity - 1
         both = max(four.renumbered, four.perplexity) < none.perplexity
-        st.markdown(f"With {count(k, 'kept first token')}, StreamingLLM's numbering gives perplexity "
-                    f"{four.renumbered:,.1f} against {four.perplexity:,.1f} with the positions kept ({change:+.0%}) "
-                    + (f"on your text: both are below the {none.perplexity:,.1f} of the window without them, so the "
-                       "kept tokens work as the sink either way. This page shows the positions kept." if both else
-                       "on your text, and one of them is not better than the window without kept tokens. This page "
-                       "shows the positions kept."))
-    numbers(pd.DataFrame({"query position": range(n - 1), "token": labels[:-1], "next token": labels[1:],
-                          **{name: losses for name, losses, _ in series}}),
-            label="Numbers: the loss at every position (nats)")
+        facts = dict(kept=kept(k), renumbered=fmt(four.renumbered, 1), kept_positions=fmt(four.perplexity, 1),
+                     change=("+" if change >= 0 else "-") + i18n.percent(abs(change), 0), none=fmt(none.perplexity, 1))
+        st.markdown((_("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against {kept_positions} "
+                       "with the positions kept ({change}) on your text: both are below the {none} of the window "
+                       "without them, so the kept tokens work as the sink either way. This page shows the positions "
+                       "kept.") if both else
+                     _("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against {kept_positions} "
+                       "with the positions kept ({change}) on your text, and one of them is not better than the "
+                       "window without kept tokens. This page shows the positions kept.")).format(**facts))
+    numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],
+                          **{name: losses for name, losses, _c in series}}),
+            label=_("Numbers: the loss at every position (nats)"))
 
 
 @section
 def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
     """What each conversion does (formulas), and that none is fine-tuned."""
     c = config
-    st.markdown(
+    st.markdown(_(
         "**Conversions before any fine-tuning.** Each row below changes the trained weights (or the mask) and runs "
         "them as they are. The papers that propose these conversions train afterwards: grouped-query attention's "
         "mean pooling is followed by *uptraining* on 5 % of the pre-training compute (Ainslie et al. 2023); the "
         "published conversions to a latent cache (MHA2MLA, Ji et al. 2025; TransMLA, Meng et al. 2025) fine-tune "
         "after their factorisation. Here you see what the first step alone costs."
-    )
+    ))
     width = 2 * c.n_kv_heads * c.d_head
-    st.markdown(f"**MQA** keeps one key/value head, the mean of the {c.n_kv_heads} (per layer, for keys and values):")
+    st.markdown(_("**MQA** keeps one key/value head, the mean of the {n} (per layer, for keys and values):").format(
+        n=c.n_kv_heads))
     st.latex(r"W_k' = \tfrac{1}{" + str(c.n_kv_heads) + r"}\textstyle\sum_g W_k^{(g)},\quad W_v' = \tfrac{1}{"
              + str(c.n_kv_heads) + r"}\sum_g W_v^{(g)}")
-    st.markdown("**Latent** keeps r numbers per token and layer, the best rank-r factorisation of keys and values "
-                "together (V_r: the top r right singular vectors of [W_k | W_v]):")
+    st.markdown(_("**Latent** keeps r numbers per token and layer, the best rank-r factorisation of keys and values "
+                  "together (V_r: the top r right singular vectors of [W_k | W_v]):"))
     st.latex(r"[K \,|\, V] = X\,[W_k \,|\, W_v] \approx (X A)\, B")
     st.latex(r"A = [W_k \,|\, W_v]\, V_r \in \mathbb{R}^{" + str(c.d_model) + r" \times r}")
     st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(width) + "}")
-    st.markdown("**Bytes per token** (float32), keys and values, or the latent:")
-    st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad \text{or}\quad "
-             r"4 \cdot n_{\text{layers}} \cdot r")
+    st.markdown(_("**Bytes per token** (float32), keys and values, or the latent:"))
+    st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad "
+             + latex_words(_("or")) + r"\quad 4 \cdot n_{\text{layers}} \cdot r")
     st.latex(r"4 \cdot " + str(c.n_layers) + r" \cdot 2 \cdot " + str(c.n_kv_heads) + r" \cdot " + str(c.d_head)
-             + " = " + f"{c.kv_bytes_per_token:,}".replace(",", "{,}") + r"\ \text{(the model)}")
-    st.caption(f"The latent cache keeps c = x A ({c.d_model} → r floats per layer) and rebuilds every key and value "
-               "from it, then rotates the keys by their positions (RoPE is applied after the rebuild, unlike "
-               "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "
-               "separate rotary key). A window keeps every float of a token for at most w + 4 tokens: its bytes per "
-               f"token are those of the cache at your text's last token divided by its {n} tokens.")
+             + " = " + f"{c.kv_bytes_per_token:,}".replace(",", "{,}") + r"\ " + latex_words(_("(the model)")))
+    st.caption(_("The latent cache keeps c = x A ({d_model} → r floats per layer) and rebuilds every key and value "
+                 "from it, then rotates the keys by their positions (RoPE is applied after the rebuild, unlike "
+                 "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "
+                 "separate rotary key). A window keeps every float of a token for at most w + 4 tokens: its bytes per "
+                 "token are those of the cache at your text's last token divided by its {n} tokens.").format(
+        d_model=c.d_model, n=n))
 
 
 @section
@@ -377,8 +469,8 @@ def cache_bytes(config: llama.LlamaConfig, n: int) -> None:
     rows = []
     for v in model.cache_variants(c, n):
         floats, per_token = model.variant_bytes(c, v, n)
-        rows.append({"variant": v.label, "floats per token per layer": floats,
-                     "KV cache bytes per token": round(per_token)})
+        rows.append({_("variant"): variant_label(c, v), _("floats per token per layer"): floats,
+                     _("KV cache bytes per token"): round(per_token)})
     dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))
 
 
@@ -390,61 +482,70 @@ def smaller_caches(_model: llama.LlamaModel, ids: tuple[int, ...], rows: tuple[m
     by_key = {r.variant.key: r for r in rows}
     gqa = by_key["gqa"]
     score_from = model.sweep_score_from(tuple(r.variant for r in rows))
+    names = [variant_label(c, r.variant) for r in rows]
     table = pd.DataFrame([{
-        "variant": r.variant.label,
-        "floats per token per layer": r.floats_per_layer,
-        "KV cache bytes per token": round(r.bytes_per_token),
-        "perplexity": r.perplexity,
-        "KL to the model (nats)": r.kl,
-        "top-1 agreement": r.top1,
-    } for r in rows])
+        _("variant"): name,
+        _("floats per token per layer"): r.floats_per_layer,
+        _("KV cache bytes per token"): round(r.bytes_per_token),
+        _("perplexity"): r.perplexity,
+        _("KL to the model (nats)"): r.kl,
+        _("top-1 agreement"): r.top1,
+    } for name, r in zip(names, rows, strict=True)])
     dataframe(table, digits=3, hide_index=True, width="stretch", height=36 + 35 * len(rows))
-    st.caption(f"Every row scored on the same {count(n - 1 - score_from, 'position')} ({score_from} … {n - 2}"
-               + (", after the largest window" if score_from else "") + "). KL: how far each next-token distribution "
-               "is from the model's, mean over those positions; top-1 agreement: how often both put the same token "
-               "first.")
-    st.plotly_chart(sfig.cache_tradeoff([(r.variant.label, r.variant.family, r.bytes_per_token, r.perplexity)
-                                         for r in rows], reference=gqa.perplexity,
-                                        title="what a smaller cache costs, on your text"), key="sk_fig_tradeoff")
+    scored = dict(positions=positions(n - 1 - score_from), first=score_from, last=n - 2)
+    st.caption((_("Every row scored on the same {positions} ({first} … {last}, after the largest window). KL: how far "
+                  "each next-token distribution is from the model's, mean over those positions; top-1 agreement: how "
+                  "often both put the same token first.") if score_from else
+                _("Every row scored on the same {positions} ({first} … {last}). KL: how far each next-token "
+                  "distribution is from the model's, mean over those positions; top-1 agreement: how often both put "
+                  "the same token first.")).format(**scored))
+    st.plotly_chart(sfig.cache_tradeoff([(name, r.variant.family, r.bytes_per_token, r.perplexity)
+                                         for name, r in zip(names, rows, strict=True)], reference=gqa.perplexity,
+                                        title=_("what a smaller cache costs, on your text")), key="sk_fig_tradeoff")
     sentences = []
     mha = by_key.get("mha")
     if mha is not None:
-        same = mha.max_logit_diff == 0.0
-        sentences.append(
-            f"MHA gives each of the {c.n_heads} query heads its own copy of the key/value head it shared: "
-            + ("**the same numbers** (max |Δ logit| = 0, bit for bit)" if same else
-               f"the same numbers up to rounding (max |Δ logit| = {mha.max_logit_diff:.1e})")
-            + f", and {mha.bytes_per_token / gqa.bytes_per_token:.0f}× the cache: the model's grouped-query "
-              f"attention was trained with {c.n_kv_heads} key/value heads, so sharing them costs it nothing.")
+        facts = dict(heads=c.n_heads, diff=sci(mha.max_logit_diff), kv=c.n_kv_heads,
+                     times=i18n.number(mha.bytes_per_token / gqa.bytes_per_token, 0))
+        sentences.append((
+            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: **the same "
+              "numbers** (max |Δ logit| = 0, bit for bit), and {times}× the cache: the model's grouped-query attention "
+              "was trained with {kv} key/value heads, so sharing them costs it nothing.")
+            if mha.max_logit_diff == 0.0 else
+            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: the same "
+              "numbers up to rounding (max |Δ logit| = {diff}), and {times}× the cache: the model's grouped-query "
+              "attention was trained with {kv} key/value heads, so sharing them costs it nothing.")).format(**facts))
     mqa = by_key.get("mqa")
     twin = next((r for r in rows if r.variant.family == "latent" and mqa is not None
                  and r.floats_per_layer == mqa.floats_per_layer), None)
     if mqa is not None and twin is not None:
+        facts = dict(floats=twin.floats_per_layer, mqa=fmt(mqa.perplexity, 0), latent=fmt(twin.perplexity, 0),
+                     times=fmt(mqa.perplexity / twin.perplexity, 1), model=fmt(gqa.perplexity, 1))
         if twin.perplexity < mqa.perplexity:
-            sentences.append(
-                f"At the same {twin.floats_per_layer} floats per token per layer, MQA (one key and one value head) "
-                f"reaches perplexity **{mqa.perplexity:,.0f}** and the latent cache of rank {twin.floats_per_layer} "
-                f"**{twin.perplexity:,.0f}** ({mqa.perplexity / twin.perplexity:.1f}× lower; the model: "
-                f"{gqa.perplexity:,.1f}): the best rank-{twin.floats_per_layer} summary of all three heads keeps more "
-                "than their average.")
+            sentences.append(_(
+                "At the same {floats} floats per token per layer, MQA (one key and one value head) reaches perplexity "
+                "**{mqa}** and the latent cache of rank {floats} **{latent}** ({times}× lower; the model: {model}): "
+                "the best rank-{floats} summary of all three heads keeps more than their average.").format(**facts))
         else:
-            sentences.append(
-                f"At the same {twin.floats_per_layer} floats per token per layer, on your text MQA reaches perplexity "
-                f"{mqa.perplexity:,.0f} and the latent cache {twin.perplexity:,.0f}: the latent cache is not better "
-                "here.")
+            sentences.append(_(
+                "At the same {floats} floats per token per layer, on your text MQA reaches perplexity {mqa} and the "
+                "latent cache {latent}: the latent cache is not better here.").format(**facts))
     full = next((r for r in rows if r.variant.kind == ("latent", 2 * c.n_kv_heads * c.d_head)), None)
     if full is not None:
-        sentences.append(
-            f"At rank {full.floats_per_layer} the latent cache has the model's own size and is the model again: max "
-            f"|Δ logit| {full.max_logit_diff:.1e}, perplexity {full.perplexity:,.2f}.")
+        sentences.append(_(
+            "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
+            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=sci(full.max_logit_diff),
+                                        ppl=fmt(full.perplexity, 2)))
     windows = [r for r in rows if r.variant.family == "window"]
     if windows:
         best = min(windows, key=lambda r: r.perplexity)
-        sentences.append(
-            f"A window stops the cache growing: {best.variant.label} costs {round(best.bytes_per_token):,} bytes per "
-            f"token of your text (and less on a longer one) at perplexity {best.perplexity:,.1f}.")
+        sentences.append(_(
+            "A window stops the cache growing: {variant} costs {bytes} bytes per token of your text (and less on a "
+            "longer one) at perplexity {ppl}.").format(variant=variant_label(c, best.variant),
+                                                        bytes=i18n.integer(round(best.bytes_per_token)),
+                                                        ppl=fmt(best.perplexity, 1)))
     for sentence in sentences:
         st.markdown(f"- {sentence}")
-    numbers(table.assign(**{"cache bytes at the last token": [r.cache_bytes for r in rows],
-                            "max |Δ logit|": [r.max_logit_diff for r in rows]}),
-            label="Numbers: every variant")
+    numbers(table.assign(**{_("cache bytes at the last token"): [r.cache_bytes for r in rows],
+                            _("max |Δ logit|"): [r.max_logit_diff for r in rows]}),
+            label=_("Numbers: every variant"))

@@ -9,110 +9,119 @@ import streamlit as st
 
 from explorer.lessons.kv_cache.model import link as kv_cache_link
 from explorer.lessons.sinks import draw, model
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 from explorer.shell import real_model as rm
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 FIRST, OFFSET, WINDOW, NEW, MEASURE = "sk_first", "sk_offset", "sk_window", "sk_new", "sk_measure"
 
 draw.intro()
-controls.not_used(draw.NOT_USED)
-llm = rm.model_or_explain(
+controls.not_used(draw.not_used())
+llm = rm.model_or_explain(_(
     "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
     "weight follows whatever token comes first, that shifting every position changes nothing, how a sliding window "
     "does with 0, 1 or 4 kept first tokens, and what MHA, MQA, a latent cache and windows cost in perplexity per "
     "byte of KV cache."
-)
+))
 c = llm.config
 
-st.header("Your text")
-p = rm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label="Text", max_tokens=rm.PROMPT_MAX_TOKENS,
-                    help="Any text; a paragraph works best (the window needs positions after it to score). The model "
-                         f"reads its first {rm.PROMPT_MAX_TOKENS} tokens. Press Ctrl+Enter to run.")
+st.header(_("Your text"))
+p = rm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label=_("Text"), max_tokens=rm.PROMPT_MAX_TOKENS,
+                    help=_("Any text; a paragraph works best (the window needs positions after it to score). The "
+                           "model reads its first {n} tokens. Press Ctrl+Enter to run.").format(
+                        n=rm.PROMPT_MAX_TOKENS))
 ids = p.ids
-st.caption(f"{rm.describe(c)} · your text: {p.n} tokens")
-with st.expander("The tokens the model reads"):
+st.caption(draw.describe(c, p.n))
+with st.expander(_("The tokens the model reads")):
     st.text(" | ".join(p.labels))
 
 # --- 1 · the sink ---------------------------------------------------------------------------------------------
-st.header("1 · Why everything looks at the first token")
+st.header(_("1 · Why everything looks at the first token"))
 if p.n <= model.FIRST_QUERY:
-    st.info(f"The sink mass averages the queries from {model.FIRST_QUERY} on: it needs at least "
-            f"{model.FIRST_QUERY + 1} tokens, your text has {p.n}. Type a longer text.", icon="📏")
+    st.info(_("The sink mass averages the queries from {first} on: it needs at least {need} tokens, your text has "
+              "{n}. Type a longer text.").format(first=model.FIRST_QUERY, need=model.FIRST_QUERY + 1, n=p.n),
+            icon="📏")
     st.stop()
-with st.spinner("Reading your text: one forward pass with every attention weight…"):
+with st.spinner(_("Reading your text: one forward pass with every attention weight…")):
     draw.summary(llm, ids)
 draw.the_sink(llm, ids, controls.color_scale())
 
 # --- 2 · another token first ------------------------------------------------------------------------------------
-st.header("2 · Put another token first")
-st.markdown("If the first token were a sink because of *what* it is, another token in its place would not be one. "
-            "Put a different token before your text (or drop your first token) and see where the weight goes.")
+st.header(_("2 · Put another token first"))
+st.markdown(_("If the first token were a sink because of *what* it is, another token in its place would not be one. "
+              "Put a different token before your text (or drop your first token) and see where the weight goes."))
 choice = controls.option_control(
-    "radio", "Put first", {"newline": "↵ a new line", "the": "␣the", "stop": ". a full stop",
-                           "im_start": "<|im_start|>", "drop": "drop your first token"},
+    "radio", _("Put first"), {"newline": _("↵ a new line"), "the": "␣the", "stop": _(". a full stop"),
+                              "im_start": "<|im_start|>", "drop": _("drop your first token")},
     key=FIRST, default="newline", horizontal=True,
-    help="A new line, a common word, punctuation or the chat's special token before your text; or your text without "
-         "its first token, so that its second token comes first.")
+    help=_("A new line, a common word, punctuation or the chat's special token before your text; or your text "
+           "without its first token, so that its second token comes first."))
 if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
-    st.info("Without its first token your text is too short to measure: type a longer text.", icon="📏")
+    st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
 else:
-    with st.spinner("Reading the changed text: one more forward pass…"):
+    with st.spinner(_("Reading the changed text: one more forward pass…")):
         draw.first_token(llm, ids, choice)
     draw.first_token_section(llm, ids, choice)
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
-st.header("3 · Shift every position")
-st.markdown("Is the first token special because RoPE gives it position 0? Start the positions at *k* instead: every "
-            "query and key is turned by a different angle, the first token is at position *k*.")
+st.header(_("3 · Shift every position"))
+st.markdown(_("Is the first token special because RoPE gives it position 0? Start the positions at *k* instead: "
+              "every query and key is turned by a different angle, the first token is at position *k*."))
 top_offset = c.context_length - p.n
 controls.keep_in_range(OFFSET, 0, top_offset)
-offset = controls.slider("Shift every position by k", 0, top_offset, min(model.DEFAULT_OFFSET, top_offset), key=OFFSET,
-                         help=f"RoPE positions k … k + {p.n - 1}; the model was trained on {c.context_length:,} "
-                              "positions.")
-with st.spinner(f"Running your text twice: from position 0 and from position {offset:,}…"):
+offset = controls.slider(_("Shift every position by k"), 0, top_offset, min(model.DEFAULT_OFFSET, top_offset),
+                         key=OFFSET,
+                         help=_("RoPE positions k … k + {last}; the model was trained on {context} positions.").format(
+                             last=p.n - 1, context=i18n.integer(c.context_length)))
+with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
+        k=i18n.integer(offset))):
     draw.shift(llm, ids, offset)
 draw.shift_section(llm, ids, offset)
 
 # --- 4 · streaming ----------------------------------------------------------------------------------------------
-st.header("4 · Streaming: a window and a few first tokens")
-st.markdown("A model that reads an endless stream cannot keep every key and value: a **sliding window** keeps the "
-            "last *w* tokens. But then the first token leaves the cache, and with it the sink. StreamingLLM (Xiao et "
-            "al. 2023) keeps the first few tokens as well. Compare on your text, side by side:")
+st.header(_("4 · Streaming: a window and a few first tokens"))
+st.markdown(_("A model that reads an endless stream cannot keep every key and value: a **sliding window** keeps the "
+              "last *w* tokens. But then the first token leaves the cache, and with it the sink. StreamingLLM (Xiao "
+              "et al. 2023) keeps the first few tokens as well. Compare on your text, side by side:"))
 top_window = model.window_max(p.n)
 if top_window < 1:
-    st.info(f"A window needs positions after it to score: at least {model.MIN_SCORED + 2} tokens; your text has "
-            f"{p.n}. Type a longer text.", icon="📏")
+    st.info(_("A window needs positions after it to score: at least {need} tokens; your text has {n}. Type a longer "
+              "text.").format(need=model.MIN_SCORED + 2, n=p.n), icon="📏")
 else:
     left, right = st.columns(2)
     with left:
         controls.keep_in_range(WINDOW, 1, top_window)
-        window = controls.slider("Window w (tokens each query sees, itself included)", 1, top_window,
+        window = controls.slider(_("Window w (tokens each query sees, itself included)"), 1, top_window,
                                  min(model.DEFAULT_WINDOW, top_window), key=WINDOW,
-                                 help=f"At most {top_window} on your text, so that at least {model.MIN_SCORED} "
-                                      "positions come after the window (they are the ones scored).")
+                                 help=_("At most {top} on your text, so that at least {scored} positions come after "
+                                        "the window (they are the ones scored).").format(top=top_window,
+                                                                                         scored=model.MIN_SCORED))
     with right:
-        n_new = controls.slider("Generated tokens", 1, model.MAX_NEW_TOKENS, model.DEFAULT_NEW_TOKENS, key=NEW,
-                                help="Each continuation is greedy, read with the same window and kept tokens.")
+        n_new = controls.slider(_("Generated tokens"), 1, model.MAX_NEW_TOKENS, model.DEFAULT_NEW_TOKENS, key=NEW,
+                                help=_("Each continuation is greedy, read with the same window and kept tokens."))
     draw.streaming_runs(llm, ids, window, n_new)
     draw.streaming(llm, ids, window, n_new)
-    st.caption(f"The KV cache itself, one token at a time: [Generating with a KV cache]({kv_cache_link()}).")
+    st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
+        link=kv_cache_link()))
 
 # --- 5 · smaller caches -----------------------------------------------------------------------------------------
-st.header("5 · Smaller caches: what each one costs")
-st.markdown(f"The model keeps {c.kv_bytes_per_token:,} bytes of keys and values per token. Every way to keep fewer "
-            "is measured here on your text: bytes per token against perplexity, how far the next-token "
-            "distributions move (KL) and how often the top token stays the same.")
+st.header(_("5 · Smaller caches: what each one costs"))
+st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every way to keep fewer is measured here "
+              "on your text: bytes per token against perplexity, how far the next-token distributions move (KL) and "
+              "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
 draw.cache_formulas(c, p.n)
 n_variants = len(model.cache_variants(c, p.n))
-measure = st.toggle("Measure every variant on your text", key=MEASURE, bind="query-params",
-                    help=f"Runs the model once per variant on your text ({n_variants} runs: each variant converted, "
-                         "or windowed), compares every next-token distribution with the model's, and keeps the "
-                         "results for this text.")
-controls.check_link(MEASURE, measure, "true or false")
+measure = st.toggle(_("Measure every variant on your text"), key=MEASURE, bind="query-params",
+                    help=_("Runs the model once per variant on your text ({n} runs: each variant converted, or "
+                           "windowed), compares every next-token distribution with the model's, and keeps the "
+                           "results for this text.").format(n=n_variants))
+controls.check_link(MEASURE, measure, _("true or false"))
 if measure:
     draw.smaller_caches(llm, ids, draw.sweep(llm, ids))
 else:
     draw.cache_bytes(c, p.n)
-    st.info(f"These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
-            f"perplexity, KL to the model's next-token distributions and top-1 agreement ({n_variants} runs of "
-            "the model, shown with a progress bar).", icon="📐")
+    st.info(_("These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
+              "perplexity, KL to the model's next-token distributions and top-1 agreement ({n} runs of the model, "
+              "shown with a progress bar).").format(n=n_variants), icon="📐")
