@@ -89,8 +89,9 @@ PLAN = {
     "two_sentences": Plan({**BIG, "two_sentence": SENTENCE_B}, "two_shuffle_seed", "number"),
     "training": Plan(TRAIN_BIG, "tr_seed", "number", ("tr_train", "tr_real"), ("tr_train",)),
     "real_model": Plan({"rm_prompt": prompt_text(0), "rm_stat": "induction"}, "rm_prompt", "prompt"),
+    # The 270-head sweep once (minutes of CPU here; its cached layers are under 1 kB each, its passes transient).
     "causes": Plan({"ca_prompt": prompt_text(0), "ca_heads": HEADS_27, "ca_ind_k": "9"}, "ca_prompt", "prompt",
-                   ("ca_reveal",), ("ca_reveal",)),
+                   ("ca_reveal",)),
     "kv_cache": Plan({"kv_prompt": prompt_text(0), "kv_steps": "32", "kv_sampling": "sample", "kv_top_k": "0",
                       "kv_temperature": "1.0"}, "kv_prompt", "prompt"),
     "sinks": Plan({"sk_prompt": prompt_text(0), "sk_new": "32", "sk_measure": "true"}, "sk_prompt", "prompt"),
