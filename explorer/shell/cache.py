@@ -51,6 +51,13 @@ SECTION_MAX_ENTRIES = 8  # per section function; at the largest settings an entr
 TTL_SECONDS = 30 * 60  # an entry expires this long after it was stored (checked when its function is called)
 IDLE_CLEAR_SECONDS = 5 * 60  # no script run for this long: the idle sweep empties every st.cache_data cache
 _SWEEP_EVERY_SECONDS = 30
+MALLOC_ARENA_MAX = 2
+"""glibc heaps (arenas) the process keeps: by default up to 8 per core, one for nearly every session's script thread,
+each keeping the memory its runs freed (see :func:`tune_malloc`)."""
+MALLOC_MMAP_THRESHOLD = 1 << 20
+"""Blocks from this size (1 MiB: a 64-token row of logits is 12 MiB) get pages of their own, handed back to the
+system when freed; glibc's default threshold grows up to 32 MiB after the first such block is freed."""
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc <malloc.h>
 
 
 def _fields(obj) -> tuple:
@@ -142,6 +149,7 @@ def note_activity() -> None:
     if _sweeper is None:
         with _sweeper_lock:
             if _sweeper is None:
+                tune_malloc()  # once per process, at its first run
                 _sweeper = threading.Thread(target=_sweep_when_idle, name="attention-explorer-idle-sweep", daemon=True)
                 _sweeper.start()
 
@@ -174,3 +182,21 @@ def clear_caches() -> None:
     st.cache_data.clear()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def tune_malloc() -> bool:
+    """Make glibc hand freed memory back to the system as the lessons go, not only at the idle sweep.
+
+    A model lesson's run allocates and frees arrays of 1-140 MiB (logits ``[n, 49152]``, a converted model), each
+    session's script runs in a thread of its own, and by default glibc keeps a heap per thread (up to 8 per core)
+    and, once a large block was freed, serves blocks up to 32 MiB from those heaps: freed, they stay in the
+    process. With :data:`MALLOC_ARENA_MAX` heaps and a fixed :data:`MALLOC_MMAP_THRESHOLD` (which also stops
+    that growth) large arrays are mapped on their own and returned when freed. Measured: BENCHMARKS.md,
+    "Memory soak". ``True`` when both settings were taken (Linux with glibc; elsewhere nothing changes).
+    """
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_ARENA_MAX, MALLOC_ARENA_MAX) == 1) & bool(mallopt(_M_MMAP_THRESHOLD,
+                                                                              MALLOC_MMAP_THRESHOLD) == 1)
