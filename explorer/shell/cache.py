@@ -58,6 +58,7 @@ MALLOC_MMAP_THRESHOLD = 1 << 20
 """Blocks from this size (1 MiB: a 64-token row of logits is 12 MiB) get pages of their own, handed back to the
 system when freed; glibc's default threshold grows up to 32 MiB after the first such block is freed."""
 _M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc <malloc.h>
+SCRIPT_THREAD_NAME = "ScriptRunner.scriptThread"  # streamlit.runtime.scriptrunner.script_runner (1.67)
 
 
 def _fields(obj) -> tuple:
@@ -163,13 +164,22 @@ def _sweep_when_idle() -> None:
 
 
 def sweep_if_idle(swept_at: float | None, now: float | None = None) -> float | None:
-    """Clear the caches (:func:`clear_caches`) if no script has run for :data:`IDLE_CLEAR_SECONDS` and they were
-    not cleared since that last run (``swept_at``: the last run's time when they were). Returns the new ``swept_at``."""
+    """Clear the caches (:func:`clear_caches`) if no script has started for :data:`IDLE_CLEAR_SECONDS`, none is
+    running (:func:`script_running`) and they were not cleared since that last run (``swept_at``: the last run's
+    time when they were). Returns the new ``swept_at``."""
     last = _last_run
-    if (time.monotonic() if now is None else now) - last >= IDLE_CLEAR_SECONDS and swept_at != last:
+    if (time.monotonic() if now is None else now) - last >= IDLE_CLEAR_SECONDS and swept_at != last \
+            and not script_running():
         clear_caches()
         return last
     return swept_at
+
+
+def script_running() -> bool:
+    """True while a session's script runs (Streamlit runs each in a thread named ``ScriptRunner.scriptThread``,
+    which ends with the run): a run of many minutes (a model lesson's sweep on a busy server) started before the
+    quiet spell is activity too, and its caches must not be emptied under it."""
+    return any(t.name == SCRIPT_THREAD_NAME and t.is_alive() for t in threading.enumerate())
 
 
 def clear_caches() -> None:

@@ -153,3 +153,36 @@ def test_glibc_is_told_to_hand_large_freed_blocks_back(monkeypatch):
 
     monkeypatch.setattr(cache.ctypes, "CDLL", no_libc)
     assert cache.tune_malloc() is False  # elsewhere: nothing changes, nothing raised
+
+
+def test_the_idle_sweep_waits_for_a_long_run_to_end():
+    """A run that started before the quiet spell and still runs (a 15-minute sweep on a busy server) is activity."""
+    import threading
+
+    from explorer.shell import cache
+
+    calls = []
+
+    @cached(max_entries=4)
+    def compute(x: int) -> int:
+        calls.append(x)
+        return x
+
+    compute(2)
+    cache.note_activity()
+    start = cache._last_run
+    done = threading.Event()
+    runner = threading.Thread(target=done.wait, name=cache.SCRIPT_THREAD_NAME, daemon=True)
+    runner.start()
+    try:
+        assert cache.script_running()
+        assert cache.sweep_if_idle(None, now=start + 3 * cache.IDLE_CLEAR_SECONDS) is None  # still running
+        compute(2)
+        assert calls == [2]  # kept
+    finally:
+        done.set()
+        runner.join()
+    assert not cache.script_running()
+    assert cache.sweep_if_idle(None, now=start + 3 * cache.IDLE_CLEAR_SECONDS) == start  # the run ended: swept
+    compute(2)
+    assert calls == [2, 2]
