@@ -208,5 +208,6 @@ def tune_malloc() -> bool:
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(_M_ARENA_MAX, MALLOC_ARENA_MAX) == 1) & bool(mallopt(_M_MMAP_THRESHOLD,
-                                                                              MALLOC_MMAP_THRESHOLD) == 1)
+    took_arenas = mallopt(_M_ARENA_MAX, MALLOC_ARENA_MAX) == 1  # mallopt returns 1 on success
+    took_threshold = mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD) == 1
+    return took_arenas and took_threshold

@@ -102,9 +102,11 @@ def memory_limit_bytes() -> int | None:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         ram = None
-    if limit is None or ram is None or ram <= 0:
-        return limit if limit is not None else (ram if ram else None)
-    return min(limit, ram)
+    if ram is not None and ram <= 0:
+        ram = None
+    if limit is None:
+        return ram
+    return limit if ram is None else min(limit, ram)
 
 
 def weights_mode() -> str:
