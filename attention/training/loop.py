@@ -267,9 +267,45 @@ class Mechanism:
 
 
 def knockout_accuracy(model: AttentionOnly, batch: Batch, heads: Iterable[tuple[int, int]]) -> float:
-    """The accuracy on ``batch`` with the output of every head in ``heads`` (``(layer, head)`` pairs) set to zero."""
-    with one_blas_thread():
-        return accuracy(model.forward(batch.tokens, knockout=list(heads)).logits, batch)
+    """The accuracy on ``batch`` with the output of every head in ``heads`` (``(layer, head)`` pairs) set to zero
+    (:data:`MEASURE_CHUNK` sequences per forward pass)."""
+    return _measure(model, batch, list(heads), weights=False)[0]
+
+
+MEASURE_CHUNK = 32
+"""Sequences per forward pass in :func:`mechanism` and :func:`knockout_accuracy`. A forward pass keeps every
+intermediate for the backward pass: over the whole 256-sequence batch at n = 64 with 3 layers of 4 heads of 64 that
+is about 500 MB, over 32 sequences about 60 MB. Every sequence is computed on its own either way, so the numbers
+are the same."""
+
+
+def _measure(model: AttentionOnly, batch: Batch, knockout: list[tuple[int, int]] = (), *,
+             weights: bool = True) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+    """``(accuracy, prefix_match [L, H], previous_token [L, H])`` of ``model`` on ``batch`` (the last two ``None``
+    without ``weights``), :data:`MEASURE_CHUNK` sequences per forward pass; each equals :func:`accuracy`,
+    :func:`prefix_match`, :func:`previous_token` of one pass over the whole batch (the same values, averaged in
+    the same order)."""
+    right, matched, previous = [], [], []
+    for start in range(0, len(batch.tokens), MEASURE_CHUNK):
+        part = Batch(*(a[start:start + MEASURE_CHUNK] for a in (batch.tokens, batch.period, batch.predictable,
+                                                                batch.source)))
+        with one_blas_thread():
+            fw = model.forward(part.tokens, knockout=list(knockout))
+        right.append((fw.logits[:, :-1].argmax(axis=-1) == part.tokens[:, 1:])[part.predictable])  # as accuracy
+        if weights:
+            b, i = np.nonzero(part.predictable)  # as prefix_match
+            j = part.source[b, i]
+            matched.append([w[b, :, i, j] for w in fw.weights])  # per layer [P, H]
+            q = np.arange(1, part.tokens.shape[1])  # as previous_token
+            previous.append([w[:, :, q, q - 1] for w in fw.weights])  # per layer [B, H, n-1]
+        del fw
+    acc = float(np.concatenate(right).mean())
+    if not weights:
+        return acc, None, None
+    layers = range(model.cfg.n_layers)
+    pm = np.stack([np.concatenate([m[layer] for m in matched]).mean(axis=0) for layer in layers])  # [L, H]
+    prev = np.stack([np.concatenate([p[layer] for p in previous]).mean(axis=(0, 2)) for layer in layers])  # [L, H]
+    return acc, pm.astype(np.float64), prev.astype(np.float64)
 
 
 def mechanism_batch(cfg: Config, task: str, seed: int, batch: int = 256) -> Batch:
@@ -289,10 +325,7 @@ def mechanism(model: AttentionOnly, task: str, seed: int = 0, batch: int = 256) 
     check_task(task, cfg.vocab, cfg.n_ctx)
     L, H = cfg.n_layers, cfg.n_heads
     b = mechanism_batch(cfg, task, seed, batch)
-    with one_blas_thread():
-        fw = model.forward(b.tokens)
-    acc = accuracy(fw.logits, b)
-    pm, prev = prefix_match(fw.weights, b), previous_token(fw.weights)
+    acc, pm, prev = _measure(model, b)
     knock = np.array([[knockout_accuracy(model, b, [(layer, head)]) for head in range(H)] for layer in range(L)])
     layer_knock = np.array([knockout_accuracy(model, b, [(layer, head) for head in range(H)]) for layer in range(L)])
     induction = None
@@ -303,10 +336,7 @@ def mechanism(model: AttentionOnly, task: str, seed: int = 0, batch: int = 256) 
     if task == "repeat":
         rp_acc, rp_pm = acc, pm
     else:
-        rb = mechanism_batch(cfg, "repeat", seed, batch)
-        with one_blas_thread():
-            rfw = model.forward(rb.tokens)
-        rp_acc, rp_pm = accuracy(rfw.logits, rb), prefix_match(rfw.weights, rb)
+        rp_acc, rp_pm, _ = _measure(model, mechanism_batch(cfg, "repeat", seed, batch))
     if acc < LEARNED_ACCURACY:
         label = "not learned"
     elif rp_acc < COLLAPSE_FRACTION * acc:

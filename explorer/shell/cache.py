@@ -51,6 +51,14 @@ SECTION_MAX_ENTRIES = 8  # per section function; at the largest settings an entr
 TTL_SECONDS = 30 * 60  # an entry expires this long after it was stored (checked when its function is called)
 IDLE_CLEAR_SECONDS = 5 * 60  # no script run for this long: the idle sweep empties every st.cache_data cache
 _SWEEP_EVERY_SECONDS = 30
+MALLOC_ARENA_MAX = 2
+"""glibc heaps (arenas) the process keeps: by default up to 8 per core, one for nearly every session's script thread,
+each keeping the memory its runs freed (see :func:`tune_malloc`)."""
+MALLOC_MMAP_THRESHOLD = 1 << 20
+"""Blocks from this size (1 MiB: a 64-token row of logits is 12 MiB) get pages of their own, handed back to the
+system when freed; glibc's default threshold grows up to 32 MiB after the first such block is freed."""
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc <malloc.h>
+SCRIPT_THREAD_NAME = "ScriptRunner.scriptThread"  # streamlit.runtime.scriptrunner.script_runner (1.67)
 
 
 def _fields(obj) -> tuple:
@@ -142,6 +150,7 @@ def note_activity() -> None:
     if _sweeper is None:
         with _sweeper_lock:
             if _sweeper is None:
+                tune_malloc()  # once per process, at its first run
                 _sweeper = threading.Thread(target=_sweep_when_idle, name="attention-explorer-idle-sweep", daemon=True)
                 _sweeper.start()
 
@@ -155,13 +164,22 @@ def _sweep_when_idle() -> None:
 
 
 def sweep_if_idle(swept_at: float | None, now: float | None = None) -> float | None:
-    """Clear the caches (:func:`clear_caches`) if no script has run for :data:`IDLE_CLEAR_SECONDS` and they were
-    not cleared since that last run (``swept_at``: the last run's time when they were). Returns the new ``swept_at``."""
+    """Clear the caches (:func:`clear_caches`) if no script has started for :data:`IDLE_CLEAR_SECONDS`, none is
+    running (:func:`script_running`) and they were not cleared since that last run (``swept_at``: the last run's
+    time when they were). Returns the new ``swept_at``."""
     last = _last_run
-    if (time.monotonic() if now is None else now) - last >= IDLE_CLEAR_SECONDS and swept_at != last:
+    if (time.monotonic() if now is None else now) - last >= IDLE_CLEAR_SECONDS and swept_at != last \
+            and not script_running():
         clear_caches()
         return last
     return swept_at
+
+
+def script_running() -> bool:
+    """True while a session's script runs (Streamlit runs each in a thread named ``ScriptRunner.scriptThread``,
+    which ends with the run): a run of many minutes (a model lesson's sweep on a busy server) started before the
+    quiet spell is activity too, and its caches must not be emptied under it."""
+    return any(t.name == SCRIPT_THREAD_NAME and t.is_alive() for t in threading.enumerate())
 
 
 def clear_caches() -> None:
@@ -174,3 +192,22 @@ def clear_caches() -> None:
     st.cache_data.clear()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def tune_malloc() -> bool:
+    """Make glibc hand freed memory back to the system as the lessons go, not only at the idle sweep.
+
+    A model lesson's run allocates and frees arrays of 1-140 MiB (logits ``[n, 49152]``, a converted model), each
+    session's script runs in a thread of its own, and by default glibc keeps a heap per thread (up to 8 per core)
+    and, once a large block was freed, serves blocks up to 32 MiB from those heaps: freed, they stay in the
+    process. With :data:`MALLOC_ARENA_MAX` heaps and a fixed :data:`MALLOC_MMAP_THRESHOLD` (which also stops
+    that growth) large arrays are mapped on their own and returned when freed. Measured: BENCHMARKS.md,
+    "Memory soak". ``True`` when both settings were taken (Linux with glibc; elsewhere nothing changes).
+    """
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    took_arenas = mallopt(_M_ARENA_MAX, MALLOC_ARENA_MAX) == 1  # mallopt returns 1 on success
+    took_threshold = mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD) == 1
+    return took_arenas and took_threshold

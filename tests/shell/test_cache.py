@@ -129,3 +129,60 @@ def test_the_server_skips_streamlits_full_collection_after_every_run():
                           "print(config.get_option('runner.postScriptGC'))"],
                          cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "False", out
+
+
+def test_glibc_is_told_to_hand_large_freed_blocks_back(monkeypatch):
+    """``tune_malloc``: two arenas and a fixed 1 MiB mmap threshold, through glibc's ``mallopt``."""
+    from explorer.shell import cache
+
+    assert cache.tune_malloc() is True  # this machine's glibc takes both (Linux, as the soak's server)
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(cache.ctypes, "CDLL", lambda name: FakeLibc())
+    assert cache.tune_malloc() is True
+    assert calls == [(-8, cache.MALLOC_ARENA_MAX), (-3, cache.MALLOC_MMAP_THRESHOLD)]
+    assert cache.MALLOC_ARENA_MAX == 2 and cache.MALLOC_MMAP_THRESHOLD == 2**20
+
+    def no_libc(name):
+        raise OSError("no glibc here")
+
+    monkeypatch.setattr(cache.ctypes, "CDLL", no_libc)
+    assert cache.tune_malloc() is False  # elsewhere: nothing changes, nothing raised
+
+
+def test_the_idle_sweep_waits_for_a_long_run_to_end():
+    """A run that started before the quiet spell and still runs (a 15-minute sweep on a busy server) is activity."""
+    import threading
+
+    from explorer.shell import cache
+
+    calls = []
+
+    @cached(max_entries=4)
+    def compute(x: int) -> int:
+        calls.append(x)
+        return x
+
+    compute(2)
+    cache.note_activity()
+    start = cache._last_run
+    done = threading.Event()
+    runner = threading.Thread(target=done.wait, name=cache.SCRIPT_THREAD_NAME, daemon=True)
+    runner.start()
+    try:
+        assert cache.script_running()
+        assert cache.sweep_if_idle(None, now=start + 3 * cache.IDLE_CLEAR_SECONDS) is None  # still running
+        compute(2)
+        assert calls == [2]  # kept
+    finally:
+        done.set()
+        runner.join()
+    assert not cache.script_running()
+    assert cache.sweep_if_idle(None, now=start + 3 * cache.IDLE_CLEAR_SECONDS) == start  # the run ended: swept
+    compute(2)
+    assert calls == [2, 2]
