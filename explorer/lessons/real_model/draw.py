@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attention import llama
+from attention.llama import gguf_file
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
 from explorer.shell import charts
@@ -87,6 +88,17 @@ def with_appended(_model: llama.LlamaModel, p: rm.Prompt, appended: tuple[int, .
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
+def precision(_model: llama.LlamaModel) -> str:
+    """How the loaded model's file stores its weights (:func:`model.precision_note` of its tensor table: the
+    types are read from the GGUF file the model was loaded from, once per process)."""
+    file = gguf_file.read_gguf(gguf_file.map_file(_model.path))
+    try:
+        return model.precision_note({name: (t.ggml_type.name, t.shape) for name, t in file.tensors.items()})
+    finally:
+        file.data = None  # drop the memory map
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
 def word_ids(_model: llama.LlamaModel) -> tuple[int, ...]:
     """The whole-word tokens of the vocabulary (:func:`model.word_token_ids`) that tokenize back to themselves (the
     text `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids."""
@@ -146,8 +158,9 @@ def title() -> None:
 
 
 @section
-def intro(config: llama.LlamaConfig) -> None:
-    """What the page does, the model's shape (from its config), and the honest note."""
+def intro(config: llama.LlamaConfig, stored: str) -> None:
+    """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
+    stores the weights, :func:`precision`)."""
     st.markdown(
         f"Everything so far ran on random weights. Here the same attention runs inside **{rm.MODEL_NAME}**, a "
         f"trained decoder: {rm.describe(config)}, RoPE positions, RMSNorm. Type a prompt: the model reads its "
@@ -155,18 +168,18 @@ def intro(config: llama.LlamaConfig) -> None:
         "what it attends to."
     )
     st.info(
-        "**An honest note.** The weights are the model's 4-bit quantized release (GGUF, Q4_1), widened to "
-        "float32 here: the numbers are close to, not identical with, the full-precision model's. Every number "
-        "on this page, the prediction included, is computed by this page from your prompt (NumPy, "
+        f"**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
+        "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
+        "number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
         "`attention.llama`); nothing is looked up.", icon="🔎")
 
 
 @section
 def tokens(p: rm.Prompt, vocab_size: int) -> None:
     """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
-    st.caption(f"{p.n} token{'s' if p.n != 1 else ''} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a "
-               "new line, \\xNN = one byte of a character split over two tokens). No BOS token is added, as the model "
-               "file says.")
+    st.caption(f"{count(p.n, 'token')} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a new line, "
+               "\\xNN = one byte of a character split over two or more tokens: UTF-8 writes a character in 1 to 4 "
+               "bytes, 👍 in 4, and BPE may cut between any two). No BOS token is added, as the model file says.")
     st.text(" │ ".join(rm.visible_piece(s) for s in p.pieces))
     with st.expander("Numbers: token ids"):
         st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [rm.visible_piece(s) for s in p.pieces],
@@ -217,10 +230,12 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
     st.markdown(s.meaning)
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
-        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier: "
+        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier, "
+                   "at least three positions back: "
                    f"{rows}. w = one head's attention weights, t_j = token j's id.")
     else:
-        st.caption(f"Averaged over the query rows i = 2 … {n - 1} ({count(n - 2, 'row')}): row 0 has one key "
+        first = model.FIRST_ROW
+        st.caption(f"Averaged over the query rows i = {first} … {n - 1} ({count(n - first, 'row')}): row 0 has one key "
                    "(its weight 1 is on the first token and on itself at once) and row 1's previous token is the first "
                    "token, so both would blur sink, previous and self. w = one head's attention weights.")
     lo, hi = model.color_range(stat, n)

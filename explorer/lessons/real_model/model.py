@@ -140,6 +140,64 @@ def top_head(values: np.ndarray) -> tuple[int, int]:
     return int(layer), int(head)
 
 
+# --- how the weights are stored ----------------------------------------------------------------------
+
+BITS = {"Q4_0": "4-bit", "Q4_1": "4-bit", "Q5_0": "5-bit", "Q5_1": "5-bit", "Q8_0": "8-bit", "F16": "16-bit",
+        "BF16": "16-bit", "F32": "float32"}
+"""Words for the GGUF tensor types (ggml's names); another type is named as is."""
+EMBEDDING, OUTPUT = "token_embd.weight", "output.weight"
+
+
+def share(part: int, whole: int) -> str:
+    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%``."""
+    x = part / whole
+    if x >= 0.01:
+        return f"{x:.0%}"
+    return f"{x:.2%}" if x >= 0.0001 else "under 0.01%"
+
+
+def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
+    """How the model file stores its parameters, in words, from its tensor table: ``{name: (ggml type name, shape)}``.
+
+    ``"the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters);
+    every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (0.03%)"`` for SmolLM2-135M's Q4_1 file.
+
+    Raises:
+        ValueError: the table has no token embedding.
+    """
+    if EMBEDDING not in tensors:
+        raise ValueError(f"the tensor table has no {EMBEDDING!r}")
+    size = {name: int(np.prod(shape, dtype=np.int64)) for name, (_, shape) in tensors.items()}
+    total = sum(size.values())
+
+    def words(kind: str) -> str:
+        return BITS.get(kind, kind)
+
+    emb_type = tensors[EMBEDDING][0]
+    tied = OUTPUT not in tensors
+    parts = [f"the token embedding ({'also the tied output matrix behind every logit' if tied else 'the input'}) "
+             f"is {words(emb_type)} ({emb_type}, {share(size[EMBEDDING], total)} of the parameters)"]
+    if not tied:
+        out_type = tensors[OUTPUT][0]
+        parts.append(f"the output matrix behind every logit is {words(out_type)} ({out_type}, "
+                     f"{share(size[OUTPUT], total)})")
+    matrices: dict[str, int] = {}
+    vectors: dict[str, int] = {}
+    for name, (kind, shape) in tensors.items():
+        if name not in (EMBEDDING, OUTPUT):
+            group = matrices if len(shape) >= 2 else vectors
+            group[kind] = group.get(kind, 0) + size[name]
+    listed = [f"{words(k)} ({k}, {share(v, total)})" for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
+    if len(listed) == 1:
+        parts.append(f"every other matrix is {listed[0]}")
+    elif listed:
+        parts.append("the other matrices are " + ", ".join(listed[:-1]) + " and " + listed[-1])
+    listed = [f"{words(k)} ({share(v, total)})" for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
+    if listed:
+        parts.append("the norms are " + " and ".join(listed))
+    return "; ".join(parts)
+
+
 # --- head statistics ----------------------------------------------------------------------------
 
 

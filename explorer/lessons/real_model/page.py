@@ -23,7 +23,7 @@ llm = rm.model_or_explain(
 )
 config = llm.config
 controls.not_used(draw.not_used(config))
-draw.intro(config)
+draw.intro(config, draw.precision(llm))
 DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
 DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
 
