@@ -350,3 +350,36 @@ def test_a_prompt_longer_than_the_model_takes_is_counted_truly(lm):
     cut = [w.value for w in at.warning if "Your prompt is" in w.value]
     assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 64" in cut[0], cut
     assert z(at, "rm_fig_head").shape == (64, 64)
+
+
+@pytest.mark.slow
+def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
+    """Issue 26, item 5: on a repeated prompt the induction head rests on the first token in the first copy; every
+    label is graded on the same rows R (the second copy), and each asked head's largest score, recomputed here from
+    its map, beats the runner-up by the margin the page states."""
+    from tests.lessons.real_model.test_model import graded_by_hand
+
+    at = app_at(PAGE)
+    at.button(key="rm_repeat").click().run()
+    assert_clean(at)
+    ids, out, stats = expected(lm, at.text_area(key="rm_prompt").value)
+    k = M.REPEAT_WORDS
+    heads = M.quiz_heads(stats)
+    assert "induction" in {q.answer for q in heads}
+    shown = texts(at)
+    assert f"beats the runner-up by at least {M.MIN_MARGIN:.2f}" in shown
+    assert f"the {k} rows R whose token occurred earlier ({k} … {2 * k - 1})" in shown
+    for q in heads:
+        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(M.LABELS[q.answer])
+    at.button(key="rm_check").click().run()
+    assert_clean(at)
+    table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
+    for q, (_, row) in zip(heads, table.iterrows(), strict=True):
+        by_hand = graded_by_hand(out.attentions, ids, q.layer, q.head)
+        first, second = sorted(by_hand.values())[::-1][:2]
+        assert row["answer"] == M.LABELS[max(by_hand, key=by_hand.get)] and first - second >= M.MIN_MARGIN
+        assert float(row["margin"]) == pytest.approx(first - second, abs=6e-4)
+    induction_head = next(q for q in heads if q.answer == "induction")
+    w = out.attentions[induction_head.layer, induction_head.head]
+    assert w[2:k, 0].mean() > 0.5  # on its own map the first copy does rest on the first token ...
+    assert graded_by_hand(out.attentions, ids, induction_head.layer, induction_head.head)["sink"] < 0.25  # not graded
