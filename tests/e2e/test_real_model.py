@@ -122,3 +122,32 @@ def test_a_shared_link_reproduces_the_page(st_app, context, lm):
         assert not [a for a in alerts if "not valid" in a], alerts
     finally:
         other.page.close()
+
+
+def test_append_the_top_token_by_id_and_the_link_keeps_the_ids(st_app, context, lm):
+    """Issue 26, item 1: three clicks append the greedy ids (".", "\\n", "\\n"), the link carries them, and a new
+    tab opened on the link reads the same 13 tokens."""
+    st_app.open(PATH)
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    for _ in range(3):
+        ids.append(int(np.argmax(lm.forward(ids).logits[-1])))
+    for step in (1, 2, 3):
+        old = st_app.z_signature(HEAD)
+        runs = st_app.runs()
+        st_app.page.locator(".st-key-rm_append button").first.click()
+        st_app.wait_chart_changed(HEAD, old)
+        st_app.settle(runs)
+        assert head_map(st_app).shape == (10 + step, 10 + step)
+    assert st_app.widget_value("rm_then") == " ".join(map(str, ids[10:]))
+    attentions = lm.forward(ids).attentions.astype(np.float64)
+    np.testing.assert_allclose(head_map(st_app), attentions[16, 0], atol=1e-6)
+    assert "rm_then=" + "+".join(map(str, ids[10:])) in st_app.page.url.replace("%20", "+"), st_app.page.url
+    assert not st_app.exceptions()
+    other = App(context.new_page(), st_app.base)
+    try:
+        other.page.goto(st_app.page.url, wait_until="domcontentloaded")
+        other.settle(before=0)
+        assert not other.exceptions(), other.exceptions()
+        np.testing.assert_allclose(head_map(other), attentions[16, 0], atol=1e-6)
+    finally:
+        other.page.close()

@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attention import llama
+from attention.llama import gguf_file
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
 from explorer.shell import charts
@@ -66,15 +67,57 @@ def steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int)
     return _model.head_steps(list(ids), layer, head)
 
 
-def top_text(_model: llama.LlamaModel, ids: tuple[int, ...]) -> str:
-    """The text of the most likely next token."""
-    return _model.decode([rm.forward(_model, ids).top_ids[0]])
+def top_id(_model: llama.LlamaModel, ids: tuple[int, ...]) -> int:
+    """The id of the most likely next token (what greedy decoding appends)."""
+    return rm.forward(_model, ids).top_ids[0]
+
+
+def with_appended(_model: llama.LlamaModel, p: rm.Prompt, appended: tuple[int, ...]) -> rm.Prompt:
+    """The typed prompt ``p`` followed by the ``appended`` ids (greedy decoding by id), at most
+    :data:`explorer.shell.real_model.PROMPT_MAX_TOKENS` tokens; ``p`` itself when nothing is appended.
+
+    ``kept_text`` is the text of every complete character (``decode_partial``): bytes of a character
+    not finished yet are left out, never written as U+FFFD.
+    """
+    if not appended:
+        return p
+    ids = (p.ids + tuple(int(i) for i in appended))[: rm.PROMPT_MAX_TOKENS]
+    pieces = _model.token_strings(list(ids))
+    return rm.Prompt(ids, tuple(pieces), tuple(rm.piece_labels(pieces)), p.n_total + len(appended),
+                     _model.decode_partial(list(ids)).text)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def words(_model: llama.LlamaModel) -> tuple[str, ...]:
-    """The whole words of the vocabulary (:func:`model.vocabulary_words`), once per process."""
-    return model.vocabulary_words(_model.token_strings(range(_model.config.vocab_size)))
+def precision(_model: llama.LlamaModel) -> str:
+    """How the loaded model's file stores its weights (:func:`model.precision_note` of its tensor table: the
+    types are read from the GGUF file the model was loaded from, once per process)."""
+    file = gguf_file.read_gguf(gguf_file.map_file(_model.path))
+    try:
+        return model.precision_note({name: (t.ggml_type.name, t.shape) for name, t in file.tensors.items()})
+    finally:
+        file.data = None  # drop the memory map
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def word_ids(_model: llama.LlamaModel) -> tuple[int, ...]:
+    """The whole-word tokens of the vocabulary (:func:`model.word_token_ids`) that tokenize back to themselves (the
+    text `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids."""
+    candidates = model.word_token_ids(_model.token_strings(range(_model.config.vocab_size)))
+    pieces = _model.token_strings(list(candidates))
+    return tuple(i for i, p in zip(candidates, pieces, strict=True) if _model.encode(p) == [i])
+
+
+def repeated_prompt(_model: llama.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
+    """The repeated random prompt of ``seed``: its text and its ids (:func:`model.repeated_ids`).
+
+    The text is the ids decoded (it starts with a space: every word keeps its own); it tokenizes back to
+    exactly these ids, so the prompt box can hold it and the second copy stays an exact repeat.
+    """
+    ids = model.repeated_ids(word_ids(_model), seed)
+    text = _model.decode(list(ids))
+    if tuple(_model.encode(text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
+        raise ValueError(f"the repeated prompt of seed {seed} does not tokenize back to its ids")
+    return text, ids
 
 
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
@@ -115,8 +158,9 @@ def title() -> None:
 
 
 @section
-def intro(config: llama.LlamaConfig) -> None:
-    """What the page does, the model's shape (from its config), and the honest note."""
+def intro(config: llama.LlamaConfig, stored: str) -> None:
+    """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
+    stores the weights, :func:`precision`)."""
     st.markdown(
         f"Everything so far ran on random weights. Here the same attention runs inside **{rm.MODEL_NAME}**, a "
         f"trained decoder: {rm.describe(config)}, RoPE positions, RMSNorm. Type a prompt: the model reads its "
@@ -124,22 +168,37 @@ def intro(config: llama.LlamaConfig) -> None:
         "what it attends to."
     )
     st.info(
-        "**An honest note.** The weights are the model's 4-bit quantized release (GGUF, Q4_1), widened to "
-        "float32 here: the numbers are close to, not identical with, the full-precision model's. Every number "
-        "on this page, the prediction included, is computed by this page from your prompt (NumPy, "
+        f"**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
+        "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
+        "number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
         "`attention.llama`); nothing is looked up.", icon="🔎")
 
 
 @section
 def tokens(p: rm.Prompt, vocab_size: int) -> None:
     """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
-    st.caption(f"{p.n} token{'s' if p.n != 1 else ''} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a "
-               "new line, \\xNN = one byte of a character split over two tokens). No BOS token is added, as the model "
-               "file says.")
+    st.caption(f"{count(p.n, 'token')} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a new line, "
+               "\\xNN = one byte of a character split over two or more tokens: UTF-8 writes a character in 1 to 4 "
+               "bytes, 👍 in 4, and BPE may cut between any two). No BOS token is added, as the model file says.")
     st.text(" │ ".join(rm.visible_piece(s) for s in p.pieces))
     with st.expander("Numbers: token ids"):
         st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [rm.visible_piece(s) for s in p.pieces],
                                    "id": p.ids}), hide_index=True, width="stretch")
+
+
+@section
+def appended_tokens(_model: llama.LlamaModel, ids: tuple[int, ...], n_typed: int) -> None:
+    """The tokens appended by greedy decoding (by id) and the text the model now reads, pending bytes as pending."""
+    extra = ids[n_typed:]
+    shown = _model.decode_partial(list(ids))
+    st.caption(f"The last {count(len(extra), 'token')} (id{'s' if len(extra) != 1 else ''} "
+               f"{', '.join(map(str, extra))}) {'were' if len(extra) != 1 else 'was'} appended by greedy decoding, "
+               "as ids: the model reads exactly the tokens it chose, not the text tokenized again. The text so far:")
+    st.text(shown.text)
+    if shown.pending:
+        st.caption(f"Pending: {count(len(shown.pending), 'byte')} ({shown.pending_escaped}) that begin a character "
+                   "the next tokens may finish; it is shown once its last byte arrives, never as a replacement "
+                   "character.")
 
 
 @section
@@ -171,10 +230,12 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
     st.markdown(s.meaning)
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
-        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier: "
+        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier, "
+                   "at least three positions back: "
                    f"{rows}. w = one head's attention weights, t_j = token j's id.")
     else:
-        st.caption(f"Averaged over the query rows i = 2 … {n - 1} ({count(n - 2, 'row')}): row 0 has one key "
+        first = model.FIRST_ROW
+        st.caption(f"Averaged over the query rows i = {first} … {n - 1} ({count(n - first, 'row')}): row 0 has one key "
                    "(its weight 1 is on the first token and on itself at once) and row 1's previous token is the first "
                    "token, so both would blur sink, previous and self. w = one head's attention weights.")
     lo, hi = model.color_range(stat, n)
@@ -229,8 +290,10 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     g = c.group_size
     kv = head // g
     if stats.defined:
+        undefined = ("undefined (repeats too close)" if model.repeats_too_close(ids)
+                     else "undefined (no repeated token)")
         rows = [{"statistic": s.name, "value": fmt(float(stats.get(k)[layer, head]), 4)
-                 if stats.get(k) is not None else "undefined (no repeated token)", "unit": s.unit}
+                 if stats.get(k) is not None else undefined, "unit": s.unit}
                 for k, s in model.STATISTICS.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
@@ -367,6 +430,36 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     numbers(s.output, labels, d, label="Numbers: output")
 
 
+def row_list(rows: tuple[int, ...], shown: int = 12) -> str:
+    """``"16, 17, 18, …"``: the first ``shown`` rows, and ``…`` when there are more; ``"16 … 31"`` for a run."""
+    if len(rows) > 2 and list(rows) == list(range(rows[0], rows[-1] + 1)):
+        return f"{rows[0]} … {rows[-1]}"
+    return ", ".join(map(str, rows[:shown])) + (", …" if len(rows) > shown else "")
+
+
+@section
+def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: bool, n: int) -> None:
+    """How the exercise picks and grades its heads, on which rows (the same rows for every score)."""
+    st.markdown(
+        "Below are a few heads of the model on your prompt, picked because each one clearly does one thing on the "
+        "rows graded: its largest score beats the runner-up by at least "
+        f"{fmt(model.MIN_MARGIN, 2)}. Label each from its map, then check. **How grading decides:** each head gets "
+        "a score on [0, 1] per label — *first-token sink* (its weight on token 0), *previous token*, *self*, "
+        "*induction* (its weight on the tokens that followed earlier occurrences of the query's token) and "
+        "*broad* (its entropy divided by the largest possible, 1 = uniform) — and its answer is the largest.")
+    if has_induction:
+        st.caption(f"Every score is averaged over the same query rows, the {count(len(graded_rows), 'row')} R whose "
+                   f"token occurred earlier ({row_list(graded_rows)}): only there can an induction head show what it "
+                   "does. Where it has nothing to copy (the first copy of a repeat) it often rests on the first "
+                   "token, so the map's other rows are not graded.")
+    else:
+        st.caption(f"Every score is averaged over the same query rows, {row_list(graded_rows)} "
+                   f"({count(len(graded_rows), 'row')} of {n}).")
+        reason = ("its tokens repeat only right away or one apart, which cannot tell induction from previous-token "
+                  "attention" if too_close else "your prompt repeats no token")
+        st.caption(f"No induction head is asked: {reason}. Make a repeated random prompt (above) to add one.")
+
+
 @section
 def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
              color_scale: str = "fixed") -> None:
@@ -396,5 +489,23 @@ def reveal(_model: llama.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | 
     (st.success if n_right == len(heads) else st.info)(
         f"**{n_right} of {len(heads)} right.**" + (" Every head read correctly." if n_right == len(heads) else ""))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption("Scores on [0, 1]: " + ", ".join(score_names) + ". The answer is the largest; the margin is how far "
+    st.caption("Scores on [0, 1]: " + ", ".join(score_names) + f", each averaged over the same query rows "
+               f"({row_list(statistics(_model, ids).graded_rows)}). The answer is the largest; the margin is how far "
                "it beats the runner-up. Click a head in the grid above (or set the sliders) to see it up close.")
+
+
+@section
+def induction_undefined(ids: tuple[int, ...]) -> None:
+    """Why the induction score is undefined for this prompt: no repeated token, or repeats too close to tell
+    induction from previous-token attention (:func:`model.repeats_too_close`)."""
+    if model.repeats_too_close(ids):
+        st.info("**The induction score is undefined for this prompt: its tokens repeat, but only right away or "
+                "one token apart** (as in “the the” or “one two one”). For such a repeat the token that followed "
+                "the earlier occurrence is the query itself or the token just before it, so attention there cannot "
+                "be told from a self or previous-token head: this prompt has no row that separates induction from "
+                "previous-token attention. A repeat needs at least two other tokens in between "
+                "(“a b c a” makes row 3 count). Make a prompt that repeats a random word sequence:", icon="🔁")
+    else:
+        st.info("**The induction score is undefined for this prompt: no token in it occurs twice.** The score "
+                "measures how much a repeated token attends to the token that followed its earlier occurrence, so "
+                "it needs a repeat. Make a prompt that repeats a random word sequence:", icon="🔁")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import numpy as np
@@ -39,7 +39,7 @@ DEFAULT_LAYER, DEFAULT_HEAD = 16, 0
 FIRST_ROW = 2
 """Statistics average over the query rows ``FIRST_ROW .. n-1`` (see the module docstring)."""
 REPEAT_WORDS = 16
-"""Words in each copy of the repeated random prompt (about 33 tokens in all)."""
+"""Words (one token each) in each copy of the repeated random prompt: 32 tokens in all."""
 WORD_PATTERN = re.compile(r" [a-z]{4,9}")
 """Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
 MIN_MARGIN = 0.25
@@ -74,34 +74,128 @@ def link(prompt: str | None = None, layer: int | None = None, head: int | None =
     return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
+# --- token ids appended by greedy decoding ------------------------------------------------------------
+
+IDS_TEXT = re.compile(r"[0-9]+(?: [0-9]+)*")
+"""How the appended ids are written (in the box and the link): whole numbers separated by one space, ``30 198 198``."""
+
+
+def parse_ids(text: str, vocab_size: int) -> tuple[int, ...] | None:
+    """The token ids written in ``text`` (``"30 198 198"``; ``""`` -> ``()``), or ``None`` if it is not that.
+
+    Valid: ASCII digits without leading zeros, separated by single spaces, each id below ``vocab_size``
+    (what :func:`write_ids` writes; spaces around the whole are ignored).
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    if not IDS_TEXT.fullmatch(text):
+        return None
+    parts = text.split(" ")
+    if any(len(part) > 1 and part.startswith("0") for part in parts):
+        return None
+    ids = tuple(int(part) for part in parts)
+    return ids if all(i < vocab_size for i in ids) else None
+
+
+def write_ids(ids: Sequence[int]) -> str:
+    """``(30, 198, 198)`` -> ``"30 198 198"`` (read back by :func:`parse_ids`)."""
+    return " ".join(str(int(i)) for i in ids)
+
+
 # --- the repeated random prompt -----------------------------------------------------------------
 
 
-def vocabulary_words(pieces: Sequence[str]) -> tuple[str, ...]:
-    """The vocabulary's whole lowercase words (``WORD_PATTERN`` pieces), without their space, sorted.
+def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
+    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
+    lowercase letters), ascending.
 
     Args:
-        pieces: every token's text, ``model.token_strings(range(vocab_size))``.
+        pieces: every token's text, ``model.token_strings(range(vocab_size))`` (id ``i`` at index ``i``).
     """
-    return tuple(sorted({p[1:] for p in pieces if WORD_PATTERN.fullmatch(p)}))
+    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
 
 
-def repeated_prompt(words: Sequence[str], seed: int, n_words: int = REPEAT_WORDS) -> str:
-    """A random sequence of ``n_words`` distinct words, written twice: ``"w1 w2 … wk w1 w2 … wk"``.
+def repeated_ids(candidates: Sequence[int], seed: int, n_words: int = REPEAT_WORDS) -> tuple[int, ...]:
+    """``n_words`` distinct token ids drawn by ``np.random.default_rng(seed)`` from ``candidates``, written twice.
 
-    ``np.random.default_rng(seed)`` draws the words, so a seed gives the same prompt everywhere.
-    Every word but the very first is one token (`` word``); the first, without a leading space, may
-    be split, so the second copy repeats the first from its second word on (Olsson et al. 2022 use
-    repeated random tokens to find induction heads).
+    Built from ids, so the second copy is exactly the first, token for token (``ids[k + i] == ids[i]``,
+    ``k = n_words``): Olsson et al. (2022) find induction heads on repeated random tokens. Each candidate
+    is a whole word with its leading space (:func:`word_token_ids`), so the text of the ids reads as
+    words and tokenizes back to the same ids.
 
     Raises:
-        ValueError: fewer than ``n_words`` words to draw from.
+        ValueError: fewer than ``n_words`` candidates.
     """
-    if len(words) < n_words:
-        raise ValueError(f"need at least {n_words} words to draw from, got {len(words)}")
+    if len(candidates) < n_words:
+        raise ValueError(f"need at least {n_words} words to draw from, got {len(candidates)}")
     rng = np.random.default_rng(seed)
-    chosen = [words[i] for i in rng.choice(len(words), size=n_words, replace=False)]
-    return " ".join(chosen + chosen)
+    chosen = [int(candidates[i]) for i in rng.choice(len(candidates), size=n_words, replace=False)]
+    return tuple(chosen + chosen)
+
+
+def top_head(values: np.ndarray) -> tuple[int, int]:
+    """The ``(layer, head)`` of the largest value of ``[n_layers, n_heads]`` (the first on a tie)."""
+    layer, head = np.unravel_index(int(np.argmax(values)), np.shape(values))
+    return int(layer), int(head)
+
+
+# --- how the weights are stored ----------------------------------------------------------------------
+
+BITS = {"Q4_0": "4-bit", "Q4_1": "4-bit", "Q5_0": "5-bit", "Q5_1": "5-bit", "Q8_0": "8-bit", "F16": "16-bit",
+        "BF16": "16-bit", "F32": "float32"}
+"""Words for the GGUF tensor types (ggml's names); another type is named as is."""
+EMBEDDING, OUTPUT = "token_embd.weight", "output.weight"
+
+
+def share(part: int, whole: int) -> str:
+    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%``."""
+    x = part / whole
+    if x >= 0.01:
+        return f"{x:.0%}"
+    return f"{x:.2%}" if x >= 0.0001 else "under 0.01%"
+
+
+def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
+    """How the model file stores its parameters, in words, from its tensor table: ``{name: (ggml type name, shape)}``.
+
+    ``"the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters);
+    every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (0.03%)"`` for SmolLM2-135M's Q4_1 file.
+
+    Raises:
+        ValueError: the table has no token embedding.
+    """
+    if EMBEDDING not in tensors:
+        raise ValueError(f"the tensor table has no {EMBEDDING!r}")
+    size = {name: int(np.prod(shape, dtype=np.int64)) for name, (_, shape) in tensors.items()}
+    total = sum(size.values())
+
+    def words(kind: str) -> str:
+        return BITS.get(kind, kind)
+
+    emb_type = tensors[EMBEDDING][0]
+    tied = OUTPUT not in tensors
+    parts = [f"the token embedding ({'also the tied output matrix behind every logit' if tied else 'the input'}) "
+             f"is {words(emb_type)} ({emb_type}, {share(size[EMBEDDING], total)} of the parameters)"]
+    if not tied:
+        out_type = tensors[OUTPUT][0]
+        parts.append(f"the output matrix behind every logit is {words(out_type)} ({out_type}, "
+                     f"{share(size[OUTPUT], total)})")
+    matrices: dict[str, int] = {}
+    vectors: dict[str, int] = {}
+    for name, (kind, shape) in tensors.items():
+        if name not in (EMBEDDING, OUTPUT):
+            group = matrices if len(shape) >= 2 else vectors
+            group[kind] = group.get(kind, 0) + size[name]
+    listed = [f"{words(k)} ({k}, {share(v, total)})" for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
+    if len(listed) == 1:
+        parts.append(f"every other matrix is {listed[0]}")
+    elif listed:
+        parts.append("the other matrices are " + ", ".join(listed[:-1]) + " and " + listed[-1])
+    listed = [f"{words(k)} ({share(v, total)})" for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
+    if listed:
+        parts.append("the norms are " + " and ".join(listed))
+    return "; ".join(parts)
 
 
 # --- head statistics ----------------------------------------------------------------------------
@@ -138,10 +232,12 @@ STATISTICS: dict[str, Statistic] = {s.key: s for s in (
               "How far back a query looks, on average, weighted by attention: 0 = itself, 1 = the previous "
               "token, i = the first token."),
     Statistic("induction", "induction score", "weight",
-              r"\text{induction} = \frac{1}{|R|}\sum_{i \in R}\ \sum_{j < i-1,\ t_j = t_i} w_{i,\,j+1}",
+              r"\text{induction} = \frac{1}{|R|}\sum_{i \in R}\ \sum_{j < i-2,\ t_j = t_i} w_{i,\,j+1}",
               "On a repeated sequence, how much a token attends to the token that followed its earlier "
               "occurrence (“last time I saw this, what came next?”): an induction head (Olsson et al. 2022). "
-              "R = the query rows whose token occurred before (not just before it)."),
+              "R = the query rows whose token occurred at least three positions before: for an occurrence right before "
+              "(j = i−1) the token after it is i itself, and for one two back (j = i−2) it is the previous token, "
+              "so a self or previous-token head would score there."),
 )}
 
 
@@ -151,17 +247,23 @@ class HeadStatistics:
 
     Attributes:
         n: the prompt's tokens. values: ``{statistic key: [n_layers, n_heads]}``; ``induction`` is
-            missing when the prompt repeats no token (the score is undefined), and everything is
-            missing when ``n < FIRST_ROW + 1`` (no row to average over).
-        breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the same rows (1 =
-            uniform, 0 = one key), used to grade "broad"; empty like ``values``.
+            missing when no row has an induction target (:func:`induction_targets`: the score is
+            undefined), and everything is missing when ``n < FIRST_ROW + 1`` (no row to average over).
+        breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the rows ``FIRST_ROW .. n-1``
+            (1 = uniform, 0 = one key); empty like ``values``.
         induction_rows: the query rows ``R`` of the induction score (empty when undefined).
+        graded_rows: the query rows the exercise grades on (:func:`label_scores`): ``R`` when the
+            induction score is defined, else ``FIRST_ROW .. n-1``.
+        graded: ``{label: [n_layers, n_heads]}``, every label's score (:data:`LABELS`) averaged over
+            the same ``graded_rows``, so the scores compare.
     """
 
     n: int
     values: Mapping[str, np.ndarray]
     breadth: np.ndarray | None
     induction_rows: tuple[int, ...]
+    graded_rows: tuple[int, ...] = ()
+    graded: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def defined(self) -> bool:
@@ -176,17 +278,30 @@ class HeadStatistics:
 def induction_targets(ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
     """For each query row whose token occurred before: the positions that followed those occurrences.
 
-    ``{i: (j + 1 for every j < i - 1 with ids[j] == ids[i])}``. An occurrence right before ``i``
-    (``j = i - 1``) is left out: the token after it is ``i`` itself.
+    ``{i: (j + 1 for every j < i - 2 with ids[j] == ids[i])}``. A target ``t = j + 1`` must be
+    neither ``i`` (an occurrence right before, ``j = i - 1``: the token after it is ``i`` itself) nor
+    ``i - 1`` (an occurrence two back, ``j = i - 2``: the token after it *is* the previous token), or
+    a self or previous-token head would earn induction credit ("the the the", "one two one two").
     """
     seen: dict[int, list[int]] = {}
     out: dict[int, tuple[int, ...]] = {}
     for i, t in enumerate(ids):
-        earlier = [j + 1 for j in seen.get(t, []) if j < i - 1]
+        earlier = [j + 1 for j in seen.get(t, []) if j + 1 < i - 1]  # t = j + 1 is neither i nor i - 1
         if earlier:
             out[i] = tuple(earlier)
         seen.setdefault(t, []).append(i)
     return out
+
+
+def repeats_too_close(ids: Sequence[int]) -> bool:
+    """Whether ``ids`` repeat a token, but only right away or one apart (``j >= i - 2``), so no row can tell
+    induction from previous-token (or self) attention: :func:`induction_targets` is then empty."""
+    last: dict[int, int] = {}
+    for i, t in enumerate(ids):
+        if t in last:
+            return not induction_targets(ids)
+        last[t] = i
+    return False
 
 
 def row_entropy_bits(weights: np.ndarray) -> np.ndarray:
@@ -228,7 +343,33 @@ def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistic
         per_row = [A[..., i, list(t)].sum(-1) for i, t in sorted(targets.items())]  # each [L, H]
         values["induction"] = np.mean(per_row, axis=0)
     breadth = (entropy / np.log2(rows + 1)).mean(-1)
-    return HeadStatistics(n, values, breadth, tuple(sorted(targets)))
+    graded_rows = tuple(sorted(targets)) if targets else tuple(int(i) for i in rows)
+    return HeadStatistics(n, values, breadth, tuple(sorted(targets)), graded_rows,
+                          graded_scores(A, graded_rows, targets))
+
+
+def graded_scores(A: np.ndarray, rows: Sequence[int], targets: Mapping[int, Sequence[int]]) -> dict[str, np.ndarray]:
+    """Every label's score on the same query ``rows``: ``{label: [n_layers, n_heads]}`` (float64, on [0, 1]).
+
+    sink ``w[i, 0]``, previous ``w[i, i-1]``, self ``w[i, i]``, induction ``sum_t w[i, t]`` over the
+    row's :func:`induction_targets` (only when every row has targets), broad ``H_i / log2(i + 1)``;
+    each averaged over ``rows``. On rows with targets the four weights fall on different keys (a
+    target is never 0, ``i - 1`` or ``i``), so two of them cannot both exceed 1/2.
+
+    Args:
+        A: ``[n_layers, n_heads, n, n]`` attention weights. rows: query rows ``>= FIRST_ROW``.
+    """
+    r = np.asarray(rows, dtype=int)
+    W = A[..., r, :]  # [L, H, len(rows), n]
+    scores = {
+        "previous": A[..., r, r - 1].mean(-1),
+        "sink": W[..., 0].mean(-1),
+        "self": A[..., r, r].mean(-1),
+    }
+    if r.size and all(int(i) in targets for i in r):
+        scores["induction"] = np.mean([A[..., int(i), list(targets[int(i)])].sum(-1) for i in r], axis=0)
+    scores["broad"] = (row_entropy_bits(W) / np.log2(r + 1)).mean(-1)
+    return scores
 
 
 def color_range(key: str, n: int) -> tuple[float, float]:
@@ -274,7 +415,6 @@ LABELS: dict[str, str] = {  # answer key -> what the learner reads
     "induction": "induction",
     "broad": "broad (spread out)",
 }
-SCORE_OF = {"previous": "previous", "sink": "sink", "self": "self", "induction": "induction"}  # label -> statistic
 
 
 @dataclass(frozen=True)
@@ -289,15 +429,16 @@ class QuizHead:
 
 
 def label_scores(stats: HeadStatistics) -> dict[str, np.ndarray]:
-    """The score of each label for every head, all on ``[0, 1]``: ``{label: [n_layers, n_heads]}``.
+    """The score of each label for every head, all on ``[0, 1]`` and all averaged over the same query rows,
+    ``stats.graded_rows``: ``{label: [n_layers, n_heads]}`` (:func:`graded_scores`).
 
-    previous, sink, self: the statistics of those names; induction: the induction score (left out
-    when undefined); broad: the breadth (entropy over its largest possible value, 1 = uniform).
+    previous, sink, self: the weight on those keys; induction: the weight on the induction targets
+    (left out when the prompt has none); broad: the row's entropy over its largest possible value
+    (1 = uniform). When the prompt has induction rows ``R``, every label is graded on ``R``: an induction
+    head often rests on the first token where it has nothing to copy (the first copy of a repeat), and
+    a sink score from those rows set against an induction score from ``R`` would not compare.
     """
-    scores = {label: stats.values[key] for label, key in SCORE_OF.items() if key in stats.values}
-    if stats.breadth is not None:
-        scores["broad"] = stats.breadth
-    return scores
+    return dict(stats.graded)
 
 
 def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:

@@ -7,6 +7,8 @@ from explorer.shell import controls
 from explorer.shell import real_model as rm
 
 PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
+APPENDED = "rm_then"  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
+APPENDED_MAX_CHARS = 6 * rm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
 REVEALED = "_rm_revealed"
 DEFAULT_STAT = "sink"
 STATS = list(model.STATISTICS)
@@ -21,7 +23,7 @@ llm = rm.model_or_explain(
 )
 config = llm.config
 controls.not_used(draw.not_used(config))
-draw.intro(config)
+draw.intro(config, draw.precision(llm))
 DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
 DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
 
@@ -34,15 +36,35 @@ def default(key: str, name: str, value) -> dict:
 
 
 def set_prompt(text: str, stat: str | None = None) -> None:
-    """Button callback: a new prompt (and a statistic to show), set before the widgets are drawn."""
+    """Button callback: a new prompt (and a statistic to show), set before the widgets are drawn; the ids
+    appended to the last prompt go."""
     ss[PROMPT] = text
+    ss[APPENDED] = ""
     if stat is not None:
         ss[STAT] = stat
 
 
+def clear_appended() -> None:
+    """Prompt box callback: a new text starts without the ids appended to the last one."""
+    ss[APPENDED] = ""
+
+
+def append_id(token_id: int, appended: tuple[int, ...]) -> None:
+    """Button callback: greedy decoding by hand, by id: the top token's id goes after the ids already appended
+    (never its text tokenized again, which can merge tokens or hold half a character)."""
+    ss[APPENDED] = model.write_ids((*appended, token_id))
+
+
 def make_repeated_prompt() -> None:
-    """Button callback: a random word sequence written twice (seeded), and the induction score to look at."""
-    set_prompt(model.repeated_prompt(draw.words(llm), int(ss.get(SEED) or 0)), "induction")
+    """Button callback: random word tokens written twice (seeded, built from ids: an exact repeat), the induction
+    score to look at, and the head with the largest induction score opened."""
+    text, ids = draw.repeated_prompt(llm, int(ss.get(SEED) or 0))
+    set_prompt(text, "induction")
+    induction = draw.statistics(llm, ids).get("induction")
+    if induction is not None:
+        layer, head = model.top_head(induction)
+        controls.set_value(LAYER, layer)
+        controls.set_value(HEAD, head)
 
 
 def reveal_answers(signature: tuple) -> None:
@@ -64,35 +86,53 @@ def open_clicked_head() -> None:
 st.header("Your prompt")
 st.caption("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
            "drive the lessons on random weights and do not apply here.")
-p = rm.prompt_input(
-    key=PROMPT, default=model.DEFAULT_PROMPT, label="Prompt",
+typed = rm.prompt_input(
+    key=PROMPT, default=model.DEFAULT_PROMPT, label="Prompt", on_change=clear_appended,
     help=f"Any text. The model reads its first {rm.PROMPT_MAX_TOKENS} tokens (a limit of these lessons, so every "
          "map keeps one readable row per token). Press Ctrl+Enter to run.")
-text = p.kept_text  # the text read (the last prompt when the box is empty)
+vocab = config.vocab_size
+controls.refuse_unusable(APPENDED, lambda raw: len(raw) <= APPENDED_MAX_CHARS
+                         and model.parse_ids(raw, vocab) is not None)
+raw_appended = st.text_input(
+    "Token ids appended after the prompt", key=APPENDED, bind="query-params", max_chars=APPENDED_MAX_CHARS,
+    placeholder="none yet: “➕ Append the top token” (below) adds them",
+    help="Greedy decoding by hand appends each next token here as its id, so the model reads exactly the tokens "
+         "it chose. Appending the token's text and tokenizing again could read other tokens (two “↵” tokens can "
+         "become one “↵↵”) or half a character. Ids separated by spaces; a new prompt clears them.")
+controls.check_link(APPENDED, raw_appended, f"token ids from 0 to {vocab - 1} separated by spaces")
+appended = model.parse_ids(raw_appended, vocab)
+if appended is None:
+    st.warning(f"“Token ids appended” must be whole numbers from 0 to {vocab - 1} separated by single spaces; "
+               "the page reads the prompt without them.", icon="🔢")
+    appended = ()
+p = draw.with_appended(llm, typed, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
 with c1:
     seed = controls.number_input("Seed", 0, controls.SEED_MAX, 0, key=SEED,
                                  help="Seeds the repeated random prompt (the same seed gives the same words).")
 with c2:
     st.button("🔁 Make a repeated random prompt", key="rm_repeat", on_click=make_repeated_prompt,
-              help=f"{model.REPEAT_WORDS} random words from the model's vocabulary, written twice: the second copy "
-                   "shows which heads are induction heads (and switches the map to the induction score).")
+              help=f"{model.REPEAT_WORDS} random word tokens from the model's vocabulary, written twice (the same "
+                   "ids again: an exact repeat): the second copy shows which heads are induction heads (the map "
+                   "switches to the induction score and the top induction head opens).")
 with c3:
     st.button("↺ Default prompt", key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
 
 ids = p.ids
 draw.tokens(p, config.vocab_size)
+if p.n > typed.n:
+    draw.appended_tokens(llm, ids, typed.n)
 
 # --- the prediction ------------------------------------------------------------------------------
 st.header("What the model predicts next")
 draw.prediction(llm, ids)
 if p.is_cut:
     st.caption(f"This is the token after the {rm.PROMPT_MAX_TOKENS}th, where the prompt was cut.")
-top_text = draw.top_text(llm, ids)
-full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS or len(text) + len(top_text) > rm.PROMPT_MAX_CHARS
-st.button("➕ Append the top token and run again", key="rm_append", on_click=set_prompt, args=(text + top_text,),
-          disabled=full, help="Greedy decoding by hand: the most likely token is added to the prompt, and the "
-                              "whole page runs again on the longer prompt.")
+full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS
+st.button("➕ Append the top token and run again", key="rm_append", on_click=append_id,
+          args=(draw.top_id(llm, ids), appended[: p.n - typed.n]), disabled=full,
+          help="Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
+               "whole page runs again on the longer sequence.")
 if full:
     st.caption(f"The prompt is at this lesson's {rm.PROMPT_MAX_TOKENS}-token limit: nothing more can be appended.")
 
@@ -124,11 +164,7 @@ with grid_col:
         st.info(f"The head statistics need at least {model.FIRST_ROW + 1} tokens (they average over the query rows "
                 f"from row {model.FIRST_ROW} on); this prompt has {stats.n}. Type a longer prompt.", icon="📏")
     elif stats.get(stat) is None:
-        st.info("**The induction score is undefined for this prompt: no token in it occurs twice** (a token "
-                "repeated right away, as in “the the”, does not count: the token after its earlier occurrence is "
-                "itself). The score measures how much a repeated token attends to the token that followed its "
-                "earlier occurrence, so it needs a repeat. Make a prompt that repeats a random word sequence:",
-                icon="🔁")
+        draw.induction_undefined(ids)
         st.button("🔁 Make a repeated random prompt", key="rm_repeat_here", on_click=make_repeated_prompt)
     else:
         st.plotly_chart(draw.grid_figure(llm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
@@ -152,19 +188,14 @@ draw.head_steps(llm, ids, layer, head, controls.color_scale())
 # --- guess, then reveal --------------------------------------------------------------------------
 st.header("Guess, then reveal")
 heads = model.quiz_heads(stats)
-if not heads:
+if not stats.defined:
     st.info(f"The exercise needs the head statistics, so a prompt of at least {model.FIRST_ROW + 1} tokens.",
             icon="📏")
+elif not heads:
+    st.info(f"No head clearly does one thing on this prompt (none has a largest score that beats its runner-up by "
+            f"{model.MIN_MARGIN:g}), so there is nothing to guess: type a longer prompt.", icon="🤷")
 else:
-    st.markdown(
-        "Below are a few heads of the model on your prompt, picked because each one clearly does one thing. "
-        "Label each from its map, then check. **How grading decides:** each head gets a score on [0, 1] per label — "
-        "*first-token sink* (its weight on token 0), *previous token*, *self*, *induction* (the induction score) "
-        "and *broad* (its entropy divided by the largest possible, 1 = uniform) — and its answer is the largest. "
-        f"Only heads whose largest score beats the runner-up by at least {model.MIN_MARGIN} are asked.")
-    if stats.get("induction") is None:
-        st.caption("No induction head is asked: your prompt repeats no token. Make a repeated random prompt (above) "
-                   "to add one.")
+    draw.quiz_intro(stats.graded_rows, bool(stats.induction_rows), model.repeats_too_close(ids), stats.n)
     guesses = []
     per_row = 2 if len(heads) == 4 else 3  # a map per column stays readable at 1400 px; on a phone they stack
     for start in range(0, len(heads), per_row):

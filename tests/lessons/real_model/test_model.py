@@ -96,11 +96,33 @@ def test_induction_targets_and_score():
 
 
 def test_several_earlier_occurrences_sum():
-    ids = [9, 1, 9, 2, 9]
-    assert M.induction_targets(ids) == {2: (1,), 4: (1, 3)}
-    w = uniform(5)
+    ids = [9, 1, 2, 9, 3, 4, 9]
+    assert M.induction_targets(ids) == {3: (1,), 6: (1, 4)}
+    w = uniform(7)
     stats = M.head_statistics(heads_of(w), ids)
-    np.testing.assert_allclose(stats.get("induction")[0, 0], np.mean([1 / 3, 2 / 5]))
+    np.testing.assert_allclose(stats.get("induction")[0, 0], np.mean([1 / 4, 2 / 7]))
+
+
+def test_a_target_is_never_the_previous_token_or_the_query():
+    """Issue 26, item 3: an earlier copy two back (j = i - 2) has its next token at i - 1, the previous token: a
+    previous-token head must not earn induction credit on "one two one two", nor a self head on "the the"."""
+    assert M.induction_targets([1, 2, 1]) == {}  # the token after the 1 at 0 is the 2 at 1 = row 2's previous
+    assert M.induction_targets([7, 7, 7]) == {}
+    alternating = [1, 2] * 4
+    targets = M.induction_targets(alternating)
+    assert targets == {4: (1,), 5: (2,), 6: (1, 3), 7: (2, 4)}
+    assert all(i - 1 not in t and i not in t for i, t in targets.items())
+    n = len(alternating)
+    previous = causal([[1]] + [[0] * (i - 1) + [1, 0] for i in range(1, n)])
+    stats = M.head_statistics(heads_of(previous, np.eye(n)), alternating)
+    np.testing.assert_array_equal(stats.get("induction")[0], [0.0, 0.0])  # neither head copies anything
+
+
+def test_repeats_too_close_to_separate_induction_are_named():
+    assert M.repeats_too_close([7, 7, 7]) and M.repeats_too_close([1, 2, 1]) and M.repeats_too_close([3, 1, 1, 2])
+    assert not M.repeats_too_close([1, 2, 3])  # no repeat at all: another reason
+    assert not M.repeats_too_close([1, 2, 3, 1]) and M.induction_targets([1, 2, 3, 1]) == {3: (1,)}
+    assert not M.repeats_too_close([1, 1, 2, 3, 1])  # one repeat is too close, another is not
 
 
 def test_color_ranges():
@@ -119,22 +141,57 @@ def test_selected_head_reads_the_last_clicked_cell():
     assert M.selected_head([{"x": 9, "y": 0}, {"y": 2}], L, H) is None  # outside the grid, no x
 
 
-def test_repeated_prompt_is_seeded_and_repeats():
-    words = tuple(f"w{i:03d}" for i in range(100))
-    a, b = M.repeated_prompt(words, 3), M.repeated_prompt(words, 3)
-    assert a == b and a != M.repeated_prompt(words, 4)
-    parts = a.split(" ")
-    assert len(parts) == 2 * M.REPEAT_WORDS and parts[: M.REPEAT_WORDS] == parts[M.REPEAT_WORDS:]
-    assert len(set(parts)) == M.REPEAT_WORDS
+def test_repeated_ids_are_an_exact_repeat_of_distinct_word_tokens():
+    words = M.word_token_ids([" cat", " house", "x", " garden", " Zebra", " window", " planet", "ing", " orange"])
+    assert words == (1, 3, 5, 6, 8)
+    ids = M.repeated_ids(list(range(100, 200)), 3)
+    k = M.REPEAT_WORDS
+    assert ids == M.repeated_ids(list(range(100, 200)), 3) and ids != M.repeated_ids(list(range(100, 200)), 4)
+    assert len(ids) == 2 * k and ids[:k] == ids[k:] and len(set(ids)) == k
     with pytest.raises(ValueError, match="at least"):
-        M.repeated_prompt(words[:3], 0)
+        M.repeated_ids(list(range(3)), 0)
+
+
+def test_appended_ids_are_written_and_read_back():
+    assert M.parse_ids("30 198 198", 49152) == (30, 198, 198) and M.write_ids((30, 198, 198)) == "30 198 198"
+    assert M.parse_ids("", 10) == () and M.parse_ids("  5 ", 10) == (5,)
+    for bad in ("1,2", "1  2", "x", "-1", "01", "10", "1.5", "٣", "1e2"):
+        assert M.parse_ids(bad, 10) is None, bad
+    assert M.top_head(np.array([[0.1, 0.2], [0.9, 0.3]])) == (1, 0)
 
 
 def fake_stats(scores: dict[str, np.ndarray]) -> M.HeadStatistics:
     values = {k: v for k, v in scores.items() if k != "broad"}
     values.setdefault("entropy", np.zeros((2, 3)))
     values.setdefault("distance", np.zeros((2, 3)))
-    return M.HeadStatistics(10, values, scores["broad"], (5,) if "induction" in scores else ())
+    rows = (5,) if "induction" in scores else tuple(range(2, 10))
+    return M.HeadStatistics(10, values, scores["broad"], (5,) if "induction" in scores else (), rows, scores)
+
+
+def test_every_label_is_graded_on_the_same_rows():
+    """Issue 26, item 5: a head that rests on the first token in the first copy and copies in the second is an
+    induction head on the rows R where it can copy; its sink score comes from the same rows, not from all rows."""
+    k = 4
+    ids = [10, 11, 12, 13] * 2
+    n = 2 * k
+    induction = np.zeros((n, n))
+    induction[:k, 0] = 1  # the first copy: all on the first token
+    for i in range(k, n):
+        induction[i, i - k + 1] = 1  # the second copy: the token after the earlier occurrence
+    stats = M.head_statistics(heads_of(induction, uniform(n)), ids)
+    assert stats.induction_rows == stats.graded_rows == (4, 5, 6, 7)
+    scores = M.label_scores(stats)
+    assert list(scores) == ["previous", "sink", "self", "induction", "broad"]
+    np.testing.assert_allclose([scores[k][0, 0] for k in scores], [0, 0, 0, 1, 0], atol=1e-12)
+    rows = np.arange(4, 8)
+    u = uniform(n)
+    np.testing.assert_allclose(scores["sink"][0, 1], u[rows, 0].mean())
+    np.testing.assert_allclose(scores["broad"][0, 1], 1.0)
+    (q,) = [q for q in M.quiz_heads(stats) if (q.layer, q.head) == (0, 0)]
+    assert q.answer == "induction" and q.margin == pytest.approx(1.0)
+    no_repeat = M.head_statistics(heads_of(uniform(5)), [1, 2, 3, 4, 5])
+    assert no_repeat.graded_rows == (2, 3, 4) and "induction" not in M.label_scores(no_repeat)
+    np.testing.assert_allclose(M.label_scores(no_repeat)["sink"], no_repeat.get("sink"))
 
 
 def test_quiz_picks_one_clear_head_per_label_and_grades():
@@ -172,11 +229,11 @@ def test_layer_mean_is_the_mean_over_heads():
 
 
 @pytest.mark.slow  # loads the real model (about 1.7 s of CPU)
-def test_vocabulary_words_are_single_tokens(lm):
-    words = M.vocabulary_words(lm.token_strings(range(lm.config.vocab_size)))
+def test_word_tokens_are_single_tokens(lm):
+    words = M.word_token_ids(lm.token_strings(range(lm.config.vocab_size)))
     assert len(words) > 10_000
-    for w in words[:: len(words) // 50]:
-        assert len(lm.encode(" " + w)) == 1, w
+    for i in words[:: len(words) // 50]:
+        assert lm.encode(lm.decode([i])) == [i], i
 
 
 @pytest.mark.slow
@@ -197,17 +254,76 @@ def test_default_prompt_statistics_match_head_steps_and_the_exercise_is_clear(lm
     assert lm.decode([ids_p[0]]) == "." and 0 < sum(probs) <= 1
 
 
+def graded_by_hand(A: np.ndarray, ids, layer: int, head: int) -> dict[str, float]:
+    """Every label's score of one head, recomputed from its map on the rows whose token occurred 3+ positions back."""
+    w = A[layer, head].astype(np.float64)
+    first = {}
+    rows, targets = [], {}
+    for i, t in enumerate(ids):
+        earlier = [j + 1 for j in range(i) if ids[j] == t and j + 1 < i - 1]
+        if earlier:
+            rows.append(i)
+            targets[i] = earlier
+        first.setdefault(t, i)
+    out = {"previous": np.mean([w[i, i - 1] for i in rows]), "sink": np.mean([w[i, 0] for i in rows]),
+           "self": np.mean([w[i, i] for i in rows]), "induction": np.mean([w[i, targets[i]].sum() for i in rows])}
+    out["broad"] = np.mean([-(w[i, : i + 1] * np.log2(np.maximum(w[i, : i + 1], 1e-300))).sum() / np.log2(i + 1)
+                            for i in rows])
+    return out
+
+
 @pytest.mark.slow
-def test_repeated_random_prompt_reveals_induction_heads(lm):
-    words = M.vocabulary_words(lm.token_strings(range(lm.config.vocab_size)))
-    text = M.repeated_prompt(words, 0)
-    ids = lm.encode(text)
-    k = M.REPEAT_WORDS - 1  # every word but the first is one token in both copies
-    assert ids[-k:] == ids[len(ids) - M.REPEAT_WORDS - k: len(ids) - M.REPEAT_WORDS]
-    stats = M.head_statistics(lm.forward(ids).attentions, ids)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
+    words = M.word_token_ids(lm.token_strings(range(lm.config.vocab_size)))
+    ids = list(M.repeated_ids(words, seed))
+    k = M.REPEAT_WORDS
+    assert lm.encode(lm.decode(ids)) == ids and ids[:k] == ids[k:]  # the text holds the exact repeat
+    out = lm.forward(ids)
+    stats = M.head_statistics(out.attentions, ids)
     induction = stats.get("induction")
-    assert induction is not None and len(stats.induction_rows) >= k - 1
-    layer, head = np.unravel_index(int(induction.argmax()), induction.shape)
+    assert induction is not None and stats.induction_rows == tuple(range(k, 2 * k))
+    layer, head = M.top_head(induction)
     assert induction.max() > 0.8 and 15 <= layer <= 20  # SmolLM2's induction heads sit in the middle layers
     assert np.median(induction) < 0.05  # most heads do not do this
-    assert "induction" in {q.answer for q in M.quiz_heads(stats)}
+    heads = M.quiz_heads(stats)
+    assert "induction" in {q.answer for q in heads}
+    for q in heads:  # "each one clearly does one thing", on the rows graded, recomputed from its map
+        by_hand = graded_by_hand(out.attentions, ids, q.layer, q.head)
+        np.testing.assert_allclose([v for _, v in q.scores], [by_hand[k] for k, _ in q.scores], rtol=1e-6, atol=1e-9)
+        best, second = sorted(by_hand.values())[-1], sorted(by_hand.values())[-2]
+        assert by_hand[q.answer] == best and best - second >= M.MIN_MARGIN, (q, by_hand)
+
+
+@pytest.mark.slow
+def test_alternating_words_give_previous_token_heads_no_induction_credit(lm):
+    """Issue 26, item 3: on "one two one two …" the top induction heads were previous-token heads."""
+    ids = lm.encode("one two one two one two one two one two one two")
+    stats = M.head_statistics(lm.forward(ids).attentions, ids)
+    induction, previous = stats.get("induction"), stats.get("previous")
+    for flat in np.argsort(-induction, axis=None)[:3]:
+        layer, head = np.unravel_index(flat, induction.shape)
+        assert previous[layer, head] < 0.5, (layer, head, previous[layer, head], induction[layer, head])
+    assert previous[16, 0] > 0.7 and induction[16, 0] < 0.1  # the page's previous-token head
+    the = lm.encode("the the the")
+    assert M.repeats_too_close(the) and "induction" not in M.head_statistics(lm.forward(the).attentions, the).values
+
+
+@pytest.mark.slow
+def test_the_precision_note_matches_the_file(lm):
+    """Issue 26, item 6: the tensor types and shares are those of the file (read here by gguf's own reader)."""
+    import gguf
+
+    reader = gguf.GGUFReader(lm.path)
+    types = {t.name: (t.tensor_type.name, tuple(int(d) for d in t.shape)) for t in reader.tensors}
+    total = sum(int(np.prod(s)) for _, s in types.values())
+    emb_type, emb_shape = types["token_embd.weight"]
+    emb_share = int(np.prod(emb_shape)) / total
+    note = M.precision_note(types)
+    assert "output.weight" not in types  # tied: the embedding is also the output matrix
+    assert emb_type == "Q8_0" and round(emb_share * 100) == 21
+    assert note.startswith(f"the token embedding (also the tied output matrix behind every logit) is 8-bit "
+                           f"({emb_type}, {emb_share:.0%} of the parameters)")
+    others = {k for name, (k, s) in types.items() if name != "token_embd.weight" and len(s) == 2}
+    assert others == {"Q4_1"} and "every other matrix is 4-bit (Q4_1, 79%)" in note
+    assert "the norms are float32" in note

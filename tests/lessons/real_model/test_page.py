@@ -3,6 +3,8 @@ missing weights."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import streamlit as st
@@ -79,7 +81,9 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     np.testing.assert_allclose(z(at, "rm_fig_scores"), steps.scores, rtol=1e-5)
     assert "key/value head 0" in texts(at) and "adjacent" in texts(at) and "GGUF" in texts(at)
     # the honest note, and no statistic ever NaN
-    assert "4-bit" in texts(at, ("info",)) and "computed by this page" in texts(at, ("info",))
+    note = texts(at, ("info",))
+    assert "4-bit" in note and "computed by this page" in note
+    assert "tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters)" in note
 
 
 @pytest.mark.slow
@@ -108,7 +112,7 @@ def test_every_statistic_and_the_undefined_induction_score(lm):
         assert_clean(at)
         if key == "induction":
             assert "rm_grid" not in figures(at)  # undefined: a message, never a map of NaN
-            assert "The induction score is undefined for this prompt: no token in it occurs twice**" in texts(at)
+            assert "The induction score is undefined for this prompt: no token in it occurs twice.**" in texts(at)
             assert at.button(key="rm_repeat_here")
         else:
             np.testing.assert_allclose(z(at, "rm_grid"), stats.get(key), rtol=1e-9)
@@ -119,7 +123,7 @@ def test_every_statistic_and_the_undefined_induction_score(lm):
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
     ids, _, stats = expected(lm, text)
-    assert text == M.repeated_prompt(M.vocabulary_words(lm.token_strings(range(49152))), 0)
+    assert tuple(ids) == M.repeated_ids(M.word_token_ids(lm.token_strings(range(lm.config.vocab_size))), 0)
     np.testing.assert_allclose(z(at, "rm_grid"), stats.get("induction"), rtol=1e-9)
     assert "Averaged over the" in texts(at) and "query rows R whose token occurred earlier" in texts(at)
 
@@ -127,27 +131,85 @@ def test_every_statistic_and_the_undefined_induction_score(lm):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, controls.SEED_MAX])
 def test_repeated_prompt_seed_at_its_ends(lm, seed):
+    """Issue 26, item 4: the repeat is built from ids (an exact repeat, token for token), and the button opens the
+    head with the largest induction score (not the default previous-token head)."""
     at = app_at(PAGE)
     at.number_input(key="rm_seed").set_value(seed).run()
     at.button(key="rm_repeat").click().run()
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
-    assert text == M.repeated_prompt(M.vocabulary_words(lm.token_strings(range(49152))), seed)
+    ids = M.repeated_ids(M.word_token_ids(lm.token_strings(range(lm.config.vocab_size))), seed)
+    assert tuple(lm.encode(text)) == ids and ids[: M.REPEAT_WORDS] == ids[M.REPEAT_WORDS:]
     assert at.session_state["rm_stat"] == "induction" and "rm_grid" in figures(at)
-    words = text.split(" ")
-    assert words[: M.REPEAT_WORDS] == words[M.REPEAT_WORDS:]
+    shown = [t.value for t in at.text if "│" in t.value][0].split(" │ ")
+    assert shown[: M.REPEAT_WORDS] == shown[M.REPEAT_WORDS:]  # the pieces, as shown, repeat exactly
+    stats = M.head_statistics(lm.forward(list(ids)).attentions, list(ids))
+    top = M.top_head(stats.get("induction"))
+    assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value) == top != (16, 0)
+    assert any(h.value == f"One head up close: layer {top[0]}, head {top[1]}" for h in at.header)
+
+
+def greedy(lm, ids, steps: int) -> list[int]:
+    """``steps`` tokens of greedy decoding, by id (the argmax of the last position's logits each time)."""
+    ids = list(ids)
+    for _ in range(steps):
+        ids.append(int(np.argmax(lm.forward(ids).logits[-1])))
+    return ids
 
 
 @pytest.mark.slow
-def test_append_the_top_token_then_default_prompt(lm):
+def test_append_the_top_token_is_greedy_decoding_by_id(lm):
+    """Issue 26, item 1: three clicks on the default prompt read the same tokens as three steps of greedy decoding
+    (".", "\\n", "\\n": appending the text and tokenizing again read one "\\n\\n" token instead)."""
     at = app_at(PAGE)
-    at.button(key="rm_append").click().run()
-    assert_clean(at)
-    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT + "."
-    assert z(at, "rm_fig_head").shape == (11, 11)
+    for _ in range(3):
+        at.button(key="rm_append").click().run()
+        assert_clean(at)
+    want = greedy(lm, lm.encode(M.DEFAULT_PROMPT), 3)
+    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT  # the typed text stays as typed
+    assert at.text_input(key="rm_then").value == " ".join(map(str, want[10:]))
+    ids_shown = next(d.value for d in at.dataframe if "piece" in d.value.columns)["id"]
+    assert list(ids_shown) == want and len(want) == 13
+    np.testing.assert_allclose(np.nan_to_num(z(at, "rm_fig_head")), lm.forward(want).attentions[16, 0], rtol=1e-6)
+    table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    assert list(table["id"]) == list(rm.top_tokens(lm.forward(want).logits[-1])[0])
+    assert "appended by greedy decoding" in texts(at)
     at.button(key="rm_default").click().run()
-    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT
+    assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT and at.text_input(key="rm_then").value == ""
     assert z(at, "rm_fig_head").shape == (10, 10)
+
+
+@pytest.mark.slow
+def test_appending_half_an_emoji_shows_it_pending_never_as_a_replacement_character(lm):
+    """Issue 26, item 1: the top token after "Great job 👍👍👍" is the first bytes of another 👍: they wait as
+    pending bytes until the character is complete, and no U+FFFD ever reaches the page."""
+    prompt = "Great job 👍👍👍"
+    at = app_at(PAGE, query={"rm_prompt": prompt})
+    want = greedy(lm, lm.encode(prompt), 3)
+    for step in range(1, 4):
+        at.button(key="rm_append").click().run()
+        assert_clean(at)
+        everything = texts(at) + " ".join(str(d.value) for d in at.dataframe) + json.dumps(figures(at))
+        assert "\ufffd" not in everything and "\\ufffd" not in everything, step
+        shown = lm.decode_partial(want[: len(want) - 3 + step])
+        assert shown.text in [t.value for t in at.text]
+        pending = " ".join(c.value for c in at.caption if c.value.startswith("Pending"))
+        assert (shown.pending_escaped in pending) if shown.pending else not pending
+    assert lm.decode_partial(want).text == prompt + "👍"  # greedy decoding wrote a whole fourth 👍 in 3 tokens
+
+
+@pytest.mark.slow
+def test_a_link_with_appended_ids_reproduces_them_and_bad_ones_warn(lm):
+    at = app_at(PAGE, query={"rm_then": "30 198"})
+    assert_clean(at)
+    assert z(at, "rm_fig_head").shape == (12, 12) and not link_warnings(at)
+    at = app_at(PAGE, query={"rm_then": "30 99999"})
+    assert_clean(at)
+    assert any("rm_then=" in w and "not valid" in w for w in link_warnings(at))
+    assert z(at, "rm_fig_head").shape == (10, 10)
+    at.text_input(key="rm_then").set_value("x").run()
+    assert_clean(at)
+    assert any("must be whole numbers" in w.value for w in at.warning) and z(at, "rm_fig_head").shape == (10, 10)
 
 
 @pytest.mark.slow
@@ -233,6 +295,18 @@ def test_prompts_too_short_for_statistics(text, lm):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("text", ["the the the the", "count: one two one two"])
+def test_a_prompt_that_cannot_separate_induction_says_so(lm, text):
+    """Issue 26, item 3: "the the the" repeats, but no row can tell induction from previous-token attention."""
+    at = app_at(PAGE, query={"rm_prompt": text, "rm_stat": "induction"})
+    assert_clean(at)
+    assert "rm_grid" not in figures(at)
+    assert "its tokens repeat, but only right away or one token apart" in texts(at)
+    assert "no row that separates induction from previous-token attention" in texts(at)
+    assert "cannot tell induction from previous-token attention" in texts(at, ("caption",))
+
+
+@pytest.mark.slow
 def test_guess_then_reveal_is_graded_from_the_live_numbers(lm):
     at = app_at(PAGE)
     _, _, stats = expected(lm)
@@ -276,3 +350,36 @@ def test_a_prompt_longer_than_the_model_takes_is_counted_truly(lm):
     cut = [w.value for w in at.warning if "Your prompt is" in w.value]
     assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 64" in cut[0], cut
     assert z(at, "rm_fig_head").shape == (64, 64)
+
+
+@pytest.mark.slow
+def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
+    """Issue 26, item 5: on a repeated prompt the induction head rests on the first token in the first copy; every
+    label is graded on the same rows R (the second copy), and each asked head's largest score, recomputed here from
+    its map, beats the runner-up by the margin the page states."""
+    from tests.lessons.real_model.test_model import graded_by_hand
+
+    at = app_at(PAGE)
+    at.button(key="rm_repeat").click().run()
+    assert_clean(at)
+    ids, out, stats = expected(lm, at.text_area(key="rm_prompt").value)
+    k = M.REPEAT_WORDS
+    heads = M.quiz_heads(stats)
+    assert "induction" in {q.answer for q in heads}
+    shown = texts(at)
+    assert f"beats the runner-up by at least {M.MIN_MARGIN:.2f}" in shown
+    assert f"the {k} rows R whose token occurred earlier ({k} … {2 * k - 1})" in shown
+    for q in heads:
+        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(M.LABELS[q.answer])
+    at.button(key="rm_check").click().run()
+    assert_clean(at)
+    table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
+    for q, (_, row) in zip(heads, table.iterrows(), strict=True):
+        by_hand = graded_by_hand(out.attentions, ids, q.layer, q.head)
+        first, second = sorted(by_hand.values())[::-1][:2]
+        assert row["answer"] == M.LABELS[max(by_hand, key=by_hand.get)] and first - second >= M.MIN_MARGIN
+        assert float(row["margin"]) == pytest.approx(first - second, abs=6e-4)
+    induction_head = next(q for q in heads if q.answer == "induction")
+    w = out.attentions[induction_head.layer, induction_head.head]
+    assert w[2:k, 0].mean() > 0.5  # on its own map the first copy does rest on the first token ...
+    assert graded_by_hand(out.attentions, ids, induction_head.layer, induction_head.head)["sink"] < 0.25  # not graded
