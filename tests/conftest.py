@@ -43,3 +43,13 @@ def require(module: str):
     except ImportError as exc:
         pytest.fail(f"{module} is needed for this test (python -m pip install -r requirements-dev.txt): {exc}",
                     pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(config, items):
+    """A test that compares with live PyTorch (``@pytest.mark.torch``) is also ``slow``: importing torch takes
+    seconds, so the fast tier (``-m "not e2e and not slow"``) never pays it."""
+    for item in items:
+        if item.get_closest_marker("torch") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+

@@ -156,6 +156,7 @@ def test_scenario_rejects_out_of_range_controls(kwargs):
         C.causal_scenario(sentence(()))
 
 
+@pytest.mark.torch
 def test_matches_torch_sdpa_with_causal_and_padding():
     torch = require("torch")
     sc = C.causal_scenario(sentence(), 2, 0)

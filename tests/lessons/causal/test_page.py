@@ -39,6 +39,7 @@ def test_defaults_side_by_side_masks_and_no_peeking():
     assert bars[1]["text"][:3] == ["0 (exact)"] * 3 and "0 (exact)" not in bars[0]["text"][:3]
 
 
+@pytest.mark.slow
 def test_causal_off_shows_bidirectional_pipeline():
     at = app_at(PAGE)
     at.toggle(key="causal_on").set_value(False).run()
@@ -72,6 +73,7 @@ def test_every_padding_amount_including_everything():
     np.testing.assert_array_equal(z(at, "causal_fig_output"), 0.0)
 
 
+@pytest.mark.slow
 def test_query_link_holds_the_label_and_opens_without_a_warning():
     at = app_at(PAGE, query={"causal_query": "on (3)"})
     assert_clean(at)

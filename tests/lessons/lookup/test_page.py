@@ -105,6 +105,7 @@ def test_presets_move_the_query_and_a_tie_is_announced(page):
     assert abs(w[0] - w[1]) < 1e-12  # symmetric (up to the last bit of the two dot products)
 
 
+@pytest.mark.slow
 def test_editing_the_table_changes_the_result_and_bad_edits_keep_the_last_valid():
     at = app_at("lookup")
     before = soft_weights(at)

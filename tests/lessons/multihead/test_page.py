@@ -198,6 +198,7 @@ def test_empty_sentence_keeps_the_link_warnings():
     assert any("d_k=abc" in w.value for w in at.warning), [w.value for w in at.warning]
 
 
+@pytest.mark.slow
 def test_markup_tokens_are_escaped():
     at = app_at(PAGE, session={"sentence": "<b>bold</b> & x"})
     assert_clean(at)
@@ -239,6 +240,7 @@ def test_page_controls_come_from_the_link():
     assert not [w.value for w in at.warning if "link" in w.value]
 
 
+@pytest.mark.slow
 def test_bad_page_control_link_values_warn():
     at = app_at(PAGE, query={"mh_query": "dog (9)", "mh_numbers_matrix": "W_z"})
     assert_clean(at)
@@ -258,6 +260,7 @@ def test_fewer_heads_keep_the_last_window_that_exists():
     assert at.selectbox(key="mh_head_window").value == 16
 
 
+@pytest.mark.slow
 def test_page_run_without_the_entrypoint_still_explains_a_bad_link():
     """Without the entrypoint's link snapshot (e.g. a page run on its own) the page still reads the link."""
     from streamlit.testing.v1 import AppTest
@@ -291,7 +294,7 @@ def _entropy(w: np.ndarray) -> np.ndarray:
     return -(w * logs).sum(axis=-1).mean(axis=-1)
 
 
-@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("is_causal", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_part_4_says_the_weights_are_random_with_this_runs_numbers(is_causal):
     """Issue 30: "What each head does" runs on random weights and says so, with the live entropy share and overlap,
     and points to the real model's heads."""

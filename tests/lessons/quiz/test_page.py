@@ -58,6 +58,7 @@ def test_nothing_is_revealed_before_check(at):
     assert score(at) == "### Score: 0 / 0" and feedback(at) == ([], [])
 
 
+@pytest.mark.slow
 def test_choice_right_then_retry_then_wrong(at):
     for qid, q in quiz.CHOICES.items():
         answer_choice(at, qid, q.answer)
@@ -218,6 +219,7 @@ def test_changed_settings_keep_the_reveal_and_say_so():
     assert "quiz_fig_topkey" in figures(at)
 
 
+@pytest.mark.slow
 def test_tokens_never_reach_markdown():
     at = app_at("quiz", session={"sentence": "zebra42 **bold** :red[x] <b>y</b>"})
     assert_clean(at)

@@ -37,6 +37,7 @@ def test_same_sentence_twice_gives_exactly_zero():
     assert any("exactly 0.0" in s.value for s in at.success)
 
 
+@pytest.mark.slow
 def test_different_lengths_compare_the_common_length():
     at = app_at(PAGE)
     at.text_input(key="two_sentence").set_value("a dog barked").run()
@@ -69,6 +70,7 @@ def test_shuffle_on_without_positional_encoding_puts_back_exactly():
     assert any("identical" in s.value for s in at.success)  # the two copies of "the" in the demo
 
 
+@pytest.mark.slow
 def test_positional_encoding_breaks_both_facts():
     at = app_at(PAGE, query={"two_shuffle": "true", "positional": "true"})
     assert_clean(at)
@@ -81,6 +83,7 @@ def test_positional_encoding_breaks_both_facts():
     assert pe.shape == (6, 8) and pe[0].tolist() == [0, 1, 0, 1, 0, 1, 0, 1]
 
 
+@pytest.mark.slow
 def test_bad_link_values_warn_and_markup_is_escaped():
     at = app_at(PAGE, query={"two_shuffle_seed": "-4", "two_shuffle": "maybe"})
     assert not at.exception

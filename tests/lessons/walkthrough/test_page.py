@@ -39,6 +39,14 @@ def test_every_page_in_navigation_renders(entry):
     at.run()
     assert not at.exception, (entry.page, [e.value for e in at.exception])
     assert at.get("plotly_chart"), f"{entry.page} draws no chart at defaults"
+    # Its end links to the next lesson in LESSONS' order (issue 30); the last lesson's has no such link.
+    i = LESSONS.index(entry)
+    links = [e.proto for e in at.main.get("page_link") if e.proto.label.startswith("Next lesson")]
+    if i + 1 == len(LESSONS):
+        assert links == []
+    else:
+        nxt = LESSONS[i + 1]
+        assert [(p.label, p.page.strip("/")) for p in links] == [(f"Next lesson: {nxt.title}", nxt.url_path)]
 
 
 def test_the_real_models_pages_are_found():
@@ -82,6 +90,7 @@ def test_editing_a_cell_changes_the_result_and_blank_keeps_last_valid():
     np.testing.assert_allclose(weights_z(at), after)
 
 
+@pytest.mark.slow
 def test_restore_button_brings_back_the_lesson_values(golden):
     at = app_at(session={"walk_input": "lesson"})
     at.session_state["walk_edit_X_0"] = {"edited_rows": {1: {"dim 2": 5.0}}, "added_rows": [], "deleted_rows": []}
@@ -117,6 +126,7 @@ def test_empty_sentence_prompts():
     assert not at.get("plotly_chart")
 
 
+@pytest.mark.slow
 def test_long_sentence_is_truncated_with_a_note():
     at = app_at(session={"sentence": " ".join(f"w{i}" for i in range(80))})
     assert_clean(at)
