@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from explorer.lessons.multihead import model as smh
 from explorer.shell.charts import (
     BAR_PLOT_PX,
     COLORBAR_AT,
@@ -453,7 +454,7 @@ def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Fi
     """
     h = np.asarray(head_entropy, dtype=float)
     heads = list(range(len(h)))
-    ceiling = float(np.mean(np.log(np.arange(1, n_keys + 1)))) if is_causal else math.log(n_keys)
+    ceiling = smh.uniform_entropy(n_keys, is_causal=is_causal)
     bar = go.Bar(
         x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
         customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",

@@ -385,7 +385,7 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
     """What part 4 shows is random weights, with this run's numbers: the heads' mean entropy as a share of the
     uniform level (the dashed line of the entropy chart) and the mean overlap of two different heads; and where
     trained heads are (the real model's lesson)."""
-    ceiling = float(np.mean(np.log(np.arange(1, n + 1)))) if is_causal else float(np.log(n))
+    ceiling = smh.uniform_entropy(n, is_causal=is_causal)
     parts = []
     if ceiling > 0:
         parts.append(f"their entropy averages {fmt(100 * float(np.mean(head_entropy)) / ceiling, 0)}% of the "

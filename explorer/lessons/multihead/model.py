@@ -159,6 +159,12 @@ def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, is_causal: bool = False):
     return concat @ W_o, np.stack(head_weights), concat
 
 
+def uniform_entropy(n_keys: int, *, is_causal: bool = False) -> float:
+    """The mean row entropy (nats) of attention spread evenly over the allowed keys: ``log(n_keys)`` without a
+    mask; with the causal mask query ``i`` has ``i + 1`` keys, so the mean of ``log(i + 1)``. 0 for one key."""
+    return float(np.mean(np.log(np.arange(1, n_keys + 1)))) if is_causal else float(np.log(n_keys))
+
+
 def head_overlap(weights) -> np.ndarray:
     """How alike two heads' attention patterns are: ``[n_heads, n_heads]`` in ``[0, 1]``.
 
