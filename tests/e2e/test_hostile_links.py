@@ -37,7 +37,9 @@ PAYLOADS = {
 ISSUE_LINKS = [("multihead", "n_heads=%60[fix](https://example.invalid)%60"),
                ("", "d_k=%60![i](http://127.0.0.1:9/t.png)%60"),
                ("", "embedding=%60%0A%23%20HACKED%0A%60")]
-MARKERS = [*PAYLOADS, "HACKED", "fix"]
+# The issue's "[fix](…)" link is caught by its address (example.invalid); "fix" itself is no marker, since a page's
+# own bold words contain it (the training lesson's "**fixed**").
+MARKERS = [*PAYLOADS, "HACKED"]
 
 # Elements (or attributes) that markup from a payload would create. Inputs hold the payload as typed: skipped.
 FOUND_JS = """
