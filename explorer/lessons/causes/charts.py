@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import bar_margin, escape_label, heatmap
+from explorer.shell.charts import bar_margin, cell_text_font, escape_label, heatmap
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -73,8 +73,8 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
         probabilities: ``[n_layers + 1, n]`` their probabilities.
         token_labels: the prompt's ``n`` token labels (columns).
 
-    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. The cells print the token while the prompt has at most
-    :data:`LENS_TEXT_MAX` tokens (wider maps: hover only).
+    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. The cells print the token (at the size that fits,
+    :func:`cell_text_font`) while the prompt has at most :data:`LENS_TEXT_MAX` tokens (wider maps: hover only).
     """
     p = np.asarray(probabilities, dtype=float)
     n_rows, n = p.shape
@@ -90,10 +90,13 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
     custom = np.array(trace.customdata, dtype=object)
     custom[..., 2] = np.vectorize(lambda s, v: f"{s} {fmt(v, 3)}", otypes=[object])(pieces, p)
     trace.customdata = custom.tolist()
-    if n <= LENS_TEXT_MAX:
+    # The shared rule for a lesson's cell text: the size that fits a phone's cells, else drawn only on charts wide
+    # enough for it (app.css hides it below), else hover only. Measured on the pieces as shown (not escaped).
+    font = cell_text_font([str(s) for row in top_pieces for s in row], n, rows) if n <= LENS_TEXT_MAX else None
+    if font is not None:
         trace.text = pieces.tolist()
         trace.texttemplate = "%{text}"
-        trace.textfont = dict(size=10)
+        trace.textfont = font
     return fig
 
 

@@ -82,3 +82,15 @@ def test_a_clicked_point_names_its_head():
     assert selected_head({"selection": {"points": [scatter_point]}}, 30, 9) == (23, 4)
     assert selected_head({"selection": {"points": [{"x": 40, "y": 0}]}}, 30, 9) is None
     assert selected_head(None, 30, 9) is None and selected_head({"selection": {"points": []}}, 30, 9) is None
+
+
+def test_lens_map_text_that_does_not_fit_a_phone_is_drawn_only_where_it_fits():
+    """Issue 30 / the layout check at 390 px: long top tokens in narrow cells never overlap (the shared cell-text rule:
+    a wider chart's font family, hidden by app.css below that width, or hover only)."""
+    labels = [f"t ({i})" for i in range(9)]
+    fig = C.lens_map([["<filename>"] * 9] * 3, np.full((3, 9), 0.5), labels)
+    font = fig.data[0].textfont
+    assert font.family is None or font.family.startswith("cells-min-")
+    assert font.family is not None or fig.data[0].text is None
+    short = C.lens_map([["a"] * 2] * 3, np.full((3, 2), 0.5), labels[:2])
+    assert short.data[0].textfont.size in (10, 12) and short.data[0].textfont.family is None
