@@ -14,7 +14,9 @@ written here independently of the app's code:
 - a number is usable only as the app writes it (ASCII digits, an optional ``-``, for a
   non-integer control a fraction; no leading zeros, ``-0``, exponent or padding), in range
   and on the control's step; an option only as its label; a switch only as ``true``/``false``
-  (any case); a text box takes any text (within its length).
+  (any case); a text box takes any text (within its length), except a box of token ids (:data:`ID_BOXES`),
+  which takes only ids as the app writes them: ASCII digits without leading zeros, single spaces between,
+  each below the vocabulary's size (spaces around the whole ignored, an empty box is no ids).
 
 A lesson's values are swept together (every non-text control of the lesson gets the same odd
 value in one run); text boxes one at a time (an empty sentence stops the page).
@@ -27,7 +29,8 @@ import re
 import pytest
 
 from explorer.lessons import LESSONS
-from tests.apptest_utils import app_at, assert_clean
+from tests.apptest_utils import app_at as _app_at
+from tests.apptest_utils import assert_clean
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +41,14 @@ REVEAL: dict[str, list[dict[str, str]]] = {
     "multihead": [{"d_model": "64", "n_heads": "64"}],  # more heads than one grid shows: the head window
 }
 TEXT_KINDS = ("TextInput", "TextArea")
+RUN_TIMEOUT_S = 300  # a run of a real-model lesson on a new prompt, on 2 shared cores (no test times the app)
+# Text boxes that hold token ids, not free text: {key: vocabulary size} (SmolLM2-135M's 49152 tokens).
+ID_BOXES = {"rm_then": 49152}
 OPTION_KINDS = ("Selectbox", "Radio", "SelectSlider", "ButtonGroup")
+
+
+def app_at(page, **kwargs):
+    return _app_at(page, timeout=RUN_TIMEOUT_S, **kwargs)
 
 
 def _walk(node):
@@ -79,7 +89,15 @@ def usable(el, raw: str):
     k = kind(el)
     if k in TEXT_KINDS:
         limit = el.proto.max_chars or None
-        return raw if limit is None or len(raw) <= limit else None
+        if limit is not None and len(raw) > limit:
+            return None
+        vocab = ID_BOXES.get(el.proto.query_param_key)
+        if vocab is not None:
+            ids = raw.strip()
+            if ids and not (re.fullmatch(r"(0|[1-9][0-9]*)( (0|[1-9][0-9]*))*", ids, flags=re.ASCII)
+                            and all(int(i) < vocab for i in ids.split(" "))):
+                return None
+        return raw
     if k in OPTION_KINDS:
         return raw if raw in list(el.options) else None
     if k in ("Checkbox", "Toggle"):
@@ -102,7 +120,7 @@ def a_valid_value(el, default) -> str:
     """A link value the control can use, other than its default (the top of its range, or its last option)."""
     k = kind(el)
     if k in TEXT_KINDS:
-        return "a b c"
+        return "30 198 198" if el.proto.query_param_key in ID_BOXES else "a b c"
     if k in OPTION_KINDS:
         return next(o for o in reversed(list(el.options)) if o != default)
     if k in ("Checkbox", "Toggle"):
