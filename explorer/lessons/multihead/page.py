@@ -102,8 +102,10 @@ if n_heads > GRID_MAX:
     if st.session_state.get("mh_head_window", 0) not in starts:  # fewer heads now: the last window there is
         st.session_state["mh_head_window"] = starts[-1]
 
+    run_lang = i18n.current()  # Streamlit may call a select box's format_func after the run (to write the link)
+
     def window_label(a: int, lang: str | None = None) -> str:
-        with i18n.using(lang or i18n.current()):
+        with i18n.using(lang or run_lang):
             return _("heads {first}-{last}").format(first=a, last=min(a + GRID_MAX, n_heads) - 1)
 
     # The link holds the label (a bound select box): a link written in another language names the same window,
