@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.lessons.multihead import model as smh
+from explorer.shell import i18n
 from explorer.shell.charts import (
     BAR_PLOT_PX,
     COLORBAR_AT,
@@ -38,6 +39,8 @@ from explorer.shell.charts import (
 )
 from explorer.shell.plotly_fast import axis_names, hline, subplot_layout
 from explorer.shell.textviews import fmt
+
+_, _n = i18n.translator(__name__)
 
 HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
 MAX_AXIS = 64  # a weight-matrix axis longer than this is drawn on an evenly spaced sample of its entries
@@ -102,8 +105,8 @@ def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.
 
 def blocked_heatmap(
     z, n_heads: int, *, block_axis: str = "columns", row_labels: Sequence[str] | None = None,
-    row_name: str = "input dim", col_name: str = "output dim", title: str = "", height: int | None = None,
-    colorbar_title: str = "value", max_size: int = MAX_AXIS,
+    row_name: str | None = None, col_name: str | None = None, title: str = "", height: int | None = None,
+    colorbar_title: str | None = None, max_size: int = MAX_AXIS,
 ) -> go.Figure:
     """A matrix with one axis split into ``n_heads`` head blocks: coloured bands and separators.
 
@@ -119,6 +122,7 @@ def blocked_heatmap(
             a multiple of ``n_heads``.
         row_labels: labels of the rows (e.g. tokens) when the rows are not a dimension axis;
             such rows are never sampled.
+        row_name, col_name, colorbar_title: default "input dim", "output dim", "value" (in the run's language).
 
     Returns:
         ``go.Figure`` (diverging colours centred on 0, y axis reversed).
@@ -136,13 +140,16 @@ def blocked_heatmap(
     if n_heads < 1 or d_model % n_heads:
         raise ValueError(f"the blocked axis ({d_model}) must be a multiple of n_heads={n_heads}")
     d_head = d_model // n_heads
+    row_name = _("input dim") if row_name is None else row_name
+    col_name = _("output dim") if col_name is None else col_name
+    colorbar_title = _("value") if colorbar_title is None else colorbar_title
     ridx = np.arange(z.shape[0]) if row_labels is not None else sample_indices(z.shape[0], max_size)
     cidx = sample_indices(z.shape[1], max_size)
     rstep = int(ridx[1] - ridx[0]) if len(ridx) > 1 else 1
     cstep = int(cidx[1] - cidx[0]) if len(cidx) > 1 else 1
 
     def dim_label(p: int, blocked: bool) -> str:
-        return f"{p} (head {p // d_head})" if blocked else str(p)
+        return _("{p} (head {h})").format(p=p, h=p // d_head) if blocked else str(p)
 
     rows = list(row_labels) if row_labels is not None else [dim_label(p, block_axis == "rows") for p in ridx]
     cols = [dim_label(p, block_axis == "columns") for p in cidx]
@@ -179,6 +186,7 @@ def blocked_heatmap(
     shapes, notes = [], []  # built as lists and set once: add_shape per head is slow with many heads
     for h, a, b in spans:
         color = head_color(h)
+        short = _("h{h}").format(h=h)  # a narrow band's label
         wide = (b - a) / step >= 4  # cells drawn for this head
         if block_axis == "columns":
             shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
@@ -186,7 +194,7 @@ def blocked_heatmap(
             if a > first:
                 shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07, line=line))
             if label_heads:
-                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=f"head {h}" if wide else f"h{h}",
+                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=head_label(h) if wide else short,
                                   showarrow=False, font=dict(size=10, color="black")))
         else:
             shapes.append(dict(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
@@ -194,7 +202,7 @@ def blocked_heatmap(
             if a > first:
                 shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a, line=line))
             if label_heads:
-                notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=f"h{h}", textangle=-90,
+                notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=short, textangle=-90,
                                   showarrow=False, font=dict(size=10, color="black")))
     fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
     top = 40 if title else 10
@@ -276,20 +284,20 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
             z=owner[i] + 0.5, x=list(range(width)), y=list(range(n)), zmin=0, zmax=n_colors,
             colorscale=scale, showscale=False, xgap=2, ygap=2, text=text, texttemplate="%{text}",
             textfont=dict(size=12, color="black"), customdata=hover,
-            hovertemplate="%{customdata[0]}: token %{customdata[1]}, a column of head %{customdata[2]}"
-                          "<extra></extra>", xaxis=xa, yaxis=ya,
+            hovertemplate=_("%{customdata[0]}: token %{customdata[1]}, a column of head %{customdata[2]}")
+            + "<extra></extra>", xaxis=xa, yaxis=ya,
         ))
         xaxis, yaxis = layout["xaxis" + xa[1:]], layout["yaxis" + ya[1:]]
         xaxis.update(tickmode="array", tickvals=list(range(width)), showgrid=False, zeroline=False)
         if r == n_rows - 1:
-            xaxis["title"] = dict(text="column")
+            xaxis["title"] = dict(text=_("column"))
         yaxis.update(tickmode="array", tickvals=list(range(n)), autorange="reversed", showgrid=False,
                      zeroline=False, showticklabels=c == 0)
         if c == 0:
-            yaxis["title"] = dict(text="row")
+            yaxis["title"] = dict(text=_("row"))
     # Margins that hold the row and column numbers from the start: Plotly draws the panels once (issue 20)
     layout.update(height=height, margin=dict(heatmap_margin([str(n - 1)], [], x_upright=True, colorbar=0, top=40),
-                                             r=10))
+                                             r=10), separators=i18n.plotly_separators())
     return go.Figure(data=traces, layout=layout)
 
 
@@ -298,8 +306,9 @@ GRID_COLORBAR_XPAD = 27  # the Streamlit theme's colour-axis colour bar: padding
 
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
           hover_prefixes: Sequence[str], row_height: int, masked: bool = False,
-          light_hover: str = "row %{y} · col %{x}: %{z:.3f}<extra></extra>") -> go.Figure:
+          light_hover: str | None = None) -> go.Figure:
     """Copy single-panel :func:`heatmap` figures into one grid of subplots on a shared colour axis."""
+    light_hover = light_hover or _("row %{y} · col %{x}: %{z:.3f}") + "<extra></extra>"
     n = len(figs)
     n_rows = math.ceil(n / n_cols)
     # make_subplots' layout (built once per shape) filled in as dicts, for one constructor call: make_subplots,
@@ -354,7 +363,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
     coloraxis = {**coloraxis, "colorbar": {**bar, **COLORBAR_AT}}
     margin = heatmap_margin(y_labels, x_labels, x_upright=x_upright, top=50, colorbar=colorbar_of_px(
         bar, (coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)), xpad=GRID_COLORBAR_XPAD))
-    layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin)
+    layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin,
+                  separators=i18n.plotly_separators())
     if masked:
         layout["plot_bgcolor"] = MASKED_COLOR
     return go.Figure(data=traces, layout=layout)
@@ -401,11 +411,11 @@ def head_weights_grid(
             f.data = [t for t in f.data if not (isinstance(t, go.Scatter) and t.mode == "text")]
     top = max((weight_colors(w[i], color_scale, mask)[1][1] for i in range(len(heads))), default=1.0)
     # Short titles (a phone's panels are narrow): the entropy only in a grid of one column.
-    titles = [f"head {h}" + (f" · H {fmt(float(entropy[i]), 2)}" if entropy is not None and n_cols == 1 else "")
+    titles = [head_label(h) + (f" · H {fmt(float(entropy[i]), 2)}" if entropy is not None and n_cols == 1 else "")
               for i, h in enumerate(heads)]
     per_row = int(min(420, max(220, 22 * n + 120)))
-    return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[f"head {h} · " for h in heads],
-                 light_hover="query %{y} → key %{x}: %{z:.3f}<extra></extra>",
+    return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[head_label(h) + " · " for h in heads],
+                 light_hover=_("query %{y} → key %{x}: %{z:.3f}") + "<extra></extra>",
                  coloraxis=dict(cmin=0.0, cmax=top, colorscale=WEIGHTS_SCALE,
                                 colorbar=weight_colorbar(color_scale, (0.0, top), n)),
                  row_height=per_row, masked=mask is not None and not np.asarray(mask).all())
@@ -426,22 +436,22 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
     top = float(np.abs(o).max()) or 1.0
     figs = []
     for i, h in enumerate(heads):
-        cols = [f"{h * d_head + j} (head {h} col {j})" for j in cidx]
-        f = heatmap(o[i][:, cidx], labels, cols, kind="diverging", row_name="token", col_name="dim",
+        cols = [_("{p} (head {h} col {j})").format(p=h * d_head + j, h=h, j=j) for j in cidx]
+        f = heatmap(o[i][:, cidx], labels, cols, kind="diverging", row_name=_("token"), col_name=_("dim"),
                     zrange=(-top, top), show_text=False)
         f.update_traces(x=cidx.tolist(), selector=dict(type="heatmap"))  # true column indices within the head
         every = max(1, math.ceil(len(cidx) / 8))
         f.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                        ticktext=[str(j) for j in cidx[::every]],
-                       range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text="head column")
+                       range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text=_("head column"))
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
     n = o.shape[1]
-    return _grid(figs, [f"head {h}" for h in heads], n_cols=n_cols,  # short titles: the caption gives the shape
-                 hover_prefixes=[f"head {h} · " for h in heads],
-                 light_hover="token %{y} · head column %{x}: %{z:.3f}<extra></extra>",
+    return _grid(figs, head_labels(heads), n_cols=n_cols,  # short titles: the caption gives the shape
+                 hover_prefixes=[head_label(h) + " · " for h in heads],
+                 light_hover=_("token %{y} · head column %{x}: %{z:.3f}") + "<extra></extra>",
                  coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
-                                colorbar=dict(title=dict(text="value"), thickness=12)),
+                                colorbar=dict(title=dict(text=_("value")), thickness=12)),
                  row_height=int(min(420, max(200, 20 * n + 110))))
 
 
@@ -457,26 +467,34 @@ def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Fi
     ceiling = smh.uniform_entropy(n_keys, is_causal=is_causal)
     bar = go.Bar(
         x=heads, y=h, marker_color=[head_color(k) for k in heads], marker_line=dict(color="#555", width=0.5),
-        customdata=[fmt(v, 3) for v in h], hovertemplate="head %{x}: mean entropy %{customdata} nats<extra></extra>",
+        customdata=[fmt(v, 3) for v in h],
+        hovertemplate=_("head %{x}: mean entropy %{customdata} nats") + "<extra></extra>",
         text=[fmt(v, 2) for v in h] if len(h) <= 16 else None, textposition="inside", insidetextanchor="middle",
     )
     y_top = max(ceiling, float(h.max(initial=0))) * 1.2 + 1e-9
-    line, notes = hline(ceiling, dict(dash="dash", color="#444"), f"uniform over the allowed keys: {fmt(ceiling, 2)}")
-    xaxis = dict(title=dict(text="head"), tickmode="array")
+    line, notes = hline(ceiling, dict(dash="dash", color="#444"),
+                        _("uniform over the allowed keys: {value}").format(value=fmt(ceiling, 2)))
+    xaxis = dict(title=dict(text=_("head")), tickmode="array")
     xaxis["tickvals"] = tick_positions(len(h), max_ticks(BAR_PLOT_PX))  # as many as a phone holds
     return go.Figure(data=[bar], layout=dict(  # one constructor call: add_hline and update_* cost 5x more
         shapes=[line], annotations=notes, xaxis=xaxis,
-        yaxis=dict(title=dict(text="mean entropy (nats)"), range=[0, y_top]),
+        yaxis=dict(title=dict(text=_("mean entropy (nats)")), range=[0, y_top]),
         height=300, margin=bar_margin(auto_tick_labels(0, y_top), 30), showlegend=False,
+        separators=i18n.plotly_separators(),
     ))
 
 
+def head_label(h: int) -> str:
+    """``"head 3"``, in the run's language (``"cabeça 3"``, ``"kafa 3"``)."""
+    return _("head {h}").format(h=h)
+
+
 def head_labels(heads: Sequence[int]) -> list[str]:
-    """``["head 0", "head 1", …]``."""
-    return [f"head {h}" for h in heads]
+    """``["head 0", "head 1", …]``, in the run's language."""
+    return [head_label(h) for h in heads]
 
 
 __all__ = [
-    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
+    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_label", "head_labels",
     "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels",
 ]

@@ -28,10 +28,14 @@ from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
 from explorer.lessons.multihead.model import MultiHead
 from explorer.lessons.real_model.model import link as real_model_link
-from explorer.shell import charts
+from explorer.shell import charts, i18n
 from explorer.shell.cache import cached, section
+from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import count, fmt
+from explorer.shell.textviews import fmt, latex_words
+
+_, _n = translator(__name__)
+_shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings, embeddings)
 
 GRID_MAX = 16  # heads drawn at once in the per-head grids
 TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
@@ -81,7 +85,7 @@ class View:
 
     @property
     def dims(self) -> list[str]:
-        return [f"dim {j}" for j in range(self.d_model)]
+        return [_("dim {j}").format(j=j) for j in range(self.d_model)]
 
     @property
     def sample_note(self) -> str:
@@ -89,8 +93,8 @@ class View:
         if self.d_model <= mhfig.MAX_AXIS:
             return ""
         step = int(mhfig.sample_indices(self.d_model)[1])
-        return (f" d_model = {self.d_model} is large, so one row and column in every {step} is drawn (ticks give "
-                "the true indices); the numbers expander has them all.")
+        return " " + _("d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give "
+                       "the true indices); the numbers expander has them all.").format(d_model=self.d_model, step=step)
 
     @property
     def grid_cols(self) -> int:
@@ -108,8 +112,9 @@ def view(mh: MultiHead, window: Window | None = None) -> View:
 def numbers_title(name: str, n_heads: int) -> str:
     """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
     if name == "head_weights":
-        return "Numbers of every head's weights" + (" (the heads shown)" if n_heads > GRID_MAX else "")
-    return {"mean_weights": "Numbers of the mean over heads"}.get(name, "Numbers")
+        return _("Numbers of every head's weights (the heads shown)") if n_heads > GRID_MAX else \
+            _("Numbers of every head's weights")
+    return _("Numbers of the mean over heads") if name == "mean_weights" else _("Numbers")
 
 
 def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
@@ -133,11 +138,11 @@ def frame(v: View, name: str) -> pd.DataFrame:
     sc, r, labels = v.sc, v.sc.result, v.labels
     if name.startswith("W_"):
         return pd.DataFrame(getattr(sc, name), index=v.dims,
-                            columns=[f"col {j} (head {j // v.d_head})" for j in range(v.d_model)])
+                            columns=[_("col {j} (head {h})").format(j=j, h=j // v.d_head) for j in range(v.d_model)])
     if name == "head_weights":
         return pd.DataFrame(r.weights[v.window[0]:v.window[1]].reshape(-1, v.n),
-                            index=pd.MultiIndex.from_product([[f"head {h}" for h in v.shown], labels],
-                                                             names=["head", "query"]), columns=labels)
+                            index=pd.MultiIndex.from_product([mhfig.head_labels(v.shown), labels],
+                                                             names=[_("head"), _("query")]), columns=labels)
     if name == "mean_weights":
         return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
     return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
@@ -173,22 +178,27 @@ def intro(mh: MultiHead) -> None:
     """The settings caption and part 1's weight matrices with their head bands."""
     v = view(mh)
     sc, d_model, n_heads, d_head, s = v.sc, v.d_model, v.n_heads, v.d_head, mh.settings
-    st.caption(f"{count(v.n, 'token')} · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · "
-               f"embeddings: {s.embedding}{' + positional encoding' if s.positional else ''} · seed {sc.seed} "
-               f"(X and W_q, W_k, W_v, W_o){' · causal' if sc.is_causal else ''}. The sidebar's d_k is not used "
-               "here: every head's width is d_model / n_heads.")
-    st.header("1 · How the split works")
+    line = _n("{n} token · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
+              "{n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
+              v.n).format(n=v.n, d_model=d_model, n_heads=n_heads, d_head=d_head, embedding=_shell(s.embedding))
+    line += _shell(" + positional encoding") if s.positional else ""
+    line += " · " + _("seed {seed} (X and W_q, W_k, W_v, W_o)").format(seed=sc.seed)
+    line += (" · " + _("causal")) if sc.is_causal else ""
+    st.caption(line + ". " + _("The sidebar's d_k is not used here: every head's width is d_model / n_heads."))
+    st.header(_("1 · How the split works"))
     st.latex(rf"d_\text{{head}} = \frac{{d_\text{{model}}}}{{n_\text{{heads}}}} = \frac{{{d_model}}}{{{n_heads}}} "
              rf"= {d_head}, \qquad Q = X W_q,\ \ Q_i = Q[:,\ {d_head} i : {d_head}(i+1)]")
-    st.markdown(
-        f"`W_q`, `W_k` and `W_v` are ordinary `[d_model, d_model]` = `[{d_model}, {d_model}]` matrices. Head *i* "
-        + (f"simply owns **columns {d_head}·i to {d_head}·i + {d_head - 1}** of each" if d_head > 1
-           else "simply owns **column i** of each")
-        + " (the coloured bands). The matrices "
-        "do not change with `n_heads` — only how their columns are grouped does."
-    )
-    st.caption("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
-               "Rows = input dimension, columns = output dimension." + v.sample_note)
+    if d_head > 1:
+        owns = _("`W_q`, `W_k` and `W_v` are ordinary `[d_model, d_model]` = `[{d_model}, {d_model}]` matrices. Head "
+                 "*i* simply owns **columns {d_head}·i to {d_head}·i + {last}** of each (the coloured bands). The "
+                 "matrices do not change with `n_heads` — only how their columns are grouped does.")
+    else:
+        owns = _("`W_q`, `W_k` and `W_v` are ordinary `[d_model, d_model]` = `[{d_model}, {d_model}]` matrices. Head "
+                 "*i* simply owns **column i** of each (the coloured bands). The matrices do not change with "
+                 "`n_heads` — only how their columns are grouped does.")
+    st.markdown(owns.format(d_model=d_model, d_head=d_head, last=d_head - 1))
+    st.caption(_("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
+                 "Rows = input dimension, columns = output dimension.") + v.sample_note)
     wcols = st.columns(3)
     for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
         with col:
@@ -201,13 +211,16 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
     """``split_heads`` on readable numbers and the classic reshape mistake, then part 2's header and formula
     (one section: on the page, the head-window select box comes right after them)."""
     ex = smh.split_example(d_model, n_heads)
-    st.subheader("`split_heads` on readable numbers")
+    st.subheader(_("`split_heads` on readable numbers"))
     st.markdown(
-        f"Below, entry `[i, j]` of a `[{ex.x.shape[0]}, {ex.d_model}]` matrix is `100·i + j` — the hundreds give "
-        f"the row (token), the rest the column — so you can see where every number lands. Colour = the head that "
-        f"owns the column."
-        + (f" (A small stand-in with {ex.n_heads} heads of width {ex.d_head}; the page's d_model = {d_model} is too "
-           "wide to print.)" if ex.stand_in else "")
+        _("Below, entry `[i, j]` of a `[{n}, {d_model}]` matrix is `100·i + j` — the hundreds give the row (token), "
+          "the rest the column — so you can see where every number lands. Colour = the head that owns the "
+          "column.").format(n=ex.x.shape[0], d_model=ex.d_model)
+        + (" " + _n("(A small stand-in with {n_heads} head of width {d_head}; the page's d_model = {d_model} is too "
+                    "wide to print.)",
+                    "(A small stand-in with {n_heads} heads of width {d_head}; the page's d_model = {d_model} is too "
+                    "wide to print.)", ex.n_heads).format(n_heads=ex.n_heads, d_head=ex.d_head, d_model=d_model)
+           if ex.stand_in else "")
     )
     st.code(f"x                                              # [n, d_model]         = {list(ex.x.shape)}\n"
             f"x.reshape(n, n_heads, d_head)                  # [n, n_heads, d_head] = "
@@ -220,19 +233,19 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
                                            titles=[f"x: [{ex.x.shape[0]}, {ex.d_model}]"]), key="mh_fig_split_x")
     with s2:
         st.plotly_chart(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
-                                           titles=[f"head {h}" for h in range(ex.n_heads)]),  # short: phones
+                                           titles=mhfig.head_labels(range(ex.n_heads))),  # short: phones
                         key="mh_fig_split_heads")
     if ex.n_heads > 1:
-        with st.expander("The classic mistake: reshaping straight to [n_heads, n, d_head]"):
-            st.markdown("`x.reshape(n_heads, n, d_head)` has the right shape but the wrong content: it cuts the "
-                        "flattened matrix into equal pieces, so a 'head' holds columns of **different tokens** and "
-                        "other heads' columns (the colours mix). Reshape to `[n, n_heads, d_head]` first, then swap "
-                        "the first two axes.")
+        with st.expander(_("The classic mistake: reshaping straight to [n_heads, n, d_head]")):
+            st.markdown(_("`x.reshape(n_heads, n, d_head)` has the right shape but the wrong content: it cuts the "
+                          "flattened matrix into equal pieces, so a 'head' holds columns of **different tokens** and "
+                          "other heads' columns (the colours mix). Reshape to `[n, n_heads, d_head]` first, then swap "
+                          "the first two axes."))
             st.plotly_chart(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
-                                               titles=[f"'head' {h}" for h in range(ex.n_heads)]),
+                                               titles=[_("'head' {h}").format(h=h) for h in range(ex.n_heads)]),
                             key="mh_fig_split_wrong")
     d_head = d_model // n_heads
-    st.header("2 · Every head's attention weights")
+    st.header(_("2 · Every head's attention weights"))
     st.latex(r"W^{(i)} = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_\text{head}}}"
              + (r" + M_\text{causal}" if is_causal else "") + r"\right),\qquad "
              rf"\sqrt{{d_\text{{head}}}} = \sqrt{{{d_head}}} = {np.sqrt(d_head):.4g}")
@@ -245,13 +258,16 @@ def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None
     v = view(mh, window)
     sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
     a, b = window
-    st.caption(f"{len(shown)} heat map{'s' if len(shown) != 1 else ''}, each [n_q, n_k] = [{n}, {n}], "
-               f"all on one colour range ({charts.COLOR_SCALES[color_scale]}); rows = queries (top to bottom), "
-               "columns = keys; "
-               "each row sums to 1. "
-               + ("Title: the head's mean row entropy H" if grid_cols == 1 else "Section 4: each head's mean row "
-                  "entropy H") + f" (0 = every query looks at one key, {fmt(float(np.log(n)), 2)} = log n = spread "
-               "evenly).")
+    maps = _n("{k} heat map, each [n_q, n_k] = [{n}, {n}], all on one colour range ({scale}); rows = queries (top to "
+              "bottom), columns = keys; each row sums to 1.",
+              "{k} heat maps, each [n_q, n_k] = [{n}, {n}], all on one colour range ({scale}); rows = queries (top to "
+              "bottom), columns = keys; each row sums to 1.", len(shown)).format(
+        k=len(shown), n=n, scale=_shell(charts.COLOR_SCALES[color_scale]))
+    entropy = (_("Title: the head's mean row entropy H (0 = every query looks at one key, {log_n} = log n = spread "
+                 "evenly).") if grid_cols == 1 else
+               _("Section 4: each head's mean row entropy H (0 = every query looks at one key, {log_n} = log n = "
+                 "spread evenly).")).format(log_n=fmt(float(np.log(n)), 2))
+    st.caption(maps + " " + entropy)
     grid = mhfig.head_weights_grid(r.weights[a:b], labels, shown, n_cols=grid_cols, entropy=sc.head_entropy[a:b],
                                    mask=sc.mask, show_text=n * grid_cols <= 12,  # cell text while a panel is wide
                                    color_scale=color_scale)
@@ -262,55 +278,61 @@ def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None
         single_row = len(shown) <= grid_cols
         st.plotly_chart(charts.heatmap(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                        show_text=n <= 6 and grid_cols <= 2,
-                                       title=f"MEAN of {n_heads} heads" if n_heads > 1 else "MEAN = head 0",
-                                       colorbar_title="mean", height=grid.layout.height if single_row else None,
+                                       title=_("MEAN of {n} heads").format(n=n_heads) if n_heads > 1 else
+                                       _("MEAN = head 0"),
+                                       colorbar_title=_("mean"), height=grid.layout.height if single_row else None,
                                        color_scale=color_scale),
                         key="mh_fig_mean")
-        st.caption("⬆ the **average** of all heads, cell by cell — not a head of its own." if n_heads > 1 else
-                   "⬆ the average over heads: with one head, head 0 itself.")
+        st.caption(_("⬆ the **average** of all heads, cell by cell — not a head of its own.") if n_heads > 1 else
+                   _("⬆ the average over heads: with one head, head 0 itself."))
     if n_heads > 1:
-        st.info(f"**The right-hand map is an average, not a head.** Each cell is the mean of the {n_heads} heads' "
-                "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
-                "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times V.",
-                icon="➗")
+        st.info(_("**The right-hand map is an average, not a head.** Each cell is the mean of the {n} heads' "
+                  "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
+                  "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times "
+                  "V.").format(n=n_heads), icon="➗")
     else:
-        st.info("**With one head, the right-hand map is that head.** `torch.nn.MultiheadAttention` returns the mean "
-                "of the heads' weights by default (`average_attn_weights=True`); the mean of one head is the head "
-                "itself, and the output is this matrix times V, then `W_o`. Choose more heads to see them differ.",
-                icon="➗")
+        st.info(_("**With one head, the right-hand map is that head.** `torch.nn.MultiheadAttention` returns the "
+                  "mean of the heads' weights by default (`average_attn_weights=True`); the mean of one head is the "
+                  "head itself, and the output is this matrix times V, then `W_o`. Choose more heads to see them "
+                  "differ."), icon="➗")
 
 
 @section
 def path(mh: MultiHead, window: Window) -> None:
     """Part 3's header and formulas, and every shown head's output."""
     v = view(mh, window)
-    st.header("3 · The rest of the path")
-    st.markdown("Each head blends its own slice of the values; the slices are glued back side by side and "
-                "`W_o` mixes them into the final output.")
+    st.header(_("3 · The rest of the path"))
+    st.markdown(_("Each head blends its own slice of the values; the slices are glued back side by side and "
+                  "`W_o` mixes them into the final output."))
     st.latex(r"\mathrm{head}_i = W^{(i)} V_i \in \mathbb{R}^{n \times d_\text{head}},\qquad "
              r"C = [\mathrm{head}_0 \,|\, \cdots \,|\, \mathrm{head}_{h-1}] \in \mathbb{R}^{n \times d_\text{model}}")
-    st.latex(r"\text{output} = C\, W_o = \sum_i \mathrm{head}_i\, W_o[\text{rows of head } i,\ :]")
-    st.subheader("Per-head outputs")
+    st.latex(latex_words(_("output")) + r" = C\, W_o = \sum_i \mathrm{head}_i\, W_o["
+             + latex_words(_("rows of head {i}"), i=" i") + r",\ :]")
+    st.subheader(_("Per-head outputs"))
     n, d_head = v.n, v.d_head
-    st.caption(f"{count(len(v.shown), 'head')}, each [n, d_head] = [{n}, {d_head}], one diverging colour range "
-               "centred on 0"
-               + (f"; each head's {d_head} columns are drawn on a sample of {len(mhfig.sample_indices(d_head, 16))}"
-                  if d_head > 16 else "") + ".")
+    heads_line = _n("{k} head, each [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0",
+                    "{k} heads, each [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0",
+                    len(v.shown)).format(k=len(v.shown), n=n, d_head=d_head)
+    if d_head > 16:
+        heads_line += "; " + _("each head's {d_head} columns are drawn on a sample of {k}").format(
+            d_head=d_head, k=len(mhfig.sample_indices(d_head, 16)))
+    st.caption(heads_line + ".")
     st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], v.labels, v.shown,
                                              d_head=d_head), key="mh_fig_head_outputs")
 
 
 def _concat(v: View) -> None:
-    st.subheader("Concatenation C")
-    st.caption(f"[n, d_model] = [{v.n}, {v.d_model}]: head i's output fills the columns head i owns." + v.sample_note)
-    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name="token",
-                                          col_name="dim", title="C = concat(heads)"), key="mh_fig_concat")
+    st.subheader(_("Concatenation C"))
+    st.caption(_("[n, d_model] = [{n}, {d_model}]: head i's output fills the columns head i owns.").format(
+        n=v.n, d_model=v.d_model) + v.sample_note)
+    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name=_("token"),
+                                          col_name=_("dim"), title=_("C = concat(heads)")), key="mh_fig_concat")
 
 
 def _w_o(v: View) -> None:
-    st.subheader("Output projection W_o")
-    st.caption(f"[d_model, d_model] = [{v.d_model}, {v.d_model}]: the rows of head i (band on the right) multiply "
-               "head i's output." + v.sample_note)
+    st.subheader(_("Output projection W_o"))
+    st.caption(_("[d_model, d_model] = [{d_model}, {d_model}]: the rows of head i (band on the right) multiply "
+                 "head i's output.").format(d_model=v.d_model) + v.sample_note)
     st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 
 
@@ -342,12 +364,13 @@ def w_o(mh: MultiHead) -> None:
 def output(mh: MultiHead) -> None:
     """The final output C W_o."""
     v = view(mh)
-    st.subheader("Final output")
-    st.caption(f"output = C W_o, [n, d_model] = [{v.n}, {v.d_model}]: every output dimension mixes every head."
-               + v.sample_note)
+    st.subheader(_("Final output"))
+    st.caption(_("output = C W_o, [n, d_model] = [{n}, {d_model}]: every output dimension mixes every head.").format(
+        n=v.n, d_model=v.d_model) + v.sample_note)
     out_cols = mhfig.sample_indices(v.d_model)
-    st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels, [f"dim {j}" for j in out_cols],
-                                   kind="diverging", row_name="token", col_name="dim", title="output = C W_o",
+    st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels,
+                                   [_("dim {j}").format(j=j) for j in out_cols], kind="diverging",
+                                   row_name=_("token"), col_name=_("dim"), title=_("output = C W_o"),
                                    show_text=False), key="mh_fig_output")
 
 
@@ -356,29 +379,30 @@ def diagnostics(mh: MultiHead) -> None:
     """Part 4: entropy per head, head-to-head overlap, and the title of the one-query table."""
     v = view(mh)
     sc, n, n_heads = v.sc, v.n, v.n_heads
-    st.header("4 · What each head does")
+    st.header(_("4 · What each head does"))
     d1, d2 = st.columns(2)
     with d1:
-        st.subheader("Entropy per head")
+        st.subheader(_("Entropy per head"))
         st.latex(r"H^{(i)} = \frac{1}{n}\sum_q \Big(-\sum_k W^{(i)}_{qk} \ln W^{(i)}_{qk}\Big)")
-        st.caption("Low = the head's queries focus on few keys; the dashed line is attention spread evenly.")
+        st.caption(_("Low = the head's queries focus on few keys; the dashed line is attention spread evenly."))
         st.plotly_chart(mhfig.entropy_bars(sc.head_entropy, n, is_causal=sc.is_causal), key="mh_fig_entropy")
     with d2:
-        st.subheader("How alike are the heads?")
-        st.latex(r"\mathrm{overlap}(a, b) = \frac{1}{n}\sum_q \sum_k \min\big(W^{(a)}_{qk},\, W^{(b)}_{qk}\big)")
-        st.caption("The attention mass two heads put on the same keys, averaged over queries: 1 = identical "
-                   "patterns, 0 = no key in common.")
+        st.subheader(_("How alike are the heads?"))
+        st.latex(latex_words(_("overlap")) + r"(a, b) = "
+                 r"\frac{1}{n}\sum_q \sum_k \min\big(W^{(a)}_{qk},\, W^{(b)}_{qk}\big)")
+        st.caption(_("The attention mass two heads put on the same keys, averaged over queries: 1 = identical "
+                     "patterns, 0 = no key in common."))
         if sc.overlap is not None:
             heads_all = mhfig.head_labels(range(n_heads))
-            st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name="head", col_name="head",
-                                           title="head-to-head overlap", colorbar_title="overlap",
+            st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name=_("head"), col_name=_("head"),
+                                           title=_("head-to-head overlap"), colorbar_title=_("overlap"),
                                            show_text=n_heads <= 8), key="mh_fig_similarity")
         else:
-            st.info(f"With {n_heads} heads (d_head = {v.d_head}) the head-to-head matrix is not computed: it would "
-                    f"be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most "
-                    f"{smh.OVERLAP_MAX_HEADS} heads to see it.")
+            st.info(_("With {n_heads} heads (d_head = {d_head}) the head-to-head matrix is not computed: it would "
+                      "be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most {most} heads to "
+                      "see it.").format(n_heads=n_heads, d_head=v.d_head, most=smh.OVERLAP_MAX_HEADS))
     st.info(random_weights_note(sc.head_entropy, sc.overlap, n, is_causal=sc.is_causal), icon="🎲")
-    st.subheader("One query, every head")
+    st.subheader(_("One query, every head"))
 
 
 def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n: int, *, is_causal: bool) -> str:
@@ -388,16 +412,22 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
     ceiling = smh.uniform_entropy(n, is_causal=is_causal)
     parts = []
     if ceiling > 0:
-        parts.append(f"their entropy averages {fmt(100 * float(np.mean(head_entropy)) / ceiling, 0)}% of the "
-                     "uniform level")
+        parts.append(_("their entropy averages {share} of the uniform level").format(
+            share=i18n.percent(float(np.mean(head_entropy)) / ceiling, 0)))
     if overlap is not None and overlap.shape[0] > 1:
         off = overlap[~np.eye(overlap.shape[0], dtype=bool)]
-        parts.append(f"two different heads overlap {fmt(float(off.mean()), 2)} on average")
-    measured = (": here " + " and ".join(parts)) if parts else ""
-    return ("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
-            f"ones{measured}. Nothing taught them a job. To see heads that learned one (a previous-token head, an "
-            f"induction head, a sink), open [A real model's heads]({real_model_link()}), every head of a trained "
-            "model on your own prompt.")
+        parts.append(_("two different heads overlap {overlap} on average").format(overlap=fmt(float(off.mean()), 2)))
+    if len(parts) == 2:
+        measured = _("here {first} and {second}").format(first=parts[0], second=parts[1])
+    else:
+        measured = _("here {first}").format(first=parts[0]) if parts else ""
+    start = (_("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
+               "ones: {measured}.").format(measured=measured) if measured else
+             _("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
+               "ones."))
+    return start + " " + _("Nothing taught them a job. To see heads that learned one (a previous-token head, an "
+                           "induction head, a sink), open [A real model's heads]({link}), every head of a trained "
+                           "model on your own prompt.").format(link=real_model_link())
 
 
 def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None],
@@ -440,7 +470,7 @@ def heads(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
 
 def diff_text(x: float) -> str:
     """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"``."""
-    return "0 (same bits)" if x == 0 else f"{x:.1e}"
+    return _("0 (same bits)") if x == 0 else f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
 
 
 @section
@@ -452,36 +482,38 @@ def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
     q1, q2 = st.columns([1, 1])
     with q1:
         dataframe(pd.DataFrame({
-            "head": [f"head {h}" for h in range(n_heads)],
-            "attends most to": [labels[k] for k in top],
-            "weight": top_w,
-            "entropy of this row (nats)": sc.row_entropy[:, qi],
+            _("head"): mhfig.head_labels(range(n_heads)),
+            _("attends most to"): [labels[k] for k in top],
+            _("weight"): top_w,
+            _("entropy of this row (nats)"): sc.row_entropy[:, qi],
         }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
     with q2:
         st.plotly_chart(charts.heatmap(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
-                                       row_name="head", col_name="key", mask=None if sc.mask is None else sc.mask[qi],
+                                       row_name=_("head"), col_name=_("key"),
+                                       mask=None if sc.mask is None else sc.mask[qi],
                                        show_text=n <= 12 and n_heads <= 16,
-                                       title=f"weights of query {labels[qi]} in each head",
+                                       title=_("weights of query {token} in each head").format(token=labels[qi]),
                                        color_scale=color_scale),
                         key="mh_fig_query_heads")
 
-    st.header("5 · Check: vectorised vs a plain loop")
-    st.markdown("The page's numbers come from `MultiHeadAttention.steps`: all heads at once with "
-                "`split_heads`, one batched matrix product and `merge_heads`. Right here, the same layer is also "
-                "computed **one head at a time** with a plain loop (below) — they must agree.")
+    st.header(_("5 · Check: vectorised vs a plain loop"))
+    st.markdown(_("The page's numbers come from `MultiHeadAttention.steps`: all heads at once with "
+                  "`split_heads`, one batched matrix product and `merge_heads`. Right here, the same layer is also "
+                  "computed **one head at a time** with a plain loop (below) — they must agree."))
     v1, v2, v3 = st.columns(3)
-    v1.metric("max |vectorised − loop|, output", diff_text(sc.max_diff_output))
-    v2.metric("max |vectorised − loop|, per-head weights", diff_text(sc.max_diff_weights))
+    v1.metric(_("max |vectorised − loop|, output"), diff_text(sc.max_diff_output))
+    v2.metric(_("max |vectorised − loop|, per-head weights"), diff_text(sc.max_diff_weights))
     worst = max(sc.max_diff_output, sc.max_diff_weights)
-    v3.metric("verdict", "agree" if worst <= 1e-12 else "DIFFER")
+    v3.metric(_("verdict"), _("agree") if worst <= 1e-12 else _("DIFFER"))
     if worst <= 1e-12:
-        st.success(f"Vectorised and loop results agree: largest difference {diff_text(worst)} (float64, "
-                   "tolerance 1e-12).", icon="✅")
+        st.success(_("Vectorised and loop results agree: largest difference {diff} (float64, tolerance 1e-12)."
+                     ).format(diff=diff_text(worst)), icon="✅")
     else:
-        st.error(f"Vectorised and loop results differ by {worst:.1e} (tolerance 1e-12).", icon="❌")
-    with st.expander("The loop, as run"):
+        st.error(_("Vectorised and loop results differ by {diff} (tolerance 1e-12).").format(diff=diff_text(worst)),
+                 icon="❌")
+    with st.expander(_("The loop, as run")):
         st.code(LOOP_SOURCE, language="python")
-    st.caption("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "
-               "parameters of a `torch.nn.MultiheadAttention`, and the per-head weights "
-               "(`average_attn_weights=False`), the averaged weights and the output are compared with PyTorch's "
-               "recorded numbers (`tests/data/torch_reference.npz`, `tests/lessons/multihead/test_model.py`).")
+    st.caption(_("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "
+                 "parameters of a `torch.nn.MultiheadAttention`, and the per-head weights "
+                 "(`average_attn_weights=False`), the averaged weights and the output are compared with PyTorch's "
+                 "recorded numbers (`tests/data/torch_reference.npz`, `tests/lessons/multihead/test_model.py`)."))
