@@ -30,16 +30,18 @@ TOOLBARS_JS = """() => {
   const covered = [];
   let toolbars = 0;
   for (const t of document.querySelectorAll('[data-testid="stElementToolbar"]')) {
-    if (!shown(t)) continue;
+    if (!shown(t) || t.closest('details:not([open])')) continue;  // in a closed expander: clipped, not seen
     toolbars += 1;
     const r = t.getBoundingClientRect(), own = t.closest('[data-testid="stElementContainer"]');
     for (const c of containers) {
       if (c === own || c.contains(t) || t.contains(c)) continue;
       for (const n of c.querySelectorAll('p, li, h1, h2, h3, span.katex, [data-testid="stCaptionContainer"]')) {
-        const b = n.getBoundingClientRect();
-        const dx = Math.min(r.right, b.right) - Math.max(r.left, b.left);
-        const dy = Math.min(r.bottom, b.bottom) - Math.max(r.top, b.top);
-        if (b.width > 0 && dx > 1 && dy > 1) { covered.push(n.innerText.slice(0, 60)); break; }
+        const range = document.createRange();
+        range.selectNodeContents(n);  // the text's own line boxes, not its block's full width
+        const hit = [...range.getClientRects()].some((b) => b.width > 0
+          && Math.min(r.right, b.right) - Math.max(r.left, b.left) > 1
+          && Math.min(r.bottom, b.bottom) - Math.max(r.top, b.top) > 1);
+        if (hit) { covered.push(n.innerText.slice(0, 60)); break; }
       }
     }
   }
@@ -48,7 +50,8 @@ TOOLBARS_JS = """() => {
 
 # Every display formula: its width against its box, whether it scrolls, its font size against the page's text.
 FORMULAS_JS = """() => {
-  const text = parseFloat(getComputedStyle(document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize);
+  const text = Math.max(...[...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')]
+    .map((p) => parseFloat(getComputedStyle(p).fontSize)));  // the body text's size (captions are smaller)
   return [...document.querySelectorAll('.katex-display')].filter((e) => e.getBoundingClientRect().height > 0)
     .map((e) => {
       const cs = getComputedStyle(e);
