@@ -5,16 +5,19 @@ import streamlit as st
 from explorer.lessons.two_sentences import draw as sections
 from explorer.lessons.two_sentences.model import LayerSettings
 from explorer.shell import controls, settings
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 DEFAULT_B = "The dog sat on the rug"
 LAST_B = "two_last_valid_b"
 
 sections.intro()
 
-sidebar = controls.lesson_settings("to compare it with a second one (it is sentence A here)")
+sidebar = controls.lesson_settings(_("to compare it with a second one (it is sentence A here)"))
 layer = LayerSettings.of(sidebar)  # this page always uses per-token embeddings, whatever the sidebar says
-controls.not_used({"embedding": "this page always uses per-token embeddings, so a word has the same vector "
-                                "in both sentences."})
+controls.not_used({"embedding": _("this page always uses per-token embeddings, so a word has the same vector "
+                                  "in both sentences.")})
 if sidebar.embedding != "per-token":
     sections.embedding_note()
 
@@ -22,11 +25,12 @@ c1, c2 = st.columns(2)
 with c1:
     sections.sentence_a(controls.shared().sentence)
 with c2:
-    sentence_b = st.text_input("Sentence B", DEFAULT_B, key="two_sentence", bind="query-params",
+    sentence_b = st.text_input(_("Sentence B"), DEFAULT_B, key="two_sentence", bind="query-params",
                                max_chars=controls.SENTENCE_MAX_CHARS,
-                               help="Same length as A compares position by position; otherwise the common length "
-                                    "is compared.")
-    controls.check_link("two_sentence", sentence_b, f"text of at most {controls.SENTENCE_MAX_CHARS} characters")
+                               help=_("Same length as A compares position by position; otherwise the common length "
+                                      "is compared."))
+    controls.check_link("two_sentence", sentence_b,
+                        _("text of at most {n} characters").format(n=controls.SENTENCE_MAX_CHARS))
 sections.settings_caption(layer)
 inp_b = settings.sentence_tokens(sentence_b)
 if inp_b.tokens:
@@ -34,15 +38,15 @@ if inp_b.tokens:
 tokens_b = st.session_state.get(LAST_B, ())
 if not inp_b.tokens:
     if tokens_b:
-        st.warning("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:",
+        st.warning(_("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:"),
                    icon="✍️")
         st.text(" ".join(tokens_b))
     else:
-        st.warning("Sentence B is empty: type a sentence to compare it with A. The order test below uses A alone.",
-                   icon="✍️")
+        st.warning(_("Sentence B is empty: type a sentence to compare it with A. The order test below uses A "
+                     "alone."), icon="✍️")
 if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
-    st.info(f"Sentence B has {len(inp_b.tokens) + inp_b.n_dropped} tokens; the first {settings.MAX_TOKENS} "
-            f"are used ({inp_b.n_dropped} dropped).")
+    st.info(_("Sentence B has {n} tokens; the first {limit} are used ({dropped} dropped).").format(
+        n=len(inp_b.tokens) + inp_b.n_dropped, limit=settings.MAX_TOKENS, dropped=inp_b.n_dropped))
 
 # Part 1 (A and B through one layer) and part 2's intro.
 sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
@@ -54,11 +58,11 @@ def shuffle_part(tokens_a: tuple[str, ...], layer: LayerSettings, color_scale: s
     """Part 2's controls, the shuffle test, the two copies of a word and the gaps table (which follows the seed)."""
     s1, s2 = st.columns([1, 1])
     with s1:
-        shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
-        controls.check_link("two_shuffle", shuffle, "true or false")
+        shuffle = st.toggle(_("Shuffle the words of sentence A"), False, key="two_shuffle", bind="query-params")
+        controls.check_link("two_shuffle", shuffle, _("true or false"))
     with s2:
-        shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
-                                             help="Seeds the permutation, so a link reproduces it.")
+        shuffle_seed = controls.number_input(_("Shuffle seed"), 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
+                                             help=_("Seeds the permutation, so a link reproduces it."))
     sections.order(tokens_a, layer, bool(shuffle), int(shuffle_seed), color_scale)
 
 
