@@ -4,12 +4,16 @@ import streamlit as st
 
 from explorer.lessons.two_sentences import draw as sections
 from explorer.lessons.two_sentences.model import LayerSettings
-from explorer.shell import controls, settings
+from explorer.shell import controls, i18n, settings
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 DEFAULT_B = "The dog sat on the rug"
+TWINS_B = {"pt": "O cachorro sentou no tapete", "tr": "Köpek paspasın üzerine oturdu"}
+"""Sentence B in the learner's language, one click away: the twin of the sidebar's translated sentence A
+(:data:`explorer.shell.controls.SENTENCE_TWINS`), with the words they share. The default stays the lesson's
+English sentence, whose numbers are the lesson's."""
 LAST_B = "two_last_valid_b"
 
 sections.intro()
@@ -31,6 +35,13 @@ with c2:
                                       "is compared."))
     controls.check_link("two_sentence", sentence_b,
                         _("text of at most {n} characters").format(n=controls.SENTENCE_MAX_CHARS))
+    twin_b = TWINS_B.get(i18n.current())
+    if twin_b and sentence_b != twin_b:
+        st.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin_b) if i18n.current() == "pt"
+                  else _("↳ Try it in Turkish: {sentence}").format(sentence=twin_b),
+                  key="two_sentence_twin", type="tertiary", on_click=st.session_state.__setitem__,
+                  args=("two_sentence", twin_b),
+                  help=_("The lesson's own numbers are for its English sentences; any sentence works."))
 sections.settings_caption(layer)
 inp_b = settings.sentence_tokens(sentence_b)
 if inp_b.tokens:

@@ -177,3 +177,27 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     # outside a run: English, the point
     assert draw.gap_text(1.234e-16) == "1.23e-16" and draw.gap_text(0.0) == "0 (exact)"
     assert tfig.entropy_bars([0.5, 0.25], [0.1, 0.2], ["a", "b"]).layout.annotations[0].text == "uniform: log 2 = 0.69"
+
+
+
+TWINS = {"pt": ("O gato sentou no tapete", "O cachorro sentou no tapete"),
+         "tr": ("Kedi paspasın üzerine oturdu", "Köpek paspasın üzerine oturdu")}
+
+
+@pytest.mark.slow
+def test_sentence_b_has_a_translated_twin_one_click_away_and_the_english_default_stays():
+    en = page("default")
+    assert not [b for b in en.main.button if b.key == "two_sentence_twin"]  # English: the lesson's sentences only
+    for lang, (twin_a, twin_b) in TWINS.items():
+        at = app_at(PAGE, query={"lang": lang, "sentence": twin_a})
+        assert_clean(at)
+        assert at.text_input(key="two_sentence").value == "The dog sat on the rug"  # the default is the lesson's
+        assert twin_b in at.button(key="two_sentence_twin").label
+        at.button(key="two_sentence_twin").click().run()
+        assert_clean(at)
+        assert at.text_input(key="two_sentence").value == twin_b
+        assert not [b for b in at.main.button if b.key == "two_sentence_twin"]  # shown only while it would change B
+        ticks = figures(at)["two_fig_weights_b"]["layout"]["yaxis"]["ticktext"]
+        shared = [t for t in ticks if t.endswith("★")]  # the words the twins share, with their letters
+        assert shared and all(t.split(" (")[0] in twin_a.split() for t in shared), ticks
+        assert len(shared) == len(twin_b.split()) - 1  # every word but the animal
