@@ -11,9 +11,9 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 
 DEFAULT_B = "The dog sat on the rug"
 TWINS_B = {"pt": "O cachorro sentou no tapete", "tr": "Köpek paspasın üzerine oturdu"}
-"""Sentence B in the learner's language, one click away: the twin of the sidebar's translated sentence A
-(:data:`explorer.shell.controls.SENTENCE_TWINS`), with the words they share. The default stays the lesson's
-English sentence, whose numbers are the lesson's."""
+# Sentence B in the learner's language, one click away: the twin of the sidebar's translated sentence A
+# (explorer.shell.controls.SENTENCE_TWINS), with the words they share. The default stays the lesson's English
+# sentence, whose numbers are the lesson's. (A comment, not a docstring: Streamlit's magic would show a string.)
 LAST_B = "two_last_valid_b"
 
 sections.intro()
