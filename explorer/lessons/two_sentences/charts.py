@@ -12,9 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell.charts import paired_bars
+from explorer.shell.i18n import translator
 from explorer.shell.plotly_fast import hline
 from explorer.shell.settings import token_label, token_labels
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 __all__ = ["SHARED_MARK", "entropy_bars", "marked_labels", "pair_labels"]
 
@@ -43,7 +46,8 @@ def pair_labels(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
 
 def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[str, str] = ("A", "B"),
                  title: str = "", height: int = 320) -> go.Figure:
-    """Per-row entropy of two attention maps, side by side per position, with the uniform maximum ``log n``.
+    """Per-row entropy of two attention maps, side by side per position, with the uniform maximum ``log n`` (words
+    and numbers in the run's language).
 
     Args:
         entropy_a, entropy_b: ``[n]`` row entropies in nats.
@@ -59,11 +63,12 @@ def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[st
     top = math.log(n) if n > 1 else 1.0
     shapes, notes = [], []
     if n > 1:  # the uniform maximum, as fig.add_hline would draw it (set at construction: 5x cheaper)
-        shape, notes = hline(math.log(n), dict(color="grey", dash="dot"), f"uniform: log {n} = {math.log(n):.2f}")
+        shape, notes = hline(math.log(n), dict(color="grey", dash="dot"), _("uniform: log {n} = {value}").format(
+            n=n, value=fmt(math.log(n), 2)))
         shapes = [shape]
     return paired_bars(
         [(name, values, [fmt(v, 3) for v in values], color)
          for name, values, color in ((names[0], a, COLOR_A), (names[1], b, COLOR_B))],
-        labels, quantity="entropy (nats)", x_title="query (position)", y_title="entropy (nats)",
+        labels, quantity=_("entropy (nats)"), x_title=_("query (position)"), y_title=_("entropy (nats)"),
         y_max=top * 1.25, title=title, height=height, shapes=shapes, annotations=notes,
     )

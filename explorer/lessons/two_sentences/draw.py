@@ -15,10 +15,14 @@ import attention as A
 from explorer.lessons.two_sentences import charts as tfig
 from explorer.lessons.two_sentences import model
 from explorer.lessons.two_sentences.model import LayerSettings
-from explorer.shell import charts, textviews
+from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import cached, section
+from explorer.shell.i18n import translator
 from explorer.shell.settings import token_label, token_labels
 from explorer.shell.tables import numbers
+
+_, _n = translator(__name__)
+_shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)
 
 two_sentences_scenario = cached(max_entries=8)(model.two_sentences_scenario)  # up to 6.6 MiB an entry
 
@@ -31,19 +35,28 @@ def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerS
 
 
 def gap_text(value: float) -> str:
-    """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16``."""
-    return "0 (exact)" if value == 0.0 else f"{value:.2e}"
+    """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
+    and tr), in the run's language."""
+    if value == 0.0:
+        return _("0 (exact)")
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{i18n.number(float(mantissa), 2)}e{exponent}"
+
+
+def tokens_count(n: int) -> str:
+    """``"1 token"``, ``"6 tokens"`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
 
 
 @section
 def intro() -> None:
     """The page's title, what it compares, and the formula with one set of weights."""
-    st.title("Two sentences, one set of weights")
-    st.markdown(
+    st.title(_("Two sentences, one set of weights"))
+    st.markdown(_(
         "Feed two sentences through the **same** self-attention layer (the same `W_q`, `W_k`, `W_v`, drawn from the "
         "sidebar's seed) and compare what each token attends to (lesson exercise 3). Then shuffle the words: "
         "attention on its own does not know the order of the words."
-    )
+    ))
     st.latex(r"W^{(s)} = \mathrm{softmax}\!\left(\frac{X^{(s)} W_q \,\big(X^{(s)} W_k\big)^\top}{\sqrt{d_k}}\right),"
              r"\qquad s \in \{A, B\},\ \text{one } W_q, W_k, W_v")
 
@@ -51,88 +64,95 @@ def intro() -> None:
 @section
 def embedding_note() -> None:
     """This page always uses per-token embeddings (shown when the sidebar says otherwise)."""
-    st.info("This page always uses **per-token** embeddings (the sidebar's *lesson* choice is not used here): "
-            "each distinct word has one fixed vector, so a word shared by both sentences has the same vector in "
-            "both. With the lesson's random rows, a row depends on its position, not on the word.", icon="ℹ️")
+    st.info(_("This page always uses **per-token** embeddings (the sidebar's *lesson* choice is not used here): "
+              "each distinct word has one fixed vector, so a word shared by both sentences has the same vector in "
+              "both. With the lesson's random rows, a row depends on its position, not on the word."), icon="ℹ️")
 
 
 @section
 def sentence_a(sentence: str) -> None:
     """Sentence A as typed in the sidebar (beside the box for sentence B)."""
-    st.markdown("**Sentence A** (the sidebar's sentence)")
+    st.markdown(_("**Sentence A** (the sidebar's sentence)"))
     st.code(sentence, language=None)
 
 
 @section
 def settings_caption(layer: LayerSettings) -> None:
     """One caption: the layer's settings."""
-    st.caption(f"per-token embeddings · d_model = {layer.d_model} · d_k = d_v = {layer.d_k} · seed = {layer.seed} · "
-               f"{'with' if layer.positional else 'without'} positional encoding (sidebar)")
+    text = (_("per-token embeddings · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · with positional "
+              "encoding (sidebar)") if layer.positional else
+            _("per-token embeddings · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · without positional "
+              "encoding (sidebar)"))
+    st.caption(text.format(d_model=layer.d_model, d_k=layer.d_k, seed=layer.seed))
 
 
 def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None:
     """Part 1's body: the tokens side by side, both weight maps, their difference and entropies."""
     if cmp is None:
-        st.info("Type sentence B above to compare the two sentences.")
+        st.info(_("Type sentence B above to compare the two sentences."))
         return
     m = cmp.m
     if cmp.n_a != cmp.n_b:
-        st.info(f"The sentences have different lengths (A: {textviews.count(cmp.n_a, 'token')}, B: {cmp.n_b}). "
-                f"Comparing the first {textviews.count(m, 'token')} of each; the rest of the longer one is left out.")
+        st.info(_("The sentences have different lengths (A: {a}, B: {b}). Comparing the first {m} of each; the rest "
+                  "of the longer one is left out.").format(a=tokens_count(cmp.n_a), b=cmp.n_b, m=tokens_count(m)))
     labels_a = tfig.marked_labels(cmp.tokens_a, cmp.shared_a)
     labels_b = tfig.marked_labels(cmp.tokens_b, cmp.shared_b)
+    yes, no = _("yes"), _("no")
     table = pd.DataFrame({
         "A": list(cmp.tokens_a), "B": list(cmp.tokens_b),
-        "same word here?": ["yes" if a == b else "no" for a, b in zip(cmp.tokens_a, cmp.tokens_b, strict=True)],
-        "A's word occurs in B?": ["★ yes" if s else "no" for s in cmp.shared_a],
-        "B's word occurs in A?": ["★ yes" if s else "no" for s in cmp.shared_b],
-    }, index=pd.Index(range(m), name="position"))
+        _("same word here?"): [yes if a == b else no for a, b in zip(cmp.tokens_a, cmp.tokens_b, strict=True)],
+        _("A's word occurs in B?"): [f"★ {yes}" if s else no for s in cmp.shared_a],
+        _("B's word occurs in A?"): [f"★ {yes}" if s else no for s in cmp.shared_b],
+    }, index=pd.Index(range(m), name=_("position")))
     shared_cells = pd.DataFrame(False, index=table.index, columns=table.columns)
     shared_cells["A"], shared_cells["B"] = cmp.shared_a, cmp.shared_b
     st.dataframe(table.style.apply(lambda _: shared_cells.map(
         lambda s: "background-color: #fff3cd" if s else ""), axis=None), width="stretch")
-    st.caption(f"{tfig.SHARED_MARK} = a word both sentences contain: per-token embeddings give it the same "
-               "vector in both, so differences come from its neighbours (and, if on, its position).")
+    st.caption(_("{mark} = a word both sentences contain: per-token embeddings give it the same vector in both, so "
+                 "differences come from its neighbours (and, if on, its position).").format(mark=tfig.SHARED_MARK))
     left, right = st.columns(2)
     for col, name, steps, labels in ((left, "A", cmp.steps_a, labels_a), (right, "B", cmp.steps_b, labels_b)):
-        fig = charts.heatmap(steps.weights, labels, labels, title=f"sentence {name}: attention weights",
+        fig = charts.heatmap(steps.weights, labels, labels, title=_("sentence {name}: attention weights").format(
+                                 name=name),
                              color_scale=color_scale)
         col.plotly_chart(fig, key=f"two_fig_weights_{name.lower()}")
-    st.caption(f"shape [{m}, {m}] each · colours: {charts.COLOR_SCALES[color_scale]} · row = query, column = key")
+    st.caption(_("shape [{m}, {m}] each · colours: {scale} · row = query, column = key").format(
+        m=m, scale=_shell(charts.COLOR_SCALES[color_scale])))
     gap = float(abs(cmp.diff).max())
     if cmp.identical:
-        st.success(f"Same sentence twice: the difference is exactly {gap!r} everywhere (same words, same "
-                   "vectors, same weights).", icon="✅")
+        st.success(_("Same sentence twice: the difference is exactly {gap} everywhere (same words, same vectors, "
+                     "same weights).").format(gap=i18n.number(gap, 1)), icon="✅")
     pairs = tfig.pair_labels(cmp.tokens_a, cmp.tokens_b)
     d1, d2 = st.columns(2)
     with d1:
         st.latex(r"\Delta = W^{(A)} - W^{(B)}")
-        st.plotly_chart(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title="difference A − B",
-                                        colorbar_title="Δ weight"), key="two_fig_diff")
-        st.caption(f"diverging scale centred on 0 · largest |Δ| = {textviews.fmt(gap, 4)}")
+        st.plotly_chart(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title=_("difference A − B"),
+                                        colorbar_title=_("Δ weight")), key="two_fig_diff")
+        st.caption(_("diverging scale centred on 0 · largest |Δ| = {gap}").format(gap=textviews.fmt(gap, 4)))
     with d2:
         st.latex(r"H_i = -\sum_j w_{ij} \ln w_{ij}")
         st.plotly_chart(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
-                                          title="entropy of each query's weights"), key="two_fig_entropy")
-        st.caption("0 = all weight on one key; log n = spread evenly over all keys.")
-    numbers({"Weights A": pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a),
-             "Weights B": pd.DataFrame(cmp.steps_b.weights, index=labels_b, columns=labels_b),
-             "Difference A − B": pd.DataFrame(cmp.diff, index=pairs, columns=pairs),
-             "Entropies": pd.DataFrame({"entropy A": cmp.entropy_a, "entropy B": cmp.entropy_b}, index=pairs)})
+                                          title=_("entropy of each query's weights")), key="two_fig_entropy")
+        st.caption(_("0 = all weight on one key; log n = spread evenly over all keys."))
+    numbers({_("Weights A"): pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a),
+             _("Weights B"): pd.DataFrame(cmp.steps_b.weights, index=labels_b, columns=labels_b),
+             _("Difference A − B"): pd.DataFrame(cmp.diff, index=pairs, columns=pairs),
+             _("Entropies"): pd.DataFrame({_("entropy A"): cmp.entropy_a, _("entropy B"): cmp.entropy_b},
+                                          index=pairs)})
 
 
 @section
 def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,
             color_scale: str = "fixed") -> None:
     """Part 1 (both sentences through one layer; ``tokens_b`` may be empty) and part 2's intro, above its controls."""
-    st.header("1 · Same weights, two sentences")
+    st.header(_("1 · Same weights, two sentences"))
     comparison(scenario(tokens_a, tokens_b, layer).comparison, color_scale)
-    st.header("2 · Order: attention alone does not know word order")
-    st.markdown(
+    st.header(_("2 · Order: attention alone does not know word order"))
+    st.markdown(_(
         "Self-attention compares every token with every token; nothing in the formula says *where* a token "
         "stands. Shuffle the words of sentence A (a permutation matrix P) and, without positional encoding, the "
         "attention map is the original with its rows **and** columns shuffled the same way:"
-    )
+    ))
     st.latex(r"\mathrm{softmax}\!\left(\frac{(PX) W_q\, \big((PX) W_k\big)^\top}{\sqrt{d_k}}\right) "
              r"= P\, \mathrm{softmax}\!\left(\frac{X W_q (X W_k)^\top}{\sqrt{d_k}}\right) P^\top")
 
@@ -142,33 +162,35 @@ def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "
     n = len(order.tokens)
     labels = token_labels(order.tokens)
     shuffled_labels = [token_label(t, int(p)) for t, p in zip(order.shuffled_tokens, order.perm, strict=True)]
-    st.markdown("Shuffled sentence A (in the pictures each token keeps its original position in brackets):")
+    st.markdown(_("Shuffled sentence A (in the pictures each token keeps its original position in brackets):"))
     st.text(" ".join(order.shuffled_tokens))
     o1, o2 = st.columns(2)
-    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title="original sentence A",
+    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title=_("original sentence A"),
                                    color_scale=color_scale),
                     key="two_fig_order_original")
     o2.plotly_chart(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
-                                    title="shuffled sentence (its own order)", color_scale=color_scale),
+                                    title=_("shuffled sentence (its own order)"), color_scale=color_scale),
                     key="two_fig_order_shuffled")
     o3, o4 = st.columns(2)
     o3.plotly_chart(charts.heatmap(order.unpermuted_weights, labels, labels,
-                                    title="shuffled, rows and columns put back (Pᵀ W P)", color_scale=color_scale),
+                                    title=_("shuffled, rows and columns put back (Pᵀ W P)"), color_scale=color_scale),
                     key="two_fig_order_unpermuted")
     o4.plotly_chart(charts.heatmap(order.unpermuted_weights - order.original.weights, labels, labels,
-                                    kind="diverging", zrange=(-1.0, 1.0), title="put back − original",
-                                    colorbar_title="Δ weight"), key="two_fig_order_gap")
-    st.caption(f"shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: "
-               "put back in the original order, to compare with top left · bottom right: their difference")
+                                    kind="diverging", zrange=(-1.0, 1.0), title=_("put back − original"),
+                                    colorbar_title=_("Δ weight")), key="two_fig_order_gap")
+    st.caption(_("shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: put "
+                 "back in the original order, to compare with top left · bottom right: their difference").format(n=n))
     if positional:
-        st.warning(f"With positional encoding the un-shuffled map is **not** the original: the weights differ by "
-                   f"up to {order.weight_gap:.3g}, the outputs by up to {order.output_gap:.3g}. Each word now "
-                   "carries its position.", icon="📍")
+        st.warning(_("With positional encoding the un-shuffled map is **not** the original: the weights differ by "
+                     "up to {weights}, the outputs by up to {outputs}. Each word now carries its position.").format(
+                         weights=i18n.general(order.weight_gap, 3), outputs=i18n.general(order.output_gap, 3)),
+                   icon="📍")
     else:
-        st.success(f"Without positional encoding the un-shuffled map equals the original to float rounding "
-                   f"(largest |difference| {gap_text(order.weight_gap)} in the weights, "
-                   f"{gap_text(order.output_gap)} in the outputs).", icon="✅")
-    numbers(order.unpermuted_weights - order.original.weights, labels, labels, label="Numbers: put back − original")
+        st.success(_("Without positional encoding the un-shuffled map equals the original to float rounding "
+                     "(largest |difference| {weights} in the weights, {outputs} in the outputs).").format(
+                         weights=gap_text(order.weight_gap), outputs=gap_text(order.output_gap)), icon="✅")
+    numbers(order.unpermuted_weights - order.original.weights, labels, labels,
+            label=_("Numbers: put back − original"))
 
 
 @section
@@ -180,57 +202,62 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     sc = scenario(tokens_a, (), layer, shuffle_seed)
     n = len(sc.order.tokens)
     if not shuffle:
-        st.info("Switch on **Shuffle the words** to run the test on sentence A.")
+        st.info(_("Switch on **Shuffle the words** to run the test on sentence A."))
     elif n == 1:
-        st.info("Sentence A has one token: there is nothing to shuffle.")
+        st.info(_("Sentence A has one token: there is nothing to shuffle."))
     else:
         shuffle_test(sc.order, positional, color_scale)
 
     rep = sc.repeat
-    st.subheader("Two copies of the same word")
+    st.subheader(_("Two copies of the same word"))
     rep_labels = token_labels(rep.tokens)
     word = rep.tokens[rep.positions[0]]
     if rep.demo:
-        st.markdown("Sentence A repeats no word (note that *The* and *the* are different tokens), so this part "
-                    "uses a demo sentence:")
+        st.markdown(_("Sentence A repeats no word (note that *The* and *the* are different tokens), so this part "
+                      "uses a demo sentence:"))
         st.text(" ".join(rep.tokens))
     copies = [rep_labels[i] for i in rep.positions]
     rep_steps = rep.positional if positional else rep.plain
-    title = f"copies of one word, {'with' if positional else 'no'} positions"  # short: fits a phone
+    title = _("copies of one word, with positions") if positional else _("copies of one word, no positions")
     st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title,
                                    color_scale=color_scale),
                     key="two_fig_repeat_rows")
-    st.caption(f"shape [{len(copies)}, {len(rep.tokens)}] · one row per copy of the word · same query vector → "
-               "same row, unless position is added")
+    st.caption(_("shape [{rows}, {cols}] · one row per copy of the word · same query vector → same row, unless "
+                 "position is added").format(rows=len(copies), cols=len(rep.tokens)))
     if positional:
-        st.warning(f"With positional encoding the copies' rows differ by up to {rep.row_gap(True):.3g}.", icon="📍")
+        st.warning(_("With positional encoding the copies' rows differ by up to {gap}.").format(
+            gap=i18n.general(rep.row_gap(True), 3)), icon="📍")
     else:
-        st.success(f"Without positional encoding the copies' rows are identical (largest difference "
-                   f"{gap_text(rep.row_gap(False))}).", icon="✅")
+        st.success(_("Without positional encoding the copies' rows are identical (largest difference {gap}).").format(
+            gap=gap_text(rep.row_gap(False))), icon="✅")
 
-    st.subheader("By how much positional encoding changes this")
+    st.subheader(_("By how much positional encoding changes this"))
     st.dataframe(pd.DataFrame({
-        "without positional encoding": [gap_text(sc.order_plain.weight_gap), gap_text(sc.order_plain.output_gap),
-                                        gap_text(rep.row_gap(False))],
-        "with positional encoding": [gap_text(sc.order_positional.weight_gap),
-                                     gap_text(sc.order_positional.output_gap), gap_text(rep.row_gap(True))],
-    }, index=["shuffled & put back vs original: weights", "shuffled & put back vs original: outputs",
-              f"rows of the copies of “{word}”"]).rename_axis("largest |difference|"), width="stretch")
-    st.caption("Computed both ways whatever the sidebar says; switch *Add sinusoidal positional encoding* in the "
-               "sidebar to see the pictures change. Without it the first two are float rounding (about 1e-16) or 0.")
+        _("without positional encoding"): [gap_text(sc.order_plain.weight_gap), gap_text(sc.order_plain.output_gap),
+                                           gap_text(rep.row_gap(False))],
+        _("with positional encoding"): [gap_text(sc.order_positional.weight_gap),
+                                        gap_text(sc.order_positional.output_gap), gap_text(rep.row_gap(True))],
+    }, index=[_("shuffled & put back vs original: weights"), _("shuffled & put back vs original: outputs"),
+              _("rows of the copies of “{word}”").format(word=word)]).rename_axis(_("largest |difference|")),
+        width="stretch")
+    st.caption(_("Computed both ways whatever the sidebar says; switch *Add sinusoidal positional encoding* in the "
+                 "sidebar to see the pictures change. Without it the first two are float rounding (about {tiny}) or "
+                 "0.").format(tiny="1e-16"))
 
 
 @section
 def positional_encoding(n: int, d_model: int) -> None:
     """Part 2's end: the sinusoidal positional-encoding matrix ``[n, d_model]`` of sentence A's length ``n``."""
     pe = A.sinusoidal_positional_encoding(n, d_model)
-    st.subheader("The positional-encoding matrix")
+    st.subheader(_("The positional-encoding matrix"))
     st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
-    positions, dims = [f"position {p}" for p in range(n)], [f"dim {j}" for j in range(d_model)]
+    positions = [_("position {p}").format(p=p) for p in range(n)]
+    dims = [_("dim {j}").format(j=j) for j in range(d_model)]
     st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
-                                    row_name="position", col_name="dim", title="PE (added to X when switched on)"),
+                                    row_name=_("position"), col_name=_("dim"),
+                                    title=_("PE (added to X when switched on)")),
                     key="two_fig_pe")
-    st.caption(f"shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, "
-               "so the same word at two positions gets two different vectors.")
-    numbers(pe, positions, dims, label="Numbers: PE")
+    st.caption(_("shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, so "
+                 "the same word at two positions gets two different vectors.").format(n=n, d_model=d_model))
+    numbers(pe, positions, dims, label=_("Numbers: PE"))

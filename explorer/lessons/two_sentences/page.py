@@ -4,17 +4,24 @@ import streamlit as st
 
 from explorer.lessons.two_sentences import draw as sections
 from explorer.lessons.two_sentences.model import LayerSettings
-from explorer.shell import controls, settings
+from explorer.shell import controls, i18n, settings
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 DEFAULT_B = "The dog sat on the rug"
+TWINS_B = {"pt": "O cachorro sentou no tapete", "tr": "Köpek paspasın üzerine oturdu"}
+# Sentence B in the learner's language, one click away: the twin of the sidebar's translated sentence A
+# (explorer.shell.controls.SENTENCE_TWINS), with the words they share. The default stays the lesson's English
+# sentence, whose numbers are the lesson's. (A comment, not a docstring: Streamlit's magic would show a string.)
 LAST_B = "two_last_valid_b"
 
 sections.intro()
 
-sidebar = controls.lesson_settings("to compare it with a second one (it is sentence A here)")
+sidebar = controls.lesson_settings(_("to compare it with a second one (it is sentence A here)"))
 layer = LayerSettings.of(sidebar)  # this page always uses per-token embeddings, whatever the sidebar says
-controls.not_used({"embedding": "this page always uses per-token embeddings, so a word has the same vector "
-                                "in both sentences."})
+controls.not_used({"embedding": _("this page always uses per-token embeddings, so a word has the same vector "
+                                  "in both sentences.")})
 if sidebar.embedding != "per-token":
     sections.embedding_note()
 
@@ -22,11 +29,19 @@ c1, c2 = st.columns(2)
 with c1:
     sections.sentence_a(controls.shared().sentence)
 with c2:
-    sentence_b = st.text_input("Sentence B", DEFAULT_B, key="two_sentence", bind="query-params",
+    sentence_b = st.text_input(_("Sentence B"), DEFAULT_B, key="two_sentence", bind="query-params",
                                max_chars=controls.SENTENCE_MAX_CHARS,
-                               help="Same length as A compares position by position; otherwise the common length "
-                                    "is compared.")
-    controls.check_link("two_sentence", sentence_b, f"text of at most {controls.SENTENCE_MAX_CHARS} characters")
+                               help=_("Same length as A compares position by position; otherwise the common length "
+                                      "is compared."))
+    controls.check_link("two_sentence", sentence_b,
+                        _("text of at most {n} characters").format(n=controls.SENTENCE_MAX_CHARS))
+    twin_b = TWINS_B.get(i18n.current())
+    if twin_b and sentence_b != twin_b:
+        st.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin_b) if i18n.current() == "pt"
+                  else _("↳ Try it in Turkish: {sentence}").format(sentence=twin_b),
+                  key="two_sentence_twin", type="tertiary", on_click=st.session_state.__setitem__,
+                  args=("two_sentence", twin_b),
+                  help=_("The lesson's own numbers are for its English sentences; any sentence works."))
 sections.settings_caption(layer)
 inp_b = settings.sentence_tokens(sentence_b)
 if inp_b.tokens:
@@ -34,15 +49,15 @@ if inp_b.tokens:
 tokens_b = st.session_state.get(LAST_B, ())
 if not inp_b.tokens:
     if tokens_b:
-        st.warning("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:",
+        st.warning(_("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:"),
                    icon="✍️")
         st.text(" ".join(tokens_b))
     else:
-        st.warning("Sentence B is empty: type a sentence to compare it with A. The order test below uses A alone.",
-                   icon="✍️")
+        st.warning(_("Sentence B is empty: type a sentence to compare it with A. The order test below uses A "
+                     "alone."), icon="✍️")
 if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
-    st.info(f"Sentence B has {len(inp_b.tokens) + inp_b.n_dropped} tokens; the first {settings.MAX_TOKENS} "
-            f"are used ({inp_b.n_dropped} dropped).")
+    st.info(_("Sentence B has {n} tokens; the first {limit} are used ({dropped} dropped).").format(
+        n=len(inp_b.tokens) + inp_b.n_dropped, limit=settings.MAX_TOKENS, dropped=inp_b.n_dropped))
 
 # Part 1 (A and B through one layer) and part 2's intro.
 sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
@@ -54,11 +69,11 @@ def shuffle_part(tokens_a: tuple[str, ...], layer: LayerSettings, color_scale: s
     """Part 2's controls, the shuffle test, the two copies of a word and the gaps table (which follows the seed)."""
     s1, s2 = st.columns([1, 1])
     with s1:
-        shuffle = st.toggle("Shuffle the words of sentence A", False, key="two_shuffle", bind="query-params")
-        controls.check_link("two_shuffle", shuffle, "true or false")
+        shuffle = st.toggle(_("Shuffle the words of sentence A"), False, key="two_shuffle", bind="query-params")
+        controls.check_link("two_shuffle", shuffle, _("true or false"))
     with s2:
-        shuffle_seed = controls.number_input("Shuffle seed", 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
-                                             help="Seeds the permutation, so a link reproduces it.")
+        shuffle_seed = controls.number_input(_("Shuffle seed"), 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
+                                             help=_("Seeds the permutation, so a link reproduces it."))
     sections.order(tokens_a, layer, bool(shuffle), int(shuffle_seed), color_scale)
 
 
