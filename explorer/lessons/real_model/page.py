@@ -30,13 +30,6 @@ DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 
 DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
 
 
-def default(key: str, name: str, value) -> dict:
-    """``{name: value}`` for the prompt box's and the statistic's first run only: once the key holds a value (the
-    widget's, or one a button set), passing a default as well makes Streamlit warn. (The sliders and the seed go
-    through :func:`explorer.shell.controls.slider` / ``number_input`` and ``controls.set_value`` instead.)"""
-    return {} if key in ss else {name: value}
-
-
 def set_prompt(text: str, stat: str | None = None) -> None:
     """Button callback: a new prompt (and a statistic to show), set before the widgets are drawn; the ids
     appended to the last prompt go."""
@@ -145,16 +138,12 @@ st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} que
               "you choose, computed from the attention weights of your prompt. **Click a cell** (or set the sliders) "
               "to open that head below.").format(layers=config.n_layers, heads=config.n_heads))
 stats = draw.statistics(llm, ids)
-controls.refuse_unusable(STAT, lambda raw: raw in model.STATISTICS)  # "" would select nothing
-stat = st.segmented_control(_("Colour every head by"), STATS, key=STAT, bind="query-params", required=True,
-                            format_func=draw.statistic_short,
-                            help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on "
-                                   "itself · {entropy}: how spread out (bits) · {distance}: how far back (tokens) · "
-                                   "{induction}: on the token that followed an earlier occurrence of this "
-                                   "token.").format(**{k: draw.statistic_short(k) for k in STATS}),
-                            **default(STAT, "default", DEFAULT_STAT))
-stat = stat if stat in model.STATISTICS else DEFAULT_STAT
-controls.check_link(STAT, stat, controls.one_of(STATS))
+stat = controls.option_control(
+    "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,
+    default=DEFAULT_STAT,  # the link holds the code (?rm_stat=entropy) in every language
+    help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on itself · {entropy}: how "
+           "spread out (bits) · {distance}: how far back (tokens) · {induction}: on the token that followed an earlier "
+           "occurrence of this token.").format(**{k: draw.statistic_short(k) for k in STATS}))
 grid_col, side = st.columns([3, 2])
 with side:
     layer = controls.slider(_("Layer"), 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
