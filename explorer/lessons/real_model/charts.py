@@ -11,8 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import escape_label, heatmap
+from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 __all__ = ["GRID_KEY_COLOR", "angle_map", "head_grid", "prediction_bars"]
 
@@ -25,7 +29,7 @@ def head_grid(values, *, title: str, colorbar_title: str, zrange: tuple[float, f
 
     A transparent marker sits on every cell, so a click on a cell selects a point (Streamlit's
     ``on_select`` reports scatter points, not heat-map cells): ``x`` = head, ``y`` = layer. The
-    markers carry the hover label ``layer 3 · head 4: 0.123``.
+    markers carry the hover label ``layer 3 · head 4: 0.123`` (words and decimal mark in the run's language).
 
     Raises:
         ValueError: ``values`` is not 2-D, or ``(layer, head)`` is outside it.
@@ -37,7 +41,7 @@ def head_grid(values, *, title: str, colorbar_title: str, zrange: tuple[float, f
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
         raise ValueError(f"(layer, head) = ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
     fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
-                  row_name="layer", col_name="head", zrange=zrange, digits=digits, show_text=False, height=height,
+                  row_name=_("layer"), col_name=_("head"), zrange=zrange, digits=digits, show_text=False, height=height,
                   colorbar_title=colorbar_title, light=False)
     fig.data[0].hoverinfo = "skip"  # the markers below carry the same label (two labels would stack)
     layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
@@ -46,7 +50,8 @@ def head_grid(values, *, title: str, colorbar_title: str, zrange: tuple[float, f
         marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
         selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
         customdata=[fmt(v, digits) for v in values.ravel()],
-        hovertemplate="layer %{y} · head %{x}: %{customdata}<extra></extra>",
+        hovertemplate=_("layer {layer} · head {head}: {value}").format(layer="%{y}", head="%{x}", value="%{customdata}")
+        + "<extra></extra>",
     ))
     fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
                   line=dict(color=GRID_KEY_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
@@ -69,12 +74,14 @@ def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, ti
         x=p, y=list(range(len(p))), orientation="h", marker_color="#3b78c2",
         text=[fmt(v, 3) for v in p], textposition="outside", cliponaxis=False,
         customdata=np.array([[t, fmt(v, 4)] for t, v in zip(ticks, p, strict=True)], dtype=object).reshape(-1, 2),
-        hovertemplate="next token %{customdata[0]}: probability %{customdata[1]}<extra></extra>",
+        hovertemplate=_("next token {token}: probability {p}").format(token="%{customdata[0]}", p="%{customdata[1]}")
+        + "<extra></extra>",
     )
     layout = dict(
-        xaxis=dict(range=[0, 1.12], title=dict(text="probability")),
+        xaxis=dict(range=[0, 1.12], title=dict(text=_("probability"))),
         yaxis=dict(tickmode="array", tickvals=list(range(len(p))), ticktext=ticks, autorange="reversed"),
         height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
     if title:
         layout["title"] = dict(text=escape_label(title))
@@ -89,12 +96,14 @@ def angle_map(angles, labels: Sequence[str], *, title: str = "", height: int | N
     """
     angles = np.asarray(angles, dtype=float)
     degrees = np.mod(np.degrees(angles), 360.0)
-    fig = heatmap(degrees, labels, [f"pair {i}" for i in range(angles.shape[1])], title=title, row_name="token",
-                  col_name="pair", zrange=(0.0, 360.0), digits=1, show_text=False, colorbar_title="degrees",
+    fig = heatmap(degrees, labels, [_("pair {i}").format(i=i) for i in range(angles.shape[1])], title=title,
+                  row_name=_("token"), col_name=_("pair"), zrange=(0.0, 360.0), digits=1, show_text=False,
+                  colorbar_title=_("degrees"),
                   max_xticks=8, height=height, light=False)
     trace = fig.data[0]
     trace.colorscale = "Twilight"  # cyclic: 359° sits next to 0°
     custom = np.array(trace.customdata, dtype=object)
-    custom[..., 2] = np.vectorize(lambda d, r: f"{d:.1f}° (p·θᵢ = {r:.4g} rad)", otypes=[object])(degrees, angles)
+    custom[..., 2] = np.vectorize(lambda d, r: f"{fmt(d, 1)}° (p·θᵢ = {i18n.general(r, 4)} rad)",
+                                  otypes=[object])(degrees, angles)
     trace.customdata = custom.tolist()  # lists, not an object array (see explorer.shell.charts.heatmap)
     return fig

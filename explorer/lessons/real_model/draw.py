@@ -26,11 +26,14 @@ from attention import llama
 from attention.llama import gguf_file
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
-from explorer.shell import charts
+from explorer.shell import charts, i18n, tables
 from explorer.shell import real_model as rm
 from explorer.shell.cache import section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import count, fmt
+from explorer.shell.textviews import fmt, latex_words
+
+_, _n = translator(__name__)
 
 TTL = "30m"  # as the shell's caches (explorer.shell.cache): an entry expires 30 minutes after it was stored
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
@@ -40,16 +43,66 @@ light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes
 64-token page near 3 MB of chart data instead of 4."""
 
 
+NOT_USED = {
+    "sentence": N_("the model reads the prompt typed on this page."),
+    "embedding": N_("the model's own trained token embeddings."),
+    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
+    "seed": N_("the model's weights are trained, not drawn; the page's own seed picks the random words."),
+    "d_model": N_("the model's own width, d_model = {d_model} ({model})."),
+    "d_k": N_("the model's heads are d_head = {d_head} wide ({model})."),
+}
+"""Why each sidebar control does not apply here (messages: translated and filled in by :func:`not_used`)."""
+
+
 def not_used(config: llama.LlamaConfig) -> dict[str, str]:
-    """The sidebar's controls this lesson has no use for, and why (:func:`explorer.shell.controls.not_used`)."""
-    return {
-        "sentence": "the model reads the prompt typed on this page.",
-        "embedding": "the model's own trained token embeddings.",
-        "positional": "the model's own positions (RoPE rotates its queries and keys).",
-        "seed": "the model's weights are trained, not drawn; the page's own seed picks the random words.",
-        "d_model": f"the model's own width, d_model = {config.d_model} ({rm.MODEL_NAME}).",
-        "d_k": f"the model's heads are d_head = {config.d_head} wide ({rm.MODEL_NAME}).",
-    }
+    """The sidebar's controls this lesson has no use for, and why (:func:`explorer.shell.controls.not_used`), in the
+    run's language."""
+    return {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=rm.MODEL_NAME)
+            for key, why in NOT_USED.items()}
+
+
+def tokens_count(n: int) -> str:
+    """``1 token`` / ``5 tokens`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def rows_count(n: int) -> str:
+    """``1 row`` / ``30 rows`` in the run's language."""
+    return _n("{n} row", "{n} rows", n).format(n=n)
+
+
+STATISTIC_SHORT = {"sink": N_("sink"), "previous": N_("previous"), "self": N_("self"), "entropy": N_("entropy"),
+                   "distance": N_("distance"), "induction": N_("induction")}
+"""What the statistic control shows for each link value (:data:`model.STATISTICS` keys; messages)."""
+
+
+def statistic_short(stat: str) -> str:
+    """The statistic control's option label for ``stat`` in the run's language (the link keeps ``stat``)."""
+    return _(STATISTIC_SHORT[stat])
+
+
+def statistic_name(stat: str) -> str:
+    """The statistic's name (:data:`model.STATISTICS`) in the run's language."""
+    return _(model.STATISTICS[stat].name)
+
+
+def statistic_unit(stat: str) -> str:
+    """The statistic's unit (``weight``, ``bits``, ``tokens``) in the run's language."""
+    return _(model.STATISTICS[stat].unit)
+
+
+def label(answer: str) -> str:
+    """An exercise label (:data:`model.LABELS`) in the run's language."""
+    return _(model.LABELS[answer])
+
+
+def describe(config: llama.LlamaConfig) -> str:
+    """The model's shape in words, from its config, in the run's language: ``30 layers, 9 query heads of d_head 64
+    sharing 3 key/value heads, d_model 576``."""
+    c = config
+    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
+             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
+                                         d_model=c.d_model)
 
 
 # --- cached computations -------------------------------------------------------------------------
@@ -88,14 +141,20 @@ def with_appended(_model: llama.LlamaModel, p: rm.Prompt, appended: tuple[int, .
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def precision(_model: llama.LlamaModel) -> str:
-    """How the loaded model's file stores its weights (:func:`model.precision_note` of its tensor table: the
-    types are read from the GGUF file the model was loaded from, once per process)."""
+def tensor_table(_model: llama.LlamaModel) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The loaded model's tensor table, ``{name: (ggml type name, shape)}``, read from the GGUF file the model was
+    loaded from, once per process."""
     file = gguf_file.read_gguf(gguf_file.map_file(_model.path))
     try:
-        return model.precision_note({name: (t.ggml_type.name, t.shape) for name, t in file.tensors.items()})
+        return {name: (t.ggml_type.name, tuple(t.shape)) for name, t in file.tensors.items()}
     finally:
         file.data = None  # drop the memory map
+
+
+def precision(_model: llama.LlamaModel) -> str:
+    """How the loaded model's file stores its weights, in the run's language (:func:`model.precision_note` of
+    :func:`tensor_table`)."""
+    return model.precision_note(tensor_table(_model))
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -121,17 +180,34 @@ def repeated_prompt(_model: llama.LlamaModel, seed: int) -> tuple[str, tuple[int
 
 
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
+def _grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int,
+                 lang: str) -> go.Figure:
+    with i18n.using(lang):
+        stats = statistics(_model, ids)
+        title = _("every head: {statistic}").format(statistic=statistic_name(stat))
+        return rfig.head_grid(stats.get(stat), title=title, colorbar_title=statistic_unit(stat),
+                              zrange=model.color_range(stat, stats.n), layer=layer, head=head)
+
+
 def grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
-    """The grid of every head coloured by ``stat``, the chosen head outlined (the same object on every rerun:
-    the page draws it as a widget, so it cannot be a replayed section, and a rerun builds no figure)."""
-    stats = statistics(_model, ids)
-    s = model.STATISTICS[stat]
-    return rfig.head_grid(stats.get(stat), title=f"every head: {s.name}", colorbar_title=s.unit,
-                          zrange=model.color_range(stat, stats.n), layer=layer, head=head)
+    """The grid of every head coloured by ``stat``, the chosen head outlined, in the run's language (the same object
+    on every rerun: the page draws it as a widget, so it cannot be a replayed section, and a rerun builds no
+    figure; the language is part of the cache key)."""
+    return _grid_figure(_model, ids, stat, layer, head, i18n.current())
+
+
+DIM_PREFIXES = {"dim": N_("dim"), "layer": N_("layer"), "head": N_("head"), "pair": N_("pair")}
+
+
+def head_title(layer: int, head: int) -> str:
+    """``layer 16, head 0`` in the run's language (a map's title)."""
+    return _("layer {layer}, head {head}").format(layer=layer, head=head)
 
 
 def dims(width: int, prefix: str = "dim") -> list[str]:
-    return [f"{prefix} {j}" for j in range(width)]
+    """``["dim 0", "dim 1", …]``: the labels of a table's rows or columns, the word in the run's language."""
+    word = _(DIM_PREFIXES[prefix])
+    return [f"{word} {j}" for j in range(width)]
 
 
 def power_of_ten(x: float) -> str:
@@ -141,11 +217,14 @@ def power_of_ten(x: float) -> str:
 
 
 def causal_check(weights: np.ndarray) -> str:
-    """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6e-08`` (what the map shows)."""
+    """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6.0e-08`` (what the map shows; the decimal
+    mark of the run's language)."""
     w = np.asarray(weights, dtype=np.float64)
     above = float(np.triu(w, 1).max(initial=0.0))
-    return (f"largest weight above the diagonal = {above!r} (exactly 0: the causal mask) · "
-            f"largest |row sum − 1| = {float(np.abs(w.sum(-1) - 1).max()):.1e}")
+    mark = "," if i18n.plotly_separators()[0] == "," else "."
+    return _("largest weight above the diagonal = {above} (exactly 0: the causal mask) · largest |row sum − 1| = "
+             "{sum_error}").format(above=repr(above).replace(".", mark),
+                                   sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))
 
 
 # --- sections -------------------------------------------------------------------------------------
@@ -154,35 +233,35 @@ def causal_check(weights: np.ndarray) -> str:
 @section
 def title() -> None:
     """The page's title (shown also when the weights are missing)."""
-    st.title("Inside a real model")
+    st.title(_("Inside a real model"))
 
 
 @section
 def intro(config: llama.LlamaConfig, stored: str) -> None:
     """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
     stores the weights, :func:`precision`)."""
-    st.markdown(
-        f"Everything so far ran on random weights. Here the same attention runs inside **{rm.MODEL_NAME}**, a "
-        f"trained decoder: {rm.describe(config)}, RoPE positions, RMSNorm. Type a prompt: the model reads its "
-        f"tokens, predicts the next one, and every one of its {config.n_layers * config.n_heads} heads shows you "
-        "what it attends to."
-    )
-    st.info(
-        f"**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
+    st.markdown(_(
+        "Everything so far ran on random weights. Here the same attention runs inside **{model}**, a trained "
+        "decoder: {shape}, RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next "
+        "one, and every one of its {heads} heads shows you what it attends to."
+    ).format(model=rm.MODEL_NAME, shape=describe(config), heads=config.n_layers * config.n_heads))
+    st.info(_(
+        "**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
         "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
         "number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
-        "`attention.llama`); nothing is looked up.", icon="🔎")
+        "`attention.llama`); nothing is looked up.").format(stored=stored), icon="🔎")
 
 
 @section
 def tokens(p: rm.Prompt, vocab_size: int) -> None:
     """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
-    st.caption(f"{count(p.n, 'token')} (byte-level BPE, {vocab_size:,} pieces; ␣ = a space, ↵ = a new line, "
-               "\\xNN = one byte of a character split over two or more tokens: UTF-8 writes a character in 1 to 4 "
-               "bytes, 👍 in 4, and BPE may cut between any two). No BOS token is added, as the model file says.")
+    st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
+                 "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
+                 "BPE may cut between any two). No BOS token is added, as the model file says.").format(
+        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)))
     st.text(" │ ".join(rm.visible_piece(s) for s in p.pieces))
-    with st.expander("Numbers: token ids"):
-        st.dataframe(pd.DataFrame({"position": range(p.n), "piece": [rm.visible_piece(s) for s in p.pieces],
+    with st.expander(_("Numbers: token ids")):
+        st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [rm.visible_piece(s) for s in p.pieces],
                                    "id": p.ids}), hide_index=True, width="stretch")
 
 
@@ -191,14 +270,18 @@ def appended_tokens(_model: llama.LlamaModel, ids: tuple[int, ...], n_typed: int
     """The tokens appended by greedy decoding (by id) and the text the model now reads, pending bytes as pending."""
     extra = ids[n_typed:]
     shown = _model.decode_partial(list(ids))
-    st.caption(f"The last {count(len(extra), 'token')} (id{'s' if len(extra) != 1 else ''} "
-               f"{', '.join(map(str, extra))}) {'were' if len(extra) != 1 else 'was'} appended by greedy decoding, "
-               "as ids: the model reads exactly the tokens it chose, not the text tokenized again. The text so far:")
+    st.caption(_n("The last {n} token (id {ids}) was appended by greedy decoding, as an id: the model reads exactly "
+                  "the token it chose, not the text tokenized again. The text so far:",
+                  "The last {n} tokens (ids {ids}) were appended by greedy decoding, as ids: the model reads exactly "
+                  "the tokens it chose, not the text tokenized again. The text so far:", len(extra)).format(
+        n=len(extra), ids=", ".join(map(str, extra))))
     st.text(shown.text)
     if shown.pending:
-        st.caption(f"Pending: {count(len(shown.pending), 'byte')} ({shown.pending_escaped}) that begin a character "
-                   "the next tokens may finish; it is shown once its last byte arrives, never as a replacement "
-                   "character.")
+        st.caption(_n("Pending: {n} byte ({bytes}) that begins a character the next tokens may finish; it is shown "
+                      "once its last byte arrives, never as a replacement character.",
+                      "Pending: {n} bytes ({bytes}) that begin a character the next tokens may finish; it is shown "
+                      "once its last byte arrives, never as a replacement character.", len(shown.pending)).format(
+            n=len(shown.pending), bytes=shown.pending_escaped))
 
 
 @section
@@ -208,47 +291,55 @@ def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
     shown = [rm.visible_piece(s) for s in f.top_pieces]
     left, right = st.columns([2, 3])
     with left:
-        st.dataframe(pd.DataFrame({"rank": range(1, len(shown) + 1), "next token": shown, "id": f.top_ids,
-                                   "probability": f.top_probabilities}), hide_index=True, width="stretch",
-                     column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
+        tables.dataframe(pd.DataFrame({_("rank"): range(1, len(shown) + 1), _("next token"): shown, "id": f.top_ids,
+                                       _("probability"): np.asarray(f.top_probabilities, dtype=float)}),
+                         digits=4, hide_index=True, width="stretch")
     with right:
-        st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities, title="next token: top 5"),
+        st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities,
+                                             title=_("next token: top {k}").format(k=len(shown))),
                         key="rm_fig_prediction")
     st.latex(r"p(\text{next} = t \mid \text{prompt}) = \mathrm{softmax}(\text{logits}_{n-1})_t")
     st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(" + str(c.n_layers) + r")}_{n-1})\, E^\top")
-    st.caption(f"The last position's logits over all {c.vocab_size:,} tokens (the output projection is the embedding "
-               f"matrix E, tied), softmax in float64. The top {len(shown)} hold {sum(f.top_probabilities):.1%} of the "
-               "probability.")
+    st.caption(_("The last position's logits over all {vocab} tokens (the output projection is the embedding matrix E, "
+                 "tied), softmax in float64. The top {k} hold {share} of the probability.").format(
+        vocab=i18n.integer(c.vocab_size), k=len(shown), share=i18n.percent(sum(f.top_probabilities), 1)))
 
 
 @section
 def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> None:
     """The chosen statistic's formula, what it measures, and which query rows it averages over."""
     s = model.STATISTICS[stat]
-    st.markdown(f"**{s.name[0].upper() + s.name[1:]}**")
+    name = statistic_name(stat)
+    st.markdown(f"**{name[0].upper() + name[1:]}**")
     st.latex(s.formula)
-    st.markdown(s.meaning)
+    st.markdown(_(s.meaning))
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
-        st.caption(f"Averaged over the {count(len(induction_rows), 'query row')} R whose token occurred earlier, "
-                   "at least three positions back: "
-                   f"{rows}. w = one head's attention weights, t_j = token j's id.")
+        st.caption(_n("Averaged over the {n} query row R whose token occurred earlier, at least three positions back: "
+                      "{rows}. w = one head's attention weights, t_j = token j's id.",
+                      "Averaged over the {n} query rows R whose token occurred earlier, at least three positions "
+                      "back: {rows}. w = one head's attention weights, t_j = token j's id.",
+                      len(induction_rows)).format(n=len(induction_rows), rows=rows))
     else:
         first = model.FIRST_ROW
-        st.caption(f"Averaged over the query rows i = {first} … {n - 1} ({count(n - first, 'row')}): row 0 has one key "
-                   "(its weight 1 is on the first token and on itself at once) and row 1's previous token is the first "
-                   "token, so both would blur sink, previous and self. w = one head's attention weights.")
+        st.caption(_("Averaged over the query rows i = {first} … {last} ({rows}): row 0 has one key (its weight 1 is "
+                     "on the first token and on itself at once) and row 1's previous token is the first token, so "
+                     "both would blur sink, previous and self. w = one head's attention weights.").format(
+            first=first, last=n - 1, rows=rows_count(n - first)))
     lo, hi = model.color_range(stat, n)
-    top = {"entropy": "log₂ n is a uniform row over all n tokens.",
-           "distance": "the top is every query on the first token."}.get(stat, "a weight (or a sum of weights).")
-    st.caption(f"Colour range [{fmt(lo, 2)}, {fmt(hi, 2)}] {s.unit}: {top}")
+    top = {"entropy": _("log₂ n is a uniform row over all n tokens."),
+           "distance": _("the top is every query on the first token.")}.get(stat)
+    top = top or _("a weight (or a sum of weights).")
+    st.caption(_("Colour range [{lo}, {hi}] {unit}: {top}").format(
+        lo=fmt(lo, 2), hi=fmt(hi, 2), unit=statistic_unit(stat), top=top))
 
 
 @section
 def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
     """The grid's numbers, a layer per row, a head per column."""
     values, c = statistics(_model, ids).get(stat), _model.config
-    numbers(values, dims(c.n_layers, "layer"), dims(c.n_heads, "head"), label=f"Numbers: {stat} of every head")
+    numbers(values, dims(c.n_layers, "layer"), dims(c.n_heads, "head"),
+            label=_("Numbers: {statistic} of every head").format(statistic=statistic_name(stat)))
 
 
 @section
@@ -261,10 +352,10 @@ def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
              + r"}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=f"layer {layer}, head {head}", color_scale=color_scale), key="rm_fig_head")
-    st.caption(f"shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
-               f"(the future) · {causal_check(weights)}")
-    numbers(weights, labels, labels, label="Numbers: attention weights")
+                                   title=head_title(layer, head), color_scale=color_scale), key="rm_fig_head")
+    st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
+                 "(the future) · {check}").format(n=n, check=causal_check(weights)))
+    numbers(weights, labels, labels, label=_("Numbers: attention weights"))
 
 
 @section
@@ -274,11 +365,12 @@ def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, c
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
     mean = model.layer_mean(rm.forward(_model, ids).attentions, layer)
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=f"MEAN over the {h} heads of layer {layer} (not a head)",
+                                   title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
+                                       h=h, layer=layer),
                                    color_scale=color_scale),
                     key="rm_fig_layer_mean")
-    st.caption(f"The average of the layer's {h} maps: a summary no single head computes. Heads that do "
-               "different things blur together here, which is why the page looks at heads one by one.")
+    st.caption(_("The average of the layer's {h} maps: a summary no single head computes. Heads that do different "
+                 "things blur together here, which is why the page looks at heads one by one.").format(h=h))
 
 
 @section
@@ -290,32 +382,36 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     g = c.group_size
     kv = head // g
     if stats.defined:
-        undefined = ("undefined (repeats too close)" if model.repeats_too_close(ids)
-                     else "undefined (no repeated token)")
-        rows = [{"statistic": s.name, "value": fmt(float(stats.get(k)[layer, head]), 4)
-                 if stats.get(k) is not None else undefined, "unit": s.unit}
-                for k, s in model.STATISTICS.items()]
+        undefined = (_("undefined (repeats too close)") if model.repeats_too_close(ids)
+                     else _("undefined (no repeated token)"))
+        rows = [{_("statistic"): statistic_name(k), _("value"): fmt(float(stats.get(k)[layer, head]), 4)
+                 if stats.get(k) is not None else undefined, _("unit"): statistic_unit(k)}
+                for k in model.STATISTICS]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-    st.subheader(f"Grouped-query attention: {g} query heads, one key/value head")
+    st.subheader(_("Grouped-query attention: {g} query heads, one key/value head").format(g=g))
     group = range(kv * g, kv * g + g)
     others = [str(h) for h in group if h != head]
-    st.markdown(
-        f"{rm.MODEL_NAME} has {c.n_heads} query heads but only {c.n_kv_heads} key/value heads (Ainslie et al. "
-        f"2023): query head *h* reads key/value head *h* // {g}. Head {head} shares **key/value head {kv}** with "
-        f"heads {', '.join(others[:-1]) + ' and ' + others[-1] if len(others) > 1 else ''.join(others)}: the same "
-        f"K and V rows, its own queries, so its own map. The KV cache holds {c.n_kv_heads} heads' keys and values "
-        f"per layer instead of {c.n_heads} (1/{g} of the memory)."
-    )
+    if len(others) > 1:
+        sharing = _("Head {head} shares **key/value head {kv}** with heads {others} and {last}").format(
+            head=head, kv=kv, others=", ".join(others[:-1]), last=others[-1])
+    else:
+        sharing = _("Head {head} shares **key/value head {kv}** with head {other}").format(
+            head=head, kv=kv, other="".join(others))
+    st.markdown(_(
+        "{model} has {heads} query heads but only {kv_heads} key/value heads (Ainslie et al. 2023): query head *h* "
+        "reads key/value head *h* // {g}. {sharing}: the same K and V rows, its own queries, so its own map. The "
+        "KV cache holds {kv_heads} heads' keys and values per layer instead of {heads} (1/{g} of the memory)."
+    ).format(model=rm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing))
     mask = np.tri(n, dtype=bool)
     cols = st.columns(g)
     for col, h in zip(cols, group, strict=True):
-        title = f"head {h} (kv {kv})" + (" ◀ chosen" if h == head else "")
+        title = (_("head {h} (kv {kv}) ◀ chosen") if h == head else _("head {h} (kv {kv})")).format(h=h, kv=kv)
         col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
                                         show_text=False, max_xticks=12, height=320, color_scale=color_scale),
                          key=f"rm_fig_group_{h - kv * g}")
-    st.caption(f"Layer {layer}, query heads {', '.join(map(str, group))}: each row still sums to 1; the keys "
-               "and values they weigh are identical, only the queries differ.")
+    st.caption(_("Layer {layer}, query heads {heads}: each row still sums to 1; the keys and values they weigh are "
+                 "identical, only the queries differ.").format(layer=layer, heads=", ".join(map(str, group))))
 
 
 @section
@@ -327,16 +423,20 @@ def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _he
     """
     s, c = steps(_model, ids, layer, _head), _model.config
     labels, n = rm.labels(_model, ids), len(ids)
-    st.subheader("1 · x after RMSNorm")
+    st.subheader(_("1 · x after RMSNorm"))
     st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{" + str(c.d_model) + r"}\sum_k x_{ik}^2 + \varepsilon}} "
              r"\odot g,\qquad \varepsilon = " + power_of_ten(c.rms_eps))
-    st.caption(f"x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), "
-               f"shape [n, d_model] = [{n}, {c.d_model}]; g: the layer's learned gain. No mean subtraction, no bias. "
-               "Every head of the layer starts from this x̂.")
-    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(c.d_model), kind="diverging", row_name="token",
-                                   col_name="dim", title=f"x̂ entering layer {layer}", max_xticks=12),
+    st.caption(_n("x: the residual stream entering layer {layer} (the token embeddings after {layer} block), shape "
+                  "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
+                  "head of the layer starts from this x̂.",
+                  "x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), shape "
+                  "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
+                  "head of the layer starts from this x̂.", layer).format(layer=layer, n=n, d_model=c.d_model))
+    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(c.d_model), kind="diverging", row_name=_("token"),
+                                   col_name=_("dim"), title=_("x̂ entering layer {layer}").format(layer=layer),
+                                   max_xticks=12),
                     key="rm_fig_x")
-    numbers(s.x_normed, labels, dims(c.d_model), label="Numbers: x after RMSNorm")
+    numbers(s.x_normed, labels, dims(c.d_model), label=_("Numbers: x after RMSNorm"))
 
 
 @section
@@ -349,85 +449,92 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     d = dims(dh)
     light = n > LIGHT_DIMS_ABOVE
 
-    st.subheader("2 · Queries, keys and values")
+    st.subheader(_("2 · Queries, keys and values"))
     st.latex(rf"Q = \hat x\, W_q^{{({head})}},\quad K = \hat x\, W_k^{{({s.kv_head})}},\quad "
              rf"V = \hat x\, W_v^{{({s.kv_head})}}")
-    st.caption(f"W_q: query head {head}'s {dh} columns of the layer's [{c.d_model}, {c.n_heads * dh}] matrix; "
-               f"W_k, W_v: key/value head {s.kv_head}'s {dh} columns of [{c.d_model}, {c.n_kv_heads * dh}] · Q, K, V: "
-               f"[{n}, {dh}] (d_head = {dh}) · Q and K before RoPE.")
+    st.caption(_("W_q: query head {head}'s {dh} columns of the layer's [{d_model}, {q_width}] matrix; W_k, W_v: "
+                 "key/value head {kv}'s {dh} columns of [{d_model}, {kv_width}] · Q, K, V: [{n}, {dh}] (d_head = {dh}) "
+                 "· Q and K before RoPE.").format(head=head, dh=dh, d_model=c.d_model, q_width=c.n_heads * dh,
+                                                   kv=s.kv_head, kv_width=c.n_kv_heads * dh, n=n))
     cols = st.columns(3)
     for col, name, M, role in zip(cols, "QKV", (s.q_before_rope, s.k_before_rope, s.v),
-                                  ("what am I looking for?", "what do I contain?", "what do I hand over?"),
+                                  (_("what am I looking for?"), _("what do I contain?"), _("what do I hand over?")),
                                   strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name="token", col_name="dim",
+            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                            title=f"{name}: {role}", max_xticks=8, light=light),
                             key=f"rm_fig_{name}")
-            numbers(M, labels, d, label=f"Numbers: {name}")
+            numbers(M, labels, d, label=_("Numbers: {matrix}").format(matrix=name))
 
-    st.subheader("3 · RoPE: rotate Q and K by position")
+    st.subheader(_("3 · RoPE: rotate Q and K by position"))
     st.latex(r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = "
              r"\begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix}"
              r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix}")
     st.latex(rf"\theta_i = {c.rope_theta:g}^{{-2i/{dh}}},\quad i = 0 \dots {dh // 2 - 1}")
-    st.markdown(
+    st.markdown(_(
         "Each pair of coordinates of a query or key at position *p* turns by the angle *p*·θᵢ (Su et al. 2021), "
         "so the score of query *i* and key *j* depends on their distance *i − j*, not on where they stand. "
         "**Coordinate layout:** Q and K are shown as the model file stores them (GGUF): a pair is two *adjacent* "
         "coordinates (2i, 2i+1). Hugging Face `transformers` orders the same numbers differently (it pairs i "
-        f"with i + {dh // 2}, “rotate_half”); the scores and weights are identical."
-    )
+        "with i + {half}, “rotate_half”); the scores and weights are identical."
+    ).format(half=dh // 2))
     a_col, q_col, k_col = st.columns(3)
     with a_col:
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
-        st.plotly_chart(rfig.angle_map(angles, labels, title="rotation angle p·θᵢ, mod 360°"), key="rm_fig_angles")
-        st.caption(f"shape [n, {dh // 2}] · pair 0 turns 1 radian (57°) per position, pair {dh // 2 - 1} about "
-                   f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}° (slow pairs carry position over long "
-                   "ranges) · colours wrap around like a clock face; Numbers: the angles in radians")
-        numbers(angles, labels, dims(angles.shape[1], "pair"), label="Numbers: angles (radians)")
+        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")),
+                        key="rm_fig_angles")
+        slowest = f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}"
+        st.caption(_("shape [n, {half}] · pair 0 turns 1 radian (57°) per position, pair {last} about {slowest}° (slow "
+                     "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
+                     "angles in radians").format(half=dh // 2, last=dh // 2 - 1,
+                                                 slowest=slowest.replace(".", i18n.plotly_separators()[0])))
+        numbers(angles, labels, dims(angles.shape[1], "pair"), label=_("Numbers: angles (radians)"))
     for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name="token", col_name="dim",
-                                           title=f"{name} after RoPE", max_xticks=8, light=light),
+            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+                                           title=_("{matrix} after RoPE").format(matrix=name), max_xticks=8,
+                                           light=light),
                             key=f"rm_fig_{name}_rope")
-            numbers(M, labels, d, label=f"Numbers: {name} after RoPE")
-    st.caption("Row 0 (position 0) does not move: every angle is 0 there.")
+            numbers(M, labels, d, label=_("Numbers: {matrix} after RoPE").format(matrix=name))
+    st.caption(_("Row 0 (position 0) does not move: every angle is 0 there."))
 
-    st.subheader("4 · Scores")
+    st.subheader(_("4 · Scores"))
     st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
-    st.caption(f"shape [{n}, {n}] · every cell, the future too (the mask comes next)")
-    st.plotly_chart(charts.heatmap(s.scores, labels, labels, kind="diverging", title="scores QKᵀ",
-                                   colorbar_title="score"), key="rm_fig_scores")
-    numbers(s.scores, labels, labels, label="Numbers: scores")
+    st.caption(_("shape [{n}, {n}] · every cell, the future too (the mask comes next)").format(n=n))
+    st.plotly_chart(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
+                                   colorbar_title=_("score")), key="rm_fig_scores")
+    numbers(s.scores, labels, labels, label=_("Numbers: scores"))
 
-    st.subheader(f"5 · ÷ √{dh}, causal mask, softmax")
+    st.subheader(_("5 · ÷ √{dh}, causal mask, softmax").format(dh=dh))
     c1, c2 = st.columns(2)
     with c1:
         st.latex(rf"\frac{{S}}{{\sqrt{{{dh}}}}} + M,\qquad \sqrt{{{dh}}} = {root:g}")
-        st.latex(r"M_{ij} = -\infty \text{ for } j > i \text{ (the future)}, \text{ else } 0")
+        st.latex(r"M_{ij} = " + latex_words(_("{minus_infinity} for {condition} (the future), else {zero}"),
+                                            minus_infinity=r"-\infty ", condition=" j > i ", zero=" 0"))
         st.plotly_chart(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
                                        show_text=n <= HALF_TEXT_MAX,
-                                       title="scaled, masked scores", colorbar_title="score"),
+                                       title=_("scaled, masked scores"), colorbar_title=_("score")),
                         key="rm_fig_scaled")
-        st.caption(f"shape [{n}, {n}] · masked cells (the future) are grey: −∞ before the softmax")
-        numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), "−∞ (masked)"),
-                             index=labels, columns=labels), label="Numbers: scaled, masked scores")
+        st.caption(_("shape [{n}, {n}] · masked cells (the future) are grey: −∞ before the softmax").format(n=n))
+        numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), _("−∞ (masked)")),
+                             index=labels, columns=labels), label=_("Numbers: scaled, masked scores"))
     with c2:
         st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{k \le i}} e^{{s_{{ik}}/{root:g}}}}},\qquad "
                  r"e^{-\infty} = 0")
-        st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title="attention weights",
+        st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
                                        show_text=n <= HALF_TEXT_MAX, color_scale=color_scale),
                         key="rm_fig_weights")
-        st.caption(f"each row sums to 1 · {causal_check(s.weights)}")
-        numbers(s.weights, labels, labels, label="Numbers: weights")
+        st.caption(_("each row sums to 1 · {check}").format(check=causal_check(s.weights)))
+        numbers(s.weights, labels, labels, label=_("Numbers: weights"))
 
-    st.subheader("6 · Weights · V")
+    st.subheader(_("6 · Weights · V"))
     st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{j \le i} w_{ij}\, v_j")
-    st.caption(f"shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the "
-               f"{c.n_heads} heads' outputs back to {c.d_model} dims")
-    st.plotly_chart(charts.heatmap(s.output, labels, d, kind="diverging", row_name="token", col_name="dim",
-                                   title=f"output of head {head}", max_xticks=16, light=light), key="rm_fig_output")
-    numbers(s.output, labels, d, label="Numbers: output")
+    st.caption(_("shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the {heads} "
+                 "heads' outputs back to {d_model} dims").format(n=n, dh=dh, heads=c.n_heads, d_model=c.d_model))
+    st.plotly_chart(charts.heatmap(s.output, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+                                   title=_("output of head {head}").format(head=head), max_xticks=16, light=light),
+                    key="rm_fig_output")
+    numbers(s.output, labels, d, label=_("Numbers: output"))
 
 
 def row_list(rows: tuple[int, ...], shown: int = 12) -> str:
@@ -440,24 +547,31 @@ def row_list(rows: tuple[int, ...], shown: int = 12) -> str:
 @section
 def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: bool, n: int) -> None:
     """How the exercise picks and grades its heads, on which rows (the same rows for every score)."""
-    st.markdown(
+    st.markdown(_(
         "Below are a few heads of the model on your prompt, picked because each one clearly does one thing on the "
-        "rows graded: its largest score beats the runner-up by at least "
-        f"{fmt(model.MIN_MARGIN, 2)}. Label each from its map, then check. **How grading decides:** each head gets "
-        "a score on [0, 1] per label — *first-token sink* (its weight on token 0), *previous token*, *self*, "
-        "*induction* (its weight on the tokens that followed earlier occurrences of the query's token) and "
-        "*broad* (its entropy divided by the largest possible, 1 = uniform) — and its answer is the largest.")
+        "rows graded: its largest score beats the runner-up by at least {margin}. Label each from its map, then "
+        "check. **How grading decides:** each head gets a score on [0, 1] per label — *{sink}* (its weight on token "
+        "0), *{previous}*, *{self}*, *{induction}* (its weight on the tokens that followed earlier occurrences of "
+        "the query's token) and *{broad}* (its entropy divided by the largest possible, 1 = uniform) — and its "
+        "answer is the largest.").format(margin=fmt(model.MIN_MARGIN, 2),
+                                         **{key: label(key) for key in model.LABELS}))
     if has_induction:
-        st.caption(f"Every score is averaged over the same query rows, the {count(len(graded_rows), 'row')} R whose "
-                   f"token occurred earlier ({row_list(graded_rows)}): only there can an induction head show what it "
-                   "does. Where it has nothing to copy (the first copy of a repeat) it often rests on the first "
-                   "token, so the map's other rows are not graded.")
+        st.caption(_n("Every score is averaged over the same query rows, the {n} row R whose token occurred earlier "
+                      "({rows}): only there can an induction head show what it does. Where it has nothing to copy "
+                      "(the first copy of a repeat) it often rests on the first token, so the map's other rows are "
+                      "not graded.",
+                      "Every score is averaged over the same query rows, the {n} rows R whose token occurred earlier "
+                      "({rows}): only there can an induction head show what it does. Where it has nothing to copy "
+                      "(the first copy of a repeat) it often rests on the first token, so the map's other rows are "
+                      "not graded.", len(graded_rows)).format(n=len(graded_rows), rows=row_list(graded_rows)))
     else:
-        st.caption(f"Every score is averaged over the same query rows, {row_list(graded_rows)} "
-                   f"({count(len(graded_rows), 'row')} of {n}).")
-        reason = ("its tokens repeat only right away or one apart, which cannot tell induction from previous-token "
-                  "attention" if too_close else "your prompt repeats no token")
-        st.caption(f"No induction head is asked: {reason}. Make a repeated random prompt (above) to add one.")
+        st.caption(_n("Every score is averaged over the same query rows, {rows} ({n} row of {total}).",
+                      "Every score is averaged over the same query rows, {rows} ({n} rows of {total}).",
+                      len(graded_rows)).format(rows=row_list(graded_rows), n=len(graded_rows), total=n))
+        reason = (_("its tokens repeat only right away or one apart, which cannot tell induction from previous-token "
+                    "attention") if too_close else _("your prompt repeats no token"))
+        st.caption(_("No induction head is asked: {reason}. Make a repeated random prompt (above) to add one.").format(
+            reason=reason))
 
 
 @section
@@ -466,7 +580,7 @@ def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     """A small attention map of one head of the exercise (no statistic shown)."""
     labels, n = rm.labels(_model, ids), len(ids)
     fig = charts.heatmap(rm.forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
-                         title=f"layer {layer}, head {head}", show_text=False, max_xticks=8, height=340,
+                         title=head_title(layer, head), show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale)
     fig.data[0].showscale = False  # the colours are on the sidebar's colour scale, as in every map above
     st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
@@ -480,18 +594,20 @@ def reveal(_model: llama.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | 
     score_names = [k for k, _ in heads[0].scores]
     rows = []
     for q, g, ok in zip(heads, guesses, right, strict=True):
-        row = {"head": f"layer {q.layer}, head {q.head}", "your guess": model.LABELS.get(g, "(none)"),
-               "answer": model.LABELS[q.answer], "right?": "✓" if ok else "✗"}
-        row.update({f"{k} score": fmt(v, 3) for k, v in q.scores})
-        row["margin"] = fmt(q.margin, 3)
+        row = {_("head"): head_title(q.layer, q.head), _("your guess"): label(g) if g in model.LABELS else _("(none)"),
+               _("answer"): label(q.answer), _("right?"): "✓" if ok else "✗"}
+        row.update({_("{label} score").format(label=label(k)): fmt(v, 3) for k, v in q.scores})
+        row[_("margin")] = fmt(q.margin, 3)
         rows.append(row)
     n_right = sum(right)
     (st.success if n_right == len(heads) else st.info)(
-        f"**{n_right} of {len(heads)} right.**" + (" Every head read correctly." if n_right == len(heads) else ""))
+        (_("**{right} of {total} right.** Every head read correctly.") if n_right == len(heads)
+         else _("**{right} of {total} right.**")).format(right=n_right, total=len(heads)))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption("Scores on [0, 1]: " + ", ".join(score_names) + f", each averaged over the same query rows "
-               f"({row_list(statistics(_model, ids).graded_rows)}). The answer is the largest; the margin is how far "
-               "it beats the runner-up. Click a head in the grid above (or set the sliders) to see it up close.")
+    st.caption(_("Scores on [0, 1]: {labels}, each averaged over the same query rows ({rows}). The answer is the "
+                 "largest; the margin is how far it beats the runner-up. Click a head in the grid above (or set the "
+                 "sliders) to see it up close.").format(labels=", ".join(label(k) for k in score_names),
+                                                         rows=row_list(statistics(_model, ids).graded_rows)))
 
 
 @section
@@ -499,13 +615,13 @@ def induction_undefined(ids: tuple[int, ...]) -> None:
     """Why the induction score is undefined for this prompt: no repeated token, or repeats too close to tell
     induction from previous-token attention (:func:`model.repeats_too_close`)."""
     if model.repeats_too_close(ids):
-        st.info("**The induction score is undefined for this prompt: its tokens repeat, but only right away or "
-                "one token apart** (as in “the the” or “one two one”). For such a repeat the token that followed "
-                "the earlier occurrence is the query itself or the token just before it, so attention there cannot "
-                "be told from a self or previous-token head: this prompt has no row that separates induction from "
-                "previous-token attention. A repeat needs at least two other tokens in between "
-                "(“a b c a” makes row 3 count). Make a prompt that repeats a random word sequence:", icon="🔁")
+        st.info(_("**The induction score is undefined for this prompt: its tokens repeat, but only right away or "
+                  "one token apart** (as in “the the” or “one two one”). For such a repeat the token that followed "
+                  "the earlier occurrence is the query itself or the token just before it, so attention there cannot "
+                  "be told from a self or previous-token head: this prompt has no row that separates induction from "
+                  "previous-token attention. A repeat needs at least two other tokens in between "
+                  "(“a b c a” makes row 3 count). Make a prompt that repeats a random word sequence:"), icon="🔁")
     else:
-        st.info("**The induction score is undefined for this prompt: no token in it occurs twice.** The score "
-                "measures how much a repeated token attends to the token that followed its earlier occurrence, so "
-                "it needs a repeat. Make a prompt that repeats a random word sequence:", icon="🔁")
+        st.info(_("**The induction score is undefined for this prompt: no token in it occurs twice.** The score "
+                  "measures how much a repeated token attends to the token that followed its earlier occurrence, so "
+                  "it needs a repeat. Make a prompt that repeats a random word sequence:"), icon="🔁")

@@ -31,6 +31,9 @@ from urllib.parse import quote
 import numpy as np
 
 from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
+
+_, _n = translator(__name__)
 
 URL_PATH = "real-model"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
@@ -142,18 +145,19 @@ def top_head(values: np.ndarray) -> tuple[int, int]:
 
 # --- how the weights are stored ----------------------------------------------------------------------
 
-BITS = {"Q4_0": "4-bit", "Q4_1": "4-bit", "Q5_0": "5-bit", "Q5_1": "5-bit", "Q8_0": "8-bit", "F16": "16-bit",
-        "BF16": "16-bit", "F32": "float32"}
-"""Words for the GGUF tensor types (ggml's names); another type is named as is."""
+BITS = {"Q4_0": N_("4-bit"), "Q4_1": N_("4-bit"), "Q5_0": N_("5-bit"), "Q5_1": N_("5-bit"), "Q8_0": N_("8-bit"),
+        "F16": N_("16-bit"), "BF16": N_("16-bit"), "F32": "float32"}
+"""Words for the GGUF tensor types (ggml's names; messages, shown with ``_()``); another type is named as is."""
 EMBEDDING, OUTPUT = "token_embd.weight", "output.weight"
 
 
 def share(part: int, whole: int) -> str:
-    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%``."""
+    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%`` (in the run's
+    language: ``0,03%``, ``%0,03``, :func:`explorer.shell.i18n.percent`)."""
     x = part / whole
     if x >= 0.01:
-        return f"{x:.0%}"
-    return f"{x:.2%}" if x >= 0.0001 else "under 0.01%"
+        return i18n.percent(x, 0)
+    return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
 
 
 def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
@@ -171,30 +175,37 @@ def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
     total = sum(size.values())
 
     def words(kind: str) -> str:
-        return BITS.get(kind, kind)
+        return _(BITS[kind]) if kind in BITS else kind
 
     emb_type = tensors[EMBEDDING][0]
     tied = OUTPUT not in tensors
-    parts = [f"the token embedding ({'also the tied output matrix behind every logit' if tied else 'the input'}) "
-             f"is {words(emb_type)} ({emb_type}, {share(size[EMBEDDING], total)} of the parameters)"]
+    parts = [(_("the token embedding (also the tied output matrix behind every logit) is {bits} ({type}, {share} of "
+                "the parameters)") if tied else
+              _("the token embedding (the input) is {bits} ({type}, {share} of the parameters)")).format(
+        bits=words(emb_type), type=emb_type, share=share(size[EMBEDDING], total))]
     if not tied:
         out_type = tensors[OUTPUT][0]
-        parts.append(f"the output matrix behind every logit is {words(out_type)} ({out_type}, "
-                     f"{share(size[OUTPUT], total)})")
+        parts.append(_("the output matrix behind every logit is {bits} ({type}, {share})").format(
+            bits=words(out_type), type=out_type, share=share(size[OUTPUT], total)))
     matrices: dict[str, int] = {}
     vectors: dict[str, int] = {}
     for name, (kind, shape) in tensors.items():
         if name not in (EMBEDDING, OUTPUT):
             group = matrices if len(shape) >= 2 else vectors
             group[kind] = group.get(kind, 0) + size[name]
-    listed = [f"{words(k)} ({k}, {share(v, total)})" for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
+    listed = [_("{bits} ({type}, {share})").format(bits=words(k), type=k, share=share(v, total))
+              for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
     if len(listed) == 1:
-        parts.append(f"every other matrix is {listed[0]}")
+        parts.append(_("every other matrix is {kind}").format(kind=listed[0]))
     elif listed:
-        parts.append("the other matrices are " + ", ".join(listed[:-1]) + " and " + listed[-1])
-    listed = [f"{words(k)} ({share(v, total)})" for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
-    if listed:
-        parts.append("the norms are " + " and ".join(listed))
+        parts.append(_("the other matrices are {kinds} and {last}").format(kinds=", ".join(listed[:-1]),
+                                                                           last=listed[-1]))
+    listed = [_("{bits} ({share})").format(bits=words(k), share=share(v, total))
+              for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
+    if len(listed) == 1:
+        parts.append(_("the norms are {kind}").format(kind=listed[0]))
+    elif listed:
+        parts.append(_("the norms are {kinds} and {last}").format(kinds=", ".join(listed[:-1]), last=listed[-1]))
     return "; ".join(parts)
 
 
@@ -203,7 +214,8 @@ def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
 
 @dataclass(frozen=True)
 class Statistic:
-    """One head statistic: its link value ``key``, its ``name``, the ``formula`` (LaTeX) and what it measures."""
+    """One head statistic: its link value ``key``, its ``name``, the ``formula`` (LaTeX) and what it measures (``name``,
+    ``unit`` and ``meaning`` are messages in English, shown with ``_()``)."""
 
     key: str
     name: str
@@ -213,31 +225,31 @@ class Statistic:
 
 
 STATISTICS: dict[str, Statistic] = {s.key: s for s in (
-    Statistic("sink", "attention to the first token (sink)", "weight",
+    Statistic("sink", N_("attention to the first token (sink)"), N_("weight"),
               r"\text{sink} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,0}",
-              "How much of each query's attention lands on token 0. Many heads park weight there when they "
-              "have nothing better to do: an attention sink (Xiao et al. 2023)."),
-    Statistic("previous", "attention to the previous token", "weight",
+              N_("How much of each query's attention lands on token 0. Many heads park weight there when they "
+              "have nothing better to do: an attention sink (Xiao et al. 2023).")),
+    Statistic("previous", N_("attention to the previous token"), N_("weight"),
               r"\text{previous} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i-1}",
-              "How much each query attends to the token just before it: a previous-token head."),
-    Statistic("self", "attention to itself", "weight",
+              N_("How much each query attends to the token just before it: a previous-token head.")),
+    Statistic("self", N_("attention to itself"), N_("weight"),
               r"\text{self} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i}",
-              "How much each query attends to its own position."),
-    Statistic("entropy", "entropy (bits)", "bits",
+              N_("How much each query attends to its own position.")),
+    Statistic("entropy", N_("entropy (bits)"), N_("bits"),
               r"H = \frac{1}{n-2}\sum_{i=2}^{n-1} \Big(-\sum_{j \le i} w_{ij} \log_2 w_{ij}\Big)",
-              "How spread out each row is: 0 bits = all weight on one key, log₂(i+1) bits = uniform over the "
-              "i+1 keys query i may see."),
-    Statistic("distance", "mean distance looked back", "tokens",
+              N_("How spread out each row is: 0 bits = all weight on one key, log₂(i+1) bits = uniform over the "
+              "i+1 keys query i may see.")),
+    Statistic("distance", N_("mean distance looked back"), N_("tokens"),
               r"D = \frac{1}{n-2}\sum_{i=2}^{n-1} \sum_{j \le i} w_{ij}\,(i - j)",
-              "How far back a query looks, on average, weighted by attention: 0 = itself, 1 = the previous "
-              "token, i = the first token."),
-    Statistic("induction", "induction score", "weight",
+              N_("How far back a query looks, on average, weighted by attention: 0 = itself, 1 = the previous "
+              "token, i = the first token.")),
+    Statistic("induction", N_("induction score"), N_("weight"),
               r"\text{induction} = \frac{1}{|R|}\sum_{i \in R}\ \sum_{j < i-2,\ t_j = t_i} w_{i,\,j+1}",
-              "On a repeated sequence, how much a token attends to the token that followed its earlier "
+              N_("On a repeated sequence, how much a token attends to the token that followed its earlier "
               "occurrence (“last time I saw this, what came next?”): an induction head (Olsson et al. 2022). "
               "R = the query rows whose token occurred at least three positions before: for an occurrence right before "
               "(j = i−1) the token after it is i itself, and for one two back (j = i−2) it is the previous token, "
-              "so a self or previous-token head would score there."),
+              "so a self or previous-token head would score there.")),
 )}
 
 
@@ -408,12 +420,12 @@ def selected_head(points: Sequence[Mapping], n_layers: int, n_heads: int) -> tup
 
 # --- guess, then reveal -------------------------------------------------------------------------
 
-LABELS: dict[str, str] = {  # answer key -> what the learner reads
-    "previous": "previous token",
-    "sink": "first-token sink",
-    "self": "self",
-    "induction": "induction",
-    "broad": "broad (spread out)",
+LABELS: dict[str, str] = {  # answer key -> what the learner reads (messages: shown with ``_(LABELS[key])``)
+    "previous": N_("previous token"),
+    "sink": N_("first-token sink"),
+    "self": N_("self"),
+    "induction": N_("induction"),
+    "broad": N_("broad (spread out)"),
 }
 
 

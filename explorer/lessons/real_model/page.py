@@ -3,8 +3,11 @@
 import streamlit as st
 
 from explorer.lessons.real_model import draw, model
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 from explorer.shell import real_model as rm
+from explorer.shell.i18n import translator
+
+_, _n = translator(__file__)
 
 PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
 APPENDED = "rm_then"  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
@@ -12,27 +15,19 @@ APPENDED_MAX_CHARS = 6 * rm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a spa
 REVEALED = "_rm_revealed"
 DEFAULT_STAT = "sink"
 STATS = list(model.STATISTICS)
-ANSWER_OF = {label: key for key, label in model.LABELS.items()}  # what a guess box shows -> the answer key
 ss = st.session_state
 
 draw.title()
-llm = rm.model_or_explain(
+llm = rm.model_or_explain(_(
     "Here you would type a prompt and watch the model predict the next token, see every one of its attention heads "
     "at a glance (which look at the first token, the previous token, themselves, or copy an earlier pattern), "
     "follow one head's real numbers step by step, and guess what a few heads do before the numbers are revealed."
-)
+))
 config = llm.config
 controls.not_used(draw.not_used(config))
 draw.intro(config, draw.precision(llm))
 DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
 DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
-
-
-def default(key: str, name: str, value) -> dict:
-    """``{name: value}`` for the prompt box's and the statistic's first run only: once the key holds a value (the
-    widget's, or one a button set), passing a default as well makes Streamlit warn. (The sliders and the seed go
-    through :func:`explorer.shell.controls.slider` / ``number_input`` and ``controls.set_value`` instead.)"""
-    return {} if key in ss else {name: value}
 
 
 def set_prompt(text: str, stat: str | None = None) -> None:
@@ -83,40 +78,40 @@ def open_clicked_head() -> None:
 
 
 # --- the prompt ----------------------------------------------------------------------------------
-st.header("Your prompt")
-st.caption("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
-           "drive the lessons on random weights and do not apply here.")
+st.header(_("Your prompt"))
+st.caption(_("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
+             "drive the lessons on random weights and do not apply here."))
 typed = rm.prompt_input(
-    key=PROMPT, default=model.DEFAULT_PROMPT, label="Prompt", on_change=clear_appended,
-    help=f"Any text. The model reads its first {rm.PROMPT_MAX_TOKENS} tokens (a limit of these lessons, so every "
-         "map keeps one readable row per token). Press Ctrl+Enter to run.")
+    key=PROMPT, default=model.DEFAULT_PROMPT, label=_("Prompt"), on_change=clear_appended,
+    help=_("Any text. The model reads its first {n} tokens (a limit of these lessons, so every map keeps one "
+           "readable row per token). Press Ctrl+Enter to run.").format(n=rm.PROMPT_MAX_TOKENS))
 vocab = config.vocab_size
 controls.refuse_unusable(APPENDED, lambda raw: len(raw) <= APPENDED_MAX_CHARS
                          and model.parse_ids(raw, vocab) is not None)
 raw_appended = st.text_input(
-    "Token ids appended after the prompt", key=APPENDED, bind="query-params", max_chars=APPENDED_MAX_CHARS,
-    placeholder="none yet: “➕ Append the top token” (below) adds them",
-    help="Greedy decoding by hand appends each next token here as its id, so the model reads exactly the tokens "
-         "it chose. Appending the token's text and tokenizing again could read other tokens (two “↵” tokens can "
-         "become one “↵↵”) or half a character. Ids separated by spaces; a new prompt clears them.")
-controls.check_link(APPENDED, raw_appended, f"token ids from 0 to {vocab - 1} separated by spaces")
+    _("Token ids appended after the prompt"), key=APPENDED, bind="query-params", max_chars=APPENDED_MAX_CHARS,
+    placeholder=_("none yet: “➕ Append the top token” (below) adds them"),
+    help=_("Greedy decoding by hand appends each next token here as its id, so the model reads exactly the tokens "
+           "it chose. Appending the token's text and tokenizing again could read other tokens (two “↵” tokens can "
+           "become one “↵↵”) or half a character. Ids separated by spaces; a new prompt clears them."))
+controls.check_link(APPENDED, raw_appended, _("token ids from 0 to {last} separated by spaces").format(last=vocab - 1))
 appended = model.parse_ids(raw_appended, vocab)
 if appended is None:
-    st.warning(f"“Token ids appended” must be whole numbers from 0 to {vocab - 1} separated by single spaces; "
-               "the page reads the prompt without them.", icon="🔢")
+    st.warning(_("“Token ids appended” must be whole numbers from 0 to {last} separated by single spaces; the page "
+                 "reads the prompt without them.").format(last=vocab - 1), icon="🔢")
     appended = ()
 p = draw.with_appended(llm, typed, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
 with c1:
-    seed = controls.number_input("Seed", 0, controls.SEED_MAX, 0, key=SEED,
-                                 help="Seeds the repeated random prompt (the same seed gives the same words).")
+    seed = controls.number_input(_("Seed"), 0, controls.SEED_MAX, 0, key=SEED,
+                                 help=_("Seeds the repeated random prompt (the same seed gives the same words)."))
 with c2:
-    st.button("🔁 Make a repeated random prompt", key="rm_repeat", on_click=make_repeated_prompt,
-              help=f"{model.REPEAT_WORDS} random word tokens from the model's vocabulary, written twice (the same "
-                   "ids again: an exact repeat): the second copy shows which heads are induction heads (the map "
-                   "switches to the induction score and the top induction head opens).")
+    st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat", on_click=make_repeated_prompt,
+              help=_("{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
+                     "repeat): the second copy shows which heads are induction heads (the map switches to the "
+                     "induction score and the top induction head opens).").format(n=model.REPEAT_WORDS))
 with c3:
-    st.button("↺ Default prompt", key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
+    st.button(_("↺ Default prompt"), key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
 
 ids = p.ids
 draw.tokens(p, config.vocab_size)
@@ -124,76 +119,77 @@ if p.n > typed.n:
     draw.appended_tokens(llm, ids, typed.n)
 
 # --- the prediction ------------------------------------------------------------------------------
-st.header("What the model predicts next")
+st.header(_("What the model predicts next"))
 draw.prediction(llm, ids)
 if p.is_cut:
-    st.caption(f"This is the token after the {rm.PROMPT_MAX_TOKENS}th, where the prompt was cut.")
+    st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=rm.PROMPT_MAX_TOKENS))
 full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS
-st.button("➕ Append the top token and run again", key="rm_append", on_click=append_id,
+st.button(_("➕ Append the top token and run again"), key="rm_append", on_click=append_id,
           args=(draw.top_id(llm, ids), appended[: p.n - typed.n]), disabled=full,
-          help="Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
-               "whole page runs again on the longer sequence.")
+          help=_("Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
+                 "whole page runs again on the longer sequence."))
 if full:
-    st.caption(f"The prompt is at this lesson's {rm.PROMPT_MAX_TOKENS}-token limit: nothing more can be appended.")
+    st.caption(_("The prompt is at this lesson's {n}-token limit: nothing more can be appended.").format(
+        n=rm.PROMPT_MAX_TOKENS))
 
 # --- every head at a glance ----------------------------------------------------------------------
-st.header("Every head at a glance")
-st.markdown(f"One cell per head: {config.n_layers} layers (top to bottom) × {config.n_heads} query heads, coloured by "
-            "the statistic you choose, computed from the attention weights of your prompt. **Click a cell** (or set "
-            "the sliders) to open that head below.")
+st.header(_("Every head at a glance"))
+st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} query heads, coloured by the statistic "
+              "you choose, computed from the attention weights of your prompt. **Click a cell** (or set the sliders) "
+              "to open that head below.").format(layers=config.n_layers, heads=config.n_heads))
 stats = draw.statistics(llm, ids)
-controls.refuse_unusable(STAT, lambda raw: raw in model.STATISTICS)  # "" would select nothing
-stat = st.segmented_control("Colour every head by", STATS, key=STAT, bind="query-params", required=True,
-                            help="sink: weight on the first token · previous: on the token before · self: on "
-                                 "itself · entropy: how spread out (bits) · distance: how far back (tokens) · "
-                                 "induction: on the token that followed an earlier occurrence of this token.",
-                            **default(STAT, "default", DEFAULT_STAT))
-stat = stat if stat in model.STATISTICS else DEFAULT_STAT
-controls.check_link(STAT, stat, "one of " + ", ".join(STATS))
+stat = controls.option_control(
+    "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,
+    default=DEFAULT_STAT,  # the link holds the code (?rm_stat=entropy) in every language
+    help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on itself · {entropy}: how "
+           "spread out (bits) · {distance}: how far back (tokens) · {induction}: on the token that followed an earlier "
+           "occurrence of this token.").format(**{k: draw.statistic_short(k) for k in STATS}))
 grid_col, side = st.columns([3, 2])
 with side:
-    layer = controls.slider("Layer", 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
-    head = controls.slider("Query head", 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
-                           help=f"Query head h reads key/value head h // {config.group_size} (grouped-query "
-                                "attention).")
+    layer = controls.slider(_("Layer"), 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
+    head = controls.slider(_("Query head"), 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
+                           help=_("Query head h reads key/value head h // {g} (grouped-query attention).").format(
+                               g=config.group_size))
     layer, head = int(layer), int(head)
     if stats.defined and stats.get(stat) is not None:
         draw.statistic_definition(stat, stats.n, stats.induction_rows)
 with grid_col:
     if not stats.defined:
-        st.info(f"The head statistics need at least {model.FIRST_ROW + 1} tokens (they average over the query rows "
-                f"from row {model.FIRST_ROW} on); this prompt has {stats.n}. Type a longer prompt.", icon="📏")
+        st.info(_("The head statistics need at least {need} tokens (they average over the query rows from row "
+                  "{first} on); this prompt has {n}. Type a longer prompt.").format(
+            need=model.FIRST_ROW + 1, first=model.FIRST_ROW, n=stats.n), icon="📏")
     elif stats.get(stat) is None:
         draw.induction_undefined(ids)
-        st.button("🔁 Make a repeated random prompt", key="rm_repeat_here", on_click=make_repeated_prompt)
+        st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt)
     else:
         st.plotly_chart(draw.grid_figure(llm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
                         selection_mode="points")
         draw.grid_numbers(llm, ids, stat)
 
 # --- one head up close -------------------------------------------------------------------------
-st.header(f"One head up close: layer {layer}, head {head}")
+st.header(_("One head up close: layer {layer}, head {head}").format(layer=layer, head=head))
 left, right = st.columns(2)
 with left:
     draw.head_map(llm, ids, layer, head, controls.color_scale())
 with right:
     draw.layer_mean_map(llm, ids, layer, controls.color_scale())
 draw.head_group(llm, ids, layer, head, controls.color_scale())
-st.subheader(f"The six steps of head {head}, on its real numbers")
-st.markdown("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
-            "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the values.")
+st.subheader(_("The six steps of head {head}, on its real numbers").format(head=head))
+st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to Q, K, V, "
+              "rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the values."))
 draw.rmsnorm_step(llm, ids, layer, head)
 draw.head_steps(llm, ids, layer, head, controls.color_scale())
 
 # --- guess, then reveal --------------------------------------------------------------------------
-st.header("Guess, then reveal")
+st.header(_("Guess, then reveal"))
 heads = model.quiz_heads(stats)
 if not stats.defined:
-    st.info(f"The exercise needs the head statistics, so a prompt of at least {model.FIRST_ROW + 1} tokens.",
-            icon="📏")
+    st.info(_("The exercise needs the head statistics, so a prompt of at least {need} tokens.").format(
+        need=model.FIRST_ROW + 1), icon="📏")
 elif not heads:
-    st.info(f"No head clearly does one thing on this prompt (none has a largest score that beats its runner-up by "
-            f"{model.MIN_MARGIN:g}), so there is nothing to guess: type a longer prompt.", icon="🤷")
+    st.info(_("No head clearly does one thing on this prompt (none has a largest score that beats its runner-up by "
+              "{margin}), so there is nothing to guess: type a longer prompt.").format(
+        margin=i18n.general(model.MIN_MARGIN)), icon="🤷")
 else:
     draw.quiz_intro(stats.graded_rows, bool(stats.induction_rows), model.repeats_too_close(ids), stats.n)
     guesses = []
@@ -202,10 +198,11 @@ else:
         for col, q in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
             with col:
                 draw.quiz_map(llm, ids, q.layer, q.head, controls.color_scale())
-                guess = st.selectbox(f"Layer {q.layer}, head {q.head} is…", list(model.LABELS.values()), index=None,
-                                     placeholder="your guess", key=f"rm_guess_{q.layer}_{q.head}")
-                guesses.append(ANSWER_OF.get(guess))
+                guess = st.selectbox(_("Layer {layer}, head {head} is…").format(layer=q.layer, head=q.head),
+                                     list(model.LABELS), format_func=draw.label, index=None,
+                                     placeholder=_("your guess"), key=f"rm_guess_{q.layer}_{q.head}")
+                guesses.append(guess if guess in model.LABELS else None)
     signature = (ids, tuple((q.layer, q.head) for q in heads))
-    st.button("Check my answers", key="rm_check", on_click=reveal_answers, args=(signature,), type="primary")
+    st.button(_("Check my answers"), key="rm_check", on_click=reveal_answers, args=(signature,), type="primary")
     if ss.get(REVEALED) == signature:
         draw.reveal(llm, ids, tuple(guesses))

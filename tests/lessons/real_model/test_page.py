@@ -314,14 +314,14 @@ def test_guess_then_reveal_is_graded_from_the_live_numbers(lm):
     assert len(heads) == 4 and "No induction head is asked" in texts(at)
     assert not at.main.dataframe or all("your guess" not in d.value.columns for d in at.main.dataframe)
     for q in heads:
-        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(M.LABELS[q.answer])
+        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(q.answer)
     at.button(key="rm_check").click().run()
     assert_clean(at)
     assert any("4 of 4 right" in s.value for s in at.success)
     table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
     assert list(table["answer"]) == [M.LABELS[q.answer] for q in heads] and set(table["right?"]) == {"✓"}
     wrong = heads[0]
-    at.selectbox(key=f"rm_guess_{wrong.layer}_{wrong.head}").set_value(M.LABELS["induction"]).run()
+    at.selectbox(key=f"rm_guess_{wrong.layer}_{wrong.head}").set_value("induction").run()
     assert any("3 of 4 right" in i.value for i in at.info)
 
 
@@ -370,7 +370,7 @@ def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
     assert f"beats the runner-up by at least {M.MIN_MARGIN:.2f}" in shown
     assert f"the {k} rows R whose token occurred earlier ({k} … {2 * k - 1})" in shown
     for q in heads:
-        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(M.LABELS[q.answer])
+        at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(q.answer)
     at.button(key="rm_check").click().run()
     assert_clean(at)
     table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
