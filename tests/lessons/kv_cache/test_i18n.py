@@ -31,6 +31,7 @@ TIMEOUT = 600
 CITATIONS = ("Pope et al.", "Ainslie et al.", "*Efficiently Scaling Transformer Inference*")
 HOVER_FIELDS = tuple(f"%{{{f}}}" for f in ("x", "y", "z", "y:,.4g", "customdata[0]", "customdata[1]", "customdata"))
 GENERATED = {"kv_steps": "4"}
+SHORT = {"kv_prompt": "The capital of", "kv_steps": "2"}  # 5 keys: the bars print their values on a page this wide
 SAMPLED = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", "kv_steps": "3"}
 BAD_LINK = {"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7", "kv_sampling": "beam",
             "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "4"}
@@ -39,6 +40,7 @@ STATES = {
     "default": ({}, "Step 0 is the prefill"),
     "generated": (GENERATED, "only because float32 additions are rounded"),
     "sampled": (SAMPLED, "chance of being drawn"),
+    "short": (SHORT, "generated token 2"),
     "bad-link": (BAD_LINK, "is not valid"),
 }
 
@@ -101,7 +103,9 @@ def test_every_language_shows_the_same_numbers_with_its_decimal_comma():
     en = page("generated")
     want = numbers_of(en)
     assert set(FIGURES) <= set(want)
-    bars_en = figures(en)["kv_fig_compare"]["data"][0]["text"]
+    short_en = page("short")
+    bars_en = figures(short_en)["kv_fig_compare"]["data"][0]["text"]
+    assert len(bars_en) == 5 and all(re.fullmatch(r"\d\.\d{3}", t) for t in bars_en), bars_en
     diff_en = next(m.value for m in en.main.markdown if m.value.startswith("**max |cached − full|**"))
     cost_en = next(m.value for m in en.main.markdown if m.value.startswith("With the cache, a new token"))
     note_en = next(m.value for m in en.main.markdown if "measured here" in m.value)
@@ -118,7 +122,7 @@ def test_every_language_shows_the_same_numbers_with_its_decimal_comma():
             assert len(got[key]) == len(arrays), key
             for a, b in zip(arrays, got[key], strict=True):
                 np.testing.assert_array_equal(a, b, err_msg=f"{lang} {key}")
-        assert figures(at)["kv_fig_compare"]["data"][0]["text"] == [comma(t) for t in bars_en], lang
+        assert figures(page("short", lang))["kv_fig_compare"]["data"][0]["text"] == [comma(t) for t in bars_en], lang
         # the difference texts, the byte and cost texts, the metrics: the same numbers, the decimal comma
         diff = next(m.value for m in at.main.markdown if "|" in m.value and "**" in m.value and "`" in m.value)
         assert re.findall(r"\d[\d.]*,\d+(?:e-\d+)?", diff) == [comma(d) for d in decimals], (lang, diff)
