@@ -13,8 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.shell import i18n
 from explorer.shell.charts import bar_text, escape_label, heatmap, tick_positions
-from explorer.shell.textviews import count, fmt
+from explorer.shell.i18n import translator
+from explorer.shell.textviews import fmt
+
+_, _n = translator(__name__)
 
 __all__ = ["CACHED_COLOR", "FULL_COLOR", "NEWEST_COLOR", "cache_matrix", "cache_size_chart", "cached_vs_full",
            "cost_chart", "new_query_weights"]
@@ -52,8 +56,8 @@ def cache_matrix(z, token_labels: Sequence[str], n_prompt: int, *, title: str, c
     """
     z = np.asarray(z, dtype=float)
     n, d = z.shape if z.ndim == 2 else (0, 0)
-    fig = heatmap(z, token_labels, [str(j) for j in range(d)], title=title, kind="diverging", row_name="token",
-                  col_name="dim", colorbar_title=colorbar_title, max_xticks=8, height=height)
+    fig = heatmap(z, token_labels, [str(j) for j in range(d)], title=title, kind="diverging", row_name=_("token"),
+                  col_name=_("dim"), colorbar_title=colorbar_title, max_xticks=8, height=height)
     shapes = [_row_box(d, n - 1)]
     if 0 < n_prompt < n:
         shapes.append(_prompt_line(d, n_prompt))
@@ -78,7 +82,7 @@ def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[
     w = np.asarray(weights, dtype=float)
     n = w.shape[1] if w.ndim == 2 else 0
     # Cell text while a cell stays wide enough for "0.123" on a phone too (the map is as wide as the page).
-    fig = heatmap(w, head_labels, key_labels, title=title, row_name="query head", col_name="key",
+    fig = heatmap(w, head_labels, key_labels, title=title, row_name=_("query head"), col_name=_("key"),
                   height=330, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX,  # room for the colour bar's labels
                   color_scale=color_scale)  # under long key labels on end (a phone)
     shapes = [_row_box(n, chosen)]
@@ -104,11 +108,12 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
         raise ValueError(f"cached and full must be [n] = [{n}], got {a.shape} and {b.shape}")
     ticks = [escape_label(s) for s in key_labels]
     traces = []
-    for name, values, color in (("cached step", a, CACHED_COLOR), ("full recomputation", b, FULL_COLOR)):
+    for name, values, color in ((_("cached step"), a, CACHED_COLOR), (_("full recomputation"), b, FULL_COLOR)):
         custom = np.array([[t, fmt(v, 7)] for t, v in zip(ticks, values, strict=True)], dtype=object).reshape(-1, 2)
         traces.append(go.Bar(
             name=name, x=list(range(n)), y=values, marker_color=color, customdata=custom,
-            hovertemplate=f"{name}: key %{{customdata[0]}}: %{{customdata[1]}}<extra></extra>",
+            hovertemplate=_("{name}: key {key}: {value}").format(name=name, key="%{customdata[0]}",
+                                                                 value="%{customdata[1]}") + "<extra></extra>",
             cliponaxis=False, **(bar_text([fmt(v, 3) for v in values], n, 2) if n <= BAR_TEXT_MAX else {}),
         ))
     shown = tick_positions(n, 24)  # the first and the last key always
@@ -116,9 +121,11 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
         barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         title=dict(text=escape_label(title)) if title else None,
         xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
-                   title=dict(text="key (cached token)"), range=[-0.5, n - 0.5]),
-        yaxis=dict(title=dict(text="attention weight"), range=[0, min(1.0, float(max(a.max(), b.max()))) * 1.2 + 0.02]),
+                   title=dict(text=_("key (cached token)")), range=[-0.5, n - 0.5]),
+        yaxis=dict(title=dict(text=_("attention weight")),
+                   range=[0, min(1.0, float(max(a.max(), b.max()))) * 1.2 + 0.02]),
         legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),  # below: the title stays clear
+        separators=i18n.plotly_separators(),
     )
     return go.Figure(data=traces, layout=layout)
 
@@ -133,31 +140,35 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
         values = np.asarray(values, dtype=float)
         traces.append(go.Scatter(
             x=ns, y=values, mode="lines", name=name, line=dict(color=color, width=2),
-            hovertemplate=f"{name}<br>%{{x}} tokens: %{{y:,.4g}} {shown_unit}<extra></extra>",
+            hovertemplate=name + "<br>" + _("{x} tokens: {y} {unit}").format(x="%{x}", y="%{y:,.4g}",
+                                                                              unit=shown_unit) + "<extra></extra>",
         ))
         if now is not None:
             traces.append(go.Scatter(
                 x=[n_now], y=[values[now]], mode="markers", marker=dict(color=color, size=11, line=dict(width=1)),
                 showlegend=False,
-                hovertemplate=f"{name}, now<br>%{{x}} tokens: %{{y:,.4g}} {hover_unit}<extra></extra>",
+                hovertemplate=_("{name}, now").format(name=name) + "<br>" + _("{x} tokens: {y} {unit}").format(
+                    x="%{x}", y="%{y:,.4g}", unit=hover_unit) + "<extra></extra>",
             ))
     top = max(float(np.max(np.asarray(v, dtype=float))) for _, v, _, _ in series)
     shapes = [dict(type="line", x0=n_now, x1=n_now, y0=0, y1=top * 1.05, line=dict(color=NEWEST_COLOR, dash="dot"))]
-    annotations = [dict(x=n_now, y=top * 1.05, text=f"now: {count(n_now, 'token')}", showarrow=False, yanchor="bottom",
+    now_text = _n("now: {n} token", "now: {n} tokens", n_now).format(n=n_now)
+    annotations = [dict(x=n_now, y=top * 1.05, text=now_text, showarrow=False, yanchor="bottom",
                         xanchor="left" if n_now <= (ns[0] + ns[-1]) / 2 else "right",
                         font=dict(color=NEWEST_COLOR))]
     if ns[0] < n_prompt < ns[-1]:
         shapes.append(dict(type="rect", x0=ns[0], x1=n_prompt, y0=0, y1=top * 1.05, line=dict(width=0),
                            fillcolor="rgba(120,120,120,0.10)", layer="below"))
-        annotations.append(dict(x=(ns[0] + n_prompt) / 2, y=0, text="prompt", showarrow=False, yanchor="bottom",
+        annotations.append(dict(x=(ns[0] + n_prompt) / 2, y=0, text=_("prompt"), showarrow=False, yanchor="bottom",
                                 font=dict(color=PROMPT_COLOR, size=11)))
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         title=dict(text=escape_label(title)) if title else None,
-        xaxis=dict(title=dict(text="tokens in the sequence (n)"), range=[ns[0] - 0.5, ns[-1] + 0.5]),
+        xaxis=dict(title=dict(text=_("tokens in the sequence (n)")), range=[ns[0] - 0.5, ns[-1] + 0.5]),
         yaxis=dict(title=dict(text=y_title), rangemode="tozero", range=[0, top * 1.15]),
         shapes=shapes, annotations=annotations,
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),  # below: titles stay clear
+        separators=i18n.plotly_separators(),
     )
     return go.Figure(data=traces, layout=layout)
 
@@ -167,10 +178,11 @@ def cost_chart(ns, with_cache, without_cache, n_now: int, n_prompt: int, *, titl
     """Multiply-adds for the next token's logits at each sequence length ``ns``, with and without the cache
     (millions), the current length marked."""
     scale = 1e-6
-    return _marked_lines(ns, [("with the KV cache", np.asarray(with_cache, dtype=float) * scale, "M", CACHED_COLOR),
-                              ("without: recompute all n", np.asarray(without_cache, dtype=float) * scale, "M",
+    return _marked_lines(ns, [(_("with the KV cache"), np.asarray(with_cache, dtype=float) * scale, "M",
+                               CACHED_COLOR),
+                              (_("without: recompute all n"), np.asarray(without_cache, dtype=float) * scale, "M",
                                FULL_COLOR)],
-                         n_now, n_prompt, y_title="million multiply-adds per new token", title=title,
+                         n_now, n_prompt, y_title=_("million multiply-adds per new token"), title=title,
                          hover_unit="M", height=height)
 
 
@@ -179,9 +191,9 @@ def cache_size_chart(ns, gqa_bytes, mha_bytes, n_now: int, n_prompt: int, *, n_k
     """The cache's size at each sequence length ``ns`` (MB = 10⁶ bytes): the model's grouped-query attention
     (``n_kv_heads`` key/value heads) and what ``n_heads`` key/value heads would keep, the current length marked."""
     scale = 1e-6
-    return _marked_lines(ns, [(f"{n_kv_heads} key/value heads (this model, GQA)",
+    return _marked_lines(ns, [(_("{n} key/value heads (this model, GQA)").format(n=n_kv_heads),
                                np.asarray(gqa_bytes, dtype=float) * scale, "MB", CACHED_COLOR),
-                              (f"{n_heads} key/value heads (no grouping)", np.asarray(mha_bytes, dtype=float) * scale,
-                               "MB", FULL_COLOR)],
-                         n_now, n_prompt, y_title="KV cache size (MB, float32)", title=title, hover_unit="MB",
+                              (_("{n} key/value heads (no grouping)").format(n=n_heads),
+                               np.asarray(mha_bytes, dtype=float) * scale, "MB", FULL_COLOR)],
+                         n_now, n_prompt, y_title=_("KV cache size (MB, float32)"), title=title, hover_unit="MB",
                          height=height)

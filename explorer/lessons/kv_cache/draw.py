@@ -25,10 +25,14 @@ import streamlit as st
 from attention import llama
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
+from explorer.shell import i18n
 from explorer.shell import real_model as rm
 from explorer.shell.cache import cached, key_hash_funcs, section
+from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import count
+from explorer.shell.textviews import latex_words
+
+_, _n = translator(__name__)
 
 DECODE_MAX_ENTRIES = 40
 """States kept: one generation of 32 steps is 33 states sharing one cache buffer (at most 2 x 1.5 MB at 64
@@ -59,92 +63,110 @@ def state_of(_model: llama.LlamaModel, run: model.Run) -> model.DecodeState:
 
 def _probability(p: float) -> str:
     """A probability a learner can read: 3 decimals, or 3 significant digits below 0.001."""
-    return f"{p:.3f}" if p >= 0.001 or p == 0 else f"{p:.2e}"
+    return i18n.number(p, 3) if p >= 0.001 or p == 0 else _sci(p, 2)
+
+
+def _sci(x: float, digits: int) -> str:
+    """``1.5e-06`` with the run's decimal mark (``1,5e-06`` in pt and tr)."""
+    return f"{x:.{digits}e}".replace(".", i18n.plotly_separators()[0])
 
 
 @section
 def title() -> None:
     """The page's title (shown also when the weights are missing)."""
-    st.title("Generating with a KV cache")
+    st.title(_("Generating with a KV cache"))
 
 
 @section
 def intro(config: llama.LlamaConfig, storage: rm.WeightStorage | None) -> None:
     """The idea, the formula (the model's sizes from its config) and the honest note (how the weights file
     stores them: ``storage``, :func:`explorer.shell.real_model.weight_storage`)."""
-    st.markdown(
+    st.markdown(_(
         "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and "
         "in every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. "
         "Those keys and values never change: under the causal mask, token *j*'s key and value depend only on "
         "tokens 0 … *j*. So a decoder keeps them, the **KV cache**, and each new token computes just its own "
         "query, key and value and appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling "
-        f"Transformer Inference*). Here it runs on a real trained model, {rm.MODEL_NAME}: {rm.describe(config)} "
-        "(grouped-query attention, Ainslie et al. 2023)."
-    )
+        "Transformer Inference*). Here it runs on a real trained model, {model}: {shape} (grouped-query attention, "
+        "Ainslie et al. 2023)."
+    ).format(model=rm.MODEL_NAME, shape=rm.describe(config)))
     st.latex(r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad v_t = x_t W_v")
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
              r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{" + str(config.d_head)
              + r"}}\right) V")
     st.caption(
-        "Computed by this page, not looked up: every token, probability and number below comes from running the "
-        "model here, in NumPy float32. " + storage_note(storage)
+        _("Computed by this page, not looked up: every token, probability and number below comes from running the "
+          "model here, in NumPy float32.") + " " + storage_note(storage)
     )
 
 
-TYPE_WORDS = {"Q4_0": "4-bit codes", "Q4_1": "4-bit codes", "Q5_0": "5-bit codes", "Q5_1": "5-bit codes",
-              "Q8_0": "8-bit codes", "F16": "float16", "BF16": "bfloat16", "F32": "float32"}
-"""How a GGUF tensor type is said in words (a type not listed is said by its name)."""
+TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
+              "Q5_1": N_("5-bit codes"), "Q8_0": N_("8-bit codes"), "F16": "float16", "BF16": "bfloat16",
+              "F32": "float32"}
+"""How a GGUF tensor type is said in words (a type not listed is said by its name; translated where shown)."""
 
 
 def _percent(share: float) -> str:
-    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there)."""
-    pct = 100 * share
-    return f"{pct:.0f}%" if pct >= 1 else f"{pct:.2f}%"
+    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there), in the run's language (``%0,03``)."""
+    return i18n.percent(share, 0) if share >= 0.01 else i18n.percent(share, 2)
 
 
-def _stored(ggml_type: str) -> str:
+def _stored(ggml_type: str, share: str | None = None) -> str:
+    """``8-bit codes (Q8_0)``, or with a share ``4-bit codes (Q4_1, 79%)``; a type without words by its name."""
     words = TYPE_WORDS.get(ggml_type)
-    return f"{words} ({ggml_type}" if words else ggml_type + " ("
+    inside = ggml_type if share is None else f"{ggml_type}, {share}"
+    if words:
+        return f"{_(words)} ({inside})"
+    return ggml_type if share is None else f"{ggml_type} ({share})"
 
 
 def storage_note(storage: rm.WeightStorage | None) -> str:
-    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read):
+    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read),
+    in the run's language:
 
     ``"The weights file stores the token embedding (21% of the parameters; tied: it is also the output matrix
     behind every logit) as 8-bit codes (Q8_0), and the other parameters as 4-bit codes (Q4_1, 79%) and float32
     (F32, 0.03%). …"``
     """
-    widened = ("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
-               "with, the full-precision model's.")
+    widened = _("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
+                "with, the full-precision model's.")
     if storage is None:
-        return "The weights are read from a quantized file. " + widened
+        return _("The weights are read from a quantized file.") + " " + widened
     emb = storage.embedding_type
-    emb_share = storage.embedding_params / storage.total
-    tied = ("; tied: it is also the output matrix behind every logit" if storage.tied else "")
+    share = _percent(storage.embedding_params / storage.total)
     rest = dict(storage.params)
     rest[emb] -= storage.embedding_params
-    others = [f"{_stored(t)}, {_percent(n / storage.total)})" for t, n in rest.items() if n > 0]
-    other_text = (", and the other parameters as " + (", ".join(others[:-1]) + " and " + others[-1]
-                                                      if len(others) > 1 else others[0]) if others else "")
-    return (f"The weights file stores the token embedding ({_percent(emb_share)} of the parameters{tied}) as "
-            f"{_stored(emb)}){other_text}. " + widened)
+    others = [_stored(t, _percent(n / storage.total)) for t, n in rest.items() if n > 0]
+    listed = (_("{first} and {last}").format(first=", ".join(others[:-1]), last=others[-1]) if len(others) > 1
+              else others[0] if others else "")
+    facts = dict(share=share, stored=_stored(emb), others=listed)
+    if storage.tied:
+        text = (_("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
+                  "output matrix behind every logit) as {stored}, and the other parameters as {others}.") if others
+                else _("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
+                       "output matrix behind every logit) as {stored}."))
+    else:
+        text = (_("The weights file stores the token embedding ({share} of the parameters) as {stored}, and the "
+                  "other parameters as {others}.") if others
+                else _("The weights file stores the token embedding ({share} of the parameters) as {stored}."))
+    return text.format(**facts) + " " + widened
 
 
 def _status(choice: model.Choice, read: bool, at_limit: bool) -> str:
     if read:
-        return "read back: K, V rows cached"
+        return _("read back: K, V rows cached")
     if choice.is_eos:
-        return "end of sequence: stop (not read back)"
+        return _("end of sequence: stop (not read back)")
     if at_limit:
-        return f"next (not read: the page stops at {model.MAX_STEPS} steps)"
-    return "next (read on the next step)"
+        return _("next (not read: the page stops at {n} steps)").format(n=model.MAX_STEPS)
+    return _("next (read on the next step)")
 
 
 def pending_marker(pending: bytes) -> str:
     """What the text shows where a character is not finished yet: ``⟨+2 bytes pending⟩`` (``""`` for none)."""
     if not pending:
         return ""
-    return f"⟨+{count(len(pending), 'byte')} pending⟩"
+    return _n("⟨+{n} byte pending⟩", "⟨+{n} bytes pending⟩", len(pending)).format(n=len(pending))
 
 
 def utf8_length(lead: int) -> int:
@@ -155,17 +177,17 @@ def utf8_length(lead: int) -> int:
 def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
     """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
     hex_bytes = " ".join(f"{b:02x}" for b in pending)
-    total = utf8_length(pending[0])
-    first = (f"{pending_marker(pending)}: the tokens read so far end inside a character, with {len(pending)} of its "
-             f"{total} UTF-8 bytes (`{hex_bytes}`); ")
+    first = _("{marker}: the tokens read so far end inside a character, with {k} of its {total} UTF-8 bytes "
+              "({hex});").format(marker=pending_marker(pending), k=len(pending), total=utf8_length(pending[0]),
+                                 hex=f"`{hex_bytes}`") + " "
     if ended:
-        return first + ("the model ended the text here (end of sequence), so that character is never finished. "
-                        "The page shows no character the model did not write.")
+        return first + _("the model ended the text here (end of sequence), so that character is never finished. "
+                         "The page shows no character the model did not write.")
     if at_limit:
-        return first + (f"the page stops at {model.MAX_STEPS} generated tokens, before it is finished. The page "
-                        "shows no character the model did not write.")
-    return first + ("it shows once the tokens with its other bytes are generated, never as a replacement "
-                    "character the model did not write.")
+        return first + _("the page stops at {n} generated tokens, before it is finished. The page shows no "
+                         "character the model did not write.").format(n=model.MAX_STEPS)
+    return first + _("it shows once the tokens with its other bytes are generated, never as a replacement "
+                     "character the model did not write.")
 
 
 @section
@@ -174,12 +196,13 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     state = state_of(_model, run)
     pieces = _model.token_strings(list(state.ids))
     c = _model.config
-    st.caption(f"{count(run.n_prompt, 'prompt token')} + {run.steps} generated = {count(run.n, 'token')} in the "
-               f"cache · {run.sampling.describe()}")
+    st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
+        prompt=_n("{n} prompt token", "{n} prompt tokens", run.n_prompt).format(n=run.n_prompt), steps=run.steps,
+        tokens=_n("{n} token", "{n} tokens", run.n).format(n=run.n)) + " · " + run.sampling.describe())
     text = _model.decode_partial(list(state.ids))  # complete characters + the bytes of one not finished yet
     st.code(text.text + pending_marker(text.pending), language=None, wrap_lines=True)
-    st.caption("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
-               "them (␣ = a space, ↵ = a new line):")
+    st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
+                 "them (␣ = a space, ↵ = a new line):"))
     st.text(" | ".join(rm.visible_piece(p) for p in pieces))
     if text.pending:
         st.caption(pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
@@ -191,26 +214,28 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
     for choice in state.choices:
         alternatives = " · ".join(f"{piece[i]} {_probability(p)}"
                                   for i, p in zip(choice.top_ids, choice.top_probabilities, strict=True))
-        row = {"step": choice.step, "position": choice.position, "token": piece[choice.token_id],
-               "probability": _probability(choice.probability), "rank": choice.rank}
+        row = {_("step"): choice.step, _("position"): choice.position, _("token"): piece[choice.token_id],
+               _("probability"): _probability(choice.probability), _("rank"): choice.rank}
         if not run.sampling.is_greedy:
-            row["chance of being drawn"] = _probability(choice.sampling_probability)
-        row["the model's top 5 (probability)"] = alternatives
-        row["status"] = _status(choice, choice.step <= state.steps, at_limit)
+            row[_("chance of being drawn")] = _probability(choice.sampling_probability)
+        row[_("the model's top {k} (probability)").format(k=model.TOP_ALTERNATIVES)] = alternatives
+        row[_("status")] = _status(choice, choice.step <= state.steps, at_limit)
         rows.append(row)
-    st.markdown("**The generated tokens.** *probability*: softmax of the logits (temperature 1), the model's own "
-                "belief; *rank*: 1 = the model's most likely token"
-                + ("; *chance of being drawn*: its probability after temperature and top-k, what the draw used."
-                   if not run.sampling.is_greedy else "; greedy always takes rank 1."))
+    st.markdown(_("**The generated tokens.** *probability*: softmax of the logits (temperature 1), the model's own "
+                  "belief; *rank*: 1 = the model's most likely token; *chance of being drawn*: its probability after "
+                  "temperature and top-k, what the draw used.") if not run.sampling.is_greedy else
+                _("**The generated tokens.** *probability*: softmax of the logits (temperature 1), the model's own "
+                  "belief; *rank*: 1 = the model's most likely token; greedy always takes rank 1."))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))  # every row
     if state.stopped:
-        st.info(f"The model chose `{piece[c.eos_id]}` (id {c.eos_id}), the end-of-sequence token: generation stops "
-                "there. "
-                "Nothing would follow it, so it is not read back and adds no row to the cache.", icon="🛑")
+        st.info(_("The model chose {token} (id {id}), the end-of-sequence token: generation stops there. Nothing "
+                  "would follow it, so it is not read back and adds no row to the cache.").format(
+            token=f"`{piece[c.eos_id]}`", id=c.eos_id), icon="🛑")
     elif at_limit:
-        st.info(f"This page stops at {model.MAX_STEPS} generated tokens (with a prompt of at most "
-                f"{model.MAX_PROMPT_TOKENS}, at most {model.MAX_PROMPT_TOKENS + model.MAX_STEPS} positions: heat maps "
-                "keep readable labels).", icon="🛑")
+        st.info(_("This page stops at {steps} generated tokens (with a prompt of at most {prompt}, at most "
+                  "{positions} positions: heat maps keep readable labels).").format(
+            steps=model.MAX_STEPS, prompt=model.MAX_PROMPT_TOKENS, positions=model.MAX_PROMPT_TOKENS + model.MAX_STEPS),
+            icon="🛑")
 
 
 @dataclass(frozen=True)
@@ -254,18 +279,24 @@ def cache_view_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_hea
 
 def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_layers: int) -> str:
     """Why the cached step and the full pass agree, and why they differ (only when they do), for the live numbers."""
-    exact = ("The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later "
-             "token (causal mask), so the cached keys and values are what a full pass computes again, and the new "
-             "row is the same row.")
+    exact = _("The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later "
+              "token (causal mask), so the cached keys and values are what a full pass computes again, and the new "
+              "row is the same row.")
     if diff_all == 0.0:
-        return exact + " Here the two rows agree bit for bit, in every head of every layer."
-    rounding = ("float32 additions are rounded and a one-row product (the cached step) sums in another order than "
-                "a many-row product (the full pass): rounding of about 1e-7 per operation (float32 keeps 24 bits), "
-                f"through {n_layers} layers, ends at the {_difference(diff_all)} measured here")
+        return exact + " " + _("Here the two rows agree bit for bit, in every head of every layer.")
+    rounding = dict(layers=n_layers, measured=_difference(diff_all))
     if diff_head == 0.0:
-        return exact + (f" Head {head} of layer {layer} agrees bit for bit; over all heads the difference is not "
-                        f"exactly 0 only because {rounding}.")
-    return exact + f" The difference is not exactly 0 only because {rounding}."
+        return exact + " " + _(
+            "Head {head} of layer {layer} agrees bit for bit; over all heads the difference is not exactly 0 only "
+            "because float32 additions are rounded and a one-row product (the cached step) sums in another order "
+            "than a many-row product (the full pass): rounding of about 1e-7 per operation (float32 keeps 24 bits), "
+            "through {layers} layers, ends at the {measured} measured here.").format(head=head, layer=layer,
+                                                                                      **rounding)
+    return exact + " " + _(
+        "The difference is not exactly 0 only because float32 additions are rounded and a one-row product (the "
+        "cached step) sums in another order than a many-row product (the full pass): rounding of about 1e-7 per "
+        "operation (float32 keeps 24 bits), through {layers} layers, ends at the {measured} measured here."
+    ).format(**rounding)
 
 
 @section
@@ -284,65 +315,77 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     n, newest = len(labels), labels[-1]
     K, V = view.keys, view.values  # [n, d_head] each, straight from the cache
 
-    what = "the prefill's last prompt token" if run.steps == 0 else f"generated token {run.steps}"
-    shared = ", ".join(map(str, heads[:-1])) + f" and {heads[-1]}" if len(heads) > 1 else str(heads[0])
-    st.caption(f"Layer {layer} · key/value head {kv_head}, shared by query heads {shared} · "
-               f"{count(n, 'cached row')} of d_head = {c.d_head} · the newest row (outlined in red) is "
-               f"position {n - 1}, {what}"
-               + (f" · rows above the dashed line: the prompt ({count(run.n_prompt, 'token')})" if run.steps else ""))
+    what = _("the prefill's last prompt token") if run.steps == 0 else _("generated token {n}").format(n=run.steps)
+    shared = (_("{first} and {last}").format(first=", ".join(map(str, heads[:-1])), last=heads[-1])
+              if len(heads) > 1 else str(heads[0]))
+    parts = [_("Layer {layer} · key/value head {kv}, shared by query heads {shared}").format(
+                 layer=layer, kv=kv_head, shared=shared),
+             _n("{n} cached row of d_head = {d}", "{n} cached rows of d_head = {d}", n).format(n=n, d=c.d_head),
+             _("the newest row (outlined in red) is position {position}, {what}").format(position=n - 1, what=what)]
+    if run.steps:
+        parts.append(_n("rows above the dashed line: the prompt ({n} token)",
+                        "rows above the dashed line: the prompt ({n} tokens)", run.n_prompt).format(n=run.n_prompt))
+    st.caption(" · ".join(parts))
     left, right = st.columns(2)
     with left:
         st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad "
                  r"k_j = \mathrm{RoPE}(x_j W_k,\ j)")
-        st.plotly_chart(kfig.cache_matrix(K, labels, run.n_prompt, title=f"K cache, layer {layer}, kv head {kv_head}",
-                                          colorbar_title="k"), key="kv_fig_keys")
+        title = _("K cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
+        st.plotly_chart(kfig.cache_matrix(K, labels, run.n_prompt, title=title, colorbar_title="k"), key="kv_fig_keys")
     with right:
         st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad v_j = x_j W_v")
-        st.plotly_chart(kfig.cache_matrix(V, labels, run.n_prompt, title=f"V cache, layer {layer}, kv head {kv_head}",
-                                          colorbar_title="v"), key="kv_fig_values")
-    st.caption("Keys are stored after RoPE, already rotated for their own position, so a later token never changes "
-               "them: the relative position comes out of q · k. Coordinates in the file's RoPE layout (pairs "
-               "(2i, 2i+1) rotate together).")
+        title = _("V cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
+        st.plotly_chart(kfig.cache_matrix(V, labels, run.n_prompt, title=title, colorbar_title="v"),
+                        key="kv_fig_values")
+    st.caption(_("Keys are stored after RoPE, already rotated for their own position, so a later token never "
+                 "changes them: the relative position comes out of q · k. Coordinates in the file's RoPE layout "
+                 "(pairs (2i, 2i+1) rotate together)."))
     dims = [str(j) for j in range(c.d_head)]
-    numbers({"K (after RoPE)": pd.DataFrame(K, index=labels, columns=dims),
-             "V": pd.DataFrame(V, index=labels, columns=dims)}, label="Numbers: K and V of the cache")
+    numbers({_("K (after RoPE)"): pd.DataFrame(K, index=labels, columns=dims),
+             "V": pd.DataFrame(V, index=labels, columns=dims)}, label=_("Numbers: K and V of the cache"))
 
-    st.subheader("The new query attends over every cached key")
+    st.subheader(_("The new query attends over every cached key"))
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{" + str(c.d_head)
              + r"}}\right) \in \mathbb{R}^{1 "
-             r"\times " + str(n) + r"}\quad\text{for each of the " + str(len(heads)) + r" query heads of the group}")
+             r"\times " + str(n) + r"}\quad"
+             + latex_words(_("for each of the {n} query heads of the group"), n=r"\ " + str(len(heads)) + r"\ "))
     st.plotly_chart(kfig.new_query_weights(view.cached_rows, [str(h) for h in heads], labels, run.n_prompt, place,
-                                           title=f"new query {newest} over {count(n, 'cached key')}",
+                                           title=_n("new query {token} over {n} cached key",
+                                                    "new query {token} over {n} cached keys", n).format(
+                                               token=newest, n=n),
                                            color_scale=color_scale),
                     key="kv_fig_new_row")
-    st.caption(f"One row per query head that reads key/value head {kv_head}: the {len(heads)} heads share K and V but "
-               f"have their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
-               "below.")
+    st.caption(_("One row per query head that reads key/value head {kv}: the {k} heads share K and V but have "
+                 "their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
+                 "below.").format(kv=kv_head, k=len(heads), head=head))
 
-    st.subheader("Cached step vs full recomputation")
+    st.subheader(_("Cached step vs full recomputation"))
     cached_row, full_row = view.cached_rows[place], view.full_rows[place]
     diff_head = model.max_difference(cached_row, full_row)
     if run.steps == 0:
-        st.info("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
-                "recomputation does, so there is no cached step to compare yet"
-                + (" (the difference is exactly 0)" if view.difference_all == 0.0 else "") + ". Generate a token.",
-                icon="👉")
+        st.info(_("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+                  "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
+                  "Generate a token.") if view.difference_all == 0.0 else
+                _("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+                  "recomputation does, so there is no cached step to compare yet. Generate a token."), icon="👉")
     st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
-                                        title=f"query head {head}, layer {layer}: the new row both ways"),
+                                        title=_("query head {head}, layer {layer}: the new row both ways").format(
+                                            head=head, layer=layer)),
                     key="kv_fig_compare")
-    st.markdown(
-        f"**max |cached − full|** for head {head} of layer {layer}: `{_difference(diff_head)}` · over all "
-        f"{c.n_layers} × {c.n_heads} heads: `{_difference(view.difference_all)}`"
-    )
+    st.markdown(_("**max |cached − full|** for head {head} of layer {layer}: {head_diff} · over all {layers} × "
+                  "{heads} heads: {all_diff}").format(head=head, layer=layer, layers=c.n_layers, heads=c.n_heads,
+                                                      head_diff=f"`{_difference(diff_head)}`",
+                                                      all_diff=f"`{_difference(view.difference_all)}`"))
     st.markdown(difference_note(diff_head, view.difference_all, head, layer, c.n_layers))
-    numbers(pd.DataFrame({"key": labels, "cached step": cached_row.astype(float), "full recomputation":
-                          full_row.astype(float), "|difference|": np.abs(cached_row.astype(float) -
-                                                                        full_row.astype(float))}),
-            label="Numbers: the new row both ways")
+    numbers(pd.DataFrame({_("key"): labels, _("cached step"): cached_row.astype(float), _("full recomputation"):
+                          full_row.astype(float), _("|difference|"): np.abs(cached_row.astype(float) -
+                                                                           full_row.astype(float))}),
+            label=_("Numbers: the new row both ways"))
 
 
 def _difference(x: float) -> str:
-    return "0 (bit for bit)" if x == 0.0 else f"{x:.1e}"
+    """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
+    return _("0 (bit for bit)") if x == 0.0 else _sci(x, 1)
 
 
 @section
@@ -355,52 +398,59 @@ def cost(config: llama.LlamaConfig, n_prompt: int, n: int) -> None:
     without = np.array([model.macs_without_cache(c, k) for k in ns])
     gqa = np.array([model.cache_bytes(c, k) for k in ns])
     mha = np.array([model.cache_bytes(c, k, n_kv_heads=c.n_heads) for k in ns])
-    st.markdown(
+    ints = i18n.integer
+    st.markdown(_(
         "Counted: the multiply-adds of the matrix products, for the logits of the next token when the sequence "
-        f"has n tokens. One token through one layer's weight matrices costs W = {c.d_model}·({c.n_heads} + 2·"
-        f"{c.n_kv_heads})·{c.d_head} (W_q, W_k, W_v) + {c.n_heads * c.d_head}·{c.d_model} (W_o) + 3·{c.d_model}·"
-        f"{c.d_ff} (SwiGLU) = {W:,}; one query over n keys costs 2·{c.n_heads}·{c.d_head}·n (q·k, then weights·V); "
-        f"the logits {c.d_model}·{c.vocab_size:,}. Without the cache every one of the n tokens goes through every "
-        "layer again (query i over its i keys); the logits are needed for the last token only. RMSNorm, RoPE, "
-        "softmax and SiLU (a few operations per number) are left out."
-    )
-    st.latex(r"\text{with the cache: } L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}")
-    st.latex(r"\text{without: } L\,\Big(n W + 2 H d_{\text{head}} \tfrac{n(n+1)}{2}\Big) + d_{\text{model}}\, "
-             r"V_{\text{vocab}}")
-    st.latex(r"\text{cache size} = 2 \times n_{\text{layers}} \times n_{\text{kv\_heads}} \times d_{\text{head}} "
-             r"\times n \times 4\ \text{bytes}")
+        "has n tokens. One token through one layer's weight matrices costs W = {d_model}·({heads} + 2·{kv})·{d_head} "
+        "(W_q, W_k, W_v) + {hd}·{d_model} (W_o) + 3·{d_model}·{d_ff} (SwiGLU) = {W}; one query over n keys costs "
+        "2·{heads}·{d_head}·n (q·k, then weights·V); the logits {d_model}·{vocab}. Without the cache every one of "
+        "the n tokens goes through every layer again (query i over its i keys); the logits are needed for the last "
+        "token only. RMSNorm, RoPE, softmax and SiLU (a few operations per number) are left out."
+    ).format(d_model=c.d_model, heads=c.n_heads, kv=c.n_kv_heads, d_head=c.d_head, hd=c.n_heads * c.d_head,
+             d_ff=c.d_ff, W=ints(W), vocab=ints(c.vocab_size)))
+    formula = dict(with_=r"L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}",
+                   without=r"L\,\Big(n W + 2 H d_{\text{head}} \tfrac{n(n+1)}{2}\Big) + d_{\text{model}}\, "
+                           r"V_{\text{vocab}}")
+    st.latex(latex_words(_("with the cache: {formula}"), formula=r"\ " + formula["with_"]))
+    st.latex(latex_words(_("without: {formula}"), formula=r"\ " + formula["without"]))
+    size = (r" = 2 \times n_{\text{layers}} \times n_{\text{kv\_heads}} \times d_{\text{head}} \times n \times 4\ "
+            + latex_words(_("bytes")))
+    st.latex(latex_words(_("cache size")) + size)
     st.latex(r"= 2 \times " + str(c.n_layers) + r" \times " + str(c.n_kv_heads) + r" \times " + str(c.d_head)
              + r" \times n \times 4 = " + f"{model.cache_bytes(c, 1):,}".replace(",", "{,}")
-             + r"\ \text{bytes} \times n")
-    st.caption(f"L = {c.n_layers} layers, H = {c.n_heads} query heads, d_head = {c.d_head}, d_model = {c.d_model}, "
-               f"V_vocab = {c.vocab_size:,}; float32 = 4 bytes.")
+             + r"\ " + latex_words(_("bytes")) + r" \times n")
+    st.caption(_("L = {layers} layers, H = {heads} query heads, d_head = {d_head}, d_model = {d_model}, V_vocab = "
+                 "{vocab}; float32 = 4 bytes.").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head,
+                                                        d_model=c.d_model, vocab=ints(c.vocab_size)))
     k = n - 1
+    millions = _("multiply-adds (millions)")
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("with the cache, this token", f"{with_cache[k] / 1e6:,.1f} M", help="multiply-adds (millions)")
-    m2.metric(f"without: recompute all {n}", f"{without[k] / 1e6:,.1f} M", help="multiply-adds (millions)")
-    m3.metric("the cache saves", f"{without[k] / with_cache[k]:.1f}×", help="without / with")
-    m4.metric("cache size now", f"{gqa[k] / 1e6:.2f} MB", help=f"{gqa[k]:,} bytes for {count(n, 'token')}")
+    m1.metric(_("with the cache, this token"), i18n.number(with_cache[k] / 1e6, 1) + " M", help=millions)
+    m2.metric(_("without: recompute all {n}").format(n=n), i18n.number(without[k] / 1e6, 1) + " M", help=millions)
+    m3.metric(_("the cache saves"), i18n.number(without[k] / with_cache[k], 1) + "×", help=_("without / with"))
+    m4.metric(_("cache size now"), i18n.number(gqa[k] / 1e6, 2) + " MB",
+              help=_n("{bytes} bytes for {n} token", "{bytes} bytes for {n} tokens", n).format(bytes=ints(gqa[k]), n=n))
     left, right = st.columns(2)
     with left:
         st.plotly_chart(kfig.cost_chart(ns, with_cache, without, n, n_prompt,
-                                        title="multiply-adds for one new token"), key="kv_fig_cost")
+                                        title=_("multiply-adds for one new token")), key="kv_fig_cost")
     with right:
         st.plotly_chart(kfig.cache_size_chart(ns, gqa, mha, n, n_prompt, n_kv_heads=c.n_kv_heads, n_heads=c.n_heads,
-                                              title="the KV cache's size"), key="kv_fig_cache_size")
+                                              title=_("the KV cache's size")), key="kv_fig_cache_size")
     long = c.context_length
-    st.markdown(
-        f"With the cache, a new token costs about the same at every length (the weights dominate: "
-        f"{c.n_layers}·W + logits = {(c.n_layers * W + c.d_model * c.vocab_size) / 1e6:,.1f} M; attention adds "
-        f"{2 * c.n_layers * c.n_heads * c.d_head:,} per cached token); without it the cost grows with n, and the "
-        f"whole generation with n². What the cache costs is memory: **{model.cache_bytes(c, 1):,} bytes per token**. "
-        f"Grouped-query attention keeps {c.n_kv_heads} key/value heads instead of {c.n_heads}, a "
-        f"**{c.n_heads // c.n_kv_heads}× smaller cache**: {gqa[k] / 1e6:.2f} MB instead of {mha[k] / 1e6:.2f} MB now, "
-        f"{model.cache_bytes(c, long) / 1e6:,.0f} MB instead of "
-        f"{model.cache_bytes(c, long, n_kv_heads=c.n_heads) / 1e6:,.0f} MB at the model's full context of "
-        f"{long:,} tokens."
-    )
-    numbers(pd.DataFrame({"tokens (n)": ns, "multiply-adds with cache": with_cache,
-                          "multiply-adds without cache": without, "without / with": without / with_cache,
-                          f"cache bytes ({c.n_kv_heads} kv heads)": gqa,
-                          f"cache bytes ({c.n_heads} kv heads)": mha}),
-            label="Numbers: cost and cache size")
+    st.markdown(_(
+        "With the cache, a new token costs about the same at every length (the weights dominate: {layers}·W + "
+        "logits = {base} M; attention adds {per_token} per cached token); without it the cost grows with n, and the "
+        "whole generation with n². What the cache costs is memory: **{per_byte} bytes per token**. Grouped-query "
+        "attention keeps {kv} key/value heads instead of {heads}, a **{ratio}× smaller cache**: {gqa_now} MB instead "
+        "of {mha_now} MB now, {gqa_long} MB instead of {mha_long} MB at the model's full context of {long} tokens."
+    ).format(layers=c.n_layers, base=i18n.number((c.n_layers * W + c.d_model * c.vocab_size) / 1e6, 1),
+             per_token=ints(2 * c.n_layers * c.n_heads * c.d_head), per_byte=ints(model.cache_bytes(c, 1)),
+             kv=c.n_kv_heads, heads=c.n_heads, ratio=c.n_heads // c.n_kv_heads, gqa_now=i18n.number(gqa[k] / 1e6, 2),
+             mha_now=i18n.number(mha[k] / 1e6, 2), gqa_long=ints(round(model.cache_bytes(c, long) / 1e6)),
+             mha_long=ints(round(model.cache_bytes(c, long, n_kv_heads=c.n_heads) / 1e6)), long=ints(long)))
+    numbers(pd.DataFrame({_("tokens (n)"): ns, _("multiply-adds with cache"): with_cache,
+                          _("multiply-adds without cache"): without, _("without / with"): without / with_cache,
+                          _("cache bytes ({n} kv heads)").format(n=c.n_kv_heads): gqa,
+                          _("cache bytes ({n} kv heads)").format(n=c.n_heads): mha}),
+            label=_("Numbers: cost and cache size"))

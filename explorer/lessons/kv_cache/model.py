@@ -34,9 +34,13 @@ import numpy as np
 
 from attention import llama
 from explorer.shell import i18n
+from explorer.shell.i18n import N_, translator
+
+_, _n = translator(__name__)
 
 __all__ = [
-    "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "TEMPERATURES", "TOP_ALTERNATIVES", "URL_PATH",
+    "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "METHOD_LABELS", "TEMPERATURES", "TOP_ALTERNATIVES",
+    "URL_PATH",
     "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows", "link",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
     "run", "sampling_distribution",
@@ -51,6 +55,8 @@ keep readable token labels (the K and V maps are then at most 64 x 64 cells)."""
 MAX_STEPS = 32
 """Generated tokens read back through the cache, at most (one forward pass of one token each)."""
 METHODS = ("greedy", "sample")
+METHOD_LABELS = {"greedy": N_("greedy"), "sample": N_("sample")}
+"""How the page names each method (translated where shown: ``_(METHOD_LABELS[m])``); the link holds the code."""
 TEMPERATURES = (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 1.0, 1.2, 1.5, 2.0)
 TOP_ALTERNATIVES = 5
 DEFAULTS = {"steps": 0, "method": "greedy", "temperature": 0.8, "top_k": 40, "layer": 11, "kv_head": 0}
@@ -125,11 +131,13 @@ class Sampling:
         return {"temperature": float(self.temperature), "top_k": int(self.top_k) or None}
 
     def describe(self) -> str:
-        """``greedy`` or ``sampled: temperature 0.8, top-k 40, seed 0``."""
+        """``greedy`` or ``sampled: temperature 0.8, top-k 40, seed 0``, in the run's language (decimal comma in
+        pt and tr: :func:`explorer.shell.i18n.general`)."""
         if self.is_greedy:
-            return "greedy (the most likely token)"
-        k = f"top-k {self.top_k}" if self.top_k else "whole vocabulary"
-        return f"sampled: temperature {self.temperature:g}, {k}, seed {self.seed}"
+            return _("greedy (the most likely token)")
+        k = _("top-k {k}").format(k=self.top_k) if self.top_k else _("whole vocabulary")
+        return _("sampled: temperature {t}, {k}, seed {seed}").format(t=i18n.general(self.temperature), k=k,
+                                                                     seed=self.seed)
 
 
 @dataclass(frozen=True)

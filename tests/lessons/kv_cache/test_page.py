@@ -126,7 +126,7 @@ def test_every_control_at_its_ends():
     assert at.button(key="kv_next").disabled
     # sampling, every setting at its ends: 32 steps, then the page's limit
     at.radio(key="kv_sampling").set_value("sample").run()
-    for key, value in (("kv_temperature", 0.1), ("kv_temperature", 2.0)):
+    for key, value in (("kv_temperature", "0.1"), ("kv_temperature", "2.0")):  # the codes the link holds
         at.select_slider(key=key).set_value(value).run()
         assert_clean(at)
     for key, value in (("kv_top_k", 0), ("kv_top_k", 49152)):
