@@ -50,8 +50,9 @@ TOOLBARS_JS = """() => {
 
 # Every display formula: its width against its box, whether it scrolls, its font size against the page's text.
 FORMULAS_JS = """() => {
-  const text = Math.max(...[...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')]
-    .map((p) => parseFloat(getComputedStyle(p).fontSize)));  // the body text's size (captions are smaller)
+  const paragraphs = document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p');
+  // the body text's size (captions are smaller)
+  const text = Math.max(...[...paragraphs].map((p) => parseFloat(getComputedStyle(p).fontSize)));
   return [...document.querySelectorAll('.katex-display')].filter((e) => e.getBoundingClientRect().height > 0)
     .map((e) => {
       const cs = getComputedStyle(e);
@@ -59,7 +60,8 @@ FORMULAS_JS = """() => {
       e.scrollLeft = e.scrollWidth;
       const scrolled = e.scrollLeft - before;
       e.scrollLeft = before;
-      return {tex: (e.querySelector('annotation') || {}).textContent?.slice(0, 50), wide: e.scrollWidth > e.clientWidth + 1,
+      return {tex: (e.querySelector('annotation') || {}).textContent?.slice(0, 50),
+              wide: e.scrollWidth > e.clientWidth + 1,
               right: e.getBoundingClientRect().right, overflow: cs.overflowX, scrolled, shadow: cs.backgroundImage,
               font: parseFloat(getComputedStyle(e.querySelector('.katex')).fontSize), text};
     });
