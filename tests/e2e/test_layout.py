@@ -109,6 +109,17 @@ OVERLAPS_JS = """
 }
 """
 
+# Text the page lays out wider than its column (a long word that cannot wrap): the main block's elements whose right
+# edge passes the main block's (a display formula scrolls inside its own box, which is checked, not its content).
+WIDER_JS = """() => {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid="stMainBlockContainer"] :is(p, li, h1, h2, h3, label, button)')]
+    .filter((e) => !e.closest('.katex-display, [data-testid="stDataFrame"], .js-plotly-plot, details:not([open])'))
+    .filter((e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > main.right + 1; })
+    .map((e) => e.innerText.slice(0, 60));
+}"""
+
+
 def _check_pages(st_app, viewport: dict, pages: list[tuple[str, dict]]) -> list[str]:
     st_app.page.set_viewport_size(viewport)
     problems, checked = [], 0
@@ -116,10 +127,14 @@ def _check_pages(st_app, viewport: dict, pages: list[tuple[str, dict]]) -> list[
         name = path or "walkthrough"
         st_app.open(path, params)
         st_app.page.wait_for_timeout(300)  # Plotly relayouts once after the container's width settles
-        st_app.screenshot(f"layout-{viewport['width']}-{name}{'-crowded' if params else ''}")
+        suffix = f"-{params['lang']}" if list(params) == ["lang"] else ("-crowded" if params else "")
+        st_app.screenshot(f"layout-{viewport['width']}-{name}{suffix}")
         if st_app.exceptions():
             problems.append(f"{name}: exception shown: {st_app.exceptions()[0][:200]!r}")
             continue
+        wider = st_app.page.evaluate(WIDER_JS)
+        if wider:
+            problems.append(f"{viewport['width']}px {name} {params}: wider than the screen: {wider[:3]}")
         charts = st_app.page.evaluate(OVERLAPS_JS, SLACK_PX)
         if not charts:
             problems.append(f"{name}: no chart drawn")
@@ -164,3 +179,15 @@ def test_cell_numbers_too_wide_for_a_phone_show_on_a_desktop_only(st_app):
     st_app.page.wait_for_timeout(500)
     phone = [c for c in st_app.page.evaluate(VISIBLE_CELL_TEXT_JS) if c["wide"]]
     assert phone and all(c["width"] < 480 and c["shown"] == 0 for c in phone), phone
+
+
+LANG_PAGES = ["", "multihead", "training"]  # the walkthrough, the widest grids, the longest labels and buttons
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone-390x844", "desktop-1440x900"])
+def test_longer_words_of_portuguese_and_turkish_neither_overlap_nor_cut(st_app, viewport, lang):
+    """Issue 31: three pages in each language, at both widths: the same chart checks as above, and no text wider
+    than the page's column."""
+    problems = _check_pages(st_app, viewport, [(path, {"lang": lang}) for path in LANG_PAGES])
+    assert not problems, "\n".join(problems)
