@@ -127,9 +127,34 @@ def sample_scores(d_k: int, n_keys: int, n_samples: int, seed: int) -> np.ndarra
     n_samples = positive_int(n_samples, "n_samples")
     rng = np.random.default_rng([seed, d_k])
     n_mat = math.ceil(n_samples / n_keys)
-    q = rng.standard_normal((n_mat, n_keys, d_k))
-    k = rng.standard_normal((n_mat, n_keys, d_k))
-    return q @ np.swapaxes(k, -1, -2)  # [m, n, d_k] x [m, d_k, n] -> [m, n, n]
+    step = max(1, SAMPLE_BLOCK_BYTES // (8 * n_keys * d_k))  # matrices per block
+    if step >= n_mat:
+        q = rng.standard_normal((n_mat, n_keys, d_k))
+        k = rng.standard_normal((n_mat, n_keys, d_k))
+        return q @ np.swapaxes(k, -1, -2)  # [m, n, d_k] x [m, d_k, n] -> [m, n, n]
+    # Large d_k: the same draws, a block of matrices at a time (q and k whole would be 2 x 64 MiB at d_k 1024 with
+    # 8192 rows). One pass advances the generator through q and then k, keeping its state at each block's start;
+    # the second draws each block of q and of k from those states (a Generator's normals are drawn in order, so
+    # a block drawn alone is the same numbers as that part of one draw).
+    starts = range(0, n_mat, step)
+    q_states, k_states = [], []
+    for states in (q_states, k_states):
+        for start in starts:
+            states.append(rng.bit_generator.state)
+            rng.standard_normal((min(step, n_mat - start), n_keys, d_k))
+    out = np.empty((n_mat, n_keys, n_keys))
+    for start, q_state, k_state in zip(starts, q_states, k_states, strict=True):
+        size = (min(step, n_mat - start), n_keys, d_k)
+        rng.bit_generator.state = q_state
+        q = rng.standard_normal(size)
+        rng.bit_generator.state = k_state
+        k = rng.standard_normal(size)
+        out[start:start + size[0]] = q @ np.swapaxes(k, -1, -2)
+    return out
+
+
+SAMPLE_BLOCK_BYTES = 4 * 2**20
+""":func:`sample_scores` draws its queries and keys in blocks of at most this many float64 bytes each (4 MiB)."""
 
 
 def saturation_sweep(d_k_values, n_keys: int = 16, n_samples: int = 2048, seed: int = 0) -> SaturationStats:

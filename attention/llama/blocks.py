@@ -39,6 +39,7 @@ __all__ = [
     "rope_hf_to_gguf",
     "silu",
     "swiglu",
+    "row_blocks",
 ]
 
 
@@ -226,3 +227,16 @@ def swiglu(x, W_gate, W_up, W_down) -> np.ndarray:
         )
     hidden = silu(x @ W_gate) * (x @ W_up)  # [..., d_ff]
     return hidden @ W_down  # [..., d_ff] x [d_ff, d_model] -> [..., d_model]
+
+
+ROW_BLOCK_BYTES = 4 * 2**20
+"""The float64 bytes a block of :func:`row_blocks` holds per temporary: 4 MiB (10 rows of a 49152-token vocabulary)."""
+
+
+def row_blocks(n: int, width: int, max_bytes: int | None = None) -> list[slice]:
+    """Slices ``0 .. n`` into consecutive blocks of rows whose float64 ``[rows, width]`` fits in ``max_bytes``
+    (None: :data:`ROW_BLOCK_BYTES`; at least one row a block). A row-wise computation over the vocabulary
+    (log-softmax, KL, top tokens) done block by block gives the same numbers as on the whole array and holds a
+    few MB instead of ``n x width`` floats."""
+    step = max(1, int(ROW_BLOCK_BYTES if max_bytes is None else max_bytes) // (8 * max(1, int(width))))
+    return [slice(start, min(start + step, n)) for start in range(0, n, step)]

@@ -41,12 +41,12 @@ import numpy as np
 # The package's names, not ``.model``'s module: LlamaModel's methods import this module when they are called, so
 # importing .model here would close a cycle. The package has imported .model before this module runs.
 from . import ForwardOutput, LlamaModel
-from .blocks import rms_norm
+from .blocks import rms_norm, row_blocks
 
 __all__ = [
     "Attribution", "KnockoutSweep", "LensTop", "knock_out", "knockout_layer", "knockout_sweep", "log_softmax",
     "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "patch_head_layer", "patch_head_sweep",
-    "patch_residual_block", "patch_residual_sweep",
+    "patch_residual_block", "patch_residual_sweep", "top_k_log_softmax",
 ]
 
 Progress = Callable[[int, int], None]
@@ -196,12 +196,28 @@ def logit_lens_top(model: LlamaModel, ids, k: int = 1, *, run: ForwardOutput | N
     top_p = np.empty((c.n_layers + 1, n, k), np.float32)
     for block in range(c.n_layers + 1):
         logits = model._output.logits(rms_norm(run.residuals[block], model._output_norm, c.rms_eps))  # [n, vocab]
-        logp = log_softmax(logits)  # [n, vocab] float64
-        part = np.argpartition(-logp, k - 1, axis=-1)[:, :k]  # [n, k], unordered
-        order = np.argsort(-np.take_along_axis(logp, part, -1), axis=-1, kind="stable")
-        top_ids[block] = np.take_along_axis(part, order, -1)
-        top_p[block] = np.exp(np.take_along_axis(logp, top_ids[block], -1))
+        top_ids[block], top_p[block] = top_k_log_softmax(logits, k)
     return LensTop(top_ids, top_p)
+
+
+def top_k_log_softmax(logits, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` most likely tokens of each row of ``logits`` ``[n, vocab]``: ``(ids int64 [n, k], probabilities
+    float32 [n, k])``, most likely first (ties: the lower id first), from the float64 :func:`log_softmax`.
+
+    Computed :func:`row_blocks` rows at a time, so no float64 ``[n, vocab]`` is held: the same numbers as on the
+    whole array at once (every step works row by row), a few MB instead of about ``5 n vocab 8`` bytes.
+    """
+    logits = np.asarray(logits)
+    n = logits.shape[0]
+    top_ids = np.empty((n, k), np.int64)
+    top_p = np.empty((n, k), np.float32)
+    for rows in row_blocks(n, logits.shape[-1]):
+        logp = log_softmax(logits[rows])  # [rows, vocab] float64
+        part = np.argpartition(-logp, k - 1, axis=-1)[:, :k]  # [rows, k], unordered
+        order = np.argsort(-np.take_along_axis(logp, part, -1), axis=-1, kind="stable")
+        top_ids[rows] = np.take_along_axis(part, order, -1)
+        top_p[rows] = np.exp(np.take_along_axis(logp, top_ids[rows], -1))
+    return top_ids, top_p
 
 
 # --- direct logit attribution ------------------------------------------------------------------------------

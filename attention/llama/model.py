@@ -624,7 +624,8 @@ class LlamaModel:
         numbers, 3x the cache), ``"mqa"`` (mean-pooled into one: Ainslie et al. 2023) or ``("latent", r)``
         (per layer the rank-``r`` joint factorisation of ``[W_k | W_v]``: a cache of ``r`` floats per token per
         layer; ``r = 384`` reproduces this model). ``variant.config.kv_bytes_per_token`` follows the formula.
-        The variant holds its own float32 ``W_q | W_k | W_v`` (49-119 MB for SmolLM2) and shares the rest.
+        The variant shares every weight: each layer's converted ``W_q | W_k | W_v`` is computed when a pass reaches
+        it and dropped after (the same numbers every pass).
 
         Raises:
             ValueError: an unknown kind, a rank outside ``1 .. 2 n_kv_heads d_head``, a latent model converted again.

@@ -31,11 +31,12 @@ below all train after converting; these are the conversions' first step alone):
 * :func:`generate`: greedy continuation with those options (a windowed cache continues with its window);
   :func:`continue_greedy` continues a pass already made (the prompt is not run twice).
 
-Memory: a variant shares every array of the model except each layer's fused ``W_q | W_k | W_v``, which it holds
-widened in float32 (also from a compact model): ``n_layers * d_model * (n_heads + 2 kv) * d_head * 4`` bytes, for
-SmolLM2-135M 66 MB (``("latent", r)``, any ``r``: the same shape as the model's), 49 MB (``"mqa"``), 119 MB
-(``"mha"``). Build one, measure, drop it; keep none alive between page runs. :func:`latent_basis` keeps the
-right singular vectors of the last two models asked (float32 ``[n_layers, 384, 384]``, 17.7 MB for SmolLM2).
+Memory: a variant shares every array of the model; each layer's converted ``W_q | W_k | W_v`` is computed from the
+model's own when a pass reaches that layer (the same numbers each time) and dropped after it, so a variant holds
+no weights of its own and a pass one layer's converted matrix at a time (float32 ``d_model * (n_heads + 2 kv) *
+d_head * 4`` bytes: for SmolLM2-135M 4.0 MB for ``"mha"``, 1.6 MB for ``"mqa"``, 2.2 MB for ``("latent", r)``; a
+whole converted set would be 119, 49 and 66 MB). :func:`latent_basis` keeps the right singular vectors of the last
+two models asked (float32 ``[n_layers, 384, 384]``, 17.7 MB for SmolLM2).
 """
 
 from __future__ import annotations
@@ -48,9 +49,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import scaled_dot_product_attention
-from .blocks import apply_rope, rms_norm, rope_angles
+from .blocks import apply_rope, rms_norm, rope_angles, row_blocks
 from .sampling import sample_next
-from .weights import _Dense
 
 __all__ = ["KV_VARIANTS", "Agreement", "compare", "continue_greedy", "converted_config", "generate", "kl_divergence",
            "kv_variant", "latent_basis", "next_token_losses", "perplexity", "renumbered_logits", "score_start",
@@ -108,10 +108,13 @@ def next_token_losses(logits, ids) -> np.ndarray:
                          f"{list(ids.shape)}")
     if not np.isfinite(logits).all():
         raise ValueError("logits have NaN or infinite values")
-    z = logits[:-1].astype(np.float64)  # [n - 1, vocab]
-    top = z.max(axis=1)
-    log_norm = top + np.log(np.exp(z - top[:, None]).sum(axis=1))  # logsumexp, [n - 1]
-    return log_norm - z[np.arange(len(z)), ids[1:]]
+    m = logits.shape[0] - 1
+    log_norm = np.empty(m)  # logsumexp per row, float64 [n - 1], a few rows at a time (no float64 [n - 1, vocab])
+    for rows in row_blocks(m, logits.shape[1]):
+        z = logits[rows].astype(np.float64)  # [rows, vocab]
+        top = z.max(axis=1)
+        log_norm[rows] = top + np.log(np.exp(z - top[:, None]).sum(axis=1))
+    return log_norm - logits[np.arange(m), ids[1:]].astype(np.float64)
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -130,8 +133,11 @@ def kl_divergence(reference_logits, logits) -> np.ndarray:
     if p_log.shape != q_log.shape or p_log.ndim != 2 or not (np.isfinite(p_log).all() and np.isfinite(q_log).all()):
         raise ValueError(f"reference_logits and logits must be finite [m, vocab] of one shape, got "
                          f"{list(p_log.shape)} and {list(q_log.shape)}")
-    p_log, q_log = _log_softmax(p_log), _log_softmax(q_log)
-    return np.maximum((np.exp(p_log) * (p_log - q_log)).sum(axis=-1), 0.0)  # rounding can dip below 0
+    out = np.empty(p_log.shape[0])
+    for rows in row_blocks(p_log.shape[0], p_log.shape[1]):  # a few rows at a time: no float64 [m, vocab] held
+        p_rows, q_rows = _log_softmax(p_log[rows]), _log_softmax(q_log[rows])
+        out[rows] = (np.exp(p_rows) * (p_rows - q_rows)).sum(axis=-1)
+    return np.maximum(out, 0.0)  # rounding can dip below 0
 
 
 @dataclass(frozen=True)
@@ -222,12 +228,13 @@ def latent_basis(model) -> np.ndarray:
     if c.kv_latent_rank is not None:
         raise ValueError("this model is already a latent variant: convert the original model")
     H, dh = c.n_heads, c.d_head
-    out = []
-    for layer in model._layers:
+    width = 2 * c.n_kv_heads * dh
+    out = np.empty((c.n_layers, width, width), np.float32)  # filled a layer at a time (no float64 stack of all)
+    for index, layer in enumerate(model._layers):
         W_kv = layer.qkv.widen()[:, H * dh:].astype(np.float64)  # [d_model, 2 kv dh]
         eigenvalues, vectors = np.linalg.eigh(W_kv.T @ W_kv)  # ascending
-        out.append(vectors[:, ::-1])  # [2 kv dh, 2 kv dh], by decreasing singular value
-    return np.stack(out).astype(np.float32)
+        out[index] = vectors[:, ::-1]  # [2 kv dh, 2 kv dh], by decreasing singular value
+    return out
 
 
 def singular_values(model) -> np.ndarray:
@@ -253,6 +260,25 @@ def _converted_qkv(model, W: np.ndarray, kind: str, rank: int | None, basis: np.
         W_kv = (W_kv @ V_r) @ V_r.T  # A = W_kv V_r: [d, r] (the latent's projection); B = V_r^T: [r, 2 kv dh]
         W_k, W_v = W_kv[:, :KV * dh], W_kv[:, KV * dh:]
     return np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1), dtype=np.float32)
+
+
+class _ConvertedQKV:
+    """One layer's converted ``W_q | W_k | W_v``, computed from the model's own when a pass asks for it
+    (:func:`_converted_qkv` on ``source.widen()``, the same numbers every time) and not kept: the variant holds no
+    weights of its own, a pass holds one layer's converted matrix at a time (4 MB for SmolLM2's MHA)."""
+
+    def __init__(self, model, source, kind: str, rank: int | None, basis: np.ndarray | None):
+        self._model, self._source, self._kind, self._rank, self._basis = model, source, kind, rank, basis
+        c = converted_config(model.config, kind if kind != "latent" else (kind, rank))
+        self.shape = (source.shape[0], (c.n_heads + 2 * c.n_kv_heads) * c.d_head)
+
+    def widen(self, scratch: dict | None = None) -> np.ndarray:
+        """The converted float32 ``[d_model, (H + 2 kv') dh]``, C-contiguous (a new array each call)."""
+        return _converted_qkv(self._model, self._source.widen(), self._kind, self._rank, self._basis)
+
+    @property
+    def nbytes(self) -> int:
+        return 0  # nothing of its own: the source is the model's, the basis is latent_basis's (shared)
 
 
 def converted_config(config, kind):
@@ -290,8 +316,8 @@ def kv_variant(model, kind):
     basis = latent_basis(model) if kind == "latent" else None
     layers = []
     for index, layer in enumerate(model._layers):
-        W = _converted_qkv(model, layer.qkv.widen(), kind, rank, None if basis is None else basis[index])
-        layers.append(dataclasses.replace(layer, qkv=_Dense(W)))
+        qkv = _ConvertedQKV(model, layer.qkv, kind, rank, None if basis is None else basis[index])
+        layers.append(dataclasses.replace(layer, qkv=qkv))
     return type(model)(config, layers, model._embedding, model._output, model._output_norm, model.tokenizer,
                        model.weights_mode, model.path, model.chat_template)
 

@@ -5,8 +5,9 @@ passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.real_mod
 64-token prompt limit: :func:`summary` 20 kB (270 masses, one head's 64 x 64 map), :func:`first_token`,
 :func:`shift` and :func:`stream` under 2 kB, :func:`measured` 0.3 kB each; :func:`reference` (the model's own
 logits, ``[64, 49152]`` float32 = 12.6 MB, held once in memory by ``st.cache_resource``, never copied) keeps the 2
-most recent prompts. So the lesson's caches stay under about 30 MB besides the model; a variant model (49-119 MB of
-its own, :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
+most recent prompts. So the lesson's caches stay under about 30 MB besides the model; a variant model (no weights of
+its own: one layer's converted matrix, up to 4 MB, while a pass runs; :mod:`attention.llama.variants`) lives only
+while one row of the sweep is measured.
 
 The sweep over every cache variant (:func:`sweep`) is one cached measurement per variant, run in a loop under a
 progress bar: a prompt already measured costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
@@ -97,8 +98,8 @@ def variant_label(config: llama.LlamaConfig, variant: model.CacheVariant) -> str
 
 REFERENCE_MAX_ENTRIES = 2
 _ONE_VARIANT = threading.Lock()
-"""Held while a row of the sweep is measured: at most one converted model (up to 119 MB) alive in the process,
-however many sessions measure at once (the others wait for it)."""
+"""Held while a row of the sweep is measured: at most one converted model's pass (its logits and one layer's
+converted matrix) alive in the process, however many sessions measure at once (the others wait for it)."""
 
 
 # --- cached computations -------------------------------------------------------------------------------------

@@ -413,7 +413,7 @@ class Measured:
 def measure(model: llama.LlamaModel, ids, variant: CacheVariant, reference: np.ndarray, score_from: int) -> Measured:
     """Convert (or window) the model as ``variant`` says, run ``ids`` once and compare with ``reference``
     (:func:`reference_logits`) over query positions ``score_from .. n - 2``. The converted model is dropped on return
-    (it holds 49-119 MB of its own: :mod:`attention.llama.variants`)."""
+    (it holds no weights of its own, a pass one layer's converted matrix: :mod:`attention.llama.variants`)."""
     ids = list(ids)
     n, c = len(ids), model.config
     if variant.kind is not None:
