@@ -197,6 +197,7 @@ def module_state_changed_by_functions(path: Path) -> set[str]:
     return changed & module_names
 
 
+@pytest.mark.slow
 def test_no_module_state_is_shared_by_learners_beyond_per_process_bookkeeping():
     found = {}
     for path in sorted([*ROOT.glob("attention/**/*.py"), *ROOT.glob("explorer/**/*.py")]):

@@ -18,6 +18,7 @@ def _tool():
     return module
 
 
+@pytest.mark.slow
 def test_every_message_is_in_both_catalogues_translated_and_not_fuzzy():
     """A message added to the code and not extracted, an empty or fuzzy translation, or a translation that drops
     or renames a {placeholder} fails here, with the command that fixes it."""
@@ -84,6 +85,7 @@ def test_languages_domains_and_the_browsers_locale():
         i18n.activate("de")
 
 
+@pytest.mark.slow
 def test_the_language_is_in_the_link_and_keeps_every_other_control():
     at = app_at("walkthrough", query={"lang": "pt", "seed": "9", "d_k": "8"})
     assert not at.exception

@@ -96,6 +96,7 @@ def test_the_graph_is_read():
     assert "explorer.shell.settings" in graph["explorer.shell.controls"]
 
 
+@pytest.mark.slow
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -116,6 +117,7 @@ def test_core_imports_no_app_code(name):
     assert not imported & {"explorer", "streamlit", "plotly", "pandas"}, (name, imported)
 
 
+@pytest.mark.slow
 def test_lessons_do_not_import_each_other_except_for_links():
     """A lesson's files are its own: another lesson's ``model`` may be imported only for its ``link``."""
     graph = import_graph()
@@ -192,6 +194,7 @@ def test_charts_names_used_are_read():
         (causal / "draw.py").read_text(encoding="utf-8"))}  # charts.heatmap(…)
 
 
+@pytest.mark.slow
 def test_lessons_use_only_the_public_charts_api():
     """A lesson takes from :mod:`explorer.shell.charts` only names of its ``__all__`` (the builders, the public
     geometry and colours), never a module of the package nor its inside (paddings, private helpers)."""

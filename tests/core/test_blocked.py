@@ -266,6 +266,7 @@ def test_errors():
 # memory: the online path never holds n x n
 
 
+@pytest.mark.slow
 def test_online_path_never_holds_n_by_n():
     """n = 16384, d_head = 64, one head, float32: peak traced memory far below the 1 GiB score matrix.
 

@@ -183,6 +183,7 @@ def test_sdpa_float_mask_is_added():
     np.testing.assert_allclose(w, softmax(q @ k.T / math.sqrt(2) + bias), atol=1e-15)
 
 
+@pytest.mark.slow
 @FAST
 @given(qkv(), st.data())
 def test_sdpa_unmasked_rows_sum_to_one_and_masked_rows_are_zero(arrays, data):

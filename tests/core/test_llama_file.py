@@ -62,6 +62,7 @@ def _no_network(monkeypatch) -> list:
     return attempts
 
 
+@pytest.mark.slow
 def test_nothing_installed_offline_is_one_clear_error_without_waiting(nowhere, monkeypatch):
     """Offline (HF_HUB_OFFLINE), nothing is even probed: no wait on the network (checked by what is called, not
     by a clock)."""

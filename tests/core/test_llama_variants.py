@@ -83,6 +83,7 @@ def test_mqa_is_the_mean_of_the_key_value_heads(tiny, ids):
     assert mqa._layers[0].gate_up is tiny._layers[0].gate_up and mqa._embedding is tiny._embedding
 
 
+@pytest.mark.slow
 def test_full_rank_latent_is_the_original_and_lower_ranks_are_the_best_approximation(tiny, ids):
     c = tiny.config
     width = 2 * c.n_kv_heads * c.d_head

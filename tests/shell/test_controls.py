@@ -26,6 +26,7 @@ def test_token_picker_follows_a_new_sentence():
     assert not at.warning, [w.value for w in at.warning]
 
 
+@pytest.mark.slow
 def test_token_picker_warns_about_a_label_the_sentence_does_not_have():
     at = app_at("walkthrough", query={"walk_query": "dog (9)"})
     assert_clean(at)

@@ -4,9 +4,12 @@ last ends with it, pointing at the next one, is checked where every page is rend
 
 from __future__ import annotations
 
+import pytest
+
 from tests.apptest_utils import app_at
 
 
+@pytest.mark.slow
 def test_the_link_speaks_the_runs_language():
     at = app_at("walkthrough", query={"lang": "pt"})
     (link,) = [e.proto for e in at.main.get("page_link")]

@@ -84,6 +84,7 @@ def test_query_link_holds_the_label_and_opens_without_a_warning():
     assert at.selectbox(key="causal_query").value == "The (0)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("t, n_pad", [(5, 0), (2, 3), (2, 6), (0, 5)])
 def test_no_peeking_claims_nothing_when_nothing_could_leak(t, n_pad):
     """t at the end, or every token after t padded: an unchanged causal output is no evidence of the mask."""
@@ -93,6 +94,7 @@ def test_no_peeking_claims_nothing_when_nothing_could_leak(t, n_pad):
     assert any("shows nothing here" in i.value for i in at.info), [i.value for i in at.info]
 
 
+@pytest.mark.slow
 def test_no_peeking_verdict_when_the_mask_is_tested():
     at = app_at(PAGE, query={"causal_t": "2", "causal_padding": "2"})  # tokens 3 and 4 replaced, not padded
     assert_clean(at)
@@ -111,6 +113,7 @@ def test_t_at_both_ends(t):
         assert any("nothing was replaced" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_bad_link_value_warns():
     at = app_at(PAGE, query={"causal_t": "99", "causal_padding": "x"})
     assert not at.exception
@@ -145,6 +148,7 @@ def test_empty_sentence_prompts_and_markup_is_escaped():
     assert ticks[0].startswith("&lt;") and "<b>" not in "".join(ticks)
 
 
+@pytest.mark.slow
 def test_one_token_asks_for_a_longer_sentence_not_an_impossible_move():
     at = app_at("causal", session={"sentence": "a"})
     assert_clean(at)

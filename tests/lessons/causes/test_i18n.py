@@ -213,6 +213,7 @@ def test_the_charts_words_keep_their_letters():
     assert D.statistic_formula(M.STATISTICS["off_sink"]) == M.STATISTICS["off_sink"].formula
 
 
+@pytest.mark.slow
 def test_every_message_of_the_lesson_is_translated():
     from tools import i18n as tool
 

@@ -148,6 +148,7 @@ def test_presets_and_links_work_in_the_language(lang):
     assert english_left(app_at("lookup", query={"lookup_qy": "abc"}), at) == []
 
 
+@pytest.mark.slow
 def test_changing_the_language_keeps_the_query_and_the_sharpness():
     at = app_at("lookup", query={"lookup_qx": "-1.88", "lookup_qy": "-0.68", "lookup_sharpness": "3"})
     before = soft_weights(at)

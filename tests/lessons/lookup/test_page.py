@@ -138,6 +138,7 @@ def test_editing_the_table_changes_the_result_and_bad_edits_keep_the_last_valid(
     np.testing.assert_allclose(soft_weights(at), before)
 
 
+@pytest.mark.slow
 def test_link_values_are_used_and_bad_ones_warn():
     at = app_at("lookup", query={"lookup_qx": "-1.88", "lookup_qy": "abc", "lookup_sharpness": "1e+06"})
     assert not at.exception

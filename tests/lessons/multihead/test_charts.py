@@ -151,6 +151,7 @@ def test_head_grid_masks_escapes_and_text():
     assert heatmaps(M.head_weights_grid(weights(2, 12), [str(i) for i in range(12)], [0, 1]))[0].texttemplate is None
 
 
+@pytest.mark.slow
 def test_head_grid_large_is_light():
     n, h = 64, 16
     fig = M.head_weights_grid(weights(h, n), [f"w{i} ({i})" for i in range(n)], list(range(h)))

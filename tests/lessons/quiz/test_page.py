@@ -197,6 +197,7 @@ def test_growth_link_opens_the_scaling_page_without_a_warning(n_tokens):
     assert page.slider(key="scale_n_keys").value == int(params["scale_n_keys"])
 
 
+@pytest.mark.slow
 def test_score_is_kept_across_pages_and_reset(at):
     answer_choice(at, "qk", quiz.QK.answer)
     answer_choice(at, "cost", "linear")
@@ -208,6 +209,7 @@ def test_score_is_kept_across_pages_and_reset(at):
     assert score(at) == "### Score: 0 / 0" and feedback(at) == ([], [])
 
 
+@pytest.mark.slow
 def test_changed_settings_keep_the_reveal_and_say_so():
     at = app_at("quiz")
     at.selectbox(key="quiz_topkey_answer").set_value(0)

@@ -49,6 +49,7 @@ def grid_sweep(n_keys: int, seed: int = 0) -> A.SaturationStats:
     return _SWEEPS[n_keys, seed]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n_keys", "seed"), [(2, 0), (6, 0), (6, 1), (8, 0)])
 def test_unscaled_saturates_monotonically(n_keys, seed):
     s = grid_sweep(n_keys, seed)
@@ -59,6 +60,7 @@ def test_unscaled_saturates_monotonically(n_keys, seed):
     assert s.jacobian_norm_unscaled[-1] < 0.25 * s.jacobian_norm_scaled[-1]  # towards 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_keys", [2, 6, 16, 32])
 def test_scaled_stays_in_a_narrow_band(n_keys):
     """Scaled: within 6% of the d_k = 1024 value from d_k = 4 on, within 20% even at d_k = 1

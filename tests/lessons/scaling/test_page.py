@@ -48,6 +48,7 @@ def curve_point(fig, panel: int, series: str, d_k: int) -> float:
     return float(arr(traces[panel]["y"])[list(arr(traces[panel]["x"])).index(d_k)])
 
 
+@pytest.mark.slow
 def test_defaults(golden):
     at = app_at("scaling")
     figs = assert_finite_page(at)
@@ -104,6 +105,7 @@ def test_a_link_presets_the_page():
     assert f"{now.raw_var:.3f}" in figs["scale_fig_hist"]["data"][0]["name"]
 
 
+@pytest.mark.slow
 def test_the_lessons_own_link_opens_without_a_warning():
     """A link from ``S.link`` (what the quiz builds) holds values the page accepts, even from out-of-range input."""
     query = dict(parse_qsl(urlsplit(S.link(d_k=100, n_keys=40, seed=3)).query))
@@ -117,6 +119,7 @@ def test_the_lessons_own_link_opens_without_a_warning():
     assert "d_k = 128" in verdict(at)
 
 
+@pytest.mark.slow
 def test_bad_link_values_warn_and_fall_back_to_defaults():
     at = app_at("scaling", query={"scale_d_k": "100", "scale_n_keys": "999", "scale_samples": "7",
                                      "scale_temperature": "abc", "scale_seed": "-1"})

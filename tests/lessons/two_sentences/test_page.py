@@ -12,6 +12,7 @@ def z(at, key):
     return np.array(figures(at)[key]["data"][0]["z"], dtype=float)
 
 
+@pytest.mark.slow
 def test_defaults_compare_cat_and_dog_with_shared_words_marked():
     at = app_at(PAGE)
     assert_clean(at)
@@ -30,6 +31,7 @@ def test_defaults_compare_cat_and_dog_with_shared_words_marked():
     assert any("Shuffle the words" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_same_sentence_twice_gives_exactly_zero():
     at = app_at(PAGE, query={"two_sentence": "The cat sat on the mat"})
     assert_clean(at)

@@ -129,6 +129,7 @@ def test_the_input_link_holds_a_code_and_old_links_still_open(lang, golden):
     assert z(at, "walk_fig_weights").shape == (6, 6)
 
 
+@pytest.mark.slow
 def test_changing_the_language_keeps_the_pages_controls():
     at = app_at(query={"walk_input": "lesson", "walk_scale": "false", "walk_init": "unit-variance"})
     before = z(at, "walk_fig_weights")

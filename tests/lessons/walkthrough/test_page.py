@@ -63,6 +63,7 @@ def test_defaults_reproduce_lesson_sentence_example(golden):
     np.testing.assert_allclose(out, golden["sentence_example"]["expected"]["output"], rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_lesson_example_equals_golden(golden):
     at = app_at(session={"walk_input": "lesson"})
     assert_clean(at)
@@ -100,6 +101,7 @@ def test_restore_button_brings_back_the_lesson_values(golden):
                                atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", [{"seed": "abc"}, {"d_model": "-3"}, {"d_k": "100000"},
                                    {"embedding": "zzz", "positional": "maybe"}])
 def test_bad_link_values_warn_and_use_defaults(query, golden):
@@ -111,6 +113,7 @@ def test_bad_link_values_warn_and_use_defaults(query, golden):
     np.testing.assert_allclose(weights_z(at), golden["sentence_example"]["expected"]["attention_weights"], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_good_link_values_are_used_without_warning():
     at = app_at(query={"seed": "7", "d_model": "16", "d_k": "8", "sentence": "a b c"})
     assert not at.warning
@@ -119,6 +122,7 @@ def test_good_link_values_are_used_without_warning():
     assert at.session_state["seed"] == 7 and at.session_state["d_model"] == 16
 
 
+@pytest.mark.slow
 def test_empty_sentence_prompts():
     at = app_at(session={"sentence": "   "})
     assert not at.exception
@@ -134,6 +138,7 @@ def test_long_sentence_is_truncated_with_a_note():
     assert weights_z(at).shape == (64, 64)
 
 
+@pytest.mark.slow
 def test_markup_tokens_are_escaped_in_charts():
     at = app_at(session={"sentence": "<b>bold</b> & \"q\""})
     assert_clean(at)
@@ -144,6 +149,7 @@ def test_markup_tokens_are_escaped_in_charts():
     assert "&lt;" in ticks[0] and "<" not in "".join(ticks)
 
 
+@pytest.mark.slow
 def test_repeated_tokens_stay_distinct_rows():
     at = app_at()
     fig = figures(at)["walk_fig_weights"]
