@@ -83,7 +83,8 @@ def _moves(at) -> list[tuple[str, str, object]]:
             moves.append(("selectbox", w.key, len(w.options) - 1 if w.index != len(w.options) - 1 else 0))
     for w in main.select_slider:
         if len(w.options) > 1:
-            moves.append(("select_slider", w.key, option_value(w.options[0])))
+            first = w.options[0]  # a label; a control whose values are codes (strings) takes the code (= label in en)
+            moves.append(("select_slider", w.key, first if isinstance(w.value, str) else option_value(first)))
     for w in main.toggle:
         moves.append(("toggle", w.key, not w.value))
     return moves
