@@ -22,7 +22,7 @@ Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.
 cache is bounded three ways (measured sizes: BENCHMARKS.md, "Memory soak"):
 
 - by count: ``max_entries`` per function, sized from its measured entry size at the largest
-  settings (a section replays at most 3.6 MiB; the multi-head scenario at 512 heads is 43 MiB);
+  settings (a section replays at most 3.6 MiB; the multi-head scenario at 512 heads is 26 MiB);
 - by size: ``server.maxCacheDataSize`` in ``.streamlit/config.toml``, Streamlit's one LRU byte
   budget over every ``st.cache_data`` entry of the process;
 - by time: an entry expires :data:`TTL_SECONDS` after it was stored, and when no script has run

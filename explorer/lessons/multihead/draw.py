@@ -45,7 +45,7 @@ LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (insp
 Window = tuple[int, int]  # heads first … last + 1 shown in the grids
 
 
-@cached(max_entries=3)  # 43 MiB an entry at 512 heads and 64 tokens: a few learners' current settings
+@cached(max_entries=3)  # 26 MiB an entry at 512 heads and 64 tokens: a few learners' current settings
 def scenario(mh: MultiHead) -> smh.MultiHeadScenario:
     """:func:`~explorer.lessons.multihead.model.multihead_scenario` for ``mh``, cached."""
     return smh.multihead_scenario(mh.settings, mh.n_heads, mh.seed, mh.is_causal)

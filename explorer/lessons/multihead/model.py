@@ -216,6 +216,31 @@ class MultiHead:
 
 
 @dataclass(frozen=True)
+class HeadSteps:
+    """The intermediates of :meth:`attention.MultiHeadAttention.steps` that the page draws (float64).
+
+    The scaled scores ``[n_heads, n, n]`` are left out: the page never draws them, and at 512 heads and 64 tokens
+    they are 16 MiB of every cached scenario (BENCHMARKS.md, "Memory soak").
+
+    Attributes:
+        weights: per-head attention weights ``[n_heads, n, n]``.
+        head_outputs: ``[n_heads, n, d_head]``.
+        concat: heads merged back, ``[n, d_model]``.
+        output: ``concat @ W_o`` ``[n, d_model]``.
+    """
+
+    weights: np.ndarray
+    head_outputs: np.ndarray
+    concat: np.ndarray
+    output: np.ndarray
+
+    @property
+    def mean_weights(self) -> np.ndarray:
+        """Weights averaged over heads ``[n, n]`` (``nn.MultiheadAttention``'s default return)."""
+        return self.weights.mean(axis=-3)
+
+
+@dataclass(frozen=True)
 class MultiHeadScenario:
     """Everything the multi-head page draws, for one setting of its controls.
 
@@ -223,7 +248,7 @@ class MultiHeadScenario:
         tokens: the sentence's tokens (``n`` of them).
         X: embeddings ``[n, d_model]`` (the sidebar's).
         W_q, W_k, W_v, W_o: ``[d_model, d_model]`` from ``MultiHeadAttention(d_model, n_heads, seed)``.
-        result: :class:`attention.MultiHeadSteps` (vectorised; every intermediate).
+        result: :class:`HeadSteps`, the vectorised layer's intermediates the page draws.
         mask: the causal mask ``[n, n]`` (``True`` = may attend) or ``None``.
         row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
         head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
@@ -241,7 +266,7 @@ class MultiHeadScenario:
     n_heads: int
     seed: int
     is_causal: bool
-    result: A.MultiHeadSteps
+    result: HeadSteps
     mask: np.ndarray | None
     row_entropy: np.ndarray
     head_entropy: np.ndarray
@@ -285,8 +310,12 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
     X = settings.X  # [n, d_model]
     d_model = settings.d_model
     layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
-    r = layer.steps(X, is_causal=is_causal)
+    steps = layer.steps(X, is_causal=is_causal)
+    r = HeadSteps(weights=steps.weights, head_outputs=steps.head_outputs, concat=steps.concat, output=steps.output)
+    del steps  # its scaled scores and projections (16 MiB at 512 heads x 64 tokens) go before the loop runs
     loop_out, loop_w, _ = per_head_loop(X, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads, is_causal)
+    max_diff_weights = float(np.abs(r.weights - loop_w).max())
+    del loop_w
     row_h = A.entropy(r.weights)  # [n_heads, n]
     n = settings.n
     return MultiHeadScenario(
@@ -297,5 +326,5 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
         loop_output=loop_out,
         max_diff_output=float(np.abs(r.output - loop_out).max()),
-        max_diff_weights=float(np.abs(r.weights - loop_w).max()),
+        max_diff_weights=max_diff_weights,
     )
