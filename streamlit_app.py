@@ -34,6 +34,9 @@ nav[_(first.group)].append(hidden_first)
 page = st.navigation(nav)
 started = time.perf_counter()
 controls.sidebar_controls()
+with st.sidebar:  # last in the sidebar (it takes no room there): a tap on a chart opens the cell tapped, see the file
+    st.html("<script>" + (Path(__file__).parent / "explorer" / "shell" / "touch_tap.js").read_text() + "</script>",
+            unsafe_allow_javascript=True)
 link_warnings = st.container()  # on top of the page: the link's bad values from earlier runs
 page.run()
 here = 0 if page is hidden_first else next((i for i, p in enumerate(pages) if p is page), None)

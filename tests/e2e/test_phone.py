@@ -1,4 +1,5 @@
-"""A phone (390×844, touch): no toolbar covers a chart's title or the text above it; wide formulas say they scroll.
+"""A phone (390×844, touch): no toolbar covers a chart's title or the text above it; wide formulas say they scroll;
+the first tap on a head opens that head.
 
 Issue 30. On a touch screen there is no hover, so what a mouse shows on hover is shown all the time: Plotly's mode
 bar (it sat on every chart's title and legend) and Streamlit's element toolbar (search, download, full screen:
@@ -110,3 +111,21 @@ def test_a_formula_wider_than_a_phone_scrolls_and_shows_it(phone, path):
             assert f["shadow"].count("radial-gradient") == 2, f  # and a shadow says there is more
     if path == "scaling":
         assert any(f["wide"] for f in formulas), formulas  # the saturation page's formulas are wider than a phone
+
+
+def test_the_first_tap_on_a_head_opens_that_head(phone):
+    """Plotly builds a click's points from the last hover, and a finger gives no hover: without
+    ``explorer/shell/touch_tap.js`` the first tap on "Every head at a glance" opened nothing and each later tap the
+    head tapped before it. Every tap, the first included, opens the head under the finger."""
+    phone.open("real-model")
+    phone.page.wait_for_timeout(1500)
+    for layer, head in ((3, 5), (12, 8), (7, 1)):
+        old, runs = phone.z_signature("rm_fig_head"), phone.runs()
+        point = phone.cell_point("rm_grid", layer, head)
+        phone.page.touchscreen.tap(point["x"], point["y"])
+        phone.wait_chart_changed("rm_fig_head", old)
+        phone.settle(runs)
+        title = phone.page.locator("h2").filter(has_text="One head up close").first.inner_text()
+        assert title == f"One head up close: layer {layer}, head {head}", title
+        assert f"rm_layer={layer}" in phone.page.url and f"rm_head={head}" in phone.page.url, phone.page.url
+    assert not phone.exceptions()
