@@ -265,7 +265,7 @@ def main() -> None:
                 tabs.append(Tab(context, base, lesson, PLAN[lesson.name], args.run_timeout))
                 result["lessons"].append(lesson.name)
                 print(f"opened {lesson.name} at the largest settings in {time.perf_counter() - t0:.1f} s: "
-                      f"server {rss_mb(proc.pid):.0f} MiB", flush=True)
+                      f"server {rss_mb(proc.pid):.0f} MiB, peak {hwm_mb(proc.pid):.0f} MiB", flush=True)
             result["after_open_mb"] = rss_mb(proc.pid)
             result["after_open_hwm_mb"] = hwm_mb(proc.pid)
             result["load"].append(os.getloadavg())

@@ -101,8 +101,10 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
             gate_up=_read_linear(file, [p + "ffn_gate.weight", p + "ffn_up.weight"], compact),
             down=_read_linear(file, [p + "ffn_down.weight"], compact),
         ))
+        gguf_file.release_pages(file.data)  # the layer's file pages: the model holds its own copy
     embedding = _Embedding(file, "token_embd.weight", compact)
     output = _Embedding(file, "output.weight", compact) if "output.weight" in file.tensors else embedding
+    gguf_file.release_pages(file.data)
     return LlamaModel(config, layers, embedding, output, vector("output_norm.weight"),
                       ByteLevelBPE(tokenizer, tokens, types, config.max_tokens),
                       mode, Path(path), metadata.get("tokenizer.chat_template"))

@@ -124,6 +124,13 @@ def _q8_0_codes(raw: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np
     return codes.reshape(n_out, n_in), d
 
 
+def _q8_0_widen(codes: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Q8_0 rows as float32: codes ``int8 [r, n]`` times their block's scale ``d [r, n/32]`` (ggml's ``q * d``)."""
+    out = codes.astype(np.float32)
+    out.reshape(len(out), d.shape[1], 32)[...] *= d[:, :, None]  # q * d per block of 32
+    return out
+
+
 def _read_linear(file: gguf_file.GGUFFile, names: list[str], compact: bool):
     """The file's ``[out, in]`` matrices ``names``, fused side by side as one ``W [in, sum(out)]``.
 
@@ -164,12 +171,15 @@ class _Embedding:
         info = file.tensor(name)
         self.shape = info.shape  # [vocab, d_model]
         self.codes = self.d = self.ET = None
-        if info.ggml_type == _Q8_0:
-            codes, d = _q8_0_codes(file.raw(name), info.shape)
-            if compact:
-                self.codes, self.d = codes, d
-            else:  # ggml's q * d, with the blocks along axis 0 of the transposes
-                self.ET = _BlockCodes(np.ascontiguousarray(codes.T), np.ascontiguousarray(d.T), None).widen()
+        if info.ggml_type == _Q8_0 and compact:
+            self.codes, self.d = _q8_0_codes(file.raw(name), info.shape)
+        elif info.ggml_type == _Q8_0:  # ggml's q * d, :attr:`CHUNK` rows at a time (no full-size temporaries)
+            raw, (n_vocab, d_model) = file.raw(name), info.shape
+            self.ET = np.empty((d_model, n_vocab), dtype=np.float32)
+            for start in range(0, n_vocab, self.CHUNK):
+                rows = slice(start, min(start + self.CHUNK, n_vocab))
+                self.ET[:, rows] = _q8_0_widen(*_q8_0_codes(raw[rows], (rows.stop - start, d_model))).T
+                gguf_file.release_pages(file.data)  # the chunk's file pages
         else:
             self.ET = np.ascontiguousarray(gguf_file.dequantize(file, name).T)
 
@@ -178,10 +188,7 @@ class _Embedding:
         return self.ET.nbytes if self.ET is not None else self.codes.nbytes + self.d.nbytes
 
     def _widen_rows(self, rows) -> np.ndarray:
-        codes, d = self.codes[rows], self.d[rows]  # [r, d_model] int8, [r, d_model/32]
-        out = codes.astype(np.float32)
-        out.reshape(len(out), d.shape[1], 32)[...] *= d[:, :, None]  # q * d per block of 32
-        return out
+        return _q8_0_widen(self.codes[rows], self.d[rows])
 
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """``E[ids]``: ``[n] -> [n, d_model]`` float32 (a copy)."""
