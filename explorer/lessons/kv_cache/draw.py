@@ -240,15 +240,13 @@ def generation(_model: llama.LlamaModel, run: model.Run) -> None:
 
 @dataclass(frozen=True)
 class CacheView:
-    """What :func:`cache_view` draws for one layer and key/value head (:func:`cache_view_data`).
+    """What :func:`cache_view` draws for one layer and key/value head (:func:`cache_view_data`): the cache alone.
 
     Attributes:
         labels: one readable label per cached token (``rm.labels``), ``n`` of them.
         keys, values: float32 ``[n, d_head]``: the cache's K (after RoPE) and V of the layer and key/value head.
         heads: the query heads that read this key/value head (the model's own head numbers).
-        cached_rows, full_rows: float32 ``[len(heads), n]``: the newest query's attention weights, from the cached
-            step and from one full forward pass over the whole sequence (the door's cached one).
-        difference_all: ``max |cached - full|`` over every layer and head.
+        cached_rows: float32 ``[len(heads), n]``: the newest query's attention weights from the cached step.
     """
 
     labels: tuple[str, ...]
@@ -256,25 +254,44 @@ class CacheView:
     values: np.ndarray
     heads: tuple[int, ...]
     cached_rows: np.ndarray
+
+
+@dataclass(frozen=True)
+class FullPass:
+    """What :func:`cache_comparison` adds to the cache (:func:`full_pass_data`): the full recomputation.
+
+    Attributes:
+        full_rows: float32 ``[len(heads), n]``: the newest query's attention weights from one full forward pass
+            over the whole sequence (the door's cached one), for the heads of :attr:`CacheView.heads`.
+        difference_all: ``max |cached - full|`` over every layer and head.
+    """
+
     full_rows: np.ndarray
     difference_all: float
 
 
 @cached(max_entries=32)
 def cache_view_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int) -> CacheView:
-    """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 40 kB at 64
-    tokens): the cache itself from :func:`decode_state`, the full recomputation from
-    :func:`explorer.shell.real_model.forward` (cached per sequence, so another layer or head runs nothing)."""
+    """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 30 kB at 64
+    tokens), from :func:`decode_state` alone: one more generated token costs one decode step before these charts
+    are drawn, not a full pass."""
     state = state_of(_model, run)
     g = _model.config.group_size
     heads = tuple(range(kv_head * g, (kv_head + 1) * g))
+    return CacheView(labels=tuple(rm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
+                     values=state.values(layer, kv_head), heads=heads,
+                     cached_rows=np.array(state.new_rows[layer, list(heads)]))
+
+
+@cached(max_entries=32)
+def full_pass_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int) -> FullPass:
+    """The full recomputation :func:`cache_comparison` draws, per (run, layer, key/value head) (about 1 kB): from
+    :func:`explorer.shell.real_model.forward` (cached per sequence, so another layer or head runs nothing)."""
+    state = state_of(_model, run)
+    g = _model.config.group_size
     full = rm.forward(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
-    return CacheView(
-        labels=tuple(rm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
-        values=state.values(layer, kv_head), heads=heads,
-        cached_rows=np.array(state.new_rows[layer, list(heads)]), full_rows=np.array(full[layer, list(heads)]),
-        difference_all=model.max_difference(state.new_rows, full),
-    )
+    return FullPass(full_rows=np.array(full[layer, kv_head * g:(kv_head + 1) * g]),
+                    difference_all=model.max_difference(state.new_rows, full))
 
 
 def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_layers: int) -> str:
@@ -302,9 +319,13 @@ def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_
 @section
 def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int,
                color_scale: str = "fixed") -> None:
-    """One layer and key/value head: K and V as they grow, the new query's weights, cached step vs full recompute.
+    """One layer and key/value head: K and V as they grow and the new query's weights, from the cache alone
+    (:func:`cache_comparison` follows with the full recomputation).
 
     ``head`` is the query head compared (the model's own number, one of the key/value head's group).
+
+    Raises:
+        ValueError: ``head`` does not read ``kv_head``.
     """
     view = cache_view_data(_model, run, layer, kv_head)
     c = _model.config
@@ -359,13 +380,22 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
                  "their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
                  "below.").format(kv=kv_head, k=len(heads), head=head))
 
+
+
+@section
+def cache_comparison(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int) -> None:
+    """The newest query's row from the cached step against one full recomputation (``head``: as :func:`cache_view`).
+    """
+    view, full = cache_view_data(_model, run, layer, kv_head), full_pass_data(_model, run, layer, kv_head)
+    c = _model.config
+    labels, place = list(view.labels), view.heads.index(head)
     st.subheader(_("Cached step vs full recomputation"))
-    cached_row, full_row = view.cached_rows[place], view.full_rows[place]
+    cached_row, full_row = view.cached_rows[place], full.full_rows[place]
     diff_head = model.max_difference(cached_row, full_row)
     if run.steps == 0:
         st.info(_("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
                   "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
-                  "Generate a token.") if view.difference_all == 0.0 else
+                  "Generate a token.") if full.difference_all == 0.0 else
                 _("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
                   "recomputation does, so there is no cached step to compare yet. Generate a token."), icon="👉")
     st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
@@ -375,8 +405,8 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
     st.markdown(_("**max |cached − full|** for head {head} of layer {layer}: {head_diff} · over all {layers} × "
                   "{heads} heads: {all_diff}").format(head=head, layer=layer, layers=c.n_layers, heads=c.n_heads,
                                                       head_diff=f"`{_difference(diff_head)}`",
-                                                      all_diff=f"`{_difference(view.difference_all)}`"))
-    st.markdown(difference_note(diff_head, view.difference_all, head, layer, c.n_layers))
+                                                      all_diff=f"`{_difference(full.difference_all)}`"))
+    st.markdown(difference_note(diff_head, full.difference_all, head, layer, c.n_layers))
     numbers(pd.DataFrame({_("key"): labels, _("cached step"): cached_row.astype(float), _("full recomputation"):
                           full_row.astype(float), _("|difference|"): np.abs(cached_row.astype(float) -
                                                                            full_row.astype(float))}),

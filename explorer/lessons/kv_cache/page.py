@@ -160,6 +160,9 @@ with l3:
         values=_one_of(group), kv=kv_head))
     head = int(head)
 draw.cache_view(lm, run, layer, kv_head, head, controls.color_scale())
+with st.spinner(_("running the {n}-token sequence through {layers} layers again, without the cache, to compare…")
+                .format(n=run.n, layers=c.n_layers)):
+    draw.cache_comparison(lm, run, layer, kv_head, head)
 
 # --- 3 · cost ------------------------------------------------------------------------------------------------
 st.header(_("3 · What the cache saves, and what it costs"))

@@ -120,7 +120,9 @@ if p.n > typed.n:
 
 # --- the prediction ------------------------------------------------------------------------------
 st.header(_("What the model predicts next"))
-draw.prediction(llm, ids)
+with st.spinner(_("running the {n} tokens through {layers} layers, every attention weight kept…").format(
+        n=len(ids), layers=config.n_layers)):
+    draw.prediction(llm, ids)
 if p.is_cut:
     st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=rm.PROMPT_MAX_TOKENS))
 full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS
@@ -138,47 +140,56 @@ st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} que
               "you choose, computed from the attention weights of your prompt. **Click a cell** (or set the sliders) "
               "to open that head below.").format(layers=config.n_layers, heads=config.n_heads))
 stats = draw.statistics(llm, ids)
-stat = controls.option_control(
-    "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,
-    default=DEFAULT_STAT,  # the link holds the code (?rm_stat=entropy) in every language
-    help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on itself · {entropy}: how "
-           "spread out (bits) · {distance}: how far back (tokens) · {induction}: on the token that followed an earlier "
-           "occurrence of this token.").format(**{k: draw.statistic_short(k) for k in STATS}))
-grid_col, side = st.columns([3, 2])
-with side:
-    layer = controls.slider(_("Layer"), 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
-    head = controls.slider(_("Query head"), 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
-                           help=_("Query head h reads key/value head h // {g} (grouped-query attention).").format(
-                               g=config.group_size))
-    layer, head = int(layer), int(head)
-    if stats.defined and stats.get(stat) is not None:
-        draw.statistic_definition(stat, stats.n, stats.induction_rows)
-with grid_col:
-    if not stats.defined:
-        st.info(_("The head statistics need at least {need} tokens (they average over the query rows from row "
-                  "{first} on); this prompt has {n}. Type a longer prompt.").format(
-            need=model.FIRST_ROW + 1, first=model.FIRST_ROW, n=stats.n), icon="📏")
-    elif stats.get(stat) is None:
-        draw.induction_undefined(ids)
-        st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt)
-    else:
-        st.plotly_chart(draw.grid_figure(llm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
-                        selection_mode="points")
-        draw.grid_numbers(llm, ids, stat)
 
-# --- one head up close -------------------------------------------------------------------------
-st.header(_("One head up close: layer {layer}, head {head}").format(layer=layer, head=head))
-left, right = st.columns(2)
-with left:
-    draw.head_map(llm, ids, layer, head, controls.color_scale())
-with right:
-    draw.layer_mean_map(llm, ids, layer, controls.color_scale())
-draw.head_group(llm, ids, layer, head, controls.color_scale())
-st.subheader(_("The six steps of head {head}, on its real numbers").format(head=head))
-st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to Q, K, V, "
-              "rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the values."))
-draw.rmsnorm_step(llm, ids, layer, head)
-draw.head_steps(llm, ids, layer, head, controls.color_scale())
+
+@st.fragment  # the statistic, a click on the grid and the layer and head sliders change this part only: it reruns
+def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are not resent; issue 30)
+    stat = controls.option_control(
+        "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,
+        default=DEFAULT_STAT,  # the link holds the code (?rm_stat=entropy) in every language
+        help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on itself · "
+               "{entropy}: how spread out (bits) · {distance}: how far back (tokens) · {induction}: on the token that "
+               "followed an earlier occurrence of this token.").format(**{k: draw.statistic_short(k) for k in STATS}))
+    grid_col, side = st.columns([3, 2])
+    with side:
+        layer = controls.slider(_("Layer"), 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
+        head = controls.slider(_("Query head"), 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
+                               help=_("Query head h reads key/value head h // {g} (grouped-query attention).").format(
+                                   g=config.group_size))
+        layer, head = int(layer), int(head)
+        if stats.defined and stats.get(stat) is not None:
+            draw.statistic_definition(stat, stats.n, stats.induction_rows)
+    with grid_col:
+        if not stats.defined:
+            st.info(_("The head statistics need at least {need} tokens (they average over the query rows from row "
+                      "{first} on); this prompt has {n}. Type a longer prompt.").format(
+                need=model.FIRST_ROW + 1, first=model.FIRST_ROW, n=stats.n), icon="📏")
+        elif stats.get(stat) is None:
+            draw.induction_undefined(ids)
+            if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
+                st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
+        else:
+            st.plotly_chart(draw.grid_figure(llm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
+                            selection_mode="points")
+            draw.grid_numbers(llm, ids, stat)
+
+    # --- one head up close -------------------------------------------------------------------------
+    st.header(_("One head up close: layer {layer}, head {head}").format(layer=layer, head=head))
+    left, right = st.columns(2)
+    with left:
+        draw.head_map(llm, ids, layer, head, controls.color_scale())
+    with right:
+        draw.layer_mean_map(llm, ids, layer, controls.color_scale())
+    draw.head_group(llm, ids, layer, head, controls.color_scale())
+    st.subheader(_("The six steps of head {head}, on its real numbers").format(head=head))
+    st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
+                  "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
+                  "values."))
+    draw.rmsnorm_step(llm, ids, layer, head)
+    draw.head_steps(llm, ids, layer, head, controls.color_scale())
+
+
+heads_part()
 
 # --- guess, then reveal --------------------------------------------------------------------------
 st.header(_("Guess, then reveal"))
