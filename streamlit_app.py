@@ -33,7 +33,7 @@ hidden_first = st.Page(first.page, title=_(first.title), icon=first.icon, url_pa
 nav[_(first.group)].append(hidden_first)
 page = st.navigation(nav)
 started = time.perf_counter()
-controls.sidebar_controls()
+controls.sidebar_controls(page.url_path)
 with st.sidebar:  # last in the sidebar (it takes no room there): a tap on a chart opens the cell tapped, see the file
     st.html("<script>" + (Path(__file__).parent / "explorer" / "shell" / "touch_tap.js").read_text() + "</script>",
             unsafe_allow_javascript=True)

@@ -61,6 +61,7 @@ SENTENCE_TWINS = {"pt": "O gato sentou no tapete", "tr": "Kedi paspasın üzerin
 """The lesson's sentence in the learner's language, one click away (the default stays the lesson's English
 sentence, whose numbers are the lesson's)."""
 
+_PAGE_KEY = "_shown_page"  # the URL path of the page the session's last run showed
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, until check_link judges them
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
@@ -107,6 +108,30 @@ def _snapshot_link() -> None:
     repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1 and k not in REPEATABLE]
     if any([_remove_from_link(k) for k in repeated]):
         _rerun_with_the_new_link()
+
+
+def _show_kept_values_after_a_page_change(page: str | None) -> None:
+    """After a page change, make the browser show (and link) the shared controls' values the server kept.
+
+    Measured (issue 30): opened with ``/?seed=9`` and a sidebar page link clicked before that first run ended, the
+    next page used seed 9 (the server kept the widget's state) while its Seed box showed 42 and its address had no
+    ``seed=9`` (the browser had not yet reported the box, so it drew it anew at its default), and a copied link
+    opened at 42. On the first run of a new page, a shared control whose kept value is not its default and is
+    missing from the link is given that value again through Session State, which the browser shows and the link
+    then holds. Nothing the learner chose is replaced: the value given is the one the page already uses.
+    """
+    ss = st.session_state
+    moved = ss.get(_PAGE_KEY) not in (None, page)
+    ss[_PAGE_KEY] = page
+    if not moved:
+        return
+    for key in ("seed", "d_model", "d_k"):  # drawn by number_input / slider, which then leave their default out
+        if key in ss and key not in st.query_params and ss[key] != DEFAULTS[key]:
+            set_value(key, ss[key])
+    for key in ("sentence", "positional", "embedding", "color_scale"):  # drawn without a default once they have state
+        default = COLOR_SCALE_DEFAULT if key == "color_scale" else DEFAULTS[key]
+        if key in ss and key not in st.query_params and ss[key] != default:
+            ss[key] = ss[key]
 
 
 def _rerun_with_the_new_link() -> None:
@@ -471,10 +496,14 @@ def _language_chosen() -> None:
     st.session_state["_lang_in_link"] = True
 
 
-def sidebar_controls() -> Shared:
-    """Draw the shared controls in the sidebar (entrypoint only) and return their values."""
+def sidebar_controls(page: str | None = None) -> Shared:
+    """Draw the shared controls in the sidebar (entrypoint only) and return their values.
+
+    ``page``: the URL path of the page this run shows (``st.navigation``'s page), to know a page change.
+    """
     cache.note_activity()  # every run passes here: the idle sweep (explorer.shell.cache) waits for a quiet server
     _snapshot_link()
+    _show_kept_values_after_a_page_change(page)
     st.session_state[_SHOWN_KEY] = set()
     st.session_state[_SLOTS_KEY] = {}
     st.session_state[_NOT_USED_KEY] = {}
@@ -506,7 +535,8 @@ def sidebar_controls() -> Shared:
                "word gets its own fixed vector, so the same word has the same embedding in every sentence."),
     )
     _note_slot("embedding")
-    positional = sb.toggle(_("Add sinusoidal positional encoding"), DEFAULTS["positional"], key="positional",
+    positional = sb.toggle(_("Add sinusoidal positional encoding"), key="positional",
+                           **({} if "positional" in st.session_state else {"value": DEFAULTS["positional"]}),
                            bind="query-params", help=_("X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), "
                                                        "PE[p, 2i+1] = cos(…) (Vaswani et al. 2017, §3.5)."))
     check_link("positional", positional, _("true or false"))
