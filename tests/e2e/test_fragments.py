@@ -22,10 +22,11 @@ LOOKUP_CHARTS = {"lookup_fig_keys", "lookup_fig_weights", "lookup_fig_values", "
                  "lookup_fig_hard_matrix"}  # every chart follows the query: the part is parts 2-4, not the table
 SHUFFLE_CHARTS = {"two_fig_order_original", "two_fig_order_shuffled", "two_fig_order_unpermuted",
                   "two_fig_order_gap", "two_fig_repeat_rows"}  # the copies' chart sits between the test and its gaps
-REAL_MODEL_HEAD_CHARTS = {"rm_grid", "rm_fig_head", "rm_fig_layer_mean", "rm_fig_x", "rm_fig_angles", "rm_fig_scores",
-                          "rm_fig_scaled", "rm_fig_weights", "rm_fig_output",
-                          *(f"rm_fig_group_{i}" for i in range(3)), *(f"rm_fig_{m}" for m in "QKV"),
-                          "rm_fig_Q_rope", "rm_fig_K_rope"}  # the grid (its open cell) and the head up close
+REAL_MODEL_HEAD_CHARTS = {"rm_grid", "rm_fig_head", "rm_fig_layer_mean", *(f"rm_fig_group_{i}" for i in range(3))}
+# the grid (its open cell) and the head up close; with the six steps' expander open, their charts too
+REAL_MODEL_STEP_CHARTS = REAL_MODEL_HEAD_CHARTS | {"rm_fig_x", "rm_fig_angles", "rm_fig_scores", "rm_fig_scaled",
+                                                   "rm_fig_weights", "rm_fig_output", *(f"rm_fig_{m}" for m in "QKV"),
+                                                   "rm_fig_Q_rope", "rm_fig_K_rope"}
 
 # (lesson url path, link, control key, charts of its part, other keys on the page that must not be resent,
 #  texts that depend on the control and must be resent with the part, or the page would show stale numbers)
@@ -40,6 +41,8 @@ CASES = [
      ("Shuffled sentence A", "shuffled & put back vs original: weights")),  # the gaps table follows the seed
     ("real-model", "", "rm_head", REAL_MODEL_HEAD_CHARTS, {"rm_prompt", "rm_fig_prediction", "rm_append"},
      ("One head up close: layer 16, head 0", "The six steps of head 0")),  # issue 30: a head, not the prompt
+    ("real-model", "rm_steps=true", "rm_head", REAL_MODEL_STEP_CHARTS, {"rm_prompt", "rm_fig_prediction", "rm_append"},
+     ("One head up close: layer 16, head 0", "The six steps of head 0")),
 ]
 
 

@@ -92,6 +92,36 @@ def test_the_head_slider_updates_the_detail(st_app, lm):
     assert not st_app.exceptions()
 
 
+STEP_CHARTS = {"rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
+               "rm_fig_scores", "rm_fig_scaled", "rm_fig_weights", "rm_fig_output"}
+
+
+def test_the_six_steps_open_on_a_click_with_the_heads_numbers_and_the_link_keeps_them_open(st_app, context, lm):
+    """Issue 30: the six steps' 11 charts are drawn when their expander opens (not on every head change before), for
+    the head on screen, and a link copied then opens them again."""
+    st_app.open(PATH, {"rm_head": 4})
+    keys = {c["key"] for c in st_app.charts()}
+    assert not keys & STEP_CHARTS and HEAD in keys
+    runs = st_app.runs()
+    st_app.page.locator(".st-key-rm_steps summary").first.click()
+    st_app.page.wait_for_function("() => document.querySelector('.st-key-rm_fig_output .js-plotly-plot')",
+                                  timeout=60_000)
+    st_app.settle(runs)
+    assert {c["key"] for c in st_app.charts()} >= STEP_CHARTS
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    scores = np.array(st_app.z("rm_fig_scores"), dtype=float)
+    np.testing.assert_allclose(scores, lm.head_steps(ids, 16, 4).scores, rtol=1e-4, atol=1e-6)
+    assert "rm_steps=true" in st_app.page.url, st_app.page.url
+    other = App(context.new_page(), st_app.base)
+    try:
+        other.page.goto(st_app.page.url, wait_until="domcontentloaded")
+        other.settle(before=0)
+        assert {c["key"] for c in other.charts()} >= STEP_CHARTS
+    finally:
+        other.page.close()
+    assert not st_app.exceptions() and not st_app.page_errors, st_app.page_errors
+
+
 def test_a_shared_link_reproduces_the_page(st_app, context, lm):
     st_app.open(PATH)
     st_app.set_widget("rm_prompt", "one two three four one two three four")

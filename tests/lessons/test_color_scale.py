@@ -27,6 +27,7 @@ WEIGHT_MAPS = {
     "kv_cache": ["kv_fig_new_row"],
     "training": ["tr_fig_untrained_0_0", "tr_fig_untrained_1_1"],
 }
+OPEN_WITH = {"real_model": {"rm_steps": "true"}}  # its six steps (rm_fig_weights) are drawn while their expander's open
 
 
 def colorbar(fig: dict) -> dict:
@@ -49,7 +50,8 @@ def scale_of(fig: dict) -> str:
 @pytest.mark.parametrize("page", list(WEIGHT_MAPS))
 @pytest.mark.parametrize("scale", ["map", "row"])
 def test_the_link_value_colours_every_weight_map_of_the_lesson(page, scale):
-    at = app_at(page, query={"color_scale": scale, "sentence": "the dog saw the cat near the dog"})
+    at = app_at(page, query={"color_scale": scale, "sentence": "the dog saw the cat near the dog",
+                             **OPEN_WITH.get(page, {})})
     assert_clean(at)
     assert not at.warning or all("color_scale" not in w.value for w in at.warning)
     assert at.sidebar.radio(key="color_scale").value == scale

@@ -10,6 +10,7 @@ from explorer.shell.i18n import translator
 _, _n = translator(__file__)
 
 PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
+STEPS = "rm_steps"  # the six steps' expander, open or closed (?rm_steps=true opens it)
 APPENDED = "rm_then"  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
 APPENDED_MAX_CHARS = 6 * rm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
 REVEALED = "_rm_revealed"
@@ -185,8 +186,13 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
     st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
                   "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
                   "values."))
-    draw.rmsnorm_step(llm, ids, layer, head)
-    draw.head_steps(llm, ids, layer, head, controls.color_scale())
+    # Drawn only while open (its 12 charts are most of what a head change would send; issue 30), and in the link.
+    steps = st.expander(_("Show the six steps, with their {n} charts").format(n=draw.STEP_CHARTS), key=STEPS,
+                        on_change="rerun", bind="query-params")
+    if steps.open:
+        with steps:
+            draw.rmsnorm_step(llm, ids, layer, head)
+            draw.head_steps(llm, ids, layer, head, controls.color_scale())
 
 
 heads_part()

@@ -86,9 +86,11 @@ STATES = {
 
 
 def page(state: str, lang: str = "en"):
-    """The page in ``state`` and ``lang`` (``en``: no ``lang`` in the link)."""
+    """The page in ``state`` and ``lang`` (``en``: no ``lang`` in the link), the six steps' expander open (their
+    texts and charts are checked in every language too)."""
     query, act, _english = STATES[state]
-    at = app_at(PAGE, query={**query, **({"lang": lang} if lang != "en" else {})}, timeout=TIMEOUT)
+    at = app_at(PAGE, query={"rm_steps": "true", **query, **({"lang": lang} if lang != "en" else {})},
+                timeout=TIMEOUT)
     assert_clean(at)
     if act is not None:
         act(at)

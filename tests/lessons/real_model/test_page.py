@@ -47,7 +47,7 @@ def expected(lm, text=M.DEFAULT_PROMPT):
 
 @pytest.mark.slow
 def test_defaults_tokens_prediction_grid_and_head(lm):
-    at = app_at(PAGE)
+    at = app_at(PAGE, query={"rm_steps": "true"})  # the six steps' expander open (closed by default)
     assert_clean(at)
     ids, out, stats = expected(lm)
     # the tokens, as text, with the leading space made visible
@@ -84,6 +84,30 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     note = texts(at, ("info",))
     assert "4-bit" in note and "computed by this page" in note
     assert "tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters)" in note
+
+
+STEP_CHARTS = ("rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
+               "rm_fig_scores", "rm_fig_scaled", "rm_fig_weights", "rm_fig_output")
+
+
+@pytest.mark.slow
+def test_the_six_steps_are_drawn_only_while_their_expander_is_open_and_it_says_how_many_charts(lm):
+    """Issue 30: a head change sends the steps' charts only when the learner has opened them; the link keeps it."""
+    at = app_at(PAGE)
+    assert_clean(at)
+    closed = figures(at)
+    assert not set(STEP_CHARTS) & set(closed)
+    assert {"rm_fig_head", "rm_fig_layer_mean", "rm_fig_group_0"} <= set(closed)
+    (steps,) = [e for e in at.expander if "six steps" in e.label]
+    assert steps.label == f"Show the six steps, with their {len(STEP_CHARTS)} charts"
+    at.session_state["rm_steps"] = True
+    at.run()
+    assert_clean(at)
+    opened = figures(at)
+    assert set(opened) - set(closed) == set(STEP_CHARTS)  # the label's count is the charts it holds
+    at.slider(key="rm_head").set_value(4).run()  # it stays open for the next head, with that head's numbers
+    ids = expected(lm)[0]
+    np.testing.assert_allclose(z(at, "rm_fig_scores"), lm.head_steps(ids, 16, 4).scores, rtol=1e-5)
 
 
 @pytest.mark.slow
