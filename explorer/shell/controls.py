@@ -50,6 +50,12 @@ D_MODEL_RANGE = (1, 512)
 D_K_RANGE = (1, 128)
 SENTENCE_MAX_CHARS = 1000
 COLOR_SCALE_DEFAULT = "fixed"  # the first of COLOR_SCALES: the radio's default
+# The sidebar's shared controls, in two kinds. Numbers (number_input / slider, which leave their default out of the
+# state and the link) with their ranges; and the rest, drawn without a default once they have state. One table
+# for the link checks and for the values kept across a page change.
+NUMBER_RANGES = {"seed": (0, SEED_MAX), "d_model": D_MODEL_RANGE, "d_k": D_K_RANGE}
+SHOWN_FROM_STATE = {"sentence": DEFAULTS["sentence"], "positional": DEFAULTS["positional"],
+                    "embedding": DEFAULTS["embedding"], "color_scale": COLOR_SCALE_DEFAULT}
 EMBEDDING_LABELS = {  # option (also its value in the link) -> caption; the first is the default
     "auto": N_("per word for your sentence; the lesson's rows for the lesson's sentence"),
     "lesson": N_("random rows, as in the lesson"),
@@ -125,11 +131,10 @@ def _show_kept_values_after_a_page_change(page: str | None) -> None:
     ss[_PAGE_KEY] = page
     if not moved:
         return
-    for key in ("seed", "d_model", "d_k"):  # drawn by number_input / slider, which then leave their default out
+    for key in NUMBER_RANGES:
         if key in ss and key not in st.query_params and ss[key] != DEFAULTS[key]:
             set_value(key, ss[key])
-    for key in ("sentence", "positional", "embedding", "color_scale"):  # drawn without a default once they have state
-        default = COLOR_SCALE_DEFAULT if key == "color_scale" else DEFAULTS[key]
+    for key, default in SHOWN_FROM_STATE.items():
         if key in ss and key not in st.query_params and ss[key] != default:
             ss[key] = ss[key]
 
@@ -509,7 +514,7 @@ def sidebar_controls(page: str | None = None) -> Shared:
     st.session_state[_NOT_USED_KEY] = {}
     # The numbers' link values first: a value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
-    for key, (lo, hi) in (("seed", (0, SEED_MAX)), ("d_model", D_MODEL_RANGE), ("d_k", D_K_RANGE)):
+    for key, (lo, hi) in NUMBER_RANGES.items():
         _refuse_unusable_number(key, lo, hi, integer=True, step=1)
     sb = st.sidebar
     sb.header(_("Shared controls"))

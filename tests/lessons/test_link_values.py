@@ -45,6 +45,7 @@ RUN_TIMEOUT_S = 300  # a run of a real-model lesson on a new prompt, on 2 shared
 # Text boxes that hold token ids, not free text: {key: vocabulary size} (SmolLM2-135M's 49152 tokens).
 ID_BOXES = {"rm_then": 49152}
 OPTION_KINDS = ("Selectbox", "Radio", "SelectSlider", "ButtonGroup")
+SWITCH_KINDS = ("Checkbox", "Toggle", "Expander")  # an expander bound to the link is open (true) or closed (false)
 
 
 def app_at(page, **kwargs):
@@ -77,7 +78,10 @@ def kind(el) -> str:
 
 
 def shown(el):
-    """The widget's value as its link would spell it (an option's label, a number, a bool, a text)."""
+    """The widget's value as its link would spell it (an option's label, a number, a bool, a text; an expander
+    bound to the link: open or not)."""
+    if kind(el) == "Expander":
+        return bool(el.proto.expanded)
     if kind(el) in OPTION_KINDS:
         value = el.value[0] if isinstance(el.value, list | tuple) and len(el.value) == 1 else el.value
         return str(el.format_func(value)) if value is not None else None
@@ -100,7 +104,7 @@ def usable(el, raw: str):
         return raw
     if k in OPTION_KINDS:
         return raw if raw in list(el.options) else None
-    if k in ("Checkbox", "Toggle"):
+    if k in SWITCH_KINDS:
         return {"true": True, "false": False}.get(raw.lower())
     proto = el.proto
     integer = proto.data_type == type(proto).INT
@@ -123,7 +127,7 @@ def a_valid_value(el, default) -> str:
         return "30 198 198" if el.proto.query_param_key in ID_BOXES else "a b c"
     if k in OPTION_KINDS:
         return next(o for o in reversed(list(el.options)) if o != default)
-    if k in ("Checkbox", "Toggle"):
+    if k in SWITCH_KINDS:
         return "false" if default else "true"
     proto = el.proto
     integer = proto.data_type == type(proto).INT
@@ -156,7 +160,7 @@ def controls_by_lesson():
     # The walk must find what it is meant to (so a test that finds nothing cannot pass): the shared controls and
     # the numbers issue #19 named.
     assert {"sentence", "seed", "d_model", "d_k", "scale_seed", "two_shuffle_seed", "n_heads",
-            "mh_head_window"} <= keys, sorted(keys)
+            "mh_head_window", "rm_steps"} <= keys, sorted(keys)
     return found
 
 

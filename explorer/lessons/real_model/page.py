@@ -189,6 +189,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
     # Drawn only while open (its 12 charts are most of what a head change would send; issue 30), and in the link.
     steps = st.expander(_("Show the six steps, with their {n} charts").format(n=draw.STEP_CHARTS), key=STEPS,
                         on_change="rerun", bind="query-params")
+    controls.check_link(STEPS, bool(steps.open), _("true or false"))  # Streamlit reads any other value as closed
     if steps.open:
         with steps:
             draw.rmsnorm_step(llm, ids, layer, head)
