@@ -186,7 +186,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
     st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
                   "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
                   "values."))
-    # Drawn only while open (its 12 charts are most of what a head change would send; issue 30), and in the link.
+    # Drawn only while open (its 11 charts are most of what a head change would send; issue 30), and in the link.
     steps = st.expander(_("Show the six steps, with their {n} charts").format(n=draw.STEP_CHARTS), key=STEPS,
                         on_change="rerun", bind="query-params")
     controls.check_link(STEPS, bool(steps.open), _("true or false"))  # Streamlit reads any other value as closed
