@@ -129,3 +129,33 @@ def test_the_first_tap_on_a_head_opens_that_head(phone):
         assert title == f"One head up close: layer {layer}, head {head}", title
         assert f"rm_layer={layer}" in phone.page.url and f"rm_head={head}" in phone.page.url, phone.page.url
     assert not phone.exceptions()
+
+
+# Each chart's plot area (Plotly's own layout), its key labels drawn and its colour bar's box against the key labels.
+MAP_JS = """(key) => {
+  const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const s = g._fullLayout._size;
+  const keys = [...g.querySelectorAll('g.xtick > text')].filter((t) => t.textContent.trim());
+  const bar = g.querySelector('g.colorbar');
+  const lowest = Math.max(...keys.map((t) => t.getBoundingClientRect().bottom));
+  return {plot_w: s.w, width: g._fullLayout.width, keys: keys.length, orientation: g._fullData[0].colorbar.orientation,
+          bar_top: bar ? bar.getBoundingClientRect().top : null, keys_bottom: lowest,
+          chart_bottom: g.getBoundingClientRect().bottom, bar_bottom: bar ? bar.getBoundingClientRect().bottom : null};
+}"""
+
+
+def test_a_real_model_map_on_a_phone_keeps_its_width_for_its_keys(phone):
+    """Issue 30: at 390 px the default 10-token head map was 113 of its 358 px wide (the side colour bar and its
+    "uniform 1/10" label took as much) and labelled 2 of its 10 keys. Its colour bar is below it now: the plot is
+    more than half the chart's width, at least 4 keys are labelled, and the bar lies under the key labels, inside
+    the chart. The mean map and the grouped-query maps are laid out the same way."""
+    phone.open("real-model")
+    phone.page.wait_for_timeout(1000)
+    for key in ("rm_fig_head", "rm_fig_layer_mean", "rm_fig_group_0"):
+        phone.page.locator(f".st-key-{key}").scroll_into_view_if_needed()
+        m = phone.page.evaluate(MAP_JS, key)
+        assert m["orientation"] == "h", (key, m)
+        assert m["plot_w"] > m["width"] / 2, (key, m)
+        assert m["keys"] >= 4, (key, m)
+        assert m["keys_bottom"] <= m["bar_top"] and m["bar_bottom"] <= m["chart_bottom"] + 1, (key, m)
+    assert not phone.exceptions()

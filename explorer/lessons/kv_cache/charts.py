@@ -83,8 +83,8 @@ def new_query_weights(weights, head_labels: Sequence[str], key_labels: Sequence[
     n = w.shape[1] if w.ndim == 2 else 0
     # Cell text while a cell stays wide enough for "0.123" on a phone too (the map is as wide as the page).
     fig = heatmap(w, head_labels, key_labels, title=title, row_name=_("query head"), col_name=_("key"),
-                  height=330, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX,  # room for the colour bar's labels
-                  color_scale=color_scale)  # under long key labels on end (a phone)
+                  height=330, max_xticks=24, show_text=n <= NEW_ROW_TEXT_MAX,  # room for long key labels on end
+                  color_scale=color_scale, colorbar_at="below")  # the keys keep the page's width (a phone)
     shapes = [_row_box(n, chosen)]
     if 0 < n_prompt < n:
         shapes.append(dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, y0=-0.5, y1=w.shape[0] - 0.5,

@@ -353,7 +353,8 @@ def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
              + r"}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=head_title(layer, head), color_scale=color_scale), key="rm_fig_head")
+                                   title=head_title(layer, head), color_scale=color_scale, colorbar_at="below"),
+                    key="rm_fig_head")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
                  "(the future) · {check}").format(n=n, check=causal_check(weights)))
     numbers(weights, labels, labels, label=_("Numbers: attention weights"))
@@ -368,7 +369,7 @@ def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, c
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),
-                                   color_scale=color_scale),
+                                   color_scale=color_scale, colorbar_at="below"),
                     key="rm_fig_layer_mean")
     st.caption(_("The average of the layer's {h} maps: a summary no single head computes. Heads that do different "
                  "things blur together here, which is why the page looks at heads one by one.").format(h=h))
@@ -409,7 +410,8 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     for col, h in zip(cols, group, strict=True):
         title = (_("head {h} (kv {kv}) ◀ chosen") if h == head else _("head {h} (kv {kv})")).format(h=h, kv=kv)
         col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
-                                        show_text=False, max_xticks=12, height=320, color_scale=color_scale),
+                                        show_text=False, max_xticks=12, height=320, color_scale=color_scale,
+                                        colorbar_at="below"),
                          key=f"rm_fig_group_{h - kv * g}")
     st.caption(_("Layer {layer}, query heads {heads}: each row still sums to 1; the keys and values they weigh are "
                  "identical, only the queries differ.").format(layer=layer, heads=", ".join(map(str, group))))
@@ -582,8 +584,7 @@ def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     labels, n = rm.labels(_model, ids), len(ids)
     fig = charts.heatmap(rm.forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
                          title=head_title(layer, head), show_text=False, max_xticks=8, height=340,
-                         color_scale=color_scale)
-    fig.data[0].showscale = False  # the colours are on the sidebar's colour scale, as in every map above
+                         color_scale=color_scale, colorbar_at="none")  # the sidebar's colour scale, as above
     st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
 
 

@@ -266,7 +266,7 @@ def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = 
     st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
                                    title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
                                                                                                head=s.top_head),
-                                   mask=np.tri(s.n, dtype=bool), color_scale=color_scale),
+                                   mask=np.tri(s.n, dtype=bool), color_scale=color_scale, colorbar_at="below"),
                     key="sk_fig_top_head")
     st.caption(_("The strongest sink head of your text: layer {layer}, head {head}, sink mass {mass}. Rows are "
                  "queries, columns keys: the first column is the first token.").format(

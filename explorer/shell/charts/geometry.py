@@ -98,14 +98,14 @@ def tick_angles(n_cols: int, plot_width: float) -> list[int]:
     return [0, -45, -90] if plot_width / max(n_cols, 1) * 0.707 >= 24.0 else [0, -90]
 
 
-def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int]) -> dict:
+def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int], nticks: int | None = None) -> dict:
     """The tick settings of a position axis across a chart (positions ``0 … n - 1`` named by ``labels``).
 
     While a phone's chart holds every label (``phone_ticks`` is every position) each position is labelled.
-    Otherwise Plotly picks the ticks for the chart's actual width in the browser (its automatic ticks: about
-    one per 80 px, at most 10, at whole-number steps 1, 2, 5, 10 … once there are more positions than ticks) and
-    ``labelalias`` names each by its label: a desktop map keeps more labels than a phone's, and none touch
-    (long labels stand on end: Plotly's check for overlapping labels misses some of them).
+    Otherwise Plotly picks the ticks (its automatic ticks, at most ``len(phone_ticks)`` of them, at whole-number
+    steps 1, 2, 5, 10 …) and ``labelalias`` names each by its label: none touch on a phone's map, and long labels
+    stand on end (Plotly's check for overlapping labels misses some of them). ``nticks``: how many labels a
+    phone's map holds (:func:`max_ticks`), default ``len(phone_ticks)``.
     """
     n = len(labels)
     if len(phone_ticks) >= n:
@@ -114,7 +114,10 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int]) -> dict:
     # ("3.5", "-0,5"): those labels are blank, in either decimal mark (issue 30).
     signs = {0: ("", "-", "\u2212")}  # Plotly writes "−0.5" with the minus sign U+2212
     halves = {f"{sign}{i}{mark}5": "" for i in range(n) for mark in ".," for sign in signs.get(i, ("",))}
-    return dict(tickmode="auto", tick0=0, labelalias={**halves, **{str(i): label for i, label in enumerate(labels)}})
+    # At most as many as a phone's map holds (``nticks``: Plotly's own count is one per 80 px, which labels 2 of a
+    # 10-token map's keys on a phone); Plotly rounds the step up to 1, 2, 5, 10 … positions.
+    return dict(tickmode="auto", tick0=0, nticks=max(2, nticks or len(phone_ticks)),
+                labelalias={**halves, **{str(i): label for i, label in enumerate(labels)}})
 
 
 def auto_tick_labels(lo: float, hi: float) -> list[str]:
@@ -222,6 +225,24 @@ def colorbar_of_px(colorbar: dict, zrange: tuple[float, float], xpad: float = CO
     it (``xpad``: the theme's padding of a colour axis' bar, when it is not Plotly's default)."""
     labels = colorbar.get("ticktext") or auto_tick_labels(*zrange)
     return colorbar_px(labels, (colorbar.get("title") or {}).get("text", ""), colorbar.get("thickness", 12), xpad=xpad)
+
+
+# A colour bar below a map (heatmap(colorbar_at="below")): across the plot's width, in a strip of its own at the
+# figure's bottom edge (yref "container", so it sits under the key labels whatever their length): its title and the
+# bar on one line, the tick labels under it. The strip is this tall (Chromium, Streamlit theme: 12 px bar, 12 px
+# tick labels, pads).
+COLORBAR_BELOW_PX = 46
+
+
+def colorbar_below(colorbar: dict, below_px: float, plot_height_px: float) -> dict:
+    """The keys that turn the vertical colour bar ``colorbar`` (a Plotly colour-bar dict) into one below the map:
+    horizontal, the plot's width, its top (its title) ``below_px`` under the plot area, whose height is
+    ``plot_height_px`` (the figure's height less its top and bottom margins; the figure's bottom margin needs
+    :data:`COLORBAR_BELOW_PX` more than ``below_px``)."""
+    title = dict(colorbar.get("title") or {})
+    return dict(orientation="h", xref="paper", x=0.0, xanchor="left", len=1.0, lenmode="fraction",
+                yref="paper", y=-below_px / max(plot_height_px, 1.0), yanchor="top", ypad=0, xpad=0,
+                thickness=colorbar.get("thickness", 12), title={**title, "side": "top"})
 
 
 def heatmap_margin(y_labels: Sequence[str], x_labels: Sequence[str], x_upright: bool, colorbar: int,

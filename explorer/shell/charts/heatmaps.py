@@ -25,9 +25,11 @@ from explorer.shell.charts.colors import (
 from explorer.shell.charts.geometry import (
     CELL_TEXT_MAX,
     COLORBAR_AT,
+    COLORBAR_BELOW_PX,
     CROSS_MAX,
     GAP_MAX,
     cell_text_font,
+    colorbar_below,
     colorbar_of_px,
     heatmap_margin,
     max_ticks,
@@ -42,6 +44,8 @@ from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
 
+COLORBAR_PLACES = ("right", "below", "none")  # heatmap(colorbar_at=...)
+CROSS_ROW_PX = 20  # a 14 px × is drawn in a box 19 px tall: rows lower than this would stack the marks
 HOVER_CELL_MAX = 64 * 64  # above this many cells in one figure: light hover (positions, rounded values; payload).
 # 64 x 64: every token-by-token map of the app (at most MAX_TOKENS = 64 tokens) keeps token labels in its hover.
 
@@ -77,6 +81,7 @@ def heatmap(
     max_xticks: int = 40,
     light: bool | None = None,
     color_scale: str | None = None,
+    colorbar_at: str = "right",
 ) -> go.Figure:
     """A matrix as a heat map with the app's rules.
 
@@ -105,6 +110,11 @@ def heatmap(
             :data:`COLOR_SCALES` (:func:`weight_colors`; it replaces ``zrange``); the colour bar marks the
             uniform level ``1/n_cols`` (:func:`weight_colorbar`) and each row's largest weight is outlined
             (:func:`row_max_outline`). Hover and cell text show the true weights. ``None``: a plain map.
+        colorbar_at: where the colour bar goes, one of :data:`COLORBAR_PLACES`: ``"right"`` of the map (default),
+            ``"below"`` it, across the plot's width under the key axis (a map of many keys: on a phone the side
+            bar and its labels take ~110 of its ~330 px, and the keys get their width back), or ``"none"``
+            (no bar, no room kept for one: a map read by its hover and cell text, or one of several that share
+            a scale shown once). Margins and key labels are sized for the place chosen.
 
     Size rules: an axis longer than ``GAP_MAX`` has no white gaps between its cells. Above
     ``HOVER_CELL_MAX`` cells the map is *light*, for payload: the hover names positions
@@ -117,7 +127,8 @@ def heatmap(
 
     Raises:
         ValueError: ``z`` is not 2-D, the labels do not match its shape, ``kind`` is unknown, or
-            ``color_scale`` is unknown or given for a map that is not ``kind="weights"``.
+            ``color_scale`` is unknown or given for a map that is not ``kind="weights"``, or ``colorbar_at`` is
+            not one of :data:`COLORBAR_PLACES`.
     """
     z = np.asarray(z, dtype=float)
     if z.ndim != 2:
@@ -129,6 +140,9 @@ def heatmap(
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if color_scale is not None and kind != "weights":
         raise ValueError(f"color_scale is for attention weights (kind='weights'), got kind={kind!r}")
+    if colorbar_at not in COLORBAR_PLACES:
+        raise ValueError(f"colorbar_at must be one of {COLORBAR_PLACES}, got {colorbar_at!r}")
+    side_chars = 11 if colorbar_at == "right" else 0  # a phone's plot width is what a side colour bar leaves
     if mask is not None:
         mask = np.broadcast_to(np.asarray(mask, dtype=bool), z.shape)
     rows = [escape_label(s) for s in row_labels]
@@ -189,16 +203,18 @@ def heatmap(
         if show_text is None:
             show_text = n_rows <= CELL_TEXT_MAX and n_cols <= CELL_TEXT_MAX
         cells = values if mask is None else np.where(mask, values, "")
-        font = cell_text_font(cells, n_cols, row_labels, colorbar_chars=11 if color_scale in ("fixed", "map") else 6) \
-            if show_text else None
+        chars = (11 if color_scale in ("fixed", "map") else 6) if colorbar_at == "right" else 0
+        font = cell_text_font(cells, n_cols, row_labels, colorbar_chars=chars) if show_text else None
         if font:
             trace["text"] = cells
             trace["texttemplate"] = "%{text}"
             trace["textfont"] = font
 
+    height = height or int(min(620, max(240, 34 * n_rows + 110)))
     traces = [go.Heatmap(**trace)]
     if (mask is not None and (~mask).any() and max(n_rows, n_cols) <= CROSS_MAX
-            and plot_px(row_labels, colorbar_chars=11) / n_cols >= text_px("×", 14) + 4):  # a × fits a phone's cell
+            and plot_px(row_labels, colorbar_chars=side_chars) / n_cols >= text_px("×", 14) + 4  # a × fits a phone's
+            and (height - 160) / n_rows >= CROSS_ROW_PX):  # cell, and a row (less the title and key labels) holds it
         r, c = np.nonzero(~mask)
         traces.append(go.Scatter(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),
@@ -209,9 +225,9 @@ def heatmap(
         if outline is not None:
             traces.append(outline)
     # As many labels as a phone's map holds (about 20 px apart; the hover names every cell).
-    height = height or int(min(620, max(240, 34 * n_rows + 110)))
-    phone_width = plot_px(row_labels, colorbar_chars=11)
-    x_ticks = tick_positions(n_cols, min(max_xticks, max_ticks(phone_width)))
+    phone_width = plot_px(row_labels, colorbar_chars=side_chars)
+    x_count = min(max_xticks, max_ticks(phone_width))
+    x_ticks = tick_positions(n_cols, x_count)
     y_ticks = tick_positions(n_rows, min(40, max_ticks(height - 160)))  # less the title and slanted key labels
     x_angles = tick_angles(len(x_ticks), phone_width) \
         if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]
@@ -220,12 +236,18 @@ def heatmap(
         [row_labels[i] for i in y_ticks], col_labels,
         # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout)
         x_upright=0 in x_angles,
-        colorbar=colorbar_of_px(colorbar, zrange),
+        colorbar=colorbar_of_px(colorbar, zrange) if colorbar_at == "right" else 0,
         top=40 if title else 10)
+    if colorbar_at == "below":  # under the key labels and the axis title; the map keeps its height
+        traces[0].colorbar.update(colorbar_below(colorbar, margin["b"], height - margin["t"] - margin["b"]))
+        margin["b"] += COLORBAR_BELOW_PX
+        height += COLORBAR_BELOW_PX
+    elif colorbar_at == "none":
+        traces[0].showscale = False
     layout = dict(
         # Rotated key labels hang to the left of their tick (negative angles), so the last one stays inside the
         # figure: Plotly hides a tick label that runs past the figure's edge ("hide past div").
-        xaxis=dict(**position_ticks(cols, x_ticks), title=dict(text=col_name), side="bottom", showgrid=False,
+        xaxis=dict(**position_ticks(cols, x_ticks, x_count), title=dict(text=col_name), side="bottom", showgrid=False,
                    zeroline=False, range=[-0.5, n_cols - 0.5], autotickangles=x_angles),
         # The map's height is the same on every screen: its row labels are thinned for that height alone.
         yaxis=dict(tickmode="array", tickvals=y_ticks, ticktext=[rows[i] for i in y_ticks],

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from explorer.shell.charts import COLORBAR_AT, escape_label, heatmap
-from explorer.shell.charts.geometry import CELL_TEXT_MAX, CROSS_MAX, GAP_MAX
+from explorer.shell.charts.geometry import (
+    CELL_TEXT_MAX,
+    COLORBAR_BELOW_PX,
+    CROSS_MAX,
+    GAP_MAX,
+    max_ticks,
+    plot_px,
+)
 from explorer.shell.charts.heatmaps import HOVER_CELL_MAX
 
 TOKENS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
@@ -180,3 +187,53 @@ def test_heatmap_starts_with_margins_that_hold_its_labels_and_colour_bar():
     assert fig["data"][0]["colorbar"]["x"] == COLORBAR_AT["x"] == 1.0  # right margin independent of the width
     weights = heatmap(np.full((6, 6), 1 / 6), TOKENS, TOKENS, color_scale="fixed").to_dict()["layout"]["margin"]
     assert 104 <= weights["r"] <= 110
+
+
+def test_a_colour_bar_below_gives_a_phones_map_the_width_of_the_side_bar_back():
+    """Issue 30 (phones): a real-model map of 10 tokens was 113 px wide at 390 px, the side colour bar and its
+    "uniform 1/10" label taking 113 px, and labelled 2 of its keys. With the bar below (horizontal, across the
+    plot, under the key axis) the right margin is the 14 px a last key label needs, the phone's map holds more key
+    labels, the map keeps its height and the figure grows by the bar's strip; ``"none"`` keeps no room at all."""
+    labels = ["The (0)", "␣cat (1)", "␣sat (2)", "␣on (3)", "␣the (4)", "␣mat (5)", "␣because (6)", "␣it (7)",
+              "␣was (8)", "␣tired (9)"]
+    w = np.tri(10) / np.tri(10).sum(axis=1, keepdims=True)
+    mask = np.tri(10, dtype=bool)
+    side = heatmap(w, labels, labels, mask=mask, color_scale="fixed", title="t")
+    below = heatmap(w, labels, labels, mask=mask, color_scale="fixed", title="t", colorbar_at="below")
+    none = heatmap(w, labels, labels, mask=mask, color_scale="fixed", title="t", colorbar_at="none")
+    bar = below.data[0].colorbar
+    assert side.data[0].colorbar.orientation in (None, "v") and side.layout.margin.r >= 100
+    assert bar.orientation == "h" and bar.x == 0 and bar.xanchor == "left" and bar.len == 1
+    assert bar.yanchor == "top" and bar.y < 0 and bar.title.text == "weight" and bar.title.side == "top"
+    assert "uniform 1/10" in bar.ticktext  # the same ticks as the side bar's
+    assert below.layout.margin.r == none.layout.margin.r == 14
+    assert below.layout.margin.b == side.layout.margin.b + COLORBAR_BELOW_PX
+    assert below.layout.height == side.layout.height + COLORBAR_BELOW_PX
+    # The bar's top sits under the key labels and the axis title: the side map's bottom margin below the plot.
+    plot_h = below.layout.height - below.layout.margin.t - below.layout.margin.b
+    assert bar.y * plot_h == pytest.approx(-side.layout.margin.b)
+    assert none.data[0].showscale is False and none.layout.margin.b == side.layout.margin.b
+    assert below.layout.xaxis.nticks > side.layout.xaxis.nticks >= 2  # more key labels on a phone
+    with pytest.raises(ValueError, match="colorbar_at"):
+        heatmap(w, labels, labels, colorbar_at="left")
+
+
+def test_plotly_picks_no_fewer_key_labels_than_a_phone_holds():
+    """Issue 30 (phones): Plotly's own tick count (one per 80 px) labelled 2 of a 10-token map's keys; the key axis
+    asks for as many as a phone's map holds (``nticks``), at whole-number steps."""
+    labels = [f"w{i} ({i})" for i in range(40)]
+    fig = heatmap(np.eye(40), labels, labels)
+    assert fig.layout.xaxis.tickmode == "auto" and fig.layout.xaxis.nticks == max_ticks(plot_px(labels))
+    narrow = heatmap(np.eye(40), labels, labels, max_xticks=6)
+    assert narrow.layout.xaxis.nticks == 6
+
+
+def test_a_short_map_draws_no_crosses_its_rows_cannot_hold():
+    """A 14 px × needs a row about 20 px high: the real model's grouped-query maps (10 rows in 320 px) stacked their
+    marks once their colour bar moved below and their cells grew wide enough for one."""
+    labels = [f"{i}" for i in range(10)]
+    mask = np.tri(10, dtype=bool)
+    tall = heatmap(np.tri(10), labels, labels, mask=mask, colorbar_at="below")
+    short = heatmap(np.tri(10), labels, labels, mask=mask, colorbar_at="below", height=320)
+    assert len(tall.data) == 2 and list(tall.data[1].text) == ["×"] * 45
+    assert len(short.data) == 1
