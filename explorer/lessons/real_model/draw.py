@@ -505,7 +505,7 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
     st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
     st.caption(_("shape [{n}, {n}] · every cell, the future too (the mask comes next)").format(n=n))
     st.plotly_chart(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
-                                   colorbar_title=_("score")), key="rm_fig_scores")
+                                   colorbar_title=_("score"), colorbar_at="below"), key="rm_fig_scores")
     numbers(s.scores, labels, labels, label=_("Numbers: scores"))
 
     st.subheader(_("5 · ÷ √{dh}, causal mask, softmax").format(dh=dh))
@@ -516,7 +516,8 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
                                             minus_infinity=r"-\infty ", condition=" j > i ", zero=" 0"))
         st.plotly_chart(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
                                        show_text=n <= HALF_TEXT_MAX,
-                                       title=_("scaled, masked scores"), colorbar_title=_("score")),
+                                       title=_("scaled, masked scores"), colorbar_title=_("score"),
+                                       colorbar_at="below"),
                         key="rm_fig_scaled")
         st.caption(_("shape [{n}, {n}] · masked cells (the future) are grey: −∞ before the softmax").format(n=n))
         numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), _("−∞ (masked)")),
@@ -525,7 +526,7 @@ def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
         st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{k \le i}} e^{{s_{{ik}}/{root:g}}}}},\qquad "
                  r"e^{-\infty} = 0")
         st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
-                                       show_text=n <= HALF_TEXT_MAX, color_scale=color_scale),
+                                       show_text=n <= HALF_TEXT_MAX, color_scale=color_scale, colorbar_at="below"),
                         key="rm_fig_weights")
         st.caption(_("each row sums to 1 · {check}").format(check=causal_check(s.weights)))
         numbers(s.weights, labels, labels, label=_("Numbers: weights"))
