@@ -102,7 +102,7 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int], nticks: in
     """The tick settings of a position axis across a chart (positions ``0 … n - 1`` named by ``labels``).
 
     While a phone's chart holds every label (``phone_ticks`` is every position) each position is labelled.
-    Otherwise Plotly picks the ticks (its automatic ticks, at most ``len(phone_ticks)`` of them, at whole-number
+    Otherwise Plotly picks the ticks (its automatic ticks, at most ``nticks`` of them, at whole-number
     steps 1, 2, 5, 10 …) and ``labelalias`` names each by its label: none touch on a phone's map, and long labels
     stand on end (Plotly's check for overlapping labels misses some of them). ``nticks``: how many labels a
     phone's map holds (:func:`max_ticks`), default ``len(phone_ticks)``.
@@ -227,10 +227,9 @@ def colorbar_of_px(colorbar: dict, zrange: tuple[float, float], xpad: float = CO
     return colorbar_px(labels, (colorbar.get("title") or {}).get("text", ""), colorbar.get("thickness", 12), xpad=xpad)
 
 
-# A colour bar below a map (heatmap(colorbar_at="below")): across the plot's width, in a strip of its own at the
-# figure's bottom edge (yref "container", so it sits under the key labels whatever their length): its title and the
-# bar on one line, the tick labels under it. The strip is this tall (Chromium, Streamlit theme: 12 px bar, 12 px
-# tick labels, pads).
+# A colour bar below a map (heatmap(colorbar_at="below")): across the plot's width, in a strip of its own under the
+# key labels and the axis title (placed in paper units from the figure's fixed height and margins): its title, the
+# bar, its tick labels. The strip is this tall (Chromium, Streamlit theme: 14 px title, 12 px bar, 12 px labels).
 COLORBAR_BELOW_PX = 46
 
 
