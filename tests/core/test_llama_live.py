@@ -109,8 +109,15 @@ def test_transformers_reproduces_the_recorded_reference(hf):
         for case in tools.CASES:
             for field in ("ids", "layers", "greedy", "top_ids"):
                 np.testing.assert_array_equal(live[case][field], data[f"{case}/{field}"], err_msg=f"{case}/{field}")
-            for field in ("attentions", "last_logits", "top_logits"):
-                np.testing.assert_allclose(live[case][field], data[f"{case}/{field}"], rtol=1e-5, atol=1e-5,
+            np.testing.assert_allclose(live[case]["attentions"], data[f"{case}/attentions"], rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{case}/attentions")
+            # float32 logits after 30 layers depend on the CPU's kernels (their order of summation): recorded on an
+            # AMD EPYC (AVX2), on an Intel Xeon (AVX-512) PyTorch's differ by up to 5.4e-5 for logits up to 38 in
+            # size (attentions: 5e-6). A tolerance of 1e-5 of the largest logit: 4x that, and far below any real
+            # error (a wrong RoPE pairing or norm moves logits by whole units).
+            for field in ("last_logits", "top_logits"):
+                recorded = data[f"{case}/{field}"]
+                np.testing.assert_allclose(live[case][field], recorded, rtol=0, atol=1e-5 * np.abs(recorded).max(),
                                            err_msg=f"{case}/{field}")
 
 

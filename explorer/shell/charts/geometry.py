@@ -114,10 +114,25 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int], nticks: in
     # ("3.5", "-0,5"): those labels are blank, in either decimal mark (issue 30).
     signs = {0: ("", "-", "\u2212")}  # Plotly writes "−0.5" with the minus sign U+2212
     halves = {f"{sign}{i}{mark}5": "" for i in range(n) for mark in ".," for sign in signs.get(i, ("",))}
-    # At most as many as a phone's map holds (``nticks``: Plotly's own count is one per 80 px, which labels 2 of a
-    # 10-token map's keys on a phone); Plotly rounds the step up to 1, 2, 5, 10 … positions.
-    return dict(tickmode="auto", tick0=0, nticks=max(2, nticks or len(phone_ticks)),
-                labelalias={**halves, **{str(i): label for i, label in enumerate(labels)}})
+    ticks = dict(tickmode="auto", tick0=0, labelalias={**halves, **{str(i): label for i, label in enumerate(labels)}})
+    # Plotly's own count is about one tick per 80 px (5 to 10), which labels 2 of a 10-token map's keys on a phone.
+    # Asking for the phone's count gives a phone more labels, and as many as a desktop's widest chart gets, where
+    # both come to the same step; where the phone's would be coarser, Plotly's own count keeps a desktop's finer one.
+    count = max(2, nticks or len(phone_ticks))
+    if plotly_tick_step(n, count) == plotly_tick_step(n, PLOTLY_NTICKS_MAX):
+        ticks["nticks"] = count
+    return ticks
+
+
+PLOTLY_NTICKS_MAX = 10  # Plotly's automatic tick count on a wide axis (axes.js: constrain(length / 80, 4, 9) + 1)
+
+
+def plotly_tick_step(n: int, nticks: float) -> float:
+    """The step Plotly's automatic ticks take on a position axis ``[-0.5, n - 0.5]`` asked for ``nticks`` ticks
+    (Plotly.js ``axes.autoTicks``: ``n / nticks`` rounded up, strictly, to 2, 5 or 10 times a power of ten)."""
+    rough = n / nticks
+    base = 10.0 ** np.floor(np.log10(rough))
+    return float(base * next(m for m in (2, 5, 10) if m > rough / base * (1 + 1e-12)))
 
 
 def auto_tick_labels(lo: float, hi: float) -> list[str]:

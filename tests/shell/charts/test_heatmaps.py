@@ -11,8 +11,7 @@ from explorer.shell.charts.geometry import (
     COLORBAR_BELOW_PX,
     CROSS_MAX,
     GAP_MAX,
-    max_ticks,
-    plot_px,
+    plotly_tick_step,
 )
 from explorer.shell.charts.heatmaps import HOVER_CELL_MAX
 
@@ -213,27 +212,28 @@ def test_a_colour_bar_below_gives_a_phones_map_the_width_of_the_side_bar_back():
     plot_h = below.layout.height - below.layout.margin.t - below.layout.margin.b
     assert bar.y * plot_h == pytest.approx(-side.layout.margin.b)
     assert none.data[0].showscale is False and none.layout.margin.b == side.layout.margin.b
-    assert below.layout.xaxis.nticks > side.layout.xaxis.nticks >= 2  # more key labels on a phone
+    # More key labels on a phone: 8 asked (Plotly's step 2, as on a desktop); the side map's phone holds 4 (step 5,
+    # coarser than a desktop's 2), so it leaves Plotly its own count.
+    assert below.layout.xaxis.nticks == 8 and side.layout.xaxis.nticks is None
     with pytest.raises(ValueError, match="colorbar_at"):
         heatmap(w, labels, labels, colorbar_at="left")
 
 
 def test_plotly_picks_no_fewer_key_labels_than_a_phone_holds():
-    """Issue 30 (phones): Plotly's own tick count (one per 80 px) labelled 2 of a 10-token map's keys; the key axis
-    asks for as many as a phone's map holds (``nticks``), at whole-number steps."""
-    labels = [f"w{i} ({i})" for i in range(40)]
-    fig = heatmap(np.eye(40), labels, labels)
-    assert fig.layout.xaxis.tickmode == "auto" and fig.layout.xaxis.nticks == max_ticks(plot_px(labels))
-    narrow = heatmap(np.eye(40), labels, labels, max_xticks=6)
-    assert narrow.layout.xaxis.nticks == 6
+    """Issue 30 (phones): Plotly's own tick count (one per 80 px, 5 to 10) labelled 2 of a 10-token map's keys on a
+    phone. The key axis asks for as many as a phone's map holds (``nticks``) where that gives the step Plotly takes
+    on its widest charts, so a desktop's map keeps every label it had (9 keys: all 9 on a desktop)."""
+    ten = ["The (0)", "␣cat (1)", "␣sat (2)", "␣on (3)", "␣the (4)", "␣mat (5)", "␣because (6)", "␣it (7)",
+           "␣was (8)", "␣tired (9)"]  # the real model's default prompt: a phone's map holds 8 of them
+    assert heatmap(np.eye(10), ten, ten, colorbar_at="below").layout.xaxis.nticks == 8
+    nine = [f"a long token {i}" for i in range(9)]
+    fig = heatmap(np.eye(9), nine, nine)
+    assert fig.layout.xaxis.tickmode == "auto" and fig.layout.xaxis.nticks is None  # a desktop: step 1
 
 
-def test_a_short_map_draws_no_crosses_its_rows_cannot_hold():
-    """A 14 px × needs a row about 20 px high: the real model's grouped-query maps (10 rows in 320 px) stacked their
-    marks once their colour bar moved below and their cells grew wide enough for one."""
-    labels = [f"{i}" for i in range(10)]
-    mask = np.tri(10, dtype=bool)
-    tall = heatmap(np.tri(10), labels, labels, mask=mask, colorbar_at="below")
-    short = heatmap(np.tri(10), labels, labels, mask=mask, colorbar_at="below", height=320)
-    assert len(tall.data) == 2 and list(tall.data[1].text) == ["×"] * 45
-    assert len(short.data) == 1
+@pytest.mark.parametrize(("n", "nticks", "step"), [(10, 5, 5), (10, 8, 2), (10, 10, 2), (10, 11, 1), (9, 10, 1),
+                                                   (64, 8, 10), (38, 8, 5)])
+def test_plotly_tick_step_is_plotlys(n, nticks, step):
+    """Plotly.js's automatic step on a position axis [-0.5, n - 0.5], as drawn in Chromium (``_fullLayout.xaxis.dtick``
+    of maps of 10 positions at 265 and 604 px with nticks unset, 8, 10 and 11: 5 (at 265 px: 5 ticks), 2, 2, 1)."""
+    assert plotly_tick_step(n, nticks) == step
