@@ -102,10 +102,11 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int], nticks: in
     """The tick settings of a position axis across a chart (positions ``0 … n - 1`` named by ``labels``).
 
     While a phone's chart holds every label (``phone_ticks`` is every position) each position is labelled.
-    Otherwise Plotly picks the ticks (its automatic ticks, at most ``nticks`` of them, at whole-number
-    steps 1, 2, 5, 10 …) and ``labelalias`` names each by its label: none touch on a phone's map, and long labels
-    stand on end (Plotly's check for overlapping labels misses some of them). ``nticks``: how many labels a
-    phone's map holds (:func:`max_ticks`), default ``len(phone_ticks)``.
+    Otherwise Plotly picks the ticks (its automatic ticks, at whole-number steps 1, 2, 5, 10 …) and ``labelalias``
+    names each by its label; long labels stand on end (Plotly's check for overlapping labels misses some of them).
+    ``nticks`` (default ``len(phone_ticks)``) is how many labels a phone's map holds (:func:`max_ticks`): Plotly is
+    asked for that many where it gives the step Plotly takes on its widest charts (:func:`plotly_tick_step`), so a
+    phone gets more labels and a desktop none fewer; else Plotly's own count (about one per 80 px) stands.
     """
     n = len(labels)
     if len(phone_ticks) >= n:

@@ -46,6 +46,7 @@ _, _n = i18n.translator(__name__)
 
 COLORBAR_PLACES = ("right", "below", "none")  # heatmap(colorbar_at=...)
 CROSS_ROW_PX = 20  # a 14 px × is drawn in a box 19 px tall: rows lower than this would stack the marks
+ROWS_PX_LESS = 160  # a map's height less about this much (title, slanted key labels) is its rows' height
 HOVER_CELL_MAX = 64 * 64  # above this many cells in one figure: light hover (positions, rounded values; payload).
 # 64 x 64: every token-by-token map of the app (at most MAX_TOKENS = 64 tokens) keeps token labels in its hover.
 
@@ -214,7 +215,7 @@ def heatmap(
     traces = [go.Heatmap(**trace)]
     if (mask is not None and (~mask).any() and max(n_rows, n_cols) <= CROSS_MAX
             and plot_px(row_labels, colorbar_chars=side_chars) / n_cols >= text_px("×", 14) + 4  # a × fits a phone's
-            and (height - 160) / n_rows >= CROSS_ROW_PX):  # cell, and a row (less the title and key labels) holds it
+            and (height - ROWS_PX_LESS) / n_rows >= CROSS_ROW_PX):  # cell, and a row holds it
         r, c = np.nonzero(~mask)
         traces.append(go.Scatter(
             x=c, y=r, mode="text", text=["×"] * len(r), textfont=dict(color="rgba(90,90,90,0.9)", size=14),
@@ -228,7 +229,7 @@ def heatmap(
     phone_width = plot_px(row_labels, colorbar_chars=side_chars)
     x_count = min(max_xticks, max_ticks(phone_width))
     x_ticks = tick_positions(n_cols, x_count)
-    y_ticks = tick_positions(n_rows, min(40, max_ticks(height - 160)))  # less the title and slanted key labels
+    y_ticks = tick_positions(n_rows, min(40, max_ticks(height - ROWS_PX_LESS)))
     x_angles = tick_angles(len(x_ticks), phone_width) \
         if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]
     colorbar = trace["colorbar"]
