@@ -1,14 +1,15 @@
 """Fixtures for the real-browser end-to-end suite: ``python -m pytest -m e2e tests/e2e``.
 
-One ``streamlit run streamlit_app.py`` per session (free localhost port, output in
-``.screenshots/e2e-server.log``), one Chromium (the system ``/usr/bin/chromium`` or
-Playwright's own), a fresh browser context per test. ``st_app`` wraps the page with
-explicit waits: an action is finished when the app has completed a script run, has been
+One ``streamlit run streamlit_app.py`` per session, i.e. per xdist worker (free localhost port, output in
+``.screenshots/e2e-server.log`` or ``e2e-server-gw0.log``…, checked for warnings and tracebacks when it
+stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), a fresh tab per test.
+``st_app`` wraps the page with explicit waits: an action is finished when the app has completed a script run, has been
 quiet for a moment, shows no stale element and every Plotly chart has drawn.
 
 A missing browser or Playwright is a failure with the reason (never a skip); leave the
 suite out with ``-m "not e2e"``. Timings (server start to first chart, slider to chart,
-page loads) are printed in the terminal summary and written to ``.screenshots/timings.json``.
+page loads) are written to ``.screenshots/timings.json`` (``timings-gw0.json``… per xdist worker) and printed in the
+terminal summary of a run without xdist.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".screenshots"
-SERVER_LOG = SHOTS / "e2e-server.log"
+# Under pytest-xdist (README's test command: ``-n 2``) each worker runs its own server, with its own log.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+SERVER_LOG = SHOTS / f"e2e-server{'-' + WORKER if WORKER else ''}.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 SYSTEM_CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")  # or set E2E_CHROMIUM
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -197,6 +200,26 @@ def record_timing(name: str, value) -> None:
     TIMINGS[name] = value
 
 
+LEVEL = re.compile(r"^\S+ \S+ (WARNING|ERROR|CRITICAL) ")  # LOG_FORMAT: date time LEVEL logger: message
+TRACE = ("Traceback (most recent call last)", "Stack (most recent call last)")
+# Not a fault: st.cache_data reaching the byte budget we set (.streamlit/config.toml, server.maxCacheDataSize) and
+# evicting its least recently used entries is that budget doing its job (BENCHMARKS.md, "Memory soak"); Streamlit
+# logs it at WARNING. Only this message of this logger is expected.
+BUDGET = re.compile(r"^\S+ \S+ WARNING streamlit\.runtime\.caching\.global_cache_budget: st\.cache_data reached its "
+                    r"[0-9.]+ MB serialized-size budget \(server\.maxCacheDataSize\) and is evicting ")
+
+
+def server_log_problems(lines: list[str]) -> list[str]:
+    """The warnings and tracebacks of a server log (each with the two lines after it), at most 10; ``[]`` if none.
+
+    Fails when the log names no level at all (it was not written with :data:`LOG_FORMAT`: nothing could be found)."""
+    if not any(" INFO " in line for line in lines):
+        return [f"the log does not name levels (LOG_FORMAT): {lines[:5]}"]
+    bad = [i for i, line in enumerate(lines)
+           if (LEVEL.match(line) and not BUDGET.match(line)) or any(t in line for t in TRACE)]
+    return ["\n".join(lines[i:i + 3]) for i in bad[:10]]
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -256,6 +279,10 @@ def server():
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
         log.close()
+    # After this session's last test (under xdist, this worker's): the whole log holds no warning and no traceback.
+    problems = server_log_problems(SERVER_LOG.read_text(errors="replace").splitlines())
+    if problems:
+        pytest.fail(f"the e2e server ({SERVER_LOG.name}) logged:\n" + "\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -636,11 +663,16 @@ def chart_numbers(charts: list[dict]) -> dict:
             for c in charts}
 
 
+def pytest_sessionfinish(session):
+    if TIMINGS:
+        SHOTS.mkdir(exist_ok=True)
+        name = f"timings{'-' + WORKER if WORKER else ''}.json"
+        (SHOTS / name).write_text(json.dumps(TIMINGS, indent=1, ensure_ascii=False) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter):
     if not TIMINGS:
         return
-    SHOTS.mkdir(exist_ok=True)
-    (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1, ensure_ascii=False) + "\n")
     terminalreporter.section("e2e timings (also in .screenshots/timings.json)")
     for k, v in TIMINGS.items():
         terminalreporter.write_line(f"{k}: {v}")

@@ -1,4 +1,4 @@
-"""Every page the navigation shows loads, draws at least one Plotly chart and shows no exception.
+"""Every page the navigation shows loads at its own path, draws at least one Plotly chart and shows no exception.
 
 A screenshot of each page goes to ``.screenshots/<page>.png`` on every run.
 """
@@ -6,9 +6,11 @@ A screenshot of each page goes to ``.screenshots/<page>.png`` on every run.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlparse
 
 import pytest
 
+from explorer.lessons import LESSONS
 from tests.e2e.conftest import record_timing
 
 pytestmark = pytest.mark.e2e
@@ -33,6 +35,14 @@ def test_every_page_loads_with_a_chart_and_no_exception(st_app, nav_pages):
             st_app.screenshot(f"page-{name}")
             continue
         st_app.screenshot(f"page-{name}")
+        dialogs = st_app.page.locator('[role="dialog"]')
+        if dialogs.count():
+            problems.append(f"{name}: a dialog opened: {dialogs.all_inner_texts()}")
+        if not st_app.page.locator("h1").first.inner_text().strip():
+            problems.append(f"{name}: no title")
+        # The path only: a page may write its controls into the query (the causes lesson its heads).
+        if urlparse(st_app.page.url).path.strip("/") != entry["path"]:
+            problems.append(f"{name}: the address moved to {st_app.page.url}")
         charts = st_app.charts()
         exceptions = st_app.exceptions()
         if not charts:
@@ -44,6 +54,8 @@ def test_every_page_loads_with_a_chart_and_no_exception(st_app, nav_pages):
             problems.append(f"{name}: 'nan' on screen: …{text[max(0, NAN.search(text).start() - 60):][:120]!r}…")
         print(f"{name}: {len(charts)} charts, {len(exceptions)} exceptions, loaded in {loads.get(name)} s")
     record_timing("page_load_s", loads)
+    # Each lesson at its own path (the default one at "/"; tests/e2e/test_paths.py opens it at its path too).
+    assert [p["path"] for p in nav_pages] == ["", *[entry.url_path for entry in LESSONS[1:]]], nav_pages
     assert not problems, "\n".join(problems)
 
 

@@ -18,8 +18,11 @@ written here independently of the app's code:
   which takes only ids as the app writes them: ASCII digits without leading zeros, single spaces between,
   each below the vocabulary's size (spaces around the whole ignored, an empty box is no ids).
 
-A lesson's values are swept together (every non-text control of the lesson gets the same odd
-value in one run); text boxes one at a time (an empty sentence stops the page).
+A lesson's values are swept together: each non-text control gets :data:`ROUNDS` different odd
+values, one per run, and the lesson's controls together get every odd value (which parser takes
+which value is the unit test ``tests/shell/test_controls.py``; this test shows every control goes
+through one); text boxes one at a time (an empty sentence stops the page), each the empty text and
+:data:`TEXT_ROUNDS` others.
 """
 
 from __future__ import annotations
@@ -200,19 +203,41 @@ def check(at, widgets: dict, defaults: dict, values: dict[str, str], where: str)
     return problems
 
 
+def rotations(keys: list[str], rounds: int) -> list[dict[str, str]]:
+    """``rounds`` sets of link values for ``keys``: in round ``r`` the ``i``-th key gets ``ODD[(i·rounds + r) % 16]``.
+
+    Each key gets ``rounds`` different odd values; together a lesson's keys cover every value of :data:`ODD` once
+    they are ``16 / rounds`` or more. (Each value against each parser is the unit test
+    ``tests/shell/test_controls.py``; here every control of every lesson is shown to go through one.)"""
+    return [{k: ODD[(i * rounds + r) % len(ODD)] for i, k in enumerate(keys)} for r in range(rounds)]
+
+
+ROUNDS = 3  # odd values per non-text control
+TEXT_ROUNDS = 2  # odd values per text box, besides the empty text
+
+
+def test_odd_values_cover_every_odd_value_and_give_each_key_different_ones():
+    keys = [f"k{i}" for i in range(6)]
+    runs = rotations(keys, ROUNDS)
+    assert {v for run in runs for v in run.values()} == set(ODD)
+    assert all(len({run[k] for run in runs}) == ROUNDS for k in keys)
+
+
 def test_odd_numbers_in_every_link_value_warn_and_open_at_the_default(controls_by_lesson):
-    problems = []
+    problems, tried, boxes = [], set(), 0
     for lesson, state, widgets, defaults in controls_by_lesson:
         others = [k for k, el in widgets.items() if kind(el) not in TEXT_KINDS]
         texts = [k for k, el in widgets.items() if kind(el) in TEXT_KINDS]
-        for raw in ODD:
-            if others:
-                values = dict.fromkeys(others, raw)
+        for values in rotations(others, ROUNDS) if others else []:
+            tried |= set(values.values())
+            at = app_at(lesson, query={**state, **values})
+            problems += check(at, widgets, defaults, values, f"{lesson} {state or ''}")
+        for key in texts:  # one at a time: an empty sentence stops the page; each box other odd values
+            boxes += 1
+            for values in [{key: ""}, *rotations([key], TEXT_ROUNDS * boxes)[-TEXT_ROUNDS:]]:
                 at = app_at(lesson, query={**state, **values})
                 problems += check(at, widgets, defaults, values, f"{lesson} {state or ''}")
-            for key in texts:
-                at = app_at(lesson, query={**state, key: raw})
-                problems += check(at, widgets, defaults, {key: raw}, f"{lesson} {state or ''}")
+    assert tried == set(ODD), f"odd values never tried: {set(ODD) - tried}"
     assert not problems, "\n".join(problems)
 
 
