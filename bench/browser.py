@@ -191,6 +191,7 @@ class Tab:
         elif kind == "stSelectbox":  # open the list (not timed), then click the next option (timed)
             current = box.locator("input").first.input_value()
             options = self.page.get_by_role("option")
+            box.scroll_into_view_if_needed()  # a click that has to scroll opens the list and the scroll closes it
             for attempt in range(4):
                 if attempt < 3:
                     box.locator('[data-testid="stSelectbox"] [role="group"] button').first.click()

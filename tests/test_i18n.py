@@ -126,3 +126,16 @@ def test_links_to_other_lessons_keep_the_language():
         assert i18n.with_lang("./real-model") == "./real-model?lang=pt"
         assert i18n.with_lang("./quiz?lang=tr&seed=3#q2") == "./quiz?seed=3&lang=pt#q2"
     assert i18n.with_lang("./quiz?lang=tr&seed=3") == "./quiz?seed=3"
+
+
+def test_every_fragment_runs_in_the_pages_language():
+    """A fragment's rerun runs without the entrypoint, so its language came back as English (issue 30): every part
+    that reruns alone is a ``controls.fragment``, which hands the run's language to its reruns
+    (``tests/e2e/test_fragments.py`` checks the reruns on the real server)."""
+    direct = [f"{path.relative_to(ROOT)}:{i}" for path in sorted((ROOT / "explorer").rglob("*.py"))
+              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+              if "st.fragment" in line and path.name != "controls.py"]
+    assert not direct, f"st.fragment used directly (use controls.fragment): {direct}"
+    used = [path for path in (ROOT / "explorer" / "lessons").glob("*/page.py")
+            if "@controls.fragment" in path.read_text(encoding="utf-8")]
+    assert len(used) >= 7, used  # the pages with a part that reruns alone

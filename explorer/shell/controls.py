@@ -20,6 +20,7 @@ Streamlit seeds the widget from it as from any link.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -494,6 +495,28 @@ def language_control() -> str:
     if ss.get("_lang_in_link") and st.query_params.get(i18n.KEY) != lang:
         st.query_params[i18n.KEY] = lang
     return lang
+
+
+def fragment(func: Callable) -> Callable:
+    """``st.fragment``, in the language of the run that drew the part: use it for every fragment of the app.
+
+    A fragment's rerun runs ``func`` alone, in a context where the language the entrypoint chose
+    (:func:`explorer.shell.i18n.activate`, a context variable) is back at its default, English: after a click, the
+    real model's head grid and two sentences' shuffle part were drawn in English on a Portuguese or Turkish page
+    (issue 30). The full run's language goes to the fragment as its first argument (Streamlit keeps a fragment's
+    arguments for its reruns) and is activated before ``func`` runs. The fragment keeps ``func``'s name, so its id
+    (module and qualified name) is the one ``st.fragment`` gives ``func``.
+    """
+    @st.fragment
+    @functools.wraps(func)
+    def in_language(lang: str, *args, **kwargs):
+        i18n.activate(lang)
+        return func(*args, **kwargs)
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        return in_language(i18n.current(), *args, **kwargs)
+    return call
 
 
 def _language_chosen() -> None:

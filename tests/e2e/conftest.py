@@ -405,20 +405,31 @@ class App:
         """
         before = self.runs()
         started = self.page.evaluate("() => window.__e2e ? window.__e2e.started : 0")
+        finished = self.finished
         for attempt in range(3 if idempotent else 1):
+            if attempt:
+                TIMINGS["actions_repeated"] = TIMINGS.get("actions_repeated", 0) + 1  # each cost RUN_START_MS
             action()
-            if not idempotent:
-                break
-            try:
-                self.page.wait_for_function(
+            if not idempotent or self._run_started(before, started, finished):
+                break  # (after a third attempt settle() below reports the state)
+        self.settle(before)
+
+    def _run_started(self, before: int, started: int, finished: int) -> bool:
+        """Whether a script run has started (or ended) since the marks, within ``RUN_START_MS``.
+
+        Polled from here, so the websocket's events are delivered meanwhile: a quick run (a cached page, a
+        fragment) can start and end inside one React render and never show as 'running' in the page, and a wait
+        on the page's counters alone took the whole ``RUN_START_MS`` and repeated the action (20 s each)."""
+        deadline = time.monotonic() + RUN_START_MS / 1000
+        while True:
+            if self.finished > finished or self.page.evaluate(
                     "({before, started}) => { const s = window.__e2e;"
                     " return !!s && (s.started > started || s.ended > before); }",
-                    arg={"before": before, "started": started}, timeout=RUN_START_MS, polling=50)
-                break
-            except PlaywrightError:
-                if attempt == 2:
-                    break  # settle() below reports the state
-        self.settle(before)
+                    {"before": before, "started": started}):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            self.page.wait_for_timeout(50)
 
     # --- reading --------------------------------------------------------------------------------
     def charts(self) -> list[dict]:
@@ -548,10 +559,13 @@ class App:
     def open_selectbox(self, key: str) -> list[str]:
         """Open selectbox ``key``'s list of options; returns the options' texts.
 
-        The first click on the closed box sometimes only focuses it: try again, then the keyboard.
+        The box is scrolled into view first: a click that has to scroll opens the list and the scroll closes it
+        again (measured: 5-6 s lost on every such box, the whole wait for the list). Should a click still open
+        nothing, try again, then the keyboard.
         """
         button = self.page.locator(f'.st-key-{key} [data-testid="stSelectbox"] [role="group"] button').first
         option = self.page.get_by_role("option").first
+        button.scroll_into_view_if_needed()
         for attempt in range(4):
             if attempt < 3:
                 button.click()
@@ -559,6 +573,8 @@ class App:
                 field = self.page.locator(f".st-key-{key} input").first
                 field.focus()
                 field.press("ArrowDown")
+            if attempt:
+                TIMINGS["selectbox_opens_repeated"] = TIMINGS.get("selectbox_opens_repeated", 0) + 1  # 5 s each
             try:
                 option.wait_for(state="visible", timeout=5_000)
                 return [t.strip() for t in self.page.get_by_role("option").all_inner_texts()]

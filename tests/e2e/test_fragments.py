@@ -103,3 +103,39 @@ def test_control_reruns_only_its_part(server, page, query, key, charts, outside,
     missing = [text for text in texts if text.encode() not in resent]
     assert not missing, f"shown outside {key}'s part, so stale after a move: {missing}"
     record_timing(f"fragment_rerun_{key}_s", round(seconds, 3))
+
+
+def _words(raw: bytes):
+    """An element as the learner reads it: a widget's label, help and options (its value and whether the run set it
+    differ between a first run and a rerun), any other element whole."""
+    from streamlit.proto.Element_pb2 import Element
+
+    el = Element.FromString(raw)
+    w = getattr(el, el.WhichOneof("type"))
+    if not getattr(w, "id", ""):
+        return raw
+    options = getattr(w, "options", [])
+    return (getattr(w, "label", ""), getattr(w, "help", ""), [str(o).strip() for o in options])
+
+
+# One fragment of every page that has one (the training page's needs a trained run: its own e2e test), in a
+# language other than English.
+LANGUAGE_CASES = [("", "lang=pt", "walk_query"), ("scaling", "lang=tr", "scale_temperature"),
+                  ("causal", "lang=pt", "causal_query"), ("lookup", "lang=tr", "lookup_qx"),
+                  ("two-sentences", "lang=pt&two_shuffle=true", "two_shuffle_seed"),
+                  ("real-model", "lang=pt", "rm_head"), ("real-model", "lang=tr", "rm_head")]
+
+
+@pytest.mark.parametrize(("page", "query", "key"), LANGUAGE_CASES, ids=[f"{c[2]}-{c[1]}" for c in LANGUAGE_CASES])
+def test_a_parts_rerun_keeps_the_pages_language(server, page, query, key):
+    """Issue 30: a fragment's rerun ran in English on a Portuguese or Turkish page (the entrypoint sets the language
+    once per full run). At unchanged settings the part's rerun must send exactly what the full run drew there."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        full, part, _seconds = pool.submit(asyncio.run, _runs(server["base"], page, query, key)).result()
+    fragment = {f for _, f, _, _ in part}
+    drawn = [_words(raw) for _, f, _, raw in full if f in fragment]
+    resent = [_words(raw) for *_, raw in part]
+    assert len(resent) == len(drawn)
+    changed = [i for i, (a, b) in enumerate(zip(drawn, resent, strict=True)) if a != b]
+    assert not changed, (f"{len(changed)} of the part's {len(drawn)} elements differ from the full run's, e.g. "
+                         f"{resent[changed[0]][:300]!r} (was {drawn[changed[0]][:300]!r})")

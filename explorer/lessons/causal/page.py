@@ -34,7 +34,7 @@ draw.masks(settings, is_causal, n_pad, controls.color_scale())
 T_KEY = "causal_t"
 
 
-@st.fragment  # t changes this part only: rerun it alone, nothing above is resent (issue 20)
+@controls.fragment  # t changes this part only: rerun it alone, nothing above is resent (issue 20)
 def peeking() -> None:
     t = 0
     if n > 1:
@@ -46,7 +46,7 @@ def peeking() -> None:
     draw.peeking_and_padding(settings, is_causal, n_pad, t)
 
 
-@st.fragment  # the query box changes the last part only
+@controls.fragment  # the query box changes the last part only
 def one_row() -> None:
     q = controls.token_picker(_("Query"), labels, "causal_query")
     draw.row(settings, is_causal, n_pad, q)

@@ -55,7 +55,7 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
 st.header(_("2 · The query and the sharpness"))
 
 
-@st.fragment  # the query and the sharpness change parts 2-4 only: rerun them alone, the table is not resent (issue 20)
+@controls.fragment  # the query and the sharpness change parts 2-4 only: rerun alone, the table is not resent (issue 20)
 def query_and_lookups(table: S.LookupTable) -> None:
     """Part 2's controls and parts 3-4 (everything that follows the query and the sharpness), on ``table``."""
     presets = S.presets(table)

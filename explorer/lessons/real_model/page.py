@@ -143,7 +143,7 @@ st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} que
 stats = draw.statistics(llm, ids)
 
 
-@st.fragment  # the statistic, a click on the grid and the layer and head sliders change this part only: it reruns
+@controls.fragment  # the statistic, a click on the grid and the layer and head sliders change this part only: it reruns
 def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are not resent; issue 30)
     stat = controls.option_control(
         "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,

@@ -62,7 +62,7 @@ draw.measurements(**sampling, log_y=bool(log_y))  # parts 1-3, part 4's formulas
 
 
 
-@st.fragment  # the temperature changes this part only: rerun it alone, nothing above is resent (issue 20)
+@controls.fragment  # the temperature changes this part only: rerun it alone, nothing above is resent (issue 20)
 def temperature_part() -> None:
     # The options are shown as the link writes them (``0.5``: a bound select slider's link value is its label).
     temperature = st.select_slider(_("Temperature T"), S.TEMPERATURE_CHOICES, D["temperature"],

@@ -143,7 +143,7 @@ else:
     def show_step(step: int) -> None:
         controls.set_value("tr_step", step)
 
-    @st.fragment  # the snapshot slider redraws this part only
+    @controls.fragment  # the snapshot slider redraws this part only
     def snapshots() -> None:
         marks = M.key_steps(result)
         names = {"before": _("before the jump: step {step}"), "during": _("during the jump: step {step}"),

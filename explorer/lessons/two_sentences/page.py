@@ -64,7 +64,7 @@ sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
 
 
 
-@st.fragment  # the shuffle controls change part 2's test and its gap table only: rerun them alone (issue 20)
+@controls.fragment  # the shuffle controls change part 2's test and its gap table only: rerun them alone (issue 20)
 def shuffle_part(tokens_a: tuple[str, ...], layer: LayerSettings, color_scale: str) -> None:
     """Part 2's controls, the shuffle test, the two copies of a word and the gaps table (which follows the seed)."""
     s1, s2 = st.columns([1, 1])

@@ -124,7 +124,7 @@ draw.attend(source, init, scaled, controls.color_scale())
 st.header(_("One query at a time"))
 
 
-@st.fragment  # the query box changes this part only: rerun it alone, nothing above is resent (issue 20)
+@controls.fragment  # the query box changes this part only: rerun it alone, nothing above is resent (issue 20)
 def one_query() -> None:
     query = controls.token_picker(_("Query token"), labels, "walk_query")
     draw.one_query(source, init, scaled, query)
