@@ -27,6 +27,12 @@ def fmt_formula(x: float, digits: int = 4) -> str:
     return i18n.number(x, digits, lang=i18n.DEFAULT)
 
 
+def integer_formula(n: int) -> str:
+    r"""A whole number for LaTeX, grouped by thin spaces in every language (``46\,080``, SI/ISO 80000-1 style):
+    a comma would read as a decimal mark in pt and tr, a dot as one in en."""
+    return f"{int(n):,}".replace(",", r"\,")
+
+
 def number_list(values, digits: int = 4) -> str:
     """Numbers listed in a sentence, in the run's language: ``2.1, 0.3`` / ``2,1; 0,3`` (:func:`fmt` each,
     :func:`explorer.shell.i18n.list_separator` between them)."""

@@ -6,7 +6,8 @@ boxes of the text Plotly drew inside the chart's SVG: tick labels, annotations, 
 cell text, the chart's title and its axis titles, colour-bar ticks and legend entries. Two such
 boxes that overlap (by more than :data:`SLACK_PX` in both directions) fail the test, as does a text
 box that reaches outside the chart (a cut title, a note clipped at the edge). Two heat-map or
-bar numbers must also keep a gap of :data:`SLACK_PX` (numbers that touch read as one number). A page's screenshot
+bar numbers must also keep a gap of :data:`SLACK_PX` (numbers that touch read as one number). No text of the page
+or its sidebar is cut short with "…" (:data:`ELLIPSIS_JS`). A page's screenshot
 at each width goes to ``.screenshots/layout-<width>-<page>.png``.
 """
 
@@ -119,6 +120,15 @@ WIDER_JS = """() => {
     .map((e) => e.innerText.slice(0, 60));
 }"""
 
+# Text cut short with "…" (a CSS ellipsis): a lesson's name in the sidebar, a control's label; and Streamlit's
+# English "(required)" tag beside a choice box's label (app.css hides it).
+ELLIPSIS_JS = """() => [...document.querySelectorAll('[data-testid="stSidebar"] *, [data-testid="stMain"] *')]
+  .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
+                 && getComputedStyle(e).textOverflow === 'ellipsis' && e.textContent.trim())
+  .map((e) => 'cut with …: ' + e.textContent.trim().slice(0, 60))
+  .concat([...document.querySelectorAll('[data-testid="stWidgetLabelRequired"]')]
+    .filter((e) => e.getBoundingClientRect().width > 0).map((e) => 'shown: ' + e.textContent))"""
+
 
 def _check_pages(st_app, viewport: dict, pages: list[tuple[str, dict]]) -> list[str]:
     st_app.page.set_viewport_size(viewport)
@@ -135,6 +145,9 @@ def _check_pages(st_app, viewport: dict, pages: list[tuple[str, dict]]) -> list[
         wider = st_app.page.evaluate(WIDER_JS)
         if wider:
             problems.append(f"{viewport['width']}px {name} {params}: wider than the screen: {wider[:3]}")
+        cut = st_app.page.evaluate(ELLIPSIS_JS)
+        if cut:
+            problems.append(f"{viewport['width']}px {name} {params}: {cut[:3]}")
         charts = st_app.page.evaluate(OVERLAPS_JS, SLACK_PX)
         if not charts:
             problems.append(f"{name}: no chart drawn")
@@ -190,4 +203,15 @@ def test_longer_words_of_portuguese_and_turkish_neither_overlap_nor_cut(st_app, 
     """Issue 31: three pages in each language, at both widths: the same chart checks as above, and no text wider
     than the page's column."""
     problems = _check_pages(st_app, viewport, [(path, {"lang": lang}) for path in LANG_PAGES])
+    assert not problems, "\n".join(problems)
+
+
+REAL_MODEL_PAGES = ["real-model", "kv-cache", "causes", "attention-sinks"]  # the longest chart titles of all
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_the_real_model_pages_titles_fit_a_phone_in_portuguese_and_turkish(st_app, lang):
+    """A phone only (the narrowest chart): their chart titles ran up to 84 px past the right edge in pt and tr
+    before :func:`explorer.shell.charts.chart_title` broke them into lines."""
+    problems = _check_pages(st_app, PHONE, [(path, {"lang": lang}) for path in REAL_MODEL_PAGES])
     assert not problems, "\n".join(problems)

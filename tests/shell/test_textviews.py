@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from explorer.shell.textviews import ascii_heatmap, fmt, latex_text, weighted_sum_latex
+from explorer.shell.textviews import ascii_heatmap, fmt, integer_formula, latex_text, weighted_sum_latex
 
 
 def test_text_views():
@@ -12,3 +12,14 @@ def test_text_views():
     assert latex_text("a_b$&{}") == r"a\_b\$\&\{\}"
     tex = weighted_sum_latex("x", np.array([0.25, 0.75]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0.25, 0.75]))
     assert "0.250" in tex and "0.750" in tex and tex.startswith(r"\begin{aligned}")
+
+
+def test_a_formulas_whole_number_is_grouped_by_thin_spaces_in_every_language():
+    # a comma is the decimal mark in pt and tr, so "46,080" in a formula read as 46.08 there
+    from explorer.shell import i18n
+
+    for lang in i18n.LANGUAGES:
+        with i18n.using(lang):
+            assert integer_formula(46_080) == r"46\,080"
+            assert integer_formula(1_382_400) == r"1\,382\,400"
+            assert integer_formula(576) == "576"

@@ -17,6 +17,7 @@ from explorer.shell.charts import (
     COLORBAR_AT,
     cell_text_font,
     cell_text_size,
+    chart_title,
     colorbar_px,
     escape_label,
     heatmap_margin,
@@ -67,7 +68,7 @@ def _layout(labels: Sequence[str], title: str, height: int | None, colorbar: int
         height=height or int(min(620, max(240, 34 * n + 110))), separators=i18n.plotly_separators(),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return layout
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import bar_margin, cell_text_font, escape_label, heatmap
+from explorer.shell.charts import bar_margin, cell_text_font, chart_title, escape_label, heatmap
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -119,7 +119,7 @@ def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go
         separators=i18n.plotly_separators(),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[line], layout=layout)
 
 
@@ -141,7 +141,7 @@ def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
         separators=i18n.plotly_separators(),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
@@ -172,7 +172,7 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
                   height=380, margin=dict(l=70, r=10, t=40 if title else 10, b=60), showlegend=False,
                   clickmode="event+select", dragmode=False, hovermode="closest", separators=i18n.plotly_separators())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[dots], layout=layout)
 
 
@@ -221,7 +221,7 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
                   margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False,
                   separators=i18n.plotly_separators())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
@@ -244,5 +244,5 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
                   height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], 40 if title else 10),
                   separators=i18n.plotly_separators())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import bar_text, escape_label, heatmap, tick_positions
+from explorer.shell.charts import axis_title, bar_text, chart_title, escape_label, heatmap, tick_positions
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -119,7 +119,7 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
     shown = tick_positions(n, 24)  # the first and the last key always
     layout = dict(
         barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-        title=dict(text=escape_label(title)) if title else None,
+        title=chart_title(title) if title else None,
         xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
                    title=dict(text=_("key (cached token)")), range=[-0.5, n - 0.5]),
         yaxis=dict(title=dict(text=_("attention weight")),
@@ -128,6 +128,9 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
         separators=i18n.plotly_separators(),
     )
     return go.Figure(data=traces, layout=layout)
+
+
+PLOT_PX_LESS = 175  # a line chart's plot height is about its height less this (title, axis, legend below: measured)
 
 
 def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now: int, n_prompt: int, *,
@@ -163,9 +166,9 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
                                 font=dict(color=PROMPT_COLOR, size=11)))
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-        title=dict(text=escape_label(title)) if title else None,
+        title=chart_title(title) if title else None,
         xaxis=dict(title=dict(text=_("tokens in the sequence (n)")), range=[ns[0] - 0.5, ns[-1] + 0.5]),
-        yaxis=dict(title=dict(text=y_title), rangemode="tozero", range=[0, top * 1.15]),
+        yaxis=dict(title=axis_title(y_title, height - PLOT_PX_LESS), rangemode="tozero", range=[0, top * 1.15]),
         shapes=shapes, annotations=annotations,
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),  # below: titles stay clear
         separators=i18n.plotly_separators(),

@@ -30,7 +30,7 @@ from explorer.shell import real_model as rm
 from explorer.shell.cache import cached, key_hash_funcs, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import latex_words
+from explorer.shell.textviews import integer_formula, latex_words
 
 _, _n = translator(__name__)
 
@@ -447,7 +447,7 @@ def cost(config: llama.LlamaConfig, n_prompt: int, n: int) -> None:
             + latex_words(_("bytes")))
     st.latex(latex_words(_("cache size")) + size)
     st.latex(r"= 2 \times " + str(c.n_layers) + r" \times " + str(c.n_kv_heads) + r" \times " + str(c.d_head)
-             + r" \times n \times 4 = " + f"{model.cache_bytes(c, 1):,}".replace(",", "{,}")
+             + r" \times n \times 4 = " + integer_formula(model.cache_bytes(c, 1))
              + r"\ " + latex_words(_("bytes")) + r" \times n")
     st.caption(_("L = {layers} layers, H = {heads} query heads, d_head = {d_head}, d_model = {d_model}, V_vocab = "
                  "{vocab}; float32 = 4 bytes.").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head,

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import escape_label, heatmap
+from explorer.shell.charts import chart_title, escape_label, heatmap
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -84,7 +84,7 @@ def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, ti
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 

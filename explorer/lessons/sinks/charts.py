@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import auto_tick_labels, bar_margin, escape_label, heatmap
+from explorer.shell.charts import auto_tick_labels, bar_margin, chart_title, escape_label, heatmap
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
@@ -70,7 +70,7 @@ def sink_layers(mean, top, uniform: float, *, title: str = "", height: int = 380
                   height=height, margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX},
                   legend=_legend())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -115,7 +115,7 @@ def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: 
                   height=height, legend=_legend(), separators=i18n.plotly_separators(),
                   margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX + 20})
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -176,7 +176,7 @@ def losses_along(series: Sequence[tuple[str, np.ndarray, str]], score_from: int,
                      line=dict(color=UNIFORM_COLOR, dash="dot", width=2))],
         height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -238,5 +238,5 @@ def cache_tradeoff(rows: Sequence[tuple[str, str, float, float]], *, reference: 
                   separators=i18n.plotly_separators(),
                   height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)

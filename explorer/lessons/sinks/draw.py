@@ -29,7 +29,7 @@ from explorer.shell import real_model as rm
 from explorer.shell.cache import TTL_SECONDS, cached, key_hash_funcs, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, latex_words
+from explorer.shell.textviews import fmt, integer_formula, latex_words
 
 _, _n = translator(__name__)
 
@@ -454,7 +454,7 @@ def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
     st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad "
              + latex_words(_("or")) + r"\quad 4 \cdot n_{\text{layers}} \cdot r")
     st.latex(r"4 \cdot " + str(c.n_layers) + r" \cdot 2 \cdot " + str(c.n_kv_heads) + r" \cdot " + str(c.d_head)
-             + " = " + f"{c.kv_bytes_per_token:,}".replace(",", "{,}") + r"\ " + latex_words(_("(the model)")))
+             + " = " + integer_formula(c.kv_bytes_per_token) + r"\ " + latex_words(_("(the model)")))
     st.caption(_("The latent cache keeps c = x A ({d_model} → r floats per layer) and rebuilds every key and value "
                  "from it, then rotates the keys by their positions (RoPE is applied after the rebuild, unlike "
                  "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "

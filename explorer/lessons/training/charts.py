@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import cell_text_font, escape_label
+from explorer.shell.charts import cell_text_font, chart_title, escape_label
 from explorer.shell.i18n import N_, translator
 from explorer.shell.plotly_fast import hline, vline
 
@@ -103,7 +103,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
         yaxis["range"] = list(y_range)
     legend = len(traces) > 1
     layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
-        title=dict(text=escape_label(title)), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
+        title=chart_title(title), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
         margin=dict(l=10, r=10, t=50, b=10), showlegend=legend,
         xaxis=dict(title=dict(text="" if legend  # a legend takes the title's place
                               else escape_label(_("training step") if x_title is None else x_title)),
@@ -145,7 +145,7 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
                   yaxis=dict(visible=False), xaxis=dict(title=dict(text=_("position")), dtick=4 if n > 16 else 1),
                   separators=i18n.plotly_separators())
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[heat], layout=layout)
 
 
@@ -183,7 +183,7 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
         separators=i18n.plotly_separators(),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
@@ -205,7 +205,7 @@ def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: s
         hovertemplate=_("layer {layer}, head {head}: {score}").format(layer="%{y}", head="%{x}", score="%{z:.3f}")
         + "<extra></extra>", xgap=1, ygap=1,
     )
-    layout = dict(title=dict(text=escape_label(title)), height=80 + 14 * L, margin=dict(l=10, r=10, t=50, b=10),
+    layout = dict(title=chart_title(title), height=80 + 14 * L, margin=dict(l=10, r=10, t=50, b=10),
                   xaxis=dict(title=dict(text=_("head")), dtick=1),
                   yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
     return go.Figure(data=[heat], layout=layout)

@@ -23,7 +23,7 @@ from explorer.shell.charts.geometry import (
     max_ticks,
     tick_positions,
 )
-from explorer.shell.charts.labels import escape_label
+from explorer.shell.charts.labels import chart_title, escape_label
 from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
@@ -63,7 +63,7 @@ def weights_bar(
                                          40 if title else 10),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     fig = go.Figure(data=[bar], layout=layout)
     return fig
 
@@ -112,7 +112,7 @@ def paired_bars(
         separators=i18n.plotly_separators(),
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     if shapes:
         layout["shapes"] = list(shapes)
     if annotations:

@@ -39,7 +39,7 @@ from explorer.shell.charts.geometry import (
     tick_angles,
     tick_positions,
 )
-from explorer.shell.charts.labels import escape_label
+from explorer.shell.charts.labels import chart_title, escape_label
 from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
@@ -258,7 +258,7 @@ def heatmap(
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
     if title:
-        layout["title"] = dict(text=escape_label(title))
+        layout["title"] = chart_title(title)
     if mask is not None:
         layout["plot_bgcolor"] = MASKED_COLOR
     fig = go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more

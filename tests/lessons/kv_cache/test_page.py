@@ -75,7 +75,8 @@ def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row():
         assert "Step 0 is the prefill" not in texts(at, "info")
     assert at.code[0].value.rstrip("\n") == "The capital of France is Paris."
     assert list(table(at)["step"]) == [1, 2, 3, 4] and "max |cached − full|" in texts(at, "markdown")
-    assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"] == "query head 0, layer 11: the new row both ways"
+    title = figures(at)["kv_fig_compare"]["layout"]["title"]["text"]
+    assert title == "query head 0, layer 11:<br>the new row both ways"
 
 
 @pytest.mark.slow
