@@ -162,8 +162,10 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
     if ns[0] < n_prompt < ns[-1]:
         shapes.append(dict(type="rect", x0=ns[0], x1=n_prompt, y0=0, y1=top * 1.05, line=dict(width=0),
                            fillcolor="rgba(120,120,120,0.10)", layer="below"))
-        annotations.append(dict(x=(ns[0] + n_prompt) / 2, y=0, text=_("prompt"), showarrow=False, yanchor="bottom",
-                                font=dict(color=PROMPT_COLOR, size=11)))
+        # At the band's top left, not its bottom middle: a short prompt's band is a few px wide at the y axis, and
+        # a label centred there covered the axis's "0" and sat on the lines (both grow with n: the top left is free).
+        annotations.append(dict(x=ns[0], y=top * 1.05, text=_("prompt"), showarrow=False, yanchor="top",
+                                xanchor="left", xshift=3, font=dict(color=PROMPT_COLOR, size=11)))
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         title=chart_title(title) if title else None,

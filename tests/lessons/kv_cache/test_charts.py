@@ -71,3 +71,14 @@ def test_cost_and_size_charts_mark_the_current_length():
     assert [t.name for t in size.data if t.mode == "lines"] == ["3 key/value heads (this model, GQA)",
                                                                  "9 key/value heads (no grouping)"]
     assert [t.y[0] for t in size.data if t.mode == "markers"] == [pytest.approx(0.4608), pytest.approx(1.3824)]
+
+
+def test_the_prompt_label_starts_at_the_band_not_over_the_y_axis():
+    # A 5-token prompt on an axis to 8,192 tokens: a label centred at the band's foot sat on the y axis's "0".
+    ns = np.arange(1, 8193, 64)
+    fig = F.cost_chart(ns, ns * 2e6, ns * ns * 1e6, 257, 5, title="cost")
+    (label,) = [a for a in fig.layout.annotations if a.text == "prompt"]
+    assert (label.x, label.xanchor) == (ns[0], "left") and label.xshift > 0
+    assert (label.y, label.yanchor) == (pytest.approx(max(ns * ns * 1e6) / 1e6 * 1.05), "top")  # above the lines
+    band = [s for s in shapes(fig) if s["type"] == "rect"]
+    assert [(s["x0"], s["x1"]) for s in band] == [(ns[0], 5)]
