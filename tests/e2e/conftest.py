@@ -39,7 +39,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".screenshots"
-# Under pytest-xdist (README's test command: ``-n 2``) each worker runs its own server, with its own log.
+# Under pytest-xdist (`-n 2`; README's command runs serially: BENCHMARKS.md, "The test suite") each worker runs its own
+# server, with its own log.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 SERVER_LOG = SHOTS / f"e2e-server{'-' + WORKER if WORKER else ''}.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
