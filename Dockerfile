@@ -24,7 +24,8 @@ USER explorer
 
 # Streamlit reads its options from STREAMLIT_* variables: the port comes from STREAMLIT_SERVER_PORT (change it
 # with `docker run -e STREAMLIT_SERVER_PORT=...`); headless, on every interface, no reload on file changes; the
-# weights are in the image, so the model loader never asks the Hugging Face hub.
+# weights are in the image, so the model loader never asks the Hugging Face hub. NumPy's BLAS runs each learner's
+# matmuls on one thread (the app sets it: explorer/shell/blas.py); `-e ATTENTION_BLAS_THREADS=2` changes it.
 ENV STREAMLIT_SERVER_PORT=8501 \
     STREAMLIT_SERVER_ADDRESS=0.0.0.0 \
     STREAMLIT_SERVER_HEADLESS=true \

@@ -11,8 +11,9 @@ from pathlib import Path
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from explorer.shell import controls, i18n
+from explorer.shell import blas, controls, i18n
 
+blas.apply_once()  # one BLAS thread per run unless the operator says otherwise (explorer/shell/blas.py)
 _, _n = i18n.translator(__file__)
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")

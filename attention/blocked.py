@@ -144,7 +144,44 @@ class _OneBlasThread:
                     put(self._saved)
 
 
+    def set_threads(self, n: int) -> bool:
+        """Set the process's OpenBLAS thread count to ``n`` (outside a blocked call at once; during one, from
+        when the last one ends). ``False`` when no OpenBLAS is reachable."""
+        functions = _openblas_thread_functions()
+        if functions is None:
+            return False
+        with self._lock:
+            if self._users == 0:
+                functions[1](n)
+            else:
+                self._saved = n
+        return True
+
+
 _one_blas_thread = _OneBlasThread()
+
+
+def blas_threads() -> int | None:
+    """The thread count of the OpenBLAS NumPy loaded (process-wide), or ``None`` when it is not reachable."""
+    functions = _openblas_thread_functions()
+    return None if functions is None else int(functions[0]())
+
+
+def set_blas_threads(n: int) -> bool:
+    """Run every later BLAS call of the process (NumPy's OpenBLAS: one setting per process) on ``n`` threads.
+
+    The app's server sets 1 (``explorer/shell/blas.py``: beside a busy core, a multi-threaded matmul waits for its
+    threads). A blocked call running meanwhile keeps its one thread and leaves ``n`` when it ends.
+
+    Returns:
+        ``True`` if set; ``False`` when NumPy's BLAS is not an OpenBLAS this module can reach (nothing changes).
+
+    Raises:
+        ValueError: ``n`` is not a whole number of at least 1.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a whole number of threads, at least 1, got {n!r}")
+    return _one_blas_thread.set_threads(n)
 
 
 def default_threads() -> int:

@@ -300,6 +300,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="--all: calls per round")
     parser.add_argument("--rounds", type=int, default=3, help="--all: rounds")
     args = parser.parse_args()
+    from explorer.shell import blas
+
+    blas.apply()  # the app's BLAS threads (explorer/shell/blas.py); the blocked path pins its own meanwhile
 
     threads = default_threads()
     print(f"# bench_core: {cpu_model()}, {os.cpu_count()} CPUs, load average {load_average():.2f}")

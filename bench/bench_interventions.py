@@ -22,13 +22,12 @@ Measured, at ``--tokens`` (32) tokens of one English text:
 Budgets (issue 27): one knockout <= 1x a forward; the sweep at 32 tokens <= 60x; lens and attribution <= 1.5x.
 
     python bench/bench_interventions.py                    # about 2-4 minutes on 2 idle cores
-    OPENBLAS_NUM_THREADS=1 python bench/bench_interventions.py --rounds 2
+    python bench/bench_interventions.py --rounds 2         # BLAS threads: the app's (explorer/shell/blas.py)
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -64,11 +63,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds (the sweep runs once per round)")
     parser.add_argument("--repeats", type=int, default=5, help="calls per round of the quick measurements")
     args = parser.parse_args()
+    from explorer.shell import blas
+
+    blas.apply()  # the app's BLAS threads (explorer/shell/blas.py)
+    print(f"BLAS: {blas.current()}")
 
     from attention import llama
     from attention.llama import interventions as iv
 
-    print(f"start: {load_average()}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(default)')}")
+    print(f"start: {load_average()}")
     model = llama.load()
     ids = model.encode(TEXT)[:args.tokens]
     if len(ids) < args.tokens:

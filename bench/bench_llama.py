@@ -17,9 +17,10 @@ rounds and each number is the minimum over the rounds.
 4. **Resident memory** (``VmRSS`` from ``/proc/self/status``) after imports, after loading, and
    after one 128-token forward pass with weights; peak (``VmHWM``).
 
-Threads: PyTorch ``torch.set_num_threads(--threads)``, NumPy's OpenBLAS its default (one per core);
-the numbers are only comparable at the same count. Run from the repository root, with the test
-dependencies and the weights installed:
+Threads: PyTorch ``torch.set_num_threads(--threads)``, NumPy's OpenBLAS set the way the app sets it
+(:func:`explorer.shell.blas.apply` with ``ATTENTION_BLAS_THREADS=--threads``); the default ``--threads`` is the
+app's own setting (1: ``explorer/shell/blas.py``), and the numbers are only comparable at the same count. Run
+from the repository root, with the test dependencies and the weights installed:
 
     python bench/bench_llama.py            # about 5 minutes on 2 cores (transformers loads for ~20 s, 3 times)
     python bench/bench_llama.py --rounds 1 --repeats 3   # quicker, noisier
@@ -74,8 +75,11 @@ def cpu_model() -> str:
 
 
 class Ours:
-    def __init__(self, weights: str):
+    def __init__(self, weights: str, threads: int):
         from attention import llama
+        from explorer.shell import blas
+
+        blas.apply({blas.THREADS_ENV: str(threads)})  # as the app's server does (default: its own setting)
 
         self.llama, self.weights = llama, weights
 
@@ -127,7 +131,7 @@ class Transformers:
 
 
 def make(name: str, threads: int):
-    return Transformers(threads) if name == "transformers" else Ours(name.removeprefix("ours-"))
+    return Transformers(threads) if name == "transformers" else Ours(name.removeprefix("ours-"), threads)
 
 
 def bench_ids() -> list[int]:
@@ -210,7 +214,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1))
+    from explorer.shell import blas
+
+    parser.add_argument("--threads", type=int, default=blas.wanted() or os.cpu_count() or 1,
+                        help="threads of both libraries (default: the app's BLAS setting, explorer/shell/blas.py)")
     parser.add_argument("--worker")
     parser.add_argument("--task", choices=("speed", "load", "memory"))
     args = parser.parse_args()

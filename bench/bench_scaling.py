@@ -47,6 +47,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    from explorer.shell import blas
+
+    blas.apply()  # the app's BLAS threads (explorer/shell/blas.py)
+    print(f"BLAS: {blas.current()}")
     for name in ("streamlit", "streamlit.runtime.caching.cache_data_api"):  # "no runtime" notice
         logging.getLogger(name).setLevel(logging.ERROR)
     cached = st.cache_data(max_entries=32, show_spinner=False)(S.curves)

@@ -134,6 +134,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, 3 seeds")
     args = parser.parse_args()
     logging.getLogger("streamlit").setLevel(logging.ERROR)
+    from explorer.shell import blas
+
+    blas.apply()  # the app's BLAS threads (explorer/shell/blas.py); the training loop pins one while it runs
     repeats, seeds, steps = (50, 3, 100) if args.quick else (100, 5, 300)
     print(f"# bench_training: Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load():.1f} at the start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")

@@ -54,6 +54,10 @@ def main() -> None:
     parser.add_argument("--weights", default="float32", choices=llama.WEIGHT_MODES)
     parser.add_argument("--new", type=int, default=M.DEFAULT_NEW_TOKENS, help="generated tokens per streaming run")
     args = parser.parse_args()
+    from explorer.shell import blas
+
+    blas.apply()  # the app's BLAS threads (explorer/shell/blas.py)
+    print(f"BLAS: {blas.current()}")
     model = llama.load(weights=args.weights)
     ids = tuple(model.encode(M.DEFAULT_PROMPT))
     n, r = len(ids), args.repeats

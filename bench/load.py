@@ -226,8 +226,9 @@ def start_server(port: int | None = None, *, log_path: Path | None = None, env: 
                  script: str = "streamlit_app.py", timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
     """``streamlit run script`` on loopback (a free port unless ``port``); returns (process, base URL).
 
-    ``env``: extra environment variables (e.g. ``{"OPENBLAS_NUM_THREADS": "1"}``). Raises
-    ``RuntimeError`` (the server stopped) if ``/_stcore/health`` does not answer within ``timeout``.
+    ``env``: extra environment variables (e.g. ``{"ATTENTION_BLAS_THREADS": "default"}``: OpenBLAS's own thread
+    count instead of the app's one). Raises ``RuntimeError`` (the server stopped) if ``/_stcore/health`` does not
+    answer within ``timeout``.
     """
     port = port or free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
@@ -337,7 +338,7 @@ def main(argv=None) -> int:
     ap.add_argument("--with-real-model", action="store_true", help="also the two real-model lessons")
     ap.add_argument("--no-warm-up", action="store_true", help="skip the untimed visit per lesson")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                    help="environment of the server this script starts (e.g. OPENBLAS_NUM_THREADS=1)")
+                    help="environment of the server this script starts (e.g. ATTENTION_BLAS_THREADS=default)")
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
     ap.add_argument("--cold-vs-trivial", type=int, default=0, metavar="REPEATS",
                     help="also start bench/trivial_app.py and compare each lesson's cold run with its run "

@@ -15,6 +15,7 @@
 #   HAPROXY             the haproxy binary (default: haproxy on PATH, else /usr/sbin/haproxy)
 #   HAPROXY_COOKIE_KEY  secret for the stickiness cookie's value (default: a random one per start)
 #   PYTHON              the Python that has the app's requirements (default: python on PATH, e.g. the venv's)
+#   ATTENTION_BLAS_THREADS  BLAS threads per learner's run in each replica (default 1: explorer/shell/blas.py)
 set -euo pipefail
 
 usage() { echo "usage: $0 N   (N replicas, 1..16; see the comments at the top for the environment)" >&2; exit 2; }

@@ -157,6 +157,7 @@ def test_ci_installs_haproxy():
 PER_PROCESS_STATE = {
     ("attention/blocked.py", "_pool"): "the worker threads of the blocked path, started once per process",
     ("attention/llama/gguf_file.py", "_VERIFIED"): "the weights file's SHA-256 was checked (once per process and file)",
+    ("explorer/shell/blas.py", "_once_done"): "BLAS threads set for this process (OpenBLAS: one setting per process)",
     ("explorer/shell/cache.py", "_last_run"): "the last script run of this process, for its own idle cache sweep",
     ("explorer/shell/cache.py", "_sweeper"): "the thread of this process's idle cache sweep",
 }
