@@ -3,8 +3,6 @@ language, and the language control lives in the link and keeps every other contr
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from explorer.shell import i18n
@@ -12,10 +10,9 @@ from tests.apptest_utils import ROOT, app_at
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("i18n_tool", ROOT / "tools" / "i18n.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from tools import i18n as tool
+
+    return tool
 
 
 @pytest.mark.slow
