@@ -35,8 +35,10 @@ nav[_(first.group)].append(hidden_first)
 page = st.navigation(nav)
 started = time.perf_counter()
 controls.sidebar_controls(page.url_path)
-with st.sidebar:  # last in the sidebar (it takes no room there): a tap on a chart opens the cell tapped, see the file
-    st.html("<script>" + (Path(__file__).parent / "explorer" / "shell" / "touch_tap.js").read_text() + "</script>",
+with st.sidebar:  # last in the sidebar (it takes no room there): the page's <html lang> (a one-line assignment, also on
+    # a rerun) and a tap on a chart opens the cell tapped (see the file)
+    st.html("<script>" + i18n.document_language_js() + "\n"
+            + (Path(__file__).parent / "explorer" / "shell" / "touch_tap.js").read_text() + "</script>",
             unsafe_allow_javascript=True)
 link_warnings = st.container()  # on top of the page: the link's bad values from earlier runs
 page.run()

@@ -24,6 +24,10 @@ The language of a run is :func:`current` (set by the entrypoint with :func:`acti
 ``st.context.locale``, picks, English otherwise). Code that runs outside a Streamlit run (the pure
 ``model.py`` / ``charts.py`` modules, their tests) sees English unless :func:`using` says otherwise.
 
+A translated word is capitalised with :func:`capitalize` (Turkish: "indüksiyon" -> "İndüksiyon"; ``str.upper``
+gives "Indüksiyon"), never with ``str.upper``/``capitalize``/``title``. The page tells the browser its language
+(:func:`document_language_js`: ``<html lang="pt">``), for screen readers, hyphenation and CSS case changes.
+
 Numbers shown as text go through :func:`number` / :func:`integer` / :func:`percent`: decimal comma and
 ``.`` for thousands in pt and tr (babel's CLDR data for ``pt_BR`` and ``tr_TR``); Plotly figures get
 :func:`plotly_separators`. Code, formulas (LaTeX), link values and downloads (CSV, JSON) keep the
@@ -50,9 +54,9 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 
 __all__ = [
-    "DEFAULT", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "catalog", "current", "domain_of", "from_locale",
-    "general", "integer", "list_separator", "number", "percent", "plotly_separators", "translator", "using",
-    "with_lang",
+    "DEFAULT", "DOCUMENT_LANGUAGES", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "capitalize", "catalog",
+    "current", "document_language_js", "domain_of", "from_locale", "general", "integer", "list_separator", "number",
+    "percent", "plotly_separators", "translator", "using", "with_lang",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -65,6 +69,8 @@ BABEL_LOCALES = {"en": "en_US", "pt": "pt_BR", "tr": "tr_TR"}
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
 """``explorer/locale/<lang>/LC_MESSAGES/<domain>.po`` (and ``<domain>.pot``, the extracted template)."""
 SHELL_DOMAIN = "shell"
+DOCUMENT_LANGUAGES = {"en": "en", "pt": "pt-BR", "tr": "tr"}
+"""The page's ``<html lang>`` (a BCP 47 tag) in each language: the Portuguese is Brazilian (:data:`BABEL_LOCALES`)."""
 
 _current: contextvars.ContextVar[str] = contextvars.ContextVar("attention_explorer_lang", default=DEFAULT)
 
@@ -172,6 +178,35 @@ def translator(module: str) -> tuple[Callable[[str], str], Callable[[str, str, i
         return catalog(current(), domain).ngettext(singular, plural, n)
 
     return gettext_, ngettext_
+
+
+# --- letters and the document ------------------------------------------------------------------------------
+
+UPPER_CASE = {"tr": {"i": "İ", "ı": "I"}}
+"""Where a language's capital letter is not Python's ``str.upper``: Turkish (dotted i -> İ, dotless ı -> I). The
+rule is Unicode's SpecialCasing.txt for Turkish ("tr"); CLDR, and so babel, has no case mapping to read it from.
+Portuguese capitals are Python's."""
+
+
+def capitalize(text: str, lang: str | None = None) -> str:
+    """``text`` with its first letter in upper case by the rules of ``lang`` (the run's language): ``"indüksiyon
+    skoru"`` -> ``"İndüksiyon skoru"`` and ``"ışık"`` -> ``"Işık"`` in Turkish (``str.upper`` writes ``"I"`` for
+    both i and ı), ``"índice"`` -> ``"Índice"`` in Portuguese. Only that letter changes (``str.capitalize`` would
+    also lower the rest: ``"KV cache"`` -> ``"Kv cache"``); markup or a quote before it (``**``, ``“``) stays, and a
+    text that starts with a number is left as it is. Explicit rule, no CLDR data: see :data:`UPPER_CASE`."""
+    for i, ch in enumerate(text):
+        if ch.isalnum():
+            upper = (UPPER_CASE.get(lang or current(), {}).get(ch) or ch.upper()) if ch.isalpha() else ch
+            return text[:i] + upper + text[i + 1:]
+    return text
+
+
+def document_language_js(lang: str | None = None) -> str:
+    """A script that tells the browser the page's language: ``document.documentElement.lang = "pt-BR"`` (Streamlit's
+    page says ``<html lang="en">`` whatever the app's language, so a screen reader read Portuguese with English
+    pronunciation and the browser offered to translate it). The value is :data:`DOCUMENT_LANGUAGES`' tag; setting it
+    again to the same value changes nothing."""
+    return f'document.documentElement.lang = "{DOCUMENT_LANGUAGES[lang or current()]}";'
 
 
 # --- numbers shown as text ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ column mixes ``0.06`` with ``0.2`` or ``3.9929`` with ``3.46``.
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -43,3 +44,26 @@ def test_every_float_column_of_every_table_has_fixed_decimals(page):
         if bad:
             problems[f"table {i} {list(el.value.columns)[:4]}"] = bad
     assert not problems, f"{page}: float columns without fixed decimals: {problems}"
+
+
+PART_2 = {"real_model", "causes", "kv_cache", "sinks", "training"}  # issue 48 part 2 translates these lessons again
+DECIMAL_POINT = re.compile(r"^[−-]?\d+\.\d+$")
+
+
+@pytest.mark.parametrize("page", [entry.name for entry in LESSONS if entry.name not in PART_2])
+def test_no_table_writes_a_decimal_point_in_portuguese(page):
+    """Streamlit writes a float column's numbers with a point whatever the page's language (its ``"%.4f"`` format,
+    its ``"localized"`` format follows the browser, not the app): a table in Portuguese holds them as text written
+    with a decimal comma (``explorer.shell.tables.dataframe``)."""
+    at = app_at(page, query={"lang": "pt"})
+    assert_clean(at)
+    if page == "quiz":
+        reveal_everything(at)
+    problems = {}
+    for i, el in enumerate(at.main.dataframe):
+        frame = el.value
+        bad = [str(c) for c, dtype in frame.dtypes.items() if pd.api.types.is_float_dtype(dtype)]
+        bad += [str(c) for c in frame.columns if frame[c].map(lambda v: bool(DECIMAL_POINT.match(str(v)))).any()]
+        if bad:
+            problems[f"table {i} {list(frame.columns)[:4]}"] = bad
+    assert not problems, f"{page}: columns written with a decimal point in Portuguese: {problems}"

@@ -15,7 +15,7 @@ import streamlit as st
 
 from explorer.lessons.causal import charts as cfig
 from explorer.lessons.causal import model
-from explorer.shell import charts, textviews
+from explorer.shell import charts, tables, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
@@ -355,13 +355,13 @@ def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     r1, r2 = st.columns([2, 3])
     with r1:
         weight = _("weight")
-        st.dataframe(pd.DataFrame({
+        tables.dataframe(pd.DataFrame({  # the weights with 4 decimals, a decimal comma in pt and tr
             _("key"): labels,
             _("may attend?"): [_("✓ yes") if a else _("✗ no") for a in allowed],
             _("masked scaled score"): [textviews.fmt(s) if a else cfig.NEG_INF
                                        for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
             weight: steps.weights[q],
-        }), hide_index=True, width="stretch", column_config={weight: st.column_config.NumberColumn(format="%.4f")})
+        }), hide_index=True, width="stretch")
         if fully[q]:
             st.badge(_(cfig.FULLY_MASKED_BADGE), icon="⛔", color="orange")
         else:

@@ -254,6 +254,13 @@ def parse_cell(cell) -> tuple[float | None, str | None]:
     return x, None
 
 
+def cells_in_language(cells: list[list]) -> list[list]:
+    """The editable cells ``[rows][columns]`` written again in the run's language: a number typed or shown in another
+    one (``0.1`` on an English page) becomes :func:`cell_text` of its value (``0,1`` in pt and tr); a cell that is not
+    a number (``abc``, blank) keeps what the learner typed."""
+    return [[cell_text(x) if (x := parse_cell(c)[0]) is not None else c for c in row] for row in cells]
+
+
 def parse_matrix(cells, rows, cols, name: str) -> tuple[np.ndarray, list[str]]:
     """``(values [r, c] float64, problems)`` for a grid of cell texts; a bad cell is NaN in ``values``.
 

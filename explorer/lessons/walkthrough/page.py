@@ -8,7 +8,7 @@ import attention as A
 from explorer.lessons.walkthrough import draw
 from explorer.lessons.walkthrough import model as W
 from explorer.lessons.walkthrough.draw import LessonExample
-from explorer.shell import controls, settings
+from explorer.shell import controls, i18n, settings
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names the domain
@@ -54,7 +54,8 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
     The cells hold the learner's text (a text column, so a typed word reaches the page and is
     reported as "not a number", not as a blank). What the learner typed is kept in
     ``walk_cells`` and is the editors' data, so the edits survive a visit to "Your sentence"
-    (Streamlit forgets a widget's state when it is not drawn on a run).
+    (Streamlit forgets a widget's state when it is not drawn on a run); after a change of language
+    its numbers are written with the new decimal mark (``0.1`` -> ``0,1``).
     """
     ex = A.PIPELINE_EXAMPLE
     ss = st.session_state
@@ -68,6 +69,10 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
         ss.pop("walk_cells", None)
         st.rerun()
     kept = ss.setdefault("walk_cells", {})
+    if kept and ss.get("walk_cells_lang") != i18n.current():  # the language changed: the cells' numbers follow it
+        kept = ss["walk_cells"] = {name: W.cells_in_language(cells) for name, cells in kept.items()}
+        version = ss["walk_edit_version"] = version + 1  # fresh editors: their edits are in the cells already
+    ss["walk_cells_lang"] = i18n.current()
     edited, problems = {}, []
     cols = [c for _row in range(2) for c in st.columns(2)]  # a 2 x 2 grid: X, W_q / W_k, W_v
     for col, name in zip(cols, MATRICES, strict=True):

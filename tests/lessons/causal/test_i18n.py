@@ -107,9 +107,9 @@ def test_the_charts_words_keep_their_letters():
         fig = F.boolean_mask_figure(A.causal_mask(3), labels)
         bars = F.row_change_bars([0.125, 0.25, 0.5], [0.0, 0.0, 0.5], labels, 1)
     assert list(fig.layout.yaxis.ticktext) == labels and fig.layout.xaxis.title.text == "anahtar"
-    assert list(fig.data[0].colorbar.ticktext) == ["False: engelli", "True: izinli"]
+    assert list(fig.data[0].colorbar.ticktext) == ["False: engellenmiş", "True: izinli"]
     assert fig.data[0].hovertemplate.startswith("sorgu %{customdata[0]} → anahtar %{customdata[1]}")
-    assert np.asarray(fig.data[0].customdata)[0, 1, 2] == "False (engelli)"
+    assert np.asarray(fig.data[0].customdata)[0, 1, 2] == "False (engellenmiş)"
     assert [t.name for t in bars.data] == ["çift yönlü", "nedensel"]
     assert list(bars.data[0].text) == ["0,125", "0,25", "0,5"] and list(bars.data[1].text)[:2] == ["0 (tam)"] * 2
     assert bars.layout.annotations[0].text == "t = 1 sonrası değişti"

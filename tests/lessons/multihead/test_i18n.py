@@ -156,11 +156,11 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         label = draw.diff_text(1.5e-16)
     assert bars.layout.separators == ",." and grid.layout.separators == ",." and blocked.layout.separators == ",."
     assert list(bars.data[0].text) == ["1,25", "0,50"]
-    assert bars.layout.annotations[0].text == "izin verilen anahtarlara eşit: 1,79"
+    assert bars.layout.annotations[0].text == "izin verilen anahtarlarda düzgün: 1,79"
     assert bars.layout.yaxis.title.text == "ortalama entropi (nat)" and bars.layout.xaxis.title.text == "kafa"
     assert [a.text for a in grid.layout.annotations][:2] == ["kafa 0", "kafa 1"]
     assert list(grid.layout.yaxis.ticktext or grid.layout.yaxis.labelalias.values())[0] == "İki (0)"
-    assert blocked.data[0].colorbar.title.text == "değer" and blocked.layout.yaxis.title.text == "giriş boyutu"
+    assert blocked.data[0].colorbar.title.text == "değer" and blocked.layout.yaxis.title.text == "girdi boyutu"
     assert label == "1,5e-16"
     with i18n.using("pt"):
         panels = mhfig.head_output_panels(np.ones((1, 2, 2)), ["ação (0)", "pé (1)"], [3], d_head=2)

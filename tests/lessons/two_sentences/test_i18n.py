@@ -166,7 +166,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         gap, exact, count = draw.gap_text(1.234e-16), draw.gap_text(0.0), draw.tokens_count(2)
     assert bars.layout.separators == ",." and bars.layout.title.text == "İki cümle, ılık"
     assert list(bars.data[0].text) == ["0,500", "0,250", "1,000"]
-    assert bars.layout.annotations[0].text == "tekdüze: log 3 = 1,10"
+    assert bars.layout.annotations[0].text == "düzgün: log 3 = 1,10"
     assert bars.layout.yaxis.title.text == "entropi (nat)" and bars.layout.xaxis.title.text == "sorgu (konum)"
     assert (gap, exact, count) == ("1,23e-16", "0 (tam)", "2 token")
     with i18n.using("pt"):

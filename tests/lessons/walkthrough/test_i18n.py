@@ -14,6 +14,8 @@ from explorer.lessons.walkthrough import draw
 from explorer.shell import i18n
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 
+MATRICES = ("X", "W_q", "W_k", "W_v")
+
 LANGS = ("pt", "tr")
 STATES = {  # every branch of the page with its own text
     "default": {},
@@ -155,3 +157,30 @@ def test_downloads_stay_machine_readable_in_every_language():
     csv, scenario = files["tr"]
     assert csv.splitlines()[0] == ",dim 0,dim 1,dim 2,dim 3" and "," in csv and re.search(r"\d\.\d", csv)
     assert set(json.loads(scenario)["results"]) >= {"attention_weights", "scaled_scores", "output"}
+
+
+def editor(at, name: str):
+    """What the matrix editor ``name`` (X, W_q, W_k, W_v) shows: its cells' text, ``[rows, columns]``."""
+    found = [d for d in at.dataframe if d.proto.editing_mode and f"-walk_edit_{name}_" in d.proto.id]
+    assert len(found) == 1, [d.proto.id for d in at.dataframe]
+    return found[0].value.to_numpy().tolist()
+
+
+@pytest.mark.slow
+def test_the_matrix_editors_write_the_languages_decimal_mark_after_a_switch():
+    """Switching from English to Portuguese redraws the lesson's matrices with ``0,1`` (every other number on the page
+    has a decimal comma); a cell the learner typed keeps its value, a cell that is no number keeps its text."""
+    at = app_at(query={"walk_input": "lesson"})
+    assert "0.3" in sum(editor(at, "W_v"), []) and "0.1" in sum(editor(at, "W_q"), [])
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {1: {"dim 1": "0.75"}, 2: {"dim 0": "abc"}},
+                                         "added_rows": [], "deleted_rows": []}
+    at.run()
+    before = z(at, "walk_fig_weights")
+    at.selectbox(key="_lang_choice").set_value("pt").run()
+    assert_clean(at)
+    cells = {m: sum(editor(at, m), []) for m in MATRICES}
+    assert not any(re.search(r"\d\.\d", c) for m in MATRICES for c in cells[m]), cells
+    assert "0,3" in cells["W_v"] and "0,1" in cells["W_q"] and "0,75" in cells["X"] and "abc" in cells["X"]
+    np.testing.assert_array_equal(z(at, "walk_fig_weights"), before)  # the last valid values, as before
+    at.selectbox(key="_lang_choice").set_value("en").run()
+    assert "0.75" in sum(editor(at, "X"), []) and "abc" in sum(editor(at, "X"), [])

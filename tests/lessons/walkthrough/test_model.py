@@ -9,7 +9,7 @@ import pytest
 
 import attention as A
 from explorer.lessons.walkthrough import model as W
-from explorer.shell import settings
+from explorer.shell import i18n, settings
 from explorer.shell.settings import Settings
 
 
@@ -128,6 +128,14 @@ def test_parse_matrix_names_the_cell():
                         "X: the cell in row b, column dim 0 is blank"]
     assert values[0, 0] == 1 and values[1, 1] == 2 and np.isnan(values[0, 1])
     assert W.cell_text(0.1) == "0.1" and W.cell_text(2.0) == "2"
+
+
+def test_cells_are_written_again_in_the_new_language():
+    """After a switch to Portuguese the editors show 0,1 where English showed 0.1; text that is no number stays."""
+    cells = [["0.1", "2", "abc"], ["", "0,25", "-1.5"]]
+    with i18n.using("pt"):
+        assert W.cells_in_language(cells) == [["0,1", "2", "abc"], ["", "0,25", "-1,5"]]
+    assert W.cells_in_language([["0,1", "0.5", None]]) == [["0.1", "0.5", None]]
 
 
 def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
