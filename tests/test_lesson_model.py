@@ -12,8 +12,10 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import gguf_file
+from explorer.lessons import LESSONS
+from tests.apptest_utils import app_at, assert_clean
 from tests.conftest import DOOR, LESSON_MODEL, SMOLLM2, TINY
-from tests.core.llama_support import TINY_SMOLLM2, real_model_path, smollm2_vocabulary
+from tests.core.llama_support import TINY_SMOLLM2, real_model_path, smollm2_vocabulary, write_tiny_smollm2
 
 TEXTS = ["The capital of France is", "Ünïcødé 🐈 çay, 12345 <|im_start|>user\nhi<|im_end|>", "  two  spaces\tand tab"]
 
@@ -89,3 +91,31 @@ def test_changing_the_model_empties_the_caches(monkeypatch):
 def test_the_real_file_keeps_its_pin(tiny_smollm2):
     with pytest.raises(ValueError, match="SHA-256"):
         llama.load(tiny_smollm2)  # without expected_sha256=None the loader refuses any file but the pinned one
+
+
+SMALLER = {**TINY_SMOLLM2, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "d_model": 32}
+"""Fewer layers than any page's default layer (16, 11), fewer heads than its default head (L23H4)."""
+
+
+@pytest.fixture(scope="module")
+def smaller_smollm2(tmp_path_factory) -> llama.LlamaModel:
+    path = write_tiny_smollm2(tmp_path_factory.mktemp("smaller") / "smaller.gguf", config=SMALLER)
+    return llama.load(path, expected_sha256=None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [e.name for e in LESSONS if e.name in ("real_model", "causes", "kv_cache", "sinks",
+                                                                        "training")])
+def test_the_real_model_pages_read_the_models_sizes_from_its_config(page, smaller_smollm2, monkeypatch):
+    """Every page that runs the model opens on a 2-layer model with 4 query heads sharing 2 key/value heads: no
+    default layer, head or size is SmolLM2's literal where it should be the config's."""
+    monkeypatch.setattr(LESSON_MODEL, "tiny_model", lambda weights="float32": smaller_smollm2)
+    st.cache_data.clear()
+    st.cache_resource.clear()  # the lessons' caches key on the ids, not the model
+    try:
+        at = app_at(page, timeout=300)
+        assert_clean(at)
+        assert at.get("plotly_chart"), f"{page} draws no chart"
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
