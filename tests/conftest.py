@@ -1,10 +1,35 @@
-"""Shared fixtures for the test suite."""
+"""Shared fixtures for the test suite, and the lessons' model in tests.
+
+**The model behind the lessons' door.** The real-model lessons load their model through one door,
+:data:`DOOR` (``load_model(weights)``, ``missing_weights()``). In tests that door serves, by default, a
+**tiny SmolLM2**: a random model written once per session with ``gguf``'s writer
+(:func:`tests.core.llama_support.write_tiny_smollm2`) that carries SmolLM2-135M's real tokenizer (its 49,152
+tokens, merges, special ids, ``smollm`` pre-tokenizer and chat template, read from the installed file) and its
+architecture (30 layers, 9 query heads sharing 3 key/value heads, its context and RoPE base) at a narrow width
+(d_head 8, d_ff 96). It is loaded by the same loader (``attention.llama.load(path, expected_sha256=None)``) and
+runs the same door and page code; only the numbers are random. A 64-token forward pass takes about 80 ms instead
+of 1-5 s, so page tests check mechanics (links, reruns, tables, counts, controls) at a fraction of the cost.
+
+A test that needs SmolLM2's own numbers through the door opts in with ``@pytest.mark.smollm2`` (a module:
+``pytestmark = pytest.mark.smollm2``): the door is then the shipped one, the real file with its pinned SHA-256
+(or its missing-weights note). Tests that load the model themselves (``llama.load()``,
+``tests.core.llama_support.real_model``) are not affected. ``pytest --lesson-model=smollm2`` runs every test on
+the real file (to compare, or to check a mechanics test against SmolLM2 too). Until the lessons' own page tests
+move to the tiny model, every test under ``tests/lessons/<lesson>/`` of :data:`SMOLLM2_LESSON_DIRS` is marked
+``smollm2`` here.
+
+The lessons' caches key on the prompt's ids, not on the model (one model per process), so whenever the door
+changes model between tests every Streamlit cache is emptied first (:class:`LessonModel`).
+"""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
+import shutil
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -52,4 +77,122 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("torch") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+        parts = Path(str(item.path)).resolve().parts
+        if parts[:len(TESTS.parts) + 1] == (*TESTS.parts, "lessons") and len(parts) > len(TESTS.parts) + 2 \
+                and parts[len(TESTS.parts) + 1] in SMOLLM2_LESSON_DIRS:
+            item.add_marker(pytest.mark.smollm2)
+
+
+# --- the lessons' model in tests: a tiny SmolLM2 by default, the real file on request (module docstring) ----------
+
+TESTS = Path(__file__).resolve().parent
+DOOR = "explorer.shell.real_model"
+"""The lessons' one door to the model: the module whose ``load_model`` and ``missing_weights`` are served here."""
+SMOLLM2_LESSON_DIRS = ("causes", "kv_cache", "real_model", "sinks", "training")
+"""The lessons whose own tests (``tests/lessons/<name>/``) still assert SmolLM2's numbers through their pages: they
+run on the real file until they move to the tiny model."""
+TINY, SMOLLM2 = "tiny", "smollm2"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--lesson-model", choices=(TINY, SMOLLM2), default=TINY,
+                     help="the model the lessons' door serves to tests not marked smollm2: the tiny SmolLM2 "
+                          "(default) or the real file (tests/conftest.py)")
+
+
+class LessonModel:
+    """What the door (:data:`DOOR`) serves during the running test: the tiny SmolLM2 or the shipped door.
+
+    :meth:`install` replaces the door's ``load_model`` and ``missing_weights`` for the session with dispatchers;
+    :meth:`use` picks the model before each test's fixtures are set up (a module-scoped fixture that runs the
+    app runs it on its test's model). The tiny file is written on first use into a temporary folder removed at
+    the end of the session; the tiny model is loaded once per weights mode.
+    """
+
+    def __init__(self):
+        self.kind = TINY
+        self.served: str | None = None  # the model the Streamlit caches hold results of
+        self.door = None
+        self._original: dict[str, object] = {}
+        self._dir: Path | None = None
+        self._models: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def install(self) -> None:
+        if self.door is not None:
+            return
+        self.door = importlib.import_module(DOOR)
+        self._original = {"load_model": self.door.load_model, "missing_weights": self.door.missing_weights}
+        self.door.load_model, self.door.missing_weights = self.load_model, self.missing_weights
+
+    def uninstall(self) -> None:
+        if self.door is not None:
+            for name, value in self._original.items():
+                setattr(self.door, name, value)
+            self.door = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def use(self, kind: str) -> None:
+        """Serve ``kind`` from now on; if the caches hold the other model's results, empty every cache first."""
+        if self.served not in (None, kind):
+            import streamlit as st
+
+            st.cache_data.clear()
+            st.cache_resource.clear()
+            self.served = None
+        self.kind = kind
+
+    def tiny_path(self) -> Path:
+        """The tiny SmolLM2 file (written once per session)."""
+        with self._lock:
+            if self._dir is None:
+                self._dir = Path(tempfile.mkdtemp(prefix="tiny-smollm2-"))
+            path = self._dir / "tiny-smollm2.gguf"
+            if not path.is_file():
+                from tests.core.llama_support import write_tiny_smollm2
+
+                write_tiny_smollm2(path)
+            return path
+
+    def tiny_model(self, weights: str = "float32"):
+        """The tiny SmolLM2 loaded by the app's loader (no SHA-256 pin: it is not the real file)."""
+        from attention import llama
+
+        path = self.tiny_path()
+        with self._lock:
+            if weights not in self._models:
+                self._models[weights] = llama.load(path, weights=weights, expected_sha256=None)
+            return self._models[weights]
+
+    def load_model(self, weights: str):
+        if self.kind == SMOLLM2:
+            self.served = SMOLLM2
+            return self._original["load_model"](weights)
+        self.served = TINY
+        return self.tiny_model(weights)
+
+    def missing_weights(self) -> str | None:
+        return self._original["missing_weights"]() if self.kind == SMOLLM2 else None
+
+
+LESSON_MODEL = LessonModel()
+
+
+@pytest.hookimpl(tryfirst=True)  # before the test's fixtures are set up
+def pytest_runtest_setup(item):
+    LESSON_MODEL.install()
+    real = item.get_closest_marker(SMOLLM2) or item.config.getoption("--lesson-model") == SMOLLM2
+    LESSON_MODEL.use(SMOLLM2 if real else TINY)
+
+
+def pytest_sessionfinish(session):
+    LESSON_MODEL.uninstall()
+
+
+@pytest.fixture(scope="session")
+def tiny_smollm2() -> Path:
+    """The path of the tiny SmolLM2 file the door serves (:class:`LessonModel`)."""
+    return LESSON_MODEL.tiny_path()
 

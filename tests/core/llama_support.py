@@ -63,6 +63,26 @@ TINY = {"n_layers": 2, "d_model": 96, "n_heads": 6, "n_kv_heads": 2, "d_ff": 128
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 USER_DEFINED = ["<think>"]
 MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "Ġ s", "Ġs at"]
+TINY_SMOLLM2 = {"n_layers": 30, "d_model": 72, "n_heads": 9, "n_kv_heads": 3, "d_ff": 96, "context_length": 8192,
+                "rope_theta": 100000.0, "rms_eps": 1e-5}
+"""SmolLM2-135M's architecture (30 layers, 9 query heads sharing 3 key/value heads, its context and RoPE base) at a
+narrow width (d_head 8 instead of 64, d_ff 96 instead of 1536): every layer and head a page names exists, and a
+64-token forward pass costs a fraction of the real one's (measured in the commit that added it)."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A GGUF file's tokenizer: the ``tokenizer.ggml.*`` fields and the chat template."""
+
+    tokens: list[str]
+    types: list[int]
+    merges: list[str]
+    pre: str
+    bos_id: int
+    eos_id: int
+    unk_id: int
+    pad_id: int
+    chat_template: str | None = None
 
 
 def tiny_vocab() -> tuple[list[str], list[int], list[str]]:
@@ -74,20 +94,45 @@ def tiny_vocab() -> tuple[list[str], list[int], list[str]]:
     return tokens, types, MERGES
 
 
+def tiny_vocabulary() -> Vocabulary:
+    """:func:`tiny_vocab` with SmolLM2's special ids (BOS 1, EOS 2, unknown 0, padding 2) and pre-tokenizer."""
+    tokens, types, merges = tiny_vocab()
+    return Vocabulary(tokens, types, merges, "smollm", bos_id=1, eos_id=2, unk_id=0, pad_id=2)
+
+
+@functools.cache
+def smollm2_vocabulary() -> Vocabulary:
+    """SmolLM2-135M's real tokenizer, read once per process from the installed file's metadata with the project's
+    reader (:func:`attention.llama.gguf_file.read_gguf`): its 49,152 tokens and their types, 48,900 merges, special
+    ids, pre-tokenizer (``smollm``) and chat template. Fails (never skips) when the file is not installed."""
+    metadata = gguf_file.read_gguf(real_model_path()).metadata
+    return Vocabulary(
+        tokens=list(metadata["tokenizer.ggml.tokens"]), types=[int(t) for t in metadata["tokenizer.ggml.token_type"]],
+        merges=list(metadata["tokenizer.ggml.merges"]), pre=str(metadata["tokenizer.ggml.pre"]),
+        bos_id=int(metadata["tokenizer.ggml.bos_token_id"]), eos_id=int(metadata["tokenizer.ggml.eos_token_id"]),
+        unk_id=int(metadata["tokenizer.ggml.unknown_token_id"]),
+        pad_id=int(metadata["tokenizer.ggml.padding_token_id"]),
+        chat_template=metadata.get("tokenizer.chat_template"))
+
+
 @dataclass
 class TinyFile:
     path: Path
     weights: dict[str, np.ndarray]  # float64 [out, in] as written (GGUF layout), before quantizing
 
 
-def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True) -> TinyFile:
-    """A random 2-layer Llama (GQA 6/2 heads, d_head 16) in GGUF, with SmolLM2's tensor names and keys.
+def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
+                    vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
+    """A random Llama in GGUF, with SmolLM2's tensor names and keys: by default :data:`TINY` (2 layers, GQA 6/2
+    heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`) and ``vocabulary`` give
+    another architecture and tokenizer (:func:`write_tiny_smollm2`).
 
-    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file; else F32.
+    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
+    multiple of 32); else F32.
     """
-    c = TINY
-    tokens, types, merges = tiny_vocab()
-    vocab, d, dh = len(tokens), c["d_model"], c["d_model"] // c["n_heads"]
+    c = config
+    v = tiny_vocabulary() if vocabulary is None else vocabulary
+    vocab, d, dh = len(v.tokens), c["d_model"], c["d_model"] // c["n_heads"]
     rng = np.random.default_rng(seed)
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
     if not tied:
@@ -99,15 +144,15 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
                    f"blk.{i}.ffn_gate.weight": (c["d_ff"], d), f"blk.{i}.ffn_up.weight": (c["d_ff"], d),
                    f"blk.{i}.ffn_down.weight": (d, c["d_ff"])}
     weights = {}
-    for name, shape in shapes.items():
+    for tensor, shape in shapes.items():
         if len(shape) == 1:
-            weights[name] = 1 + 0.2 * rng.standard_normal(shape)
-        elif "attn_q" in name or "attn_k" in name:
-            weights[name] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
+            weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
+        elif "attn_q" in tensor or "attn_k" in tensor:
+            weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
         else:
-            weights[name] = rng.standard_normal(shape) / np.sqrt(shape[1])
+            weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_name("tiny-llama-test")
+    writer.add_name(name)
     writer.add_block_count(c["n_layers"])
     writer.add_context_length(c["context_length"])
     writer.add_embedding_length(d)
@@ -119,28 +164,38 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     writer.add_layer_norm_rms_eps(c["rms_eps"])
     writer.add_vocab_size(vocab)
     writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("smollm")
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    writer.add_token_merges(merges)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
-    writer.add_unk_token_id(0)
-    writer.add_pad_token_id(2)
+    writer.add_tokenizer_pre(v.pre)
+    writer.add_token_list(v.tokens)
+    writer.add_token_types(v.types)
+    writer.add_token_merges(v.merges)
+    writer.add_bos_token_id(v.bos_id)
+    writer.add_eos_token_id(v.eos_id)
+    writer.add_unk_token_id(v.unk_id)
+    writer.add_pad_token_id(v.pad_id)
     writer.add_add_bos_token(False)
-    for name, value in weights.items():
+    if v.chat_template is not None:
+        writer.add_chat_template(v.chat_template)
+    for tensor, value in weights.items():
         value32 = value.astype(np.float32)
         if quantized and value.ndim == 2:
-            qtype = gguf.GGMLQuantizationType.Q8_0 if name in ("token_embd.weight", "output.weight") \
+            qtype = gguf.GGMLQuantizationType.Q8_0 if tensor in ("token_embd.weight", "output.weight") \
                 else gguf.GGMLQuantizationType.Q4_1
-            writer.add_tensor(name, gguf.quants.quantize(value32, qtype), raw_dtype=qtype)
+            writer.add_tensor(tensor, gguf.quants.quantize(value32, qtype), raw_dtype=qtype)
         else:
-            writer.add_tensor(name, value32)
+            writer.add_tensor(tensor, value32)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
     return TinyFile(Path(path), weights)
+
+
+def write_tiny_smollm2(path: Path, *, config: dict = TINY_SMOLLM2, seed: int = 0) -> Path:
+    """A random model in GGUF with SmolLM2-135M's real tokenizer (:func:`smollm2_vocabulary`) and architecture
+    (:data:`TINY_SMOLLM2`: its layers, heads, context and RoPE base, a narrow width), F32: what the lessons' page
+    tests run through the door's loader (``tests/conftest.py``). Returns ``path``."""
+    write_tiny_gguf(path, seed=seed, config=config, vocabulary=smollm2_vocabulary(), name="tiny-smollm2-test")
+    return Path(path)
 
 
 # --- an independent reference forward (float64, transformers' layout) ------------------------------

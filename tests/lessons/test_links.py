@@ -78,7 +78,11 @@ def test_pages_build_links(all_links):
 
 @pytest.mark.slow
 def test_every_link_opens_its_lesson_without_a_warning(all_links):
+    """A warning the link brings (a value refused, an empty prompt…) is one the target does not show when opened
+    at the same sentence without the link's values: a warning about what the model did on the lesson's own
+    text (the sinks lesson's "on your text the sink does not simply follow the first position") is the page's."""
     problems = []
+    own: dict[tuple[str, int], list[str]] = {}
     for n, link in sorted(all_links):
         url = urlparse(link)
         target = URL_PATHS.get(url.path.removeprefix("./"))
@@ -88,7 +92,9 @@ def test_every_link_opens_its_lesson_without_a_warning(all_links):
         query = dict(parse_qsl(url.query))
         at = app_at(target, query=query, session={"sentence": sentence(n)})
         assert_clean(at)
-        warnings = [w.value for w in at.warning]
+        if (target, n) not in own:
+            own[target, n] = [w.value for w in app_at(target, session={"sentence": sentence(n)}).warning]
+        warnings = [w.value for w in at.warning if w.value not in own[target, n]]
         if warnings:
             problems.append(f"{n} tokens: {link} -> {warnings}")
     assert not problems, "\n".join(problems)

@@ -57,7 +57,7 @@ def test_fresh_copy_shares_nothing_mutable():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [e.name for e in LESSONS if e.name not in ("real_model", "kv_cache")])
+@pytest.mark.parametrize("name", [e.name for e in LESSONS])
 def test_every_lesson_sends_the_same_charts(name):
     """Each lesson at defaults, once with Plotly's to_dict and once with ours: the same chart specs."""
     specs = {}

@@ -2,8 +2,9 @@
 its warnings (a prompt cut at the lesson's limit, an empty prompt, a link too long for the box), the missing-weights
 note, the loading spinner and the model's description speak the run's language, with no English sentence left.
 
-The AppTests run the door alone on a tiny random Llama file (``tests.core.llama_support.write_tiny_gguf``): the
-messages are the door's, whichever lesson opens it."""
+The AppTests run the door alone, on the model the door serves in tests (the tiny SmolLM2 with SmolLM2's tokenizer,
+``tests/conftest.py``; the shipped door for the missing-weights note): the messages are the door's, whichever lesson
+opens it."""
 
 from __future__ import annotations
 
@@ -16,43 +17,31 @@ from streamlit.testing.v1 import AppTest
 from explorer.shell import i18n
 from explorer.shell import real_model as rm
 from tests.apptest_utils import english_left
-from tests.core.llama_support import write_tiny_gguf
 from tests.shell.test_real_model import SMOLLM2
 
 LANGS = ("pt", "tr")
 WHAT = {"en": "", "pt": "", "tr": ""}  # the lesson's own sentence (its domain, not the door's): left out here
-LONG = "the cat sat " * 6  # more tokens than the door's limit below (8)
+LONG = "the cat sat " * 6  # 19 tokens of SmolLM2's tokenizer: more than the door's limit below (8)
 
 
 def door() -> None:
-    """A page that is only the door: the model (the tiny file, or :func:`rm.model_or_explain`) and the prompt box."""
+    """A page that is only the door: :func:`rm.model_or_explain` and the prompt box."""
     import streamlit as st
 
-    from attention import llama
     from explorer.shell import i18n
     from explorer.shell import real_model as rm
 
     i18n.activate(st.query_params.get("lang", "en"))
-    path = st.session_state.get("_tiny_path")
-    llm = llama.load(path, expected_sha256=None) if path else rm.model_or_explain("")
-    rm.prompt_input(key="door_prompt", default="the cat sat", max_tokens=8, model=llm)
+    rm.model_or_explain("")
+    rm.prompt_input(key="door_prompt", default="the cat sat", max_tokens=8)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("door") / "tiny.gguf"
-    write_tiny_gguf(path)
-    return str(path)
-
-
-def run(lang: str, *, tiny: str | None, query: dict | None = None, prompt: str | None = None) -> AppTest:
+def run(lang: str, *, query: dict | None = None, prompt: str | None = None) -> AppTest:
     at = AppTest.from_function(door, default_timeout=60)
     if lang != "en":
         at.query_params["lang"] = lang
     for k, v in (query or {}).items():
         at.query_params[k] = v
-    if tiny:
-        at.session_state["_tiny_path"] = tiny
     at.run()
     if prompt is not None:
         at.text_area(key="door_prompt").set_value(prompt).run()
@@ -71,38 +60,39 @@ def warnings(at: AppTest) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("state", "english"), [
-    ("cut", "Your prompt is 20 tokens; this lesson reads the first 8"),
+    ("cut", "Your prompt is 19 tokens; this lesson reads the first 8"),
     ("empty", "The prompt is empty"),
     ("too-long-link", "text of at most 2000 characters"),
 ])
-def test_the_prompt_boxs_warnings_speak_the_language(tiny, state, english):
+def test_the_prompt_boxs_warnings_speak_the_language(state, english):
     kwargs = {"cut": dict(prompt=LONG), "empty": dict(prompt=""),
               "too-long-link": dict(query={"door_prompt": "x" * (rm.PROMPT_MAX_CHARS + 1)})}[state]
-    en = run("en", tiny=tiny, **kwargs)
+    en = run("en", **kwargs)
     assert english in warnings(en), warnings(en)
     assert en.text_area(key="door_prompt").label == "Prompt"
     for lang, label in (("pt", "Prompt"), ("tr", "İstem (prompt)")):
-        other = run(lang, tiny=tiny, **kwargs)
+        other = run(lang, **kwargs)
         assert english_left(en, other, allowed=visitor_text(en)) == [], lang
         assert warnings(other) and warnings(other) != warnings(en), lang
         assert other.text_area(key="door_prompt").label == label
     if state == "cut":  # the true length and the limit, in the sentence
-        assert "Seu prompt tem 20 tokens; esta lição lê os primeiros 8" in warnings(run("pt", tiny=tiny, **kwargs))
-        assert "İsteminiz 20 token uzunluğunda; bu ders ilk 8 tokeni" in warnings(run("tr", tiny=tiny, **kwargs))
+        assert "Seu prompt tem 19 tokens; esta lição lê os primeiros 8" in warnings(run("pt", **kwargs))
+        assert "İsteminiz 19 token uzunluğunda; bu ders ilk 8 tokeni" in warnings(run("tr", **kwargs))
     if state == "too-long-link":
-        assert "no máximo 2000 caracteres" in warnings(run("pt", tiny=tiny, **kwargs))
+        assert "no máximo 2000 caracteres" in warnings(run("pt", **kwargs))
 
 
 @pytest.mark.slow
+@pytest.mark.smollm2  # the door as shipped: no weights where ATTENTION_MODEL_PATH points
 def test_the_missing_weights_note_speaks_the_language(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
     st.cache_resource.clear()
     try:
-        en = run("en", tiny=None)
+        en = run("en")
         assert "whose weights are not available on this server" in warnings(en)
         assert [c.value for c in en.code] == [rm.INSTALL_COMMAND]
         for lang, words in (("pt", "não estão disponíveis neste servidor"), ("tr", "ağırlıkları bu sunucuda yok")):
-            other = run(lang, tiny=None)
+            other = run(lang)
             assert english_left(en, other, allowed=visitor_text(en)) == [], lang
             assert words in warnings(other) and [c.value for c in other.code] == [rm.INSTALL_COMMAND]
             assert [e.label for e in other.expander] == [{"pt": "O que deu errado", "tr": "Ne ters gitti"}[lang]]

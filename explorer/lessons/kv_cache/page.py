@@ -138,7 +138,7 @@ def _keep_place() -> None:
 st.header(_("2 · The cache of one layer and one key/value head"))
 l1, l2, l3 = st.columns([2, 1.5, 1.5])
 with l1:
-    layer = controls.slider(_("Layer"), 0, c.n_layers - 1, model.DEFAULTS["layer"], key="kv_layer",
+    layer = controls.slider(_("Layer"), 0, c.n_layers - 1, min(model.DEFAULTS["layer"], c.n_layers - 1), key="kv_layer",
                             help=_("Every one of the {n} layers has its own cache.").format(n=c.n_layers))
 with l2:
     kv_head = st.radio(_("Key/value head"), list(range(c.n_kv_heads)), key="kv_head", bind="query-params",
