@@ -16,6 +16,8 @@ import numpy as np
 import attention as A
 from explorer.shell.settings import Settings
 
+GRID_MAX = 16  # heads drawn at once in the per-head grids (more: a window of them, chosen on the page)
+
 OVERLAP_MAX_HEADS = 64  # above this many heads the head-to-head matrix is not computed (cost ~ n_heads² n²)
 DEFAULT_SEED = 42  # the sidebar's default seed: the page seeds the weights with the sidebar's seed
 
