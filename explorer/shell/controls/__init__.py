@@ -2,7 +2,7 @@
 
 Three modules, one idea each:
 
-- :mod:`~explorer.shell.controls.link`: reading, checking, correcting and warning about a link's values
+- :mod:`~explorer.shell.controls.link_values`: reading, checking, correcting and warning about a link's values
   (:func:`link_number`, :func:`refuse_unusable`, :func:`correct_link`, :func:`check_link`,
   :func:`show_link_warnings`, :func:`set_value`, :func:`keep_in_range`).
 - :mod:`~explorer.shell.controls.declare`: controls declared as data in each lesson's package
@@ -36,7 +36,7 @@ from explorer.shell.controls.declare import (
     slider,
     token_picker,
 )
-from explorer.shell.controls.link import (
+from explorer.shell.controls.link_values import (
     REPEATABLE,
     SHOWN_CHARS,
     _code,

@@ -20,9 +20,9 @@ nearest valid option). Links to a lesson are built from the same declarations (:
 holds values the page accepts.
 
 The one way a control reaches the link: :func:`draw` reads the link's value through the control's parser
-(:meth:`Control.parse`), removes or corrects a value it cannot use before the widget is seeded
-(:func:`~explorer.shell.controls.link.refuse_unusable`, :func:`~explorer.shell.controls.link.correct_link`),
-draws the widget bound to the link and warns about the value (:func:`~explorer.shell.controls.link.check_link`).
+(:meth:`Control.parse`), removes or corrects a value it cannot use before the widget is seeded (``refuse_unusable``,
+``correct_link`` of :mod:`~explorer.shell.controls.link_values`), draws the widget bound to the link and warns about
+the value (``check_link``).
 :meth:`Control.outcome` says, without Streamlit, what the control shows for any link value and whether it warns
 (what the tests check, every kind against every odd value).
 
@@ -45,7 +45,7 @@ from urllib.parse import quote
 import streamlit as st
 
 from explorer.shell import i18n
-from explorer.shell.controls.link import (
+from explorer.shell.controls.link_values import (
     _LINK_KEY,
     _canonical,
     _default_unless_set,
@@ -174,7 +174,7 @@ class Number(Control):
     """A number in ``[lo, hi]`` (each a value or a function of the context), on the grid ``lo + k * step``.
 
     Whole numbers when ``lo``, ``hi`` and ``default`` are ``int``. A link value is taken only as the app writes it
-    (:func:`~explorer.shell.controls.link.link_number`); anything else opens at the default. When the range is a
+    (:func:`~explorer.shell.controls.link_values.link_number`); anything else opens at the default. When the range is a
     function of the context, a value kept from an earlier run is moved into the new range before the widget is
     drawn (a shorter sentence: the padding slider's value above ``n``).
     """

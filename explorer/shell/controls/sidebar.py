@@ -18,7 +18,7 @@ from explorer.shell import settings as shared_settings
 from explorer.shell.cache import cached
 from explorer.shell.charts import COLOR_SCALES
 from explorer.shell.controls.declare import _DRAWN_KEY, NumberInput, Options, Slider, Text, Toggle, declare, draw
-from explorer.shell.controls.link import (
+from explorer.shell.controls.link_values import (
     _SHOWN_KEY,
     _refuse_unusable_number,
     _snapshot_link,
