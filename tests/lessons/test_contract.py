@@ -26,7 +26,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.shell import controls
-from tests.apptest_utils import app_at
+from tests.apptest_utils import app_at, assert_clean
 from tests.shell.test_declare import ODD, valid_values
 
 pytestmark = pytest.mark.slow
@@ -99,7 +99,7 @@ def check(at, lesson: str, state: dict, values: dict, declared: dict, own: dict,
     """The contract for one run with the link ``values``: problems are added to ``problems``; returns the controls
     drawn (``{key: context}``)."""
     where = f"{lesson} {state or 'defaults'} {values}"
-    assert not at.exception, (where, [e.value for e in at.exception])
+    assert_clean(at)  # no exception, no "nan" on the page
     drawn = dict(at.session_state["_controls_drawn"])  # {key: the context it was drawn in}
     bound, keyed = widgets(at)
     assert set(drawn) <= set(declared), (where, set(drawn) - set(declared))

@@ -279,6 +279,10 @@ def test_a_link_says_what_it_cannot_build():
         controls.link(package("scaling"), width=3)
     with pytest.raises(ValueError, match="context"):
         controls.link(package("multihead"), n_heads=3)
+    with pytest.raises(ValueError, match="context"):
+        controls.link(package("causal"), padding=3)
+    with pytest.raises(ValueError, match="sentence's tokens"):
+        controls.link(package("causal"), query="cat (1)")
     assert params(controls.link(package("multihead"), {"d_model": 12}, n_heads=5), "multihead") == {"n_heads": "4"}
 
 

@@ -1,35 +1,20 @@
 """Controls declared as data: a lesson lists its controls once; the shell draws, checks and links them.
 
-A lesson's package (``explorer/lessons/<lesson>/__init__.py``) holds its manifest::
+A lesson's package (``explorer/lessons/<lesson>/__init__.py``) declares ``CONTROLS = controls.declare(__name__,
+name=Kind(key=…, label=N_(…), …), …)`` and the link states its tests visit (``STATES``); its page draws each
+control where it sits with one call, ``controls.draw(CONTROLS["n_heads"], {"d_model": d_model})``, which returns
+the value; other lessons link to it with ``controls.link(lesson, name=value, …)`` (``docs/lessons.md``). A
+declaration says everything about a control but where it sits: its link parameter (``key``, also the widget's
+key), its kind (the class), its range or options and default (values, or functions of the run's context ``ctx``:
+the page's own numbers), its messages (``N_``, translated when drawn in the lesson's catalogue domain and formatted
+with ``ctx``), and what a link value it cannot use gets (its default; a :class:`Choice` may take the nearest).
 
-    CONTROLS = controls.declare(__name__,
-        causal=Toggle(key="mh_causal", label=N_("Causal mask (every head)"), default=False, help=N_("…")),
-        n_heads=Choice(key="n_heads", label=N_("Number of heads n_heads (divisors of d_model = {d_model})"),
-                       options=lambda ctx: A.valid_head_counts(ctx["d_model"]), default=…, bad="nearest"),
-    )
-    STATES = ({"d_model": "64", "n_heads": "64"},)   # link states the tests visit besides the defaults
-
-and its page draws each control where it sits with one call, ``controls.draw(CONTROLS["n_heads"], {"d_model":
-d_model})``, which returns the control's value. A declaration says everything about a control that is not
-layout: its link parameter (``key``, also the widget's key), its kind (the class), its range or options (a value,
-or a function of the run's context ``ctx``: the page's own numbers, such as ``d_model``), its default, its
-label, help and the warning's description of a valid value (messages marked with ``N_``, translated when drawn
-in the lesson's catalogue domain and formatted with ``ctx``; or functions of ``ctx`` that return the text), and
-what a link value the control cannot use gets (its default, or for a :class:`Choice` with ``bad="nearest"`` the
-nearest valid option). Links to a lesson are built from the same declarations (:func:`link`), so a link always
-holds values the page accepts.
-
-The one way a control reaches the link: :func:`draw` reads the link's value through the control's parser
-(:meth:`Control.parse`), removes or corrects a value it cannot use before the widget is seeded (``refuse_unusable``,
-``correct_link`` of :mod:`~explorer.shell.controls.link_values`), draws the widget bound to the link and warns about
-the value (``check_link``).
-:meth:`Control.outcome` says, without Streamlit, what the control shows for any link value and whether it warns
-(what the tests check, every kind against every odd value).
-
-Kinds: :class:`Slider` and :class:`NumberInput` (numbers), :class:`Toggle`, :class:`Options` (a radio, segmented
-control, pills, select box or select slider whose link value is an option's code), :class:`Choice` (a select box,
-select slider or radio whose link value is the option as shown), :class:`Text` (a text box or area, optionally
-with a validity test such as token ids) and :class:`TokenPicker` (one of the sentence's tokens).
+The one way a control reaches the link is :meth:`Control.draw` (called by :func:`draw`): the link's value goes
+through the control's parser (:meth:`Control.parse`), a value it cannot use is removed or corrected before the
+widget is seeded (:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names
+the value. :meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and
+whether it warns: what ``tests/shell/test_declare.py`` checks and ``tests/lessons/test_contract.py`` shows on the
+page.
 """
 
 from __future__ import annotations
@@ -206,6 +191,8 @@ class Number(Control):
         return int(round(x)) if integer else round(float(x), 10) + 0.0  # + 0.0: no -0.0
 
     def link_text(self, value, ctx: Ctx | None) -> str | None:
+        if (callable(self.lo) or callable(self.hi)) and ctx is None:
+            raise ValueError(f"{self.key}'s range depends on the run's context: give link(..., ctx=…)")
         if not _is_number(value) or not math.isfinite(value):
             return None
         return _canonical(self.nearest(value, ctx or {}))
