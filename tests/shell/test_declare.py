@@ -182,6 +182,16 @@ def test_every_declared_message_renders_in_every_language(where, name, lang):
     assert all(t is None or not re.search(r"\{[a-z_]+\}", t) for t in texts), (c.key, texts)
 
 
+@pytest.mark.parametrize(("d_model", "asked", "expected"),
+                         [(8, 3, 2), (8, 6, 4), (8, 100, 8), (8, 0, 1), (8, -5, 1), (12, 5, 4), (7, 3, 1),
+                          (512, 16, 16), (512, 20, 16), (1, 4, 1), (360, 7, 6)])
+def test_a_head_count_that_does_not_divide_d_model_opens_at_the_nearest_that_does(d_model, asked, expected):
+    """Ties go to the smaller count."""
+    n_heads = package("multihead").CONTROLS["n_heads"]
+    assert n_heads.outcome(str(asked), {"d_model": d_model}) == (expected, d_model % asked != 0 if asked > 0 else True)
+    assert d_model % expected == 0
+
+
 def test_a_choice_corrects_a_whole_number_to_the_nearest_option_and_anything_else_to_the_default():
     n_heads = package("multihead").CONTROLS["n_heads"]
     assert n_heads.outcome("3", {"d_model": 8}) == (2, True)  # ties go to the smaller count

@@ -30,34 +30,6 @@ def default_head_count(d_model: int) -> int:
     return 2 if d_model % 2 == 0 else 1
 
 
-def nearest_head_count(d_model: int, requested: int) -> int:
-    """The valid head count (a divisor of ``d_model``) closest to ``requested``; ties go to the smaller.
-
-    ``nearest_head_count(8, 3) == 2``, ``nearest_head_count(8, 100) == 8``,
-    ``nearest_head_count(12, 5) == 4``, ``nearest_head_count(8, 0) == 1``.
-
-    Raises:
-        ValueError: ``d_model`` is not a positive integer.
-    """
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
-        raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
-    return min(A.valid_head_counts(int(d_model)), key=lambda h: (abs(h - requested), h))
-
-
-def parse_head_count(raw: str | None) -> int | None:
-    """A head count typed in a link (``"4"``, ``" 4 "``, ``"4.0"``) as an ``int``; ``None`` if it is not one."""
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(value) or value != int(value) or abs(value) > 1e9:
-        return None
-    return int(value)
-
-
 # --- the split, on readable numbers ---------------------------------------------------
 
 
