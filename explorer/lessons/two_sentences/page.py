@@ -34,7 +34,7 @@ with c2:
     if twin_b and sentence_b != twin_b:
         st.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin_b) if i18n.current() == "pt"
                   else _("↳ Try it in Turkish: {sentence}").format(sentence=twin_b),
-                  key="two_sentence_twin", type="tertiary", on_click=st.session_state.__setitem__,
+                  key="two_sentence_twin", type="tertiary", on_click=controls.set_value,
                   args=("two_sentence", twin_b),
                   help=_("The lesson's own numbers are for its English sentences; any sentence works."))
 sections.settings_caption(layer)

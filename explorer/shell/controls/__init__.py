@@ -65,7 +65,6 @@ from explorer.shell.controls.sidebar import (
     SENTENCE_MAX_CHARS,
     SENTENCE_TWINS,
     SHARED,
-    SHOWN_FROM_STATE,
     Shared,
     color_scale,
     fragment,
@@ -81,7 +80,7 @@ from explorer.shell.controls.sidebar import (
 __all__ = [
     "COLOR_SCALE_DEFAULT", "COLOR_SCALE_NAMES", "D_K_RANGE", "D_MODEL_RANGE", "DEFAULTS", "EMBEDDING_LABELS",
     "EMBEDDING_NAMES", "NUMBER_RANGES", "REPEATABLE", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED",
-    "SHOWN_CHARS", "SHOWN_FROM_STATE", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome",
+    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome",
     "Shared", "Slider", "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "choice", "color_scale",
     "correct_link", "declare", "draw", "fragment", "keep_in_range", "language_control", "lesson_settings", "link",
     "link_number", "link_value", "not_used", "number_input", "one_of", "option_control", "refuse_unusable",

@@ -70,6 +70,16 @@ def _is_number(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
+def _default_kw(key: str, default) -> dict:
+    """``{"value": default}`` for a widget, except on the run after code set its value (:func:`set_value`).
+
+    Always the default, never "none once the key has state": a run that starts again after a widget was drawn
+    (a link value refused further down the page) draws it again without its state's value in the message, and
+    the browser then showed the widget's proto default (an empty sentence box) while the server kept the default.
+    """
+    return {} if _default_unless_set(key, True, False) is False else {"value": default}
+
+
 def _number_text(x) -> str:
     """A range end as a warning writes it: ``5``, ``-5``, ``0.01`` (``:g`` for non-integers)."""
     return str(x) if isinstance(x, numbers.Integral) else f"{x:g}"
@@ -123,6 +133,10 @@ class Control:
     def parse(self, raw: str, ctx: Ctx):
         """The value the link text ``raw`` stands for, or ``None`` when the control cannot use it as written."""
         raise NotImplementedError
+
+    def usable(self, ctx: Ctx) -> Callable[[str], bool]:
+        """Whether a link text is one the control can use as written (its parser, as a test)."""
+        return lambda raw: self.parse(raw, ctx) is not None
 
     def fallback(self, raw: str, ctx: Ctx):
         """What a link value the control cannot use gets: its default (a :class:`Choice` may declare nearest)."""
@@ -247,9 +261,8 @@ class Toggle(Control):
         return _canonical(value) if isinstance(value, bool) else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, lambda raw: self.parse(raw, ctx) is not None)
-        kw = {"help": self.say(self.help, ctx), **kwargs,
-              **({} if self.key in st.session_state else {"value": self.default_value(ctx)})}
+        refuse_unusable(self.key, self.usable(ctx))
+        kw = {"help": self.say(self.help, ctx), **kwargs, **_default_kw(self.key, self.default_value(ctx))}
         got = container.toggle(self.say(self.label, ctx), key=self.key, bind="query-params", **kw)
         check_link(self.key, got, self.say(self.expected, ctx) or _("true or false"), inline=inline)
         return bool(got)
@@ -484,11 +497,11 @@ class Text(Control):
         return value if isinstance(value, str) and value and self.parse(value, ctx or {}) is not None else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, lambda raw: self.parse(raw, ctx) is not None)  # a link can carry more
+        refuse_unusable(self.key, self.usable(ctx))  # a link can carry more
         kw = {"help": self.say(self.help, ctx),
               **({"placeholder": self.say(self.placeholder, ctx)} if self.placeholder else {}),
               **({"height": self.height} if self.height else {}), **kwargs,
-              **({} if self.key in st.session_state else {"value": self.default_value(ctx)})}
+              **_default_kw(self.key, self.default_value(ctx))}
         got = getattr(container, self.widget)(self.say(self.label, ctx), key=self.key, bind="query-params",
                                               max_chars=self.max_chars, **kw)
         check_link(self.key, got, self.say(self.expected, ctx)

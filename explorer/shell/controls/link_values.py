@@ -141,11 +141,16 @@ def refuse_unusable(key: str, usable: Callable[[str], bool]) -> None:
     overflow on, an empty value a segmented control takes as "nothing selected". A value
     given more than once is removed too. Nothing happens once the widget is bound.
     """
+    refuse_all({key: usable})
+
+
+def refuse_all(tests: dict[str, Callable[[str], bool]]) -> None:
+    """:func:`refuse_unusable` for several keys at once (``{key: usable}``): every value they cannot use leaves the
+    link, then the run starts again once."""
     _snapshot_link()
-    raw = st.query_params.get_all(key)
-    if not raw or (len(raw) == 1 and usable(raw[0])):
-        return
-    if _remove_from_link(key):
+    bad = [key for key, usable in tests.items() if (raw := st.query_params.get_all(key))
+           and not (len(raw) == 1 and usable(raw[0]))]
+    if any([_remove_from_link(key) for key in bad]):
         _rerun_with_the_new_link()
 
 

@@ -20,10 +20,10 @@ from explorer.shell.charts import COLOR_SCALES
 from explorer.shell.controls.declare import _DRAWN_KEY, NumberInput, Options, Slider, Text, Toggle, declare, draw
 from explorer.shell.controls.link_values import (
     _SHOWN_KEY,
-    _refuse_unusable_number,
     _snapshot_link,
     check_link,
     one_of,
+    refuse_all,
     set_value,
     show_link_warnings,
 )
@@ -88,10 +88,8 @@ SHARED = declare(
                 "marks each row's largest weight, and hovering a cell always shows the true weight.")),
 )
 """The sidebar's shared controls, in their order (each lesson that does not use one says so: :func:`not_used`)."""
-# Numbers (number boxes and sliders, which leave their default out of the state and the link) and the rest (drawn
-# without a default once they have state): the link checks and the values kept across a page change.
 NUMBER_RANGES = {name: (c.lo, c.hi) for name, c in SHARED.items() if isinstance(c, NumberInput | Slider)}
-SHOWN_FROM_STATE = {name: c.default for name, c in SHARED.items() if name not in NUMBER_RANGES}
+"""The shared numbers' ranges."""
 
 _PAGE_KEY = "_shown_page"  # the URL path of the page the session's last run showed
 _SLOTS_KEY = "_sidebar_note_slots"  # {shared control: st.empty() under it in the sidebar}, drawn on every run
@@ -132,12 +130,12 @@ def _show_kept_values_after_a_page_change(page: str | None) -> None:
     ss[_PAGE_KEY] = page
     if not moved:
         return
-    for key in NUMBER_RANGES:
-        if key in ss and key not in st.query_params and ss[key] != DEFAULTS[key]:
-            set_value(key, ss[key])
-    for key, default in SHOWN_FROM_STATE.items():
-        if key in ss and key not in st.query_params and ss[key] != default:
-            ss[key] = ss[key]
+    for key, control in SHARED.items():
+        if key in ss and key not in st.query_params and ss[key] != control.default:
+            if isinstance(control, Options):
+                ss[key] = ss[key]  # drawn without a default of its own
+            else:
+                set_value(key, ss[key])  # the widget leaves its default out on that run
 
 
 def _note_slot(key: str) -> None:
@@ -237,10 +235,9 @@ def sidebar_controls(page: str | None = None) -> Shared:
     st.session_state[_SLOTS_KEY] = {}
     st.session_state[_NOT_USED_KEY] = {}
     st.session_state[_DRAWN_KEY] = {}
-    # The numbers' link values first: a value a control cannot use is removed from the link (and the run starts
+    # The link's values first: every value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
-    for key, (lo, hi) in NUMBER_RANGES.items():
-        _refuse_unusable_number(key, lo, hi, integer=True, step=1)
+    refuse_all({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
     sb = st.sidebar
     sb.header(_("Shared controls"))
     values = {}
@@ -260,7 +257,7 @@ def _sentence_twin(sentence: str) -> None:
     if twin and sentence != twin:
         st.sidebar.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin) if i18n.current() == "pt"
                           else _("↳ Try it in Turkish: {sentence}").format(sentence=twin),
-                          key="sentence_twin", type="tertiary", on_click=st.session_state.__setitem__,
+                          key="sentence_twin", type="tertiary", on_click=set_value,
                           args=("sentence", twin),
                           help=_("The lesson's own numbers are for its English sentence; any sentence works."))
 
