@@ -313,13 +313,13 @@ class Options(Control):
             raise ValueError(f"default must be one of the codes {list(shown)}, got {default!r}")
         _snapshot_link()
         if key not in ss:  # its first draw in this session (or on this page again): from the link, else the default
-            raw = [(self.aliases or {}).get(v, v) for v in st.query_params.get_all(key)]
-            usable = len(raw) == 1 and raw[0] in shown
-            ss[key] = raw[0] if usable else default
-            if raw and not usable:
+            raw = st.query_params.get_all(key)
+            code = self.parse(raw[0], ctx) if len(raw) == 1 else None
+            ss[key] = default if code is None else code
+            if raw and code is None:
                 del st.query_params[key]
-            if usable and self.aliases and ss.get(_LINK_KEY, {}).get(key):
-                ss[_LINK_KEY][key] = raw  # an old value that still means a code: no warning
+            if code is not None and code != raw[0] and ss.get(_LINK_KEY, {}).get(key):
+                ss[_LINK_KEY][key] = [code]  # an old value (an alias) that still means a code: no warning
         kw = {"help": self.say(self.help, ctx),
               **({"required": True} if self.widget in ("segmented_control", "pills") else {}),
               **({"horizontal": self.horizontal} if self.horizontal is not None else {})}
