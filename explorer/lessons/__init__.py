@@ -1,12 +1,15 @@
 """The lessons: one package per lesson, each holding everything that lesson alone uses.
 
 Each ``explorer/lessons/<name>/`` has
-    ``page.py``    the Streamlit page (widgets, layout, link checks; run by ``st.navigation``),
+    ``__init__.py`` its manifest: ``CONTROLS`` (its controls, declared with :mod:`explorer.shell.controls`)
+                   and ``STATES`` (the link states its tests visit besides the defaults),
+    ``page.py``    the Streamlit page (layout: draws the declared controls and the sections; run by
+                   ``st.navigation``),
     ``draw.py``    its cached sections (what it draws from its arguments alone),
     ``charts.py``  its figure builders (arrays in, Plotly figures out; no Streamlit),
     ``model.py``   its arrays (pure NumPy on top of :mod:`attention`; no Streamlit),
 and a lesson without charts or arrays of its own has no such file. What every lesson shares
-is in :mod:`explorer.shell`.
+is in :mod:`explorer.shell`. ``docs/lessons.md`` says how to add a lesson.
 
 The folder is not called ``pages/``: with a ``pages/`` folder beside the entrypoint,
 Streamlit serves a deep link on a fresh server as a stand-alone page (its old multipage

@@ -1,4 +1,4 @@
-"""What every lesson shares: the sidebar controls and link checks (``controls``), the shared
+"""What every lesson shares: the sidebar, the lessons' declared controls and the link checks (``controls``), the shared
 settings and the sentence (``settings``), the heat-map and bar builders (``charts``), text views
 (``textviews``) and the section cache (``cache``).
 

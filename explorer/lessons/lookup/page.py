@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from explorer.lessons.lookup import draw
+from explorer.lessons.lookup import CONTROLS, draw
 from explorer.lessons.lookup import model as S
 from explorer.shell import controls, i18n
 from explorer.shell.i18n import translator
@@ -64,22 +64,10 @@ def query_and_lookups(table: S.LookupTable) -> None:
         st.selectbox(_("Jump to a query"), list(presets), index=None, placeholder=_("capital of France, a tie, …"),
                      key="lookup_preset", on_change=apply_preset, args=(presets,),
                      help=_("Moves the two sliders below. A row's own key is the exact-match query for that row."))
-        lim = S.QUERY_LIMIT
-        # What a link value must be: link values are written with a point in every language.
-        expected = _("a number from {low} to {high} in steps of {step}").format(
-            low=f"{-lim:g}", high=f"{lim:g}", step=f"{S.QUERY_STEP:g}")
-        qx = controls.slider(_("query q, dimension 1"), -lim, lim, S.DEFAULT_QUERY[0], S.QUERY_STEP, format="%.2f",
-                             key="lookup_qx", expected=expected)
-        qy = controls.slider(_("query q, dimension 2"), -lim, lim, S.DEFAULT_QUERY[1], S.QUERY_STEP, format="%.2f",
-                             key="lookup_qy", expected=expected)
+        qx = controls.draw(CONTROLS["qx"])
+        qy = controls.draw(CONTROLS["qy"])
     with c2:
-        sharp = st.select_slider(
-            _("Sharpness s (inverse temperature: multiplies every score q · k)"), S.SHARPNESS_OPTIONS,
-            value=S.LESSON_SHARPNESS, format_func=S.sharpness_label, key="lookup_sharpness", bind="query-params",
-            help=_("0: every value gets the same weight (the mean). Large: the blend becomes the database's answer."),
-        )
-        controls.check_link("lookup_sharpness", S.sharpness_label(sharp),
-                            controls.one_of(S.sharpness_label(s) for s in S.SHARPNESS_OPTIONS))
+        sharp = controls.draw(CONTROLS["sharpness"])
         draw.sharpness_formula(sharp=float(sharp))
 
     # ---- 3 · the same query, two lookups; 4 · many queries at once ---------------------------------------------

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.lessons import real_model
 from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
-from explorer.lessons.multihead.model import MultiHead
-from explorer.lessons.real_model.model import link as real_model_link
-from explorer.shell import charts, i18n
+from explorer.lessons.multihead.model import GRID_MAX, MultiHead
+from explorer.shell import charts, controls, i18n
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
@@ -37,7 +37,6 @@ from explorer.shell.textviews import fmt, latex_words
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings, embeddings)
 
-GRID_MAX = 16  # heads drawn at once in the per-head grids
 TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
 TABLES = ("head_weights", "mean_weights", "concat", "output")  # the "Numbers" of parts 2-3, in page order
 LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (inspect costs ~1 ms a call)
@@ -427,7 +426,7 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
                "ones."))
     return start + " " + _("Nothing taught them a job. To see heads that learned one (a previous-token head, an "
                            "induction head, a sink), open [A real model's heads]({link}), every head of a trained "
-                           "model on your own prompt.").format(link=real_model_link())
+                           "model on your own prompt.").format(link=controls.link(real_model))
 
 
 def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None],

@@ -16,6 +16,8 @@ import numpy as np
 import attention as A
 from explorer.shell.settings import Settings
 
+GRID_MAX = 16  # heads drawn at once in the per-head grids (more: a window of them, chosen on the page)
+
 OVERLAP_MAX_HEADS = 64  # above this many heads the head-to-head matrix is not computed (cost ~ n_heads² n²)
 DEFAULT_SEED = 42  # the sidebar's default seed: the page seeds the weights with the sidebar's seed
 
@@ -26,34 +28,6 @@ DEFAULT_SEED = 42  # the sidebar's default seed: the page seeds the weights with
 def default_head_count(d_model: int) -> int:
     """The page's default ``n_heads``: 2 when it divides ``d_model`` (``d_head = 4`` at the lesson's 8), else 1."""
     return 2 if d_model % 2 == 0 else 1
-
-
-def nearest_head_count(d_model: int, requested: int) -> int:
-    """The valid head count (a divisor of ``d_model``) closest to ``requested``; ties go to the smaller.
-
-    ``nearest_head_count(8, 3) == 2``, ``nearest_head_count(8, 100) == 8``,
-    ``nearest_head_count(12, 5) == 4``, ``nearest_head_count(8, 0) == 1``.
-
-    Raises:
-        ValueError: ``d_model`` is not a positive integer.
-    """
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
-        raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
-    return min(A.valid_head_counts(int(d_model)), key=lambda h: (abs(h - requested), h))
-
-
-def parse_head_count(raw: str | None) -> int | None:
-    """A head count typed in a link (``"4"``, ``" 4 "``, ``"4.0"``) as an ``int``; ``None`` if it is not one."""
-    if raw is None:
-        return None
-    text = str(raw).strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(value) or value != int(value) or abs(value) > 1e9:
-        return None
-    return int(value)
 
 
 # --- the split, on readable numbers ---------------------------------------------------

@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
+from explorer.lessons import scaling
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
-from explorer.lessons.scaling import model as scaling
 from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
@@ -49,7 +49,7 @@ def scale_reveal(settings: Settings) -> None:
         "division and is {top_scaled} with it. The gap grows with d_k: [see the softmax saturate at d_k = 256]({link})."
     ).format(d_k=num.d_k, std_raw=textviews.fmt(num.std_raw, 3), sqrt_d_k=textviews.fmt(num.sqrt_d_k, 3),
              std_scaled=textviews.fmt(num.std_scaled, 3), top_raw=textviews.fmt(num.top_raw, 3),
-             top_scaled=textviews.fmt(num.top_scaled, 3), link=scaling.link(d_k=256)))
+             top_scaled=textviews.fmt(num.top_scaled, 3), link=controls.link(scaling, d_k=256)))
 
 
 @section

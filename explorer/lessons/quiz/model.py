@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.lessons.scaling import model as scaling
-from explorer.shell import i18n
+from explorer.lessons import scaling
+from explorer.shell import controls, i18n
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
@@ -502,7 +502,7 @@ def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
 def growth_link(reveal: GrowthReveal) -> str:
     """The saturation page preset to question 8's reveal: its larger ``d_k``, its keys and its seed.
 
-    Built by that page's own :func:`explorer.lessons.scaling.model.link`, so every value is one
+    Built from that page's declared controls (:func:`explorer.shell.controls.link`), so every value is one
     the page accepts (``d_k`` to the nearest power of two it offers, the keys clamped to its range).
     """
-    return scaling.link(d_k=reveal.d_k[1], n_keys=reveal.n_keys, seed=reveal.seed)
+    return controls.link(scaling, d_k=reveal.d_k[1], n_keys=reveal.n_keys, seed=reveal.seed)

@@ -8,6 +8,7 @@ the language keeps every answer and its grade (issue 31).
 import pandas as pd
 import streamlit as st
 
+from explorer.lessons.quiz import CONTROLS
 from explorer.lessons.quiz import draw as sections
 from explorer.lessons.quiz import model as quiz
 from explorer.shell import controls
@@ -197,7 +198,7 @@ else:
                  hide_index=True, width="stretch")
 if show_feedback("order", _("Choose a step for every position first.")):
     st.markdown(_("**The five steps on your sentence, for one word:**"))
-    word = controls.token_picker(_("Word"), labels, "quiz_order_word", default=min(1, n - 1), link=False)
+    word = controls.draw(CONTROLS["order_word"], {"labels": labels})
     sections.order_reveal(settings, word)
     try_again("order")
 
@@ -245,9 +246,8 @@ st.subheader(f"7 · {_(QUESTIONS['topkey'])}")
 st.markdown(_("Pick a query word, look at its query vector and the keys, then predict: **which key will it attend "
               "to most?** (The score of a key is the dot product q · k; the softmax keeps the scores' order.)"))
 done = answered("topkey")
-query = controls.token_picker(_("Query word"), labels, "quiz_topkey_query", default=min(1, n - 1), link=False,
-                              disabled=done is not None,
-                              help=_("Press “Try again” to ask about another word.") if done else None)
+query = controls.draw(CONTROLS["topkey_query"], {"labels": labels}, disabled=done is not None,
+                      help=_("Press “Try again” to ask about another word.") if done else None)
 sections.topkey_clue(settings, query)
 if done is None:
     with st.form("quiz_form_topkey", border=False):

@@ -26,30 +26,6 @@ SAMPLE_CHOICES = (256, 512, 1024, 2048, 4096, 8192)
 TEMPERATURE_CHOICES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0, 50.0, 100.0)
 DEFAULTS = {"d_k": 64, "n_keys": 6, "n_samples": 2048, "seed": 0, "temperature": 1.0}
 HIST_BINS = 60
-URL_PATH = "scaling"  # this lesson's page (explorer.lessons.LESSONS)
-SEED_MAX = 2**31 - 1
-
-
-def link(d_k: int | None = None, n_keys: int | None = None, seed: int | None = None,
-         n_samples: int | None = None) -> str:
-    """A link to this lesson with its own controls preset: ``./scaling?scale_d_k=…&scale_n_keys=…``.
-
-    Other lessons build their links here, so a link always holds values this page accepts:
-    ``d_k`` becomes the nearest power of two in :data:`D_K_CHOICES`, ``n_keys`` is clamped to
-    :data:`N_KEYS_RANGE`, ``n_samples`` becomes the nearest of :data:`SAMPLE_CHOICES`, a seed
-    outside ``0 … 2**31 - 1`` is left out, and ``None`` leaves a control at its default. Only
-    numbers go into the link (safe inside a Markdown link).
-    """
-    params = []
-    if d_k is not None:
-        params.append(f"scale_d_k={min(D_K_CHOICES, key=lambda c: (abs(math.log2(c) - math.log2(max(d_k, 1))), c))}")
-    if n_keys is not None:
-        params.append(f"scale_n_keys={min(max(int(n_keys), N_KEYS_RANGE[0]), N_KEYS_RANGE[1])}")
-    if seed is not None and 0 <= int(seed) <= SEED_MAX:
-        params.append(f"scale_seed={int(seed)}")
-    if n_samples is not None:
-        params.append(f"scale_samples={min(SAMPLE_CHOICES, key=lambda c: (abs(c - n_samples), c))}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 LESSON_LOGITS = tuple(float(z) for z in A.SOFTMAX_EXAMPLE_LOGITS)  # [2.0, 1.0, 0.1]

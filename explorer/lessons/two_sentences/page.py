@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer.lessons.two_sentences import CONTROLS
 from explorer.lessons.two_sentences import draw as sections
 from explorer.lessons.two_sentences.model import LayerSettings
 from explorer.shell import controls, i18n, settings
@@ -9,7 +10,6 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
-DEFAULT_B = "The dog sat on the rug"
 TWINS_B = {"pt": "O cachorro sentou no tapete", "tr": "Köpek paspasın üzerine oturdu"}
 # Sentence B in the learner's language, one click away: the twin of the sidebar's translated sentence A
 # (explorer.shell.controls.SENTENCE_TWINS), with the words they share. The default stays the lesson's English
@@ -29,17 +29,12 @@ c1, c2 = st.columns(2)
 with c1:
     sections.sentence_a(controls.shared().sentence)
 with c2:
-    sentence_b = st.text_input(_("Sentence B"), DEFAULT_B, key="two_sentence", bind="query-params",
-                               max_chars=controls.SENTENCE_MAX_CHARS,
-                               help=_("Same length as A compares position by position; otherwise the common length "
-                                      "is compared."))
-    controls.check_link("two_sentence", sentence_b,
-                        _("text of at most {n} characters").format(n=controls.SENTENCE_MAX_CHARS))
+    sentence_b = controls.draw(CONTROLS["sentence_b"])
     twin_b = TWINS_B.get(i18n.current())
     if twin_b and sentence_b != twin_b:
         st.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin_b) if i18n.current() == "pt"
                   else _("↳ Try it in Turkish: {sentence}").format(sentence=twin_b),
-                  key="two_sentence_twin", type="tertiary", on_click=st.session_state.__setitem__,
+                  key="two_sentence_twin", type="tertiary", on_click=controls.set_value,
                   args=("two_sentence", twin_b),
                   help=_("The lesson's own numbers are for its English sentences; any sentence works."))
 sections.settings_caption(layer)
@@ -63,18 +58,15 @@ if inp_b.n_dropped:  # sentence A's note comes from controls.lesson_settings
 sections.compare(sidebar.tokens, tuple(tokens_b), layer, controls.color_scale())
 
 
-
 @controls.fragment  # the shuffle controls change part 2's test and its gap table only: rerun them alone (issue 20)
 def shuffle_part(tokens_a: tuple[str, ...], layer: LayerSettings, color_scale: str) -> None:
     """Part 2's controls, the shuffle test, the two copies of a word and the gaps table (which follows the seed)."""
     s1, s2 = st.columns([1, 1])
     with s1:
-        shuffle = st.toggle(_("Shuffle the words of sentence A"), False, key="two_shuffle", bind="query-params")
-        controls.check_link("two_shuffle", shuffle, _("true or false"))
+        shuffle = controls.draw(CONTROLS["shuffle"])
     with s2:
-        shuffle_seed = controls.number_input(_("Shuffle seed"), 0, controls.SEED_MAX, 0, key="two_shuffle_seed",
-                                             help=_("Seeds the permutation, so a link reproduces it."))
-    sections.order(tokens_a, layer, bool(shuffle), int(shuffle_seed), color_scale)
+        shuffle_seed = controls.draw(CONTROLS["shuffle_seed"])
+    sections.order(tokens_a, layer, shuffle, shuffle_seed, color_scale)
 
 
 shuffle_part(sidebar.tokens, layer, controls.color_scale())

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from explorer.lessons.scaling.model import link as scaling_link
+from explorer.lessons import scaling
 from explorer.lessons.walkthrough import model
 from explorer.shell import charts, controls, i18n, textviews
 from explorer.shell.cache import cached, section
@@ -201,7 +201,7 @@ def attend(source: Source, init: str, scaled: bool, color_scale: str = "fixed") 
     if story.claim_line():
         st.caption(story.claim_line() + " " + _("The lesson [Why divide by √d_k]({link}) measures the argument on "
                                                 "queries and keys with unit-variance components.").format(
-            link=scaling_link(d_k=d_k, n_keys=n)))
+            link=controls.link(scaling, d_k=d_k, n_keys=n)))
     st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging",
                                     title=_("scaled scores QKᵀ/√d_k") if scaled else _("scores QKᵀ (not divided)"),
                                     colorbar_title=_("score")), key="walk_fig_scaled")

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import attention as A
-from explorer.lessons.walkthrough import draw
+from explorer.lessons.walkthrough import CONTROLS, LESSON, draw
 from explorer.lessons.walkthrough import model as W
 from explorer.lessons.walkthrough.draw import LessonExample
 from explorer.shell import controls, i18n, settings
@@ -20,28 +20,11 @@ st.markdown(_(
 ))
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 
-# The input's link values are codes (?walk_input=lesson); links written before issue 31 hold the English labels.
-LESSON, SENTENCE = "lesson", "sentence"
-INPUT_ALIASES = {"Lesson example": LESSON, "Your sentence": SENTENCE}
 c_input, c_init = st.columns(2)
 with c_input:
-    source = controls.option_control(
-        "segmented_control", _("Input"), {SENTENCE: _("Your sentence"), LESSON: _("Lesson example")},
-        key="walk_input", default=SENTENCE, aliases=INPUT_ALIASES,
-        help=_("Your sentence: the sidebar's sentence through SelfAttention(d_model, d_k, d_v, seed). "
-               "Lesson example: the lesson's 3-word example with hand-written matrices you can edit."),
-    )
+    source = controls.draw(CONTROLS["input"])
 with c_init:
-    init = controls.option_control(
-        "radio", _("Weight initialisation (your sentence)"), {code: _(W.INIT_NAMES[code]) for code in W.INITS},
-        key="walk_init", default=W.DEFAULT_INIT, captions=[_(W.INITS[code]) for code in W.INITS], horizontal=True,
-        disabled=source == LESSON,
-        help=_("How W_q, W_k, W_v are drawn for your sentence (the same random draws, at another scale). lesson: "
-               "std √(2/(d_model + d_k)), the lesson's SelfAttention. unit-variance: std √(1/d_model), so a query "
-               "or key component is as spread as the entries of X: variance ≈ 1 when theirs is, as the √d_k "
-               "argument assumes (the measured values are shown at steps 2 and 4). The lesson example has "
-               "hand-written weights and does not use this."),
-    )
+    init = controls.draw(CONTROLS["init"], disabled=source == LESSON)
     if source == LESSON:
         st.caption(_("Not used by the lesson example: its W_q, W_k, W_v are hand-written (edit them below)."))
 
@@ -118,11 +101,7 @@ labels = settings.token_labels(source.tokens)
 draw.inputs(source, init)
 
 st.header(_("4 · Scaled scores"))
-scaled = st.toggle(_("Divide the scores by √d_k"), True, key="walk_scale", bind="query-params",
-                   help=_("Off: the softmax gets QKᵀ itself. Try it with a large d_k and the unit-variance "
-                          "initialisation: the weights saturate (nearly one-hot)."))
-controls.check_link("walk_scale", scaled, _("true or false"))
-scaled = bool(scaled)
+scaled = controls.draw(CONTROLS["scale"])
 params["divide_by_sqrt_d_k"] = scaled
 draw.attend(source, init, scaled, controls.color_scale())
 
@@ -131,7 +110,7 @@ st.header(_("One query at a time"))
 
 @controls.fragment  # the query box changes this part only: rerun it alone, nothing above is resent (issue 20)
 def one_query() -> None:
-    query = controls.token_picker(_("Query token"), labels, "walk_query")
+    query = controls.draw(CONTROLS["query"], {"labels": labels})
     draw.one_query(source, init, scaled, query)
 
 

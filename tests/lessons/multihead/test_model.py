@@ -217,26 +217,6 @@ def test_head_overlap():
         smh.head_overlap(np.ones((3, 3)))
 
 
-@pytest.mark.parametrize(("d_model", "asked", "expected"),
-                         [(8, 3, 2), (8, 6, 4), (8, 100, 8), (8, 0, 1), (8, -5, 1), (12, 5, 4), (7, 3, 1),
-                          (512, 16, 16), (512, 20, 16), (1, 4, 1), (360, 7, 6)])
-def test_nearest_head_count(d_model, asked, expected):
-    assert smh.nearest_head_count(d_model, asked) == expected
-    assert d_model % expected == 0
-
-
-def test_nearest_head_count_bad_d_model():
-    with pytest.raises(ValueError, match="d_model must be a positive integer"):
-        smh.nearest_head_count(0, 2)
-
-
-@pytest.mark.parametrize(("raw", "expected"), [("4", 4), (" 4 ", 4), ("4.0", 4), ("-2", -2), ("3.5", None),
-                                               ("abc", None), ("", None), ("nan", None), ("inf", None),
-                                               ("1e300", None), (None, None)])
-def test_parse_head_count(raw, expected):
-    assert smh.parse_head_count(raw) == expected
-
-
 def test_default_head_count():
     assert smh.default_head_count(8) == 2 and smh.default_head_count(7) == 1 and smh.default_head_count(512) == 2
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import attention as A
+from explorer.lessons import lesson
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
 from explorer.lessons.scaling import model as scaling
@@ -139,7 +140,7 @@ def test_growth_link_opens_the_scaling_page_with_values_it_accepts():
         link = quiz.growth_link(quiz.growth_reveal(d_k, n_keys, seed=7, n_samples=16))
         path, _, query = link.partition("?")
         params = dict(p.split("=") for p in query.split("&"))
-        assert path == f"./{scaling.URL_PATH}" and params["scale_seed"] == "7", link
+        assert path == f"./{lesson('scaling').url_path}" and params["scale_seed"] == "7", link
         assert int(params["scale_d_k"]) in scaling.D_K_CHOICES, link
         assert scaling.N_KEYS_RANGE[0] <= int(params["scale_n_keys"]) <= scaling.N_KEYS_RANGE[1], link
     # a 40-token sentence: the page's largest key count, not 40 (which the scaling page rejects)

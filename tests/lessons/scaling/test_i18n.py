@@ -10,9 +10,10 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 
+from explorer.lessons import scaling
 from explorer.lessons.scaling import charts as F
 from explorer.lessons.scaling import model as S
-from explorer.shell import i18n
+from explorer.shell import controls, i18n
 from explorer.shell.textviews import fmt
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 from tests.lessons.scaling.test_page import arr
@@ -82,7 +83,8 @@ def test_every_language_shows_the_same_numbers_with_its_decimal_mark():
 
 @pytest.mark.slow
 def test_the_link_keeps_the_language_and_the_lessons_own_links_open_in_it():
-    at = app_at(PAGE, query={"lang": "tr", **dict(parse_qsl(urlsplit(S.link(d_k=256, n_keys=9)).query))})
+    link = controls.link(scaling, d_k=256, n_keys=9)
+    at = app_at(PAGE, query={"lang": "tr", **dict(parse_qsl(urlsplit(link).query))})
     assert_clean(at)
     assert not at.session_state["_link_warnings"] and not at.warning
     assert at.select_slider(key="scale_d_k").value == 256 and at.slider(key="scale_n_keys").value == 9

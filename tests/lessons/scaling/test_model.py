@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import attention as A
-from explorer.lessons import lesson
+from explorer.lessons import lesson, scaling
 from explorer.lessons.scaling import model as S
+from explorer.shell import controls
 
 GRID = [1, 4, 16, 64, 256, 1024]
 
@@ -165,8 +166,13 @@ def test_temperature_on_the_lesson_example(golden):
 
 # The lesson's link (what other lessons, the quiz first, open this page with) -------------------------------------
 
+def link(**values) -> str:
+    """A link to this lesson from its declared controls (what other lessons build)."""
+    return controls.link(scaling, **values)
+
+
 def link_params(url: str) -> dict[str, str]:
-    """The query parameters of a link from ``S.link``, one value each (its path is this lesson's URL path)."""
+    """The query parameters of a link from :func:`link`, one value each (its path is this lesson's URL path)."""
     parts = urlsplit(url)
     assert parts.path == f"./{lesson('scaling').url_path}"
     query = parse_qs(parts.query, keep_blank_values=True)
@@ -175,7 +181,7 @@ def link_params(url: str) -> dict[str, str]:
 
 
 def test_link_without_values_opens_the_page_at_its_defaults():
-    assert S.link() == "./scaling"
+    assert link() == "./scaling"
 
 
 @pytest.mark.parametrize(("kwargs", "expected"), [
@@ -191,9 +197,9 @@ def test_link_without_values_opens_the_page_at_its_defaults():
     ({"n_keys": 0}, {"scale_n_keys": "2"}),
     ({"seed": 3}, {"scale_seed": "3"}),
     ({"seed": 0}, {"scale_seed": "0"}),
-    ({"seed": S.SEED_MAX}, {"scale_seed": str(S.SEED_MAX)}),
-    ({"seed": -1}, {}),  # out of range: left out, the page keeps its default
-    ({"seed": S.SEED_MAX + 1}, {}),
+    ({"seed": controls.SEED_MAX}, {"scale_seed": str(controls.SEED_MAX)}),
+    ({"seed": -1}, {"scale_seed": "0"}),  # out of range: the nearest seed the page takes
+    ({"seed": controls.SEED_MAX + 1}, {"scale_seed": str(controls.SEED_MAX)}),
     ({"n_samples": 2048}, {"scale_samples": "2048"}),
     ({"n_samples": 7}, {"scale_samples": "256"}),
     ({"n_samples": 3000}, {"scale_samples": "2048"}),
@@ -201,16 +207,14 @@ def test_link_without_values_opens_the_page_at_its_defaults():
     ({"d_k": 100, "n_keys": 40, "seed": 3}, {"scale_d_k": "128", "scale_n_keys": "32", "scale_seed": "3"}),
 ])
 def test_link_clamps_every_value_to_the_page_ranges(kwargs, expected):
-    assert link_params(S.link(**kwargs)) == expected
+    assert link_params(link(**kwargs)) == expected
 
 
 @given(d_k=st.integers(-10, 10**6), n_keys=st.integers(-10, 10**4), seed=st.integers(-10, 2**32),
        n_samples=st.integers(-10, 10**6))
 def test_every_link_value_is_one_the_page_accepts(d_k, n_keys, seed, n_samples):
-    params = link_params(S.link(d_k=d_k, n_keys=n_keys, seed=seed, n_samples=n_samples))
+    params = link_params(link(d_k=d_k, n_keys=n_keys, seed=seed, n_samples=n_samples))
     assert int(params["scale_d_k"]) in S.D_K_CHOICES
     assert S.N_KEYS_RANGE[0] <= int(params["scale_n_keys"]) <= S.N_KEYS_RANGE[1]
     assert int(params["scale_samples"]) in S.SAMPLE_CHOICES
-    assert ("scale_seed" in params) == (0 <= seed <= S.SEED_MAX)
-    if "scale_seed" in params:
-        assert int(params["scale_seed"]) == seed
+    assert int(params["scale_seed"]) == min(max(seed, 0), controls.SEED_MAX)

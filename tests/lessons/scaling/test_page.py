@@ -7,7 +7,9 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 
+from explorer.lessons import scaling
 from explorer.lessons.scaling import model as S
+from explorer.shell import controls
 from tests.apptest_utils import app_at, assert_clean, figures
 
 CHARTS = {"scale_fig_hist", "scale_fig_bar_unscaled", "scale_fig_bar_scaled", "scale_fig_heat_unscaled",
@@ -107,8 +109,9 @@ def test_a_link_presets_the_page():
 
 @pytest.mark.slow
 def test_the_lessons_own_link_opens_without_a_warning():
-    """A link from ``S.link`` (what the quiz builds) holds values the page accepts, even from out-of-range input."""
-    query = dict(parse_qsl(urlsplit(S.link(d_k=100, n_keys=40, seed=3)).query))
+    """A link from the declared controls (what the quiz builds) holds values the page accepts, even from
+    out-of-range input."""
+    query = dict(parse_qsl(urlsplit(controls.link(scaling, d_k=100, n_keys=40, seed=3)).query))
     assert query == {"scale_d_k": "128", "scale_n_keys": "32", "scale_seed": "3"}
     at = app_at("scaling", query=query)
     assert_finite_page(at)
