@@ -59,7 +59,7 @@ def test_the_page_draws_the_numbers_computed_here(st_app, lm):
     assert not st_app.exceptions(), st_app.exceptions()
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris, rome = lm.encode(" Paris")[0], lm.encode(" Rome")[0]
-    att = lm.logit_attribution(ids, paris)
+    att = iv.logit_attribution(lm, ids, paris)
     np.testing.assert_allclose(np.array(st_app.z("ca_grid"), dtype=float), att.heads, rtol=1e-6, atol=1e-9)
     grid = iv.patch_residual_sweep(lm, lm.encode(M.DEFAULT_CLEAN), lm.encode(M.DEFAULT_CORRUPTED), paris, rome)
     np.testing.assert_allclose(np.array(st_app.z("ca_fig_patch"), dtype=float), grid, rtol=1e-5, atol=1e-5)
@@ -93,7 +93,7 @@ def test_the_sweep_shows_progress_and_grades_the_guess(st_app, lm):
     assert not st_app.exceptions(), st_app.exceptions()
     assert "Right: L23H4 matters most." in page_text(st_app)
     ids = lm.encode(M.DEFAULT_PROMPT)
-    sweep = lm.knockout_sweep(ids, lm.encode(" Paris")[0])
+    sweep = iv.knockout_sweep(lm, ids, lm.encode(" Paris")[0])
     np.testing.assert_allclose(np.array(st_app.z("ca_sweep_grid"), dtype=float), sweep.effect, rtol=1e-4, atol=1e-5)
     st_app.screenshot("causes_sweep")
 

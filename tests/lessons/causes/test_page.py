@@ -54,12 +54,12 @@ def test_defaults_state_what_the_numbers_say(lm):
     # the logit lens: the map's colours are the top token's probability at every block and position
     top = iv.logit_lens_top(lm, ids, 1)
     np.testing.assert_allclose(z(at, "ca_fig_lens"), top.probabilities[..., 0], rtol=1e-6)
-    lens = lm.logit_lens(ids)
+    lens = iv.logit_lens(lm, ids)
     a = M.answer_by_layer(lens, paris)
     assert a.first_top == 30 and "becomes the most likely token only after the last block" in said
     np.testing.assert_allclose(array(figures(at)["ca_fig_answer_curve"]["data"][0]["y"]), a.probability, rtol=1e-9)
     # the attribution: the grid, the parts summed beside the logit, the head named
-    att = lm.logit_attribution(ids, paris)
+    att = iv.logit_attribution(lm, ids, paris)
     np.testing.assert_allclose(z(at, "ca_grid"), att.heads, rtol=1e-9)
     parts = table(at, "share of the logit")
     np.testing.assert_allclose(parts["share of the logit"][:5], [att.embedding, att.heads.sum(), att.mlps.sum(),
@@ -121,7 +121,7 @@ def test_the_sweep_grades_the_guess(lm):
     assert_clean(at)
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris = lm.encode(" Paris")[0]
-    sweep = lm.knockout_sweep(ids, paris)
+    sweep = iv.knockout_sweep(lm, ids, paris)
     np.testing.assert_allclose(z(at, "ca_sweep_grid"), sweep.effect, rtol=1e-5, atol=1e-5)
     g = M.grade_guess(sweep.effect, (0, 4))
     assert g.rank == 2 and g.best == (23, 4)
