@@ -164,6 +164,46 @@ def test_a_cycle_through_ones_own_package_is_seen(tmp_path):
     assert import_graph(tmp_path, ("pkg",))["pkg.analysis"] == set()
 
 
+DOOR = "explorer.shell.llm"
+"""The one module of ``explorer`` that imports :mod:`attention.llama` (the lessons' door to the real model)."""
+
+
+def llama_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of :mod:`attention.llama` or a module under it in ``source``: ``import
+    attention.llama[.x]``, ``from attention.llama[.x] import …``, ``from attention import llama``, at any depth (a
+    function's own imports included)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names
+                      if a.name == "attention.llama" or a.name.startswith("attention.llama.")]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            mod = node.module or ""
+            if mod == "attention.llama" or mod.startswith("attention.llama."):
+                found.append((node.lineno, mod))
+            elif mod == "attention":
+                found += [(node.lineno, f"attention.{a.name}") for a in node.names if a.name == "llama"]
+    return found
+
+
+def test_llama_imports_are_read():
+    source = ("import attention.llama\nimport attention.llama.model as m\nfrom attention import llama, core\n"
+              "from attention.llama import interventions as iv\nfrom attention.core import softmax\n"
+              "def f():\n    from attention.llama.variants import kv_variant\n")
+    assert llama_imports(source) == [(1, "attention.llama"), (2, "attention.llama.model"), (3, "attention.llama"),
+                                     (4, "attention.llama"), (7, "attention.llama.variants")]
+
+
+def test_one_door_to_the_real_model():
+    """Only :data:`DOOR` imports :mod:`attention.llama`: every lesson (and every other shell module) reaches the real
+    model through it (issue 46, "One door")."""
+    wrong = [f"{path.relative_to(ROOT)}:{line}: {mod}" for name, path in modules().items()
+             if name.startswith("explorer.") and name != DOOR
+             for line, mod in llama_imports(path.read_text(encoding="utf-8"))]
+    assert not wrong, "attention.llama imported outside the door (use explorer.shell.llm):\n" + "\n".join(wrong)
+    assert llama_imports(modules()[DOOR].read_text(encoding="utf-8")), "the door does not import attention.llama"
+
+
 @pytest.mark.parametrize("name", sorted(m for m in modules() if m.startswith("attention")))
 def test_core_imports_no_app_code(name):
     """The NumPy core never imports the app (nor Streamlit, Plotly or pandas)."""

@@ -15,6 +15,7 @@ import pytest
 from attention import llama
 from attention.llama import interventions as iv
 from explorer.lessons.causes import model as M
+from explorer.shell import llm
 from tests.e2e.conftest import App, chart_numbers, numbers_equal, record_timing
 
 pytestmark = pytest.mark.e2e
@@ -78,7 +79,7 @@ def test_a_click_on_the_grid_knocks_that_head_out(st_app, lm):
         "ca_heads=L23H4,L29H1,L29H2,L0H4" in st_app.page.url, st_app.page.url
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris = lm.encode(" Paris")[0]
-    p = float(M.probabilities(iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2), (0, 4)]))[paris])
+    p = float(llm.probabilities(iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2), (0, 4)]))[paris])
     assert f"to {p:.4f}" in page_text(st_app)
 
 

@@ -21,7 +21,7 @@ from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import draw
 from explorer.lessons.real_model import model as M
 from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import llm as rm
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures
 from tests.core.llama_support import real_model
 
