@@ -650,8 +650,8 @@ def _activation_run(model: LlamaModel, ids: tuple[int, ...], options: tuple) -> 
 def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
         ablate: Sequence[tuple[int, int]] | None = None, ablation: str = "zero", patch: dict | None = None,
         window: int | None = None, sinks: int = 0, position_offset: int | None = None, variant=None) -> Run:
-    """The forward pass of ``ids`` with its attention weights (:func:`forward`'s options), cached per ids and options:
-    a lesson's head change, statistic or second section never runs it again.
+    """The forward pass of ``ids`` with its attention weights (:func:`forward`'s options), cached per model, ids and
+    options: a lesson's head change, statistic or second section never runs it again.
 
     The cache keeps the last position's logits (``run.logits`` is ``[1, vocab]``) and no KV cache;
     ``activations=True`` adds every block's stream and each head's and MLP's output (what :func:`logit_lens`,
@@ -661,7 +661,7 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
         ValueError: as :func:`forward`.
     """
     ids = tuple(int(i) for i in ids)
-    options = (("ablate", None if ablate is None else tuple((int(a), int(b)) for a, b in ablate)),
+    options = (("ablate", None if ablate is None else tuple(map(tuple, ablate))),  # checked by the core
                ("ablation", ablation), ("patch", patch), ("window", window), ("sinks", sinks),
                ("position_offset", position_offset), ("variant", variant))
     return (_activation_run if activations else _plain_run)(model, ids, options)
