@@ -791,6 +791,6 @@ def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_e
 
 @_cached(max_entries=12)
 def head_steps(model: LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> HeadSteps:
-    """Every intermediate of one head (:meth:`LlamaModel.head_steps`: runs the layers below it), cached per ids and
-    head (about 0.9 MB at 64 tokens)."""
+    """Every intermediate of one head (:meth:`LlamaModel.head_steps`: runs the layers below it), cached per model,
+    ids and head (about 0.9 MB at 64 tokens)."""
     return model.head_steps([int(i) for i in ids], layer, head)
