@@ -47,6 +47,7 @@ def worker(setting: str, repeats: int) -> dict:
     os.environ[blas.THREADS_ENV] = setting  # as an operator would set it for the server
     applied = blas.apply()
     from attention import llama
+    from attention.llama import interventions, variants
     from attention.training import train
     from explorer.lessons.training import model as T
 
@@ -74,8 +75,8 @@ def worker(setting: str, repeats: int) -> dict:
     return {"threads": blas.current(), "applied": applied, "times": {
         "forward": timed(lambda: model.forward(ids32)),
         "decode": timed(lambda: model.forward([ids[32]], cache=prefill)),  # a cache is never changed by a call
-        "sweep": timed(lambda: model.knockout_sweep(prompt, paris)),
-        "window": timed(lambda: model.perplexity(ids64, window=16, sinks=4)),
+        "sweep": timed(lambda: interventions.knockout_sweep(model, prompt, paris)),
+        "window": timed(lambda: variants.perplexity(model, ids64, window=16, sinks=4)),
         "train": timed(train_50),
     }}
 

@@ -11,10 +11,10 @@ Measured, at ``--tokens`` (32) tokens of one English text:
   recomputed, the worst case) and ``[(15, 0)]``, from the clean run's stream; and the plain
   ``model.forward(ids, ablate=[(0, 0)])`` (a whole pass, weights and all);
 * **the 270-head sweep**: its 30 stacked passes of 9 copies (``interventions.knockout_layer``, what
-  ``model.knockout_sweep`` loops over), each timed: the whole sweep's time per round (the fastest round), and the
+  ``iv.knockout_sweep`` loops over), each timed: the whole sweep's time per round (the fastest round), and the
   sum over the passes of each one's fastest time (as the reference is the fastest of its calls: on a busy host a
   34-second sweep cannot dodge the other processes the way a 0.3-second call can);
-* **logit lens** ``model.logit_lens(ids)`` and **attribution** ``model.logit_attribution(ids, token)``, each
+* **logit lens** ``iv.logit_lens(model, ids)`` and **attribution** ``iv.logit_attribution(model, ids, token)``, each
   with its own forward pass (no ``run`` given);
 * for the lesson's default patch pair ("The capital of France is" / "... Italy is", 5 tokens): the residual
   patching map and the per-head map of one layer and of all 30, against a 5-token forward.
@@ -93,8 +93,8 @@ def main() -> None:
         note("knockout L0", best(lambda: iv.knock_out(model, ids, [(0, 0)], run=clean), r))
         note("knockout L15", best(lambda: iv.knock_out(model, ids, [(15, 0)], run=clean), r))
         note("forward ablate L0", best(lambda: model.forward(ids, ablate=[(0, 0)]), r))
-        note("logit lens", best(lambda: model.logit_lens(ids), r))
-        note("logit attribution", best(lambda: model.logit_attribution(ids, token), r))
+        note("logit lens", best(lambda: iv.logit_lens(model, ids), r))
+        note("logit attribution", best(lambda: iv.logit_attribution(model, ids, token), r))
         note("forward", best(lambda: model.forward(ids), r))
         start = time.perf_counter()
         for layer in range(model.config.n_layers):  # the sweep, one stacked pass at a time, each pass timed
@@ -108,7 +108,7 @@ def main() -> None:
                                                                  clean_run=runs[0], corrupted_run=runs[1]), r))
         note("patch heads all", best(lambda: iv.patch_head_sweep(model, *pair, answer, foil, clean_run=runs[0],
                                                                  corrupted_run=runs[1]), 1))
-        note("sweep 5", best(lambda: model.knockout_sweep(pair[0], answer, run=runs[0]), 1))  # the page's default
+        note("sweep 5", best(lambda: iv.knockout_sweep(model, pair[0], answer, run=runs[0]), 1))  # the page's default
         note("forward 5", best(lambda: model.forward(pair[1]), r))
 
     f, f5 = times["forward"], times["forward 5"]

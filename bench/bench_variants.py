@@ -73,10 +73,10 @@ def main() -> None:
          lambda: variants.renumbered_logits(model, ids, window=16, sinks=4)),
         (f"greedy continuation, window 16 + 4 sinks, {args.new} tokens",
          lambda: variants.generate(model, ids, args.new, stop_at_eos=False, window=16, sinks=4)),
-        ("kv_variant('mha')", lambda: model.kv_variant("mha")),
-        ("kv_variant('mqa')", lambda: model.kv_variant("mqa")),
+        ("kv_variant('mha')", lambda: variants.kv_variant(model, "mha")),
+        ("kv_variant('mqa')", lambda: variants.kv_variant(model, "mqa")),
         ("latent factorisation of 30 layers (once per model)", lambda: (clear_basis(), variants.latent_basis(model))),
-        ("kv_variant(('latent', 128)), factorisation kept", lambda: model.kv_variant(("latent", 128))),
+        ("kv_variant(('latent', 128)), factorisation kept", lambda: variants.kv_variant(model, ("latent", 128))),
     ]
     rows = [(name, best(fn, r)) for name, fn in pieces]
 
@@ -110,7 +110,7 @@ def main() -> None:
         (f"5 · the cache sweep, {len(todo)} variants, first time in the process", cold_sweep),
     ]
     section_rows = [(name, best(fn, r)) for name, fn in sections]
-    own = {kind: sum(layer.qkv.nbytes for layer in model.kv_variant(kind)._layers)
+    own = {kind: sum(layer.qkv.nbytes for layer in variants.kv_variant(model, kind)._layers)
            for kind in ("mha", "mqa", ("latent", 128))}
     defaults = sum(t for name, t in section_rows if not name.startswith("5 ·"))  # the page opens with sections 1-4
     asked = dict(section_rows)[f"5 · the cache sweep, {len(todo)} variants, first time in the process"]

@@ -15,7 +15,7 @@ seconds, sampled every ``--idle-step``. The peak is the kernel's ``VmHWM`` (betw
 Bounded: ``--changes`` changes (default 200) and at most ``--max-seconds`` for the changes (default
 2400); the idle phase is ``--idle`` seconds (default 480). ``--without-real-model`` leaves out the lessons that
 run SmolLM2-135M (a quicker look at the caches alone). The model's weights mode is the server's own choice
-(``explorer.shell.real_model.weights_mode``: float32 here); ``ATTENTION_MODEL_WEIGHTS=compact`` in the
+(``explorer.shell.llm.weights_mode``: float32 here); ``ATTENTION_MODEL_WEIGHTS=compact`` in the
 environment forces the compact one.
 
     python bench/soak.py                      # about an hour here with the real model; writes .benchmarks/soak.json
@@ -142,8 +142,8 @@ def hwm_mb(pid: int) -> float:
 
 
 def weights() -> str:
-    """The weights mode the server picks (``explorer.shell.real_model.weights_mode``, the same environment)."""
-    from explorer.shell.real_model import weights_mode
+    """The weights mode the server picks (``explorer.shell.llm.weights_mode``, the same environment)."""
+    from explorer.shell.llm import weights_mode
 
     return weights_mode()
 

@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(config, items):
 # --- the lessons' model in tests: a tiny SmolLM2 by default, the real file on request (module docstring) ----------
 
 TESTS = Path(__file__).resolve().parent
-DOOR = "explorer.shell.real_model"
+DOOR = "explorer.shell.llm"
 """The lessons' one door to the model: the module whose ``load_model`` and ``missing_weights`` are served here."""
 SMOLLM2_LESSON_DIRS = ("causes", "kv_cache", "real_model", "sinks", "training")
 """The lessons whose own tests (``tests/lessons/<name>/``) still assert SmolLM2's numbers through their pages: they

@@ -50,7 +50,6 @@ KNOWN_DRIFT = [
     ('pt', 'kv_cache', 'embedding',
      'The weights file stores the token embedding ({share} of the parameters;[…]others}.'),
     ('pt', 'kv_cache', 'embedding', 'The weights file stores the to[…]t) as {stored}.'),
-    ('pt', 'kv_cache', 'embedding', "the model's own trained token "),
     # review pt minor: the link's text differs from the sinks lesson's title
     ('pt', 'kv_cache', 'lesson title', 'Why most heads look at the fir'),
     # review pt #1: "posto" (a matrix's rank) for a token's rank
@@ -60,7 +59,6 @@ KNOWN_DRIFT = [
     # review pt #14: "posição no ranking"
     ('pt', 'real_model', 'rank (of a token)', 'rank'),
     # not in the review: "o texto digitado" for the prompt
-    ('pt', 'sinks', 'prompt', 'the model reads the prompt typ'),
     # review pt #5: "sem layer norm"
     ('pt', 'training', 'layer norm', 'An attention-only transformer '),
     # review pt #5: "o desembedding"
@@ -172,7 +170,6 @@ KNOWN_DRIFT = [
     ('tr', 'sinks', 'perplexity', 'the model as trained: perplexi'),
     ('tr', 'sinks', 'perplexity', '{name}: {bytes} bytes per toke'),
     # not in the review: "metni" for the prompt
-    ('tr', 'sinks', 'prompt', 'the model reads the prompt typ'),
     # review tr minor: "softmax'tir", "softmax'in"
     ('tr', 'sinks', 'softmax', 'Each row of an attention map i'),
     # review tr #6: "geniş kafalı"

@@ -171,13 +171,13 @@ NOT_TRANSLATED = {  # (file, call): a call by one of those names that does not c
     ("explorer/shell/controls/declare.py", "raw.lower()"): "a link value read back",
     ("explorer/shell/i18n.py", 'str(locale).replace("_", "-").split("-")[0].strip().lower()'): "a browser's locale",
     ("explorer/shell/i18n.py", "ch.upper()"): "capitalize itself",
-    ("explorer/shell/real_model.py", 'os.environ.get(llama.WEIGHTS_ENV, "").strip().lower()'): "an environment",
+    ("explorer/shell/llm.py", 'os.environ.get(llama.WEIGHTS_ENV, "").strip().lower()'): "an environment",
 }
 PART_2 = {  # issue 48 part 2 (the lesson is being rewritten): these go through i18n.capitalize, then leave this list
     ("explorer/lessons/real_model/draw.py", "name[0].upper()"): "a statistic's name as a heading: 'Ilk'",
 }
 REWRITTEN = ("explorer/lessons/real_model/", "explorer/lessons/causes/", "explorer/lessons/kv_cache/",
-             "explorer/lessons/sinks/", "explorer/lessons/training/", "explorer/shell/real_model.py")
+             "explorer/lessons/sinks/", "explorer/lessons/training/", "explorer/shell/llm.py")
 
 
 def test_no_translated_text_changes_case_but_through_capitalize():

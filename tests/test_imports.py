@@ -15,19 +15,53 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("attention", "explorer")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
-    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+def modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    return {module_name(p, root): p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))}
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The project modules ``name`` imports (``from pkg import mod`` counts as importing ``pkg.mod``)."""
+def _resolved(node: ast.ImportFrom, base: list[str]) -> str:
+    """The absolute module an ``ImportFrom`` reads (``from ..x import y`` in ``a.b.c`` -> ``a.x``)."""
+    if node.level:
+        anchor = base[: len(base) - node.level + 1]
+        return ".".join(anchor + ([node.module] if node.module else []))
+    return node.module or ""
+
+
+def package_exports(name: str, path: Path, known: set[str]) -> dict[str, str]:
+    """The names a package's ``__init__`` takes from its own modules at import time, and the module each comes from
+    (``from .model import LlamaModel`` in ``attention/llama/__init__.py``: ``{"LlamaModel": "attention.llama.model"}``).
+
+    Only the ``__init__``'s top-level imports re-export; a name it defines itself is not listed.
+    """
+    base = name.split(".")
+    out: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom):
+            mod = _resolved(node, base)
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                target = sub if sub in known else mod
+                if target in known and (target == name or target.startswith(name + ".")):
+                    out[a.asname or a.name] = target
+    return out
+
+
+def imports_of(name: str, path: Path, known: set[str], exports: dict[str, dict[str, str]] | None = None) -> set[str]:
+    """The project modules ``name`` imports (``from pkg import mod`` counts as importing ``pkg.mod``).
+
+    Every ``import`` statement counts, those inside functions too (where a cycle hides), and a name taken from a
+    package (``from . import LlamaModel``, ``from attention.llama import LlamaModel``) counts as importing the module
+    the package's ``__init__`` takes it from (:func:`package_exports`): a module that reads a name of its own
+    package depends on the module that defines it, although the package itself is initialised first.
+    """
+    exports = exports or {}
     is_pkg = path.name == "__init__.py"
     base = name.split(".") if is_pkg else name.split(".")[:-1]
     found: set[str] = set()
@@ -35,13 +69,18 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = base[: len(base) - node.level + 1]
-                mod = ".".join(anchor + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            # "from pkg import mod" imports the module pkg.mod; "from mod import name" imports mod
-            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names]
+            mod = _resolved(node, base)
+            # "from pkg import mod" imports the module pkg.mod; "from pkg import Name" the module pkg takes Name from
+            # (followed through re-exporting packages); "from mod import name" imports mod
+            targets = []
+            for a in node.names:
+                target, seen = f"{mod}.{a.name}", set()
+                if target not in known:
+                    target, attr = mod, a.name
+                    while attr in exports.get(target, {}) and target not in seen:
+                        seen.add(target)
+                        target = exports[target][attr]
+                targets.append(target)
         else:
             continue
         for target in targets:
@@ -56,13 +95,13 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    mods = modules()
+def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    mods = modules(root, packages)
     known = set(mods)
-    graph = {name: imports_of(name, path, known) for name, path in mods.items()}
+    exports = {name: package_exports(name, path, known) for name, path in mods.items() if path.name == "__init__.py"}
     # importing a.b.c runs a/__init__ and a/b/__init__ first, but those are not edges of a cycle unless they
     # import back; keep the graph to what each module's own code imports.
-    return graph
+    return {name: imports_of(name, path, known, exports) for name, path in mods.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -106,6 +145,64 @@ def test_no_import_cycle():
 def test_find_cycle_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_a_cycle_through_ones_own_package_is_seen(tmp_path):
+    """A method importing an analysis inside a function, the analysis taking the class from its package's
+    ``__init__`` (``from . import Model``, or ``from pkg import Model``): the cycle ``model -> analysis -> model``
+    that ``attention/llama`` had (``model.py`` <-> ``interventions.py``) is found."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .model import Model\nfrom . import analysis\nVERSION = 1\n")
+    (pkg / "model.py").write_text("class Model:\n    def lens(self):\n        from .analysis import lens\n"
+                                  "        return lens(self)\n")
+    for spelling in ("from . import Model", "from pkg import Model"):
+        (pkg / "analysis.py").write_text(f"{spelling}\n\ndef lens(m):\n    return m\n")
+        graph = import_graph(tmp_path, ("pkg",))
+        assert graph["pkg.analysis"] == {"pkg.model"}, spelling
+        assert find_cycle(graph) == ["pkg.analysis", "pkg.model", "pkg.analysis"], spelling
+    (pkg / "analysis.py").write_text("from . import VERSION\n")  # a name the package defines itself: no edge
+    assert import_graph(tmp_path, ("pkg",))["pkg.analysis"] == set()
+
+
+DOOR = "explorer.shell.llm"
+"""The one module of ``explorer`` that imports :mod:`attention.llama` (the lessons' door to the real model)."""
+
+
+def llama_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of :mod:`attention.llama` or a module under it in ``source``: ``import
+    attention.llama[.x]``, ``from attention.llama[.x] import …``, ``from attention import llama``, at any depth (a
+    function's own imports included)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names
+                      if a.name == "attention.llama" or a.name.startswith("attention.llama.")]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            mod = node.module or ""
+            if mod == "attention.llama" or mod.startswith("attention.llama."):
+                found.append((node.lineno, mod))
+            elif mod == "attention":
+                found += [(node.lineno, f"attention.{a.name}") for a in node.names if a.name == "llama"]
+    return found
+
+
+def test_llama_imports_are_read():
+    source = ("import attention.llama\nimport attention.llama.model as m\nfrom attention import llama, core\n"
+              "from attention.llama import interventions as iv\nfrom attention.core import softmax\n"
+              "def f():\n    from attention.llama.variants import kv_variant\n")
+    assert llama_imports(source) == [(1, "attention.llama"), (2, "attention.llama.model"), (3, "attention.llama"),
+                                     (4, "attention.llama"), (7, "attention.llama.variants")]
+
+
+def test_one_door_to_the_real_model():
+    """Only :data:`DOOR` imports :mod:`attention.llama`: every lesson (and every other shell module) reaches the real
+    model through it (issue 46, "One door")."""
+    wrong = [f"{path.relative_to(ROOT)}:{line}: {mod}" for name, path in modules().items()
+             if name.startswith("explorer.") and name != DOOR
+             for line, mod in llama_imports(path.read_text(encoding="utf-8"))]
+    assert not wrong, "attention.llama imported outside the door (use explorer.shell.llm):\n" + "\n".join(wrong)
+    assert llama_imports(modules()[DOOR].read_text(encoding="utf-8")), "the door does not import attention.llama"
 
 
 @pytest.mark.parametrize("name", sorted(m for m in modules() if m.startswith("attention")))

@@ -31,8 +31,10 @@ The package, one idea per module:
 * :mod:`~attention.llama.sampling`: the one rule for choosing the next token;
 * :mod:`~attention.llama.model`: :class:`LlamaModel` (forward pass with its interventions, one head's steps,
   generation);
-* :mod:`~attention.llama.variants`: perplexity, the KV-cache conversions (``model.kv_variant("mha" | "mqa" |
-  ("latent", r))``), StreamingLLM's numbering inside the cache, greedy generation with a window;
+* :mod:`~attention.llama.interventions`: the analyses on a model and its runs (logit lens, logit attribution,
+  knockouts, activation patching): functions taking the model (``interventions.logit_lens(model, ids)``);
+* :mod:`~attention.llama.variants`: perplexity, the KV-cache conversions (``variants.kv_variant(model, "mha" |
+  "mqa" | ("latent", r))``), StreamingLLM's numbering inside the cache, greedy generation with a window;
 * :mod:`~attention.llama.load`: :func:`load`.
 
 The attention is this package's :func:`attention.core.scaled_dot_product_attention`. Everything runs in float32,

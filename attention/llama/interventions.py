@@ -38,10 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The package's names, not ``.model``'s module: LlamaModel's methods import this module when they are called, so
-# importing .model here would close a cycle. The package has imported .model before this module runs.
-from . import ForwardOutput, LlamaModel
 from .blocks import rms_norm, row_blocks
+from .model import ForwardOutput, LlamaModel
 
 __all__ = [
     "Attribution", "KnockoutSweep", "LensTop", "knock_out", "knockout_layer", "knockout_sweep", "log_softmax",

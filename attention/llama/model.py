@@ -542,31 +542,6 @@ class LlamaModel:
                           position_offset=position_offset, start_layer=start_layer, residual=residual)
         return self._run(ids, cache, need_weights, plan)
 
-    # -- what made it say that (attention.llama.interventions) --
-
-    def logit_lens(self, ids, *, run: ForwardOutput | None = None) -> np.ndarray:
-        """:func:`attention.llama.interventions.logit_lens`: the last position read out of every block's input
-        stream, float32 ``[n_layers + 1, vocab]`` (the last row is ``forward(ids).logits[-1]``)."""
-        from .interventions import logit_lens
-
-        return logit_lens(self, ids, run=run)
-
-    def logit_attribution(self, ids, token_id: int, *, run: ForwardOutput | None = None):
-        """:func:`attention.llama.interventions.logit_attribution`: the last position's logit for ``token_id``
-        split into the embedding's, each head's ``[n_layers, n_heads]`` and each MLP's ``[n_layers]`` share, the
-        final RMSNorm's scale frozen at its actual value (the parts add up to the logit)."""
-        from .interventions import logit_attribution
-
-        return logit_attribution(self, ids, token_id, run=run)
-
-    def knockout_sweep(self, ids, token_id: int, *, ablation: str = "zero", run: ForwardOutput | None = None,
-                       progress=None):
-        """:func:`attention.llama.interventions.knockout_sweep`: every head knocked out alone (the heads of a
-        layer in one stacked pass), ``token_id``'s log-probability after each; ``progress(done, total)``."""
-        from .interventions import knockout_sweep
-
-        return knockout_sweep(self, ids, token_id, ablation=ablation, run=run, progress=progress)
-
     def head_steps(self, ids, layer: int, head: int) -> HeadSteps:
         """Every intermediate of one attention head (see :class:`HeadSteps`) for ``ids`` from position 0.
 
@@ -603,36 +578,6 @@ class LlamaModel:
             scaled_scores=scores * np.float32(scale), mask=np.tri(n, dtype=bool), weights=weights, output=output,
             hf_order=rope_gguf_to_hf(dh),
         )
-
-    def perplexity(self, ids, *, score_from: int | None = None, **forward_options) -> float:
-        """``exp`` of the mean next-token loss (nats) of :meth:`forward` with ``forward_options`` over query
-        positions ``start .. n - 2`` (they predict tokens ``start + 1 .. n - 1``): ``start`` is ``score_from`` if
-        given, else ``window`` if a window is given (the positions after the window), else 0. Give variants the
-        same ``score_from`` to compare them on the same tokens (:func:`attention.llama.variants.perplexity`).
-
-        Raises:
-            ValueError: as :meth:`forward`; fewer than 2 tokens; ``score_from`` out of ``0 .. n - 2``; a window
-                with no position after it (``window > n - 2``).
-        """
-        from . import variants
-
-        return variants.perplexity(self, ids, score_from=score_from, **forward_options)
-
-    def kv_variant(self, kind) -> LlamaModel:
-        """This model with its key/value projections converted, before any fine-tuning
-        (:func:`attention.llama.variants.kv_variant`): ``"mha"`` (the 3 key/value heads repeated for 9: the same
-        numbers, 3x the cache), ``"mqa"`` (mean-pooled into one: Ainslie et al. 2023) or ``("latent", r)``
-        (per layer the rank-``r`` joint factorisation of ``[W_k | W_v]``: a cache of ``r`` floats per token per
-        layer; ``r = 384`` reproduces this model). ``variant.config.kv_bytes_per_token`` follows the formula.
-        The variant shares every weight: each layer's converted ``W_q | W_k | W_v`` is computed when a pass reaches
-        it and dropped after (the same numbers every pass).
-
-        Raises:
-            ValueError: an unknown kind, a rank outside ``1 .. 2 n_kv_heads d_head``, a latent model converted again.
-        """
-        from . import variants
-
-        return variants.kv_variant(self, kind)
 
     def generate(self, ids, max_new_tokens: int = 8, *, temperature: float = 0.0, top_k: int | None = None,
                  seed: int | None = None, stop_at_eos: bool = True) -> list[int]:

@@ -3,10 +3,10 @@
 What a smaller KV cache costs is measured here on the model's own weights, **before any fine-tuning** (the papers
 below all train after converting; these are the conversions' first step alone):
 
-* :func:`perplexity` (``LlamaModel.perplexity``): ``exp`` of the mean next-token loss over named positions, with
+* :func:`perplexity`: ``exp`` of the mean next-token loss over named positions, with
   any of :meth:`LlamaModel.forward`'s options (a sliding ``window`` with ``sinks``, a ``position_offset``, ...);
   :func:`compare` adds the KL divergence to the original next-token distributions and the top-1 agreement.
-* :func:`kv_variant` (``LlamaModel.kv_variant``): a model whose key/value projections are converted:
+* :func:`kv_variant`: a model whose key/value projections are converted:
 
   - ``"mha"``: every query head gets its own key/value head, a copy of the one it shared (the 3 heads repeated for
     9). The same numbers, 3x the cache.

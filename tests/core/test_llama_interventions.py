@@ -34,11 +34,11 @@ def pair(tiny):
 
 
 def test_logit_lens_reads_every_stream_and_its_last_row_is_the_logits(tiny, ids, run):
-    lens = tiny.logit_lens(ids)
+    lens = iv.logit_lens(tiny, ids)
     c = tiny.config
     assert lens.shape == (c.n_layers + 1, c.vocab_size) and lens.dtype == np.float32
     np.testing.assert_array_equal(lens[-1], run.logits[-1])
-    np.testing.assert_array_equal(tiny.logit_lens(ids, run=run), lens)
+    np.testing.assert_array_equal(iv.logit_lens(tiny, ids, run=run), lens)
     first = tiny._output.logits(rms_norm(run.residuals[0, -1:], tiny._output_norm, c.rms_eps))[0]
     np.testing.assert_allclose(lens[0], first, rtol=1e-6, atol=1e-6)  # block 0: the embedding read out
     top = iv.logit_lens_top(tiny, ids, 3, run=run)
@@ -53,14 +53,14 @@ def test_logit_lens_reads_every_stream_and_its_last_row_is_the_logits(tiny, ids,
 def test_attribution_parts_add_up_to_the_logit(tiny, ids, run):
     c = tiny.config
     for token in (int(run.logits[-1].argmax()), 5, c.vocab_size - 1):
-        a = tiny.logit_attribution(ids, token, run=run)
+        a = iv.logit_attribution(tiny, ids, token, run=run)
         assert a.heads.shape == (c.n_layers, c.n_heads) and a.mlps.shape == (c.n_layers,)
         assert a.logit == float(run.logits[-1, token])
         assert abs(a.total - a.logit) <= 1e-4 * max(1.0, abs(a.logit))
         x = run.residuals[-1, -1].astype(np.float64)
         assert a.scale == pytest.approx(np.sqrt(np.mean(x ** 2) + c.rms_eps), rel=1e-12)
     # a head's share is its output through its rows of W_o, projected on the token's direction
-    a = tiny.logit_attribution(ids, 7, run=run)
+    a = iv.logit_attribution(tiny, ids, 7, run=run)
     dh = c.d_head
     W_o = tiny._layers[1].o.widen().astype(np.float64)
     written = run.head_outputs[1, 2, -1].astype(np.float64) @ W_o[2 * dh:3 * dh]  # [d_model]
@@ -81,7 +81,7 @@ def test_knock_out_is_the_ablated_forward(tiny, ids, run):
 def test_the_sweep_is_every_knockout_one_at_a_time(tiny, ids, run, ablation):
     token = int(run.logits[-1].argmax())
     seen = []
-    sweep = tiny.knockout_sweep(ids, token, ablation=ablation, run=run, progress=lambda d, t: seen.append((d, t)))
+    sweep = iv.knockout_sweep(tiny, ids, token, ablation=ablation, run=run, progress=lambda d, t: seen.append((d, t)))
     c = tiny.config
     assert seen == [(layer + 1, c.n_layers) for layer in range(c.n_layers)]
     assert sweep.log_probs.shape == sweep.top_ids.shape == (c.n_layers, c.n_heads)
@@ -148,13 +148,13 @@ def test_bad_arguments_name_the_problem(tiny, ids, run, pair):
         (lambda: iv.knock_out(tiny, ids, [(0, 1)], run=tiny.forward(ids)), "run must be model.forward"),
         (lambda: iv.knock_out(tiny, ids, [(0, 1)], run="x"), "run must be model.forward"),
         (lambda: iv.knock_out(tiny, [], [(0, 1)]), "empty prompt"),
-        (lambda: tiny.logit_attribution(ids, V), rf"token_id must be an integer in 0\.\.{V - 1}"),
-        (lambda: tiny.logit_attribution(ids, -1), "token_id must be an integer"),
-        (lambda: tiny.logit_attribution(ids, 2.0), "token_id must be an integer"),
-        (lambda: tiny.logit_lens(ids, run=pair[2]), r"run.residuals must have shape \[n_layers \+ 1, n, d_model\]"),
+        (lambda: iv.logit_attribution(tiny, ids, V), rf"token_id must be an integer in 0\.\.{V - 1}"),
+        (lambda: iv.logit_attribution(tiny, ids, -1), "token_id must be an integer"),
+        (lambda: iv.logit_attribution(tiny, ids, 2.0), "token_id must be an integer"),
+        (lambda: iv.logit_lens(tiny, ids, run=pair[2]), r"run.residuals must have shape \[n_layers \+ 1, n, d_model\]"),
         (lambda: iv.logit_lens_top(tiny, ids, 0), r"k must be an integer in 1\.\.20"),
-        (lambda: tiny.knockout_sweep(ids, 3, ablation="one"), "ablation must be one of"),
-        (lambda: tiny.knockout_sweep(ids, 3, progress=5), r"progress must be a function progress\(done, total\)"),
+        (lambda: iv.knockout_sweep(tiny, ids, 3, ablation="one"), "ablation must be one of"),
+        (lambda: iv.knockout_sweep(tiny, ids, 3, progress=5), r"progress must be a function progress\(done, total\)"),
         (lambda: iv.patch_residual_sweep(tiny, clean, corrupted[:-1], 1, 2),
          rf"clean_ids and corrupted_ids must have the same length .* got {len(clean)} and {len(clean) - 1} tokens"),
         (lambda: iv.patch_residual_sweep(tiny, clean, corrupted, V, 2), r"answer must be an integer in 0\.\."),
@@ -170,7 +170,7 @@ def test_bad_arguments_name_the_problem(tiny, ids, run, pair):
 
 
 def test_without_a_run_the_logits_are_forwards_bit_for_bit(tiny, ids, run):
-    assert tiny.logit_attribution(ids, 7).logit == float(run.logits[-1, 7])
+    assert iv.logit_attribution(tiny, ids, 7).logit == float(run.logits[-1, 7])
     np.testing.assert_array_equal(iv.knock_out(tiny, ids, []), run.logits[-1])
     one = tiny.forward(ids[:1], keep_activations=True)
-    assert tiny.logit_attribution(ids[:1], 7).logit == float(one.logits[-1, 7])
+    assert iv.logit_attribution(tiny, ids[:1], 7).logit == float(one.logits[-1, 7])

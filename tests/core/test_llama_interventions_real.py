@@ -88,10 +88,10 @@ def test_patching_every_position_of_a_block_gives_the_clean_logits(model, pair):
 
 
 def test_logit_lens_last_row_is_the_logits(model, ids, run):
-    lens = model.logit_lens(ids)
+    lens = iv.logit_lens(model, ids)
     assert lens.shape == (model.config.n_layers + 1, model.config.vocab_size) and lens.dtype == np.float32
     np.testing.assert_array_equal(lens[-1], run.logits[-1])
-    np.testing.assert_array_equal(model.logit_lens(ids, run=run), lens)
+    np.testing.assert_array_equal(iv.logit_lens(model, ids, run=run), lens)
 
 
 def test_attribution_parts_sum_to_the_logit(model, ids, run, pair):
@@ -99,9 +99,9 @@ def test_attribution_parts_sum_to_the_logit(model, ids, run, pair):
     cases = [(ids, run, int(run.logits[-1].argmax())), (ids, run, 0), (clean, clean_run, paris),
              (clean, clean_run, rome)]
     for prompt, prompt_run, token in cases:
-        a = model.logit_attribution(prompt, token, run=prompt_run)
+        a = iv.logit_attribution(model, prompt, token, run=prompt_run)
         assert abs(a.total - a.logit) <= 1e-4 * abs(a.logit), (token, a.total, a.logit)
-    a = model.logit_attribution(clean, paris)
+    a = iv.logit_attribution(model, clean, paris)
     assert a.logit == pytest.approx(17.37126, abs=1e-4)
     assert np.unravel_index(np.argmax(a.heads), a.heads.shape) == (23, 4)  # the head the patching finds
 
@@ -118,7 +118,7 @@ def test_forward_from_a_cached_residual_is_the_full_forward(model, ids, run):
 
 def test_one_stacked_layer_of_the_sweep_is_nine_knockouts(model, pair):
     clean, _, paris, _, clean_run, _ = pair
-    sweep = model.knockout_sweep(clean, paris, run=clean_run)
+    sweep = iv.knockout_sweep(model, clean, paris, run=clean_run)
     for layer in (0, 23):
         for head in range(model.config.n_heads):
             one = model.forward(clean, ablate=[(layer, head)], need_weights=False).logits[-1]

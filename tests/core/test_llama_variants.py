@@ -30,14 +30,14 @@ def test_perplexity_is_exp_of_the_mean_loss_over_the_named_positions(tiny, ids):
     log_p = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) \
         - logits.max(1, keepdims=True)
     losses = -log_p[np.arange(len(ids) - 1), ids[1:]]  # [n - 1]
-    assert tiny.perplexity(ids) == pytest.approx(np.exp(losses.mean()), rel=1e-9)
-    assert tiny.perplexity(ids, score_from=5) == pytest.approx(np.exp(losses[5:].mean()), rel=1e-9)
+    assert variants.perplexity(tiny, ids) == pytest.approx(np.exp(losses.mean()), rel=1e-9)
+    assert variants.perplexity(tiny, ids, score_from=5) == pytest.approx(np.exp(losses[5:].mean()), rel=1e-9)
     windowed = tiny.forward(ids, window=6, sinks=1).logits
     expected = np.exp(variants.next_token_losses(windowed, ids)[6:].mean())  # the positions after the window
-    assert tiny.perplexity(ids, window=6, sinks=1) == pytest.approx(expected, rel=1e-12)
+    assert variants.perplexity(tiny, ids, window=6, sinks=1) == pytest.approx(expected, rel=1e-12)
     # a window as long as the text is full attention, exactly
     n = len(ids)
-    assert tiny.perplexity(ids, window=n, score_from=0) == tiny.perplexity(ids)
+    assert variants.perplexity(tiny, ids, window=n, score_from=0) == variants.perplexity(tiny, ids)
     np.testing.assert_array_equal(tiny.forward(ids, window=n, sinks=2).logits, tiny.forward(ids).logits)
 
 
@@ -45,7 +45,7 @@ def test_compare_measures_kl_and_top1_against_the_reference(tiny, ids):
     ref = tiny.forward(ids).logits
     same = variants.compare(ref, ref, ids, 3)
     assert same.kl == 0.0 and same.top1 == 1.0 and same.score_from == 3 and same.n_scored == len(ids) - 4
-    assert same.perplexity == pytest.approx(tiny.perplexity(ids, score_from=3), rel=1e-12)
+    assert same.perplexity == pytest.approx(variants.perplexity(tiny, ids, score_from=3), rel=1e-12)
     other = tiny.forward(ids, window=2).logits
     agreement = variants.compare(ref, other, ids, 3)
     p = np.exp(variants._log_softmax(ref[3:-1]))
@@ -55,7 +55,7 @@ def test_compare_measures_kl_and_top1_against_the_reference(tiny, ids):
 
 
 def test_mha_repeats_the_key_value_heads_and_changes_no_number(tiny, ids):
-    mha = tiny.kv_variant("mha")
+    mha = variants.kv_variant(tiny, "mha")
     c = tiny.config
     assert mha.config.n_kv_heads == c.n_heads and mha.config.group_size == 1
     assert mha.config.kv_bytes_per_token == 2 * c.n_layers * c.n_heads * c.d_head * 4
@@ -66,11 +66,11 @@ def test_mha_repeats_the_key_value_heads_and_changes_no_number(tiny, ids):
     assert out.cache.keys.shape[1] == c.n_heads  # the cache really is 3x wider
     for h in range(c.n_heads):
         np.testing.assert_array_equal(out.cache.keys[:, h], plain.cache.keys[:, h // c.group_size])
-    assert mha.perplexity(ids) == tiny.perplexity(ids)
+    assert variants.perplexity(mha, ids) == variants.perplexity(tiny, ids)
 
 
 def test_mqa_is_the_mean_of_the_key_value_heads(tiny, ids):
-    mqa = tiny.kv_variant("mqa")
+    mqa = variants.kv_variant(tiny, "mqa")
     c = tiny.config
     assert mqa.config.n_kv_heads == 1 and mqa.config.group_size == c.n_heads
     assert mqa.config.kv_bytes_per_token == 2 * c.n_layers * c.d_head * 4
@@ -87,13 +87,13 @@ def test_mqa_is_the_mean_of_the_key_value_heads(tiny, ids):
 def test_full_rank_latent_is_the_original_and_lower_ranks_are_the_best_approximation(tiny, ids):
     c = tiny.config
     width = 2 * c.n_kv_heads * c.d_head
-    full = tiny.kv_variant(("latent", width))
+    full = variants.kv_variant(tiny, ("latent", width))
     np.testing.assert_allclose(full.forward(ids).logits, tiny.forward(ids).logits, rtol=1e-4, atol=1e-4)
     assert full.config.kv_latent_rank == width and full.config.n_kv_heads == c.n_kv_heads
     assert full.config.kv_bytes_per_token == tiny.config.kv_bytes_per_token
     H, dh = c.n_heads, c.d_head
     for rank in (1, 5, 17):
-        latent = tiny.kv_variant(("latent", rank))
+        latent = variants.kv_variant(tiny, ("latent", rank))
         assert latent.config.kv_bytes_per_token == c.n_layers * rank * 4
         assert latent.config.kv_floats_per_token_per_layer == rank
         for index in (0, c.n_layers - 1):
@@ -108,7 +108,7 @@ def test_full_rank_latent_is_the_original_and_lower_ranks_are_the_best_approxima
 
 def test_variants_from_compact_weights_equal_those_from_float32(tiny_q, tiny_q_compact, ids):
     for kind in ("mha", "mqa", ("latent", 7)):
-        a, b = tiny_q.kv_variant(kind), tiny_q_compact.kv_variant(kind)
+        a, b = variants.kv_variant(tiny_q, kind), variants.kv_variant(tiny_q_compact, kind)
         assert b.weights_mode == "compact" and a.config == b.config
         np.testing.assert_array_equal(a._layers[1].qkv.widen(), b._layers[1].qkv.widen())
         np.testing.assert_allclose(a.forward(ids).logits, b.forward(ids).logits, rtol=1e-5, atol=1e-5)
@@ -124,10 +124,10 @@ def test_byte_counts_follow_their_formulas(tiny):
     assert dataclasses.replace(smol, kv_latent_rank=128).kv_bytes_per_token == 15_360 == 30 * 128 * 4
     assert dataclasses.replace(smol, kv_latent_rank=384).kv_bytes_per_token == 46_080
     for kind in ("mha", "mqa", ("latent", 3)):
-        assert variants.converted_config(c, kind) == tiny.kv_variant(kind).config
+        assert variants.converted_config(c, kind) == variants.kv_variant(tiny, kind).config
     assert variants.converted_config(c, None) is c
-    out = tiny.kv_variant("mqa").forward([5, 6, 7])
-    assert out.cache.nbytes == 3 * tiny.kv_variant("mqa").config.kv_bytes_per_token
+    out = variants.kv_variant(tiny, "mqa").forward([5, 6, 7])
+    assert out.cache.nbytes == 3 * variants.kv_variant(tiny, "mqa").config.kv_bytes_per_token
 
 
 def _streaming_reference(weights, ids, cfg, window, sinks):
@@ -211,20 +211,20 @@ def test_generate_with_a_window_continues_its_cache(tiny, ids):
 def test_bad_values_raise_one_value_error(tiny, ids):
     n, width = len(ids), 2 * tiny.config.n_kv_heads * tiny.config.d_head
     cases = [
-        (lambda: tiny.perplexity(ids, window=0), r"window must be an integer in 1\.\."),
-        (lambda: tiny.perplexity(ids, window=4, sinks=-1), r"sinks must be an integer in 0\.\."),
-        (lambda: tiny.perplexity(ids, window=n - 1), r"leaves no position after it"),
-        (lambda: tiny.perplexity(ids, score_from=n - 1), rf"score_from must be an integer in 0\.\.{n - 2}"),
-        (lambda: tiny.perplexity(ids[:1]), "at least 2 tokens"),
-        (lambda: tiny.perplexity(ids, need_weights=True), "neither need_weights nor cache"),
-        (lambda: tiny.kv_variant(("latent", 0)), rf"rank in 1\.\.{width}"),
-        (lambda: tiny.kv_variant(("latent", width + 1)), rf"rank in 1\.\.{width}"),
-        (lambda: tiny.kv_variant(("latent", 2.5)), "rank in"),
-        (lambda: tiny.kv_variant(("latent", True)), "rank in"),
-        (lambda: tiny.kv_variant("gqa2"), r"kind must be 'mha', 'mqa' or \('latent', rank\)"),
-        (lambda: tiny.kv_variant(("latent",)), "kind must be"),
-        (lambda: tiny.kv_variant(None), "kind must be"),
-        (lambda: tiny.kv_variant(("latent", 4)).kv_variant("mqa"), "already a latent variant"),
+        (lambda: variants.perplexity(tiny, ids, window=0), r"window must be an integer in 1\.\."),
+        (lambda: variants.perplexity(tiny, ids, window=4, sinks=-1), r"sinks must be an integer in 0\.\."),
+        (lambda: variants.perplexity(tiny, ids, window=n - 1), r"leaves no position after it"),
+        (lambda: variants.perplexity(tiny, ids, score_from=n - 1), rf"score_from must be an integer in 0\.\.{n - 2}"),
+        (lambda: variants.perplexity(tiny, ids[:1]), "at least 2 tokens"),
+        (lambda: variants.perplexity(tiny, ids, need_weights=True), "neither need_weights nor cache"),
+        (lambda: variants.kv_variant(tiny, ("latent", 0)), rf"rank in 1\.\.{width}"),
+        (lambda: variants.kv_variant(tiny, ("latent", width + 1)), rf"rank in 1\.\.{width}"),
+        (lambda: variants.kv_variant(tiny, ("latent", 2.5)), "rank in"),
+        (lambda: variants.kv_variant(tiny, ("latent", True)), "rank in"),
+        (lambda: variants.kv_variant(tiny, "gqa2"), r"kind must be 'mha', 'mqa' or \('latent', rank\)"),
+        (lambda: variants.kv_variant(tiny, ("latent",)), "kind must be"),
+        (lambda: variants.kv_variant(tiny, None), "kind must be"),
+        (lambda: variants.kv_variant(variants.kv_variant(tiny, ("latent", 4)), "mqa"), "already a latent variant"),
         (lambda: variants.renumbered_logits(tiny, ids, window=0, sinks=1), "window must be"),
         (lambda: variants.renumbered_logits(tiny, ids, window=3, sinks=-2), "sinks must be"),
         (lambda: variants.generate(tiny, ids, 0), "max_new_tokens must be a positive integer"),

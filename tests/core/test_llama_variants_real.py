@@ -37,7 +37,7 @@ def test_a_window_as_long_as_the_text_is_full_attention_exactly(model):
         out = model.forward(ids, window=window, sinks=sinks)
         np.testing.assert_array_equal(out.logits, full.logits)
         np.testing.assert_array_equal(out.attentions, full.attentions)
-    assert model.perplexity(ids, window=len(ids), score_from=0) == model.perplexity(ids)
+    assert variants.perplexity(model, ids, window=len(ids), score_from=0) == variants.perplexity(model, ids)
 
 
 @pytest.mark.slow
@@ -56,8 +56,9 @@ def test_shifting_every_position_changes_no_logit(model):
 def test_four_sinks_beat_no_sink_in_a_window_of_16(model, text):
     ids = model.encode(text)
     assert len(ids) >= 40
-    none, four = model.perplexity(ids, window=16, sinks=0), model.perplexity(ids, window=16, sinks=4)
-    full = model.perplexity(ids, score_from=16)  # the same tokens: positions 16 .. n - 2
+    none = variants.perplexity(model, ids, window=16, sinks=0)
+    four = variants.perplexity(model, ids, window=16, sinks=4)
+    full = variants.perplexity(model, ids, score_from=16)  # the same tokens: positions 16 .. n - 2
     assert none / four >= 1.5
     assert full <= four < none
 
@@ -66,17 +67,17 @@ def test_four_sinks_beat_no_sink_in_a_window_of_16(model, text):
 def test_mha_is_exact_and_full_rank_latent_is_the_original(model):
     ids = model.encode(TEXTS[2])
     plain = model.forward(ids)
-    mha = model.kv_variant("mha")
+    mha = variants.kv_variant(model, "mha")
     assert mha.config.kv_bytes_per_token == 138_240 == 3 * model.config.kv_bytes_per_token
     out = mha.forward(ids)
     np.testing.assert_array_equal(out.logits, plain.logits)
     np.testing.assert_array_equal(out.attentions, plain.attentions)
     del mha, out
-    full = model.kv_variant(("latent", 384))
+    full = variants.kv_variant(model, ("latent", 384))
     assert full.config.kv_bytes_per_token == 46_080 == model.config.kv_bytes_per_token
     assert np.abs(full.forward(ids).logits - plain.logits).max() <= 1e-4
-    assert model.kv_variant("mqa").config.kv_bytes_per_token == 15_360 == 30 * 128 * 4
-    assert model.kv_variant(("latent", 128)).config.kv_bytes_per_token == 15_360
+    assert variants.kv_variant(model, "mqa").config.kv_bytes_per_token == 15_360 == 30 * 128 * 4
+    assert variants.kv_variant(model, ("latent", 128)).config.kv_bytes_per_token == 15_360
 
 
 @pytest.mark.slow
@@ -86,11 +87,12 @@ def test_at_an_equal_budget_latent_beats_mqa(model, text):
     one value of 64) and 384 (the model's GQA, which latent 384 reproduces)."""
     ids = model.encode(text)
     ref = model.forward(ids, need_weights=False).logits
-    mqa = variants.compare(ref, model.kv_variant("mqa").forward(ids, need_weights=False).logits, ids)
-    latent = variants.compare(ref, model.kv_variant(("latent", 128)).forward(ids, need_weights=False).logits, ids)
-    assert model.kv_variant("mqa").config.kv_floats_per_token_per_layer == 128
+    mqa = variants.compare(ref, variants.kv_variant(model, "mqa").forward(ids, need_weights=False).logits, ids)
+    latent_logits = variants.kv_variant(model, ("latent", 128)).forward(ids, need_weights=False).logits
+    latent = variants.compare(ref, latent_logits, ids)
+    assert variants.kv_variant(model, "mqa").config.kv_floats_per_token_per_layer == 128
     assert latent.perplexity < mqa.perplexity and latent.kl < mqa.kl
-    assert mqa.perplexity > 2 * model.perplexity(ids)  # before any uptraining, MQA costs a lot
+    assert mqa.perplexity > 2 * variants.perplexity(model, ids)  # before any uptraining, MQA costs a lot
 
 
 # --- against transformers -----------------------------------------------------------------------------------------
@@ -118,7 +120,7 @@ def test_perplexity_equals_transformers_with_the_same_4d_mask(model):
     ids = model.encode(TEXTS[0])
     for options in ({}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4}, {"window": 8, "sinks": 1},
                     {"window": 16, "sinks": 4, "position_offset": 1000}):
-        ours = model.perplexity(ids, score_from=16, **options)
+        ours = variants.perplexity(model, ids, score_from=16, **options)
         theirs = _hf_perplexity(hf_model, ids, window=options.get("window"), sinks=options.get("sinks", 0),
                                 offset=options.get("position_offset", 0), score_from=16)
         assert abs(ours - theirs) <= 1e-3 * theirs, (options, ours, theirs)
@@ -155,7 +157,9 @@ def test_converted_perplexities_equal_transformers_with_its_own_conversion(model
             for a, (k, v) in zip(attns, saved, strict=True):
                 a.k_proj.weight.copy_(k)
                 a.v_proj.weight.copy_(v)
-    ours_mqa, ours_latent = model.kv_variant("mqa").perplexity(ids), model.kv_variant(("latent", 128)).perplexity(ids)
+    ours_mqa = variants.perplexity(variants.kv_variant(model, "mqa"), ids)
+    ours_latent = variants.perplexity(variants.kv_variant(model, ("latent", 128)), ids)
     assert abs(ours_mqa - theirs_mqa) <= 1e-3 * theirs_mqa
     assert abs(ours_latent - theirs_latent) <= 1e-3 * theirs_latent
-    assert abs(_hf_perplexity(hf_model, ids) - model.perplexity(ids)) <= 1e-3 * model.perplexity(ids)  # restored
+    ours = variants.perplexity(model, ids)
+    assert abs(_hf_perplexity(hf_model, ids) - ours) <= 1e-3 * ours  # restored

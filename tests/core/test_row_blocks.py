@@ -137,7 +137,7 @@ def test_sample_scores_at_d_k_1024_holds_a_few_blocks():
 
 def test_a_kv_variant_holds_no_weights_and_converts_each_layer_as_before(tiny):
     for kind in ("mha", "mqa", ("latent", 8)):
-        variant = tiny.kv_variant(kind)
+        variant = variants.kv_variant(tiny, kind)
         kind_name, rank = variants._check_kind(tiny.config, kind)
         basis = variants.latent_basis(tiny) if kind_name == "latent" else None
         for index, (layer, original) in enumerate(zip(variant._layers, tiny._layers, strict=True)):

@@ -15,6 +15,7 @@ import pytest
 from attention import llama
 from attention.llama import interventions as iv
 from explorer.lessons.causes import model as M
+from explorer.shell import llm
 from tests.e2e.conftest import App, chart_numbers, numbers_equal, record_timing
 
 pytestmark = pytest.mark.e2e
@@ -59,7 +60,7 @@ def test_the_page_draws_the_numbers_computed_here(st_app, lm):
     assert not st_app.exceptions(), st_app.exceptions()
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris, rome = lm.encode(" Paris")[0], lm.encode(" Rome")[0]
-    att = lm.logit_attribution(ids, paris)
+    att = iv.logit_attribution(lm, ids, paris)
     np.testing.assert_allclose(np.array(st_app.z("ca_grid"), dtype=float), att.heads, rtol=1e-6, atol=1e-9)
     grid = iv.patch_residual_sweep(lm, lm.encode(M.DEFAULT_CLEAN), lm.encode(M.DEFAULT_CORRUPTED), paris, rome)
     np.testing.assert_allclose(np.array(st_app.z("ca_fig_patch"), dtype=float), grid, rtol=1e-5, atol=1e-5)
@@ -78,7 +79,7 @@ def test_a_click_on_the_grid_knocks_that_head_out(st_app, lm):
         "ca_heads=L23H4,L29H1,L29H2,L0H4" in st_app.page.url, st_app.page.url
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris = lm.encode(" Paris")[0]
-    p = float(M.probabilities(iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2), (0, 4)]))[paris])
+    p = float(llm.probabilities(iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2), (0, 4)]))[paris])
     assert f"to {p:.4f}" in page_text(st_app)
 
 
@@ -93,7 +94,7 @@ def test_the_sweep_shows_progress_and_grades_the_guess(st_app, lm):
     assert not st_app.exceptions(), st_app.exceptions()
     assert "Right: L23H4 matters most." in page_text(st_app)
     ids = lm.encode(M.DEFAULT_PROMPT)
-    sweep = lm.knockout_sweep(ids, lm.encode(" Paris")[0])
+    sweep = iv.knockout_sweep(lm, ids, lm.encode(" Paris")[0])
     np.testing.assert_allclose(np.array(st_app.z("ca_sweep_grid"), dtype=float), sweep.effect, rtol=1e-4, atol=1e-5)
     st_app.screenshot("causes_sweep")
 

@@ -1,6 +1,6 @@
 """The model's weights mode follows the host's memory (issue 26, item 8): a faked cgroup limit, no real container.
 
-``explorer.shell.real_model.CGROUP_LIMIT_FILES`` is pointed at files in ``tmp_path`` and the machine's RAM
+``explorer.shell.llm.CGROUP_LIMIT_FILES`` is pointed at files in ``tmp_path`` and the machine's RAM
 (``os.sysconf``) is faked, so every case reads exactly what the test wrote.
 """
 
@@ -11,7 +11,7 @@ import os
 import pytest
 
 from attention import llama
-from explorer.shell import real_model as rm
+from explorer.shell import llm
 
 GiB = 2**30
 V1_UNLIMITED = "9223372036854771712"  # what cgroup v1 writes when there is no limit (2**63 rounded to a page)
@@ -23,7 +23,7 @@ def host(monkeypatch, tmp_path):
     machine's RAM in bytes (None: ``os.sysconf`` cannot tell)."""
     monkeypatch.delenv(llama.WEIGHTS_ENV, raising=False)
     v2, v1 = tmp_path / "memory.max", tmp_path / "memory" / "memory.limit_in_bytes"
-    monkeypatch.setattr(rm, "CGROUP_LIMIT_FILES", (v2, v1))
+    monkeypatch.setattr(llm, "CGROUP_LIMIT_FILES", (v2, v1))
     real_sysconf = os.sysconf
 
     def make(v2_text: str | bytes | None = None, v1_text: str | bytes | None = None, ram: int | None = 16 * GiB):
@@ -48,94 +48,94 @@ def host(monkeypatch, tmp_path):
 
 def test_cgroup_v2_max_means_no_limit_so_the_ram_decides(host):
     host(v2_text="max\n", ram=16 * GiB)
-    assert rm.memory_limit_bytes() == 16 * GiB
-    assert rm.weights_mode() == "float32"
+    assert llm.memory_limit_bytes() == 16 * GiB
+    assert llm.weights_mode() == "float32"
     host(v2_text="max\n", ram=GiB)  # a small machine without a container limit
-    assert rm.memory_limit_bytes() == GiB
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == GiB
+    assert llm.weights_mode() == "compact"
 
 
 def test_cgroup_v2_limit_below_2_gib_picks_the_compact_weights(host):
     host(v2_text=f"{GiB}\n")  # Community Cloud's low end is about 0.7 GB
-    assert rm.memory_limit_bytes() == GiB
-    assert rm.weights_mode() == "compact"
-    host(v2_text=str(rm.COMPACT_BELOW_BYTES - 1))
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == GiB
+    assert llm.weights_mode() == "compact"
+    host(v2_text=str(llm.COMPACT_BELOW_BYTES - 1))
+    assert llm.weights_mode() == "compact"
 
 
 def test_cgroup_v2_limit_of_2_gib_or_more_keeps_float32(host):
-    host(v2_text=str(rm.COMPACT_BELOW_BYTES))
-    assert rm.weights_mode() == "float32"
+    host(v2_text=str(llm.COMPACT_BELOW_BYTES))
+    assert llm.weights_mode() == "float32"
     host(v2_text=f"{3 * GiB}\n")
-    assert rm.memory_limit_bytes() == 3 * GiB
-    assert rm.weights_mode() == "float32"
+    assert llm.memory_limit_bytes() == 3 * GiB
+    assert llm.weights_mode() == "float32"
 
 
 def test_a_cgroup_limit_above_the_ram_is_the_ram(host):
     host(v2_text=str(64 * GiB), ram=GiB)
-    assert rm.memory_limit_bytes() == GiB
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == GiB
+    assert llm.weights_mode() == "compact"
 
 
 def test_cgroup_v1_file(host):
     host(v1_text=f"{int(1.5 * GiB)}\n")  # no v2 file: a v1 host
-    assert rm.memory_limit_bytes() == int(1.5 * GiB)
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == int(1.5 * GiB)
+    assert llm.weights_mode() == "compact"
     host(v1_text=V1_UNLIMITED + "\n", ram=16 * GiB)  # v1's "no limit"
-    assert rm.memory_limit_bytes() == 16 * GiB
-    assert rm.weights_mode() == "float32"
+    assert llm.memory_limit_bytes() == 16 * GiB
+    assert llm.weights_mode() == "float32"
 
 
 def test_v2_wins_over_v1(host):
     host(v2_text=str(GiB), v1_text=str(8 * GiB))
-    assert rm.memory_limit_bytes() == GiB
+    assert llm.memory_limit_bytes() == GiB
 
 
 @pytest.mark.parametrize("garbage", ["", "abc", "-5", "1.5e9", "0x40000000", "1 GiB", "١٠٠٠٠٠٠٠٠٠",
                                      b"\xff\xfe\x00", "1073741824 max"])
 def test_garbage_in_a_cgroup_file_is_skipped(host, garbage):
     host(v2_text=garbage, ram=16 * GiB)  # nothing usable: the RAM decides
-    assert rm.memory_limit_bytes() == 16 * GiB
-    assert rm.weights_mode() == "float32"
+    assert llm.memory_limit_bytes() == 16 * GiB
+    assert llm.weights_mode() == "float32"
     host(v2_text=garbage, v1_text=str(GiB))  # the next file is read
-    assert rm.memory_limit_bytes() == GiB
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == GiB
+    assert llm.weights_mode() == "compact"
 
 
 def test_nothing_readable(host):
     host(ram=None)
-    assert rm.memory_limit_bytes() is None
-    assert rm.weights_mode() == "float32"
+    assert llm.memory_limit_bytes() is None
+    assert llm.weights_mode() == "float32"
     host(v2_text=str(GiB), ram=None)  # a limit without the RAM is still the limit
-    assert rm.memory_limit_bytes() == GiB
-    assert rm.weights_mode() == "compact"
+    assert llm.memory_limit_bytes() == GiB
+    assert llm.weights_mode() == "compact"
 
 
 def test_the_environment_overrides_the_limit(host, monkeypatch):
     host(v2_text=str(GiB))
     monkeypatch.setenv(llama.WEIGHTS_ENV, "float32")
-    assert rm.weights_mode() == "float32"
+    assert llm.weights_mode() == "float32"
     host(v2_text="max", ram=64 * GiB)
     monkeypatch.setenv(llama.WEIGHTS_ENV, " Compact ")
-    assert rm.weights_mode() == "compact"
+    assert llm.weights_mode() == "compact"
     monkeypatch.setenv(llama.WEIGHTS_ENV, "")  # empty: as if not set
-    assert rm.weights_mode() == "float32"
+    assert llm.weights_mode() == "float32"
 
 
 def test_a_bad_environment_value_is_named_by_the_loader(host, monkeypatch):
     host(v2_text=str(GiB))
     monkeypatch.setenv(llama.WEIGHTS_ENV, "bfloat16")
-    assert rm.weights_mode() == "bfloat16"
+    assert llm.weights_mode() == "bfloat16"
     with pytest.raises(ValueError, match="bfloat16"):
-        llama.load(weights=rm.weights_mode())
+        llama.load(weights=llm.weights_mode())
 
 
 @pytest.mark.slow
 def test_a_small_container_loads_the_compact_weights(host):
     """What a 1 GB Community Cloud app gets: the compact weights, about a quarter of float32's bytes."""
     host(v2_text=str(GiB))
-    model = llama.load(weights=rm.weights_mode())
+    model = llama.load(weights=llm.weights_mode())
     assert model.weights_mode == "compact"
     assert model.nbytes < 200 * 2**20
     host(v2_text="max", ram=16 * GiB)
-    assert rm.weights_mode() == "float32"
+    assert llm.weights_mode() == "float32"

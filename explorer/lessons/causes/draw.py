@@ -1,15 +1,15 @@
 """Sections of "What made it say that?", and the cached computations behind them.
 
 Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the loaded model is
-passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.real_model`). One clean run per prompt
-(:func:`clean_run`, ``forward(ids, keep_activations=True)``) feeds everything else: the logit lens, the
-attribution, every knockout (each recomputes only the blocks from its first layer on) and the patching maps.
-The 270-head sweep and the patching map are cached one stacked pass at a time (:func:`sweep_layer`,
-:func:`patch_block`), so the page can show a progress bar while they run and a second visit replays them.
+passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.llm`, the lessons' one door to the
+model). One clean run per prompt (the door's cached ``llm.run(model, ids, activations=True)``) feeds everything
+else, through the door: the logit lens, the attribution, every knockout (each recomputes only the blocks from its
+first layer on) and the patching maps. The door caches the 270-head sweep and the patching map one stacked pass at
+a time, so the page shows a progress bar while they run and a second visit replays them.
 
 Cache sizes (measured with pickle): a clean run of 32 tokens holds its stream, head outputs, MLP outputs and
-attention weights, about 7.6 MB (2.2 MB at 5 tokens); the logit-lens top tokens 8 kB; a sweep layer or patch
-block under 1 kB. With the entry limits below, at most about 60 MB of computations besides the model, every
+attention weights, about 7.6 MB (2.2 MB at 5 tokens; the door's); the logit-lens top tokens 8 kB; a sweep layer or
+patch block under 1 kB. With the entry limits below, at most about 60 MB of computations besides the model, every
 entry gone :data:`TTL` after it was stored.
 """
 
@@ -22,12 +22,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attention import llama
-from attention.llama import interventions as iv
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import i18n, llm
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -36,28 +33,6 @@ from explorer.shell.textviews import fmt, latex_words
 _, _n = translator(__name__)
 
 TTL = "30m"
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
-    # messages: shown with _(NOT_USED[key]) (:func:`not_used`)
-    "sentence": N_("the model reads the prompts typed on this page."),
-    "embedding": N_("the model's own trained token embeddings."),
-    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
-    "seed": N_("the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens."),
-    "d_model": N_("the model's own width (SmolLM2-135M)."),
-    "d_k": N_("the model's own heads (SmolLM2-135M)."),
-}
-
-
-def not_used() -> dict[str, str]:
-    """:data:`NOT_USED` in the run's language."""
-    return {key: _(why) for key, why in NOT_USED.items()}
-
-
-def describe(config: llama.LlamaConfig) -> str:
-    """The model's name and shape in a sentence, in the run's language (``SmolLM2-135M: 30 layers, …``)."""
-    c = config
-    return _("{model}: {layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
-             "d_model {d_model}.").format(model=rm.MODEL_NAME, layers=c.n_layers, heads=c.n_heads, d_head=c.d_head,
-                                          kv=c.n_kv_heads, d_model=c.d_model)
 
 
 def signed(x: float, digits: int = 4) -> str:
@@ -85,99 +60,53 @@ def open_head_link(prompt: str, head: tuple[int, int]) -> str:
 # --- cached computations -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Run:
-    """What the lesson keeps of ``forward(ids, keep_activations=True)`` (float32): ``logits [1, vocab]`` (the last
-    position's), ``attentions [L, H, n, n]``, ``residuals [L + 1, n, d_model]``, ``head_outputs [L, H, n, d_head]``,
-    ``mlp_outputs [L, n, d_model]``."""
-
-    logits: np.ndarray
-    attentions: np.ndarray
-    residuals: np.ndarray
-    head_outputs: np.ndarray
-    mlp_outputs: np.ndarray
-
-    def output(self) -> llama.ForwardOutput:
-        """As the :class:`~attention.llama.ForwardOutput` the interventions take (no cache)."""
-        n = self.residuals.shape[1]
-        return llama.ForwardOutput(self.logits, self.attentions, None, np.arange(n), self.residuals,
-                                   self.head_outputs, self.mlp_outputs, 0)
-
-    @property
-    def last_logits(self) -> np.ndarray:
-        return self.logits[-1]
-
-
-@cached(max_entries=6)
-def clean_run(_model: llama.LlamaModel, ids: tuple[int, ...]) -> Run:
-    """The prompt's clean run with its activations (7.6 MB at 32 tokens)."""
-    out = _model.forward(list(ids), keep_activations=True)
-    return Run(out.logits[-1:].copy(), out.attentions, out.residuals, out.head_outputs, out.mlp_outputs)
-
-
 @cached(max_entries=8)
-def lens_top(_model: llama.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
+def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
-    top = iv.logit_lens_top(_model, list(ids), 1, run=clean_run(_model, ids).output())
-    pieces = tuple(tuple(rm.visible_piece(s) for s in _model.token_strings(row.tolist())) for row in top.ids[..., 0])
+    top = llm.logit_lens_top(_model, ids, 1)
+    pieces = tuple(tuple(llm.visible_piece(s) for s in llm.pieces(_model, row.tolist())) for row in top.ids[..., 0])
     return pieces, top.probabilities[..., 0]
 
 
 @cached(max_entries=16)
-def answer_by_layer(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> model.AnswerByLayer:
+def answer_by_layer(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> model.AnswerByLayer:
     """The answer's probability and rank read out of every block's stream at the last position."""
-    return model.answer_by_layer(_model.logit_lens(list(ids), run=clean_run(_model, ids).output()), answer)
+    return model.answer_by_layer(llm.logit_lens(_model, ids), answer)
 
 
 @cached(max_entries=16)
-def attribution(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> iv.Attribution:
+def attribution(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> llm.Attribution:
     """Direct logit attribution of the answer's logit."""
-    return _model.logit_attribution(list(ids), answer, run=clean_run(_model, ids).output())
+    return llm.logit_attribution(_model, ids, answer)
 
 
 @cached(max_entries=32)
-def knockout(_model: llama.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], ablation: str,
+def knockout(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], ablation: str,
              answer: int) -> model.Knockout:
     """The prediction with ``heads`` knocked out (recomputed from the first knocked-out layer on)."""
-    logits = iv.knock_out(_model, list(ids), list(heads), ablation=ablation, run=clean_run(_model, ids).output())
-    return model.knockout_result(logits, heads, answer)
+    return model.knockout_result(llm.knock_out(_model, ids, heads, ablation=ablation), heads, answer)
 
 
-@cached(max_entries=4 * 30)
-def sweep_layer(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-                layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """One stacked pass of the sweep: the 9 heads of ``layer`` knocked out one at a time."""
-    return iv.knockout_layer(_model, list(ids), answer, layer, ablation=ablation, run=clean_run(_model, ids).output())
-
-
-def sweep(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> iv.KnockoutSweep:
-    """The 270-head sweep, layer by layer through :func:`sweep_layer`, with a progress bar naming the layer."""
+def sweep(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> llm.KnockoutSweep:
+    """The 270-head sweep (the door's, one cached stacked pass per layer), with a progress bar naming the layer."""
     c = _model.config
+
     def text(layer: int) -> str:
         return _("knocking out {n} heads: layer {layer} of {layers}").format(n=c.n_layers * c.n_heads, layer=layer,
                                                                              layers=c.n_layers)
 
     bar = st.progress(0.0, text=text(1))
-    rows = []
-    for layer in range(c.n_layers):
-        bar.progress(layer / c.n_layers, text=text(layer + 1))
-        rows.append(sweep_layer(_model, ids, answer, ablation, layer))
+    out = llm.knockout_sweep(_model, ids, answer, ablation=ablation,
+                             progress=lambda done, total: bar.progress(done / total, text=text(done + 1)))
     bar.progress(1.0, text=_("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
         n=c.n_layers * c.n_heads, layers=c.n_layers))
-    clean = float(iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
-    return iv.KnockoutSweep(answer, ablation, clean, np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]))
+    return out
 
 
 @cached(max_entries=8)
-def statistics(_model: llama.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.ndarray]:
+def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.ndarray]:
     """The attention statistics of the last query row of every head (:func:`model.last_row_statistics`)."""
-    return model.last_row_statistics(clean_run(_model, ids).attentions)
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def word_ids(_model: llama.LlamaModel) -> tuple[int, ...]:
-    """The whole-word tokens of the vocabulary (:func:`model.word_token_ids`), once per process."""
-    return model.word_token_ids(_model.token_strings(range(_model.config.vocab_size)))
+    return model.last_row_statistics(llm.run(_model, ids, activations=True).attentions)
 
 
 @dataclass(frozen=True)
@@ -203,17 +132,17 @@ RANDOM_DRAWS = 5
 
 
 @cached(max_entries=8)
-def induction(_model: llama.LlamaModel, seed: int, n_knock: int, ablation: str) -> Induction:
+def induction(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) -> Induction:
     """The repeated random prompt of ``seed``: the second-copy loss with no knockout, with its ``n_knock`` top
     induction heads knocked out, and with ``n_knock`` random heads (:data:`RANDOM_DRAWS` draws seeded from ``seed``)."""
     c, k = _model.config, model.REPEAT_TOKENS
-    ids = model.repeated_random_ids(word_ids(_model), seed, k)
-    out = _model.forward(list(ids))
+    ids = model.repeated_random_ids(llm.word_ids(_model), seed, k)
+    out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
     scores = model.induction_scores(out.attentions, k)
     heads = tuple(model.top_heads(scores, n_knock))
 
     def metrics(knocked) -> tuple[float, float]:
-        logits = _model.forward(list(ids), ablate=list(knocked), ablation=ablation, need_weights=False).logits
+        logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
         return model.second_copy_metrics(logits, ids, k)
 
     random = tuple(tuple(model.random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, heads))
@@ -222,18 +151,9 @@ def induction(_model: llama.LlamaModel, seed: int, n_knock: int, ablation: str) 
                      tuple(metrics(r) for r in random))
 
 
-@cached(max_entries=4 * 31)
-def patch_block(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int, foil: int,
-                block: int) -> np.ndarray:
-    """One stacked pass of the residual patching map: every position of ``block`` patched in turn ``[n]``."""
-    return iv.patch_residual_block(_model, list(clean), list(corrupted), answer, foil, block,
-                                   clean_run=clean_run(_model, clean).output(),
-                                   corrupted_run=clean_run(_model, corrupted).output())
-
-
-def patch_map(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
+def patch_map(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
               foil: int) -> np.ndarray:
-    """The residual patching map ``[n_layers + 1, n]``, block by block through :func:`patch_block`, with a
+    """The residual patching map ``[n_layers + 1, n]`` (the door's, one cached stacked pass per block), with a
     progress bar naming the block."""
     blocks = _model.config.n_layers + 1
 
@@ -242,32 +162,21 @@ def patch_map(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple
             blocks=blocks, n=len(clean), block=block, last=blocks - 1)
 
     bar = st.progress(0.0, text=text(0))
-    rows = []
-    for block in range(blocks):
-        bar.progress(block / blocks, text=text(block))
-        rows.append(patch_block(_model, clean, corrupted, answer, foil, block))
+    grid = llm.patch_residual_sweep(_model, clean, corrupted, answer, foil,
+                                    progress=lambda done, total: bar.progress(done / total, text=text(done)))
     bar.progress(1.0, text=_("patched {blocks} streams × {n} positions, one stacked pass per block").format(
         blocks=blocks, n=len(clean)))
-    return np.stack(rows)
+    return grid
 
 
-@cached(max_entries=32)
-def patch_heads(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int, foil: int,
-                layer: int) -> np.ndarray:
-    """Each head of ``layer`` patched alone from the clean run ``[n_heads]``."""
-    return iv.patch_head_layer(_model, list(clean), list(corrupted), answer, foil, layer,
-                               clean_run=clean_run(_model, clean).output(),
-                               corrupted_run=clean_run(_model, corrupted).output())
-
-
-def plain(_model: llama.LlamaModel, token: int) -> str:
+def plain(_model: llm.LlamaModel, token: int) -> str:
     """A token as charts and tables show it (text, escaped by the chart): its readable piece in quotes, ``“␣Paris”``."""
-    return f"“{rm.visible_piece(_model.token_strings([token])[0])}”"
+    return f"“{llm.visible_piece(llm.pieces(_model, [token])[0])}”"
 
 
-def piece(_model: llama.LlamaModel, token: int) -> str:
+def piece(_model: llm.LlamaModel, token: int) -> str:
     """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
-    return model.md_code(rm.visible_piece(_model.token_strings([token])[0]))
+    return model.md_code(llm.visible_piece(llm.pieces(_model, [token])[0]))
 
 
 def head_links(prompt: str, heads) -> pd.DataFrame:
@@ -315,7 +224,7 @@ def intro() -> None:
         "The model runs here in NumPy with interventions: read its stream out after every layer, "
         "split the answer's logit into the parts that wrote it, knock heads out and watch the prediction change, "
         "and copy one activation from one prompt into another to find where a fact travels. Every number is "
-        "computed from your prompt on this page.").format(model=rm.MODEL_NAME))
+        "computed from your prompt on this page.").format(model=llm.MODEL_NAME))
 
 
 @section
@@ -328,19 +237,20 @@ def tokens(labels: tuple[str, ...], ids: tuple[int, ...]) -> None:
 
 
 @section
-def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
+def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """The clean prediction: the top 5 with their probabilities."""
-    top, p = model.top_tokens(clean_run(_model, ids).last_logits)
+    r = llm.run(_model, ids, activations=True)
+    top, p = r.top_ids, r.top_probabilities
     dataframe(pd.DataFrame({_("rank"): range(1, len(top) + 1), _("next token"): [plain(_model, t) for t in top],
                             "id": top, _("probability"): p}), hide_index=True, width="stretch")
 
 
 @section
-def lens(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
+def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     """The logit lens: the top token at every block and position, and the answer's probability block by block."""
     pieces, probs = lens_top(_model, ids)
     a = answer_by_layer(_model, ids, answer)
-    labels = rm.labels(_model, ids)
+    labels = llm.labels(_model, ids)
     name = piece(_model, answer)
     st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
     st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
@@ -383,7 +293,7 @@ def lens(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
 
 
 @section
-def attribution_parts(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, prompt: str) -> None:
+def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, prompt: str) -> None:
     """The MLP and embedding bars, the parts summed beside the real logit, and what the frozen scale means."""
     a = attribution(_model, ids, answer)
     name = piece(_model, answer)
@@ -419,11 +329,11 @@ def attribution_parts(_model: llama.LlamaModel, ids: tuple[int, ...], answer: in
 
 
 @section
-def knockout_result(_model: llama.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...],
+def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...],
                     random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int) -> None:
     """The new top 5 with the heads knocked out, beside the clean prediction and the random control."""
     name = piece(_model, answer)
-    clean = model.knockout_result(clean_run(_model, ids).last_logits, (), answer)
+    clean = model.knockout_result(llm.run(_model, ids, activations=True).last_logits, (), answer)
     chosen = knockout(_model, ids, heads, ablation, answer)
     control = knockout(_model, ids, random, ablation, answer)
     cols = st.columns(3)
@@ -462,11 +372,11 @@ def knockout_result(_model: llama.LlamaModel, ids: tuple[int, ...], heads: tuple
 
 
 @section
-def induction_result(_model: llama.LlamaModel, seed: int, n_knock: int, ablation: str) -> None:
+def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) -> None:
     """The repeated random prompt's second-copy loss and accuracy, with and without its induction heads."""
     r = induction(_model, seed, n_knock, ablation)
     k = len(r.ids) // 2
-    st.text(" ".join(rm.visible_piece(s) for s in _model.token_strings(list(r.ids[:k]))) + "  ×2")
+    st.text(" ".join(llm.visible_piece(s) for s in llm.pieces(_model, r.ids[:k])) + "  ×2")
     st.caption(_n("{k} random word token (seed {seed}), written twice: {n} tokens.",
                   "{k} random word tokens (seed {seed}), written twice: {n} tokens.", k).format(
         k=k, seed=seed, n=len(r.ids)) + " " + _n(
@@ -509,11 +419,11 @@ def induction_result(_model: llama.LlamaModel, seed: int, n_knock: int, ablation
 
 
 @section
-def sweep_reveal(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
                  guess: tuple[int, int] | None, prompt: str) -> None:
     """The grade of the guess and the top heads of the sweep, with links (after :func:`sweep` ran)."""
-    log_probs = _sweep_log_probs(_model, ids, answer, ablation)
-    effect = log_probs - float(iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
+    sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
+    log_probs, effect = sweep.log_probs, sweep.effect
     name = piece(_model, answer)
     best = model.top_heads(effect, 1, largest=False)[0]
     if guess is not None:
@@ -539,10 +449,9 @@ def sweep_reveal(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ab
 
 
 @section
-def scatter_text(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> None:
+def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> None:
     """What the scatter of the attention statistic against the effect says for this prompt."""
-    log_probs = _sweep_log_probs(_model, ids, answer, ablation)
-    effect = log_probs - float(iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
+    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect  # the door's cached passes
     values = statistics(_model, ids)[stat]
     s = model.STATISTICS[stat]
     name = piece(_model, answer)
@@ -576,13 +485,12 @@ def statistic_formula(s: model.Statistic) -> str:
 
 
 @section
-def patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
+def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
                  foil: int, grid: np.ndarray) -> None:
     """The residual patching map and where the fact moves."""
-    labels = model.pair_labels(*([rm.visible_piece(x) for x in _model.token_strings(list(t))]
-                                 for t in (clean, corrupted)))
-    runs = clean_run(_model, clean), clean_run(_model, corrupted)
-    c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
+    labels = model.pair_labels(*([llm.visible_piece(x) for x in llm.pieces(_model, t)] for t in (clean, corrupted)))
+    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
+    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
     a, f = plain(_model, answer), plain(_model, foil)
     st.latex(latex_words(_("logit diff"))
              + rf" = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
@@ -624,12 +532,12 @@ def _latex_safe(text: str) -> str:
 
 
 @section
-def head_patch_result(_model: llama.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
+def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
                       foil: int, layer: int, clean_prompt: str) -> None:
     """Each head of one layer patched alone, with links."""
-    values = patch_heads(_model, clean, corrupted, answer, foil, layer)
-    runs = clean_run(_model, clean), clean_run(_model, corrupted)
-    c_diff, x_diff = (iv.logit_difference(r.logits, answer, foil) for r in runs)
+    values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
+    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
+    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
     a, f = piece(_model, answer), piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),
@@ -659,13 +567,8 @@ def notes() -> None:
         "not what the model “thinks”."), icon="🔎")
 
 
-def _sweep_log_probs(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> np.ndarray:
-    """The sweep's log-probabilities ``[L, H]`` from the cached layers (after :func:`sweep` ran them)."""
-    return np.stack([sweep_layer(_model, ids, answer, ablation, layer)[0] for layer in range(_model.config.n_layers)])
-
-
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def _attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+def _attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                       picked: tuple[tuple[int, int], ...], lang: str) -> go.Figure:
     """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (the same
     object on every rerun: the page draws it as a widget, so it cannot be a replayed section)."""
@@ -676,22 +579,20 @@ def _attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: in
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def _sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+def _sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
                 guess: tuple[int, int] | None, lang: str) -> go.Figure:
     """The clickable grid of the sweep's effects, the guess outlined."""
-    effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
-        iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
+    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
     return cfig.head_grid(effect, title=_("change of log p({answer}) per head").format(answer=plain(_model, answer)),
                           colorbar_title="Δ log p",
                           picked=(guess,) if guess else ())
 
 
 @st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def _scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str,
+def _scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str,
                     lang: str) -> go.Figure:
     """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
-    effect = _sweep_log_probs(_model, ids, answer, ablation) - float(
-        iv.log_softmax(clean_run(_model, ids).last_logits)[answer])
+    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
     values = statistics(_model, ids)[stat]
     s = model.STATISTICS[stat]
     r = model.attention_vs_effect(values, effect)
@@ -701,19 +602,19 @@ def _scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
                                highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
 
 
-def attribution_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int,
+def attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                      picked: tuple[tuple[int, int], ...]) -> go.Figure:
     """:func:`_attribution_grid` in the run's language (the language is part of the cache key: a figure's words)."""
     return _attribution_grid(_model, ids, answer, picked, i18n.current())
 
 
-def sweep_grid(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+def sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
                guess: tuple[int, int] | None) -> go.Figure:
     """:func:`_sweep_grid` in the run's language."""
     return _sweep_grid(_model, ids, answer, ablation, guess, i18n.current())
 
 
-def scatter_figure(_model: llama.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
+def scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
     """:func:`_scatter_figure` in the run's language."""
     return _scatter_figure(_model, ids, answer, ablation, stat, i18n.current())
 

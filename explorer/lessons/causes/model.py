@@ -1,4 +1,4 @@
-"""What made it say that? The arrays of the lesson (pure NumPy on top of :mod:`attention.llama.interventions`).
+"""What made it say that? The arrays of the lesson (pure NumPy on the door's interventions, :mod:`explorer.shell.llm`).
 
 The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by
 layer (logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks
@@ -30,7 +30,7 @@ from urllib.parse import quote
 import numpy as np
 
 from explorer.lessons.real_model import model as real_model
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_
 
 URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
@@ -42,11 +42,8 @@ seconds to half a minute on 2 cores, ``BENCHMARKS.md``), and every map keeps one
 PATCH_MAX_TOKENS = 16
 """Tokens of each prompt of the patch pair: the residual map patches every position of every block (31 x n stacked
 rows from each block on), so it grows with the square of the length."""
-TOP_K = 5
 REPEAT_TOKENS = 20
 """Distinct tokens in each copy of the repeated random prompt (40 tokens in all)."""
-WORD_PATTERN = re.compile(r" [a-z]{4,9}")
-"""Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
 ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (the head's average over the prompt)")}
 """The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
 ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
@@ -148,26 +145,12 @@ def top_heads(values, k: int, *, largest: bool = True) -> list[tuple[int, int]]:
 # --- the prediction -----------------------------------------------------------------------------------------
 
 
-def probabilities(logits) -> np.ndarray:
-    """``softmax(logits)`` over the last axis, in float64."""
-    z = np.asarray(logits, dtype=np.float64)
-    p = np.exp(z - z.max(axis=-1, keepdims=True))
-    return p / p.sum(axis=-1, keepdims=True)
-
-
-def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """The ``k`` most likely next tokens of ``logits [vocab]``: ``(ids, probabilities)``, most likely first."""
-    p = probabilities(logits)
-    order = np.argsort(-p, kind="stable")[:k]
-    return tuple(int(i) for i in order), tuple(float(p[i]) for i in order)
-
-
 @dataclass(frozen=True)
 class Knockout:
     """The next-token prediction with some heads knocked out.
 
     Attributes:
-        heads: the heads knocked out. top_ids, top_probabilities: the new top :data:`TOP_K`.
+        heads: the heads knocked out. top_ids, top_probabilities: the new top :data:`explorer.shell.llm.TOP_K`.
         answer_probability: the probability of the clean run's answer after the knockout.
     """
 
@@ -179,8 +162,8 @@ class Knockout:
 
 def knockout_result(logits, heads: Sequence[tuple[int, int]], answer: int) -> Knockout:
     """:class:`Knockout` from the last position's logits ``[vocab]`` after knocking out ``heads``."""
-    ids, p = top_tokens(logits)
-    return Knockout(tuple(heads), ids, p, float(probabilities(logits)[answer]))
+    ids, p = llm.top_tokens(logits)
+    return Knockout(tuple(heads), ids, p, float(llm.probabilities(logits)[answer]))
 
 
 # --- the logit lens -----------------------------------------------------------------------------------------
@@ -204,7 +187,7 @@ class AnswerByLayer:
 def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
     """:class:`AnswerByLayer` from the logit lens ``[n_layers + 1, vocab]`` of the last position."""
     z = np.asarray(lens_logits, dtype=np.float64)
-    p = probabilities(z)[:, answer]
+    p = llm.probabilities(z)[:, answer]
     rank = 1 + (z > z[:, answer:answer + 1]).sum(axis=1)
     top = rank == 1
     first = None
@@ -350,11 +333,6 @@ def grade_guess(effect, guess: tuple[int, int]) -> Grade:
 
 
 # --- the repeated random prompt -----------------------------------------------------------------------------
-
-
-def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
-    """The ids of the vocabulary's whole lowercase words (``" [a-z]{4,9}"`` pieces), ascending."""
-    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
 
 
 def repeated_random_ids(candidates: Sequence[int], seed: int, k: int = REPEAT_TOKENS) -> tuple[int, ...]:

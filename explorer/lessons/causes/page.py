@@ -9,8 +9,7 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 import streamlit as st
 
 from explorer.lessons.causes import draw, model
-from explorer.shell import controls, i18n
-from explorer.shell import real_model as rm
+from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -25,37 +24,38 @@ REVEALED = "_ca_revealed"
 ss = st.session_state
 
 draw.intro()
-controls.not_used(draw.not_used())
-llm = rm.model_or_explain(_(
+lm = llm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
     "wrote it, knock heads out (beside random heads as a control), sweep all 270 heads, and copy activations from "
     "one prompt into another to find where a fact travels."
 ))
-config = llm.config
+config = lm.config
+controls.not_used(llm.not_used(config, seed=_(
+    "the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens.")))
 L, H = config.n_layers, config.n_heads
 CODES = [model.head_code(layer, head) for layer in range(L) for head in range(H)]
-st.caption(draw.describe(config))
+st.caption(f"{llm.MODEL_NAME}: {llm.describe(config)}.")
 
 # --- the prompt ---------------------------------------------------------------------------------------------
 st.header(_("Your prompt"))
-p = rm.prompt_input(model=llm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
+p = llm.prompt_input(model=lm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
                     label=_("Prompt"),
                     help=_("Any text; the page reads its first {n} tokens (the 270-head sweep grows with the "
                            "length). Press Ctrl+Enter to run.").format(n=model.PROMPT_MAX_TOKENS))
 ids = p.ids
 with st.spinner(_("running {n} layers…").format(n=L)):
-    draw.clean_run(llm, ids)
+    clean = llm.run(lm, ids, activations=True)  # the door's cached run: every section below starts from it
 draw.tokens(tuple(p.labels), ids)
-top_ids, top_p = model.top_tokens(draw.clean_run(llm, ids).last_logits)
+top_ids, top_p = clean.top_ids, clean.top_probabilities
 answer_code = controls.option_control(
-    "selectbox", _("The answer to explain"), {str(i): f"{draw.plain(llm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q)
+    "selectbox", _("The answer to explain"), {str(i): f"{draw.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q)
                                               in enumerate(zip(top_ids, top_p, strict=True))},
     key=ANSWER, default="0", help=_("Every section below explains this token's logit or probability at the last "
                                     "position: the model's most likely next token by default, or another of its top "
                                     "5."))
 answer = top_ids[int(answer_code)]
 with st.expander(_("The model's top 5 next tokens"), expanded=False):
-    draw.prediction(llm, ids)
+    draw.prediction(lm, ids)
 
 # --- 1 · logit lens -------------------------------------------------------------------------------------------
 st.header(_("1 · Read out every layer (logit lens)"))
@@ -64,7 +64,7 @@ st.markdown(_("What would the model predict if it stopped after block ℓ? Apply
               "at the last position, block by block."))
 with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
                    "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
-    draw.lens(llm, ids, answer)
+    draw.lens(lm, ids, answer)
 
 # --- 2 · direct logit attribution -----------------------------------------------------------------------------
 st.header(_("2 · Who pushed the answer (direct logit attribution)"))
@@ -74,7 +74,7 @@ st.latex(r"u_t = g \odot E_t")
 st.caption(_("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
              "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
              "unembedding. Click a head in the grid to add it to the knockout below."))
-att = draw.attribution(llm, ids, answer)
+att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw (else the 3 heads that push the answer most
 # directly), set before the grid outlines it.
 if PICK not in ss:
@@ -96,13 +96,13 @@ def add_clicked_head() -> None:
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
     picked = model.parse_heads(",".join(ss.get(PICK, [])), L, H) or []
-    st.plotly_chart(draw.attribution_grid(llm, ids, answer, tuple(picked)), key=GRID, on_select=add_clicked_head,
+    st.plotly_chart(draw.attribution_grid(lm, ids, answer, tuple(picked)), key=GRID, on_select=add_clicked_head,
                     selection_mode="points")
     clicked = draw.selected_head(ss.get(GRID), L, H)
     if clicked:
         st.markdown(draw.open_head_link(p.kept_text, clicked))
 with parts_col:
-    draw.attribution_parts(llm, ids, answer, p.kept_text)
+    draw.attribution_parts(lm, ids, answer, p.kept_text)
 
 # --- 3 · knock heads out --------------------------------------------------------------------------------------
 st.header(_("3 · Knock heads out"))
@@ -110,7 +110,7 @@ st.markdown(_("Remove heads' outputs and run the model again from the first chan
               "change in your answer's probability, beside the same number of random heads as a control."))
 BY_OPTIONS = {"attribution": _("direct logit attribution to the answer")} | {
     k: _("{statistic} (last token's row)").format(statistic=_(s.name)) for k, s in model.STATISTICS.items()}
-by_values = {"attribution": att.heads} | draw.statistics(llm, ids)
+by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 
 def pick_top(codes: list[str]) -> None:
@@ -148,7 +148,7 @@ if not heads:
 else:
     random = tuple(model.random_heads(seed, len(heads), L, H, heads))
     with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
-        draw.knockout_result(llm, ids, heads, random, ablation, answer, seed)
+        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed)
 
 st.subheader(_("Induction heads on a repeated random prompt"))
 st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "
@@ -162,13 +162,13 @@ with c2:
     n_ind = controls.number_input(_("Induction heads to knock out"), 1, H, 3, key=N_IND)
 with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
         n=2 * model.REPEAT_TOKENS, heads=n_ind + draw.RANDOM_DRAWS * n_ind)):
-    draw.induction_result(llm, rseed, n_ind, ablation)
+    draw.induction_result(lm, rseed, n_ind, ablation)
 
 # --- 4 · the effect of every head -----------------------------------------------------------------------------
 st.header(_("4 · The effect of every head"))
 st.markdown(_("Knock out each of the {n} heads alone and measure the change in log p({answer}). The {h} heads of a "
               "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
-              "for this answer?").format(n=L * H, answer=draw.piece(llm, answer), h=H))
+              "for this answer?").format(n=L * H, answer=draw.piece(lm, answer), h=H))
 GUESS_OPTIONS = {"none": _("no guess")} | {c: c for c in CODES}
 guess_code = controls.option_control("selectbox", _("Your guess: the head whose knockout lowers the answer most"),
                                      GUESS_OPTIONS, key=GUESS, default="none")
@@ -177,18 +177,18 @@ signature = (ids, answer, ablation)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
 if ss.get(REVEALED) == signature:
-    draw.sweep(llm, ids, answer, ablation)
-    draw.sweep_reveal(llm, ids, answer, ablation, guess, p.kept_text)
+    draw.sweep(lm, ids, answer, ablation)
+    draw.sweep_reveal(lm, ids, answer, ablation, guess, p.kept_text)
     left, right = st.columns(2)
     with left:
-        event = st.plotly_chart(draw.sweep_grid(llm, ids, answer, ablation, guess), key=SWEEP_GRID, on_select="rerun",
+        event = st.plotly_chart(draw.sweep_grid(lm, ids, answer, ablation, guess), key=SWEEP_GRID, on_select="rerun",
                                 selection_mode="points")
     with right:
         stat = controls.option_control("selectbox", _("Attention statistic (x axis)"),
                                        {k: _(s.name) for k, s in model.STATISTICS.items()}, key=STAT, default="peak")
-        event2 = st.plotly_chart(draw.scatter_figure(llm, ids, answer, ablation, stat), key=SCATTER,
+        event2 = st.plotly_chart(draw.scatter_figure(lm, ids, answer, ablation, stat), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
-    draw.scatter_text(llm, ids, answer, ablation, stat)
+    draw.scatter_text(lm, ids, answer, ablation, stat)
     opened = draw.selected_head(event2, L, H) or draw.selected_head(event, L, H)
     if opened:
         st.markdown(draw.open_head_link(p.kept_text, opened))
@@ -206,10 +206,10 @@ st.markdown(_("Two prompts that differ in one fact. Run the corrupted one, but c
               "logit difference between the clean and the corrupted answers at the last position."))
 c1, c2 = st.columns(2)
 with c1:
-    clean_p = rm.prompt_input(model=llm, key=CLEAN, default=model.DEFAULT_CLEAN, label=_("Clean prompt"),
+    clean_p = llm.prompt_input(model=lm, key=CLEAN, default=model.DEFAULT_CLEAN, label=_("Clean prompt"),
                               max_tokens=model.PATCH_MAX_TOKENS)
 with c2:
-    corrupt_p = rm.prompt_input(model=llm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label=_("Corrupted prompt"),
+    corrupt_p = llm.prompt_input(model=lm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label=_("Corrupted prompt"),
                                 max_tokens=model.PATCH_MAX_TOKENS)
 if clean_p.n != corrupt_p.n:
     st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
@@ -221,26 +221,26 @@ if clean_p.n != corrupt_p.n:
     st.text(names[1].ljust(width) + " " + " │ ".join(corrupt_p.labels))
 else:
     with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
-        a_clean = model.top_tokens(draw.clean_run(llm, clean_p.ids).last_logits, 1)[0][0]
-        a_corrupt = model.top_tokens(draw.clean_run(llm, corrupt_p.ids).last_logits, 1)[0][0]
-    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=draw.piece(llm, a_clean),
-                                                                     corrupted=draw.piece(llm, a_corrupt)))
+        a_clean = llm.run(lm, clean_p.ids, activations=True).top_ids[0]
+        a_corrupt = llm.run(lm, corrupt_p.ids, activations=True).top_ids[0]
+    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=draw.piece(lm, a_clean),
+                                                                     corrupted=draw.piece(lm, a_corrupt)))
     if a_clean == a_corrupt:
         st.info(_("Both prompts make the model predict {answer}, so there is no difference to move. Change one fact "
-                  "so the two answers differ.").format(answer=draw.piece(llm, a_clean)), icon="🔁")
+                  "so the two answers differ.").format(answer=draw.piece(lm, a_clean)), icon="🔁")
     else:
-        grid = draw.patch_map(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt)
-        draw.patch_result(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
-        runs = draw.clean_run(llm, clean_p.ids), draw.clean_run(llm, corrupt_p.ids)
+        grid = draw.patch_map(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt)
+        draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
+        runs = llm.run(lm, clean_p.ids, activations=True), llm.run(lm, corrupt_p.ids, activations=True)
         move = model.fact_move(model.recovered(
-            grid, *(float(r.last_logits[a_clean]) - float(r.last_logits[a_corrupt]) for r in runs)))
+            grid, *(llm.logit_difference(r.last_logits, a_clean, a_corrupt) for r in runs)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
         layer = controls.slider(_("Layer whose heads are patched"), 0, L - 1, min(default_layer, L - 1), key=LAYER,
                                 help=_("Each head's output (weights · V at every position) copied from the clean run "
                                        "alone. The default is the layer the fact moves through (computed above)."))
         with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
-            draw.head_patch_result(llm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
+            draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 
 # --- notes ----------------------------------------------------------------------------------------------------
 draw.notes()

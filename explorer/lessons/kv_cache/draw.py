@@ -8,7 +8,7 @@
 * :func:`cache_view_data` — everything :func:`cache_view` draws for one layer and key/value head (the labels, K
   and V from the cache, the new query rows both ways, the largest difference), ``st.cache_data`` per (run, layer,
   key/value head). Its full recomputation is the door's cached forward pass
-  (:func:`explorer.shell.real_model.forward`, per sequence): a layer or head change runs the model again never.
+  (:func:`explorer.shell.llm.run`, per sequence): a layer or head change runs the model again never.
 
 The sections take the model as ``_model`` (not hashed) and the page's :class:`~explorer.lessons.kv_cache.model.Run`
 (hashed by its fields) plus the widget values they depend on.
@@ -22,11 +22,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import llama
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
-from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import i18n, llm
 from explorer.shell.cache import cached, key_hash_funcs, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
@@ -41,7 +39,7 @@ tokens, plus the 1.5 MB buffer of the prefill), so 40 entries hold at most a few
 DECODE_TTL_S = 1800
 
 
-def _decode_state(_model: llama.LlamaModel, ids: tuple[int, ...], sampling: model.Sampling,
+def _decode_state(_model: llm.LlamaModel, ids: tuple[int, ...], sampling: model.Sampling,
                   steps: int) -> model.DecodeState:
     """:func:`model.run`, incrementally: the state of ``steps`` is the cached state of ``steps - 1`` plus one decode
     step (or that state itself once it has stopped at the end-of-sequence token)."""
@@ -57,7 +55,7 @@ decode_state = st.cache_resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_
                                  hash_funcs=key_hash_funcs(_decode_state))(_decode_state)
 
 
-def state_of(_model: llama.LlamaModel, run: model.Run) -> model.DecodeState:
+def state_of(_model: llm.LlamaModel, run: model.Run) -> model.DecodeState:
     return decode_state(_model, run.prompt_ids, run.sampling, run.steps)
 
 
@@ -78,9 +76,9 @@ def title() -> None:
 
 
 @section
-def intro(config: llama.LlamaConfig, storage: rm.WeightStorage | None) -> None:
+def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
     """The idea, the formula (the model's sizes from its config) and the honest note (how the weights file
-    stores them: ``storage``, :func:`explorer.shell.real_model.weight_storage`)."""
+    stores them: ``storage``, :func:`explorer.shell.llm.weight_storage`)."""
     st.markdown(_(
         "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and "
         "in every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. "
@@ -89,7 +87,7 @@ def intro(config: llama.LlamaConfig, storage: rm.WeightStorage | None) -> None:
         "query, key and value and appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling "
         "Transformer Inference*). Here it runs on a real trained model, {model}: {shape} (grouped-query attention, "
         "Ainslie et al. 2023)."
-    ).format(model=rm.MODEL_NAME, shape=rm.describe(config)))
+    ).format(model=llm.MODEL_NAME, shape=llm.describe(config)))
     st.latex(r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad v_t = x_t W_v")
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
              r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{" + str(config.d_head)
@@ -120,7 +118,7 @@ def _stored(ggml_type: str, share: str | None = None) -> str:
     return ggml_type if share is None else f"{ggml_type} ({share})"
 
 
-def storage_note(storage: rm.WeightStorage | None) -> str:
+def storage_note(storage: llm.WeightStorage | None) -> str:
     """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read),
     in the run's language:
 
@@ -191,25 +189,25 @@ def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False)
 
 
 @section
-def generation(_model: llama.LlamaModel, run: model.Run) -> None:
+def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
     state = state_of(_model, run)
-    pieces = _model.token_strings(list(state.ids))
+    pieces = llm.pieces(_model, state.ids)
     c = _model.config
     st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
         prompt=_n("{n} prompt token", "{n} prompt tokens", run.n_prompt).format(n=run.n_prompt), steps=run.steps,
         tokens=_n("{n} token", "{n} tokens", run.n).format(n=run.n)) + " · " + run.sampling.describe())
-    text = _model.decode_partial(list(state.ids))  # complete characters + the bytes of one not finished yet
+    text = llm.text(_model, state.ids)  # complete characters + the bytes of one not finished yet
     st.code(text.text + pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                  "them (␣ = a space, ↵ = a new line):"))
-    st.text(" | ".join(rm.visible_piece(p) for p in pieces))
+    st.text(" | ".join(llm.visible_piece(p) for p in pieces))
     if text.pending:
         st.caption(pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 
     at_limit = state.steps >= model.MAX_STEPS
     shown = sorted({i for choice in state.choices for i in (choice.token_id, *choice.top_ids)})
-    piece = dict(zip(shown, (rm.visible_piece(p) for p in _model.token_strings(shown)), strict=True))  # one call
+    piece = dict(zip(shown, (llm.visible_piece(p) for p in llm.pieces(_model, shown)), strict=True))  # one call
     rows = []
     for choice in state.choices:
         alternatives = " · ".join(f"{piece[i]} {_probability(p)}"
@@ -243,7 +241,7 @@ class CacheView:
     """What :func:`cache_view` draws for one layer and key/value head (:func:`cache_view_data`): the cache alone.
 
     Attributes:
-        labels: one readable label per cached token (``rm.labels``), ``n`` of them.
+        labels: one readable label per cached token (``llm.labels``), ``n`` of them.
         keys, values: float32 ``[n, d_head]``: the cache's K (after RoPE) and V of the layer and key/value head.
         heads: the query heads that read this key/value head (the model's own head numbers).
         cached_rows: float32 ``[len(heads), n]``: the newest query's attention weights from the cached step.
@@ -271,25 +269,25 @@ class FullPass:
 
 
 @cached(max_entries=32)
-def cache_view_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int) -> CacheView:
+def cache_view_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> CacheView:
     """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 30 kB at 64
     tokens), from :func:`decode_state` alone: one more generated token costs one decode step before these charts
     are drawn, not a full pass."""
     state = state_of(_model, run)
     g = _model.config.group_size
     heads = tuple(range(kv_head * g, (kv_head + 1) * g))
-    return CacheView(labels=tuple(rm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
+    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
                      values=state.values(layer, kv_head), heads=heads,
                      cached_rows=np.array(state.new_rows[layer, list(heads)]))
 
 
 @cached(max_entries=32)
-def full_pass_data(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int) -> FullPass:
+def full_pass_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> FullPass:
     """The full recomputation :func:`cache_comparison` draws, per (run, layer, key/value head) (about 1 kB): from
-    :func:`explorer.shell.real_model.forward` (cached per sequence, so another layer or head runs nothing)."""
+    :func:`explorer.shell.llm.forward` (cached per sequence, so another layer or head runs nothing)."""
     state = state_of(_model, run)
     g = _model.config.group_size
-    full = rm.forward(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
+    full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
     return FullPass(full_rows=np.array(full[layer, kv_head * g:(kv_head + 1) * g]),
                     difference_all=model.max_difference(state.new_rows, full))
 
@@ -317,7 +315,7 @@ def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_
 
 
 @section
-def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int,
+def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int,
                color_scale: str = "fixed") -> None:
     """One layer and key/value head: K and V as they grow and the new query's weights, from the cache alone
     (:func:`cache_comparison` follows with the full recomputation).
@@ -383,7 +381,7 @@ def cache_view(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: in
 
 
 @section
-def cache_comparison(_model: llama.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int) -> None:
+def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int) -> None:
     """The newest query's row from the cached step against one full recomputation (``head``: as :func:`cache_view`).
     """
     view, full = cache_view_data(_model, run, layer, kv_head), full_pass_data(_model, run, layer, kv_head)
@@ -419,7 +417,7 @@ def _difference(x: float) -> str:
 
 
 @section
-def cost(config: llama.LlamaConfig, n_prompt: int, n: int) -> None:
+def cost(config: llm.LlamaConfig, n_prompt: int, n: int) -> None:
     """Multiply-adds per new token with and without the cache, and the cache's size, as the sequence grows."""
     c = config
     W = model.macs_per_layer_weights(c)

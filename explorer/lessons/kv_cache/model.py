@@ -1,6 +1,6 @@
-"""Arrays for the page "Generating with a KV cache". Pure NumPy on top of :mod:`attention.llama`, no Streamlit.
+"""Arrays for the page "Generating with a KV cache". Pure NumPy on the door to the model (:mod:`explorer.shell.llm`).
 
-Generation, one token at a time, through the model's real KV cache (``LlamaModel.forward(ids, cache=…)``):
+Generation, one token at a time, through the model's real KV cache (``llm.forward(model, ids, cache=…)``):
 
 * **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds
   their keys (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last row of
@@ -12,8 +12,8 @@ Generation, one token at a time, through the model's real KV cache (``LlamaModel
 
 This is what :meth:`attention.llama.LlamaModel.generate` does, step by step and keeping what the page
 shows: the new query row's attention weights of every head, the cache itself, each choice's
-probability and rank. The choice is :func:`attention.llama.sample_next` with the same random stream
-as ``generate`` (one ``np.random.default_rng(seed)``; its state is carried from step to step), so
+probability and rank. The choice is :func:`attention.llama.sample_next` (``llm.sample_next``) with the same random
+stream as ``generate`` (one ``np.random.default_rng(seed)``; its state is carried from step to step), so
 ``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)`` returns.
 
 The cache is an exact shortcut: under the causal mask, the key and value of token ``j`` depend only on
@@ -32,8 +32,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from attention import llama
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -49,7 +48,7 @@ __all__ = [
 URL_PATH = "kv-cache"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_TOKENS = 32
-"""Prompt tokens the page reads (its ``max_tokens`` for :func:`explorer.shell.real_model.prompt_input`, below the
+"""Prompt tokens the page reads (its ``max_tokens`` for :func:`explorer.shell.llm.prompt_input`, below the
 lessons' 64): with :data:`MAX_STEPS` generated tokens at most 64 positions, the app's limit for a heat map whose rows
 keep readable token labels (the K and V maps are then at most 64 x 64 cells)."""
 MAX_STEPS = 32
@@ -65,7 +64,7 @@ first of the key/value head's group)."""
 
 
 def link(prompt: str | None = None, steps: int | None = None, layer: int | None = None,
-         kv_head: int | None = None, *, config: llama.LlamaConfig | None = None) -> str:
+         kv_head: int | None = None, *, config: llm.LlamaConfig | None = None) -> str:
     """A link to this lesson with its controls preset: ``./kv-cache?kv_prompt=…&kv_steps=…``.
 
     ``steps`` is clamped to ``0 … MAX_STEPS``, ``layer`` to ``0 … config.n_layers - 1``, ``kv_head`` to
@@ -166,17 +165,10 @@ class Choice:
     top_probabilities: tuple[float, ...]
 
 
-def _softmax64(z: np.ndarray) -> np.ndarray:
-    """``softmax(z)`` in float64, ``-inf`` entries -> 0 (``z`` has at least one finite entry)."""
-    z = np.asarray(z, dtype=np.float64)
-    p = np.exp(z - z.max())
-    return p / p.sum()
-
-
 def sampling_distribution(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
     """What the next token is drawn from, float64 ``[vocab]``: :func:`attention.llama.sampling_distribution`, the
     rule :func:`attention.llama.sample_next` draws from (greedy: 1 on the argmax)."""
-    return llama.sampling_distribution(logits, **sampling.options())
+    return llm.sampling_distribution(logits, **sampling.options())
 
 
 def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator | None, *, step: int, position: int,
@@ -189,14 +181,13 @@ def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator | No
         step, position: recorded in the :class:`Choice`.
         eos_id: the model's end-of-sequence id.
     """
-    token = llama.sample_next(logits, rng=rng, **sampling.options())
-    p = _softmax64(logits)
-    order = np.argsort(-p, kind="stable")[:TOP_ALTERNATIVES]
+    token = llm.sample_next(logits, rng=rng, **sampling.options())
+    top_ids, top_probabilities = llm.top_tokens(logits, TOP_ALTERNATIVES)
     return Choice(
         step=step, position=position, token_id=token, is_eos=eos_id is not None and token == eos_id,
-        probability=float(p[token]), rank=1 + int(np.count_nonzero(logits > logits[token])),
+        probability=float(llm.probabilities(logits)[token]), rank=1 + int(np.count_nonzero(logits > logits[token])),
         sampling_probability=float(sampling_distribution(logits, sampling)[token]),
-        top_ids=tuple(int(i) for i in order), top_probabilities=tuple(float(p[i]) for i in order),
+        top_ids=top_ids, top_probabilities=top_probabilities,
     )
 
 
@@ -224,7 +215,7 @@ class DecodeState:
     n_prompt: int
     steps: int
     sampling: Sampling
-    cache: llama.KVCache
+    cache: llm.KVCache
     new_rows: np.ndarray
     choices: tuple[Choice, ...]
     rng_state: dict | None
@@ -297,7 +288,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def prefill(model: llama.LlamaModel, ids, sampling: Sampling) -> DecodeState:
+def prefill(model: llm.LlamaModel, ids, sampling: Sampling) -> DecodeState:
     """Read the prompt ``ids`` in one forward pass (no cache yet) and choose generated token 1.
 
     Raises:
@@ -308,13 +299,13 @@ def prefill(model: llama.LlamaModel, ids, sampling: Sampling) -> DecodeState:
         raise ValueError(f"the prompt must have 1 to {MAX_PROMPT_TOKENS} tokens, got {len(ids)}")
     sampling = sampling.canonical()
     rng = _rng(sampling, None)
-    out = model.forward(list(ids))  # logits [P, vocab], attentions [L, H, P, P], cache of P tokens
+    out = llm.forward(model, ids)  # logits [P, vocab], attentions [L, H, P, P], cache of P tokens
     first = choose(out.logits[-1], sampling, rng, step=1, position=len(ids), eos_id=model.config.eos_id)
     return DecodeState(ids, len(ids), 0, sampling, out.cache, _read_only(out.attentions[:, :, -1, :]),
                        (first,), None if rng is None else rng.bit_generator.state)
 
 
-def decode_step(model: llama.LlamaModel, state: DecodeState) -> DecodeState:
+def decode_step(model: llm.LlamaModel, state: DecodeState) -> DecodeState:
     """Read the pending token with the KV cache (one position through every layer) and choose the next one.
 
     Raises:
@@ -326,7 +317,7 @@ def decode_step(model: llama.LlamaModel, state: DecodeState) -> DecodeState:
         raise ValueError(f"at most {MAX_STEPS} generated tokens are read back")
     token = state.next_choice.token_id
     rng = _rng(state.sampling, state.rng_state)
-    out = model.forward([token], cache=state.cache)  # logits [1, vocab], attentions [L, H, 1, n + 1]
+    out = llm.forward(model, [token], cache=state.cache)  # logits [1, vocab], attentions [L, H, 1, n + 1]
     ids = state.ids + (token,)
     nxt = choose(out.logits[-1], state.sampling, rng, step=state.steps + 2, position=len(ids),
                  eos_id=model.config.eos_id)
@@ -335,7 +326,7 @@ def decode_step(model: llama.LlamaModel, state: DecodeState) -> DecodeState:
                        None if rng is None else rng.bit_generator.state)
 
 
-def run(model: llama.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeState:
+def run(model: llm.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeState:
     """:func:`prefill`, then up to ``steps`` :func:`decode_step` (fewer when the end-of-sequence token comes)."""
     state = prefill(model, ids, sampling)
     while state.steps < min(steps, MAX_STEPS) and not state.stopped:
@@ -343,10 +334,10 @@ def run(model: llama.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeS
     return state
 
 
-def full_last_rows(model: llama.LlamaModel, ids) -> np.ndarray:
+def full_last_rows(model: llm.LlamaModel, ids) -> np.ndarray:
     """The full recomputation: one forward pass over all ``ids`` without a cache, the last query's attention
     weights of every head, float32 ``[n_layers, n_heads, n]``."""
-    return np.ascontiguousarray(model.forward(list(ids)).attentions[:, :, -1, :])
+    return np.ascontiguousarray(llm.forward(model, ids).attentions[:, :, -1, :])
 
 
 def max_difference(cached: np.ndarray, full: np.ndarray) -> float:
@@ -360,7 +351,7 @@ def max_difference(cached: np.ndarray, full: np.ndarray) -> float:
 # --- cost ----------------------------------------------------------------------------------------------
 
 
-def macs_per_layer_weights(config: llama.LlamaConfig) -> int:
+def macs_per_layer_weights(config: llm.LlamaConfig) -> int:
     """Multiply-adds of one layer's weight matrices for one token: ``d_model (n_heads + 2 n_kv_heads) d_head``
     (W_q, W_k, W_v) ``+ n_heads d_head d_model`` (W_o) ``+ 3 d_model d_ff`` (SwiGLU: gate, up, down).
 
@@ -371,13 +362,13 @@ def macs_per_layer_weights(config: llama.LlamaConfig) -> int:
             + 3 * c.d_model * c.d_ff)
 
 
-def macs_attention(config: llama.LlamaConfig, n_keys: int) -> int:
+def macs_attention(config: llm.LlamaConfig, n_keys: int) -> int:
     """Multiply-adds of one query attending over ``n_keys`` keys in one layer, all heads:
     ``2 n_heads d_head n_keys`` (``q · k_j`` for every key, then ``Σ_j w_j v_j``)."""
     return 2 * config.n_heads * config.d_head * int(n_keys)
 
 
-def macs_with_cache(config: llama.LlamaConfig, n: int) -> int:
+def macs_with_cache(config: llm.LlamaConfig, n: int) -> int:
     """Multiply-adds to get the next token's logits when the sequence has ``n`` tokens and the first ``n - 1``
     are cached: the new token alone through every layer, its query over ``n`` keys, then the logits.
 
@@ -388,7 +379,7 @@ def macs_with_cache(config: llama.LlamaConfig, n: int) -> int:
     return c.n_layers * (macs_per_layer_weights(c) + macs_attention(c, n)) + c.d_model * c.vocab_size
 
 
-def macs_without_cache(config: llama.LlamaConfig, n: int) -> int:
+def macs_without_cache(config: llm.LlamaConfig, n: int) -> int:
     """The same logits without a cache: all ``n`` tokens again through every layer (every projection and MLP,
     and query ``i`` over its ``i`` keys, causal), the logits for the last token only.
 
@@ -400,7 +391,7 @@ def macs_without_cache(config: llama.LlamaConfig, n: int) -> int:
             + c.d_model * c.vocab_size)
 
 
-def cache_bytes(config: llama.LlamaConfig, n: int, n_kv_heads: int | None = None, bytes_per_number: int = 4) -> int:
+def cache_bytes(config: llm.LlamaConfig, n: int, n_kv_heads: int | None = None, bytes_per_number: int = 4) -> int:
     """Size of the KV cache for ``n`` tokens: ``2 n_layers n_kv_heads d_head n bytes`` (K and V; float32: 4 bytes).
 
     ``n_kv_heads`` defaults to the model's (SmolLM2-135M: 3); pass ``config.n_heads`` (9) for what multi-head

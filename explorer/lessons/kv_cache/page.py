@@ -11,7 +11,7 @@ import streamlit as st
 
 from explorer.lessons.kv_cache import draw, model
 from explorer.lessons.sinks.model import link as sinks_link
-from explorer.shell import controls, i18n, real_model
+from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -20,17 +20,17 @@ STEPS_KEY = "kv_steps"
 POSITIONS = model.MAX_PROMPT_TOKENS + model.MAX_STEPS  # the longest sequence the page shows
 
 draw.title()
-lm = real_model.model_or_explain(_(
+lm = llm.model_or_explain(_(
     "This lesson generates text one token at a time with the model's real KV cache and shows the cache growing: "
     "the K and V rows each new token appends, its query attending over all of them, the cost with and without "
     "the cache, and sampling (greedy, temperature, top-k, seed)."
 ))
 c = lm.config
-draw.intro(c, real_model.weight_storage(lm))
+draw.intro(c, llm.weight_storage(lm))
 
 # --- 1 · the prompt and the sampling rule -------------------------------------------------------------------
 st.header(_("1 · Generate, one token per step"))
-p = real_model.prompt_input(
+p = llm.prompt_input(
     key="kv_prompt", default=model.DEFAULT_PROMPT, label=_("Prompt"), max_tokens=model.MAX_PROMPT_TOKENS,
     height=80,
     help=_("Read by the model's own tokenizer (byte-level BPE). The first {prompt} tokens are used: with up to {steps} "
@@ -67,17 +67,9 @@ with c3:
                                   help=_("Draw only among the k most likely tokens; 0 keeps the whole vocabulary "
                                          "({vocab} tokens).").format(vocab=i18n.integer(c.vocab_size)))
 seed = controls.shared().seed  # the sidebar's Seed: the page has no seed box of its own
-controls.not_used({
-    "sentence": _("the model reads the prompt typed on this page."),
-    "embedding": _("the model's own trained token embeddings."),
-    "positional": _("the model's own positions (RoPE rotates its queries and keys)."),
-    "d_model": _("the model's own width, d_model = {d_model} ({model}).").format(d_model=c.d_model,
-                                                                                 model=real_model.MODEL_NAME),
-    "d_k": _("the model's heads are d_head = {d_head} wide ({model}).").format(d_head=c.d_head,
-                                                                               model=real_model.MODEL_NAME),
-    **({"seed": _("the model's weights are trained, not drawn, and greedy decoding draws nothing; choose *sample* "
-                  "on the page and this seed draws the tokens.")} if greedy else {}),
-})
+controls.not_used(llm.not_used(c, seed=_(
+    "the model's weights are trained, not drawn, and greedy decoding draws nothing; choose *sample* on the page and "
+    "this seed draws the tokens.") if greedy else None))
 if greedy:
     st.caption(_("Greedy decoding ignores temperature, top-k and the sidebar's seed: they take effect when you choose "
                  "*sample*."))

@@ -2,17 +2,16 @@
 
 Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the
 loaded model is passed as ``_model`` (not hashed: there is one per process, see
-:mod:`explorer.shell.real_model`, the lessons' one door to the model). One forward pass per prompt
-is cached by the door (:func:`explorer.shell.real_model.forward`): the statistics, the grid, the
+:mod:`explorer.shell.llm`, the lessons' one door to the model). One forward pass per prompt
+is cached by the door (:func:`explorer.shell.llm.run`): the statistics, the grid, the
 maps and the prediction all read it, so choosing another statistic runs no model at all, and
-choosing another head runs only what :func:`steps` needs for that head's intermediates (the layers
-below it, not the whole pass). The model's sizes in the text come from ``_model.config``.
+choosing another head runs only what the door's :func:`explorer.shell.llm.head_steps` needs for that head's
+intermediates (the layers below it, not the whole pass). The model's sizes in the text come from ``_model.config``.
 
-Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB (the door's), the head
-statistics 7 x 30 x 9 float64 (15 kB), a head's steps about 0.9 MB (``x``, ``x_normed`` and three
-``[576, 64]`` matrices): with the entry limits below, about 15 MB of computations here besides the
-door's; the sections' recorded elements are bounded by :func:`explorer.shell.cache.section` (a
-64-token ``head_steps`` entry is about 3 MB). Everything expires :data:`TTL` after it was stored.
+Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB and a head's steps about 0.9 MB (the
+door's), the head statistics 7 x 30 x 9 float64 (15 kB, 16 entries here); the sections' recorded elements are
+bounded by :func:`explorer.shell.cache.section` (a 64-token ``head_steps`` entry is about 3 MB). Everything
+expires :data:`TTL` after it was stored.
 """
 
 from __future__ import annotations
@@ -22,12 +21,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attention import llama
-from attention.llama import gguf_file
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
-from explorer.shell import charts, i18n, tables
-from explorer.shell import real_model as rm
+from explorer.shell import charts, i18n, llm, tables
 from explorer.shell.cache import section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
@@ -42,24 +38,6 @@ STEP_CHARTS = 11  # the charts rmsnorm_step and head_steps draw (the expander's 
 """Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
 64-token page near 3 MB of chart data instead of 4."""
-
-
-NOT_USED = {
-    "sentence": N_("the model reads the prompt typed on this page."),
-    "embedding": N_("the model's own trained token embeddings."),
-    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
-    "seed": N_("the model's weights are trained, not drawn; the page's own seed picks the random words."),
-    "d_model": N_("the model's own width, d_model = {d_model} ({model})."),
-    "d_k": N_("the model's heads are d_head = {d_head} wide ({model})."),
-}
-"""Why each sidebar control does not apply here (messages: translated and filled in by :func:`not_used`)."""
-
-
-def not_used(config: llama.LlamaConfig) -> dict[str, str]:
-    """The sidebar's controls this lesson has no use for, and why (:func:`explorer.shell.controls.not_used`), in the
-    run's language."""
-    return {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=rm.MODEL_NAME)
-            for key, why in NOT_USED.items()}
 
 
 def tokens_count(n: int) -> str:
@@ -97,91 +75,43 @@ def label(answer: str) -> str:
     return _(model.LABELS[answer])
 
 
-def describe(config: llama.LlamaConfig) -> str:
-    """The model's shape in words, from its config, in the run's language: ``30 layers, 9 query heads of d_head 64
-    sharing 3 key/value heads, d_model 576``."""
-    c = config
-    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
-             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
-                                         d_model=c.d_model)
-
-
 # --- cached computations -------------------------------------------------------------------------
 
 
 @st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
-def statistics(_model: llama.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
+def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
     """:func:`model.head_statistics` of the prompt's forward pass."""
-    return model.head_statistics(rm.forward(_model, ids).attentions, ids)
+    return model.head_statistics(llm.run(_model, ids).attentions, ids)
 
 
-@st.cache_data(max_entries=12, ttl=TTL, show_spinner=False)
-def steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> llama.HeadSteps:
-    """``model.head_steps(ids, layer, head)``: every intermediate of one head (runs the layers below it)."""
-    return _model.head_steps(list(ids), layer, head)
-
-
-def top_id(_model: llama.LlamaModel, ids: tuple[int, ...]) -> int:
+def top_id(_model: llm.LlamaModel, ids: tuple[int, ...]) -> int:
     """The id of the most likely next token (what greedy decoding appends)."""
-    return rm.forward(_model, ids).top_ids[0]
+    return llm.run(_model, ids).top_ids[0]
 
 
-def with_appended(_model: llama.LlamaModel, p: rm.Prompt, appended: tuple[int, ...]) -> rm.Prompt:
-    """The typed prompt ``p`` followed by the ``appended`` ids (greedy decoding by id), at most
-    :data:`explorer.shell.real_model.PROMPT_MAX_TOKENS` tokens; ``p`` itself when nothing is appended.
-
-    ``kept_text`` is the text of every complete character (``decode_partial``): bytes of a character
-    not finished yet are left out, never written as U+FFFD.
-    """
-    if not appended:
-        return p
-    ids = (p.ids + tuple(int(i) for i in appended))[: rm.PROMPT_MAX_TOKENS]
-    pieces = _model.token_strings(list(ids))
-    return rm.Prompt(ids, tuple(pieces), tuple(rm.piece_labels(pieces)), p.n_total + len(appended),
-                     _model.decode_partial(list(ids)).text)
+def precision(_model: llm.LlamaModel) -> str:
+    """How the loaded model's file stores its weights, in the run's language (:func:`model.precision_note` of the
+    door's :func:`explorer.shell.llm.weight_storage`; the file's name when it cannot be read again)."""
+    storage = llm.weight_storage(_model)
+    return llm.MODEL_FILENAME if storage is None else model.precision_note(storage.tensors)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def tensor_table(_model: llama.LlamaModel) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """The loaded model's tensor table, ``{name: (ggml type name, shape)}``, read from the GGUF file the model was
-    loaded from, once per process."""
-    file = gguf_file.read_gguf(gguf_file.map_file(_model.path))
-    try:
-        return {name: (t.ggml_type.name, tuple(t.shape)) for name, t in file.tensors.items()}
-    finally:
-        file.data = None  # drop the memory map
-
-
-def precision(_model: llama.LlamaModel) -> str:
-    """How the loaded model's file stores its weights, in the run's language (:func:`model.precision_note` of
-    :func:`tensor_table`)."""
-    return model.precision_note(tensor_table(_model))
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def word_ids(_model: llama.LlamaModel) -> tuple[int, ...]:
-    """The whole-word tokens of the vocabulary (:func:`model.word_token_ids`) that tokenize back to themselves (the
-    text `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids."""
-    candidates = model.word_token_ids(_model.token_strings(range(_model.config.vocab_size)))
-    pieces = _model.token_strings(list(candidates))
-    return tuple(i for i, p in zip(candidates, pieces, strict=True) if _model.encode(p) == [i])
-
-
-def repeated_prompt(_model: llama.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
-    """The repeated random prompt of ``seed``: its text and its ids (:func:`model.repeated_ids`).
+def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
+    """The repeated random prompt of ``seed``: its text and its ids (:func:`model.repeated_ids` of the door's
+    :func:`explorer.shell.llm.word_ids`).
 
     The text is the ids decoded (it starts with a space: every word keeps its own); it tokenizes back to
     exactly these ids, so the prompt box can hold it and the second copy stays an exact repeat.
     """
-    ids = model.repeated_ids(word_ids(_model), seed)
-    text = _model.decode(list(ids))
-    if tuple(_model.encode(text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
+    ids = model.repeated_ids(llm.word_ids(_model), seed)
+    text = llm.text(_model, ids).text
+    if tuple(llm.token_ids(_model, text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
         raise ValueError(f"the repeated prompt of seed {seed} does not tokenize back to its ids")
     return text, ids
 
 
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def _grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int,
+def _grid_figure(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int,
                  lang: str) -> go.Figure:
     with i18n.using(lang):
         stats = statistics(_model, ids)
@@ -190,7 +120,7 @@ def _grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, laye
                               zrange=model.color_range(stat, stats.n), layer=layer, head=head)
 
 
-def grid_figure(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
+def grid_figure(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
     """The grid of every head coloured by ``stat``, the chosen head outlined, in the run's language (the same object
     on every rerun: the page draws it as a widget, so it cannot be a replayed section, and a rerun builds no
     figure; the language is part of the cache key)."""
@@ -238,14 +168,14 @@ def title() -> None:
 
 
 @section
-def intro(config: llama.LlamaConfig, stored: str) -> None:
+def intro(config: llm.LlamaConfig, stored: str) -> None:
     """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
     stores the weights, :func:`precision`)."""
     st.markdown(_(
         "Everything so far ran on random weights. Here the same attention runs inside **{model}**, a trained "
         "decoder: {shape}, RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next "
         "one, and every one of its {heads} heads shows you what it attends to."
-    ).format(model=rm.MODEL_NAME, shape=describe(config), heads=config.n_layers * config.n_heads))
+    ).format(model=llm.MODEL_NAME, shape=llm.describe(config), heads=config.n_layers * config.n_heads))
     st.info(_(
         "**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
         "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
@@ -254,23 +184,23 @@ def intro(config: llama.LlamaConfig, stored: str) -> None:
 
 
 @section
-def tokens(p: rm.Prompt, vocab_size: int) -> None:
+def tokens(p: llm.Prompt, vocab_size: int) -> None:
     """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
     st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
                  "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
                  "BPE may cut between any two). No BOS token is added, as the model file says.").format(
         tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)))
-    st.text(" │ ".join(rm.visible_piece(s) for s in p.pieces))
+    st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
     with st.expander(_("Numbers: token ids")):
-        st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [rm.visible_piece(s) for s in p.pieces],
+        st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [llm.visible_piece(s) for s in p.pieces],
                                    "id": p.ids}), hide_index=True, width="stretch")
 
 
 @section
-def appended_tokens(_model: llama.LlamaModel, ids: tuple[int, ...], n_typed: int) -> None:
+def appended_tokens(_model: llm.LlamaModel, ids: tuple[int, ...], n_typed: int) -> None:
     """The tokens appended by greedy decoding (by id) and the text the model now reads, pending bytes as pending."""
     extra = ids[n_typed:]
-    shown = _model.decode_partial(list(ids))
+    shown = llm.text(_model, ids)
     st.caption(_n("The last {n} token (id {ids}) was appended by greedy decoding, as an id: the model reads exactly "
                   "the token it chose, not the text tokenized again. The text so far:",
                   "The last {n} tokens (ids {ids}) were appended by greedy decoding, as ids: the model reads exactly "
@@ -286,10 +216,10 @@ def appended_tokens(_model: llama.LlamaModel, ids: tuple[int, ...], n_typed: int
 
 
 @section
-def prediction(_model: llama.LlamaModel, ids: tuple[int, ...]) -> None:
+def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """The next-token prediction: the top tokens with their probabilities, as a table and as bars."""
-    f, c = rm.forward(_model, ids), _model.config
-    shown = [rm.visible_piece(s) for s in f.top_pieces]
+    f, c = llm.run(_model, ids), _model.config
+    shown = [llm.visible_piece(s) for s in f.top_pieces]
     left, right = st.columns([2, 3])
     with left:
         tables.dataframe(pd.DataFrame({_("rank"): range(1, len(shown) + 1), _("next token"): shown, "id": f.top_ids,
@@ -336,7 +266,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
 
 
 @section
-def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
+def grid_numbers(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
     """The grid's numbers, a layer per row, a head per column."""
     values, c = statistics(_model, ids).get(stat), _model.config
     numbers(values, dims(c.n_layers, "layer"), dims(c.n_heads, "head"),
@@ -344,12 +274,12 @@ def grid_numbers(_model: llama.LlamaModel, ids: tuple[int, ...], stat: str) -> N
 
 
 @section
-def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+def head_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
              color_scale: str = "fixed") -> None:
     """One head's attention map (rows = queries, causal; colours on ``color_scale``,
     :data:`explorer.shell.charts.COLOR_SCALES`) with its checks and numbers."""
-    weights = rm.forward(_model, ids).attentions[layer, head]
-    labels, n = rm.labels(_model, ids), len(ids)
+    weights = llm.run(_model, ids).attentions[layer, head]
+    labels, n = llm.labels(_model, ids), len(ids)
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
              + r"}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
@@ -361,11 +291,11 @@ def head_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: i
 
 
 @section
-def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, color_scale: str = "fixed") -> None:
+def layer_mean_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, color_scale: str = "fixed") -> None:
     """The mean of the heads' maps of one layer, labelled as a mean."""
-    labels, n, h = rm.labels(_model, ids), len(ids), _model.config.n_heads
+    labels, n, h = llm.labels(_model, ids), len(ids), _model.config.n_heads
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
-    mean = model.layer_mean(rm.forward(_model, ids).attentions, layer)
+    mean = model.layer_mean(llm.run(_model, ids).attentions, layer)
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),
@@ -376,11 +306,11 @@ def layer_mean_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, c
 
 
 @section
-def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
                color_scale: str = "fixed") -> None:
     """The head's six statistics, and the query heads that share its key/value head, side by side."""
-    f, stats, c = rm.forward(_model, ids), statistics(_model, ids), _model.config
-    labels, n = rm.labels(_model, ids), len(ids)
+    f, stats, c = llm.run(_model, ids), statistics(_model, ids), _model.config
+    labels, n = llm.labels(_model, ids), len(ids)
     g = c.group_size
     kv = head // g
     if stats.defined:
@@ -404,7 +334,7 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
         "{model} has {heads} query heads but only {kv_heads} key/value heads (Ainslie et al. 2023): query head *h* "
         "reads key/value head *h* // {g}. {sharing}: the same K and V rows, its own queries, so its own map. The "
         "KV cache holds {kv_heads} heads' keys and values per layer instead of {heads} (1/{g} of the memory)."
-    ).format(model=rm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing))
+    ).format(model=llm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing))
     mask = np.tri(n, dtype=bool)
     cols = st.columns(g)
     for col, h in zip(cols, group, strict=True):
@@ -418,14 +348,15 @@ def head_group(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head:
 
 
 @section
-def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _head: int) -> None:
+def rmsnorm_step(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _head: int) -> None:
     """Step 1: the residual stream entering ``layer``, after RMSNorm (the same for every head of the layer).
 
-    ``_head`` (not part of the cache key: the picture does not depend on it) only names the head whose
-    cached :func:`steps` hold ``x_normed``, so a new layer runs its blocks once, not once per section.
+    ``_head`` (not part of the cache key: the picture does not depend on it) only names the head whose cached
+    steps (:func:`explorer.shell.llm.head_steps`) hold ``x_normed``, so a new layer runs its blocks once, not once
+    per section.
     """
-    s, c = steps(_model, ids, layer, _head), _model.config
-    labels, n = rm.labels(_model, ids), len(ids)
+    s, c = llm.head_steps(_model, ids, layer, _head), _model.config
+    labels, n = llm.labels(_model, ids), len(ids)
     st.subheader(_("1 · x after RMSNorm"))
     st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{" + str(c.d_model) + r"}\sum_k x_{ik}^2 + \varepsilon}} "
              r"\odot g,\qquad \varepsilon = " + power_of_ten(c.rms_eps))
@@ -443,11 +374,11 @@ def rmsnorm_step(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, _he
 
 
 @section
-def head_steps(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
                color_scale: str = "fixed") -> None:
     """Steps 2-6 of one head on its real numbers: Q/K/V, RoPE, scores, ÷√d_head and mask, softmax, weights · V."""
-    s, c = steps(_model, ids, layer, head), _model.config
-    labels, n = rm.labels(_model, ids), len(ids)
+    s, c = llm.head_steps(_model, ids, layer, head), _model.config
+    labels, n = llm.labels(_model, ids), len(ids)
     dh, root = c.d_head, float(np.sqrt(c.d_head))
     d = dims(dh)
     light = n > LIGHT_DIMS_ABOVE
@@ -579,18 +510,18 @@ def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: boo
 
 
 @section
-def quiz_map(_model: llama.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
+def quiz_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int,
              color_scale: str = "fixed") -> None:
     """A small attention map of one head of the exercise (no statistic shown)."""
-    labels, n = rm.labels(_model, ids), len(ids)
-    fig = charts.heatmap(rm.forward(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
+    labels, n = llm.labels(_model, ids), len(ids)
+    fig = charts.heatmap(llm.run(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
                          title=head_title(layer, head), show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale, colorbar_at="none")  # the sidebar's colour scale, as above
     st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
 
 
 @section
-def reveal(_model: llama.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | None, ...]) -> None:
+def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | None, ...]) -> None:
     """The answers, every score of each head, and the learner's grade."""
     heads = model.quiz_heads(statistics(_model, ids))
     right = model.grade(heads, guesses)

@@ -3,7 +3,7 @@
 Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each),
 the repeated random prompt that reveals induction heads, the "guess, then reveal" exercise graded
 from the live numbers, and :func:`link` (other lessons link to a head here). The prompt, its tokens
-and the forward pass come from the lessons' door to the model, :mod:`explorer.shell.real_model`.
+and the forward pass come from the lessons' door to the model, :mod:`explorer.shell.llm`.
 
 Every statistic is computed from one head's causal attention weights ``w [n, n]`` (row ``i`` =
 query ``i``, ``w[i, j] = 0`` for ``j > i``) and averaged over the query rows ``i = 2 .. n-1``
@@ -43,8 +43,6 @@ FIRST_ROW = 2
 """Statistics average over the query rows ``FIRST_ROW .. n-1`` (see the module docstring)."""
 REPEAT_WORDS = 16
 """Words (one token each) in each copy of the repeated random prompt: 32 tokens in all."""
-WORD_PATTERN = re.compile(r" [a-z]{4,9}")
-"""Vocabulary pieces the repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
 MIN_MARGIN = 0.25
 """A head is a clear example of its label when its largest score beats its second largest by at least this."""
 
@@ -109,22 +107,12 @@ def write_ids(ids: Sequence[int]) -> str:
 # --- the repeated random prompt -----------------------------------------------------------------
 
 
-def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
-    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
-    lowercase letters), ascending.
-
-    Args:
-        pieces: every token's text, ``model.token_strings(range(vocab_size))`` (id ``i`` at index ``i``).
-    """
-    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
-
-
 def repeated_ids(candidates: Sequence[int], seed: int, n_words: int = REPEAT_WORDS) -> tuple[int, ...]:
     """``n_words`` distinct token ids drawn by ``np.random.default_rng(seed)`` from ``candidates``, written twice.
 
     Built from ids, so the second copy is exactly the first, token for token (``ids[k + i] == ids[i]``,
     ``k = n_words``): Olsson et al. (2022) find induction heads on repeated random tokens. Each candidate
-    is a whole word with its leading space (:func:`word_token_ids`), so the text of the ids reads as
+    is a whole word with its leading space (:func:`explorer.shell.llm.word_ids`), so the text of the ids reads as
     words and tokenizes back to the same ids.
 
     Raises:

@@ -3,8 +3,7 @@
 import streamlit as st
 
 from explorer.lessons.real_model import draw, model
-from explorer.shell import controls, i18n
-from explorer.shell import real_model as rm
+from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)
@@ -12,21 +11,22 @@ _, _n = translator(__file__)
 PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
 STEPS = "rm_steps"  # the six steps' expander, open or closed (?rm_steps=true opens it)
 APPENDED = "rm_then"  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
-APPENDED_MAX_CHARS = 6 * rm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
+APPENDED_MAX_CHARS = 6 * llm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
 REVEALED = "_rm_revealed"
 DEFAULT_STAT = "sink"
 STATS = list(model.STATISTICS)
 ss = st.session_state
 
 draw.title()
-llm = rm.model_or_explain(_(
+lm = llm.model_or_explain(_(
     "Here you would type a prompt and watch the model predict the next token, see every one of its attention heads "
     "at a glance (which look at the first token, the previous token, themselves, or copy an earlier pattern), "
     "follow one head's real numbers step by step, and guess what a few heads do before the numbers are revealed."
 ))
-config = llm.config
-controls.not_used(draw.not_used(config))
-draw.intro(config, draw.precision(llm))
+config = lm.config
+controls.not_used(llm.not_used(config, seed=_(
+    "the model's weights are trained, not drawn; the page's own seed picks the random words.")))
+draw.intro(config, draw.precision(lm))
 DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
 DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
 
@@ -54,9 +54,9 @@ def append_id(token_id: int, appended: tuple[int, ...]) -> None:
 def make_repeated_prompt() -> None:
     """Button callback: random word tokens written twice (seeded, built from ids: an exact repeat), the induction
     score to look at, and the head with the largest induction score opened."""
-    text, ids = draw.repeated_prompt(llm, int(ss.get(SEED) or 0))
+    text, ids = draw.repeated_prompt(lm, int(ss.get(SEED) or 0))
     set_prompt(text, "induction")
-    induction = draw.statistics(llm, ids).get("induction")
+    induction = draw.statistics(lm, ids).get("induction")
     if induction is not None:
         layer, head = model.top_head(induction)
         controls.set_value(LAYER, layer)
@@ -82,10 +82,10 @@ def open_clicked_head() -> None:
 st.header(_("Your prompt"))
 st.caption(_("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
              "drive the lessons on random weights and do not apply here."))
-typed = rm.prompt_input(
+typed = llm.prompt_input(
     key=PROMPT, default=model.DEFAULT_PROMPT, label=_("Prompt"), on_change=clear_appended,
     help=_("Any text. The model reads its first {n} tokens (a limit of these lessons, so every map keeps one "
-           "readable row per token). Press Ctrl+Enter to run.").format(n=rm.PROMPT_MAX_TOKENS))
+           "readable row per token). Press Ctrl+Enter to run.").format(n=llm.PROMPT_MAX_TOKENS))
 vocab = config.vocab_size
 controls.refuse_unusable(APPENDED, lambda raw: len(raw) <= APPENDED_MAX_CHARS
                          and model.parse_ids(raw, vocab) is not None)
@@ -101,7 +101,7 @@ if appended is None:
     st.warning(_("“Token ids appended” must be whole numbers from 0 to {last} separated by single spaces; the page "
                  "reads the prompt without them.").format(last=vocab - 1), icon="🔢")
     appended = ()
-p = draw.with_appended(llm, typed, appended)
+p = typed.extend(lm, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
 with c1:
     seed = controls.number_input(_("Seed"), 0, controls.SEED_MAX, 0, key=SEED,
@@ -117,30 +117,30 @@ with c3:
 ids = p.ids
 draw.tokens(p, config.vocab_size)
 if p.n > typed.n:
-    draw.appended_tokens(llm, ids, typed.n)
+    draw.appended_tokens(lm, ids, typed.n)
 
 # --- the prediction ------------------------------------------------------------------------------
 st.header(_("What the model predicts next"))
 with st.spinner(_("running the {n} tokens through {layers} layers, every attention weight kept…").format(
         n=len(ids), layers=config.n_layers)):
-    draw.prediction(llm, ids)
+    draw.prediction(lm, ids)
 if p.is_cut:
-    st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=rm.PROMPT_MAX_TOKENS))
-full = p.is_cut or p.n >= rm.PROMPT_MAX_TOKENS
+    st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=llm.PROMPT_MAX_TOKENS))
+full = p.is_cut or p.n >= llm.PROMPT_MAX_TOKENS
 st.button(_("➕ Append the top token and run again"), key="rm_append", on_click=append_id,
-          args=(draw.top_id(llm, ids), appended[: p.n - typed.n]), disabled=full,
+          args=(draw.top_id(lm, ids), appended[: p.n - typed.n]), disabled=full,
           help=_("Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
                  "whole page runs again on the longer sequence."))
 if full:
     st.caption(_("The prompt is at this lesson's {n}-token limit: nothing more can be appended.").format(
-        n=rm.PROMPT_MAX_TOKENS))
+        n=llm.PROMPT_MAX_TOKENS))
 
 # --- every head at a glance ----------------------------------------------------------------------
 st.header(_("Every head at a glance"))
 st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} query heads, coloured by the statistic "
               "you choose, computed from the attention weights of your prompt. **Click a cell** (or set the sliders) "
               "to open that head below.").format(layers=config.n_layers, heads=config.n_heads))
-stats = draw.statistics(llm, ids)
+stats = draw.statistics(lm, ids)
 
 
 @controls.fragment  # the statistic, a click on the grid and the layer and head sliders change this part only: it reruns
@@ -170,18 +170,18 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
             if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
-            st.plotly_chart(draw.grid_figure(llm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
+            st.plotly_chart(draw.grid_figure(lm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
                             selection_mode="points")
-            draw.grid_numbers(llm, ids, stat)
+            draw.grid_numbers(lm, ids, stat)
 
     # --- one head up close -------------------------------------------------------------------------
     st.header(_("One head up close: layer {layer}, head {head}").format(layer=layer, head=head))
     left, right = st.columns(2)
     with left:
-        draw.head_map(llm, ids, layer, head, controls.color_scale())
+        draw.head_map(lm, ids, layer, head, controls.color_scale())
     with right:
-        draw.layer_mean_map(llm, ids, layer, controls.color_scale())
-    draw.head_group(llm, ids, layer, head, controls.color_scale())
+        draw.layer_mean_map(lm, ids, layer, controls.color_scale())
+    draw.head_group(lm, ids, layer, head, controls.color_scale())
     st.subheader(_("The six steps of head {head}, on its real numbers").format(head=head))
     st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
                   "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
@@ -192,8 +192,8 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
     controls.check_link(STEPS, bool(steps.open), _("true or false"))  # Streamlit reads any other value as closed
     if steps.open:
         with steps:
-            draw.rmsnorm_step(llm, ids, layer, head)
-            draw.head_steps(llm, ids, layer, head, controls.color_scale())
+            draw.rmsnorm_step(lm, ids, layer, head)
+            draw.head_steps(lm, ids, layer, head, controls.color_scale())
 
 
 heads_part()
@@ -215,7 +215,7 @@ else:
     for start in range(0, len(heads), per_row):
         for col, q in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
             with col:
-                draw.quiz_map(llm, ids, q.layer, q.head, controls.color_scale())
+                draw.quiz_map(lm, ids, q.layer, q.head, controls.color_scale())
                 guess = st.selectbox(_("Layer {layer}, head {head} is…").format(layer=q.layer, head=q.head),
                                      list(model.LABELS), format_func=draw.label, index=None,
                                      placeholder=_("your guess"), key=f"rm_guess_{q.layer}_{q.head}")
@@ -223,4 +223,4 @@ else:
     signature = (ids, tuple((q.layer, q.head) for q in heads))
     st.button(_("Check my answers"), key="rm_check", on_click=reveal_answers, args=(signature,), type="primary")
     if ss.get(REVEALED) == signature:
-        draw.reveal(llm, ids, tuple(guesses))
+        draw.reveal(lm, ids, tuple(guesses))

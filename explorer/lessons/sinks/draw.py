@@ -1,13 +1,13 @@
 """Sections of the page "Attention sinks and smaller KV caches", and the cached computations behind them.
 
 Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the loaded model is
-passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.real_model`). Entry sizes, measured at the
-64-token prompt limit: :func:`summary` 20 kB (270 masses, one head's 64 x 64 map), :func:`first_token`,
-:func:`shift` and :func:`stream` under 2 kB, :func:`measured` 0.3 kB each; :func:`reference` (the model's own
-logits, ``[64, 49152]`` float32 = 12.6 MB, held once in memory by ``st.cache_resource``, never copied) keeps the 2
-most recent prompts. So the lesson's caches stay under about 30 MB besides the model; a variant model (no weights of
-its own: one layer's converted matrix, up to 4 MB, while a pass runs; :mod:`attention.llama.variants`) lives only
-while one row of the sweep is measured.
+passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.llm`, the lessons' one door to the
+model). Entry sizes, measured at the 64-token prompt limit: :func:`summary` 20 kB (270 masses, one head's 64 x 64
+map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`measured` 0.3 kB each;
+:func:`reference` (the model's own logits, ``[64, 49152]`` float32 = 12.6 MB, held once in memory by
+``st.cache_resource``, never copied) keeps the 2 most recent prompts. So the lesson's caches stay under about
+30 MB besides the model; a variant model (no weights of its own: one layer's converted matrix, up to 4 MB, while a
+pass runs; :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
 
 The sweep over every cache variant (:func:`sweep`) is one cached measurement per variant, run in a loop under a
 progress bar: a prompt already measured costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
@@ -21,30 +21,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import llama
 from explorer.lessons.sinks import charts as sfig
 from explorer.lessons.sinks import model
-from explorer.shell import charts, i18n
-from explorer.shell import real_model as rm
+from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import TTL_SECONDS, cached, key_hash_funcs, section
-from explorer.shell.i18n import N_, translator
+from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
 from explorer.shell.textviews import fmt, integer_formula, latex_words
 
 _, _n = translator(__name__)
-
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
-    # messages: shown with _(NOT_USED[key]).format(model=…) (:func:`not_used`)
-    "sentence": N_("the model reads the prompt typed on this page."),
-    "embedding": N_("the model's own trained token embeddings."),
-    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
-    "seed": N_("the model's weights are trained, not drawn, and every continuation here is greedy."),
-    "d_model": N_("the model's own width ({model})."),
-    "d_k": N_("the model's own heads ({model})."),
-}
-def not_used() -> dict[str, str]:
-    """:data:`NOT_USED` in the run's language."""
-    return {key: _(why).format(model=rm.MODEL_NAME) for key, why in NOT_USED.items()}
 
 
 def tokens(n: int) -> str:
@@ -67,16 +52,12 @@ def sci(x: float) -> str:
     return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
 
 
-def describe(config: llama.LlamaConfig, n: int) -> str:
+def describe(config: llm.LlamaConfig, n: int) -> str:
     """The model's shape in words and the text's length (the caption under the text box)."""
-    c = config
-    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, d_model "
-             "{d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
-                                 d_model=c.d_model) + " · " + _n("your text: {n} token", "your text: {n} tokens",
-                                                                   n).format(n=n)
+    return llm.describe(config) + " · " + _n("your text: {n} token", "your text: {n} tokens", n).format(n=n)
 
 
-def variant_label(config: llama.LlamaConfig, variant: model.CacheVariant) -> str:
+def variant_label(config: llm.LlamaConfig, variant: model.CacheVariant) -> str:
     """A cache variant's name in the run's language (``variant.label`` is its English name, part of the caches'
     keys: a measurement is shared by every language)."""
     c = config
@@ -106,31 +87,31 @@ converted matrix) alive in the process, however many sessions measure at once (t
 
 
 @cached(max_entries=16)
-def summary(_model: llama.LlamaModel, ids: tuple[int, ...]) -> model.SinkSummary:
+def summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.SinkSummary:
     """:func:`model.sink_summary`: one forward pass with weights."""
     return model.sink_summary(_model, ids)
 
 
 @cached(max_entries=16)
-def first_token(_model: llama.LlamaModel, ids: tuple[int, ...], choice: str) -> model.FirstToken:
+def first_token(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> model.FirstToken:
     """:func:`model.first_token_experiment`: one forward pass of the changed text."""
     return model.first_token_experiment(_model, ids, summary(_model, ids), choice)
 
 
 @cached(max_entries=16)
-def shift(_model: llama.LlamaModel, ids: tuple[int, ...], offset: int) -> model.Shift:
+def shift(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> model.Shift:
     """:func:`model.shift_experiment`: two forward passes."""
     return model.shift_experiment(_model, ids, offset)
 
 
 @cached(max_entries=32)
-def stream(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, sinks: int | None,
+def stream(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: int | None,
            n_new: int) -> model.Streamed:
     """:func:`model.streamed`: a windowed pass, StreamingLLM's numbering, a greedy continuation."""
     return model.streamed(_model, ids, window, sinks, n_new)
 
 
-def _reference(_model: llama.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
+def _reference(_model: llm.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
     logits = model.reference_logits(_model, ids)
     logits.flags.writeable = False  # shared by every session: read-only
     return logits
@@ -139,7 +120,7 @@ def _reference(_model: llama.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
 reference = st.cache_resource(max_entries=REFERENCE_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False)(_reference)
 
 
-def _measured(_model: llama.LlamaModel, ids: tuple[int, ...], variant: model.CacheVariant,
+def _measured(_model: llm.LlamaModel, ids: tuple[int, ...], variant: model.CacheVariant,
               score_from: int) -> model.Measured:
     """:func:`model.measure` against the model's own logits (:func:`reference`), one variant at a time in the
     process (:data:`_ONE_VARIANT`)."""
@@ -152,7 +133,7 @@ measured = st.cache_data(max_entries=96, ttl=TTL_SECONDS, show_spinner=False,
                          hash_funcs=key_hash_funcs(_measured))(_measured)
 
 
-def sweep(_model: llama.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measured, ...]:
+def sweep(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measured, ...]:
     """Every :func:`model.cache_variants` row measured, one cached measurement at a time under a progress bar that
     names the step (gone when done; instant for a prompt already measured)."""
     c = _model.config
@@ -171,7 +152,7 @@ def sweep(_model: llama.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measure
     return tuple(out)
 
 
-def streaming_runs(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
+def streaming_runs(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
     """Compute (and cache) the four streaming runs, each under a spinner naming it."""
     for sinks in (*model.SINK_COUNTS, None):
         text = (_("Reading your text with full attention, then generating {new}…").format(new=tokens(n_new))
@@ -194,7 +175,7 @@ def intro() -> None:
         "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "
         "the last few tokens needs those first ones. Then it measures the other ways modern models shrink the KV "
         "cache (fewer key/value heads, a latent cache, a window), each as bytes per token against perplexity."
-    ).format(model=rm.MODEL_NAME))
+    ).format(model=llm.MODEL_NAME))
     st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
         "the model here, in NumPy float32, on the text below. The model's weights are stored 4-bit quantized "
@@ -203,7 +184,7 @@ def intro() -> None:
 
 
 @section
-def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = "fixed") -> None:
+def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "fixed") -> None:
     """Sink mass per layer and per head, the strongest sink head's map, the explanation with its measured facts."""
     c = _model.config
     s = summary(_model, ids)
@@ -262,7 +243,7 @@ def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = 
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
         st.plotly_chart(sfig.sink_grid(s.mass, title=_("every head's sink mass")), key="sk_fig_grid")
-    labels = rm.labels(_model, list(ids))
+    labels = llm.labels(_model, ids)
     st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
                                    title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
                                                                                                head=s.top_head),
@@ -281,10 +262,10 @@ def the_sink(_model: llama.LlamaModel, ids: tuple[int, ...], color_scale: str = 
 
 
 @section
-def first_token_section(_model: llama.LlamaModel, ids: tuple[int, ...], choice: str) -> None:
+def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> None:
     """Another token first: where the weight on the first position goes."""
     f = first_token(_model, ids, choice)
-    old_piece, new_piece = (rm.visible_piece(piece) for piece in _model.token_strings([ids[0], f.ids[0]]))
+    old_piece, new_piece = (llm.visible_piece(piece) for piece in llm.pieces(_model, [ids[0], f.ids[0]]))
     old, new = model.md_code(old_piece), model.md_code(new_piece)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
     pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)
@@ -318,7 +299,7 @@ def first_token_section(_model: llama.LlamaModel, ids: tuple[int, ...], choice: 
 
 
 @section
-def shift_section(_model: llama.LlamaModel, ids: tuple[int, ...], offset: int) -> None:
+def shift_section(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> None:
     """Every position shifted by ``offset``: the logits and the sink do not move."""
     sh = shift(_model, ids, offset)
     st.latex(r"\langle R_{i+k}\, q,\ R_{j+k}\, k \rangle = \langle q,\ R_{j-i}\, k \rangle")
@@ -350,11 +331,11 @@ def shift_section(_model: llama.LlamaModel, ids: tuple[int, ...], offset: int) -
 
 
 @section
-def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
+def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
     """The window with 0, 1 and 4 kept first tokens and full attention: perplexity, losses, generated text."""
     runs = {sinks: stream(_model, ids, window, sinks, n_new) for sinks in (*model.SINK_COUNTS, None)}
     n = len(ids)
-    labels = rm.labels(_model, list(ids))
+    labels = llm.labels(_model, ids)
     none, four = runs[0], runs[model.SINK_COUNTS[-1]]
     scored = n - 1 - window
     st.latex(latex_words(_("query {i} sees key {j}"), i=r"\ i\ ", j=r"\ j") + r" \iff j \le i \ "
@@ -389,7 +370,7 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
             st.metric(title, ppl[sinks], help=_("perplexity over the positions after the window"))
             st.caption(_n("continues your text with {n} token (greedy):",
                           "continues your text with {n} tokens (greedy):", len(r.generated)).format(n=len(r.generated)))
-            part = _model.decode_partial(list(r.generated))  # an unfinished character stays pending, never �
+            part = llm.text(_model, r.generated)  # an unfinished character stays pending, never �
             st.code(part.text, language=None, wrap_lines=True)
             if part.pending:
                 st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
@@ -430,7 +411,7 @@ def streaming(_model: llama.LlamaModel, ids: tuple[int, ...], window: int, n_new
 
 
 @section
-def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
+def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
     """What each conversion does (formulas), and that none is fine-tuned."""
     c = config
     st.markdown(_(
@@ -464,7 +445,7 @@ def cache_formulas(config: llama.LlamaConfig, n: int) -> None:
 
 
 @section
-def cache_bytes(config: llama.LlamaConfig, n: int) -> None:
+def cache_bytes(config: llm.LlamaConfig, n: int) -> None:
     """Every variant's bytes per token of a text of ``n`` tokens, from the formulas alone (no model runs here)."""
     c = config
     rows = []
@@ -476,7 +457,7 @@ def cache_bytes(config: llama.LlamaConfig, n: int) -> None:
 
 
 @section
-def smaller_caches(_model: llama.LlamaModel, ids: tuple[int, ...], rows: tuple[model.Measured, ...]) -> None:
+def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[model.Measured, ...]) -> None:
     """The measured table and the chart of every cache variant, and what they say."""
     c = _model.config
     n = len(ids)

@@ -1,4 +1,5 @@
-"""Arrays for the page "Attention sinks and smaller KV caches" (pure NumPy on :mod:`attention.llama`; no Streamlit).
+"""Arrays for the page "Attention sinks and smaller KV caches" (pure NumPy on the door to the model,
+:mod:`explorer.shell.llm`).
 
 Four measurements on the learner's text, all on SmolLM2-135M's own weights:
 
@@ -29,9 +30,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from attention import llama
-from attention.llama import variants
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 
 __all__ = [
     "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
@@ -159,9 +158,9 @@ class SinkSummary:
         return int((self.mass > HALF).sum())
 
 
-def sink_summary(model: llama.LlamaModel, ids) -> SinkSummary:
+def sink_summary(model: llm.LlamaModel, ids) -> SinkSummary:
     """One forward pass over ``ids`` (at least ``FIRST_QUERY + 1`` tokens) and its :class:`SinkSummary`."""
-    out = model.forward(list(ids))
+    out = llm.forward(model, ids)
     mass = sink_mass(out.attentions)
     norms = np.linalg.norm(out.cache.values.astype(np.float64), axis=-1)  # [L, KV, n]
     ratio = (norms[:, :, 0] / np.median(norms[:, :, 1:], axis=-1)).mean(axis=1)  # [L]
@@ -173,7 +172,7 @@ def sink_summary(model: llama.LlamaModel, ids) -> SinkSummary:
 # --- another token first; every position shifted --------------------------------------------------------------
 
 
-def changed_ids(model: llama.LlamaModel, ids, choice: str) -> tuple[int, ...]:
+def changed_ids(model: llm.LlamaModel, ids, choice: str) -> tuple[int, ...]:
     """``ids`` with the token of ``FIRST_CHOICES[choice]`` put first, or without its first token (the option whose
     text is ``None``).
 
@@ -185,7 +184,7 @@ def changed_ids(model: llama.LlamaModel, ids, choice: str) -> tuple[int, ...]:
     text = FIRST_CHOICES[choice]
     if text is None:
         return tuple(ids[1:])
-    token = model.encode(text)
+    token = llm.token_ids(model, text)
     if len(token) != 1:
         raise ValueError(f"{text!r} is {len(token)} tokens for this tokenizer, not one")
     return (token[0], *ids)
@@ -219,14 +218,14 @@ class FirstToken:
         return bool(b >= 0.5 * a and c < 0.5 * b)
 
 
-def first_token_experiment(model: llama.LlamaModel, ids, original: SinkSummary, choice: str) -> FirstToken:
+def first_token_experiment(model: llm.LlamaModel, ids, original: SinkSummary, choice: str) -> FirstToken:
     """Run the changed text (:func:`changed_ids`) and measure where the weight on the first position goes.
 
     Raises:
         ValueError: as :func:`changed_ids`; a text too short for :func:`sink_mass`.
     """
     new = changed_ids(model, ids, choice)
-    a = model.forward(list(new)).attentions
+    a = llm.forward(model, new).attentions
     changed = sink_mass(a, 0).mean(axis=1)
     # dropped: the new first token was at position 1 of the learner's text; put first: the learner's first token is
     # at position 1 now
@@ -254,14 +253,14 @@ class Shift:
     same_next: bool
 
 
-def shift_experiment(model: llama.LlamaModel, ids, offset: int) -> Shift:
+def shift_experiment(model: llm.LlamaModel, ids, offset: int) -> Shift:
     """Two forward passes: positions from 0 and from ``offset``.
 
     Raises:
         ValueError: ``offset`` outside ``0 .. context_length - n`` (from :meth:`LlamaModel.forward`).
     """
-    plain = model.forward(list(ids))
-    shifted = model.forward(list(ids), position_offset=offset)
+    plain = llm.forward(model, ids)
+    shifted = llm.forward(model, ids, position_offset=offset)
     return Shift(int(offset), float(np.abs(shifted.logits - plain.logits).max()),
                  float(np.abs(plain.logits).max()), float(np.abs(shifted.attentions - plain.attentions).max()),
                  sink_mass(plain.attentions).mean(axis=1), sink_mass(shifted.attentions).mean(axis=1),
@@ -297,9 +296,11 @@ class Streamed:
         window, sinks: the options. score_from: the first scored query position (= ``window``).
         perplexity: over query positions ``score_from .. n - 2`` (tokens ``score_from + 1 .. n - 1``).
         losses: float64 ``[n - 1]``, every position's next-token loss (nats; the scored ones from ``score_from``).
-        renumbered: the perplexity with StreamingLLM's numbering inside the cache (:func:`variants.renumbered_logits`;
+        renumbered: the perplexity with StreamingLLM's numbering inside the cache
+            (:func:`explorer.shell.llm.renumbered_logits`;
             ``None`` for full attention and for 0 sinks, where the two numberings are the same).
-        generated: the greedy continuation's ids (:func:`variants.generate` with the same window and sinks).
+        generated: the greedy continuation's ids (:func:`explorer.shell.llm.continue_greedy` with the same window and
+            sinks).
     """
 
     window: int
@@ -311,7 +312,7 @@ class Streamed:
     generated: tuple[int, ...]
 
 
-def streamed(model: llama.LlamaModel, ids, window: int, sinks: int | None, n_new: int) -> Streamed:
+def streamed(model: llm.LlamaModel, ids, window: int, sinks: int | None, n_new: int) -> Streamed:
     """Perplexity, per-position losses and a greedy continuation of ``n_new`` tokens with a window of ``window``
     positions and ``sinks`` kept first tokens (``None``: full attention, scored on the same positions).
 
@@ -319,15 +320,15 @@ def streamed(model: llama.LlamaModel, ids, window: int, sinks: int | None, n_new
         ValueError: a window that leaves no scored position; as :meth:`LlamaModel.forward`.
     """
     ids = list(ids)
-    start = variants.score_start(len(ids), None, window)
+    start = llm.score_start(len(ids), None, window)
     options = {} if sinks is None else {"window": window, "sinks": sinks}
-    out = model.forward(ids, need_weights=False, **options)  # scored, then continued (one prompt pass)
-    losses = variants.next_token_losses(out.logits, ids)
+    out = llm.forward(model, ids, weights=False, **options)  # scored, then continued (one prompt pass)
+    losses = llm.next_token_losses(out.logits, ids)
     renumbered = None
     if sinks:
-        shifted = variants.renumbered_logits(model, ids, window=window, sinks=sinks)
-        renumbered = float(np.exp(variants.next_token_losses(shifted, ids)[start:].mean()))
-    generated = tuple(variants.continue_greedy(model, out, n_new, **options))
+        shifted = llm.renumbered_logits(model, ids, window=window, sinks=sinks)
+        renumbered = float(np.exp(llm.next_token_losses(shifted, ids)[start:].mean()))
+    generated = tuple(llm.continue_greedy(model, out, n_new, **options))
     return Streamed(window, sinks, start, float(np.exp(losses[start:].mean())), losses, renumbered, generated)
 
 
@@ -341,7 +342,7 @@ class CacheVariant:
     Attributes:
         key: a short unique name (``"mqa"``, ``"latent-128"``, ``"window-16"``). label: what the table shows.
         family: ``"heads"`` (MHA, GQA, MQA), ``"latent"`` or ``"window"``.
-        kind: :meth:`LlamaModel.kv_variant`'s argument, or ``None`` for the model's own projections.
+        kind: :func:`explorer.shell.llm.kv_variant`'s argument, or ``None`` for the model's own projections.
         window, sinks: a sliding window (``None``: every token kept).
     """
 
@@ -353,7 +354,7 @@ class CacheVariant:
     sinks: int = 0
 
 
-def cache_variants(config: llama.LlamaConfig, n: int) -> tuple[CacheVariant, ...]:
+def cache_variants(config: llm.LlamaConfig, n: int) -> tuple[CacheVariant, ...]:
     """The variants the page compares for a text of ``n`` tokens: MHA, the model (GQA), MQA, a latent cache at
     :data:`LATENT_RANKS`, and the :data:`SWEEP_WINDOWS` (with :data:`SWEEP_SINKS` kept first tokens) that leave
     :data:`MIN_SCORED` scored positions."""
@@ -369,10 +370,10 @@ def cache_variants(config: llama.LlamaConfig, n: int) -> tuple[CacheVariant, ...
     return tuple(out)
 
 
-def variant_bytes(config: llama.LlamaConfig, variant: CacheVariant, n: int) -> tuple[int, float]:
+def variant_bytes(config: llm.LlamaConfig, variant: CacheVariant, n: int) -> tuple[int, float]:
     """``(floats per token per layer, KV-cache bytes per token of a text of n tokens)`` by the formulas
     (:func:`attention.llama.variants.converted_config`; a window keeps at most ``window + sinks`` tokens)."""
-    converted = variants.converted_config(config, variant.kind)
+    converted = llm.converted_config(config, variant.kind)
     kept = n if variant.window is None else min(n, variant.window + variant.sinks)
     return converted.kv_floats_per_token_per_layer, kept * converted.kv_bytes_per_token / n
 
@@ -382,9 +383,9 @@ def sweep_score_from(variants_: tuple[CacheVariant, ...]) -> int:
     return max((v.window for v in variants_ if v.window is not None), default=0)
 
 
-def reference_logits(model: llama.LlamaModel, ids) -> np.ndarray:
+def reference_logits(model: llm.LlamaModel, ids) -> np.ndarray:
     """The model's own logits ``[n, vocab]`` float32: what every variant is compared with."""
-    return model.forward(list(ids), need_weights=False).logits
+    return llm.forward(model, ids, weights=False).logits
 
 
 @dataclass(frozen=True)
@@ -410,21 +411,19 @@ class Measured:
     max_logit_diff: float
 
 
-def measure(model: llama.LlamaModel, ids, variant: CacheVariant, reference: np.ndarray, score_from: int) -> Measured:
+def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.ndarray, score_from: int) -> Measured:
     """Convert (or window) the model as ``variant`` says, run ``ids`` once and compare with ``reference``
     (:func:`reference_logits`) over query positions ``score_from .. n - 2``. The converted model is dropped on return
     (it holds no weights of its own, a pass one layer's converted matrix: :mod:`attention.llama.variants`)."""
     ids = list(ids)
     n, c = len(ids), model.config
     if variant.kind is not None:
-        converted = model.kv_variant(variant.kind)
-        logits = converted.forward(ids, need_weights=False).logits
-        del converted
+        logits = llm.forward(model, ids, weights=False, variant=variant.kind).logits  # the variant dropped after
     else:
         options = {} if variant.window is None else {"window": variant.window, "sinks": variant.sinks}
-        logits = model.forward(ids, need_weights=False, **options).logits
+        logits = llm.forward(model, ids, weights=False, **options).logits
     floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
-    agreement = variants.compare(reference, logits, ids, score_from)
+    agreement = llm.compare(reference, logits, ids, score_from)
     diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
     return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
                     agreement.top1, diff)

@@ -9,8 +9,7 @@ import streamlit as st
 
 from explorer.lessons.kv_cache.model import link as kv_cache_link
 from explorer.lessons.sinks import draw, model
-from explorer.shell import controls, i18n
-from explorer.shell import real_model as rm
+from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -18,20 +17,21 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 FIRST, OFFSET, WINDOW, NEW, MEASURE = "sk_first", "sk_offset", "sk_window", "sk_new", "sk_measure"
 
 draw.intro()
-controls.not_used(draw.not_used())
-llm = rm.model_or_explain(_(
+lm = llm.model_or_explain(_(
     "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
     "weight follows whatever token comes first, that shifting every position changes nothing, how a sliding window "
     "does with 0, 1 or 4 kept first tokens, and what MHA, MQA, a latent cache and windows cost in perplexity per "
     "byte of KV cache."
 ))
-c = llm.config
+c = lm.config
+controls.not_used(llm.not_used(c, seed=_(
+    "the model's weights are trained, not drawn, and every continuation here is greedy.")))
 
 st.header(_("Your text"))
-p = rm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label=_("Text"), max_tokens=rm.PROMPT_MAX_TOKENS,
-                    help=_("Any text; a paragraph works best (the window needs positions after it to score). The "
-                           "model reads its first {n} tokens. Press Ctrl+Enter to run.").format(
-                        n=rm.PROMPT_MAX_TOKENS))
+p = llm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label=_("Text"), max_tokens=llm.PROMPT_MAX_TOKENS,
+                     help=_("Any text; a paragraph works best (the window needs positions after it to score). The "
+                            "model reads its first {n} tokens. Press Ctrl+Enter to run.").format(
+                         n=llm.PROMPT_MAX_TOKENS))
 ids = p.ids
 st.caption(draw.describe(c, p.n))
 with st.expander(_("The tokens the model reads")):
@@ -45,8 +45,8 @@ if p.n <= model.FIRST_QUERY:
             icon="📏")
     st.stop()
 with st.spinner(_("Reading your text: one forward pass with every attention weight…")):
-    draw.summary(llm, ids)
-draw.the_sink(llm, ids, controls.color_scale())
+    draw.summary(lm, ids)
+draw.the_sink(lm, ids, controls.color_scale())
 
 # --- 2 · another token first ------------------------------------------------------------------------------------
 st.header(_("2 · Put another token first"))
@@ -62,8 +62,8 @@ if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
 else:
     with st.spinner(_("Reading the changed text: one more forward pass…")):
-        draw.first_token(llm, ids, choice)
-    draw.first_token_section(llm, ids, choice)
+        draw.first_token(lm, ids, choice)
+    draw.first_token_section(lm, ids, choice)
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
 st.header(_("3 · Shift every position"))
@@ -77,8 +77,8 @@ offset = controls.slider(_("Shift every position by k"), 0, top_offset, min(mode
                              last=p.n - 1, context=i18n.integer(c.context_length)))
 with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
         k=i18n.integer(offset))):
-    draw.shift(llm, ids, offset)
-draw.shift_section(llm, ids, offset)
+    draw.shift(lm, ids, offset)
+draw.shift_section(lm, ids, offset)
 
 # --- 4 · streaming ----------------------------------------------------------------------------------------------
 st.header(_("4 · Streaming: a window and a few first tokens"))
@@ -101,8 +101,8 @@ else:
     with right:
         n_new = controls.slider(_("Generated tokens"), 1, model.MAX_NEW_TOKENS, model.DEFAULT_NEW_TOKENS, key=NEW,
                                 help=_("Each continuation is greedy, read with the same window and kept tokens."))
-    draw.streaming_runs(llm, ids, window, n_new)
-    draw.streaming(llm, ids, window, n_new)
+    draw.streaming_runs(lm, ids, window, n_new)
+    draw.streaming(lm, ids, window, n_new)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
         link=kv_cache_link()))
 
@@ -119,7 +119,7 @@ measure = st.toggle(_("Measure every variant on your text"), key=MEASURE, bind="
                            "results for this text.").format(n=n_variants))
 controls.check_link(MEASURE, measure, _("true or false"))
 if measure:
-    draw.smaller_caches(llm, ids, draw.sweep(llm, ids))
+    draw.smaller_caches(lm, ids, draw.sweep(lm, ids))
 else:
     draw.cache_bytes(c, p.n)
     st.info(_("These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "

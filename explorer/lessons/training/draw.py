@@ -36,7 +36,7 @@ from attention import training
 from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model
 from explorer.lessons.training.model import RunResult, RunSpec
-from explorer.shell import charts, i18n, textviews
+from explorer.shell import charts, i18n, llm, textviews
 from explorer.shell.cache import TTL_SECONDS, cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -865,16 +865,13 @@ def context(results: tuple[RunResult, ...]) -> None:
 
 @cached(max_entries=2)  # a few KB an entry; the model forward is the cost (seconds, once per seed)
 def real_model_heads(seed: int, period: int = 20) -> model.RealHeads | None:
-    """The two scores on SmolLM2-135M reading a random run of ``period`` tokens written twice; ``None``
-    without the model's weights."""
-    from explorer.shell import real_model
-
-    if real_model.missing_weights() is not None:
+    """The two scores on SmolLM2-135M reading a random run of ``period`` tokens written twice (the door's cached
+    :func:`explorer.shell.llm.run`); ``None`` without the model's weights."""
+    lm = llm.available_model()
+    if lm is None:
         return None
-    lm = real_model.load_model(real_model.weights_mode())
     ids = model.repeated_ids(lm.config.vocab_size, period, seed)
-    out = lm.forward([int(i) for i in ids])
-    return model.real_heads(out.attentions, period)
+    return model.real_heads(llm.run(lm, ids).attentions, period)
 
 
 @section
@@ -885,14 +882,15 @@ def bridge(rh: model.RealHeads, link: str) -> None:
     prev = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_previous)
     layers = sorted({h[0] for h in rh.top_induction})
     st.markdown(_n("Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
-                   "tokens): its top prefix-matching heads are {induction}, in layer {layers} of 30; its top "
+                   "tokens): its top prefix-matching heads are {induction}, in layer {layers} of {n_layers}; its top "
                    "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
                    "text.",
                    "Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
-                   "tokens): its top prefix-matching heads are {induction}, in layers {layers} of 30; its top "
+                   "tokens): its top prefix-matching heads are {induction}, in layers {layers} of {n_layers}; its top "
                    "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
                    "text.", len(layers)).format(period=rh.period, n=rh.n_tokens, induction=ind,
-                                                 layers=", ".join(map(str, layers)), previous=prev))
+                                                 layers=", ".join(map(str, layers)), previous=prev,
+                                                 n_layers=rh.n_layers))
     earlier = all(p[0] < min(layers) for p in rh.top_previous)
     if earlier:
         st.markdown(_("Every one of those previous-token heads sits in an earlier layer than every induction head: "

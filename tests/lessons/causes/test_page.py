@@ -11,6 +11,7 @@ import pytest
 
 from attention.llama import interventions as iv
 from explorer.lessons.causes import model as M
+from explorer.shell import llm
 from tests.apptest_utils import app_at, assert_clean, figures
 from tests.core.llama_support import real_model
 
@@ -54,12 +55,12 @@ def test_defaults_state_what_the_numbers_say(lm):
     # the logit lens: the map's colours are the top token's probability at every block and position
     top = iv.logit_lens_top(lm, ids, 1)
     np.testing.assert_allclose(z(at, "ca_fig_lens"), top.probabilities[..., 0], rtol=1e-6)
-    lens = lm.logit_lens(ids)
+    lens = iv.logit_lens(lm, ids)
     a = M.answer_by_layer(lens, paris)
     assert a.first_top == 30 and "becomes the most likely token only after the last block" in said
     np.testing.assert_allclose(array(figures(at)["ca_fig_answer_curve"]["data"][0]["y"]), a.probability, rtol=1e-9)
     # the attribution: the grid, the parts summed beside the logit, the head named
-    att = lm.logit_attribution(ids, paris)
+    att = iv.logit_attribution(lm, ids, paris)
     np.testing.assert_allclose(z(at, "ca_grid"), att.heads, rtol=1e-9)
     parts = table(at, "share of the logit")
     np.testing.assert_allclose(parts["share of the logit"][:5], [att.embedding, att.heads.sum(), att.mlps.sum(),
@@ -69,7 +70,7 @@ def test_defaults_state_what_the_numbers_say(lm):
     # the knockout: by default the 3 heads that push the answer most directly, and a seeded random control
     assert at.multiselect(key="_ca_heads_pick").value == ["L23H4", "L29H1", "L29H2"]
     knocked = iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2)])
-    p_knocked = float(M.probabilities(knocked)[paris])
+    p_knocked = float(llm.probabilities(knocked)[paris])
     assert f"to **{p_knocked:.4f}**" in said and "The same number of random heads" in said
     # the repeated random prompt: the induction heads named, the loss risen
     assert "(L18H6, L17H4, L17H3)" in said and "Here the induction heads matter" in said
@@ -96,13 +97,13 @@ def test_a_knockout_changes_the_top_5(lm):
     assert at.query_params["ca_heads"] == "L23H4,L0H4,L11H7"
     knocked = table(at, "next token", 2)
     logits = iv.knock_out(lm, ids, [(23, 4), (0, 4), (11, 7)])
-    top, p = M.top_tokens(logits)
+    top, p = llm.top_tokens(logits)
     np.testing.assert_allclose(knocked["probability"], p, rtol=1e-6)
     assert list(knocked["next token"]) != clean_top
     at.radio(key="ca_ablation").set_value("mean").run()
     assert_clean(at)
     mean = iv.knock_out(lm, ids, [(23, 4), (0, 4), (11, 7)], ablation="mean")
-    np.testing.assert_allclose(table(at, "next token", 2)["probability"], M.top_tokens(mean)[1], rtol=1e-6)
+    np.testing.assert_allclose(table(at, "next token", 2)["probability"], llm.top_tokens(mean)[1], rtol=1e-6)
     assert at.query_params["ca_ablation"] == "mean"
     # the top-k picker
     at.selectbox(key="ca_by").set_value("off_sink").run()
@@ -121,7 +122,7 @@ def test_the_sweep_grades_the_guess(lm):
     assert_clean(at)
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris = lm.encode(" Paris")[0]
-    sweep = lm.knockout_sweep(ids, paris)
+    sweep = iv.knockout_sweep(lm, ids, paris)
     np.testing.assert_allclose(z(at, "ca_sweep_grid"), sweep.effect, rtol=1e-5, atol=1e-5)
     g = M.grade_guess(sweep.effect, (0, 4))
     assert g.rank == 2 and g.best == (23, 4)

@@ -19,7 +19,7 @@ from attention import llama
 from attention.llama import gguf_file
 from explorer.lessons.kv_cache import draw as D
 from explorer.lessons.kv_cache import model as M
-from explorer.shell import real_model as rm
+from explorer.shell import llm
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def file_counts() -> tuple[dict[str, int], str, int, bool]:
 @pytest.mark.slow
 def test_weight_storage_is_the_files_tensor_table(file_counts):
     counts, emb_type, emb_params, tied = file_counts
-    storage = rm.read_weight_storage(gguf_file.find_model_file())
+    storage = llm.read_weight_storage(gguf_file.find_model_file())
     assert storage.params == counts and list(storage.params) == sorted(counts, key=counts.get, reverse=True)
     assert (storage.embedding_type, storage.embedding_params, storage.tied) == (emb_type, emb_params, tied)
     assert storage.total == sum(counts.values())
@@ -94,7 +94,7 @@ def test_weight_storage_is_the_files_tensor_table(file_counts):
 def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
     counts, emb_type, emb_params, tied = file_counts
     total = sum(counts.values())
-    note = D.storage_note(rm.read_weight_storage(gguf_file.find_model_file()))
+    note = D.storage_note(llm.read_weight_storage(gguf_file.find_model_file()))
     assert (emb_type, tied) == ("Q8_0", True)  # the pinned file: an 8-bit embedding, tied to the output
     assert f"the token embedding ({round(100 * emb_params / total)}% of the parameters; tied: it is also the output " \
            "matrix behind every logit) as 8-bit codes (Q8_0)" in note
@@ -109,24 +109,14 @@ def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
 
 
 def test_storage_note_for_other_files():
-    untied = rm.WeightStorage({"Q4_1": 70, "F16": 30}, "F16", 30, False)
+    untied = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "output.weight": ("Q4_1", (5, 10)),
+                                "blk.0.attn_q.weight": ("Q4_1", (2, 10))})  # Q4_1 70, F16 30 (the embedding)
     note = D.storage_note(untied)
     assert "the token embedding (30% of the parameters) as float16 (F16), and the other parameters as 4-bit " \
            "codes (Q4_1, 70%)." in note and "tied" not in note
-    one_type = rm.WeightStorage({"F32": 10}, "F32", 4, True)
+    one_type = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
     assert "as float32 (F32), and the other parameters as float32 (F32, 60%)." in D.storage_note(one_type)
     assert "The weights are read from a quantized file." in D.storage_note(None)
-
-
-def test_weight_storage_of_an_unreadable_file_is_none(tmp_path):
-    class Moved:
-        path = tmp_path / "gone.gguf"
-
-    rm.weight_storage.clear()
-    try:
-        assert rm.weight_storage(Moved()) is None
-    finally:
-        rm.weight_storage.clear()
 
 
 # --- the difference sentence (item 7) -------------------------------------------------------------------------
@@ -152,14 +142,14 @@ def test_the_cache_view_is_the_cache_and_the_comparison_the_doors_forward_pass(l
     run = M.Run(tuple(lm.encode(M.DEFAULT_PROMPT)), M.Sampling(), 2)
     state = M.run(lm, run.prompt_ids, run.sampling, run.steps)
     with monkeypatch.context() as m:
-        m.setattr(rm, "forward", lambda *a, **k: pytest.fail("the cache view ran the full pass"))
+        m.setattr(llm, "run", lambda *a, **k: pytest.fail("the cache view ran the full pass"))
         view = D.cache_view_data(lm, run, 11, 1)
-    assert view.heads == (3, 4, 5) and view.labels == tuple(rm.labels(lm, state.ids))
+    assert view.heads == (3, 4, 5) and view.labels == tuple(llm.labels(lm, state.ids))
     np.testing.assert_array_equal(view.keys, state.keys(11, 1))
     np.testing.assert_array_equal(view.values, state.values(11, 1))
     np.testing.assert_array_equal(view.cached_rows, state.new_rows[11, 3:6])
     full_pass = D.full_pass_data(lm, run, 11, 1)
-    full = rm.forward(lm, state.ids).attentions[:, :, -1, :]  # the door's cached pass
+    full = llm.run(lm, state.ids).attentions[:, :, -1, :]  # the door's cached pass
     np.testing.assert_array_equal(full_pass.full_rows, full[11, 3:6])
     assert full_pass.difference_all == M.max_difference(state.new_rows, full) > 0
     assert full_pass.full_rows.shape == view.cached_rows.shape == (3, len(state.ids))

@@ -5,7 +5,7 @@ the charts' words keep their letters.
 
 The model runs in the test process (loaded once); the generation is cached per (prompt, sampling, steps) and shared by
 every language, so each language only draws the same generation again: its numbers must match the English page's
-exactly. The states avoid what only the shared model door (:mod:`explorer.shell.real_model`, the shell domain) says:
+exactly. The states avoid what only the shared model door (:mod:`explorer.shell.llm`, the shell domain) says:
 a prompt cut or emptied, missing weights."""
 
 from __future__ import annotations

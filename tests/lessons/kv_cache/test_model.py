@@ -13,7 +13,7 @@ import pytest
 
 from attention import llama
 from explorer.lessons.kv_cache import model as M
-from explorer.shell import real_model as rm
+from explorer.shell import llm
 
 SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
                             vocab_size=49152, rope_theta=100000.0, rms_eps=1e-5, context_length=8192, max_tokens=256,
@@ -213,9 +213,9 @@ def test_generation_stops_at_the_end_of_sequence_token(lm):
 @pytest.mark.slow
 def test_limits_on_the_prompt_and_the_steps(lm):
     long = " ".join(["word"] * 50)
-    p = rm.encode_prompt(lm, long, M.MAX_PROMPT_TOKENS)  # the page's prompt, through the lessons' one door
+    p = llm.encode_prompt(lm, long, M.MAX_PROMPT_TOKENS)  # the page's prompt, through the lessons' one door
     assert p.n == M.MAX_PROMPT_TOKENS and p.n_total == 50 and p.is_cut
-    p = rm.encode_prompt(lm, "9" * 300, M.MAX_PROMPT_TOKENS)  # one token per digit: beyond what the model accepts
+    p = llm.encode_prompt(lm, "9" * 300, M.MAX_PROMPT_TOKENS)  # one token per digit: beyond what the model accepts
     assert p.n == M.MAX_PROMPT_TOKENS and p.n_total == 300
     with pytest.raises(ValueError, match="1 to 32"):
         M.prefill(lm, list(range(100, 133)), M.Sampling())

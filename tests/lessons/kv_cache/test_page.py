@@ -254,11 +254,11 @@ def test_a_character_split_over_tokens_shows_as_pending_bytes_never_as_U_FFFD(pr
 def test_the_page_says_how_the_file_stores_the_weights_and_each_difference_truly():
     """Items 6 and 7: the embedding's 8 bits; "bit for bit" and "not exactly 0 only because…" never together."""
     from attention.llama import gguf_file
-    from explorer.shell import real_model as rm
+    from explorer.shell import llm
 
     at = app_at(PAGE)
     assert_clean(at)
-    storage = rm.read_weight_storage(gguf_file.find_model_file())
+    storage = llm.read_weight_storage(gguf_file.find_model_file())
     share = round(100 * storage.embedding_params / storage.total)
     intro = texts(at, "caption")
     assert f"the token embedding ({share}% of the parameters; tied: it is also the output matrix behind every " \

@@ -6,7 +6,7 @@ letters.
 The real model runs in the test process (loaded once); its forward pass is cached per prompt and shared by every
 language, so the Portuguese and Turkish pages draw the same numbers as the English one.
 
-The states avoid text of the shared door to the model (:mod:`explorer.shell.real_model`, the shell's domain): no
+The states avoid text of the shared door to the model (:mod:`explorer.shell.llm`, the shell's domain): no
 empty or over-long prompt (its warnings), and the weights are installed (no install note)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import draw
 from explorer.lessons.real_model import model as M
 from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import llm as rm
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures
 from tests.core.llama_support import real_model
 

@@ -11,7 +11,7 @@ import pytest
 
 from attention import llama
 from explorer.lessons.real_model import model as M
-from explorer.shell import real_model as rm
+from explorer.shell import llm
 
 L, H = 30, 9
 
@@ -142,7 +142,7 @@ def test_selected_head_reads_the_last_clicked_cell():
 
 
 def test_repeated_ids_are_an_exact_repeat_of_distinct_word_tokens():
-    words = M.word_token_ids([" cat", " house", "x", " garden", " Zebra", " window", " planet", "ing", " orange"])
+    words = llm.word_token_ids([" cat", " house", "x", " garden", " Zebra", " window", " planet", "ing", " orange"])
     assert words == (1, 3, 5, 6, 8)
     ids = M.repeated_ids(list(range(100, 200)), 3)
     k = M.REPEAT_WORDS
@@ -230,7 +230,7 @@ def test_layer_mean_is_the_mean_over_heads():
 
 @pytest.mark.slow  # loads the real model (about 1.7 s of CPU)
 def test_word_tokens_are_single_tokens(lm):
-    words = M.word_token_ids(lm.token_strings(range(lm.config.vocab_size)))
+    words = llm.word_ids(lm)  # the door's: whole words that tokenize back to themselves
     assert len(words) > 10_000
     for i in words[:: len(words) // 50]:
         assert lm.encode(lm.decode([i])) == [i], i
@@ -250,7 +250,7 @@ def test_default_prompt_statistics_match_head_steps_and_the_exercise_is_clear(lm
     assert all(q.margin >= M.MIN_MARGIN for q in heads)
     for q in heads:
         assert dict(q.scores)[q.answer] == max(v for _, v in q.scores)
-    ids_p, probs = rm.top_tokens(out.logits[-1])
+    ids_p, probs = llm.top_tokens(out.logits[-1])
     assert lm.decode([ids_p[0]]) == "." and 0 < sum(probs) <= 1
 
 
@@ -275,7 +275,7 @@ def graded_by_hand(A: np.ndarray, ids, layer: int, head: int) -> dict[str, float
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
-    words = M.word_token_ids(lm.token_strings(range(lm.config.vocab_size)))
+    words = llm.word_ids(lm)
     ids = list(M.repeated_ids(words, seed))
     k = M.REPEAT_WORDS
     assert lm.encode(lm.decode(ids)) == ids and ids[:k] == ids[k:]  # the text holds the exact repeat
@@ -327,3 +327,7 @@ def test_the_precision_note_matches_the_file(lm):
     others = {k for name, (k, s) in types.items() if name != "token_embd.weight" and len(s) == 2}
     assert others == {"Q4_1"} and "every other matrix is 4-bit (Q4_1, 79%)" in note
     assert "the norms are float32" in note
+    storage = llm.read_weight_storage(lm.path)  # the door's reading of the same file: what the page shows
+    assert {n: (t, int(np.prod(shape))) for n, (t, shape) in storage.tensors.items()} == \
+        {n: (t, int(np.prod(shape))) for n, (t, shape) in types.items()}
+    assert M.precision_note(storage.tensors) == note

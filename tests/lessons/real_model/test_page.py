@@ -11,9 +11,8 @@ import streamlit as st
 
 from attention import llama
 from explorer.lessons.real_model import model as M
-from explorer.shell import controls
-from explorer.shell import real_model as rm
-from explorer.shell.real_model import INSTALL_COMMAND
+from explorer.shell import controls, llm
+from explorer.shell.llm import INSTALL_COMMAND
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "real_model"
@@ -40,7 +39,7 @@ def link_warnings(at) -> list[str]:
 
 
 def expected(lm, text=M.DEFAULT_PROMPT):
-    ids = lm.encode(text, truncate=True)[: rm.PROMPT_MAX_TOKENS]
+    ids = lm.encode(text, truncate=True)[: llm.PROMPT_MAX_TOKENS]
     out = lm.forward(ids)
     return ids, out, M.head_statistics(out.attentions, ids)
 
@@ -54,7 +53,7 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     assert "The │ ␣cat │ ␣sat │ ␣on │ ␣the │ ␣mat │ ␣because │ ␣it │ ␣was │ ␣tired" in [t.value for t in at.text]
     # the prediction: top 5 of the last position, probabilities from the logits
     table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
-    top, p = rm.top_tokens(out.logits[-1])
+    top, p = llm.top_tokens(out.logits[-1])
     assert list(table["id"]) == list(top) and list(table["next token"])[0] == "."
     np.testing.assert_allclose(table["probability"], p, rtol=1e-9)
     # the grid: 30 layers x 9 heads of the sink statistic
@@ -147,7 +146,7 @@ def test_every_statistic_and_the_undefined_induction_score(lm):
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
     ids, _, stats = expected(lm, text)
-    assert tuple(ids) == M.repeated_ids(M.word_token_ids(lm.token_strings(range(lm.config.vocab_size))), 0)
+    assert tuple(ids) == M.repeated_ids(llm.word_ids(lm), 0)
     np.testing.assert_allclose(z(at, "rm_grid"), stats.get("induction"), rtol=1e-9)
     assert "Averaged over the" in texts(at) and "query rows R whose token occurred earlier" in texts(at)
 
@@ -162,7 +161,7 @@ def test_repeated_prompt_seed_at_its_ends(lm, seed):
     at.button(key="rm_repeat").click().run()
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
-    ids = M.repeated_ids(M.word_token_ids(lm.token_strings(range(lm.config.vocab_size))), seed)
+    ids = M.repeated_ids(llm.word_ids(lm), seed)
     assert tuple(lm.encode(text)) == ids and ids[: M.REPEAT_WORDS] == ids[M.REPEAT_WORDS:]
     assert at.session_state["rm_stat"] == "induction" and "rm_grid" in figures(at)
     shown = [t.value for t in at.text if "│" in t.value][0].split(" │ ")
@@ -196,7 +195,7 @@ def test_append_the_top_token_is_greedy_decoding_by_id(lm):
     assert list(ids_shown) == want and len(want) == 13
     np.testing.assert_allclose(np.nan_to_num(z(at, "rm_fig_head")), lm.forward(want).attentions[16, 0], rtol=1e-6)
     table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
-    assert list(table["id"]) == list(rm.top_tokens(lm.forward(want).logits[-1])[0])
+    assert list(table["id"]) == list(llm.top_tokens(lm.forward(want).logits[-1])[0])
     assert "appended by greedy decoding" in texts(at)
     at.button(key="rm_default").click().run()
     assert at.text_area(key="rm_prompt").value == M.DEFAULT_PROMPT and at.text_input(key="rm_then").value == ""
@@ -262,7 +261,7 @@ def test_garbage_links_warn_and_fall_back():
         assert part in shown, part
     assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value, at.session_state["rm_stat"]) \
         == (16, 0, "sink")
-    long = "ab " * rm.PROMPT_MAX_CHARS  # longer than the box takes: a link can carry it, the page refuses it
+    long = "ab " * llm.PROMPT_MAX_CHARS  # longer than the box takes: a link can carry it, the page refuses it
     at = app_at(PAGE, query={"rm_prompt": long})
     assert_clean(at)
     assert any("rm_prompt=" in w and "not valid" in w for w in link_warnings(at))

@@ -14,7 +14,7 @@ from explorer.lessons.sinks import charts as S
 from explorer.lessons.sinks import draw as D
 from explorer.lessons.sinks import model as M
 from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import llm as rm
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 from tests.core.llama_support import real_model
 from tests.lessons.sinks.test_page import texts, values

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from attention import llama
+from attention.llama import variants
 from explorer.lessons.sinks import model as M
 from tests.core.llama_support import real_model, write_tiny_gguf
 
@@ -83,20 +84,20 @@ def test_measurements_on_the_tiny_model(tiny):
     assert sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1) and sh.same_next
     st = M.streamed(tiny, ids, 4, 1, 3)
     assert st.score_from == 4 and len(st.generated) == 3 and st.losses.shape == (len(ids) - 1,)
-    assert st.perplexity == pytest.approx(tiny.perplexity(ids, window=4, sinks=1))
+    assert st.perplexity == pytest.approx(variants.perplexity(tiny, ids, window=4, sinks=1))
     full = M.streamed(tiny, ids, 4, None, 3)
-    assert full.renumbered is None and full.perplexity == pytest.approx(tiny.perplexity(ids, score_from=4))
+    assert full.renumbered is None and full.perplexity == pytest.approx(variants.perplexity(tiny, ids, score_from=4))
     np.testing.assert_allclose(full.losses[:4], st.losses[:4], rtol=1e-5)  # the window hides nothing before 4
     ref = M.reference_logits(tiny, ids)
     rows = {v.key: M.measure(tiny, ids, v, ref, 4) for v in M.cache_variants(tiny.config, len(ids))}
     assert rows["mha"].max_logit_diff == 0.0 and rows["mha"].kl == 0.0 and rows["mha"].top1 == 1.0
-    assert rows["gqa"].perplexity == pytest.approx(tiny.perplexity(ids, score_from=4))
+    assert rows["gqa"].perplexity == pytest.approx(variants.perplexity(tiny, ids, score_from=4))
     assert rows["mha"].bytes_per_token == 3 * rows["gqa"].bytes_per_token
     assert rows["window-8"].cache_bytes == (8 + 4) * tiny.config.kv_bytes_per_token
     assert rows["mqa"].kl > 0
     for v in M.cache_variants(tiny.config, len(ids)):  # the formula is the converted model's own byte count
         if v.kind is not None:
-            own = tiny.kv_variant(v.kind).config.kv_bytes_per_token
+            own = variants.kv_variant(tiny, v.kind).config.kv_bytes_per_token
             assert rows[v.key].floats_per_layer * tiny.config.n_layers * 4 == own
 
 

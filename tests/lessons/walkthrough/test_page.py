@@ -25,7 +25,7 @@ def _runs_the_real_model(entry) -> bool:
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported |= {f"{node.module}.{a.name}" for a in node.names}
-    return "explorer.shell.real_model" in imported
+    return "explorer.shell.llm" in imported
 
 
 @pytest.mark.parametrize("entry", [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if _runs_the_real_model(e)

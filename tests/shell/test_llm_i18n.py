@@ -1,4 +1,4 @@
-"""The real model's door (``explorer.shell.real_model``) in Português and Türkçe (issue 31): the prompt box's label,
+"""The real model's door (``explorer.shell.llm``) in Português and Türkçe (issue 31): the prompt box's label,
 its warnings (a prompt cut at the lesson's limit, an empty prompt, a link too long for the box), the missing-weights
 note, the loading spinner and the model's description speak the run's language, with no English sentence left.
 
@@ -14,10 +14,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from explorer.shell import i18n
-from explorer.shell import real_model as rm
+from explorer.shell import i18n, llm
 from tests.apptest_utils import english_left
-from tests.shell.test_real_model import SMOLLM2
+from tests.shell.test_llm import SMOLLM2
 
 LANGS = ("pt", "tr")
 WHAT = {"en": "", "pt": "", "tr": ""}  # the lesson's own sentence (its domain, not the door's): left out here
@@ -25,15 +24,14 @@ LONG = "the cat sat " * 6  # 19 tokens of SmolLM2's tokenizer: more than the doo
 
 
 def door() -> None:
-    """A page that is only the door: :func:`rm.model_or_explain` and the prompt box."""
+    """A page that is only the door: :func:`llm.model_or_explain` and the prompt box."""
     import streamlit as st
 
-    from explorer.shell import i18n
-    from explorer.shell import real_model as rm
+    from explorer.shell import i18n, llm
 
     i18n.activate(st.query_params.get("lang", "en"))
-    rm.model_or_explain("")
-    rm.prompt_input(key="door_prompt", default="the cat sat", max_tokens=8)
+    llm.model_or_explain("")
+    llm.prompt_input(key="door_prompt", default="the cat sat", max_tokens=8)
 
 
 def run(lang: str, *, query: dict | None = None, prompt: str | None = None) -> AppTest:
@@ -66,7 +64,7 @@ def warnings(at: AppTest) -> str:
 ])
 def test_the_prompt_boxs_warnings_speak_the_language(state, english):
     kwargs = {"cut": dict(prompt=LONG), "empty": dict(prompt=""),
-              "too-long-link": dict(query={"door_prompt": "x" * (rm.PROMPT_MAX_CHARS + 1)})}[state]
+              "too-long-link": dict(query={"door_prompt": "x" * (llm.PROMPT_MAX_CHARS + 1)})}[state]
     en = run("en", **kwargs)
     assert english in warnings(en), warnings(en)
     assert en.text_area(key="door_prompt").label == "Prompt"
@@ -90,11 +88,11 @@ def test_the_missing_weights_note_speaks_the_language(monkeypatch, tmp_path):
     try:
         en = run("en")
         assert "whose weights are not available on this server" in warnings(en)
-        assert [c.value for c in en.code] == [rm.INSTALL_COMMAND]
+        assert [c.value for c in en.code] == [llm.INSTALL_COMMAND]
         for lang, words in (("pt", "não estão disponíveis neste servidor"), ("tr", "ağırlıkları bu sunucuda yok")):
             other = run(lang)
             assert english_left(en, other, allowed=visitor_text(en)) == [], lang
-            assert words in warnings(other) and [c.value for c in other.code] == [rm.INSTALL_COMMAND]
+            assert words in warnings(other) and [c.value for c in other.code] == [llm.INSTALL_COMMAND]
             assert [e.label for e in other.expander] == [{"pt": "O que deu errado", "tr": "Ne ters gitti"}[lang]]
     finally:
         monkeypatch.delenv("ATTENTION_MODEL_PATH")
@@ -109,20 +107,20 @@ def test_the_spinner_and_the_description_speak_the_language(monkeypatch):
         shown.append(text)
         yield
 
-    monkeypatch.setattr(rm, "missing_weights", lambda: None)
-    monkeypatch.setattr(rm, "load_model", lambda weights: "the model")
-    monkeypatch.setattr(rm.st, "spinner", spinner)
-    assert rm.model_or_explain("") == "the model"
+    monkeypatch.setattr(llm, "missing_weights", lambda: None)
+    monkeypatch.setattr(llm, "load_model", lambda weights: "the model")
+    monkeypatch.setattr(llm.st, "spinner", spinner)
+    assert llm.model_or_explain("") == "the model"
     for lang in LANGS:
         with i18n.using(lang):
-            assert rm.model_or_explain("") == "the model"
+            assert llm.model_or_explain("") == "the model"
     assert shown[0].startswith("Loading SmolLM2-135M-Instruct (a 98 MB file")
     assert shown[1].startswith("Carregando o SmolLM2-135M-Instruct (um arquivo de 98 MB")
     assert shown[2].startswith("SmolLM2-135M-Instruct yükleniyor (4 ve 8 bitlik")
     with i18n.using("pt"):
-        assert rm.describe(SMOLLM2) == ("30 camadas, 9 cabeças de consulta de d_head 64 que compartilham 3 cabeças "
+        assert llm.describe(SMOLLM2) == ("30 camadas, 9 cabeças de consulta de d_head 64 que compartilham 3 cabeças "
                                         "de chave/valor, d_model 576")
     with i18n.using("tr"):
-        assert rm.describe(SMOLLM2) == ("30 katman, 3 anahtar/değer kafasını paylaşan d_head 64 genişliğinde 9 sorgu "
+        assert llm.describe(SMOLLM2) == ("30 katman, 3 anahtar/değer kafasını paylaşan d_head 64 genişliğinde 9 sorgu "
                                         "kafası, d_model 576")
-    assert rm.describe(SMOLLM2).startswith("30 layers, 9 query heads")  # outside a run: English
+    assert llm.describe(SMOLLM2).startswith("30 layers, 9 query heads")  # outside a run: English

