@@ -1,7 +1,7 @@
 """Links and a visitor's text in a real browser: what only the DOM and the address bar show.
 
-- One link round trip: the controls set by hand write every value into the address bar as a link spells it, and
-  that address opened in a new tab shows the same controls and numbers.
+- (The link round trip, controls set by hand to the address bar and back in a new tab, is in ``test_persistence.py``,
+  where the same controls also travel to other pages.)
 - A link no control can use (numbers that are not finite, a parameter given twice) warns, opens at the defaults and
   leaves the address without the bad values.
 - One round of markup payloads (issue #19): Markdown links and images, headings, HTML tags, LaTeX commands, backticks,
@@ -30,50 +30,12 @@ from tests.e2e.conftest import DEFAULTS, WALK_WEIGHTS, App, chart_numbers, numbe
 
 pytestmark = pytest.mark.e2e
 
-# Not the defaults in every field, so a control the link fails to set shows up as a difference; one of each kind of
-# widget the sidebar has (text box, radio, switch, number box, sliders).
-SHARED = {"sentence": "the dog chased the cat", "embedding": "per-token", "positional": True, "seed": 7,
-          "d_model": 12, "d_k": 5}
-
-
 def _link_params(url: str) -> dict[str, list[str]]:
     return parse_qs(urlparse(url).query, keep_blank_values=True)
 
 
-def _as_param(v) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
-
 def _alerts(app: App) -> list[str]:
     return app.page.locator('[data-testid="stAlert"]').all_inner_texts()
-
-
-def test_controls_set_by_hand_make_a_link_that_reopens_the_page(st_app, context):
-    st_app.open()
-    for key, value in SHARED.items():
-        st_app.set_widget(key, value)
-    assert not st_app.exceptions(), st_app.exceptions()
-    by_hand = chart_numbers(st_app.charts())
-    # The address bar carries every value as the link spells it (what a learner copies).
-    shown = _link_params(st_app.page.url)
-    wrong = {k: shown.get(k) for k, v in SHARED.items() if shown.get(k) != [_as_param(v)]}
-    assert not wrong, f"after setting by hand the address bar has {wrong} ({st_app.page.url})"
-    other = App(context.new_page(), st_app.base)  # a new tab: a new session, nothing but the link
-    try:
-        other.page.goto(st_app.page.url, wait_until="domcontentloaded")
-        other.settle(before=0)
-        assert not other.exceptions(), other.exceptions()
-        assert not [a for a in _alerts(other) if "not valid" in a], _alerts(other)
-        values = {k: other.widget_value(k) for k in SHARED}
-        # A radio shows its option's label ("per-token: one vector per word"), a switch true or false.
-        wrong = {k: values[k] for k, v in SHARED.items()
-                 if not ((values[k] is v) if isinstance(v, bool) else str(v) in str(values[k]))}
-        assert not wrong, f"the link opens with the controls at {wrong}, set by hand to {SHARED}"
-        from_link = chart_numbers(other.charts())
-        differ = [k for k in by_hand if not numbers_equal(by_hand[k], from_link.get(k))]
-        assert from_link.keys() == by_hand.keys() and not differ, f"the link shows other numbers in {differ}"
-    finally:
-        other.page.close()
 
 
 def test_a_link_no_control_can_use_warns_opens_at_the_defaults_and_leaves_the_address(st_app, ready):
