@@ -35,11 +35,21 @@ def opened(app: App, layer: int, head: int) -> None:
     assert any(f"head {head} (kv {kv}) ◀ chosen" in t for t in titles[head - 3 * kv]), titles
 
 
-def test_a_click_on_the_head_grid_opens_that_head(st_app):
+STEP_CHARTS = {"rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
+               "rm_fig_scores", "rm_fig_scaled", "rm_fig_weights", "rm_fig_output"}
+
+
+def test_a_click_on_the_head_grid_opens_that_head_and_a_click_opens_its_six_steps(st_app):
+    """Two clicks on "Every head at a glance" open the heads under the pointer (layer 0 on top). Then issue 30: the
+    six steps' 11 charts are drawn when their expander opens (not on every head change before), and the address bar
+    says so (that a link with ``rm_steps=true`` opens them is the AppTest
+    ``tests/lessons/real_model/test_page.py::test_defaults_tokens_prediction_grid_and_head``)."""
     record_timing("real_model_first_open_s", round(st_app.open(PATH), 3))  # the model loads on the first visit
     assert not st_app.exceptions(), st_app.exceptions()
     wait_laid_out(st_app)  # the grid no longer moves: a click lands where it was aimed
     assert st_app.cell_point(GRID, 0, 0)["y"] < st_app.cell_point(GRID, 29, 0)["y"]  # layer 0 on top
+    keys = {c["key"] for c in st_app.charts()}
+    assert not keys & STEP_CHARTS and HEAD in keys
     latencies = []
     for layer, head in ((3, 5), (29, 8)):
         old = st_app.z_signature(HEAD)
@@ -52,27 +62,13 @@ def test_a_click_on_the_head_grid_opens_that_head(st_app):
         st_app.settle(runs)
         opened(st_app, layer, head)
     record_timing("real_model_click_to_chart_s", {"each": latencies, "median": statistics.median(latencies)})
-    assert not st_app.exceptions() and not st_app.page_errors, st_app.page_errors
-
-
-STEP_CHARTS = {"rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
-               "rm_fig_scores", "rm_fig_scaled", "rm_fig_weights", "rm_fig_output"}
-
-
-def test_a_click_opens_the_six_steps_and_the_link_keeps_them_open(st_app):
-    """Issue 30: the six steps' 11 charts are drawn when their expander opens (not on every head change before), and
-    the address bar then says so (that a link with ``rm_steps=true`` opens them is the AppTest
-    ``tests/lessons/real_model/test_page.py::test_defaults_tokens_prediction_grid_and_head``)."""
-    st_app.open(PATH, {"rm_head": 4})
-    keys = {c["key"] for c in st_app.charts()}
-    assert not keys & STEP_CHARTS and HEAD in keys
     runs = st_app.runs()
     st_app.page.locator(".st-key-rm_steps summary").first.click()
     st_app.page.wait_for_function("() => document.querySelector('.st-key-rm_fig_output .js-plotly-plot')",
                                   timeout=TIMEOUT_MS)
     st_app.settle(runs)
     assert {c["key"] for c in st_app.charts()} >= STEP_CHARTS
-    assert "rm_steps=true" in st_app.page.url and "rm_head=4" in st_app.page.url, st_app.page.url
+    assert "rm_steps=true" in st_app.page.url and "rm_head=8" in st_app.page.url, st_app.page.url
     assert not st_app.exceptions() and not st_app.page_errors, st_app.page_errors
 
 
