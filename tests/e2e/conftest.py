@@ -4,7 +4,9 @@ One ``streamlit run streamlit_app.py`` per session, i.e. per xdist worker (free 
 ``.screenshots/e2e-server.log`` or ``e2e-server-gw0.log``…, checked for warnings and tracebacks when it
 stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), a fresh tab per test.
 ``st_app`` wraps the page with explicit waits: an action is finished when the app has completed a script run, has been
-quiet for a moment, shows no stale element and every Plotly chart has drawn.
+quiet for a moment, shows no stale element and every Plotly chart has drawn. ``tour(lang)`` visits every lesson once
+per language in a touch context and records what it shows at 1440 px and, resized in place, 390 px
+(``tests/e2e/test_tour.py`` reads the records).
 
 A missing browser or Playwright is a failure with the reason (never a skip); leave the
 suite out with ``-m "not e2e"``. Timings (server start to first chart, slider to chart,
