@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -84,6 +85,98 @@ def _ws_url(base_url: str) -> str:
     return f"{scheme}://{parts.netloc}{parts.path.rstrip('/')}/_stcore/stream"
 
 
+class Session:
+    """A learner's session without a browser: one websocket on ``/_stcore/stream`` speaking Streamlit's own protocol
+    (protobuf ``BackMsg`` out, ``ForwardMsg`` in), as the browser's page does.
+
+        async with Session.connect("http://127.0.0.1:8501") as s:
+            messages, status = await s.run("multihead", "seed=7")
+
+    ``headers`` (e.g. a ``Cookie``) go with the handshake; :attr:`handshake` holds its response's headers (what a
+    proxy in front added), :attr:`bytes` the bytes received so far. Used by :func:`open_session` and by the tests
+    that speak the protocol (``tests/e2e/test_fragments.py``, ``tests/deploy/test_replicas.py``).
+    """
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.bytes = 0
+        self.session_id = ""  # the server's id of this session (its first run's ``new_session`` names it)
+        self._requests = itertools.count(1)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(cls, base_url: str, *, headers: dict[str, str] | None = None, timeout: float = 120.0):
+        import websockets
+
+        async with websockets.connect(_ws_url(base_url), subprotocols=["streamlit"], max_size=None, compression=None,
+                                      open_timeout=timeout, additional_headers=headers) as ws:
+            yield cls(ws)
+
+    @property
+    def handshake(self) -> dict[str, str]:
+        """The handshake response's headers, names in lower case."""
+        return {k.lower(): v for k, v in self.ws.response.headers.raw_items()}
+
+    async def receive(self):
+        """The next ``ForwardMsg``; raises ``websockets.ConnectionClosed`` when the server has closed."""
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        data = await self.ws.recv()
+        self.bytes += len(data)
+        msg = ForwardMsg()
+        msg.ParseFromString(data)
+        if msg.WhichOneof("type") == "new_session" and msg.new_session.initialize.session_id:
+            self.session_id = msg.new_session.initialize.session_id
+        return msg
+
+    async def run(self, page: str = "", query: str = "", fragment_id: str = "", *, on_message=None) -> tuple[list, int]:
+        """Ask for a run of ``page`` (its url path; ``""`` the default page) with the link's ``query`` (the part
+        ``fragment_id`` alone, if given), and read until the run ends; a run that ends early for a rerun (a link the
+        app corrects) is followed into the next one. ``on_message(msg)`` is called as each message arrives.
+
+        Returns ``(messages, status)``: every ``ForwardMsg`` received, in order, and the last ``script_finished``
+        status (``ForwardMsg.FINISHED_SUCCESSFULLY``, ``FINISHED_FRAGMENT_RUN_SUCCESSFULLY``, or an error's)."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        back = BackMsg()
+        back.rerun_script.page_name = page
+        back.rerun_script.query_string = query
+        back.rerun_script.fragment_id = fragment_id
+        await self.ws.send(back.SerializeToString())
+        messages = []
+        while True:
+            msg = await self.receive()
+            messages.append(msg)
+            if on_message is not None:
+                on_message(msg)
+            if msg.WhichOneof("type") == "script_finished" \
+                    and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                return messages, msg.script_finished
+
+    async def deferred_file(self, file_id: str) -> str:
+        """The address (``/media/…``, served by this session's server) of a download button's file made on request
+        (``st.download_button`` with a callable: the proto's ``deferred_file_id``), as a click asks for it (after a
+        run: the request names the session). Raises ``RuntimeError`` with the server's message if it could not make
+        the file."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        back = BackMsg()
+        request = back.backend_operation_request
+        request.request_id = f"deferred-{next(self._requests)}"
+        request.session_id = self.session_id
+        request.deferred_file.file_id = file_id
+        await self.ws.send(back.SerializeToString())
+        while True:
+            msg = await self.receive()
+            if msg.WhichOneof("type") == "backend_operation_response" \
+                    and msg.backend_operation_response.request_id == request.request_id:
+                answer = msg.backend_operation_response
+                if answer.error_msg:
+                    raise RuntimeError(f"deferred file {file_id}: {answer.error_msg}")
+                return answer.deferred_file.url
+
+
 async def open_session(base_url: str, lesson, seed: int, timeout: float) -> dict:
     """One learner opens ``lesson`` at ``seed``: connect, one run, until the run ends successfully.
 
@@ -91,55 +184,49 @@ async def open_session(base_url: str, lesson, seed: int, timeout: float) -> dict
     "charts", "runs", "bytes"}`` (seconds from the start of the connection). A run that ends early for
     a rerun (a link the app corrects) is followed into the next run; only a successful end counts.
     """
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     out = {"lesson": lesson.name, "seed": seed, "ok": False, "error": None, "connect_s": None,
            "first_chart_s": None, "last_chart_s": None, "end_s": None, "charts": 0, "runs": 0, "bytes": 0}
     t0 = time.perf_counter()
+    charts_this_run = 0
+
+    def seen(msg) -> None:
+        nonlocal charts_this_run
+        now = time.perf_counter() - t0
+        kind = msg.WhichOneof("type")
+        if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            if element.WhichOneof("type") == "plotly_chart":
+                charts_this_run += 1
+                out["first_chart_s"] = out["first_chart_s"] or now
+                out["last_chart_s"] = now
+            elif element.WhichOneof("type") == "exception":
+                out["error"] = f"exception: {element.exception.message[:200]}"
+        elif kind == "script_finished":
+            out["runs"] += 1
+            if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                out["end_s"], out["charts"] = now, charts_this_run
+            elif msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                charts_this_run = 0
+        elif kind == "session_event" and msg.session_event.WhichOneof("type") == "script_compilation_exception":
+            out["error"] = "script compilation exception"
+
+    session = None
     try:
         async with asyncio.timeout(timeout):
-            async with websockets.connect(_ws_url(base_url), subprotocols=["streamlit"], max_size=None,
-                                          compression=None, open_timeout=timeout) as ws:
+            async with Session.connect(base_url, timeout=timeout) as session:
                 out["connect_s"] = time.perf_counter() - t0
-                back = BackMsg()
-                back.rerun_script.query_string = link(lesson, seed)
-                back.rerun_script.page_name = _page_name(lesson)
-                await ws.send(back.SerializeToString())
-                charts_this_run = 0
-                async for data in ws:
-                    now = time.perf_counter() - t0
-                    out["bytes"] += len(data)
-                    msg = ForwardMsg()
-                    msg.ParseFromString(data)
-                    kind = msg.WhichOneof("type")
-                    if kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
-                            and msg.delta.new_element.WhichOneof("type") == "plotly_chart":
-                        charts_this_run += 1
-                        out["first_chart_s"] = out["first_chart_s"] or now
-                        out["last_chart_s"] = now
-                    elif kind == "script_finished":
-                        out["runs"] += 1
-                        if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                            out["end_s"], out["charts"], out["ok"] = now, charts_this_run, True
-                            break
-                        if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                            charts_this_run = 0
-                            continue
-                        out["error"] = f"run ended with status {msg.script_finished}"
-                        break
-                    elif kind == "session_event" and msg.session_event.WhichOneof("type") == \
-                            "script_compilation_exception":
-                        out["error"] = "script compilation exception"
-                        break
-                    elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
-                            and msg.delta.new_element.WhichOneof("type") == "exception":
-                        out["error"] = f"exception: {msg.delta.new_element.exception.message[:200]}"
+                _, status = await session.run(_page_name(lesson), link(lesson, seed), on_message=seen)
+                if status == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    out["ok"] = True
+                elif out["error"] is None:
+                    out["error"] = f"run ended with status {status}"
     except TimeoutError:
         out["error"] = f"no successful end within {timeout:.0f} s"
     except Exception as exc:  # noqa: BLE001 - a failed session is reported, not raised
         out["error"] = f"{type(exc).__name__}: {exc}"
+    out["bytes"] = session.bytes if session is not None else 0
     if out["ok"] and out["error"]:  # an exception box in a run that ended: not a good run
         out["ok"] = False
     return out

@@ -4,7 +4,7 @@ No container registry is reachable here, so the image is not built: these tests 
 check that it installs exactly README's requirements and runs exactly README's command. The HAProxy
 configuration is checked by HAProxy itself (``haproxy -c``, Debian's package; ``.ci/run`` installs it): the
 shared policy ``deploy/haproxy.cfg`` with the compose server list and with the list ``deploy/run_local.sh``
-writes. The replicas themselves run in ``tests/e2e/test_replicas.py``.
+writes. The replicas themselves run in ``tests/deploy/test_replicas.py``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ One ``streamlit run streamlit_app.py`` per session, i.e. per xdist worker (free 
 ``.screenshots/e2e-server.log`` or ``e2e-server-gw0.log``…, checked for warnings and tracebacks when it
 stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), a fresh tab per test.
 ``st_app`` wraps the page with explicit waits: an action is finished when the app has completed a script run, has been
-quiet for a moment, shows no stale element and every Plotly chart has drawn.
+quiet for a moment, shows no stale element and every Plotly chart has drawn. ``tour(lang)`` visits every lesson once
+per language in a touch context and records what it shows at 1440 px and, resized in place, 390 px
+(``tests/e2e/test_tour.py`` reads the records).
 
 A missing browser or Playwright is a failure with the reason (never a skip); leave the
 suite out with ``-m "not e2e"``. Timings (server start to first chart, slider to chart,
@@ -165,6 +167,24 @@ CELL_POINT_JS = """
   return {x: r.left + xa._offset + xa.l2p(col), y: r.top + ya._offset + ya.l2p(row)};
 }
 """
+
+# The sidebar navigation's links: the path of each (without slashes) and its title.
+NAV_JS = """() => [...document.querySelectorAll('[data-testid="stSidebarNav"] a')].map((a) => ({
+  path: new URL(a.getAttribute('href') || '', location.href).pathname.replace(/^\\/+|\\/+$/g, ''),
+  title: a.innerText.trim()}))"""
+
+# What a loaded page shows, in one call: its title, dialogs, exception boxes, charts (their keys) and main text.
+PAGE_JS = """() => ({
+  h1: (document.querySelector('h1') || {innerText: ''}).innerText.trim(),
+  dialogs: [...document.querySelectorAll('[role="dialog"]')].map((e) => e.innerText),
+  exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map((e) => e.innerText),
+  charts: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c, i) => {
+    const box = c.closest('[class*="st-key-"]');
+    const m = box ? box.className.match(/st-key-(\\S+)/) : null;
+    return m ? m[1] : 'chart-' + i;
+  }),
+  text: (document.querySelector('[data-testid="stMain"]') || {innerText: ''}).innerText,
+})"""
 
 WIDGET_VALUE_JS = """
 (key) => {
@@ -484,14 +504,8 @@ class App:
         """The pages the sidebar navigation shows: ``[{"path", "title"}]`` in order."""
         more = self.page.locator('[data-testid="stSidebarNavViewButton"]')
         if more.count() and "more" in (more.first.inner_text() or "").lower():
-            more.first.click()
-        links = self.page.locator('[data-testid="stSidebarNav"] a')
-        out = []
-        for i in range(links.count()):
-            a = links.nth(i)
-            out.append({"path": urlparse(a.get_attribute("href") or "").path.strip("/"),
-                        "title": a.inner_text().strip()})
-        return out
+            more.first.dispatch_event("click")  # no pointer moves: on a touch screen a mouse event hides the toolbars
+        return self.page.evaluate(NAV_JS)
 
     def go_to_page(self, path: str) -> None:
         """Click the navigation link of ``path`` (keeps the session, like a learner does)."""
@@ -506,10 +520,13 @@ class App:
         self.page.wait_for_function("(p) => location.pathname.replace(/^\\/+|\\/+$/g, '') === p", arg=path,
                                     timeout=TIMEOUT_MS)
 
-    def screenshot(self, name: str) -> Path:
+    def screenshot(self, name: str, *, pointer_away: bool = True) -> Path:
+        """A full-page PNG in ``.screenshots/<name>.png``; ``pointer_away``: the mouse is moved to the corner first (no
+        hover label in the picture; not on a touch screen, where a mouse event hides the elements' toolbars)."""
         SHOTS.mkdir(exist_ok=True)
         out = SHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
-        self.page.mouse.move(1, 1)  # no hover label left in the picture
+        if pointer_away:
+            self.page.mouse.move(1, 1)
         self.page.screenshot(path=str(out), full_page=True)
         return out
 
@@ -614,6 +631,385 @@ def _param(v) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
+# --- the tour: every lesson page once per language, measured at a desktop's width and, resized in place, a phone's ---
+
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+LANGS = ("en", "pt", "tr")
+SLACK_PX = 2.0  # boxes that touch (a text box's line-height padding, a glyph's side bearing) do not overlap
+RELAID_QUIET_MS = 300  # after a resize, the layout counts as done once it has not changed for this long
+
+# Every text box of every Plotly chart on the page, and the pairs that overlap or leave the chart: tick labels,
+# annotations, heat-map and bar cell text, the chart's title and its axis titles, colour-bar ticks and legend entries.
+# A box is the text's own rectangle (getBBox) carried to the screen by its transform (getScreenCTM), so a rotated tick
+# label is a rotated rectangle; two boxes overlap when they overlap on every separating axis (SAT) by more than
+# `slack`, and two heat-map or bar numbers must keep a gap of `slack` (numbers that touch read as one number). A text
+# box that reaches outside its chart is cut off (a cut title, a note clipped at the edge).
+OVERLAPS_JS = """
+(slack) => {
+  const kinds = [
+    ['tick', 'g.xtick > text, g.ytick > text, g[class*="xtick"] > text, g[class*="ytick"] > text'],
+    ['annotation', 'g.annotation text'],
+    ['cell', 'g.heatmap-label text, g.textpoint text, text.bartext'],
+    ['title', 'text.gtitle, text[class*="xtitle"], text[class*="ytitle"]'],
+    ['colorbar', 'g.colorbar text'],
+    ['legend', 'g.legend text'],
+  ];
+  const visible = (e) => {
+    if (!e.textContent.trim()) return false;
+    for (let n = e; n && n.tagName !== 'svg'; n = n.parentNode) {
+      const cs = getComputedStyle(n);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || parseFloat(cs.opacity) === 0) return false;
+    }
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
+  const corners = (e) => {
+    const b = e.getBBox(), m = e.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  };
+  const axes = (q) => [0, 1].map((i) => {
+    const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1], n = Math.hypot(dx, dy) || 1;
+    return [dx / n, dy / n];
+  });
+  const depth = (p, q) => {  // the smallest overlap of the two quads' projections over the four axes
+    let d = Infinity;
+    for (const [ax, ay] of [...axes(p), ...axes(q)]) {
+      const pp = p.map(([x, y]) => x * ax + y * ay), qq = q.map(([x, y]) => x * ax + y * ay);
+      d = Math.min(d, Math.min(Math.max(...pp), Math.max(...qq)) - Math.max(Math.min(...pp), Math.min(...qq)));
+    }
+    return d;
+  };
+  const out = [];
+  document.querySelectorAll('[data-testid="stPlotlyChart"]').forEach((c, i) => {
+    const host = c.closest('[class*="st-key-"]');
+    const m = host ? host.className.match(/st-key-(\\S+)/) : null;
+    const key = m ? m[1] : 'chart-' + i;
+    const g = c.querySelector('.js-plotly-plot');
+    if (!g) return;
+    const frame = g.querySelector('svg.main-svg').getBoundingClientRect();
+    const seen = new Set();
+    const boxes = [];
+    for (const [kind, sel] of kinds) {
+      for (const e of g.querySelectorAll(sel)) {
+        if (seen.has(e) || !visible(e)) continue;
+        seen.add(e);
+        boxes.push({kind, text: e.textContent.trim().slice(0, 40), q: corners(e)});
+      }
+    }
+    const problems = [];
+    for (const a of boxes) {
+      const xs = a.q.map((p) => p[0]), ys = a.q.map((p) => p[1]);
+      if (Math.min(...xs) < frame.left - slack || Math.max(...xs) > frame.right + slack
+          || Math.min(...ys) < frame.top - slack || Math.max(...ys) > frame.bottom + slack)
+        problems.push(`${a.kind} '${a.text}' is cut off (outside the chart)`);
+    }
+    for (let x = 0; x < boxes.length; x++) {
+      for (let y = x + 1; y < boxes.length; y++) {
+        const both = boxes[x].kind === 'cell' && boxes[y].kind === 'cell';
+        const d = depth(boxes[x].q, boxes[y].q);
+        if (d > (both ? -slack : slack))
+          problems.push(`${boxes[x].kind} '${boxes[x].text}' overlaps ${boxes[y].kind} '${boxes[y].text}' `
+                        + `(by ${d.toFixed(1)} px)`);
+      }
+    }
+    out.push({key, n_boxes: boxes.length, problems, right: g.getBoundingClientRect().right});
+  });
+  return out;
+}
+"""
+
+# Text the page lays out wider than its column (a long word that cannot wrap): the main block's elements whose right
+# edge passes the main block's (a display formula scrolls inside its own box, which is checked, not its content).
+WIDER_JS = """() => {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid="stMainBlockContainer"] :is(p, li, h1, h2, h3, label, button)')]
+    .filter((e) => !e.closest('.katex-display, [data-testid="stDataFrame"], .js-plotly-plot, details:not([open])'))
+    .filter((e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > main.right + 1; })
+    .map((e) => e.innerText.slice(0, 60));
+}"""
+
+# Text cut short with "…" (a CSS ellipsis): a lesson's name in the sidebar, a control's label; and Streamlit's
+# English "(required)" tag beside a choice box's label (app.css hides it).
+ELLIPSIS_JS = """() => [...document.querySelectorAll('[data-testid="stSidebar"] *, [data-testid="stMain"] *')]
+  .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
+                 && getComputedStyle(e).textOverflow === 'ellipsis' && e.textContent.trim())
+  .map((e) => 'cut with …: ' + e.textContent.trim().slice(0, 60))
+  .concat([...document.querySelectorAll('[data-testid="stWidgetLabelRequired"]')]
+    .filter((e) => e.getBoundingClientRect().width > 0).map((e) => 'shown: ' + e.textContent))"""
+
+# Every chart's margins: what Plotly laid it out with (``_fullLayout._size``) against what the app sent
+# (``layout.margin``); a chart whose automargin grew them was laid out and drawn twice (issue 20).
+MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c) => {
+  const g = c.querySelector('.js-plotly-plot');
+  const key = [...(c.closest('[class*="st-key-"]')?.classList || [])].find((x) => x.startsWith('st-key-'));
+  if (!g || !g._fullLayout) return {key, drawn: false};
+  const s = g._fullLayout._size, m = (g.layout && g.layout.margin) || {};
+  return {key: (key || '').slice(7), drawn: true, size: [s.l, s.r, s.t, s.b].map(Math.round),
+          sent: [m.l, m.r, m.t, m.b]};
+})"""
+
+# Heat-map cell text that fits only a chart at least W px wide is drawn in the font family "cells-min-W" and hidden
+# by app.css while its chart (a size container) is narrower: per chart, its width and the texts shown where they do
+# not fit or hidden where they do.
+CELL_TEXT_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c, i) => {
+  const host = c.closest('[class*="st-key-"]');
+  const m = host ? host.className.match(/st-key-(\\S+)/) : null;
+  const width = c.getBoundingClientRect().width;
+  const wide = [...c.querySelectorAll('text')]
+    .map((e) => [e, (e.getAttribute('style') || '').match(/cells-min-(\\d+)/)]).filter(([, w]) => w)
+    .map(([e, w]) => ({min: +w[1], shown: getComputedStyle(e).display !== 'none'}));
+  return {key: m ? m[1] : 'chart-' + i, width, wide: wide.length, shown: wide.filter((t) => t.shown).length,
+          wrong: wide.filter((t) => t.shown !== (width >= t.min)).length};
+})"""
+
+# Visible toolbars on the page and what they cover: a toolbar overlaps another element container's text (its line
+# boxes, not its block's width), by more than 1 px both ways; and Plotly's mode bars shown.
+TOOLBARS_JS = """() => {
+  const shown = (e) => e.offsetParent !== null && e.getBoundingClientRect().height > 0
+                       && parseFloat(getComputedStyle(e).opacity) > 0;
+  const modebars = [...document.querySelectorAll('.modebar-container')].filter(shown).length;
+  const containers = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+    .filter((c) => c.getBoundingClientRect().height > 0 && !c.querySelector('[data-testid="stElementContainer"]'));
+  const covered = [];
+  let toolbars = 0;
+  for (const t of document.querySelectorAll('[data-testid="stElementToolbar"]')) {
+    if (!shown(t) || t.closest('details:not([open])')) continue;  // in a closed expander: clipped, not seen
+    toolbars += 1;
+    const r = t.getBoundingClientRect(), own = t.closest('[data-testid="stElementContainer"]');
+    for (const c of containers) {
+      if (c === own || c.contains(t) || t.contains(c)) continue;
+      for (const n of c.querySelectorAll('p, li, h1, h2, h3, span.katex, [data-testid="stCaptionContainer"]')) {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        const hit = [...range.getClientRects()].some((b) => b.width > 0
+          && Math.min(r.right, b.right) - Math.max(r.left, b.left) > 1
+          && Math.min(r.bottom, b.bottom) - Math.max(r.top, b.top) > 1);
+        if (hit) { covered.push(n.innerText.slice(0, 60)); break; }
+      }
+    }
+  }
+  return {modebars, toolbars, covered};
+}"""
+
+# Every display formula: its width against its box, whether it scrolls, its font size against the page's body text.
+FORMULAS_JS = """() => {
+  const paragraphs = document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p');
+  const text = Math.max(...[...paragraphs].map((p) => parseFloat(getComputedStyle(p).fontSize)));
+  return [...document.querySelectorAll('.katex-display')].filter((e) => e.getBoundingClientRect().height > 0)
+    .map((e) => {
+      const cs = getComputedStyle(e);
+      const before = e.scrollLeft;
+      e.scrollLeft = e.scrollWidth;
+      const scrolled = e.scrollLeft - before;
+      e.scrollLeft = before;
+      return {tex: (e.querySelector('annotation') || {}).textContent?.slice(0, 50),
+              wide: e.scrollWidth > e.clientWidth + 1,
+              right: e.getBoundingClientRect().right, overflow: cs.overflowX, scrolled, shadow: cs.backgroundImage,
+              font: parseFloat(getComputedStyle(e.querySelector('.katex')).fontSize), text};
+    });
+}"""
+
+# The real model's head maps: plot area (Plotly's own layout), key labels drawn, the colour bar's box against them.
+HEAD_MAPS = ("rm_fig_head", "rm_fig_layer_mean", "rm_fig_group_0")
+MAPS_JS = """(keys) => Object.fromEntries(keys.map((key) => {
+  const g = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!g) return [key, null];
+  const s = g._fullLayout._size;
+  const labels = [...g.querySelectorAll('g.xtick > text')].filter((t) => t.textContent.trim());
+  const bar = g.querySelector('g.colorbar');
+  return [key, {plot_w: s.w, width: g._fullLayout.width, keys: labels.length,
+                orientation: g._fullData[0].colorbar.orientation,
+                bar_top: bar ? bar.getBoundingClientRect().top : null,
+                keys_bottom: Math.max(...labels.map((t) => t.getBoundingClientRect().bottom)),
+                chart_bottom: g.getBoundingClientRect().bottom,
+                bar_bottom: bar ? bar.getBoundingClientRect().bottom : null}];
+}))"""
+
+# What a resize changes: the window, each chart's drawn size against its box, the page's height. Laid out again once
+# no chart is wider than its box (Plotly has redrawn it at the new width) and nothing has changed for a while.
+LAYOUT_JS = """() => {
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter((c) => !c.closest('details:not([open])')).map((c) => {
+    const g = c.querySelector('.js-plotly-plot');
+    const box = Math.round(c.getBoundingClientRect().width);
+    return g && g._fullLayout ? [Math.round(g._fullLayout.width), Math.round(g._fullLayout.height), box] : [0, 0, -1];
+  });
+  const main = document.querySelector('[data-testid="stMain"]');
+  return {fits: charts.every(([w, , box]) => w <= box + 1),
+          signature: JSON.stringify([innerWidth, matchMedia('(hover: none)').matches, charts,
+                                     main ? main.scrollHeight : 0])};
+}"""
+
+
+# Open every closed expander that holds a chart and is not bound to the link (a bound one, keyed, reruns the page: the
+# real model's six steps): a chart in a closed expander is drawn at the width its box had when the page loaded and is
+# not drawn again when the window changes (Plotly redraws it when it opens), so the tour reads it open.
+OPEN_CHART_EXPANDERS_JS = """() => {
+  let opened = 0;
+  for (const d of document.querySelectorAll('details:not([open])')) {
+    const wrapper = d.closest('[data-testid="stLayoutWrapper"]');
+    const keyed = wrapper && [...wrapper.classList].some((c) => c.startsWith('st-key-'));
+    if (keyed || !d.querySelector('[data-testid="stPlotlyChart"]')) continue;
+    d.querySelector('summary').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
+    opened += 1;
+  }
+  return opened;
+}"""
+
+
+def wait_laid_out(app: App) -> None:
+    """Wait until every chart has been drawn at its box's width and the layout has been still for
+    ``RELAID_QUIET_MS`` (after a resize: Plotly redraws each chart once its box has the new width)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    last, since = None, time.monotonic()
+    while True:
+        now = app.page.evaluate(LAYOUT_JS)
+        if now["signature"] != last or not now["fits"]:
+            last, since = now["signature"], time.monotonic()
+        elif time.monotonic() - since >= RELAID_QUIET_MS / 1000:
+            return
+        if time.monotonic() > deadline:
+            app.screenshot("not-laid-out")
+            raise AssertionError(f"the page was not laid out again within {TIMEOUT_MS} ms: {now}")
+        app.page.wait_for_timeout(100)
+
+
+def to_phone(app: App) -> None:
+    """Resize the page in place (no reload, no rerun) to a phone's width, then wait for the charts to be drawn again.
+
+    Touch cannot be switched on in place: Chromium's touch emulation (``Emulation.setTouchEmulationEnabled``) makes
+    ``hover: none`` match at once, but Streamlit decides at render time whether an element's toolbar is shown without a
+    hover (its data frames read ``pointer: coarse`` once), so a page must be a touch screen from its first load: the
+    tour's tabs are (:func:`tour_context`, ``has_touch``)."""
+    app.page.set_viewport_size(PHONE)
+    wait_laid_out(app)
+
+
+def layout_record(app: App, *, phone: bool) -> dict:
+    """What the page shows at its present width: the charts' text boxes (overlaps, cut text), text wider than the
+    column or cut with "…", the charts' margins and cell texts; on a phone also the toolbars, the display formulas and
+    the real model's head maps."""
+    out = {"charts": app.page.evaluate(OVERLAPS_JS, SLACK_PX), "wider": app.page.evaluate(WIDER_JS),
+           "cut": app.page.evaluate(ELLIPSIS_JS), "margins": app.page.evaluate(MARGINS_JS),
+           "cells": app.page.evaluate(CELL_TEXT_JS), "width": app.page.evaluate("() => innerWidth"),
+           "touch": app.page.evaluate("() => matchMedia('(hover: none)').matches")}
+    if phone:
+        out |= {"toolbars": app.page.evaluate(TOOLBARS_JS), "formulas": app.page.evaluate(FORMULAS_JS),
+                "maps": app.page.evaluate(MAPS_JS, list(HEAD_MAPS))}
+    return out
+
+
+def layout_problems(record: dict, where: str) -> list[str]:
+    """The layout faults in one :func:`layout_record`: overlapping or cut chart text, text wider than the column, text
+    cut with "…", a chart wider than the window."""
+    problems = []
+    if record["wider"]:
+        problems.append(f"{where}: wider than the screen: {record['wider'][:3]}")
+    if record["cut"]:
+        problems.append(f"{where}: {record['cut'][:3]}")
+    for chart in record["charts"]:
+        problems += [f"{where}, chart {chart['key']}: {p}" for p in chart["problems"][:5]]
+        if len(chart["problems"]) > 5:
+            problems.append(f"{where}, chart {chart['key']}: … and {len(chart['problems']) - 5} more")
+        if chart["right"] > record["width"] + 1:
+            problems.append(f"{where}, chart {chart['key']}: reaches {chart['right']:.0f} px, past the window's "
+                            f"{record['width']} px")
+    return problems
+
+
+def record_both_widths(app: App, shot: str) -> dict:
+    """The loaded page, its expanders that hold charts opened (:data:`OPEN_CHART_EXPANDERS_JS`), measured at
+    :data:`DESKTOP` (the tab's width when it loaded), then resized in place to :data:`PHONE` and measured again; a
+    screenshot at each width: ``.screenshots/layout-<width>-<shot>.png``."""
+    if app.page.viewport_size != DESKTOP:
+        app.page.set_viewport_size(DESKTOP)
+    app.page.evaluate(OPEN_CHART_EXPANDERS_JS)
+    wait_laid_out(app)
+    desktop = layout_record(app, phone=False)
+    app.screenshot(f"layout-{DESKTOP['width']}-{shot}", pointer_away=False)
+    to_phone(app)
+    phone = layout_record(app, phone=True)
+    app.screenshot(f"layout-{PHONE['width']}-{shot}", pointer_away=False)
+    return {"desktop": desktop, "phone": phone}
+
+
+def new_tab(context, base: str) -> App:
+    """A new tab (its own Streamlit session) at :data:`DESKTOP`'s width."""
+    page = context.new_page()
+    page.set_viewport_size(DESKTOP)
+    return App(page, base)
+
+
+def visit(context, base: str, path: str, params: dict | None, shot: str) -> dict:
+    """Open ``path`` with ``params`` in a new tab of ``context`` (:func:`tour_context`) at a desktop's width, record
+    what the page shows (title, address, dialogs, exceptions, charts, navigation) and its layout at both widths
+    (:func:`record_both_widths`), close the tab.
+
+    A page that does not load is recorded with its ``error`` (the tests that read the tour report it)."""
+    app = new_tab(context, base)
+    rec = {"path": path, "params": params or {}, "error": None}
+    try:
+        rec["load_s"] = round(app.open(path, params), 3)
+        rec |= app.page.evaluate(PAGE_JS) | {"url": app.page.url, "address": urlparse(app.page.url).path.strip("/"),
+                                             "nav": app.nav()}
+        t0 = time.perf_counter()
+        rec |= record_both_widths(app, shot)
+        rec["measure_s"] = round(time.perf_counter() - t0, 3)
+    except Exception as exc:  # noqa: BLE001 - reported by the tests that read the record, with the others
+        rec["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        with contextlib.suppress(Exception):
+            app.screenshot(f"tour-failed-{shot}")
+    finally:
+        rec["browser_dialogs"], rec["page_errors"] = list(app.dialogs), list(app.page_errors)
+        app.page.close()
+    return rec
+
+
+def take_tour(context, base: str, lang: str) -> dict[str, dict]:
+    """One visit of every lesson (``explorer.lessons.LESSONS``, each at its own path, the default one included) in
+    ``lang`` at its defaults: ``{lesson name: record}`` (:func:`visit`)."""
+    from explorer.lessons import LESSONS
+
+    out, t0 = {}, time.perf_counter()
+    for entry in LESSONS:
+        params = {} if lang == "en" else {"lang": lang}
+        out[entry.name] = visit(context, base, entry.url_path, params,
+                                entry.name if lang == "en" else f"{entry.name}-{lang}")
+    record_timing(f"tour_{lang}_s", round(time.perf_counter() - t0, 1))
+    record_timing(f"tour_{lang}_page_load_s", {k: r.get("load_s") for k, r in out.items()})
+    record_timing(f"tour_{lang}_measure_s", {k: r.get("measure_s") for k, r in out.items()})
+    return out
+
+
+@pytest.fixture(scope="session")
+def tour_context(browser):
+    """The tour's browser context: a touch screen (``has_touch``: no hover, CSS ``@media (hover: none)``, Streamlit's
+    toolbars shown without a hover) from each page's first load, at a desktop's width, then a phone's.
+
+    The desktop is measured as a touch screen too (one load per page serves both widths): Plotly's mode bar is hidden
+    and the element toolbars are shown, and no desktop check reads either (chart text, margins, cell text and the
+    column's width are the same with a mouse)."""
+    ctx = browser.new_context(viewport=DESKTOP, has_touch=True)
+    ctx.add_init_script(OBSERVER_JS)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="session")
+def tour(ready, tour_context):
+    """``tour(lang)``: the records of :func:`take_tour` in ``lang``, taken once per session on first use."""
+    taken: dict[str, dict] = {}
+
+    def get(lang: str) -> dict[str, dict]:
+        if lang not in taken:
+            taken[lang] = take_tour(tour_context, ready["base"], lang)
+        return taken[lang]
+    return get
+
+
 @pytest.fixture(scope="session")
 def context(browser):
     """One browser context for the session: its HTTP cache keeps Plotly's 4 MB bundle between tests.
@@ -631,8 +1027,8 @@ def context(browser):
 def ready(context, server):
     """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
 
-    Yields ``{"base", "nav", "default_charts", "default_values"}``: the navigation's pages, the
-    default walkthrough's charts and the shared controls' values at defaults.
+    Yields ``{"base", "nav", "default_charts", "default_values", "root_h1"}``: the navigation's pages, the
+    default walkthrough's charts, the shared controls' values at defaults and the title of the page at "/".
     """
     page = context.new_page()
     app = App(page, server["base"])
@@ -642,7 +1038,8 @@ def ready(context, server):
     record_timing("server_start_to_first_chart_s", round(time.perf_counter() - server["t0"], 3))
     app.settle(before=0)
     info = {"base": server["base"], "nav": app.nav(), "default_charts": app.charts(),
-            "default_values": {k: app.widget_value(k) for k in DEFAULTS}}
+            "default_values": {k: app.widget_value(k) for k in DEFAULTS},
+            "root_h1": page.locator("h1").first.inner_text().strip()}
     record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
     page.close()
     yield info

@@ -1,9 +1,10 @@
 """A lesson control that changes one part of its page reruns that part alone (``st.fragment``, issue 20).
 
-Speaks Streamlit's websocket protocol to the suite's real server (as ``bench/load.py`` does): a full run of the
-page, then the rerun the browser asks for when that control moves (the control's ``fragment_id``). The rerun
-must send the part's own elements and charts only: none of the page's other charts, nor the elements named as
-outside the part (the lookup's table editor, the two-sentences page's sentence box and charts above and below).
+Speaks Streamlit's websocket protocol to the suite's real server (``bench.load.Session``, the client of
+``bench/load.py``): a full run of the page, then the rerun the browser asks for when that control moves (the
+control's ``fragment_id``). The rerun must send the part's own elements and charts only: none of the page's other
+charts, nor the elements named as outside the part (the lookup's table editor, the two-sentences page's sentence box
+and charts above and below).
 """
 
 from __future__ import annotations
@@ -46,44 +47,35 @@ CASES = [
 ]
 
 
+def _elements(messages: list) -> list[tuple[str, str, str, bytes]]:
+    """The new elements of a run's messages: ``(element type, fragment id, widget id or "", serialized element)``."""
+    items = []
+    for msg in messages:
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            el = msg.delta.new_element
+            t = el.WhichOneof("type")
+            wid = getattr(getattr(el, t), "id", "") if t else ""
+            items.append((t, msg.delta.fragment_id, wid if isinstance(wid, str) else "", el.SerializeToString()))
+    return items
+
+
 async def _runs(base: str, page: str, query: str, key: str) -> tuple[list, list, float]:
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    from bench.load import _ws_url
+    from bench.load import Session
 
     done = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
-    async with websockets.connect(_ws_url(base), subprotocols=["streamlit"], max_size=None) as ws:
-        async def run(fragment_id: str = "") -> list[tuple[str, str, str]]:
-            back = BackMsg()
-            back.rerun_script.page_name = page
-            back.rerun_script.query_string = query
-            back.rerun_script.fragment_id = fragment_id
-            await ws.send(back.SerializeToString())
-            items = []
-            async for data in ws:
-                msg = ForwardMsg()
-                msg.ParseFromString(data)
-                kind = msg.WhichOneof("type")
-                if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                    el = msg.delta.new_element
-                    t = el.WhichOneof("type")
-                    wid = getattr(getattr(el, t), "id", "") if t else ""
-                    items.append((t, msg.delta.fragment_id, wid if isinstance(wid, str) else "",
-                                  el.SerializeToString()))
-                elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    assert msg.script_finished in done, f"run ended with status {msg.script_finished}"
-                    return items
-            raise AssertionError("the connection closed before the run ended")
-
-        full = await run()
+    async with Session.connect(base) as session:
+        messages, status = await session.run(page, query)
+        assert status in done, f"run ended with status {status}"
+        full = _elements(messages)
         fragment = next((f for t, f, wid, _ in full if wid.endswith(f"-{key}")), None)
         assert fragment is not None, f"no widget {key!r} on the page"
         assert fragment, f"{key!r} is not inside a fragment: moving it reruns the whole page"
         t0 = time.perf_counter()
-        part = await run(fragment)
-        return full, part, time.perf_counter() - t0
+        messages, status = await session.run(page, query, fragment)
+        assert status in done, f"the part's run ended with status {status}"
+        return full, _elements(messages), time.perf_counter() - t0
 
 
 @pytest.mark.parametrize(("page", "query", "key", "charts", "outside", "texts"), CASES, ids=[c[2] for c in CASES])

@@ -1,4 +1,5 @@
-"""Controls keep their values when the learner goes to another page and back (through the navigation)."""
+"""Controls keep their values when the learner goes to another page and back (through the navigation), and the
+address bar they write is a link that reopens the page."""
 
 from __future__ import annotations
 
@@ -6,71 +7,84 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.conftest import chart_numbers, numbers_equal
+from tests.e2e.conftest import App, chart_numbers, numbers_equal
 
 pytestmark = pytest.mark.e2e
 
-# Not the defaults; d_model = 6 has valid head counts 1, 2, 3, 6 for the multi-head page.
-VALUES = {"sentence": "a small dog sleeps", "embedding": "per-token", "positional": True, "seed": 11, "d_model": 6,
-          "d_k": 5}
+# Not the defaults in every field, so a control the link fails to set shows up as a difference; one of each kind of
+# widget the sidebar has (text box, radio, switch, number boxes, slider). d_model = 12: heads 1, 2, 3, 4, 6, 12 on the
+# multi-head page.
+VALUES = {"sentence": "the dog chased the cat", "embedding": "per-token", "positional": True, "seed": 7,
+          "d_model": 12, "d_k": 5}
+QUERY = "dog (1)"  # the walkthrough's query (a page control, not in the sidebar)
 
 
-def _shared_values(st_app) -> dict:
-    return {k: st_app.widget_value(k) for k in VALUES}
+def _link(url: str) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlparse(url).query, keep_blank_values=True).items()}
 
 
-def test_shared_controls_survive_visits_to_other_pages(st_app, nav_pages):
-    """Set on the walkthrough, then the first and the last other page, then back (the markup test tours them all)."""
+def _as_param(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _wrong_values(app: App) -> dict:
+    """The sidebar's controls that do not show :data:`VALUES` (a radio shows its label, "per-token: one vector per
+    word"; a switch true or false)."""
+    shown = {k: app.widget_value(k) for k in VALUES}
+    return {k: shown[k] for k, v in VALUES.items()
+            if not ((shown[k] is v) if isinstance(v, bool) else str(v) in str(shown[k]))}
+
+
+def test_controls_set_by_hand_travel_to_other_pages_and_make_a_link_that_reopens_the_page(st_app, nav_pages, context):
+    """The sidebar's controls and a page control set by hand on the walkthrough, as a learner does: the address bar
+    spells every value as a link does; the first and the last other page keep them (sidebar and address: AppTest
+    drops sidebar widgets after ``switch_page``), the walkthrough keeps its query and numbers when the learner comes
+    back; and the address opened in a new tab (a new session, nothing but the link) shows the same controls and
+    numbers: the one link round trip of the browser suite."""
     others = [p["path"] for p in nav_pages if p["path"]]
     assert others, f"the navigation shows only the default page: {nav_pages}"
-    others = list(dict.fromkeys([others[0], others[-1]]))
     st_app.open()
     for key, value in VALUES.items():
         st_app.set_widget(key, value)
-    set_values = _shared_values(st_app)
-    walk_charts = chart_numbers(st_app.charts())
+    st_app.set_widget("walk_query", QUERY)
+    assert not st_app.exceptions(), st_app.exceptions()
+    by_hand, link = chart_numbers(st_app.charts()), st_app.page.url
+    wrong = {k: _link(link).get(k) for k, v in VALUES.items() if _link(link).get(k) != _as_param(v)}
+    assert not wrong, f"after setting by hand the address bar has {wrong} ({link})"
 
     problems = []
-    for path in others:
+    for path in dict.fromkeys([others[0], others[-1]]):
         st_app.go_to_page(path)
         if st_app.exceptions():
             problems.append(f"{path}: exception: {st_app.exceptions()[0][:200]!r}")
-        now = _shared_values(st_app)
-        if now != set_values:
-            problems.append(f"{path}: sidebar shows {now}, was set to {set_values}")
-        link = {k: v[-1] for k, v in parse_qs(urlparse(st_app.page.url).query).items()}
-        missing = {k: link.get(k) for k, v in VALUES.items() if link.get(k) != (str(v).lower() if isinstance(v, bool)
-                                                                               else str(v))}
-        if missing:
+        if wrong := _wrong_values(st_app):
+            problems.append(f"{path}: the sidebar shows {wrong}, was set to {VALUES}")
+        if missing := {k: _link(st_app.page.url).get(k) for k, v in VALUES.items()
+                       if _link(st_app.page.url).get(k) != _as_param(v)}:
             problems.append(f"{path}: the address bar does not carry the controls: {missing} ({st_app.page.url})")
-
     st_app.go_to_page("")
-    now = _shared_values(st_app)
-    if now != set_values:
-        problems.append(f"back on the walkthrough the sidebar shows {now}, was set to {set_values}")
+    if wrong := _wrong_values(st_app):
+        problems.append(f"back on the walkthrough the sidebar shows {wrong}")
+    if st_app.widget_value("walk_query") != QUERY:
+        problems.append(f"back on the walkthrough the query shows {st_app.widget_value('walk_query')!r}, not {QUERY!r}")
     back = chart_numbers(st_app.charts())
-    differ = [k for k in walk_charts if not numbers_equal(walk_charts[k], back.get(k))]
-    if differ:
+    if differ := [k for k in by_hand if not numbers_equal(by_hand[k], back.get(k))]:
         problems.append(f"back on the walkthrough these charts changed: {differ}")
     assert not problems, "\n".join(problems)
 
-
-def test_a_page_control_survives_a_visit_to_another_page(st_app, nav_pages):
-    """The walkthrough's query selectbox (a page control, not in the sidebar) keeps its choice."""
-    others = [p["path"] for p in nav_pages if p["path"]]
-    assert others, f"the navigation shows only the default page: {nav_pages}"
-    st_app.open()
-    st_app.set_widget("walk_query", "cat (1)")
-    bar = st_app.chart("walk_fig_query_bar")["traces"][0]["y"]
-    st_app.go_to_page(others[0])
-    st_app.go_to_page("")
-    problems = []
-    if st_app.widget_value("walk_query") != "cat (1)":
-        problems.append(f"after {others[0]} and back the query selectbox shows {st_app.widget_value('walk_query')!r}, "
-                        "was set to 'cat (1)'")
-    if not numbers_equal(st_app.chart("walk_fig_query_bar")["traces"][0]["y"], bar):
-        problems.append("after a visit to another page the query's weights bar chart shows another query")
-    assert not problems, "\n".join(problems)
+    other = App(context.new_page(), st_app.base)
+    try:
+        other.page.goto(link, wait_until="domcontentloaded")
+        other.settle(before=0)
+        assert not other.exceptions(), other.exceptions()
+        alerts = other.page.locator('[data-testid="stAlert"]').all_inner_texts()
+        assert not [a for a in alerts if "not valid" in a], alerts
+        assert not (wrong := _wrong_values(other)), f"the link opens with the controls at {wrong}, set to {VALUES}"
+        from_link = chart_numbers(other.charts())
+        differ = [k for k in by_hand if not numbers_equal(by_hand[k], from_link.get(k))]
+        assert from_link.keys() == by_hand.keys() and not differ, f"the link shows other numbers in {differ}"
+    finally:
+        other.page.close()
 
 
 def test_a_page_link_clicked_during_the_first_run_keeps_the_links_values(st_app):

@@ -62,3 +62,10 @@ def test_cache_tradeoff_is_log_log_with_readable_ticks():
         S.cache_tradeoff([("x", "other", 1.0, 1.0)], reference=1.0)
     with pytest.raises(ValueError, match="positive"):
         S.cache_tradeoff([("x", "heads", 0.0, 1.0)], reference=1.0)
+
+
+def test_cache_tradeoff_takes_its_columns_width():
+    """The chart the page draws only with *Measure* on: no width of its own, so on a phone it is as wide as the column
+    (the browser tour reads the page at its defaults, without it; tests/e2e/test_sinks.py checked its 390 px)."""
+    fig = S.cache_tradeoff([("MHA", "heads", 138240.0, 21.0), ("GQA", "heads", 46080.0, 21.0)], reference=21.0)
+    assert fig.layout.width is None and fig.layout.autosize is not False
