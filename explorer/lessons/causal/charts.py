@@ -26,6 +26,7 @@ from explorer.shell.charts import (
     plot_px,
     tick_angles,
     tick_positions,
+    title_top,
 )
 from explorer.shell.i18n import N_, translator
 
@@ -64,7 +65,7 @@ def _layout(labels: Sequence[str], title: str, height: int | None, colorbar: int
                    title=dict(text=_("query")), autorange="reversed", showgrid=False, zeroline=False),
         # Margins that hold the labels and the legend from the start: Plotly draws the map once (issue 20)
         margin=heatmap_margin([labels[i] for i in shown], [labels[i] for i in shown], x_upright=0 in angles,
-                              colorbar=colorbar, top=40 if title else 10),
+                              colorbar=colorbar, top=title_top(title)),
         height=height or int(min(620, max(240, 34 * n + 110))), separators=i18n.plotly_separators(),
     )
     if title:

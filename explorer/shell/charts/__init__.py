@@ -51,13 +51,13 @@ from explorer.shell.charts.geometry import (
     tick_positions,
 )
 from explorer.shell.charts.heatmaps import HOVER_CELL_MAX, heatmap
-from explorer.shell.charts.labels import axis_title, chart_title, escape_label
+from explorer.shell.charts.labels import axis_title, chart_title, escape_label, title_top
 
 __all__ = [
     # builders
     "heatmap", "paired_bars", "weights_bar",
     # labels
-    "axis_title", "chart_title", "escape_label",
+    "axis_title", "chart_title", "escape_label", "title_top",
     # colour scales
     "COLOR_SCALES", "DIVERGING_SCALE", "MASKED_COLOR", "WEIGHTS_SCALE", "weight_colorbar", "weight_colors",
     # geometry, for figures of a lesson's own

@@ -39,7 +39,7 @@ from explorer.shell.charts.geometry import (
     tick_angles,
     tick_positions,
 )
-from explorer.shell.charts.labels import chart_title, escape_label
+from explorer.shell.charts.labels import chart_title, escape_label, title_top
 from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
@@ -238,7 +238,7 @@ def heatmap(
         # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout)
         x_upright=0 in x_angles,
         colorbar=colorbar_of_px(colorbar, zrange) if colorbar_at == "right" else 0,
-        top=40 if title else 10)
+        top=title_top(title))
     if colorbar_at == "below":  # under the key labels and the axis title; the map keeps its height
         traces[0].colorbar.update(colorbar_below(colorbar, margin["b"], height - margin["t"] - margin["b"]))
         margin["b"] += COLORBAR_BELOW_PX

@@ -1,5 +1,6 @@
 """A visitor's text on a chart stays text: :func:`escape_label` for every label, title and hover name;
-:func:`chart_title` for a figure's title, escaped and broken into lines a phone can show.
+:func:`chart_title` for a figure's title, escaped and broken into lines a phone can show, and :func:`title_top`, the
+top margin those lines need.
 
 Public (in :mod:`explorer.shell.charts`' ``__all__``): every lesson that puts a token, a prompt's piece or a table
 cell into a figure of its own escapes it here; the shell's heat map and bars escape their labels themselves.
@@ -24,6 +25,7 @@ def escape_label(text: str) -> str:
 
 TITLE_PX = 16  # the Streamlit theme's chart title size (measured in Chromium)
 TITLE_WIDTH_PX = 320  # the narrowest chart (a phone, a column: geometry.PHONE_CHART_PX) less the title's 4 px inset
+TITLE_LINE_PX = 20  # each further line of a wrapped title (Chromium drew a two-line title's top margin 14 px deeper)
 
 
 AXIS_TITLE_PX = 14  # the theme's axis title size (measured in Chromium)
@@ -73,3 +75,13 @@ def chart_title(title: str, *, width_px: float = TITLE_WIDTH_PX) -> dict:
     if len(lines) == 1:
         return dict(text=text)
     return dict(text=text, automargin=True, yref="paper")
+
+
+def title_top(title: str, one_line: int = 40, *, width_px: float = TITLE_WIDTH_PX) -> int:
+    """The top margin (px) a figure sends for ``title`` as :func:`chart_title` breaks it: ``one_line`` for a title of
+    one line, :data:`TITLE_LINE_PX` more for each further line, 10 for no title. Sent with the figure, the margin
+    already holds the lines, so Plotly's automargin does not grow it and lay the chart out a second time (a
+    Portuguese title of two lines grew 40 to 54 px: ``tests/e2e/test_tour.py``, the margins)."""
+    if not title:
+        return 10
+    return one_line + TITLE_LINE_PX * (len(wrap_lines(title, width_px, TITLE_PX)) - 1)

@@ -62,6 +62,8 @@ def test_curves_have_a_log_x_axis_a_panel_per_statistic_and_the_current_d_k():
     vlines = [s for s in fig.layout.shapes if s.x0 == s.x1]
     assert len(vlines) == 3 and all(s.x0 == 256 for s in vlines)
     assert list(fig.layout.yaxis.range) == [0, 1]
+    note = fig.layout.annotations[-1]  # the current d_k: on a line of its own above the legend (a phone has no room
+    assert note.text == "dotted: current d_k = 256" and note.y > fig.layout.legend.y  # for both side by side)
 
 
 def test_curves_reject_bad_series():

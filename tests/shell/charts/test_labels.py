@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from explorer.shell.charts import chart_title, heatmap
+from explorer.shell.charts import chart_title, heatmap, title_top
 from explorer.shell.charts.geometry import theme_text_px
-from explorer.shell.charts.labels import TITLE_PX, TITLE_WIDTH_PX
+from explorer.shell.charts.labels import TITLE_LINE_PX, TITLE_PX, TITLE_WIDTH_PX
 
 
 def test_a_short_title_is_one_escaped_line():
@@ -43,3 +43,14 @@ def test_the_shells_builders_use_it():
 def test_broken_lines_are_balanced_not_a_widow():
     assert chart_title("query head 0, layer 11: the new row both ways")["text"] == (
         "query head 0, layer 11:<br>the new row both ways")
+
+
+def test_the_top_margin_holds_every_line_of_the_title():
+    """A margin too small for a wrapped title is grown by Plotly's automargin, a second layout (the Portuguese causal
+    padding map: sent 40, drawn 54)."""
+    long = "MÉDIA das 9 cabeças da camada 16 (não é uma cabeça)"
+    assert title_top("") == 10 and title_top("short") == 40
+    lines = chart_title(long)["text"].count("<br>") + 1
+    assert lines >= 2 and title_top(long) == 40 + TITLE_LINE_PX * (lines - 1)
+    assert heatmap([[0.5, 0.5]], ["a"], ["a", "b"], title=long).layout.margin.t == title_top(long)
+    assert heatmap([[0.5, 0.5]], ["a"], ["a", "b"], title="short").layout.margin.t == 40
