@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import bar_margin, cell_text_font, chart_title, escape_label, heatmap
+from explorer.shell.charts import bar_margin, cell_text_font, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -115,7 +115,7 @@ def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go
         xaxis=dict(title=dict(text=_("stream entering block ({last} = after the last block)").format(last=len(p) - 1)),
                    range=[-0.5, len(p) - 0.5]),
         yaxis=dict(title=dict(text=f"p({label})"), range=[0, 1.02]), height=300,
-        margin=bar_margin(["0", "0.5", "1"], 40 if title else 10), showlegend=False,
+        margin=bar_margin(["0", "0.5", "1"], title_top(title)), showlegend=False,
         separators=i18n.plotly_separators(),
     )
     if title:
@@ -137,7 +137,7 @@ def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
     layout = dict(
         xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[names[i] for i in ticks], title=dict(text=_("part"))),
         yaxis=dict(title=dict(text=_("share of the logit")), zeroline=True), height=300,
-        margin=bar_margin([fmt(values.min(), 1), fmt(values.max(), 1)], 40 if title else 10),
+        margin=bar_margin([fmt(values.min(), 1), fmt(values.max(), 1)], title_top(title)),
         separators=i18n.plotly_separators(),
     )
     if title:
@@ -169,7 +169,7 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
     )
     layout = dict(xaxis=dict(title=dict(text=escape_label(x_title))),
                   yaxis=dict(title=dict(text=escape_label(y_title))),
-                  height=380, margin=dict(l=70, r=10, t=40 if title else 10, b=60), showlegend=False,
+                  height=380, margin=dict(l=70, r=10, t=title_top(title), b=60), showlegend=False,
                   clickmode="event+select", dragmode=False, hovermode="closest", separators=i18n.plotly_separators())
     if title:
         layout["title"] = chart_title(title)
@@ -214,7 +214,7 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
     notes = [dict(xref="paper", x=1.01, y=y, text=t, showarrow=False, xanchor="left", yanchor="middle",
                   font=dict(size=11, color=c))
              for y, t, c in ((clean, _("clean"), BLUE), (corrupted, _("corrupted"), GREY))]
-    margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], 40 if title else 10)
+    margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], title_top(title))
     margin["r"] = 72  # the two lines' names, right of the plot
     layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text=_("head"))),
                   yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
@@ -241,7 +241,7 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
     layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(loss))), ticktext=labels),
                   yaxis=dict(title=dict(text=_("second-copy loss (nats)")),
                              range=[0, float(loss.max(initial=1)) * 1.2]),
-                  height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], 40 if title else 10),
+                  height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], title_top(title)),
                   separators=i18n.plotly_separators())
     if title:
         layout["title"] = chart_title(title)

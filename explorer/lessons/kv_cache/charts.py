@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import axis_title, bar_text, chart_title, escape_label, heatmap, tick_positions
+from explorer.shell.charts import axis_title, bar_text, chart_title, escape_label, heatmap, tick_positions, title_top
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -118,7 +118,7 @@ def cached_vs_full(cached, full, key_labels: Sequence[str], *, title: str, heigh
         ))
     shown = tick_positions(n, 24)  # the first and the last key always
     layout = dict(
-        barmode="group", height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        barmode="group", height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
         title=chart_title(title) if title else None,
         xaxis=dict(tickmode="array", tickvals=shown, ticktext=[ticks[i] for i in shown],
                    title=dict(text=_("key (cached token)")), range=[-0.5, n - 0.5]),
@@ -167,7 +167,7 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
         annotations.append(dict(x=ns[0], y=top * 1.05, text=_("prompt"), showarrow=False, yanchor="top",
                                 xanchor="left", xshift=3, font=dict(color=PROMPT_COLOR, size=11)))
     layout = dict(
-        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
         title=chart_title(title) if title else None,
         xaxis=dict(title=dict(text=_("tokens in the sequence (n)")), range=[ns[0] - 0.5, ns[-1] + 0.5]),
         yaxis=dict(title=axis_title(y_title, height - PLOT_PX_LESS), rangemode="tozero", range=[0, top * 1.15]),

@@ -34,6 +34,7 @@ from explorer.shell.charts import (
     text_px,
     tick_angles,
     tick_positions,
+    title_top,
     weight_colorbar,
     weight_colors,
 )
@@ -205,7 +206,7 @@ def blocked_heatmap(
                 notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=short, textangle=-90,
                                   showarrow=False, font=dict(size=10, color="black")))
     fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
-    top = 40 if title else 10
+    top = title_top(title)
     if block_axis == "columns":
         fig.update_layout(margin=dict(t=top + 24))
     else:

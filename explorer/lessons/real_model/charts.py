@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import chart_title, escape_label, heatmap
+from explorer.shell.charts import chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -80,7 +80,7 @@ def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, ti
     layout = dict(
         xaxis=dict(range=[0, 1.12], title=dict(text=_("probability"))),
         yaxis=dict(tickmode="array", tickvals=list(range(len(p))), ticktext=ticks, autorange="reversed"),
-        height=height, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
     if title:

@@ -137,14 +137,15 @@ def saturation_curves(
         if yranges and title in yranges:
             yaxis["range"] = list(yranges[title])
         yaxis["rangemode"] = "tozero"  # "falls towards 0" must be visible as such
-    # The legend 28 px above the first panel's title, the current d_k on its own line above it (side by side they
-    # overlapped on a phone in Portuguese: "pontilhado: d_k atual = 64" next to "sem escala", "com escala").
+    # The legend 28 px above the first panel's title, the current d_k on its own line 54 px above it (side by side
+    # they overlapped on a phone in Portuguese: "pontilhado: d_k atual = 64" next to "sem escala", "com escala";
+    # 48 px above, the legend's 22 px row still reached it by 2 px).
     above = 1 + 28 / (panel_height * n + 10)
     layout["annotations"].append(dict(text=_("dotted: current d_k = {d_k}").format(d_k=int(current_d_k)),
-                                      xref="paper", yref="paper", x=1, y=1 + 48 / (panel_height * n + 10),
+                                      xref="paper", yref="paper", x=1, y=1 + 54 / (panel_height * n + 10),
                                       showarrow=False, font=dict(size=11, color="#444"), xanchor="right",
                                       yanchor="bottom"))
-    layout.update(shapes=shapes, height=panel_height * n + 90, margin=dict(l=10, r=10, t=70, b=10),
+    layout.update(shapes=shapes, height=panel_height * n + 96, margin=dict(l=10, r=10, t=76, b=10),
                   legend=dict(orientation="h", yanchor="bottom", y=above, x=0), separators=i18n.plotly_separators())
     return go.Figure(data=traces, layout=layout)
 

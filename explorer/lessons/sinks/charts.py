@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import auto_tick_labels, bar_margin, chart_title, escape_label, heatmap
+from explorer.shell.charts import auto_tick_labels, bar_margin, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
@@ -67,7 +67,7 @@ def sink_layers(mean, top, uniform: float, *, title: str = "", height: int = 380
     layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, len(mean) - 0.5]),
                   yaxis=dict(title=dict(text=_("weight on the first token")), range=[0, 1.02]),
                   separators=i18n.plotly_separators(),
-                  height=height, margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX},
+                  height=height, margin={**bar_margin(auto_tick_labels(0, 1), title_top(title)), "b": LEGEND_PX},
                   legend=_legend())
     if title:
         layout["title"] = chart_title(title)
@@ -113,7 +113,7 @@ def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: 
     layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, n - 0.5]),
                   yaxis=dict(title=dict(text=_("mean weight (over the heads)")), range=[0, 1.02]),
                   height=height, legend=_legend(), separators=i18n.plotly_separators(),
-                  margin={**bar_margin(auto_tick_labels(0, 1), 40 if title else 10), "b": LEGEND_PX + 20})
+                  margin={**bar_margin(auto_tick_labels(0, 1), title_top(title)), "b": LEGEND_PX + 20})
     if title:
         layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
@@ -174,7 +174,7 @@ def losses_along(series: Sequence[tuple[str, np.ndarray, str]], score_from: int,
         yaxis=dict(title=dict(text=_("loss (nats)")), range=[0, top * 1.08]), separators=i18n.plotly_separators(),
         shapes=[dict(type="line", x0=score_from - 0.5, x1=score_from - 0.5, y0=0, y1=top * 1.08,
                      line=dict(color=UNIFORM_COLOR, dash="dot", width=2))],
-        height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
+        height=height, margin=dict(l=60, r=10, t=title_top(title), b=LEGEND_PX + 20), legend=_legend())
     if title:
         layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
@@ -236,7 +236,7 @@ def cache_tradeoff(rows: Sequence[tuple[str, str, float, float]], *, reference: 
                                                                                       np.log10(max(ys) * 1.3)],
                              tickvals=y_ticks, ticktext=[_short(v) for v in y_ticks]),
                   separators=i18n.plotly_separators(),
-                  height=height, margin=dict(l=60, r=10, t=40 if title else 10, b=LEGEND_PX + 20), legend=_legend())
+                  height=height, margin=dict(l=60, r=10, t=title_top(title), b=LEGEND_PX + 20), legend=_legend())
     if title:
         layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)

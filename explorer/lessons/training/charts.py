@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.shell import i18n
-from explorer.shell.charts import cell_text_font, chart_title, escape_label
+from explorer.shell.charts import cell_text_font, chart_title, escape_label, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.plotly_fast import hline, vline
 
@@ -104,7 +104,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
     legend = len(traces) > 1
     layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
         title=chart_title(title), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
-        margin=dict(l=10, r=10, t=50, b=10), showlegend=legend,
+        margin=dict(l=10, r=10, t=title_top(title, 50), b=10), showlegend=legend,
         xaxis=dict(title=dict(text="" if legend  # a legend takes the title's place
                               else escape_label(_("training step") if x_title is None else x_title)),
                    **({"range": list(x_range)} if x_range else {})),
@@ -141,7 +141,7 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
         hovertemplate=_("position {x}: token {token} ({role})").format(x="%{x}", token="%{text}",
                                                                      role="%{customdata}") + "<extra></extra>",
     )
-    layout = dict(height=140, margin=dict(l=10, r=10, t=40 if title else 10, b=50),
+    layout = dict(height=140, margin=dict(l=10, r=10, t=title_top(title), b=50),
                   yaxis=dict(visible=False), xaxis=dict(title=dict(text=_("position")), dtick=4 if n > 16 else 1),
                   separators=i18n.plotly_separators())
     if title:
@@ -177,7 +177,7 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
                 text=_("every head: {accuracy}").format(accuracy=i18n.number(baseline, 2)),
                 xanchor="right", yanchor="bottom", font=dict(size=11, color=REFERENCE_COLOR))
     layout = dict(
-        height=90 + 28 * len(names), margin=dict(l=10, r=30, t=60 if title else 30, b=10),
+        height=90 + 28 * len(names), margin=dict(l=10, r=30, t=title_top(title, 60) if title else 30, b=10),
         xaxis=dict(range=[0, 1.1], title=dict(text=_("accuracy with it knocked out"))),
         yaxis=dict(autorange="reversed", automargin=True), shapes=[line], annotations=[note],
         separators=i18n.plotly_separators(),
@@ -205,7 +205,7 @@ def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: s
         hovertemplate=_("layer {layer}, head {head}: {score}").format(layer="%{y}", head="%{x}", score="%{z:.3f}")
         + "<extra></extra>", xgap=1, ygap=1,
     )
-    layout = dict(title=chart_title(title), height=80 + 14 * L, margin=dict(l=10, r=10, t=50, b=10),
+    layout = dict(title=chart_title(title), height=80 + 14 * L, margin=dict(l=10, r=10, t=title_top(title, 50), b=10),
                   xaxis=dict(title=dict(text=_("head")), dtick=1),
                   yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
     return go.Figure(data=[heat], layout=layout)

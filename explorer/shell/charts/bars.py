@@ -23,7 +23,7 @@ from explorer.shell.charts.geometry import (
     max_ticks,
     tick_positions,
 )
-from explorer.shell.charts.labels import chart_title, escape_label
+from explorer.shell.charts.labels import chart_title, escape_label, title_top
 from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
@@ -60,7 +60,7 @@ def weights_bar(
         yaxis=dict(range=[yrange[0], top], title=dict(text=_("weight")), tickvals=y_ticks),
         separators=i18n.plotly_separators(),
         height=height, margin=bar_margin([f"{v:g}" for v in y_ticks] if y_ticks else auto_tick_labels(yrange[0], top),
-                                         40 if title else 10),
+                                         title_top(title)),
     )
     if title:
         layout["title"] = chart_title(title)
@@ -107,7 +107,7 @@ def paired_bars(
         xaxis=dict(tickmode="array", tickvals=(shown := tick_positions(n, max_ticks(BAR_PLOT_PX))),
                    ticktext=[ticks[i] for i in shown], title=dict(text=x_title), range=[-0.5, n - 0.5]),
         yaxis=dict(title=dict(text=y_title), range=[0, y_max]),
-        barmode="group", height=height, margin=bar_margin(auto_tick_labels(0, y_max), 40 if title else 10),
+        barmode="group", height=height, margin=bar_margin(auto_tick_labels(0, y_max), title_top(title)),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
         separators=i18n.plotly_separators(),
     )

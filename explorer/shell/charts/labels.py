@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from explorer.shell.charts.geometry import theme_text_px
 
 
@@ -25,7 +27,9 @@ def escape_label(text: str) -> str:
 
 TITLE_PX = 16  # the Streamlit theme's chart title size (measured in Chromium)
 TITLE_WIDTH_PX = 320  # the narrowest chart (a phone, a column: geometry.PHONE_CHART_PX) less the title's 4 px inset
-TITLE_LINE_PX = 20  # each further line of a wrapped title (Chromium drew a two-line title's top margin 14 px deeper)
+TITLE_LINE_PX = 20  # the top margin each further line of a wrapped title adds (its lines are raised: TITLE_RAISE_PX)
+TITLE_RAISE_PX = 20.8  # the distance between two lines of a title in Chromium (16 px font)
+TITLE_GAP_PX = 4  # between a wrapped title's last line and the plot (a one-line title's descenders reach 3 px in)
 
 
 AXIS_TITLE_PX = 14  # the theme's axis title size (measured in Chromium)
@@ -67,21 +71,24 @@ def axis_title(text: str, length_px: float) -> dict:
 def chart_title(title: str, *, width_px: float = TITLE_WIDTH_PX) -> dict:
     """A figure's ``layout.title``: ``title`` escaped (:func:`escape_label`) and broken at spaces into lines
     (``<br>``) that each fit ``width_px`` in the theme's 16 px title font, so that a long title (Portuguese and
-    Turkish ones run a third longer than English) is never cut at a phone's right edge. One line: ``{"text": …}``;
-    more: the title also pushes the top margin (``automargin`` above the plot, ``yref="paper"``), so the lines never
-    cover the plot. A single word wider than ``width_px`` stays whole."""
+    Turkish ones run a third longer than English) is never cut at a phone's right edge. One line: ``{"text": …}``.
+    More: the title's bottom sits on the plot (``yref="paper"``, ``y=1``, ``yanchor="bottom"``) raised by a bottom
+    pad of :data:`TITLE_RAISE_PX` per further line, because Plotly anchors a title of several lines by its first line
+    and hangs the others below it, over the plot (measured in Chromium: each further line 20.8 px lower). Give the
+    figure the top margin :func:`title_top` names for it. A single word wider than ``width_px`` stays whole."""
     lines = wrap_lines(title, width_px, TITLE_PX)
     text = "<br>".join(escape_label(line) for line in lines)
     if len(lines) == 1:
         return dict(text=text)
-    return dict(text=text, automargin=True, yref="paper")
+    return dict(text=text, yref="paper", y=1, yanchor="bottom",
+                pad=dict(b=int(np.ceil(TITLE_RAISE_PX * (len(lines) - 1))) + TITLE_GAP_PX))
 
 
 def title_top(title: str, one_line: int = 40, *, width_px: float = TITLE_WIDTH_PX) -> int:
     """The top margin (px) a figure sends for ``title`` as :func:`chart_title` breaks it: ``one_line`` for a title of
     one line, :data:`TITLE_LINE_PX` more for each further line, 10 for no title. Sent with the figure, the margin
-    already holds the lines, so Plotly's automargin does not grow it and lay the chart out a second time (a
-    Portuguese title of two lines grew 40 to 54 px: ``tests/e2e/test_tour.py``, the margins)."""
+    already holds the lines, and the chart is laid out once (``tests/e2e/test_tour.py``, the margins and the
+    overlaps). With ``one_line`` = 40, a title's first line starts about 22 px below the figure's top."""
     if not title:
         return 10
     return one_line + TITLE_LINE_PX * (len(wrap_lines(title, width_px, TITLE_PX)) - 1)
