@@ -164,3 +164,11 @@ def test_matches_torch_sdpa_with_causal_and_padding():
     q, k, v = (torch.tensor(a) for a in (s.Q, s.K, s.V))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(sc.mask(True)))
     np.testing.assert_allclose(out.numpy(), s.output, atol=1e-12)
+
+
+def test_mode_names_and_dimension_labels():
+    from explorer.shell import i18n
+    assert (C.mode_name(True), C.mode_name(False)) == ("causal", "bidirectional")
+    assert C.dim_labels(3) == ["dim 0", "dim 1", "dim 2"]
+    with i18n.using("pt"):
+        assert C.dim_labels(1) == ["dim 0"]  # the causal catalogue's "dim {j}"
