@@ -47,6 +47,19 @@ def latex_words(message: str, **math: str) -> str:
     return "".join(math[p] if i % 2 else (rf"\text{{{latex_text(p)}}}" if p else "") for i, p in enumerate(parts))
 
 
+def md_code(text: str, limit: int | None = 30) -> str:
+    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from a visitor's
+    text): runs of white space become one space, the text is shortened to ``limit`` characters (``…`` added;
+    ``None``: never), and the fence is one backtick longer than the longest run of backticks inside
+    (``md_code("a`b") == "``a`b``"``)."""
+    s = " ".join(str(text).split())
+    s = s if limit is None or len(s) <= limit else s[:limit] + "…"
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun`` agreeing in number: ``count(1, "head") == "1 head"``, ``count(2, "head") == "2 heads"``.
 

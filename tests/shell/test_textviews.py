@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from explorer.shell.textviews import ascii_heatmap, fmt, integer_formula, latex_text, weighted_sum_latex
+from explorer.shell.textviews import ascii_heatmap, fmt, integer_formula, latex_text, md_code, weighted_sum_latex
 
 
 def test_text_views():
@@ -23,3 +23,13 @@ def test_a_formulas_whole_number_is_grouped_by_thin_spaces_in_every_language():
             assert integer_formula(46_080) == r"46\,080"
             assert integer_formula(1_382_400) == r"1\,382\,400"
             assert integer_formula(576) == "576"
+
+
+def test_md_code_shows_any_text_literally():
+    """One home for a visitor's text as a Markdown code span (it was in four lessons' model.py)."""
+    assert md_code("**x**") == "`**x**`"
+    assert md_code("a`b") == "``a`b``"
+    assert md_code("``x") == "``` ``x ```"  # a leading backtick is padded off the fence
+    assert md_code("x" * 50).endswith("…`") and len(md_code("x" * 50)) == 30 + 3
+    assert md_code("x" * 50, limit=None) == "`" + "x" * 50 + "`"
+    assert md_code("a \n\t b") == "`a b`" and md_code("") == "`  `"  # padded: an empty span would not be code

@@ -112,7 +112,7 @@ def embedding_line(source: Settings, choice: str) -> None:
     repeats = model.repeated_word_rows(source.tokens, source.X)
     if repeats:
         shown = repeats[:3]
-        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=model.md_code(word), i=i, j=j)
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=textviews.md_code(word), i=i, j=j)
                           for word, i, j, _d in shown)
         rest = len(repeats) - len(shown)
         if rest:

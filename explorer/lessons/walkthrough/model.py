@@ -11,7 +11,6 @@ and footnote 4.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import fmt, md_code
 
 _, _n = translator(__name__)
 
@@ -212,16 +211,6 @@ def repeated_word_rows(tokens: tuple[str, ...], X: np.ndarray) -> list[tuple[str
 
 
 NUMBER_LIMIT = 1e6  # an edited cell beyond this would only overflow the softmax
-
-
-def md_code(text: str, limit: int = 30) -> str:
-    """``text`` as one Markdown code span (shown literally: no bold, link, HTML or LaTeX), shortened to ``limit``."""
-    s = " ".join(str(text).split())
-    s = s if len(s) <= limit else s[:limit] + "…"
-    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def cell_text(x: float) -> str:
