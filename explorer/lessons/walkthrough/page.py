@@ -7,7 +7,7 @@ import streamlit as st
 import attention as A
 from explorer.lessons.walkthrough import CONTROLS, LESSON, draw
 from explorer.lessons.walkthrough import model as W
-from explorer.lessons.walkthrough.draw import LessonExample
+from explorer.lessons.walkthrough.model import LessonExample
 from explorer.shell import controls, i18n, settings
 from explorer.shell.i18n import translator
 
@@ -121,9 +121,9 @@ st.header(_("Download"))
 # The files are written only when the learner clicks (deferred data), and a click does not rerun the page
 # (on_click="ignore"): a rerun would replace the buttons' deferred files while a download is being fetched.
 d1, d2, d3 = st.columns(3)
-d1.download_button(_("Attention weights (CSV)"), lambda: draw.csv(source, init, scaled, "weights"),
+d1.download_button(_("Attention weights (CSV)"), lambda: W.csv(source, init, scaled, "weights"),
                    "attention_weights.csv", "text/csv", key="walk_dl_weights", on_click="ignore")
-d2.download_button(_("Output (CSV)"), lambda: draw.csv(source, init, scaled, "output"),
+d2.download_button(_("Output (CSV)"), lambda: W.csv(source, init, scaled, "output"),
                    "attention_output.csv", "text/csv", key="walk_dl_output", on_click="ignore")
-d3.download_button(_("Whole scenario (JSON)"), lambda: draw.scenario_json(source, init, scaled, params),
+d3.download_button(_("Whole scenario (JSON)"), lambda: W.scenario_json(source, init, scaled, params),
                    "attention_scenario.json", "application/json", key="walk_dl_json", on_click="ignore")
