@@ -12,6 +12,8 @@ import numpy as np
 
 from explorer.shell import i18n
 
+_, _n = i18n.translator(__name__)
+
 ASCII_LEVELS = " ░▒▓█"
 
 
@@ -58,6 +60,13 @@ def md_code(text: str, limit: int | None = 30) -> str:
     fence = "`" * (longest + 1)
     pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def dim_labels(columns) -> list[str]:
+    """``["dim 0", "dim 1", …]`` in the run's language (``boyut 0`` in tr): the labels of a vector's components, for
+    ``columns`` components or the given component indices (``dim_labels([0, 8, 16])`` for a sampled axis)."""
+    indices = range(columns) if isinstance(columns, int | np.integer) else columns
+    return [_("dim {j}").format(j=int(j)) for j in indices]
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

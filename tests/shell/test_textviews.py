@@ -1,8 +1,18 @@
 """Unit tests of the shared text views (explorer/shell/textviews.py; no Streamlit)."""
 
 import numpy as np
+import pytest
 
-from explorer.shell.textviews import ascii_heatmap, fmt, integer_formula, latex_text, md_code, weighted_sum_latex
+from explorer.shell import i18n
+from explorer.shell.textviews import (
+    ascii_heatmap,
+    dim_labels,
+    fmt,
+    integer_formula,
+    latex_text,
+    md_code,
+    weighted_sum_latex,
+)
 
 
 def test_text_views():
@@ -33,3 +43,12 @@ def test_md_code_shows_any_text_literally():
     assert md_code("x" * 50).endswith("…`") and len(md_code("x" * 50)) == 30 + 3
     assert md_code("x" * 50, limit=None) == "`" + "x" * 50 + "`"
     assert md_code("a \n\t b") == "`a b`" and md_code("") == "`  `"  # padded: an empty span would not be code
+
+
+@pytest.mark.parametrize(("lang", "word"), [("en", "dim"), ("pt", "dim"), ("tr", "boyut")])
+def test_dim_labels_name_a_vectors_components_in_each_language(lang, word):
+    """One home for the component labels (causal, quiz, two_sentences and the walkthrough had their own)."""
+    with i18n.using(lang):
+        assert dim_labels(3) == [f"{word} 0", f"{word} 1", f"{word} 2"]
+        assert dim_labels(np.array([0, 8, 16])) == [f"{word} 0", f"{word} 8", f"{word} 16"]  # a sampled axis
+    assert dim_labels(0) == []

@@ -50,7 +50,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     sc = scenario(settings, n_pad)
     labels, n = settings.labels, settings.n
     d_v = settings.d_v
-    dims = model.dim_labels(d_v)
+    dims = textviews.dim_labels(d_v)
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
     pad = (" · " + _n("the last {n} token is padding", "the last {n} tokens are padding", n_pad).format(n=n_pad)
@@ -162,7 +162,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
 def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     """Part 3 below the slider: how much each output row moves when every token after ``t`` is replaced."""
     labels, n, d_v = settings.labels, settings.n, settings.d_v
-    dims = model.dim_labels(d_v)
+    dims = textviews.dim_labels(d_v)
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
     st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,

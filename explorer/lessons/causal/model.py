@@ -14,13 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
-__all__ = ["LARGE_NEGATIVE", "CausalScenario", "MaskingRules", "causal_scenario", "dim_labels", "masking_rules",
+__all__ = ["LARGE_NEGATIVE", "CausalScenario", "MaskingRules", "causal_scenario", "masking_rules",
            "mode_name", "perturb_after"]
 
-_, _n = translator(__name__)
 
 LARGE_NEGATIVE = -1e9  # the "large negative constant" some code adds instead of −∞
 
@@ -221,7 +219,3 @@ def mode_name(is_causal: bool) -> str:
     """``"causal"`` or ``"bidirectional"`` (a code: chart keys; sentences have a message for each mode)."""
     return "causal" if is_causal else "bidirectional"
 
-
-def dim_labels(d_v: int) -> list[str]:
-    """The output's column labels, ``dim 0 … dim d_v-1``, in the run's language."""
-    return [_("dim {j}").format(j=j) for j in range(d_v)]

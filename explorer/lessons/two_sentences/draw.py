@@ -237,7 +237,7 @@ def positional_encoding(n: int, d_model: int) -> None:
     st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
     positions = [_("position {p}").format(p=p) for p in range(n)]
-    dims = [_("dim {j}").format(j=j) for j in range(d_model)]
+    dims = textviews.dim_labels(d_model)
     st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
                                     row_name=_("position"), col_name=_("dim"),
                                     title=_("PE (added to X when switched on)")),

@@ -16,12 +16,13 @@ import streamlit as st
 
 from explorer.lessons import scaling
 from explorer.lessons.walkthrough import model
-from explorer.lessons.walkthrough.model import dim_ticks, scientific
+from explorer.lessons.walkthrough.model import scientific
 from explorer.shell import charts, controls, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.settings import Settings
 from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import dim_labels
 
 _, _n = translator(__name__)
 
@@ -79,7 +80,7 @@ def inputs(source: model.Source, init: str) -> None:
     steps, W, labels, _tokens = computed(source, init)
     n, d_model = steps.X.shape
     d_k, d_v = steps.Q.shape[1], steps.V.shape[1]
-    dims = dim_ticks(d_model)
+    dims = dim_labels(d_model)
 
     st.header(_("1 · Embeddings X"))
     st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{"
@@ -105,16 +106,16 @@ def inputs(source: model.Source, init: str) -> None:
             for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
                 M = W[name]
                 col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
-                                                 dim_ticks(M.shape[1]), kind="diverging", row_name=_("input dim"),
+                                                 dim_labels(M.shape[1]), kind="diverging", row_name=_("input dim"),
                                                  col_name=_("output dim"), title=name, max_xticks=12),
                                  key=f"walk_fig_{name}")
     qkv_cols = st.columns(3)
     for col, name, M in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V), strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, dim_ticks(M.shape[1]), kind="diverging", row_name=_("token"),
+            st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name=_("token"),
                                             col_name=_("dim"), title=f"{name}: {_(ROLES[name])}", max_xticks=12),
                             key=f"walk_fig_{name}_proj")
-            numbers(M, labels, dim_ticks(M.shape[1]))
+            numbers(M, labels, dim_labels(M.shape[1]))
 
     st.header(_("3 · Scores"))
     st.latex(r"S = Q K^\top, \qquad S_{ij} = q_i \cdot k_j")
@@ -168,9 +169,9 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
     out_word, weights_word = textviews.latex_text(_("output")), textviews.latex_text(_("weights"))
     st.latex(rf"\text{{{out_word}}} = \text{{{weights_word}}}\cdot V, \qquad \text{{out}}_i = \sum_j w_{{ij}}\, v_j")
     st.caption(_("shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values").format(n=n, d_v=d_v))
-    st.plotly_chart(charts.heatmap(steps.output, labels, dim_ticks(d_v), kind="diverging", row_name=_("token"),
+    st.plotly_chart(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name=_("token"),
                                     col_name=_("dim"), title=_("output")), key="walk_fig_output")
-    numbers(steps.output, labels, dim_ticks(d_v))
+    numbers(steps.output, labels, dim_labels(d_v))
 
 
 def softmax_check() -> None:

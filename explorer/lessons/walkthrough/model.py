@@ -319,11 +319,6 @@ def dim_labels(width: int) -> list[str]:
     return [f"dim {j}" for j in range(width)]
 
 
-def dim_ticks(width: int) -> list[str]:
-    """:func:`dim_labels` as the page shows them (charts, tables), in the run's language."""
-    return [_("dim {j}").format(j=j) for j in range(width)]
-
-
 def scientific(x: float, digits: int = 1) -> str:
     """``x`` in scientific notation with the run's decimal mark (``1.1e-16`` / ``1,1e-16``)."""
     return f"{x:.{digits}e}".replace(".", fmt(0.5, 1)[1])

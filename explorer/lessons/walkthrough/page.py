@@ -8,7 +8,7 @@ import attention as A
 from explorer.lessons.walkthrough import CONTROLS, LESSON, draw
 from explorer.lessons.walkthrough import model as W
 from explorer.lessons.walkthrough.model import LessonExample
-from explorer.shell import controls, i18n, settings
+from explorer.shell import controls, i18n, settings, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names the domain
@@ -63,7 +63,8 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
         index = list(ex.tokens) if name == "X" else [f"d_model {i}" for i in range(base.shape[0])]
         # The columns' ids stay English (the editors' edit state and its identity); their headers are translated.
         columns = [f"{'dim' if name == 'X' else 'col'} {j}" for j in range(base.shape[1])]
-        shown = [(_("dim {j}") if name == "X" else _("col {j}")).format(j=j) for j in range(base.shape[1])]
+        shown = textviews.dim_labels(base.shape[1]) if name == "X" else \
+            [_("col {j}").format(j=j) for j in range(base.shape[1])]
         cells = kept.get(name, [[W.cell_text(x) for x in row] for row in base])
         frame = pd.DataFrame(cells, index=index, columns=columns, dtype=object)
         with col:

@@ -166,9 +166,5 @@ def test_matches_torch_sdpa_with_causal_and_padding():
     np.testing.assert_allclose(out.numpy(), s.output, atol=1e-12)
 
 
-def test_mode_names_and_dimension_labels():
-    from explorer.shell import i18n
+def test_mode_names_are_the_chart_keys_codes():
     assert (C.mode_name(True), C.mode_name(False)) == ("causal", "bidirectional")
-    assert C.dim_labels(3) == ["dim 0", "dim 1", "dim 2"]
-    with i18n.using("pt"):
-        assert C.dim_labels(1) == ["dim 0"]  # the causal catalogue's "dim {j}"
