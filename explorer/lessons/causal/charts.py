@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.lessons.causal.model import exact, significant
 from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
@@ -197,17 +198,6 @@ def change_map(diff, labels: Sequence[str], dims: Sequence[str], t: int, zrange:
     fig = heatmap(diff, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"), zrange=zrange,
                   title=title, colorbar_title="Δ")
     return add_row_separator(fig, t, len(dims)) if t < len(labels) - 1 else fig
-
-
-def significant(value: float, digits: int = 3) -> str:
-    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
-    mark (``0,123`` in pt and tr)."""
-    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
-
-
-def exact(value: float) -> str:
-    """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
-    return repr(float(value)).replace(".", i18n.plotly_separators()[0])
 
 
 def exact_change_text(value: float) -> str:

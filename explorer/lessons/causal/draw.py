@@ -171,50 +171,8 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
-    # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
-    # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
-    vacuous = n_pad >= n - 1 - t
-    if sc.unchanged_through_t(True) and vacuous:
-        if n == 1:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
-                     "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "
-                     "test.")
-        elif t == n - 1:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
-                     "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
-        elif t == 0:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
-                     "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
-        else:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after "
-                     "t = {t} is padding, which no query can see. Reduce the padding to put the causal mask to the "
-                     "test.")
-        st.info(note.format(t=t), icon="ℹ️")
-    elif sc.unchanged_through_t(True):
-        largest = cfig.exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
-        st.success((_("Causal: output row 0 is bit-for-bit unchanged (largest difference {largest}). Nothing leaks "
-                      "from the future.") if t == 0 else
-                    _("Causal: output rows 0..{t} are bit-for-bit unchanged (largest difference {largest}). Nothing "
-                      "leaks from the future.")).format(t=t, largest=largest), icon="✅")
-    else:  # cannot happen with a correct mask; shown rather than hidden
-        st.error((_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
-                  _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
-            t=t, change=cfig.significant(float(change_c[: t + 1].max()))))
-    moved = float(change_b[: t + 1].max())
-    if moved > 0:
-        st.warning((_("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
-                    _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
-            t=t, change=cfig.significant(moved)), icon="👀")
-    elif t == n - 1:
-        st.info(_("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "
-                  "of two or more tokens: with one token there is no future to replace.") if n == 1 else
-                _("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the "
-                  "left."))
-    else:
-        st.info((_("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "
-                   "for every query). Reduce the padding to see the leak.") if t == 0 else
-                 _("Bidirectional: rows 0..{t} did not change here because every key after t = {t} is padding "
-                   "(blocked for every query). Reduce the padding to see the leak.")).format(t=t))
+    for claim in model.no_peeking_claims(sc, n_pad, t):  # the causal side, then the bidirectional one
+        getattr(st, claim.kind)(claim.text, icon=claim.icon)
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)
     for col, side_is_causal in ((left, False), (right, True)):
