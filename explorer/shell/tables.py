@@ -1,9 +1,11 @@
-"""The "Numbers" expander every picture has: the exact values behind it, in a table a learner can copy; and
-:func:`dataframe`, every table of numbers with fixed decimals per column."""
+"""The "Numbers" expander every picture has: the exact values behind it, in a table a learner can copy;
+:func:`dataframe`, every table of numbers with fixed decimals per column; and the policy for a table too big for
+the page (:func:`too_big`): it is offered as a CSV download instead (:func:`csv_download`), built only when
+clicked."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,6 +16,23 @@ from explorer.shell import i18n
 _, _n = i18n.translator(__name__)
 
 DECIMALS = 4  # every float column of every table: this many decimals (3.9929, 3.4600, 1.3645 line up)
+TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
+
+
+def too_big(rows: int, cols: int) -> bool:
+    """Whether a ``rows`` × ``cols`` table has more than :data:`TABLE_MAX` cells: then a page offers it as a CSV
+    download (:func:`csv_download`) instead of drawing it."""
+    return rows * cols > TABLE_MAX
+
+
+def csv_download(name: str, shape: tuple[int, int], data: Callable[[], str], *, key: str) -> None:
+    """A table too big for the page (:func:`too_big`): its size and a button downloading ``name.csv``, whose text
+    ``data()`` builds only when clicked (no rerun either). A widget: drawn by the page, never inside a section."""
+    rows, cols = shape
+    st.caption(_("{rows} × {cols} numbers: too many for a table on the page.").format(
+        rows=i18n.integer(rows), cols=i18n.integer(cols)))
+    st.download_button(_("Download {name} (CSV)").format(name=name), data, f"{name}.csv", "text/csv", key=key,
+                       on_click="ignore")  # no rerun: see the walkthrough
 
 
 def number_columns(frame: pd.DataFrame, digits: int = DECIMALS) -> dict[str, st.column_config.NumberColumn]:

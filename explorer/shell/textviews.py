@@ -12,6 +12,8 @@ import numpy as np
 
 from explorer.shell import i18n
 
+_, _n = i18n.translator(__name__)
+
 ASCII_LEVELS = " ░▒▓█"
 
 
@@ -45,6 +47,26 @@ def latex_words(message: str, **math: str) -> str:
     ``latex_words(_("query {i} may attend to key {j}"), i="i", j="j")``."""
     parts = re.split(r"\{(\w+)\}", message)
     return "".join(math[p] if i % 2 else (rf"\text{{{latex_text(p)}}}" if p else "") for i, p in enumerate(parts))
+
+
+def md_code(text: str, limit: int | None = 30) -> str:
+    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from a visitor's
+    text): runs of white space become one space, the text is shortened to ``limit`` characters (``…`` added;
+    ``None``: never), and the fence is one backtick longer than the longest run of backticks inside
+    (``md_code("a`b") == "``a`b``"``)."""
+    s = " ".join(str(text).split())
+    s = s if limit is None or len(s) <= limit else s[:limit] + "…"
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def dim_labels(columns) -> list[str]:
+    """``["dim 0", "dim 1", …]`` in the run's language (``boyut 0`` in tr): the labels of a vector's components, for
+    ``columns`` components or the given component indices (``dim_labels([0, 8, 16])`` for a sampled axis)."""
+    indices = range(columns) if isinstance(columns, int | np.integer) else columns
+    return [_("dim {j}").format(j=int(j)) for j in indices]
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -19,3 +19,10 @@ def test_every_float_column_gets_fixed_decimals_and_other_columns_keep_theirs():
 def test_matrix_columns_are_named_as_streamlit_names_them():
     frame = pd.DataFrame(np.eye(2) / 3, index=["a (0)", "b (1)"], columns=[0, 1])
     assert set(number_columns(frame)) == {"0", "1"}
+
+
+def test_a_table_is_too_big_past_table_max_cells():
+    from explorer.shell import tables
+
+    assert not tables.too_big(100, tables.TABLE_MAX // 100) and tables.too_big(100, tables.TABLE_MAX // 100 + 1)
+    assert tables.too_big(512, 64) and not tables.too_big(64, 64)  # multihead's W_q at d_model 512 / at 64

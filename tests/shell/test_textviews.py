@@ -1,8 +1,18 @@
 """Unit tests of the shared text views (explorer/shell/textviews.py; no Streamlit)."""
 
 import numpy as np
+import pytest
 
-from explorer.shell.textviews import ascii_heatmap, fmt, integer_formula, latex_text, weighted_sum_latex
+from explorer.shell import i18n
+from explorer.shell.textviews import (
+    ascii_heatmap,
+    dim_labels,
+    fmt,
+    integer_formula,
+    latex_text,
+    md_code,
+    weighted_sum_latex,
+)
 
 
 def test_text_views():
@@ -23,3 +33,22 @@ def test_a_formulas_whole_number_is_grouped_by_thin_spaces_in_every_language():
             assert integer_formula(46_080) == r"46\,080"
             assert integer_formula(1_382_400) == r"1\,382\,400"
             assert integer_formula(576) == "576"
+
+
+def test_md_code_shows_any_text_literally():
+    """One home for a visitor's text as a Markdown code span (it was in four lessons' model.py)."""
+    assert md_code("**x**") == "`**x**`"
+    assert md_code("a`b") == "``a`b``"
+    assert md_code("``x") == "``` ``x ```"  # a leading backtick is padded off the fence
+    assert md_code("x" * 50).endswith("…`") and len(md_code("x" * 50)) == 30 + 3
+    assert md_code("x" * 50, limit=None) == "`" + "x" * 50 + "`"
+    assert md_code("a \n\t b") == "`a b`" and md_code("") == "`  `"  # padded: an empty span would not be code
+
+
+@pytest.mark.parametrize(("lang", "word"), [("en", "dim"), ("pt", "dim"), ("tr", "boyut")])
+def test_dim_labels_name_a_vectors_components_in_each_language(lang, word):
+    """One home for the component labels (causal, quiz, two_sentences and the walkthrough had their own)."""
+    with i18n.using(lang):
+        assert dim_labels(3) == [f"{word} 0", f"{word} 1", f"{word} 2"]
+        assert dim_labels(np.array([0, 8, 16])) == [f"{word} 0", f"{word} 8", f"{word} 16"]  # a sampled axis
+    assert dim_labels(0) == []

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.lessons.causal.model import exact, significant
 from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
@@ -20,6 +21,7 @@ from explorer.shell.charts import (
     chart_title,
     colorbar_px,
     escape_label,
+    heatmap,
     heatmap_margin,
     max_ticks,
     paired_bars,
@@ -34,8 +36,8 @@ _, _n = translator(__name__)
 
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
-    "add_row_badges", "add_row_separator", "boolean_mask_figure", "exact", "exact_change_text",
-    "row_change_bars", "significant",
+    "add_row_badges", "add_row_separator", "boolean_mask_figure", "change_map", "exact", "exact_change_text",
+    "output_map", "row_change_bars", "significant", "weights_map",
 ]
 
 ALLOWED_COLOR = "#3b78c2"
@@ -112,12 +114,14 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
 
 
 def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height: int | None = None,
-                        short: bool = False, show_legend: bool = True) -> go.Figure:
+                        short: bool = False, show_legend: bool = True, badges: Sequence[int] = (),
+                        badge_text: str | None = None) -> go.Figure:
     """The boolean mask ``[n, n]`` (``True`` = may attend) in two colours, with a legend saying so.
 
     Cells read ``True`` / ``False`` (``T`` / ``F`` with ``short``, while ≤ ``CELL_TEXT_MAX``
     tokens); hover ``query … → key …: True (may attend)``. ``show_legend=False`` drops the
-    colour legend (for small multiples whose caption says it).
+    colour legend (for small multiples whose caption says it). The rows in ``badges`` carry
+    :func:`add_row_badges`' badge (``badge_text``, default :data:`FULLY_MASKED_BADGE`).
 
     Raises:
         ValueError: ``mask`` is not a square boolean matrix matching ``labels``.
@@ -127,8 +131,9 @@ def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height:
         raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}")
     _check_square(mask, labels, "mask")
     cells = ("F", "T") if short else ("False", "True")  # Python's bool values: never translated
-    return _two_level(mask, labels, cells, (_("False (blocked)"), _("True (may attend)")),
-                      (_("False: blocked"), _("True: may attend")), title, height, show_legend)
+    fig = _two_level(mask, labels, cells, (_("False (blocked)"), _("True (may attend)")),
+                     (_("False: blocked"), _("True: may attend")), title, height, show_legend)
+    return add_row_badges(fig, badges, len(labels), badge_text) if len(badges) else fig
 
 
 def additive_mask_figure(additive, labels: Sequence[str], *, title: str = "", height: int | None = None) -> go.Figure:
@@ -170,15 +175,29 @@ def add_row_separator(fig: go.Figure, t: int, n_cols: int, label: str = "") -> g
     return fig
 
 
-def significant(value: float, digits: int = 3) -> str:
-    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
-    mark (``0,123`` in pt and tr)."""
-    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
+def weights_map(weights, labels: Sequence[str], mask, fully, *, title: str = "",
+                color_scale: str | None = None) -> go.Figure:
+    """Attention weights ``[n, n]`` under ``mask`` (bool ``[n, n]``, ``True`` = may attend: blocked cells blank with a
+    ×; a mask that allows everything draws no × at all), a badge across each fully masked row (``fully``, bool
+    ``[n]``); coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
+    mask = np.asarray(mask)
+    fig = heatmap(weights, labels, labels, mask=None if mask.all() else mask, title=title, color_scale=color_scale)
+    return add_row_badges(fig, np.flatnonzero(fully), len(labels))
 
 
-def exact(value: float) -> str:
-    """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
-    return repr(float(value)).replace(".", i18n.plotly_separators()[0])
+def output_map(output, labels: Sequence[str], dims: Sequence[str], fully, *, title: str = "") -> go.Figure:
+    """The attention output ``[n, d_v]`` on a diverging scale, a badge across each fully masked row (``fully``)."""
+    fig = heatmap(output, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"), title=title)
+    return add_row_badges(fig, np.flatnonzero(fully), len(dims))
+
+
+def change_map(diff, labels: Sequence[str], dims: Sequence[str], t: int, zrange: tuple[float, float], *,
+               title: str = "") -> go.Figure:
+    """How much the output ``[n, d_v]`` moved (after − before) on ``zrange``, a dashed line under row ``t`` while rows
+    after it exist (the replaced tokens)."""
+    fig = heatmap(diff, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"), zrange=zrange,
+                  title=title, colorbar_title="Δ")
+    return add_row_separator(fig, t, len(dims)) if t < len(labels) - 1 else fig
 
 
 def exact_change_text(value: float) -> str:

@@ -27,28 +27,6 @@ _shell = translator("explorer.shell")[0]  # the shell's own words shown here (it
 scenario = cached(max_entries=8)(model.causal_scenario)  # (settings, n_pad, t = 0); up to 3.8 MiB an entry
 
 
-def badges(fig, fully: np.ndarray, n_cols: int):
-    """``fig`` with a "fully masked" badge on each row where ``fully`` is true."""
-    return cfig.add_row_badges(fig, np.flatnonzero(fully), n_cols)
-
-
-def mask_or_none(mask: np.ndarray):
-    """``mask``, or ``None`` when it allows everything (then the heat map draws no × marks)."""
-    return None if mask.all() else mask
-
-
-def mode_name(is_causal: bool) -> str:
-    """``"causal"`` or ``"bidirectional"`` (a code: chart keys; sentences have a message for each mode)."""
-    return "causal" if is_causal else "bidirectional"
-
-
-
-
-def dim_labels(d_v: int) -> list[str]:
-    """The output's column labels, ``dim 0 … dim d_v-1``, in the run's language."""
-    return [_("dim {j}").format(j=j) for j in range(d_v)]
-
-
 @section
 def intro() -> None:
     """The page's title, what the causal mask does, and its formula."""
@@ -72,7 +50,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     sc = scenario(settings, n_pad)
     labels, n = settings.labels, settings.n
     d_v = settings.d_v
-    dims = dim_labels(d_v)
+    dims = textviews.dim_labels(d_v)
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
     pad = (" · " + _n("the last {n} token is padding", "the last {n} tokens are padding", n_pad).format(n=n_pad)
@@ -87,10 +65,9 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
                                        (right, True, _("causal: keys j ≤ i"))):
         with col:
             s = sc.steps(side_is_causal)
-            fig = charts.heatmap(s.weights, labels, labels, mask=mask_or_none(s.mask), title=title,
-                                 color_scale=color_scale)
-            badges(fig, sc.fully_masked(side_is_causal), n)
-            st.plotly_chart(fig, key=f"causal_fig_side_{mode_name(side_is_causal)}")
+            st.plotly_chart(cfig.weights_map(s.weights, labels, s.mask, sc.fully_masked(side_is_causal), title=title,
+                                             color_scale=color_scale),
+                            key=f"causal_fig_side_{model.mode_name(side_is_causal)}")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: {scale}").format(
         n=n, scale=_shell(charts.COLOR_SCALES[color_scale])))
     row0 = ", ".join(textviews.fmt_formula(v, 1) for v in sc.causal_steps.weights[0][:8])  # code spans: `.`
@@ -151,10 +128,9 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     with w_col:
         st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
                  r"\quad e^{-\infty} = 0")
-        fig = charts.heatmap(steps.weights, labels, labels, mask=mask_or_none(mask),
-                             title=_("causal attention weights") if is_causal else _("bidirectional attention weights"),
-                             color_scale=color_scale)
-        st.plotly_chart(badges(fig, fully, n), key="causal_fig_weights")
+        st.plotly_chart(cfig.weights_map(steps.weights, labels, mask, fully, color_scale=color_scale,
+                                         title=_("causal attention weights") if is_causal else
+                                         _("bidirectional attention weights")), key="causal_fig_weights")
         if is_causal:
             shape = (_("shape [{n}, {n}] · each row sums to 1 (lower-triangular) · a fully masked row is all zeros")
                      if fully.any() else _("shape [{n}, {n}] · each row sums to 1 (lower-triangular)"))
@@ -166,9 +142,9 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     o_col, _empty = st.columns(2)
     with o_col:
         st.latex(r"\text{out}_i = \sum_j w_{ij}\, v_j")
-        fig = charts.heatmap(steps.output, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"),
-                              title=_("causal output") if is_causal else _("bidirectional output"))
-        st.plotly_chart(badges(fig, fully, d_v), key="causal_fig_output")
+        st.plotly_chart(cfig.output_map(steps.output, labels, dims, fully,
+                                        title=_("causal output") if is_causal else _("bidirectional output")),
+                        key="causal_fig_output")
         st.caption((_("shape [n, d_v] = [{n}, {d_v}] · a fully masked row outputs zeros") if fully.any()
                     else _("shape [n, d_v] = [{n}, {d_v}]")).format(n=n, d_v=d_v))
         numbers(steps.output, labels, dims, label=_("Numbers: output"))
@@ -186,7 +162,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
 def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     """Part 3 below the slider: how much each output row moves when every token after ``t`` is replaced."""
     labels, n, d_v = settings.labels, settings.n, settings.d_v
-    dims = dim_labels(d_v)
+    dims = textviews.dim_labels(d_v)
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
     st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
@@ -195,60 +171,14 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
-    # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
-    # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
-    vacuous = n_pad >= n - 1 - t
-    if sc.unchanged_through_t(True) and vacuous:
-        if n == 1:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
-                     "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "
-                     "test.")
-        elif t == n - 1:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
-                     "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
-        elif t == 0:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
-                     "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
-        else:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after "
-                     "t = {t} is padding, which no query can see. Reduce the padding to put the causal mask to the "
-                     "test.")
-        st.info(note.format(t=t), icon="ℹ️")
-    elif sc.unchanged_through_t(True):
-        largest = cfig.exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
-        st.success((_("Causal: output row 0 is bit-for-bit unchanged (largest difference {largest}). Nothing leaks "
-                      "from the future.") if t == 0 else
-                    _("Causal: output rows 0..{t} are bit-for-bit unchanged (largest difference {largest}). Nothing "
-                      "leaks from the future.")).format(t=t, largest=largest), icon="✅")
-    else:  # cannot happen with a correct mask; shown rather than hidden
-        st.error((_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
-                  _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
-            t=t, change=cfig.significant(float(change_c[: t + 1].max()))))
-    moved = float(change_b[: t + 1].max())
-    if moved > 0:
-        st.warning((_("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
-                    _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
-            t=t, change=cfig.significant(moved)), icon="👀")
-    elif t == n - 1:
-        st.info(_("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "
-                  "of two or more tokens: with one token there is no future to replace.") if n == 1 else
-                _("Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the "
-                  "left."))
-    else:
-        st.info((_("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "
-                   "for every query). Reduce the padding to see the leak.") if t == 0 else
-                 _("Bidirectional: rows 0..{t} did not change here because every key after t = {t} is padding "
-                   "(blocked for every query). Reduce the padding to see the leak.")).format(t=t))
+    for claim in model.no_peeking_claims(sc, n_pad, t):  # the causal side, then the bidirectional one
+        getattr(st, claim.kind)(claim.text, icon=claim.icon)
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)
     for col, side_is_causal in ((left, False), (right, True)):
-        name = mode_name(side_is_causal)
         title = _("causal: output after − before") if side_is_causal else _("bidirectional: output after − before")
-        fig = charts.heatmap(sc.output_diff(side_is_causal), labels, dims, kind="diverging", row_name=_("token"),
-                              col_name=_("dim"), zrange=(-d, d), title=title, colorbar_title="Δ")
-        if t < n - 1:
-            cfig.add_row_separator(fig, t, d_v)
-        col.plotly_chart(fig, key=f"causal_fig_peek_{name}")
+        col.plotly_chart(cfig.change_map(sc.output_diff(side_is_causal), labels, dims, t, (-d, d), title=title),
+                         key=f"causal_fig_peek_{model.mode_name(side_is_causal)}")
     query = _("query")
     numbers(pd.DataFrame({query: labels, _("replaced?"): [_("yes") if i > t else _("no") for i in range(n)],
                           _("bidirectional: largest |Δ|"): [cfig.exact_change_text(v) for v in change_b],
@@ -278,10 +208,11 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
     for col, m, title, key in ((cols[0], sc.causal_mask, _("causal mask"), "causal_fig_mask_causal"),
                                (cols[1], pad_full, pad_title.format(n=n_pad), "causal_fig_mask_pad"),
                                (cols[2], sc.mask(True), _("combined: causal ∧ padding"), "causal_fig_mask_combined")):
-        fig = cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True, show_legend=False)
-        if key == "causal_fig_mask_combined":
-            cfig.add_row_badges(fig, np.flatnonzero(sc.fully_masked(True)), n, _("fully masked"))
-        col.plotly_chart(fig, key=key)
+        badged = key == "causal_fig_mask_combined"
+        col.plotly_chart(cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True,
+                                                  show_legend=False,
+                                                  badges=np.flatnonzero(sc.fully_masked(True)) if badged else (),
+                                                  badge_text=_("fully masked")), key=key)
     st.caption(_("Blue T = True (may attend), grey F = False (blocked). "
                  "Every query row of the key padding mask is the same: it is one row [n_k] broadcast over the "
                  "queries. Padded *queries* still get an output (from the real keys); a model ignores those rows "

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.shell import i18n
+from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
-__all__ = ["LARGE_NEGATIVE", "CausalScenario", "MaskingRules", "causal_scenario", "masking_rules",
-           "perturb_after"]
+__all__ = ["LARGE_NEGATIVE", "CausalScenario", "Claim", "MaskingRules", "causal_scenario", "exact", "masking_rules",
+           "mode_name", "no_peeking_claims", "perturb_after", "significant"]
+
+_, _n = translator(__name__)
+
 
 LARGE_NEGATIVE = -1e9  # the "large negative constant" some code adds instead of −∞
 
@@ -212,3 +217,90 @@ def masking_rules(scores, allowed) -> MaskingRules:
         all_blocked_large_negative=A.softmax(s + LARGE_NEGATIVE),
         all_blocked_rule=A.softmax(s, mask=blocked_all),
     )
+
+
+def mode_name(is_causal: bool) -> str:
+    """``"causal"`` or ``"bidirectional"`` (a code: chart keys; sentences have a message for each mode)."""
+    return "causal" if is_causal else "bidirectional"
+
+
+# --- the claims ------------------------------------------------------------------------------------------
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
+    mark (``0,123`` in pt and tr)."""
+    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
+
+
+def exact(value: float) -> str:
+    """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
+    return repr(float(value)).replace(".", i18n.plotly_separators()[0])
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement the page shows, in the run's language: ``kind`` is the Streamlit callout (``"success"``,
+    ``"info"``, ``"warning"``, ``"error"``), ``icon`` its icon or ``None``."""
+
+    kind: str
+    text: str
+    icon: str | None = None
+
+
+def no_peeking_claims(sc: CausalScenario, n_pad: int, t: int) -> tuple[Claim, Claim]:
+    """What part 3 ("no peeking") can say about replacing every token after ``t`` of ``sc`` (built with
+    ``causal_scenario(settings, n_pad, t)``): first the causal side (rows 0..t unchanged; or a test that shows
+    nothing, every replaced key being padding or nothing replaced; or a leak), then the bidirectional side (how far
+    rows 0..t moved, or why they could not), each with this run's numbers."""
+    # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
+    # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
+    n, t = len(sc.key_valid), int(t)
+    change_b, change_c = sc.row_change(False), sc.row_change(True)
+    vacuous = n_pad >= n - 1 - t
+    if sc.unchanged_through_t(True) and vacuous:
+        if n == 1:
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
+                     "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "
+                     "test.")
+        elif t == n - 1:
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
+                     "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
+        elif t == 0:
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
+                     "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
+        else:
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after "
+                     "t = {t} is padding, which no query can see. Reduce the padding to put the causal mask to the "
+                     "test.")
+        causal = Claim("info", note.format(t=t), "ℹ️")
+    elif sc.unchanged_through_t(True):
+        largest = exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
+        causal = Claim("success", (
+            _("Causal: output row 0 is bit-for-bit unchanged (largest difference {largest}). Nothing leaks "
+              "from the future.") if t == 0 else
+            _("Causal: output rows 0..{t} are bit-for-bit unchanged (largest difference {largest}). Nothing "
+              "leaks from the future.")).format(t=t, largest=largest), "✅")
+    else:  # cannot happen with a correct mask; shown rather than hidden
+        causal = Claim("error", (_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
+                                 _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
+            t=t, change=significant(float(change_c[: t + 1].max()))))
+    moved = float(change_b[: t + 1].max())
+    if moved > 0:
+        bidirectional = Claim("warning", (
+            _("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
+            _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
+            t=t, change=significant(moved)), "👀")
+    elif t == n - 1:
+        bidirectional = Claim("info", _(
+            "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "
+            "of two or more tokens: with one token there is no future to replace.") if n == 1 else _(
+            "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the "
+            "left."))
+    else:
+        bidirectional = Claim("info", (
+            _("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "
+              "for every query). Reduce the padding to see the leak.") if t == 0 else
+            _("Bidirectional: rows 0..{t} did not change here because every key after t = {t} is padding "
+              "(blocked for every query). Reduce the padding to see the leak.")).format(t=t))
+    return causal, bidirectional

@@ -10,8 +10,6 @@ hundredths of a millisecond per argument.
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 import streamlit as st
 
@@ -19,7 +17,7 @@ from explorer.lessons.lookup import charts as F
 from explorer.lessons.lookup import model as S
 from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import section
-from explorer.shell.i18n import N_, translator
+from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
 
 _, _n = translator(__name__)
@@ -27,54 +25,6 @@ _, _n = translator(__name__)
 latex_text = textviews.latex_text
 fmt = textviews.fmt
 fmt_formula = textviews.fmt_formula
-
-
-@functools.cache
-def table_frame(lang: str) -> pd.DataFrame:
-    """The table editor's input in ``lang`` (made once per language; the editor copies it): the default rows, their
-    names in that language.
-
-    The number columns are text columns holding the numbers as written: a number column would turn text typed into
-    it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
-    model.parse_table reads and checks every cell.
-    """
-    with i18n.using(lang):  # the names and the numbers (1,73 in pt and tr; model.parse_table reads both) as written
-        return pd.DataFrame([{c: (S.number_text(v) if c in S.NUMBER_COLUMNS else v) for c, v in row.items()}
-                             for row in S.default_rows()], columns=list(S.COLUMNS))
-
-
-@functools.cache
-def table_columns(lang: str) -> dict:
-    """The table editor's column settings in ``lang`` (headers and help texts; made once per language)."""
-    with i18n.using(lang):
-        limit = S.number_text(S.NUMBER_LIMIT)
-        helps = {
-            S.KEY: _("The key's name: what the database matches."),
-            S.K1: _("Key vector, first number (a number from −{limit} to {limit}).").format(limit=limit),
-            S.K2: _("Key vector, second number (a number from −{limit} to {limit}).").format(limit=limit),
-            S.VALUE: _("The value's name: what is handed over."),
-            S.V1: _("Value vector, first number (default: longitude; a number from −{limit} to {limit}).").format(
-                limit=limit),
-            S.V2: _("Value vector, second number (default: latitude; a number from −{limit} to {limit}).").format(
-                limit=limit),
-        }
-        return {c: st.column_config.TextColumn(_(S.COLUMN_LABELS[c]), help=helps[c]) for c in S.COLUMNS}
-
-
-NOT_USED = {  # the sidebar's controls this lesson has no use for, and why (explorer.shell.controls.not_used);
-    # messages: shown with _(NOT_USED[key])
-    "sentence": N_("this lesson queries its own table (section 1), not a sentence."),
-    "embedding": N_("the table's keys and values are typed in, not embedded."),
-    "positional": N_("the table's rows have no order."),
-    "seed": N_("nothing on this page is random."),
-    "d_model": N_("the keys and values are points (k1, k2) and (v1, v2): width 2."),
-    "d_k": N_("d_k = 2 here: the query and every key are points in the plane."),
-}
-
-
-def not_used() -> dict[str, str]:
-    """:data:`NOT_USED` in the run's language."""
-    return {key: _(why) for key, why in NOT_USED.items()}
 
 
 @section
@@ -114,28 +64,21 @@ def sharpness_formula(*, sharp: float) -> None:
                  "answer.").format(lesson=fmt(S.LESSON_SHARPNESS, 3), d_k=S.D_K))
 
 
+@section
 def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, color_scale: str = "fixed") -> None:
     """Parts 3 and 4 for ``query`` on ``table`` at sharpness ``sharp``: both lookups, four charts, the matrix
     (its colours on ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`).
 
-    Replayed from the cache for an equal table, query and sharpness: the cache key
-    spells the table out as its ``repr`` (exact: tuples of strings and floats), one
-    string that hashes several times faster than the table's dataclass.
+    Replayed from the cache for an equal table, query and sharpness (the table, a frozen dataclass of tuples,
+    keys the cache by its fields: :func:`explorer.shell.cache.key_hash_funcs`).
     """
-    _lookups(key=(repr(table), float(query[0]), float(query[1]), float(sharp), color_scale), _table=table)
-
-
-@section
-def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable) -> None:
-    """:func:`lookups` for ``key = (repr(_table), qx, qy, sharp, color_scale)``; ``_table`` is not hashed (leading
-    underscore)."""
-    table, (_repr, qx, qy, sharp, color_scale) = _table, key
+    qx, qy = query
     r = S.lookup_scenario(table, (qx, qy), sharp)
     keys_l, vals_l, rows_l = list(table.key_labels), list(table.value_labels), table.row_labels
     note = f"q = {F.point_text((qx, qy), 2)}"
     if r.exact is not None:
         note += " — " + _("exactly the key of row {row} ({key}): the database's exact match").format(
-            row=r.exact, key=S.md_code(keys_l[r.exact]))
+            row=r.exact, key=textviews.md_code(keys_l[r.exact]))
     st.caption(note)
     answer = latex_text(_("answer"))
 
@@ -147,7 +90,7 @@ def _lookups(*, key: tuple[str, float, float, float, str], _table: S.LookupTable
         st.latex(rf"j^{{*}} = \arg\max_j\; q\cdot k_j, \qquad \text{{{answer}}} = v_{{j^{{*}}}}")
         vec = f"({fmt_formula(r.hard.value[0], 2)},\\ {fmt_formula(r.hard.value[1], 2)})"
         if r.hard.is_tie:
-            tied = ", ".join(S.md_code(keys_l[j]) for j in r.hard.indices)
+            tied = ", ".join(textviews.md_code(keys_l[j]) for j in r.hard.indices)
             st.warning(_("**A tie:** keys {keys} match equally well (q · k = {score}). The database cannot choose, so "
                          "it splits evenly and hands over the mean of their values.").format(
                 keys=tied, score=fmt(r.scores[r.hard.indices[0]], 3)), icon="⚖️")

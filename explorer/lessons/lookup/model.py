@@ -16,6 +16,7 @@ import numpy as np
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
+from explorer.shell.textviews import md_code
 
 _, _n = translator(__name__)
 
@@ -129,20 +130,6 @@ class TableCheck:
     table: LookupTable | None
     problems: tuple[str, ...]
     n_empty_rows: int = 0
-
-
-def md_code(text: str, limit: int = 30) -> str:
-    """``text`` as a Markdown code span (shown literally: no bold, links or HTML), shortened to ``limit``."""
-    s = " ".join(str(text).split())
-    if len(s) > limit:
-        s = s[:limit] + "…"
-    longest = run = 0
-    for ch in s:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def _blank(cell) -> bool:
@@ -337,3 +324,32 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
         batch_labels=batch_labels, batch_queries=Qb, batch_weights=bw, batch_blends=bo, batch_hard=hw,
         sweep=SWEEP, sweep_weights=sw, sweep_gap=np.linalg.norm(sb - hard.value[None, :], axis=-1),
     )
+
+
+def table_rows(lang: str) -> list[dict[str, str]]:
+    """The table editor's default rows in ``lang``: the names in that language and every number as text, as
+    written in it (``1,73`` in pt and tr; :func:`parse_table` reads both).
+
+    The number columns are text columns holding the numbers as written: a number column would turn text typed into
+    it into a blank cell, and the learner would be told "blank" instead of "not a number" (issue 18, item 12);
+    :func:`parse_table` reads and checks every cell.
+    """
+    with i18n.using(lang):
+        return [{c: (number_text(v) if c in NUMBER_COLUMNS else v) for c, v in row.items()} for row in default_rows()]
+
+
+def column_texts(lang: str) -> dict[str, tuple[str, str]]:
+    """Each column's header and help text in ``lang`` (the table editor's column settings), by column id."""
+    with i18n.using(lang):
+        limit = number_text(NUMBER_LIMIT)
+        helps = {
+            KEY: _("The key's name: what the database matches."),
+            K1: _("Key vector, first number (a number from −{limit} to {limit}).").format(limit=limit),
+            K2: _("Key vector, second number (a number from −{limit} to {limit}).").format(limit=limit),
+            VALUE: _("The value's name: what is handed over."),
+            V1: _("Value vector, first number (default: longitude; a number from −{limit} to {limit}).").format(
+                limit=limit),
+            V2: _("Value vector, second number (default: latitude; a number from −{limit} to {limit}).").format(
+                limit=limit),
+        }
+        return {c: (_(COLUMN_LABELS[c]), helps[c]) for c in COLUMNS}

@@ -1,5 +1,6 @@
 """Page: attention as a soft database lookup — the same table queried two ways."""
 
+import pandas as pd
 import streamlit as st
 
 from explorer.lessons.lookup import CONTROLS, draw
@@ -10,35 +11,40 @@ from explorer.shell.i18n import translator
 _, _n = translator(__file__)  # a page runs as __main__: its file names the domain
 
 draw.intro()
-controls.not_used(draw.not_used())
+controls.not_used({  # the sidebar's controls this lesson has no use for, and why
+    "sentence": _("this lesson queries its own table (section 1), not a sentence."),
+    "embedding": _("the table's keys and values are typed in, not embedded."),
+    "positional": _("the table's rows have no order."),
+    "seed": _("nothing on this page is random."),
+    "d_model": _("the keys and values are points (k1, k2) and (v1, v2): width 2."),
+    "d_k": _("d_k = 2 here: the query and every key are points in the plane."),
+})
 
 # ---- 1 · the table ---------------------------------------------------------------------------
-version = st.session_state.setdefault("lookup_table_version", 0)
+version = controls.edition("lookup_table_version")
 t1, t2 = st.columns([3, 2])
 with t1:
     # The default rows and the headers are in the run's language: another language is another editor (Streamlit
     # keys a dynamic editor on its data and settings), so a language change starts from that language's table.
     edited = st.data_editor(
-        draw.table_frame(i18n.current()), key=f"lookup_table_{version}", num_rows="dynamic", hide_index=True,
-        width="stretch", column_config=draw.table_columns(i18n.current()),
+        pd.DataFrame(S.table_rows(i18n.current()), columns=list(S.COLUMNS)), key=f"lookup_table_{version}",
+        num_rows="dynamic", hide_index=True, width="stretch",
+        column_config={c: st.column_config.TextColumn(label, help=why)
+                       for c, (label, why) in S.column_texts(i18n.current()).items()},
     )
 with t2:
     draw.table_help()
     if st.button(_("↺ Restore the default table"), key="lookup_restore"):
-        st.session_state["lookup_table_version"] = version + 1
-        st.session_state.pop("lookup_last_valid", None)
-        st.rerun()
+        controls.next_edition("lookup_table_version", "lookup_last_valid")
 
 check = S.parse_table(edited.to_dict("records"))
-if check.table is not None:
-    st.session_state["lookup_last_valid"] = check.table
-else:
+table = controls.last_valid("lookup_last_valid", check.table) or S.default_table()
+if check.table is None:
     st.error(_("**The table cannot be used**, so everything below shows the last valid table:") + "\n\n"
              + "\n".join(f"- {p}" for p in check.problems), icon="✋")
 if check.n_empty_rows and check.table is not None:
     st.caption(_n("{n} empty row ignored.", "{n} empty rows ignored.", check.n_empty_rows).format(
         n=check.n_empty_rows))
-table = st.session_state.get("lookup_last_valid") or S.default_table()
 
 # ---- 2 · the query and the sharpness ------------------------------------------------------------
 
@@ -49,7 +55,7 @@ def apply_preset(choices: dict[str, tuple[float, float]]) -> None:
     if name in choices:
         controls.set_value("lookup_qx", choices[name][0])  # the sliders leave their default out on the next run
         controls.set_value("lookup_qy", choices[name][1])
-    st.session_state["lookup_preset"] = None
+    controls.reset("lookup_preset")
 
 
 st.header(_("2 · The query and the sharpness"))

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.lessons.multihead import model as smh
+from explorer.lessons.multihead.model import head_label, head_labels
 from explorer.shell import i18n
 from explorer.shell.charts import (
     BAR_PLOT_PX,
@@ -485,17 +486,17 @@ def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Fi
     ))
 
 
-def head_label(h: int) -> str:
-    """``"head 3"``, in the run's language (``"cabeça 3"``, ``"kafa 3"``)."""
-    return _("head {h}").format(h=h)
-
-
-def head_labels(heads: Sequence[int]) -> list[str]:
-    """``["head 0", "head 1", …]``, in the run's language."""
-    return [head_label(h) for h in heads]
+def sample_note(d_model: int) -> str:
+    """A caption's note when ``d_model`` is too large for :func:`blocked_heatmap` to draw every row and column
+    (``""`` otherwise)."""
+    if d_model <= MAX_AXIS:
+        return ""
+    step = int(sample_indices(d_model)[1])
+    return " " + _("d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give "
+                   "the true indices); the numbers expander has them all.").format(d_model=d_model, step=step)
 
 
 __all__ = [
     "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_label", "head_labels",
-    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "split_panels",
+    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "sample_note", "split_panels",
 ]

@@ -3,12 +3,13 @@
 Every section takes the page's :class:`~explorer.lessons.multihead.model.MultiHead` (the shared
 settings (whose seed also seeds the weights) plus ``n_heads`` and ``is_causal``), a frozen dataclass that keys the
 caches; the per-head sections also take ``window``, the heads ``(first, last + 1)`` shown in the
-grids. The page calls them in page order.
+grids. The page calls them in page order. Each draws a :class:`~explorer.lessons.multihead.model.View` of the
+cached :func:`scenario`.
 
-A table too big for the page is offered as a CSV download instead, and a download button is a
-widget, which no section may draw: the page draws it (:func:`too_big`, :func:`table_shape`,
-:func:`csv`) where :func:`table` would draw the table. Parts 2 to 4 are written once, in
-:func:`heads_to_diagnostics`, with the way a table is drawn as an argument: the page runs it
+A table too big for the page is offered as a CSV download instead (:func:`explorer.shell.tables.too_big`), and a
+download button is a widget, which no section may draw: the page draws it
+(:func:`explorer.shell.tables.csv_download`) where :func:`table` would draw the table. Parts 2 to 4 are written
+once, in :func:`heads_to_diagnostics`, with the way a table is drawn as an argument: the page runs it
 with its downloads when a table is too big, and otherwise calls :func:`heads`, which runs it
 inside one section (a rerun then replays parts 2 to 4 in one cached call instead of eight;
 each cached call costs about 0.4 ms here).
@@ -16,9 +17,7 @@ each cached call costs about 0.4 ms here).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -27,8 +26,8 @@ import streamlit as st
 from explorer.lessons import real_model
 from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
-from explorer.lessons.multihead.model import GRID_MAX, MultiHead
-from explorer.shell import charts, controls, i18n
+from explorer.lessons.multihead.model import MultiHead, View, Window, diff_text, head_labels, numbers_title
+from explorer.shell import charts, controls, tables
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
@@ -37,12 +36,6 @@ from explorer.shell.textviews import fmt, latex_words
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings, embeddings)
 
-TABLE_MAX = 20_000  # cells shown as a table; a bigger matrix is offered as a CSV download (built on click)
-TABLES = ("head_weights", "mean_weights", "concat", "output")  # the "Numbers" of parts 2-3, in page order
-LOOP_SOURCE = inspect.getsource(smh.per_head_loop)  # read once, at import (inspect costs ~1 ms a call)
-
-Window = tuple[int, int]  # heads first … last + 1 shown in the grids
-
 
 @cached(max_entries=3)  # 26 MiB an entry at 512 heads and 64 tokens: a few learners' current settings
 def scenario(mh: MultiHead) -> smh.MultiHeadScenario:
@@ -50,123 +43,17 @@ def scenario(mh: MultiHead) -> smh.MultiHeadScenario:
     return smh.multihead_scenario(mh.settings, mh.n_heads, mh.seed, mh.is_causal)
 
 
-@dataclass(frozen=True)
-class View:
-    """One scenario as the sections draw it: the settings, the scenario, the heads shown in the grids."""
-
-    mh: MultiHead
-    sc: smh.MultiHeadScenario
-    window: Window
-
-    @property
-    def labels(self) -> list[str]:
-        return self.mh.settings.labels
-
-    @property
-    def n(self) -> int:
-        return self.mh.settings.n
-
-    @property
-    def d_model(self) -> int:
-        return self.sc.d_model
-
-    @property
-    def n_heads(self) -> int:
-        return self.sc.n_heads
-
-    @property
-    def d_head(self) -> int:
-        return self.sc.d_head
-
-    @property
-    def shown(self) -> list[int]:
-        return list(range(*self.window))
-
-    @property
-    def dims(self) -> list[str]:
-        return [_("dim {j}").format(j=j) for j in range(self.d_model)]
-
-    @property
-    def sample_note(self) -> str:
-        """A caption's note when ``d_model`` is too large to draw every row and column."""
-        if self.d_model <= mhfig.MAX_AXIS:
-            return ""
-        step = int(mhfig.sample_indices(self.d_model)[1])
-        return " " + _("d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give "
-                       "the true indices); the numbers expander has them all.").format(d_model=self.d_model, step=step)
-
-    @property
-    def grid_cols(self) -> int:
-        return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 3)  # at most 3: a phone's panels hold "head 15"
-
-
-def view(mh: MultiHead, window: Window | None = None) -> View:
-    """The :class:`View` of ``mh``; ``window`` defaults to every head."""
-    return View(mh, scenario(mh), window or (0, mh.n_heads))
-
-
-# --- the numbers behind the pictures -----------------------------------------------------------------------
-
-
-def numbers_title(name: str, n_heads: int) -> str:
-    """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
-    if name == "head_weights":
-        return _("Numbers of every head's weights (the heads shown)") if n_heads > GRID_MAX else \
-            _("Numbers of every head's weights")
-    return _("Numbers of the mean over heads") if name == "mean_weights" else _("Numbers")
-
-
-def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
-    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
-    ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
-    if name == "head_weights":
-        return (window[1] - window[0]) * n, n
-    if name == "mean_weights":
-        return n, n
-    return (d_model if name.startswith("W_") else n), d_model
-
-
-def too_big(mh: MultiHead, name: str, window: Window | None = None) -> bool:
-    """Whether table ``name`` has more than ``TABLE_MAX`` cells (then the page offers it as a CSV download)."""
-    rows, cols = table_shape(name, mh.settings.n, mh.d_model, window or (0, mh.n_heads))
-    return rows * cols > TABLE_MAX
-
-
-def frame(v: View, name: str) -> pd.DataFrame:
-    """Table ``name`` (see :func:`table_shape`) with labelled rows and columns."""
-    sc, r, labels = v.sc, v.sc.result, v.labels
-    if name.startswith("W_"):
-        return pd.DataFrame(getattr(sc, name), index=v.dims,
-                            columns=[_("col {j} (head {h})").format(j=j, h=j // v.d_head) for j in range(v.d_model)])
-    if name == "head_weights":
-        return pd.DataFrame(r.weights[v.window[0]:v.window[1]].reshape(-1, v.n),
-                            index=pd.MultiIndex.from_product([mhfig.head_labels(v.shown), labels],
-                                                             names=[_("head"), _("query")]), columns=labels)
-    if name == "mean_weights":
-        return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
-    return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
-
-
-def csv(mh: MultiHead, name: str, window: Window | None = None) -> str:
-    """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
-    return frame(view(mh, window), name).to_csv()
-
-
 @section
 def matrix_table(mh: MultiHead, name: str) -> None:
     """Weight matrix ``name`` (``W_q``, ``W_k``, ``W_v`` or ``W_o``) as a bare table (the page's expander holds it)."""
-    dataframe(frame(view(mh), name), width="stretch")
-
-
-def _table(v: View, name: str) -> None:
-    numbers(frame(v, name), label=numbers_title(name, v.n_heads))
+    dataframe(smh.frame(View(mh, scenario(mh)), name), width="stretch")
 
 
 @section
 def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
-    """Table ``name`` (see :func:`table_shape`) in its "Numbers" expander (:func:`numbers_title`);
-    ``window`` matters for ``head_weights`` only."""
-    _table(view(mh, window), name)
+    """Table ``name`` (see :func:`~explorer.lessons.multihead.model.table_shape`) in its "Numbers" expander
+    (:func:`~explorer.lessons.multihead.model.numbers_title`); ``window`` matters for ``head_weights`` only."""
+    numbers(smh.frame(View(mh, scenario(mh), window), name), label=numbers_title(name, mh.n_heads))
 
 
 # --- the page's sections, in page order --------------------------------------------------------------------
@@ -175,7 +62,7 @@ def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
 @section
 def intro(mh: MultiHead) -> None:
     """The settings caption and part 1's weight matrices with their head bands."""
-    v = view(mh)
+    v = View(mh, scenario(mh))
     sc, d_model, n_heads, d_head, s = v.sc, v.d_model, v.n_heads, v.d_head, mh.settings
     line = _n("{n} token · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
               "{n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
@@ -197,7 +84,7 @@ def intro(mh: MultiHead) -> None:
                  "`n_heads` — only how their columns are grouped does.")
     st.markdown(owns.format(d_model=d_model, d_head=d_head, last=d_head - 1))
     st.caption(_("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
-                 "Rows = input dimension, columns = output dimension.") + v.sample_note)
+                 "Rows = input dimension, columns = output dimension.") + mhfig.sample_note(v.d_model))
     wcols = st.columns(3)
     for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
         with col:
@@ -232,7 +119,7 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
                                            titles=[f"x: [{ex.x.shape[0]}, {ex.d_model}]"]), key="mh_fig_split_x")
     with s2:
         st.plotly_chart(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
-                                           titles=mhfig.head_labels(range(ex.n_heads))),  # short: phones
+                                           titles=head_labels(range(ex.n_heads))),  # short: phones
                         key="mh_fig_split_heads")
     if ex.n_heads > 1:
         with st.expander(_("The classic mistake: reshaping straight to [n_heads, n, d_head]")):
@@ -254,7 +141,7 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
 def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
     """The heads in the window side by side, their mean, and the note that the mean is not a head (weights
     coloured on ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`)."""
-    v = view(mh, window)
+    v = View(mh, scenario(mh), window)
     sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
     a, b = window
     maps = _n("{k} heat map, each [n_q, n_k] = [{n}, {n}], all on one colour range ({scale}); rows = queries (top to "
@@ -299,7 +186,7 @@ def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None
 @section
 def path(mh: MultiHead, window: Window) -> None:
     """Part 3's header and formulas, and every shown head's output."""
-    v = view(mh, window)
+    v = View(mh, scenario(mh), window)
     st.header(_("3 · The rest of the path"))
     st.markdown(_("Each head blends its own slice of the values; the slices are glued back side by side and "
                   "`W_o` mixes them into the final output."))
@@ -323,7 +210,7 @@ def path(mh: MultiHead, window: Window) -> None:
 def _concat(v: View) -> None:
     st.subheader(_("Concatenation C"))
     st.caption(_("[n, d_model] = [{n}, {d_model}]: head i's output fills the columns head i owns.").format(
-        n=v.n, d_model=v.d_model) + v.sample_note)
+        n=v.n, d_model=v.d_model) + mhfig.sample_note(v.d_model))
     st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name=_("token"),
                                           col_name=_("dim"), title=_("C = concat(heads)")), key="mh_fig_concat")
 
@@ -331,18 +218,18 @@ def _concat(v: View) -> None:
 def _w_o(v: View) -> None:
     st.subheader(_("Output projection W_o"))
     st.caption(_("[d_model, d_model] = [{d_model}, {d_model}]: the rows of head i (band on the right) multiply "
-                 "head i's output.").format(d_model=v.d_model) + v.sample_note)
+                 "head i's output.").format(d_model=v.d_model) + mhfig.sample_note(v.d_model))
     st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 
 
 @section
 def columns(mh: MultiHead) -> None:
     """The concatenation C with its numbers on the left, the output projection W_o on the right."""
-    v = view(mh)
+    v = View(mh, scenario(mh))
     p1, p2 = st.columns(2)
     with p1:
         _concat(v)
-        _table(v, "concat")
+        numbers(smh.frame(v, "concat"), label=numbers_title("concat", v.n_heads))
     with p2:
         _w_o(v)
 
@@ -350,22 +237,22 @@ def columns(mh: MultiHead) -> None:
 @section
 def concat(mh: MultiHead) -> None:
     """The concatenation C alone: the left column when the page offers its numbers as a download."""
-    _concat(view(mh))
+    _concat(View(mh, scenario(mh)))
 
 
 @section
 def w_o(mh: MultiHead) -> None:
     """The output projection W_o alone: the right column beside :func:`concat`."""
-    _w_o(view(mh))
+    _w_o(View(mh, scenario(mh)))
 
 
 @section
 def output(mh: MultiHead) -> None:
     """The final output C W_o."""
-    v = view(mh)
+    v = View(mh, scenario(mh))
     st.subheader(_("Final output"))
     st.caption(_("output = C W_o, [n, d_model] = [{n}, {d_model}]: every output dimension mixes every head.").format(
-        n=v.n, d_model=v.d_model) + v.sample_note)
+        n=v.n, d_model=v.d_model) + mhfig.sample_note(v.d_model))
     out_cols = mhfig.sample_indices(v.d_model)
     st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels,
                                    [_("dim {j}").format(j=j) for j in out_cols], kind="diverging",
@@ -376,7 +263,7 @@ def output(mh: MultiHead) -> None:
 @section
 def diagnostics(mh: MultiHead) -> None:
     """Part 4: entropy per head, head-to-head overlap, and the title of the one-query table."""
-    v = view(mh)
+    v = View(mh, scenario(mh))
     sc, n, n_heads = v.sc, v.n, v.n_heads
     st.header(_("4 · What each head does"))
     d1, d2 = st.columns(2)
@@ -392,7 +279,7 @@ def diagnostics(mh: MultiHead) -> None:
         st.caption(_("The attention mass two heads put on the same keys, averaged over queries: 1 = identical "
                      "patterns, 0 = no key in common."))
         if sc.overlap is not None:
-            heads_all = mhfig.head_labels(range(n_heads))
+            heads_all = head_labels(range(n_heads))
             st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name=_("head"), col_name=_("head"),
                                            title=_("head-to-head overlap"), colorbar_title=_("overlap"),
                                            show_text=n_heads <= 8), key="mh_fig_similarity")
@@ -400,39 +287,16 @@ def diagnostics(mh: MultiHead) -> None:
             st.info(_("With {n_heads} heads (d_head = {d_head}) the head-to-head matrix is not computed: it would "
                       "be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most {most} heads to "
                       "see it.").format(n_heads=n_heads, d_head=v.d_head, most=smh.OVERLAP_MAX_HEADS))
-    st.info(random_weights_note(sc.head_entropy, sc.overlap, n, is_causal=sc.is_causal), icon="🎲")
+    st.info(smh.random_weights_note(sc.head_entropy, sc.overlap, n, is_causal=sc.is_causal,
+                                    link=controls.link(real_model)), icon="🎲")
     st.subheader(_("One query, every head"))
-
-
-def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n: int, *, is_causal: bool) -> str:
-    """What part 4 shows is random weights, with this run's numbers: the heads' mean entropy as a share of the
-    uniform level (the dashed line of the entropy chart) and the mean overlap of two different heads; and where
-    trained heads are (the real model's lesson)."""
-    ceiling = smh.uniform_entropy(n, is_causal=is_causal)
-    parts = []
-    if ceiling > 0:
-        parts.append(_("their entropy averages {share} of the uniform level").format(
-            share=i18n.percent(float(np.mean(head_entropy)) / ceiling, 0)))
-    if overlap is not None and overlap.shape[0] > 1:
-        off = overlap[~np.eye(overlap.shape[0], dtype=bool)]
-        parts.append(_("two different heads overlap {overlap} on average").format(overlap=fmt(float(off.mean()), 2)))
-    if len(parts) == 2:
-        measured = _("here {first} and {second}").format(first=parts[0], second=parts[1])
-    else:
-        measured = _("here {first}").format(first=parts[0]) if parts else ""
-    start = (_("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
-               "ones: {measured}.").format(measured=measured) if measured else
-             _("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
-               "ones."))
-    return start + " " + _("Nothing taught them a job. To see heads that learned one (a previous-token head, an "
-                           "induction head, a sink), open [A real model's heads]({link}), every head of a trained "
-                           "model on your own prompt.").format(link=controls.link(real_model))
 
 
 def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str], None],
                          color_scale: str = "fixed") -> None:
     """Parts 2 to 4 from the head grid on, in page order; ``numbers(name)`` draws the numbers of table
-    ``name`` (one of :data:`TABLES`): :func:`table`, or the page's CSV download for a table too big for it.
+    ``name`` (one of :data:`~explorer.lessons.multihead.model.TABLES`): :func:`table`, or the page's CSV
+    download for a table too big for it.
 
     Inside :func:`heads` the sections here are called from another section, and on a replay
     Streamlit puts what such a nested section drew where the outer one was called, not in a
@@ -443,7 +307,7 @@ def heads_to_diagnostics(mh: MultiHead, window: Window, numbers: Callable[[str],
     numbers("head_weights")
     numbers("mean_weights")
     path(mh, window)
-    if too_big(mh, "concat"):  # the download is a widget: the columns are made here, around it
+    if tables.too_big(*smh.table_size(mh, "concat")):  # the download is a widget: the columns are made here, around it
         p1, p2 = st.columns(2)
         with p1:
             concat(mh)
@@ -467,27 +331,22 @@ def heads(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
 # --- one query, and the check ------------------------------------------------------------------------------
 
 
-def diff_text(x: float) -> str:
-    """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"``."""
-    return _("0 (same bits)") if x == 0 else f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
-
-
 @section
 def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
     """Query ``qi`` in every head (table and map), then part 5: the vectorised layer against a plain loop."""
-    v = view(mh)
+    v = View(mh, scenario(mh))
     sc, r, labels, n, n_heads = v.sc, v.sc.result, v.labels, v.n, v.n_heads
     top, top_w = sc.top_keys(qi)  # [n_heads] each
     q1, q2 = st.columns([1, 1])
     with q1:
         dataframe(pd.DataFrame({
-            _("head"): mhfig.head_labels(range(n_heads)),
+            _("head"): head_labels(range(n_heads)),
             _("attends most to"): [labels[k] for k in top],
             _("weight"): top_w,
             _("entropy of this row (nats)"): sc.row_entropy[:, qi],
         }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
     with q2:
-        st.plotly_chart(charts.heatmap(r.weights[:, qi, :], mhfig.head_labels(range(n_heads)), labels,
+        st.plotly_chart(charts.heatmap(r.weights[:, qi, :], head_labels(range(n_heads)), labels,
                                        row_name=_("head"), col_name=_("key"),
                                        mask=None if sc.mask is None else sc.mask[qi],
                                        show_text=n <= 12 and n_heads <= 16,
@@ -511,7 +370,7 @@ def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
         st.error(_("Vectorised and loop results differ by {diff} (tolerance 1e-12).").format(diff=diff_text(worst)),
                  icon="❌")
     with st.expander(_("The loop, as run")):
-        st.code(LOOP_SOURCE, language="python")
+        st.code(smh.LOOP_SOURCE, language="python")
     st.caption(_("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "
                  "parameters of a `torch.nn.MultiheadAttention`, and the per-head weights "
                  "(`average_attn_weights=False`), the averaged weights and the output are compared with PyTorch's "

@@ -8,13 +8,20 @@ The page's settings are one :class:`MultiHead`: the shared
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 import attention as A
+from explorer.shell import i18n
 from explorer.shell.settings import Settings
+from explorer.shell.textviews import fmt
+
+_, _n = i18n.translator(__name__)
 
 GRID_MAX = 16  # heads drawn at once in the per-head grids (more: a window of them, chosen on the page)
 
@@ -302,3 +309,146 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
         max_diff_output=float(np.abs(r.output - loop_out).max()),
         max_diff_weights=max_diff_weights,
     )
+
+
+LOOP_SOURCE = inspect.getsource(per_head_loop)  # shown on the page; read once, at import (~1 ms a call)
+
+
+# --- the scenario as the page shows it ---------------------------------------------------------------------
+
+Window = tuple[int, int]  # heads first … last + 1 shown in the grids
+TABLES = ("head_weights", "mean_weights", "concat", "output")  # the "Numbers" of parts 2-3, in page order
+
+
+def head_label(h: int) -> str:
+    """``"head 3"``, in the run's language (``"cabeça 3"``, ``"kafa 3"``)."""
+    return _("head {h}").format(h=h)
+
+
+def head_labels(heads: Sequence[int]) -> list[str]:
+    """``["head 0", "head 1", …]``, in the run's language."""
+    return [head_label(h) for h in heads]
+
+
+@dataclass(frozen=True)
+class View:
+    """One scenario as the sections draw it: the page's settings ``mh``, their scenario ``sc``, and the heads
+    ``window = (first, last + 1)`` shown in the grids (every head by default)."""
+
+    mh: MultiHead
+    sc: MultiHeadScenario
+    window: Window | None = None
+
+    @property
+    def heads(self) -> Window:
+        return self.window or (0, self.mh.n_heads)
+
+    @property
+    def labels(self) -> list[str]:
+        return self.mh.settings.labels
+
+    @property
+    def n(self) -> int:
+        return self.mh.settings.n
+
+    @property
+    def d_model(self) -> int:
+        return self.sc.d_model
+
+    @property
+    def n_heads(self) -> int:
+        return self.sc.n_heads
+
+    @property
+    def d_head(self) -> int:
+        return self.sc.d_head
+
+    @property
+    def shown(self) -> list[int]:
+        return list(range(*self.heads))
+
+    @property
+    def dims(self) -> list[str]:
+        return [_("dim {j}").format(j=j) for j in range(self.d_model)]
+
+    @property
+    def grid_cols(self) -> int:
+        return {1: 1, 2: 2, 3: 3, 4: 2}.get(len(self.shown), 3)  # at most 3: a phone's panels hold "head 15"
+
+
+def numbers_title(name: str, n_heads: int) -> str:
+    """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
+    if name == "head_weights":
+        return _("Numbers of every head's weights (the heads shown)") if n_heads > GRID_MAX else \
+            _("Numbers of every head's weights")
+    return _("Numbers of the mean over heads") if name == "mean_weights" else _("Numbers")
+
+
+def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
+    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
+    ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
+    if name == "head_weights":
+        return (window[1] - window[0]) * n, n
+    if name == "mean_weights":
+        return n, n
+    return (d_model if name.startswith("W_") else n), d_model
+
+
+def table_size(mh: MultiHead, name: str, window: Window | None = None) -> tuple[int, int]:
+    """:func:`table_shape` of table ``name`` on the page's settings ``mh`` (``window``: every head by default)."""
+    return table_shape(name, mh.settings.n, mh.d_model, window or (0, mh.n_heads))
+
+
+def frame(v: View, name: str) -> pd.DataFrame:
+    """Table ``name`` (see :func:`table_shape`) with labelled rows and columns."""
+    sc, r, labels = v.sc, v.sc.result, v.labels
+    if name.startswith("W_"):
+        return pd.DataFrame(getattr(sc, name), index=v.dims,
+                            columns=[_("col {j} (head {h})").format(j=j, h=j // v.d_head) for j in range(v.d_model)])
+    if name == "head_weights":
+        a, b = v.heads
+        return pd.DataFrame(r.weights[a:b].reshape(-1, v.n),
+                            index=pd.MultiIndex.from_product([head_labels(v.shown), labels],
+                                                             names=[_("head"), _("query")]), columns=labels)
+    if name == "mean_weights":
+        return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
+    return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
+
+
+def csv(v: View, name: str) -> str:
+    """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
+    return frame(v, name).to_csv()
+
+
+# --- the claims ------------------------------------------------------------------------------------------
+
+
+def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n: int, *, is_causal: bool,
+                        link: str) -> str:
+    """What part 4 shows is random weights, with this run's numbers: the heads' mean entropy as a share of the
+    uniform level (the dashed line of the entropy chart) and the mean overlap of two different heads; and where
+    trained heads are (``link``: the real model's lesson)."""
+    ceiling = uniform_entropy(n, is_causal=is_causal)
+    parts = []
+    if ceiling > 0:
+        parts.append(_("their entropy averages {share} of the uniform level").format(
+            share=i18n.percent(float(np.mean(head_entropy)) / ceiling, 0)))
+    if overlap is not None and overlap.shape[0] > 1:
+        off = overlap[~np.eye(overlap.shape[0], dtype=bool)]
+        parts.append(_("two different heads overlap {overlap} on average").format(overlap=fmt(float(off.mean()), 2)))
+    if len(parts) == 2:
+        measured = _("here {first} and {second}").format(first=parts[0], second=parts[1])
+    else:
+        measured = _("here {first}").format(first=parts[0]) if parts else ""
+    start = (_("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
+               "ones: {measured}.").format(measured=measured) if measured else
+             _("These heads run on **random weights** (W_q, W_k, W_v drawn from the sidebar's seed), not learned "
+               "ones."))
+    return start + " " + _("Nothing taught them a job. To see heads that learned one (a previous-token head, an "
+                           "induction head, a sink), open [A real model's heads]({link}), every head of a trained "
+                           "model on your own prompt.").format(link=link)
+
+
+def diff_text(x: float) -> str:
+    """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"`` (``1,2e-16`` in pt and tr)."""
+    return _("0 (same bits)") if x == 0 else f"{x:.1e}".replace(".", i18n.plotly_separators()[0])

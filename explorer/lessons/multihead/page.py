@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer.lessons.multihead import CONTROLS, draw
 from explorer.lessons.multihead import model as smh
-from explorer.shell import controls, i18n
+from explorer.shell import controls, tables
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -39,17 +39,18 @@ mh = smh.MultiHead(settings, n_heads, settings.seed, is_causal)  # W_q, W_k, W_v
 
 def download(name: str, heads: tuple[int, int] | None = None) -> None:
     """A table too big for the page: its size and a CSV download, generated only when clicked."""
-    rows, cols = draw.table_shape(name, n, d_model, heads or (0, n_heads))
-    st.caption(_("{rows} × {cols} numbers: too many for a table on the page.").format(
-        rows=i18n.integer(rows), cols=i18n.integer(cols)))
-    st.download_button(_("Download {name} (CSV)").format(name=name), lambda: draw.csv(mh, name, heads), f"{name}.csv",
-                       "text/csv", key=f"mh_dl_{name}", on_click="ignore")  # no rerun: see the walkthrough
+    tables.csv_download(name, smh.table_size(mh, name, heads),
+                        lambda: smh.csv(smh.View(mh, draw.scenario(mh), heads), name), key=f"mh_dl_{name}")
+
+
+def too_big(name: str, heads: tuple[int, int] | None = None) -> bool:
+    return tables.too_big(*smh.table_size(mh, name, heads))
 
 
 draw.intro(mh)
 with st.expander(_("Numbers of W_q, W_k, W_v, W_o")):
     which = controls.draw(CONTROLS["matrix"], inline_warning=False)  # a closed expander would hide the warning
-    if draw.too_big(mh, which):
+    if too_big(which):
         download(which)
     else:
         draw.matrix_table(mh, which)
@@ -66,14 +67,14 @@ if n_heads > smh.GRID_MAX:
 def numbers(name: str) -> None:
     """The numbers of table ``name``: a table in its expander, or a CSV download when it is too big for the page."""
     heads = window if name == "head_weights" else None  # the other tables cover every head
-    if draw.too_big(mh, name, heads):
-        with st.expander(draw.numbers_title(name, n_heads)):
+    if too_big(name, heads):
+        with st.expander(smh.numbers_title(name, n_heads)):
             download(name, heads)
     else:
         draw.table(mh, name, heads)
 
 
-if any(draw.too_big(mh, name, window) for name in draw.TABLES):
+if any(too_big(name, window) for name in smh.TABLES):
     # section by section, the downloads in between
     draw.heads_to_diagnostics(mh, window, numbers, controls.color_scale())
 else:

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from explorer.shell import i18n
 from explorer.shell.charts import heatmap
 from explorer.shell.i18n import translator
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import dim_labels, fmt
 
 _, _n = translator(__name__)
 
@@ -46,7 +46,7 @@ def query_and_keys(q, K, query_label: str, key_labels: Sequence[str]) -> go.Figu
                          f"{len(key_labels)} labels")
     z = np.vstack([q[None, :], K])  # [1, d_k] + [n_k, d_k] -> [1 + n_k, d_k]
     rows = [_("query {token}").format(token=query_label)] + [_("key {token}").format(token=lab) for lab in key_labels]
-    dims = [_("dim {j}").format(j=j) for j in range(q.shape[0])]
+    dims = dim_labels(q.shape[0])
     return heatmap(z, rows, dims, kind="diverging", row_name=_("vector"), col_name=_("dim"),
                    title=_("the query and every key (score = q · k)"), colorbar_title=_("value"),
                    height=int(min(620, max(240, 30 * len(rows) + 110))))

@@ -144,4 +144,4 @@ def growth_reveal(d_k: int, n_keys: int, seed: int) -> None:
         _("mean top weight, not scaled"): list(rv.top_unscaled), _("mean top weight, scaled"): list(rv.top_scaled),
     }), hide_index=True, width="stretch")
     st.markdown(_("[Sweep d_k yourself on the saturation page]({link}) (it opens with these settings where it allows "
-                  "them).").format(link=quiz.growth_link(rv)))
+                  "them).").format(link=controls.link(scaling, **quiz.growth_link_values(rv))))

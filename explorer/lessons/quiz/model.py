@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.lessons import scaling
-from explorer.shell import controls, i18n
+from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
 
@@ -499,10 +498,11 @@ def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
     return float(np.dot(steps.Q[i], steps.K[j])), float(steps.scores[i, j])
 
 
-def growth_link(reveal: GrowthReveal) -> str:
-    """The saturation page preset to question 8's reveal: its larger ``d_k``, its keys and its seed.
+def growth_link_values(reveal: GrowthReveal) -> dict[str, int]:
+    """The saturation page's controls preset to question 8's reveal: its larger ``d_k``, its keys and its seed.
 
-    Built from that page's declared controls (:func:`explorer.shell.controls.link`), so every value is one
-    the page accepts (``d_k`` to the nearest power of two it offers, the keys clamped to its range).
+    The link is built from these with that page's declared controls (``controls.link(scaling, **values)``, in
+    ``draw.py``), which makes every value one the page accepts (``d_k`` to the nearest power of two it offers, the
+    keys clamped to its range).
     """
-    return controls.link(scaling, d_k=reveal.d_k[1], n_keys=reveal.n_keys, seed=reveal.seed)
+    return {"d_k": reveal.d_k[1], "n_keys": reveal.n_keys, "seed": reveal.seed}

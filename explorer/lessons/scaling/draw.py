@@ -16,7 +16,7 @@ import streamlit as st
 import attention as A
 from explorer.lessons.scaling import charts as F
 from explorer.lessons.scaling import model as S
-from explorer.shell import charts, i18n, textviews
+from explorer.shell import charts, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
@@ -36,15 +36,6 @@ def curves(n_keys: int, n_samples: int, seed: int) -> A.SaturationStats:
     """
     with st.spinner(_("Measuring the softmax for d_k = 1, 2, 4, …, 1024 …")):
         return _curves(n_keys, n_samples, seed)
-
-
-def general(x: float) -> str:
-    """``x`` in the shortest form (``f"{x:g}"``: ``0.5``, ``100``) with the run's decimal mark (``0,5`` in pt, tr)."""
-    return f"{x:g}".replace(".", i18n.plotly_separators()[0])
-
-
-
-
 
 
 @section
@@ -164,4 +155,4 @@ def temperature(*, t: float) -> None:
     t2.plotly_chart(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
                     key="scale_fig_temp_sweep")
     st.caption(_("Shape [{n}] → [{n}]. At T = 1 this is the lesson's softmax example; at T = {t} the weights are "
-                 "[{weights}].").format(n=len(tv.logits), t=general(t), weights=textviews.number_list(tv.weights, 3)))
+                 "[{weights}].").format(n=len(tv.logits), t=S.general(t), weights=textviews.number_list(tv.weights, 3)))

@@ -14,7 +14,7 @@ import streamlit as st
 import attention as A
 from explorer.lessons.two_sentences import charts as tfig
 from explorer.lessons.two_sentences import model
-from explorer.lessons.two_sentences.model import LayerSettings
+from explorer.lessons.two_sentences.model import LayerSettings, gap_text, tokens_count
 from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
@@ -24,28 +24,12 @@ from explorer.shell.tables import numbers
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)
 
-two_sentences_scenario = cached(max_entries=8)(model.two_sentences_scenario)  # up to 6.6 MiB an entry
-
-
+@cached(max_entries=8)  # up to 6.6 MiB an entry
 def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,
              shuffle_seed: int = 0) -> model.TwoSentencesScenario:
     """:func:`model.two_sentences_scenario` for these sentences and ``layer`` (cached per process)."""
-    return two_sentences_scenario(tokens_a, tokens_b, layer.d_model, layer.d_k, layer.seed, layer.positional,
-                                  shuffle_seed)
-
-
-def gap_text(value: float) -> str:
-    """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
-    and tr), in the run's language."""
-    if value == 0.0:
-        return _("0 (exact)")
-    mantissa, exponent = f"{value:.2e}".split("e")
-    return f"{i18n.number(float(mantissa), 2)}e{exponent}"
-
-
-def tokens_count(n: int) -> str:
-    """``"1 token"``, ``"6 tokens"`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
+    return model.two_sentences_scenario(tokens_a, tokens_b, layer.d_model, layer.d_k, layer.seed, layer.positional,
+                                        shuffle_seed)
 
 
 @section
@@ -253,7 +237,7 @@ def positional_encoding(n: int, d_model: int) -> None:
     st.latex(r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right),\qquad "
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
     positions = [_("position {p}").format(p=p) for p in range(n)]
-    dims = [_("dim {j}").format(j=j) for j in range(d_model)]
+    dims = textviews.dim_labels(d_model)
     st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
                                     row_name=_("position"), col_name=_("dim"),
                                     title=_("PE (added to X when switched on)")),

@@ -16,10 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell import settings
+from explorer.shell import i18n, settings
+from explorer.shell.i18n import translator
 
 __all__ = ["REPEAT_DEMO", "Comparison", "LayerSettings", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
-           "order_check", "repeat_check", "shuffle_permutation", "two_sentences_scenario"]
+           "gap_text", "order_check", "repeat_check", "shuffle_permutation", "tokens_count", "two_sentences_scenario"]
+
+_, _n = translator(__name__)
 
 EMBEDDING = "per-token"
 REPEAT_DEMO = ("the", "dog", "saw", "the", "cat")  # used when the sentence repeats no word
@@ -264,3 +267,17 @@ def two_sentences_scenario(
         repeat=repeat_check(tokens_a, layer, seed),
         pos_encoding=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
     )
+
+
+def gap_text(value: float) -> str:
+    """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
+    and tr), in the run's language."""
+    if value == 0.0:
+        return _("0 (exact)")
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{i18n.number(float(mantissa), 2)}e{exponent}"
+
+
+def tokens_count(n: int) -> str:
+    """``"1 token"``, ``"6 tokens"`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)

@@ -39,9 +39,7 @@ with c2:
                   help=_("The lesson's own numbers are for its English sentences; any sentence works."))
 sections.settings_caption(layer)
 inp_b = settings.sentence_tokens(sentence_b)
-if inp_b.tokens:
-    st.session_state[LAST_B] = inp_b.tokens
-tokens_b = st.session_state.get(LAST_B, ())
+tokens_b = controls.last_valid(LAST_B, inp_b.tokens or None, ())
 if not inp_b.tokens:
     if tokens_b:
         st.warning(_("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:"),

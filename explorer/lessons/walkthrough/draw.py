@@ -2,29 +2,27 @@
 
 Every function takes the page's ``source``: a :class:`~explorer.shell.settings.Settings` (the
 sidebar's sentence through ``SelfAttention(d_model, d_k, d_v, seed)``, lesson worked example 2)
-or a :class:`LessonExample` (the lesson's editable worked example 1). Both are frozen
-dataclasses, so Streamlit's caches key on them. ``init`` (one of :data:`model.INITS`; the
+or a :class:`~explorer.lessons.walkthrough.model.LessonExample` (the lesson's editable worked
+example 1). Both are frozen dataclasses, so Streamlit's caches key on them. ``init`` (one of :data:`model.INITS`; the
 sentence's weight initialisation, ignored for the lesson example's hand-written weights) and
 ``scaled`` (divide by √d_k in step 4) are the page's own two switches.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-import attention as A
 from explorer.lessons import scaling
 from explorer.lessons.walkthrough import model
+from explorer.lessons.walkthrough.model import scientific
 from explorer.shell import charts, controls, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
-from explorer.shell.settings import Settings, token_labels
+from explorer.shell.settings import Settings
 from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import dim_labels
 
 _, _n = translator(__name__)
 
@@ -33,61 +31,7 @@ ROLES = {  # the projections' questions (lesson step 2), shown in their charts' 
 }
 
 
-@dataclass(frozen=True)
-class LessonExample:
-    """The lesson's pipeline example (worked example 1) as the learner edited it: ``X [3, 4]``, ``W_* [4, 4]``."""
-
-    X: np.ndarray
-    W_q: np.ndarray
-    W_k: np.ndarray
-    W_v: np.ndarray
-
-    @property
-    def tokens(self) -> tuple[str, ...]:
-        return tuple(A.PIPELINE_EXAMPLE.tokens)
-
-    def weight_matrices(self) -> dict[str, np.ndarray]:
-        return {"W_q": self.W_q, "W_k": self.W_k, "W_v": self.W_v}
-
-
-Source = Settings | LessonExample
-
-
-@cached(max_entries=16)  # up to 2.1 MiB an entry
-def computed(source: Source, init: str = model.DEFAULT_INIT, scaled: bool = True
-             ) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
-    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2).
-
-    ``init`` draws the sentence's weights (:func:`model.weight_matrices`; the lesson example keeps its
-    hand-written ones); ``scaled=False`` leaves out the division by √d_k (:func:`model.steps`).
-    """
-    if isinstance(source, LessonExample):
-        W = source.weight_matrices()
-        steps = model.steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
-    elif init == model.DEFAULT_INIT and scaled:
-        W = source.weight_matrices()
-        steps = controls.sentence_steps(source)  # the cache the quiz uses too
-    else:
-        W = model.weight_matrices(source.d_model, source.d_k, source.d_v, source.seed, init)
-        steps = model.steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
-    return steps, W, token_labels(source.tokens), tuple(source.tokens)
-
-
-def dim_labels(width: int) -> list[str]:
-    """``["dim 0", "dim 1", …]``: the columns of a download (CSV stays in English) and of the lesson's editors."""
-    return [f"dim {j}" for j in range(width)]
-
-
-def dim_ticks(width: int) -> list[str]:
-    """:func:`dim_labels` as the page shows them (charts, tables), in the run's language."""
-    return [_("dim {j}").format(j=j) for j in range(width)]
-
-
-
-
-def scientific(x: float, digits: int = 1) -> str:
-    """``x`` in scientific notation with the run's decimal mark (``1.1e-16`` / ``1,1e-16``)."""
-    return f"{x:.{digits}e}".replace(".", textviews.fmt(0.5, 1)[1])
+computed = cached(max_entries=16)(model.computed)  # up to 2.1 MiB an entry
 
 
 @section
@@ -112,7 +56,7 @@ def embedding_line(source: Settings, choice: str) -> None:
     repeats = model.repeated_word_rows(source.tokens, source.X)
     if repeats:
         shown = repeats[:3]
-        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=model.md_code(word), i=i, j=j)
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=textviews.md_code(word), i=i, j=j)
                           for word, i, j, _d in shown)
         rest = len(repeats) - len(shown)
         if rest:
@@ -131,12 +75,12 @@ def embedding_line(source: Settings, choice: str) -> None:
 
 
 @section
-def inputs(source: Source, init: str) -> None:
+def inputs(source: model.Source, init: str) -> None:
     """Steps 1-3 of the lesson: embeddings, projections, scores (one picture, formula, shape and table each)."""
     steps, W, labels, _tokens = computed(source, init)
     n, d_model = steps.X.shape
     d_k, d_v = steps.Q.shape[1], steps.V.shape[1]
-    dims = dim_ticks(d_model)
+    dims = dim_labels(d_model)
 
     st.header(_("1 · Embeddings X"))
     st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{"
@@ -162,16 +106,16 @@ def inputs(source: Source, init: str) -> None:
             for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
                 M = W[name]
                 col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
-                                                 dim_ticks(M.shape[1]), kind="diverging", row_name=_("input dim"),
+                                                 dim_labels(M.shape[1]), kind="diverging", row_name=_("input dim"),
                                                  col_name=_("output dim"), title=name, max_xticks=12),
                                  key=f"walk_fig_{name}")
     qkv_cols = st.columns(3)
     for col, name, M in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V), strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, dim_ticks(M.shape[1]), kind="diverging", row_name=_("token"),
+            st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name=_("token"),
                                             col_name=_("dim"), title=f"{name}: {_(ROLES[name])}", max_xticks=12),
                             key=f"walk_fig_{name}_proj")
-            numbers(M, labels, dim_ticks(M.shape[1]))
+            numbers(M, labels, dim_labels(M.shape[1]))
 
     st.header(_("3 · Scores"))
     st.latex(r"S = Q K^\top, \qquad S_{ij} = q_i \cdot k_j")
@@ -182,7 +126,7 @@ def inputs(source: Source, init: str) -> None:
 
 
 @section
-def attend(source: Source, init: str, scaled: bool, color_scale: str = "fixed") -> None:
+def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fixed") -> None:
     """Steps 4-6 of the lesson: scale (or not), softmax, output; every caption measured on these arrays. The
     weights are coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
     steps, _W, labels, _tokens = computed(source, init, scaled)
@@ -225,9 +169,9 @@ def attend(source: Source, init: str, scaled: bool, color_scale: str = "fixed") 
     out_word, weights_word = textviews.latex_text(_("output")), textviews.latex_text(_("weights"))
     st.latex(rf"\text{{{out_word}}} = \text{{{weights_word}}}\cdot V, \qquad \text{{out}}_i = \sum_j w_{{ij}}\, v_j")
     st.caption(_("shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values").format(n=n, d_v=d_v))
-    st.plotly_chart(charts.heatmap(steps.output, labels, dim_ticks(d_v), kind="diverging", row_name=_("token"),
+    st.plotly_chart(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name=_("token"),
                                     col_name=_("dim"), title=_("output")), key="walk_fig_output")
-    numbers(steps.output, labels, dim_ticks(d_v))
+    numbers(steps.output, labels, dim_labels(d_v))
 
 
 def softmax_check() -> None:
@@ -257,7 +201,7 @@ def softmax_check() -> None:
 
 
 @section
-def one_query(source: Source, init: str, scaled: bool, i: int) -> None:
+def one_query(source: model.Source, init: str, scaled: bool, i: int) -> None:
     """Query ``i``'s scores, weights and weighted sum of the values."""
     steps, _W, labels, _tokens = computed(source, init, scaled)
     c1, c2 = st.columns(2)
@@ -275,31 +219,10 @@ def one_query(source: Source, init: str, scaled: bool, i: int) -> None:
 
 
 @section
-def ascii_map(source: Source, init: str, scaled: bool) -> None:
+def ascii_map(source: model.Source, init: str, scaled: bool) -> None:
     """The lesson's ASCII heat map of the weights, in a copyable code block."""
     steps, _W, _labels, tokens = computed(source, init, scaled)
     st.header(_("The lesson's ASCII heat map"))
     st.caption(_("One character per weight, level = weight · 4 / max weight, characters ' ░▒▓█'. Copy it with the "
                  "button at the top right."))
     st.code(textviews.ascii_heatmap(steps.weights, list(tokens)), language=None)
-
-
-def csv(source: Source, init: str, scaled: bool, name: str) -> str:
-    """The attention ``"weights"`` ``[n, n]`` or the ``"output"`` ``[n, d_v]`` as CSV with labelled rows."""
-    steps, _W, labels, _tokens = computed(source, init, scaled)
-    matrix = getattr(steps, name)
-    cols = labels if name == "weights" else dim_labels(matrix.shape[1])
-    return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
-
-
-def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
-    """The whole scenario (parameters, inputs X and W, every intermediate) as JSON."""
-    steps, W, _labels, _tokens = computed(source, init, scaled)
-    scenario = {
-        "parameters": params,
-        "inputs": {"X": steps.X.tolist(), **{k: np.asarray(v).tolist() for k, v in W.items()}},
-        "results": {"Q": steps.Q.tolist(), "K": steps.K.tolist(), "V": steps.V.tolist(),
-                    "scores": steps.scores.tolist(), "scaled_scores": steps.scaled_scores.tolist(),
-                    "attention_weights": steps.weights.tolist(), "output": steps.output.tolist()},
-    }
-    return json.dumps(scenario, indent=1, ensure_ascii=False)

@@ -10,16 +10,18 @@ and footnote 4.
 
 from __future__ import annotations
 
+import json
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
-from explorer.shell.textviews import fmt
+from explorer.shell.settings import Settings, token_labels
+from explorer.shell.textviews import fmt, md_code
 
 _, _n = translator(__name__)
 
@@ -214,16 +216,6 @@ def repeated_word_rows(tokens: tuple[str, ...], X: np.ndarray) -> list[tuple[str
 NUMBER_LIMIT = 1e6  # an edited cell beyond this would only overflow the softmax
 
 
-def md_code(text: str, limit: int = 30) -> str:
-    """``text`` as one Markdown code span (shown literally: no bold, link, HTML or LaTeX), shortened to ``limit``."""
-    s = " ".join(str(text).split())
-    s = s if len(s) <= limit else s[:limit] + "…"
-    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
-
-
 def cell_text(x: float) -> str:
     """How an editable cell shows the number ``x``: shortest exact decimal (``1``, ``0.1``, ``-2.5``), with the run's
     decimal mark (``0,1`` in pt and tr; :func:`parse_cell` reads both)."""
@@ -277,3 +269,78 @@ def parse_matrix(cells, rows, cols, name: str) -> tuple[np.ndarray, list[str]]:
             problems.append(_("{matrix}: the cell in row {row}, column {column} {problem}").format(
                 matrix=name, row=rows[r], column=cols[c], problem=err))
     return values, problems
+
+
+# --- the page's two sources, computed ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonExample:
+    """The lesson's pipeline example (worked example 1) as the learner edited it: ``X [3, 4]``, ``W_* [4, 4]``."""
+
+    X: np.ndarray
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return tuple(A.PIPELINE_EXAMPLE.tokens)
+
+    def weight_matrices(self) -> dict[str, np.ndarray]:
+        return {"W_q": self.W_q, "W_k": self.W_k, "W_v": self.W_v}
+
+
+Source = Settings | LessonExample
+
+
+def computed(source: Source, init: str = DEFAULT_INIT, scaled: bool = True
+             ) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
+    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2).
+
+    ``init`` draws the sentence's weights (:func:`weight_matrices`; the lesson example keeps its
+    hand-written ones); ``scaled=False`` leaves out the division by √d_k (:func:`steps`). At the sentence's own
+    weights this is :meth:`explorer.shell.settings.Settings.steps`, the layer every lesson on the sentence runs.
+    """
+    if isinstance(source, LessonExample):
+        W = source.weight_matrices()
+        result = steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
+    elif init == DEFAULT_INIT and scaled:
+        W = source.weight_matrices()
+        result = source.steps()
+    else:
+        W = weight_matrices(source.d_model, source.d_k, source.d_v, source.seed, init)
+        result = steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
+    return result, W, token_labels(source.tokens), tuple(source.tokens)
+
+
+def dim_labels(width: int) -> list[str]:
+    """``["dim 0", "dim 1", …]``: the columns of a download (CSV stays in English) and of the lesson's editors."""
+    return [f"dim {j}" for j in range(width)]
+
+
+def scientific(x: float, digits: int = 1) -> str:
+    """``x`` in scientific notation with the run's decimal mark (``1.1e-16`` / ``1,1e-16``)."""
+    return f"{x:.{digits}e}".replace(".", fmt(0.5, 1)[1])
+
+
+def csv(source: Source, init: str, scaled: bool, name: str) -> str:
+    """The attention ``"weights"`` ``[n, n]`` or the ``"output"`` ``[n, d_v]`` as CSV with labelled rows (a download:
+    built when it is clicked)."""
+    result, _W, labels, _tokens = computed(source, init, scaled)
+    matrix = getattr(result, name)
+    cols = labels if name == "weights" else dim_labels(matrix.shape[1])
+    return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
+
+
+def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
+    """The whole scenario (parameters, inputs X and W, every intermediate) as JSON (a download)."""
+    result, W, _labels, _tokens = computed(source, init, scaled)
+    scenario = {
+        "parameters": params,
+        "inputs": {"X": result.X.tolist(), **{k: np.asarray(v).tolist() for k, v in W.items()}},
+        "results": {"Q": result.Q.tolist(), "K": result.K.tolist(), "V": result.V.tolist(),
+                    "scores": result.scores.tolist(), "scaled_scores": result.scaled_scores.tolist(),
+                    "attention_weights": result.weights.tolist(), "output": result.output.tolist()},
+    }
+    return json.dumps(scenario, indent=1, ensure_ascii=False)

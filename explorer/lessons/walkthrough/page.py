@@ -7,8 +7,8 @@ import streamlit as st
 import attention as A
 from explorer.lessons.walkthrough import CONTROLS, LESSON, draw
 from explorer.lessons.walkthrough import model as W
-from explorer.lessons.walkthrough.draw import LessonExample
-from explorer.shell import controls, i18n, settings
+from explorer.lessons.walkthrough.model import LessonExample
+from explorer.shell import controls, i18n, settings, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names the domain
@@ -63,7 +63,8 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
         index = list(ex.tokens) if name == "X" else [f"d_model {i}" for i in range(base.shape[0])]
         # The columns' ids stay English (the editors' edit state and its identity); their headers are translated.
         columns = [f"{'dim' if name == 'X' else 'col'} {j}" for j in range(base.shape[1])]
-        shown = [(_("dim {j}") if name == "X" else _("col {j}")).format(j=j) for j in range(base.shape[1])]
+        shown = textviews.dim_labels(base.shape[1]) if name == "X" else \
+            [_("col {j}").format(j=j) for j in range(base.shape[1])]
         cells = kept.get(name, [[W.cell_text(x) for x in row] for row in base])
         frame = pd.DataFrame(cells, index=index, columns=columns, dtype=object)
         with col:
@@ -121,9 +122,9 @@ st.header(_("Download"))
 # The files are written only when the learner clicks (deferred data), and a click does not rerun the page
 # (on_click="ignore"): a rerun would replace the buttons' deferred files while a download is being fetched.
 d1, d2, d3 = st.columns(3)
-d1.download_button(_("Attention weights (CSV)"), lambda: draw.csv(source, init, scaled, "weights"),
+d1.download_button(_("Attention weights (CSV)"), lambda: W.csv(source, init, scaled, "weights"),
                    "attention_weights.csv", "text/csv", key="walk_dl_weights", on_click="ignore")
-d2.download_button(_("Output (CSV)"), lambda: draw.csv(source, init, scaled, "output"),
+d2.download_button(_("Output (CSV)"), lambda: W.csv(source, init, scaled, "output"),
                    "attention_output.csv", "text/csv", key="walk_dl_output", on_click="ignore")
-d3.download_button(_("Whole scenario (JSON)"), lambda: draw.scenario_json(source, init, scaled, params),
+d3.download_button(_("Whole scenario (JSON)"), lambda: W.scenario_json(source, init, scaled, params),
                    "attention_scenario.json", "application/json", key="walk_dl_json", on_click="ignore")

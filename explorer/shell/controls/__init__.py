@@ -1,6 +1,6 @@
 """Controls: the shared sidebar, the lessons' declared controls, and the link values they read.
 
-Three modules, one idea each:
+Four modules, one idea each:
 
 - :mod:`~explorer.shell.controls.link_values`: reading, checking, correcting and warning about a link's values
   (:func:`link_number`, :func:`refuse_unusable`, :func:`correct_link`, :func:`check_link`,
@@ -9,6 +9,8 @@ Three modules, one idea each:
   (:class:`Slider`, :class:`NumberInput`, :class:`Toggle`, :class:`Options`, :class:`Choice`, :class:`Text`,
   :class:`TokenPicker`; :func:`declare`), drawn with :func:`draw`, links built with :func:`link`; and the one
   binder per widget they draw with.
+- :mod:`~explorer.shell.controls.state`: a page's own state between runs (:func:`last_valid`, :func:`edition`,
+  :func:`next_edition`, :func:`reset`), so that no page writes ``st.session_state`` itself.
 - :mod:`~explorer.shell.controls.sidebar`: the shared controls (:data:`SHARED`), the language, the "not used
   here" notes (:func:`not_used`), :func:`fragment`, and the shared settings pages read.
 
@@ -76,14 +78,15 @@ from explorer.shell.controls.sidebar import (
     shared,
     sidebar_controls,
 )
+from explorer.shell.controls.state import edition, last_valid, next_edition, reset
 
 __all__ = [
     "COLOR_SCALE_DEFAULT", "COLOR_SCALE_NAMES", "D_K_RANGE", "D_MODEL_RANGE", "DEFAULTS", "EMBEDDING_LABELS",
     "EMBEDDING_NAMES", "NUMBER_RANGES", "REPEATABLE", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED",
-    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome",
-    "Shared", "Slider", "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "choice", "color_scale",
-    "correct_link", "declare", "draw", "fragment", "keep_in_range", "language_control", "lesson_settings", "link",
-    "link_number", "link_value", "not_used", "number_input", "one_of", "option_control", "refuse_unusable",
-    "retired_link_key", "sentence_input", "sentence_steps", "set_value", "shared", "show_link_warnings",
-    "sidebar_controls", "slider", "token_picker",
+    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome", "Shared", "Slider",
+    "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "choice", "color_scale", "correct_link",
+    "declare", "draw", "edition", "fragment", "keep_in_range", "language_control", "last_valid", "lesson_settings",
+    "link", "link_number", "link_value", "next_edition", "not_used", "number_input", "one_of", "option_control",
+    "refuse_unusable", "reset", "retired_link_key", "sentence_input", "sentence_steps", "set_value", "shared",
+    "show_link_warnings", "sidebar_controls", "slider", "token_picker",
 ]

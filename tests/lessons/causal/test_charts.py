@@ -87,3 +87,21 @@ def test_mask_maps_label_the_last_key(n):
     # Rotated labels hang to the left of their tick, so the last one stays inside the figure (Plotly hides
     # a tick label that runs past the figure's right edge).
     assert all(a <= 0 for a in fig.layout.xaxis.autotickangles)
+
+
+def test_the_page_maps_come_complete_with_their_badges_and_separator():
+    """The weights, output and "after − before" maps are built whole here (the sections draw them as they are)."""
+    mask = A.causal_mask(3) & np.array([True, True, False])  # key 2 padding: row 0..1 keep a key
+    fully = np.array([False, False, False])
+    allowed = F.weights_map(np.eye(3), LABELS, np.ones((3, 3), bool), fully, title="w")
+    assert not allowed.layout.annotations and len(allowed.data) == 1  # nothing masked: no trace of × marks
+    assert len(F.weights_map(np.eye(3), LABELS, mask, fully, title="w").data) == 2  # the × marks
+    fully[1] = True
+    badged = F.weights_map(np.eye(3), LABELS, mask, fully, title="w")
+    assert [a.y for a in badged.layout.annotations] == [1]
+    out = F.output_map(np.zeros((3, 2)), LABELS, ["dim 0", "dim 1"], fully)
+    assert [(a.y, a.x) for a in out.layout.annotations] == [(1, 0.5)]  # across the 2 output columns
+    assert F.change_map(np.zeros((3, 2)), LABELS, ["a", "b"], 0, (-1, 1)).layout.shapes[0].y0 == 0.5
+    assert not F.change_map(np.zeros((3, 2)), LABELS, ["a", "b"], 2, (-1, 1)).layout.shapes  # nothing after t
+    combined = F.boolean_mask_figure(mask, LABELS, short=True, badges=[1], badge_text="fully masked")
+    assert [a.text for a in combined.layout.annotations] == ["⛔ fully masked"]

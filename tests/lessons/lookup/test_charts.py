@@ -149,11 +149,6 @@ def test_numbers_as_text_and_empty_rows_are_accepted():
     assert check.table.keys[0] == (1.5, 2.0)
 
 
-def test_md_code_shows_any_label_literally():
-    assert S.md_code("**x**") == "`**x**`"
-    assert S.md_code("a`b") == "``a`b``"
-    assert S.md_code("x" * 50).endswith("…`")
-
 
 def test_presets_are_the_keys_a_tie_and_zero():
     p = S.presets(T)

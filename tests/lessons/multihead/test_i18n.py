@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from explorer.lessons.multihead import charts as mhfig
-from explorer.lessons.multihead import draw
+from explorer.lessons.multihead import model as smh
 from explorer.shell import i18n
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures
 
@@ -153,7 +153,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         bars = mhfig.entropy_bars(np.array([1.25, 0.5]), 6)
         grid = mhfig.head_weights_grid(np.full((2, 3, 3), 1 / 3), ["İki (0)", "ılık (1)", "şu (2)"], [0, 1])
         blocked = mhfig.blocked_heatmap(np.eye(4), 2)
-        label = draw.diff_text(1.5e-16)
+        label = smh.diff_text(1.5e-16)
     assert bars.layout.separators == ",." and grid.layout.separators == ",." and blocked.layout.separators == ",."
     assert list(bars.data[0].text) == ["1,25", "0,50"]
     assert bars.layout.annotations[0].text == "izin verilen anahtarlarda düzgün: 1,79"
@@ -171,4 +171,4 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     assert split.data[0].hovertemplate.startswith("%{customdata[0]}: token %{customdata[1]}, uma coluna da cabeça")
     # outside a run: English, the point
     assert mhfig.entropy_bars(np.array([1.25]), 6).layout.annotations[0].text == "uniform over the allowed keys: 1.79"
-    assert mhfig.head_labels([0]) == ["head 0"] and draw.diff_text(0.0) == "0 (same bits)"
+    assert mhfig.head_labels([0]) == ["head 0"] and smh.diff_text(0.0) == "0 (same bits)"

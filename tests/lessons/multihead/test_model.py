@@ -267,3 +267,53 @@ def test_scenario_keeps_only_what_the_page_draws():
     assert held <= 16 * 2**20 + 16 * 64 * 512 * 8 + 4 * 512 * 512 * 8 + 4096  # weights, W_q..W_o, the rest
     assert not any(isinstance(a, np.ndarray) and a.shape == r.scaled_scores.shape and a is not sc.result.weights
                    for a in (*vars(sc).values(), *vars(sc.result).values()))
+
+
+def test_the_random_weights_note_states_this_runs_numbers_in_each_language():
+    """The claim under part 4, from the live scenario: the mean entropy as a share of the uniform level, the mean
+    overlap of two different heads, the link it is given; with one token and one head neither number (no
+    spread to share, no pair of heads)."""
+    from explorer.shell import i18n
+
+    sc = smh.multihead_scenario(sentence(), 4, 42, False)
+    ceiling = np.log(6)  # 6 tokens, bidirectional: log n
+    share = sc.head_entropy.mean() / ceiling
+    overlap = sc.overlap[~np.eye(4, dtype=bool)].mean()
+    note = smh.random_weights_note(sc.head_entropy, sc.overlap, 6, is_causal=False, link="./real-model")
+    assert f"averages {100 * share:.0f}% of the uniform level" in note and f"overlap {overlap:.2f} on" in note
+    assert "](./real-model)" in note
+    causal = smh.multihead_scenario(sentence(), 4, 42, True)
+    note = smh.random_weights_note(causal.head_entropy, None, 6, is_causal=True, link="x")
+    assert f"averages {100 * causal.head_entropy.mean() / np.mean(np.log(np.arange(1, 7))):.0f}%" in note
+    assert "overlap" not in note
+    one = smh.random_weights_note(np.array([0.0]), np.ones((1, 1)), 1, is_causal=False, link="x")
+    assert "random weights" in one and "%" not in one and "overlap" not in one
+    for lang in ("pt", "tr"):
+        with i18n.using(lang):
+            shown = smh.random_weights_note(sc.head_entropy, sc.overlap, 6, is_causal=False, link="./real-model")
+        assert "random weights" not in shown and "](./real-model)" in shown, (lang, shown)
+        assert i18n.number(overlap, 2, lang=lang) in shown, (lang, shown)
+
+
+def test_tables_are_sized_labelled_and_exported_without_being_computed_twice():
+    from explorer.shell import i18n
+
+    mh = smh.MultiHead(sentence(), 4, 42, False)
+    sc = smh.multihead_scenario(mh.settings, 4, 42, False)
+    assert smh.table_size(mh, "head_weights") == (4 * 6, 6) and smh.table_size(mh, "head_weights", (1, 3)) == (12, 6)
+    assert smh.table_size(mh, "W_o") == (8, 8) and smh.table_size(mh, "concat") == (6, 8)
+    view = smh.View(mh, sc, (1, 3))
+    heads = smh.frame(view, "head_weights")
+    assert heads.shape == (12, 6) and heads.index[0] == ("head 1", mh.settings.labels[0])
+    np.testing.assert_array_equal(heads.to_numpy(), sc.result.weights[1:3].reshape(-1, 6))
+    assert smh.csv(smh.View(mh, sc), "output").splitlines()[0].startswith(",dim 0,dim 1")
+    assert smh.numbers_title("head_weights", smh.GRID_MAX + 1).endswith("(the heads shown)")
+    assert smh.View(mh, sc).grid_cols == 2 and smh.View(mh, sc, (0, 3)).grid_cols == 3
+    with i18n.using("pt"):
+        assert smh.diff_text(1.5e-16) == "1,5e-16" and smh.head_labels([2]) != ["head 2"]
+    assert smh.diff_text(0.0) == "0 (same bits)"
+
+
+def sentence() -> Settings:
+    """The lesson's six tokens at d_model = 8 (the page's settings at a small width)."""
+    return Settings(("The", "cat", "sat", "on", "the", "mat"), 8, 4, 42, "lesson", False)

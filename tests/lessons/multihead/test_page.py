@@ -311,10 +311,3 @@ def test_part_4_says_the_weights_are_random_with_this_runs_numbers(is_causal):
     assert f"averages {share:.0f}% of the uniform level" in note
     assert f"overlap {overlap:.2f} on average" in note
     assert "](./real-model" in note
-
-
-def test_the_random_weights_note_with_one_token_and_one_head():
-    from explorer.lessons.multihead.draw import random_weights_note
-
-    note = random_weights_note(np.array([0.0]), np.ones((1, 1)), 1, is_causal=False)
-    assert "random weights" in note and "%" not in note and "overlap" not in note

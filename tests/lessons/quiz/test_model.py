@@ -133,19 +133,26 @@ def test_growth_bars():
         quiz_figures.growth_bars([0.5, 0.5], [1.0], [0.5, 0.5], (1, 16))
 
 
+def growth_link(reveal) -> str:
+    """The link question 8's reveal shows (``draw.py``: the scaling lesson's declared controls)."""
+    import explorer.lessons.scaling
+    from explorer.shell import controls
+    return controls.link(explorer.lessons.scaling, **quiz.growth_link_values(reveal))
+
+
 def test_growth_link_opens_the_scaling_page_with_values_it_accepts():
     rv = quiz.growth_reveal(4, 6, seed=42, n_samples=16)
-    assert quiz.growth_link(rv) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
+    assert growth_link(rv) == "./scaling?scale_d_k=64&scale_n_keys=6&scale_seed=42"
     for d_k, n_keys in ((4, 40), (4, 33), (4, 64), (6, 1), (128, 6)):  # up to MAX_TOKENS keys, d_k up to 128
-        link = quiz.growth_link(quiz.growth_reveal(d_k, n_keys, seed=7, n_samples=16))
+        link = growth_link(quiz.growth_reveal(d_k, n_keys, seed=7, n_samples=16))
         path, _, query = link.partition("?")
         params = dict(p.split("=") for p in query.split("&"))
         assert path == f"./{lesson('scaling').url_path}" and params["scale_seed"] == "7", link
         assert int(params["scale_d_k"]) in scaling.D_K_CHOICES, link
         assert scaling.N_KEYS_RANGE[0] <= int(params["scale_n_keys"]) <= scaling.N_KEYS_RANGE[1], link
     # a 40-token sentence: the page's largest key count, not 40 (which the scaling page rejects)
-    assert "scale_n_keys=32" in quiz.growth_link(quiz.growth_reveal(4, 40, seed=7, n_samples=16))
-    assert "scale_d_k=1024" in quiz.growth_link(quiz.growth_reveal(128, 6, seed=7, n_samples=16))  # 2048: too wide
+    assert "scale_n_keys=32" in growth_link(quiz.growth_reveal(4, 40, seed=7, n_samples=16))
+    assert "scale_d_k=1024" in growth_link(quiz.growth_reveal(128, 6, seed=7, n_samples=16))  # 2048: too wide
 
 
 def test_growth_with_one_key_stays():

@@ -132,3 +132,15 @@ def test_layer_settings_keep_what_the_page_uses_and_not_the_embedding_choice():
     # the sentences travel on their own and the embedding choice is not used: one cache key
     assert T.LayerSettings.of(Settings(DOG, 8, 4, 42, "per-token", True)) == layer
     assert hash(layer) == hash(T.LayerSettings(8, 4, 42, True))
+
+
+@pytest.mark.parametrize(("lang", "zero", "gap", "one", "six"), [
+    ("en", "0 (exact)", "1.23e-16", "1 token", "6 tokens"),
+    ("pt", "0 (exato)", "1,23e-16", "1 token", "6 tokens"),
+    ("tr", "0 (tam)", "1,23e-16", "1 token", "6 token"),
+])
+def test_gaps_and_token_counts_read_right_in_each_language(lang, zero, gap, one, six):
+    from explorer.shell import i18n
+    with i18n.using(lang):
+        assert (T.gap_text(0.0), T.gap_text(1.234e-16)) == (zero, gap)
+        assert (T.tokens_count(1), T.tokens_count(6)) == (one, six)

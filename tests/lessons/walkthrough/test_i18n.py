@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import attention as A
-from explorer.lessons.walkthrough import draw
+from explorer.lessons.walkthrough import model
 from explorer.shell import i18n
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 
@@ -146,13 +146,13 @@ def test_changing_the_language_keeps_the_pages_controls():
 
 def test_downloads_stay_machine_readable_in_every_language():
     ex = A.PIPELINE_EXAMPLE
-    source = draw.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    source = model.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
     params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
     files = {}
     for lang in ("en", *LANGS):
         with i18n.using(lang):
-            files[lang] = (draw.csv(source, "lesson", True, "output"),
-                           draw.scenario_json(source, "lesson", True, params))
+            files[lang] = (model.csv(source, "lesson", True, "output"),
+                           model.scenario_json(source, "lesson", True, params))
     assert files["pt"] == files["tr"] == files["en"]
     csv, scenario = files["tr"]
     assert csv.splitlines()[0] == ",dim 0,dim 1,dim 2,dim 3" and "," in csv and re.search(r"\d\.\d", csv)

@@ -147,3 +147,37 @@ def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
     assert "scaled scores' variance is 1.050: near 1" in on.claim_line()
     assert "switched off" in off.claim_line() and "variance 4.200: well above 1" in off.claim_line()
     assert "scaled scores' variance" not in off.claim_line()
+
+
+def test_computed_runs_the_sentences_layer_or_the_lessons_hand_written_example():
+    s = sentence("The cat sat on the mat")
+    steps, weights, labels, tokens = W.computed(s)
+    np.testing.assert_array_equal(steps.output, s.layer().steps(s.X).output)  # the layer every lesson runs
+    assert labels == settings.token_labels(s.tokens) and tokens == s.tokens
+    np.testing.assert_array_equal(weights["W_q"], s.layer().W_q)
+    raw, _, _, _ = W.computed(s, scaled=False)
+    np.testing.assert_array_equal(raw.scaled_scores, raw.scores)  # nothing divided by √d_k
+    other, w_unit, _, _ = W.computed(s, init="unit-variance")
+    assert not np.array_equal(w_unit["W_q"], weights["W_q"])
+    ex = A.PIPELINE_EXAMPLE
+    lesson = W.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    got, _, _, lesson_tokens = W.computed(lesson, init="unit-variance")  # the example keeps its own weights
+    np.testing.assert_allclose(got.output, A.attention_steps(ex.X, ex.W_q, ex.W_k, ex.W_v).output)
+    assert lesson_tokens == tuple(ex.tokens)
+
+
+def test_downloads_hold_the_pages_numbers_with_english_columns():
+    import json
+
+    ex = A.PIPELINE_EXAMPLE
+    lesson = W.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    steps = A.attention_steps(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    with i18n.using("pt"):
+        out = W.csv(lesson, "lesson", True, "output")
+        data = json.loads(W.scenario_json(lesson, "lesson", True, {"n": 3}))
+    assert out.splitlines()[0] == "," + ",".join(f"dim {j}" for j in range(steps.output.shape[1]))
+    np.testing.assert_allclose(data["results"]["output"], steps.output)
+    assert data["parameters"] == {"n": 3} and data["inputs"]["X"] == np.asarray(ex.X).tolist()
+    assert W.scientific(1.1e-16) == "1.1e-16"
+    with i18n.using("tr"):
+        assert W.scientific(1.1e-16) == "1,1e-16"
