@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 
 import attention as A
+from explorer.lessons.walkthrough import draw
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import i18n, settings
 from explorer.shell.settings import Settings
@@ -147,3 +150,18 @@ def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
     assert "scaled scores' variance is 1.050: near 1" in on.claim_line()
     assert "switched off" in off.claim_line() and "variance 4.200: well above 1" in off.claim_line()
     assert "scaled scores' variance" not in off.claim_line()
+
+
+def test_downloads_stay_machine_readable_in_every_language():
+    ex = A.PIPELINE_EXAMPLE
+    source = draw.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
+    files = {}
+    for lang in i18n.LANGUAGES:
+        with i18n.using(lang):
+            files[lang] = (draw.csv(source, "lesson", True, "output"),
+                           draw.scenario_json(source, "lesson", True, params))
+    assert files["pt"] == files["tr"] == files["en"]
+    csv, scenario = files["tr"]
+    assert csv.splitlines()[0] == ",dim 0,dim 1,dim 2,dim 3" and "," in csv and re.search(r"\d\.\d", csv)
+    assert set(json.loads(scenario)["results"]) >= {"attention_weights", "scaled_scores", "output"}
