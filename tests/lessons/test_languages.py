@@ -33,6 +33,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.shell import controls, i18n
+from explorer.shell.controls import sidebar
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures, page_texts
 from tests.lessons.test_contract import a_valid_value, odd_values
 
@@ -86,9 +87,10 @@ _TOKEN_LABEL = re.compile(r"(.+) \(\d+\)")
 
 
 def visitor_words(at) -> set[str]:
-    """The words of the visitor's own text and the tokens the page shows: every text box's value, and the token
-    labels (``"cat (1)"``) of every option list and every chart's ticks, lower case."""
+    """The words of the visitor's own text and the tokens the page shows: every text box's value, the sidebar's
+    example sentence, and the token labels (``"cat (1)"``) of every option list and every chart's ticks, lower case."""
     texts = [str(el.value or "") for kind in ("text_input", "text_area") for el in getattr(at, kind)]
+    texts.append(sidebar.DEFAULTS["sentence"])  # the example sentence, quoted when the box is empty
     labels = [str(getattr(o, "content", o)) for kind in ("selectbox", "radio", "multiselect", "select_slider")
               for el in getattr(at, kind) for o in getattr(el.proto, "options", [])]
     for fig in figures(at).values():
@@ -198,13 +200,15 @@ PROSE = ("markdown", "caption", "info", "warning", "error", "success")
 
 
 def check_run(at, lang: str) -> None:
-    """No exception or "nan", the link and the language control hold ``lang``, every figure writes the language's
-    separators."""
+    """No exception or "nan", the link, the language control and every link to a lesson on the page hold ``lang``,
+    every figure writes the language's separators."""
     assert_clean(at)
     assert at.query_params.get("lang", "en") == lang
     assert at.selectbox(key="_lang_choice").value == lang
     with i18n.using(lang):
         separators = i18n.plotly_separators()
+    links = [link for text in page_texts(at, sidebar=True) for link in re.findall(r"\]\((\./[^)\s]*)\)", text)]
+    assert all((f"lang={lang}" in link) == (lang != "en") for link in links), links  # a link to a lesson
     wrong = {k: f["layout"].get("separators") for k, f in figures(at).items()
              if f["layout"].get("separators", ".,") != separators}
     assert not wrong, f"figures without the separators {separators!r}: {wrong}"
@@ -244,7 +248,9 @@ def check_decimal_mark(lesson: str, at) -> None:
     texts += [str(m.value) for m in at.main.metric]
     for fig in figures(at).values():
         texts += [str(a.get("text", "")) for a in fig["layout"].get("annotations", [])]
-        texts += [str(t) for trace in fig["data"] if isinstance(trace.get("text"), list) for t in trace["text"]]
+        texts += [str(t) for trace in fig["data"] for field in ("text", "customdata")
+                  if isinstance(trace.get(field), list) for t in np.ravel(np.array(trace[field], object))
+                  if isinstance(t, str)]
     pointed = [t for t in texts if re.search(r"\d\.\d", _NOT_PROSE.sub(" ", t))]
     assert not pointed, pointed
     cells = [v for table in at.main.dataframe for v in np.ravel(table.value.to_numpy(dtype=object))
