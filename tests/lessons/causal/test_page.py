@@ -175,5 +175,6 @@ LANGUAGE_STATES = {  # each with its own text (the English words that prove the 
 def test_every_branch_is_written_in_every_language(state):
     query, session, english = LANGUAGE_STATES[state]
     runs = check_every_language(PAGE, query, session)
-    shown = texts(runs["en"]) + " ".join(str(e.value) for kind in ("caption", "text") for e in getattr(runs["en"], kind))
+    en = runs["en"]
+    shown = texts(en) + " ".join(str(e.value) for kind in ("caption", "text") for e in getattr(en, kind))
     assert english in shown
