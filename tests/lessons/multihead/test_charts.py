@@ -253,3 +253,6 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     # outside a run: English, the point
     assert mhfig.entropy_bars(np.array([1.25]), 6).layout.annotations[0].text == "uniform over the allowed keys: 1.79"
     assert mhfig.head_labels([0]) == ["head 0"] and draw.diff_text(0.0) == "0 (same bits)"
+    for lang, same in (("pt", "0 (mesmos bits)"), ("tr", "0 (aynı bitler)")):  # the check's metric, in words
+        with i18n.using(lang):
+            assert draw.diff_text(0.0) == same

@@ -165,3 +165,21 @@ def test_downloads_stay_machine_readable_in_every_language():
     csv, scenario = files["tr"]
     assert csv.splitlines()[0] == ",dim 0,dim 1,dim 2,dim 3" and "," in csv and re.search(r"\d\.\d", csv)
     assert set(json.loads(scenario)["results"]) >= {"attention_weights", "scaled_scores", "output"}
+
+
+def test_chart_words_carry_the_languages_letters():
+    """Turkish ı/ğ and Portuguese ç/õ reach the charts' titles and axes as written (Plotly escapes nothing of it)."""
+    from explorer.shell import charts
+
+    z, labels = np.eye(2), ["a (0)", "b (1)"]
+    with i18n.using("tr"):
+        weights = charts.heatmap(z, labels, labels, title=draw._("attention weights"))
+        x = charts.heatmap(z, labels, ["dim 0", "dim 1"], kind="diverging", row_name=draw._("token"),
+                           col_name=draw._("dim"), title="X")
+        q_title = "Q: " + draw._("what am I looking for?")
+    with i18n.using("pt"):
+        scores = charts.heatmap(z, labels, labels, kind="diverging", title=draw._("scores QKᵀ"),
+                                colorbar_title=draw._("score"))
+    assert weights.layout.title.text == "dikkat ağırlıkları" and x.layout.xaxis.title.text == "boyut"
+    assert q_title == "Q: ne arıyorum?"
+    assert scores.layout.title.text == "pontuações QKᵀ" and scores.data[0].colorbar.title.text == "pontuação"
