@@ -4,9 +4,11 @@ language, and the language control lives in the link and keeps every other contr
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
+from explorer.lessons import LESSONS
 from explorer.shell import i18n
 from tests.apptest_utils import ROOT, app_at
 
@@ -194,3 +196,88 @@ def test_no_translated_text_changes_case_but_through_capitalize():
     assert found <= allowed, f"use i18n.capitalize (or list why it is no translation): {sorted(found - allowed)}"
     stale = {k for k in allowed - found if not k[0].startswith(REWRITTEN)}  # the rewritten files may change anyway
     assert not stale, f"no longer in the code, remove from the list: {sorted(stale)}"
+
+
+# --- no English sentence outside _() ------------------------------------------------------------------------------
+
+_LATEX = re.compile(r"\\[A-Za-z]+")
+_NOT_WORDS = re.compile(r"%\{[^}]*\}|\{[^{}]*\}|`[^`]*`|<[^>]+>|https?://\S+")
+_ENGLISH_WORD = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?![\w(.])")
+MARKERS = {"_", "N_", "_n"}
+NOT_SHOWN_AS_IS = {  # (file, literal): an English sentence in the code that is no message, and why
+    **{("explorer/lessons/__init__.py", e.title): "a lesson's title: the navigation shows _(title) (shell catalogue)"
+       for e in LESSONS},
+    ("explorer/lessons/two_sentences/__init__.py", "The dog sat on the rug"):
+        "the lesson's example sentence B: a visitor's text, never translated",
+    ("explorer/shell/controls/sidebar.py", "The cat sat on the mat"): "the example sentence: a visitor's text",
+    ("explorer/shell/controls/sidebar.py", "O gato sentou no tapete"): "the example sentence's Portuguese twin",
+    ("explorer/lessons/two_sentences/page.py", "O cachorro sentou no tapete"): "sentence B's Portuguese twin",
+    ("explorer/shell/controls/sidebar.py", "🌐 Language · Idioma · Dil"): "the language control, in every language",
+    ("explorer/lessons/walkthrough/page.py", "lesson pipeline example"): "a value in the downloaded JSON",
+    ("explorer/shell/blas.py", "BLAS not reachable (library default)"): "a benchmark's header",
+    ("explorer/shell/blas.py", "{} unset: the app's default"): "a benchmark's header",
+    ("explorer/shell/charts/geometry.py", '"Open Sans", verdana, arial, sans-serif'): "Plotly's font family",
+}
+
+
+def _is_sentence(text: str) -> bool:
+    """``text`` holds at least 3 English words (formulas, {placeholders}, %{fields}, code spans and tags aside)."""
+    if _LATEX.search(text):
+        return False
+    words = [w for w in _NOT_WORDS.sub(" ", text).split() if _ENGLISH_WORD.fullmatch(w.strip(",.;:!?()*\"'“”"))]
+    return len(words) >= 3
+
+
+def english_literals(path) -> list[tuple[int, str]]:
+    """``[(line, text)]``: the string literals of ``path`` that hold an English sentence and are not marked for
+    translation (``_()``, ``N_()``, ``_n()``); docstrings and exceptions' messages (the core's, for developers:
+    the app shows its own message) aside."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        for statement in getattr(node, "body", None) if isinstance(getattr(node, "body", None), list) else ():
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                skip.add(id(statement.value))  # a docstring, or an attribute's
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS:
+            skip |= {id(n) for arg in node.args for n in ast.walk(arg)}
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            skip |= {id(n) for n in ast.walk(node.exc)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and id(node) not in skip:  # an f-string: its text with {} for each field
+            skip |= {id(part) for part in node.values}
+            text = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in node.values)
+            out += [(node.lineno, text)] if _is_sentence(text) else []
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            out += [(node.lineno, node.value)] if _is_sentence(node.value) else []
+    return out
+
+
+def test_no_english_sentence_is_shown_without_a_translation():
+    """Every sentence a learner reads goes through ``_()`` (or ``N_()``/``_n()``): an English literal anywhere else in
+    the app is listed above as no message. The lessons still on their own ``test_i18n.py``
+    (``tests/lessons/test_languages.py``'s ``OWN_I18N_FILE``) join when they leave that list."""
+    from tests.lessons.test_languages import OWN_I18N_FILE
+
+    pending = tuple(f"explorer/lessons/{name}/" for name in OWN_I18N_FILE)
+    found = {(str(path.relative_to(ROOT)), text): line
+             for path in sorted((ROOT / "explorer").rglob("*.py")) + [ROOT / "streamlit_app.py"]
+             if not str(path.relative_to(ROOT)).startswith(pending)
+             for line, text in english_literals(path)}
+    unmarked = [f"{file}:{line}: {text!r}" for (file, text), line in sorted(found.items())
+                if (file, text) not in NOT_SHOWN_AS_IS]
+    assert not unmarked, "mark with _() (or list why it is no message):\n" + "\n".join(unmarked)
+    stale = [k for k in NOT_SHOWN_AS_IS if k not in found and k[1] not in {e.title for e in LESSONS}]
+    assert not stale, f"no longer in the code, remove from the list: {stale}"
+
+
+def test_the_literal_check_sees_a_sentence_outside_underscore(tmp_path):
+    module = tmp_path / "page.py"
+    module.write_text('"""A docstring is no message at all."""\nimport streamlit as st\n'
+                      'st.caption(_("Marked for translation, as it should be."))\n'
+                      'st.caption("Left in English by mistake.")\n'
+                      'st.info(f"Also left {n} times in English")\n'
+                      'st.latex(r"\\text{softmax of the scores}")\n'
+                      'raise ValueError("n must be a positive whole number")\n', encoding="utf-8")
+    assert english_literals(module) == [(4, "Left in English by mistake."), (5, "Also left {} times in English")]

@@ -7,6 +7,7 @@ import pytest
 
 import attention as A
 from explorer.lessons.causal import charts as F
+from explorer.shell import i18n
 
 LABELS = ["The (0)", "cat (1)", "<b>x</b> (2)"]
 
@@ -105,3 +106,23 @@ def test_the_page_maps_come_complete_with_their_badges_and_separator():
     assert not F.change_map(np.zeros((3, 2)), LABELS, ["a", "b"], 2, (-1, 1)).layout.shapes  # nothing after t
     combined = F.boolean_mask_figure(mask, LABELS, short=True, badges=[1], badge_text="fully masked")
     assert [a.text for a in combined.layout.annotations] == ["⛔ fully masked"]
+
+
+def test_the_charts_words_keep_their_letters():
+    labels = ["İzmir (0)", "ılık (1)", "gün (2)"]  # Turkish dotted capital and dotless small i in token labels
+    with i18n.using("tr"):
+        fig = F.boolean_mask_figure(A.causal_mask(3), labels)
+        bars = F.row_change_bars([0.125, 0.25, 0.5], [0.0, 0.0, 0.5], labels, 1)
+    assert list(fig.layout.yaxis.ticktext) == labels and fig.layout.xaxis.title.text == "anahtar"
+    assert list(fig.data[0].colorbar.ticktext) == ["False: engellenmiş", "True: izinli"]
+    assert fig.data[0].hovertemplate.startswith("sorgu %{customdata[0]} → anahtar %{customdata[1]}")
+    assert np.asarray(fig.data[0].customdata)[0, 1, 2] == "False (engellenmiş)"
+    assert [t.name for t in bars.data] == ["çift yönlü", "nedensel"]
+    assert list(bars.data[0].text) == ["0,125", "0,25", "0,5"] and list(bars.data[1].text)[:2] == ["0 (tam)"] * 2
+    assert bars.layout.annotations[0].text == "t = 1 sonrası değişti"
+    with i18n.using("pt"):
+        add = F.additive_mask_figure(A.additive_mask(A.causal_mask(3)), labels)
+        badge = F.add_row_badges(F.boolean_mask_figure(A.causal_mask(3), labels), [0], 3)
+    assert list(add.data[0].colorbar.ticktext) == ["−∞: bloqueado", "0: permitido"]
+    assert badge.layout.annotations[0].text == "⛔ totalmente mascarada: sem chaves"
+    assert F.exact_change_text(1e-17) == "1e-17" and F.exact(0.0) == "0.0"  # English outside a run

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from tests.apptest_utils import app_at, assert_clean, figures
+from tests.lessons.test_languages import check_every_language
 
 PAGE = "causal"
 
@@ -154,3 +155,28 @@ def test_one_token_asks_for_a_longer_sentence_not_an_impossible_move():
     assert_clean(at)
     text = " ".join(str(e.value) for e in [*at.info, *at.success, *at.warning])
     assert "Move t to the left" not in text and "two or more tokens" in text, text
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+LANGUAGE_STATES = {  # each with its own text (the English words that prove the branch was reached)
+    "off-padded": ({"causal_on": "false", "causal_padding": "3"}, None, "in the bidirectional weights"),
+    "pad-1-t-0": ({"causal_padding": "1", "causal_t": "0"}, None, "last 1 token is padding"),
+    "pad-2": ({"causal_padding": "2"}, None, "Padded key columns"),
+    "pad-all": ({"causal_padding": "6"}, None, "every row is fully masked"),
+    "t-last": ({"causal_t": "5"}, None, "Move t to the left"),
+    "t-0-pad-5": ({"causal_t": "0", "causal_padding": "5"}, None, "Reduce the padding"),
+    "empty": ({}, {"sentence": " "}, "Type a sentence"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_branch_is_written_in_every_language(state):
+    query, session, english = LANGUAGE_STATES[state]
+    runs = check_every_language(PAGE, query, session)
+    en = runs["en"]
+    shown = texts(en) + " ".join(str(e.value) for kind in ("caption", "text") for e in getattr(en, kind))
+    assert english in shown
+    if state == "pad-1-t-0":  # numbers inside code spans (the checks) keep the machine-readable point
+        assert all(any("`0.0`" in m.value for m in runs[lang].markdown) for lang in ("pt", "tr"))

@@ -8,12 +8,14 @@ applies like a browser edit (Streamlit 1.67 has no data_editor API in AppTest).
 from __future__ import annotations
 
 import base64
+import re
 
 import numpy as np
 import pytest
 
 from explorer.lessons.lookup import model as S
-from tests.apptest_utils import app_at, assert_clean, figures
+from tests.apptest_utils import app_at, assert_clean, english_left, figures
+from tests.lessons.test_languages import check_every_language
 
 EDITOR = "lookup_table_0"
 VALUES = np.array(S.DEFAULT_TABLE.values)
@@ -145,3 +147,74 @@ def test_link_values_are_used_and_bad_ones_warn():
     assert at.slider(key="lookup_qx").value == -1.88 and at.select_slider(key="lookup_sharpness").value == 1e6
     assert any("`lookup_qy=abc`" in w.value for w in at.warning)
     assert not any("lookup_qx" in w.value or "lookup_sharpness" in w.value for w in at.warning)
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+LANGUAGE_STATES = {  # every branch of the page with its own text
+    "sharpness 0": {"lookup_sharpness": "0"},
+    "the database's answer": {"lookup_sharpness": "1e+06"},
+    "a tie": {"lookup_qx": "1.36", "lookup_qy": "1.36", "lookup_sharpness": "1e+06"},
+    "no exact match": {"lookup_qx": "-0.5", "lookup_qy": "2.5", "lookup_sharpness": "3"},
+}
+LANGS = ("pt", "tr")
+COUNTRIES = {"pt": ["França", "Alemanha", "Espanha", "Itália", "Japão", "Brasil"],
+             "tr": ["Fransa", "Almanya", "İspanya", "İtalya", "Japonya", "Brezilya"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_branch_is_written_in_every_language(state):
+    runs = check_every_language("lookup", LANGUAGE_STATES[state])
+    assert not [w.value for at in runs.values() for w in at.warning] or state == "a tie"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_default_table_has_the_languages_names_and_the_same_numbers(lang):
+    at = app_at("lookup", query={"lang": lang})
+    assert_clean(at)
+    en = app_at("lookup")
+    np.testing.assert_array_equal(soft_weights(at), soft_weights(en))
+    np.testing.assert_array_equal(blend(at), blend(en))
+    matrix = figures(at)["lookup_fig_matrix"]
+    xaxis = matrix["layout"]["xaxis"]  # every key named, or named as Plotly picks ticks (labelalias)
+    keys_shown = xaxis.get("ticktext") or [xaxis["labelalias"][str(i)]
+                                   for i in range(sum(k.isdigit() for k in xaxis["labelalias"]))]
+    assert keys_shown == COUNTRIES[lang]  # Turkish İ, Portuguese ç, ã, á as written
+    assert matrix["layout"]["yaxis"]["ticktext"][:2] == {"pt": ["sua consulta", "capital da França"],
+                                                         "tr": ["sorgunuz", "Fransa'nın başkenti"]}[lang]
+    keys = next(t for t in figures(at)["lookup_fig_keys"]["data"] if t.get("mode") == "markers+text")
+    assert keys["text"][2].startswith(COUNTRIES[lang][2] + "<br>")
+    assert figures(at)["lookup_fig_keys"]["layout"]["separators"] == ",."
+    cells = at.session_state[EDITOR]  # the editor's rows are the language's names, its numbers with a comma
+    assert cells == {"edited_rows": {}, "added_rows": [], "deleted_rows": []}
+    editor = next(d for d in at.main.dataframe if EDITOR in (d.proto.id or ""))
+    assert list(editor.value["key"]) == COUNTRIES[lang] and editor.value["k1"][0] == "1,73"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_captions_write_numbers_with_a_decimal_comma(lang):
+    at = app_at("lookup", query={"lang": lang, "lookup_sharpness": "1e+06"})
+    text = "\n".join(c.value for c in at.main.caption)
+    assert "q = (1,73; 1,00)" in text
+    assert {"pt": "leva 100,00% do peso", "tr": "ağırlığın %100,00 kadarını"}[lang] in text  # the best key's share
+    assert not re.search(r"\d\.\d", text), text
+    formulas = " ".join(x.value for x in at.latex)
+    assert "(2.40,\\ 48.90)" in formulas and not re.search(r"\d,\d", formulas)  # formulas keep the point
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_presets_and_links_work_in_the_language(lang):
+    at = app_at("lookup", query={"lang": lang, "lookup_qx": "-1.88", "lookup_qy": "-0.68", "lookup_sharpness": "3"})
+    assert_clean(at)
+    assert not at.warning
+    assert at.query_params["lang"] == lang and at.query_params["lookup_sharpness"] == "3"
+    assert np.argmax(soft_weights(at)) == 4  # Japan's own key
+    at.selectbox(key="lookup_preset").set_value({"pt": "capital da Espanha", "tr": "İspanya'nın başkenti"}[lang]).run()
+    assert (at.slider(key="lookup_qx").value, at.slider(key="lookup_qy").value) == S.DEFAULT_TABLE.keys[2]
+    at = app_at("lookup", query={"lang": lang, "lookup_qy": "abc"})
+    assert any("`lookup_qy=abc`" in w.value for w in at.warning)
+    assert english_left(app_at("lookup", query={"lookup_qy": "abc"}), at) == []

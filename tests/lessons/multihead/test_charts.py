@@ -10,6 +10,9 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.lessons.multihead import charts as M
+from explorer.lessons.multihead import charts as mhfig
+from explorer.lessons.multihead import model as draw
+from explorer.shell import i18n
 from explorer.shell.charts import heatmap
 
 LABELS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
@@ -224,3 +227,32 @@ def test_token_maps_light_above_threshold():
     (hm,) = heatmaps(big)
     assert hm.customdata is None and hm.hovertemplate.startswith("query %{y} → key %{x}")
     assert hm.z[0][5] is None and hm.z[5][0] == round(z[5, 0], 3)
+
+
+def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
+    with i18n.using("tr"):
+        bars = mhfig.entropy_bars(np.array([1.25, 0.5]), 6)
+        grid = mhfig.head_weights_grid(np.full((2, 3, 3), 1 / 3), ["İki (0)", "ılık (1)", "şu (2)"], [0, 1])
+        blocked = mhfig.blocked_heatmap(np.eye(4), 2)
+        label = draw.diff_text(1.5e-16)
+    assert bars.layout.separators == ",." and grid.layout.separators == ",." and blocked.layout.separators == ",."
+    assert list(bars.data[0].text) == ["1,25", "0,50"]
+    assert bars.layout.annotations[0].text == "izin verilen anahtarlarda düzgün: 1,79"
+    assert bars.layout.yaxis.title.text == "ortalama entropi (nat)" and bars.layout.xaxis.title.text == "kafa"
+    assert [a.text for a in grid.layout.annotations][:2] == ["kafa 0", "kafa 1"]
+    assert list(grid.layout.yaxis.ticktext or grid.layout.yaxis.labelalias.values())[0] == "İki (0)"
+    assert blocked.data[0].colorbar.title.text == "değer" and blocked.layout.yaxis.title.text == "girdi boyutu"
+    assert label == "1,5e-16"
+    with i18n.using("pt"):
+        panels = mhfig.head_output_panels(np.ones((1, 2, 2)), ["ação (0)", "pé (1)"], [3], d_head=2)
+        split = mhfig.split_panels(np.zeros((1, 1, 2)), np.zeros((1, 1, 2), int), tokens=np.zeros((1, 1, 2), int),
+                                   titles=["cabeça 0"])
+    assert panels.layout.xaxis.title.text == "coluna da cabeça" and panels.layout.annotations[0].text == "cabeça 3"
+    assert panels.layout.separators == ",." and split.layout.separators == ",."
+    assert split.data[0].hovertemplate.startswith("%{customdata[0]}: token %{customdata[1]}, uma coluna da cabeça")
+    # outside a run: English, the point
+    assert mhfig.entropy_bars(np.array([1.25]), 6).layout.annotations[0].text == "uniform over the allowed keys: 1.79"
+    assert mhfig.head_labels([0]) == ["head 0"] and draw.diff_text(0.0) == "0 (same bits)"
+    for lang, same in (("pt", "0 (mesmos bits)"), ("tr", "0 (aynı bitler)")):  # the check's metric, in words
+        with i18n.using(lang):
+            assert draw.diff_text(0.0) == same

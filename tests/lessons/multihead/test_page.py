@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import streamlit as st
 import attention as A
 from explorer.lessons.multihead import model as smh
 from tests.apptest_utils import app_at, assert_clean, figure_array, figures, layout, lesson_page
+from tests.lessons.test_languages import check_every_language
 
 PAGE = "multihead"
 TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
@@ -311,3 +313,57 @@ def test_part_4_says_the_weights_are_random_with_this_runs_numbers(is_causal):
     assert f"averages {share:.0f}% of the uniform level" in note
     assert f"overlap {overlap:.2f} on average" in note
     assert "](./real-model" in note
+
+
+def test_the_random_weights_note_with_one_token_and_one_head():
+    note = smh.random_weights_note(np.array([0.0]), np.ones((1, 1)), 1, is_causal=False, link="./real-model")
+    assert "random weights" in note and "%" not in note and "overlap" not in note
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+@pytest.mark.slow
+def test_one_head_with_the_causal_mask_is_written_in_every_language():
+    runs = check_every_language(PAGE, {"n_heads": "1", "mh_causal": "true"})
+    shown = " ".join(str(e.value) for kind in ("markdown", "caption", "info") for e in getattr(runs["en"], kind))
+    assert "With one head, the right-hand map is that head" in shown
+
+
+@pytest.mark.slow
+def test_the_random_weights_note_writes_its_numbers_in_the_language():
+    en = app_at(PAGE)
+    (note_en,) = [i.value for i in en.info if "random weights" in i.value]
+    share, overlap = re.search(r"averages (\d+)% .* overlap (\d\.\d\d) on average", note_en).groups()
+    for lang, words, shown in (("pt", "pesos aleatórios", f"{share}%"), ("tr", "rastgele ağırlıklarla", f"%{share}")):
+        at = app_at(PAGE, query={"lang": lang})
+        (note,) = [i.value for i in at.info if words in i.value]
+        assert shown in note and overlap.replace(".", ",") in note and overlap not in note
+        assert f"lang={lang}" in note  # the link to the real model's lesson keeps the language
+
+
+@pytest.mark.slow
+def test_the_link_keeps_the_language_and_the_head_window():
+    # An English link's head window opens in Portuguese on the same heads, with no warning; the link then holds the
+    # Portuguese label, and a Turkish page opened from it shows the same window.
+    at = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_head_window": "heads 16-31", "lang": "pt"})
+    assert_clean(at)
+    assert at.selectbox(key="mh_head_window").value == 16
+    assert list(at.selectbox(key="mh_head_window").options) == ["cabeças 0-15", "cabeças 16-31"]
+    assert not at.warning, [w.value for w in at.warning]
+    assert figures(at)["mh_fig_heads"]["layout"]["annotations"][0]["text"] == "cabeça 16"
+    assert at.query_params["mh_head_window"] == "cabeças 16-31" and at.query_params["lang"] == "pt"
+    at.selectbox(key="n_heads").set_value(16).run()
+    assert_clean(at)
+    assert at.selectbox(key="n_heads").value == 16 and at.query_params["lang"] == "pt"
+    assert at.title[0].value == "Atenção multi-cabeça"  # the page stays in Portuguese
+    tr = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_head_window": "cabeças 16-31",
+                                                      "mh_causal": "true", "lang": "tr"})
+    assert_clean(tr)
+    assert tr.selectbox(key="mh_head_window").value == 16 and tr.toggle(key="mh_causal").value is True
+    assert not tr.warning, [w.value for w in tr.warning]
+    assert tr.query_params["mh_head_window"] == "kafalar 16-31"
+    # a window no language names is warned about in the run's language, and the first window is shown
+    bad = app_at(PAGE, session={"d_model": 64}, query={"n_heads": "32", "mh_head_window": "kafalar 5-9", "lang": "tr"})
+    assert_clean(bad)
+    assert bad.selectbox(key="mh_head_window").value == 0
+    assert any("mh_head_window" in w.value and "geçerli değil" in w.value for w in bad.warning)

@@ -1,5 +1,7 @@
 """Unit tests of the check-yourself logic (explorer/lessons/quiz/model.py) and its figures (charts.py)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,9 @@ from explorer.lessons import lesson
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
 from explorer.lessons.scaling import model as scaling
+from explorer.shell import i18n
 from explorer.shell.textviews import fmt
+from tests.apptest_utils import english_sentences
 
 
 @pytest.mark.parametrize("q", list(quiz.CHOICES.values()), ids=list(quiz.CHOICES))
@@ -159,3 +163,69 @@ def test_growth_with_one_key_stays():
     rv = quiz.growth_reveal(4, 1, seed=0, n_samples=16)
     assert rv.answer == "same" and rv.top_unscaled == (1.0, 1.0)
     assert "single key" in quiz.grade_growth(rv, rv.answer).message
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_every_feedback_branch_is_written_in_the_language(lang):
+    """The grader's every sentence (each option of each question, right and wrong, every head-width hint, the order's
+    repeats and omissions, ties, each growth outcome) has its own translation: no English sentence is left."""
+    gettext = i18n.translator(quiz.__name__)[0]
+    tied = quiz.TopKeyReveal(0, np.zeros(3), np.array([0.5, 0.5, 0.1]), np.array([0.4, 0.4, 0.2]), (0, 1))
+    three = quiz.TopKeyReveal(0, np.zeros(4), np.array([0.5, 0.5, 0.5, 0.1]), np.array([0.3, 0.3, 0.3, 0.1]),
+                              (0, 1, 2))
+
+    def growth(answer_code: str, n_keys: int = 6, scaled=(0.3, 0.31)) -> quiz.GrowthReveal:
+        top = {"up": (0.5, 0.9), "down": (0.9, 0.5), "same": (0.5, 0.5)}[answer_code]
+        w = np.array([1.0])
+        return quiz.GrowthReveal((4, 64), n_keys, 512, 42, (1.97, 7.97), top, scaled, w, w, w, answer_code)
+
+    def feedback() -> list[str]:
+        out = []
+        for q in quiz.CHOICES.values():
+            out += [quiz.grade_choice(q, code).message for code in q.options]
+            out.append(gettext(q.prompt))
+            out += [q.label(code) for code in q.options]
+        out += [quiz.grade_order(order).message for order in (quiz.STEPS, quiz.STEPS_SHOWN, [quiz.STEPS[0]] * 5,
+                                                               [*quiz.STEPS[:4], quiz.STEPS[3]])]
+        out += [quiz.step_label(code) for code in quiz.STEPS]
+        out += [quiz.grade_head_width(x).message for x in (64, 0, -3, 4096, 512, 8, 65, 64.5)]
+        out += [quiz.grade_top_key(rv, p).message for rv in (tied, three) for p in (0, 1, 2, 3) if p < len(rv.weights)]
+        out += [quiz.grade_growth(growth(a, n), p).message for a in quiz.GROWTH_OPTIONS for n in (1, 6)
+                for p in quiz.GROWTH_OPTIONS]
+        out += [quiz.grade_growth(growth("up", scaled=(0.1, 0.9)), "up").message]  # the scaled weights move as much
+        out += [quiz.growth_label(code) for code in quiz.GROWTH_OPTIONS]
+        return out
+
+    english_texts = feedback()
+    with i18n.using(lang):
+        texts = feedback()
+    assert len(texts) == len(english_texts) and len(set(texts)) == len(set(english_texts))
+    other = "\n".join(texts)
+    assert sorted(s for s in english_sentences(english_texts) if s in other) == []
+    assert [quiz.grade_growth(growth(a), p).correct for a in quiz.GROWTH_OPTIONS for p in quiz.GROWTH_OPTIONS] == [
+        a == p for a in quiz.GROWTH_OPTIONS for p in quiz.GROWTH_OPTIONS]  # graded by code, whatever the language
+    with i18n.using(lang):
+        tie = quiz.grade_top_key(three, 2).message
+        assert re.search(r"0,3000", tie) and "1; 2" not in tie  # positions are whole numbers: a comma list
+        assert "64,5" in quiz.grade_head_width(64.5).message  # a non-integer answer with the decimal comma
+
+
+def test_the_charts_words_keep_their_letters():
+    with i18n.using("tr"):
+        clue = quiz_figures.query_and_keys(np.ones(2), np.ones((2, 2)), "İpek (0)", ["İpek (0)", "ılık (1)"])
+        bars = quiz_figures.growth_bars([0.6, 0.4], [0.9, 0.1], [0.55, 0.45], (4, 64))
+    assert clue.layout.title.text == "sorgu ve her anahtar (skor = q · k)"
+    assert list(clue.layout.yaxis.ticktext) == ["sorgu İpek (0)", "anahtar İpek (0)", "anahtar ılık (1)"]
+    assert list(clue.layout.xaxis.ticktext)[0] == "boyut 0" and clue.data[0].colorbar.title.text == "değer"
+    assert bars.layout.xaxis.title.text == "ağırlığa göre sıralı anahtarlar (1 = en büyük)"  # ğ, ı, ü
+    assert bars.layout.yaxis.title.text == "ağırlık" and bars.layout.title.text == "örneklenen bir sorgunun ağırlıkları"
+    assert [t.name for t in bars.data] == ["d_k = 4, ölçeklenmemiş", "d_k = 64, ölçeklenmemiş",
+                                           "d_k = 64, 1/√d_k ile ölçekli"]
+    assert "%{x}. sıra: %{customdata}" in bars.data[0].hovertemplate and bars.layout.separators == ",."
+    assert list(bars.data[0].customdata) == ["0,6000", "0,4000"]
+    with i18n.using("pt"):
+        clue = quiz_figures.query_and_keys(np.ones(2), np.ones((1, 2)), "ação (0)", ["ação (0)"])
+        bars = quiz_figures.growth_bars([0.6, 0.4], [0.9, 0.1], [0.55, 0.45], (4, 64))
+    assert clue.layout.title.text == "a consulta e cada chave (pontuação = q · k)"  # ç, ã
+    assert list(clue.layout.yaxis.ticktext) == ["consulta ação (0)", "chave ação (0)"]
+    assert [t.name for t in bars.data][0] == "d_k = 4, sem escala" and bars.layout.separators == ",."

@@ -2,13 +2,16 @@
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
 
 import attention as A
 from explorer.lessons.quiz import model as quiz
-from tests.apptest_utils import app_at, assert_clean, figures, lesson_page
+from explorer.shell import i18n
+from tests.apptest_utils import app_at, assert_clean, english_left, figures, lesson_page
+from tests.lessons.test_languages import check_every_language
 
 
 def array(values) -> np.ndarray:
@@ -241,3 +244,216 @@ def test_empty_sentence_prompts():
     at = app_at("quiz", session={"sentence": ""})
     assert not at.exception
     assert any("Type a sentence" in i.value for i in at.info)
+
+
+# --- in every language: every state a learner reaches by answering (tests/lessons/test_languages.py checks the
+# manifest's states). AppTest sends a choice widget's value as the label its format_func gives in the *test's*
+# thread, so the page's language is made the test's for the answer (the page formats its options in the run's
+# language).
+
+PAGE = "quiz"
+LANGS = ("pt", "tr")
+QIDS = ("order", "scale", "qk", "head", "causal", "cost", "topkey", "growth")
+CHECKS = {qid: f"quiz_{qid}_check" for qid in QIDS}
+
+
+def answer(at, lang: str, qid: str, value):
+    """Answer question ``qid`` with ``value`` (a choice's code, the order's codes, a width, a key position)."""
+    with i18n.using(lang):
+        if qid == "order":
+            for p, code in enumerate(value, start=1):
+                at.selectbox(key=f"quiz_order_{p}").set_value(code)
+        elif qid == "head":
+            at.number_input(key="quiz_head_answer").set_value(value)
+        elif qid == "topkey":
+            at.selectbox(key="quiz_topkey_answer").set_value(value)
+        else:
+            at.radio(key=f"quiz_{qid}_answer").set_value(value)
+        at.button(key=CHECKS[qid]).click().run()
+    assert_clean(at)
+    return at
+
+
+def answer_all(at, lang: str, plan: dict):
+    for qid, value in plan.items():
+        answer(at, lang, qid, value)
+    return at
+
+
+def retry(at, lang: str, *qids: str):
+    with i18n.using(lang):
+        for qid in qids:
+            at.button(key=f"quiz_{qid}_retry").click().run()
+    assert_clean(at)
+    return at
+
+
+RIGHT = {"order": list(quiz.STEPS), "head": 64, "topkey": 4, "growth": "up",
+         **{qid: q.answer for qid, q in quiz.CHOICES.items()}}  # the lesson's sentence: "cat" attends most to "the"
+
+
+WRONG = {"order": [quiz.STEPS[0]] * 5, "head": 65, "topkey": 0, "growth": "down",  # order: repeated and missing steps
+         "scale": "sum_to_one", "qk": "qv", "causal": "self", "cost": "linear"}
+
+
+WRONG_OTHERS = {"order": list(quiz.STEPS_SHOWN), "head": 4096, "topkey": 5, "growth": "same",  # no repeats, multiplies
+                "scale": "values", "qk": "qkv", "causal": "padding", "cost": "constant"}
+
+
+def empty_checks(at, lang: str):
+    """Every question's "Check" pressed with nothing chosen: each hint (one shows per press; the rest are set)."""
+    with i18n.using(lang):
+        at.button(key=CHECKS["scale"]).click().run()
+    for qid in QIDS:
+        at.session_state[f"quiz_{qid}_empty"] = True
+    at.run()
+    assert len(at.warning) == len(QIDS), [w.value for w in at.warning]
+    return at
+
+
+def changed_sidebar(at, lang: str):
+    answer_all(at, lang, {"topkey": 1, "growth": "up"})
+    at.session_state["seed"] = 3
+    at.run()
+    assert len(at.info) == 2, [i.value for i in at.info]  # "the sidebar changed" for both reveals
+    return at
+
+
+HOSTILE = "zebra42 **bold** :red[x] <b>y</b> 😀 [link](x)"
+
+
+# Every state a learner reaches with its own text: (session, what is done) -> the page to compare; with the English
+# page's score and a few words that prove the state's branches were reached.
+LANGUAGE_STATES = {
+    "before answering, every hint": ({}, empty_checks),
+    "all right": ({}, lambda at, lang: answer_all(at, lang, RIGHT)),
+    "all wrong": ({}, lambda at, lang: answer_all(at, lang, WRONG)),
+    "all wrong, the other options": ({}, lambda at, lang: answer_all(at, lang, WRONG_OTHERS)),
+    "right, retried, then wrong": ({}, lambda at, lang: answer_all(
+        retry(answer_all(at, lang, RIGHT), lang, *QIDS), lang, {"qk": "kv", "head": 512, "growth": "same"})),
+    "retried, nothing answered": ({}, lambda at, lang: retry(answer_all(at, lang, RIGHT), lang, *QIDS)),
+    "the sidebar changed after answering": ({}, changed_sidebar),
+    "one token (one key, singulars)": ({"sentence": "hello"}, lambda at, lang: answer_all(
+        at, lang, {"topkey": 0, "growth": "same", "head": 8, "order": list(quiz.STEPS)})),
+    "tied keys, right": ({"sentence": "a a a", "embedding": "per-token"}, lambda at, lang: answer_all(
+        at, lang, {"topkey": 1, "head": 0})),
+    "tied keys, wrong (none wins)": ({"sentence": "a a a b", "embedding": "per-token"}, lambda at, lang: answer_all(
+        at, lang, {"topkey": 3, "head": -64})),
+    "no sentence": ({"sentence": ""}, lambda at, lang: at),
+    "a hostile sentence": ({"sentence": HOSTILE}, lambda at, lang: answer_all(at, lang, {"topkey": 0, "qk": "qk"})),
+}
+
+
+REACHED = {
+    "before answering, every hint": ((0, 0), ["Pick an answer first.", "Type a number first."]),
+    "all right": ((8, 8), ["**Right.** The key at position 4", "**Right.** Measured over 512"]),
+    "all wrong": ((0, 8), ["Chosen more than once", "Missing:", "65 is not d_model / n_heads", "goes to position 4",
+                           "**Not quite** — it goes up"]),
+    "all wrong, the other options": ((0, 8), ["Step 1 should be", "That multiplies", "**Not quite** — it goes up"]),
+    "right, retried, then wrong": ((0, 3), ["whole model", "Keys are compared with queries"]),
+    "retried, nothing answered": ((0, 0), []),
+    "the sidebar changed after answering": ((1, 2), ["The sidebar changed since you answered"]),
+    "one token (one key, singulars)": ((3, 4), ["With a single key", "number of heads", "1 key each"]),
+    "tied keys, right": ((1, 2), ["(tied with positions", "positive whole number"]),
+    "tied keys, wrong (none wins)": ((0, 2), ["(tied with positions", "positive whole number (-64 is not)"]),
+    "no sentence": (None, ["Type a sentence in the sidebar"]),
+    "a hostile sentence": ((1, 2), ["**Right.** The score of query i"]),
+}
+
+
+def score_pair(at) -> tuple[int, int]:
+    """The score box's ``right / answered`` (its heading is in the page's language)."""
+    text = next(m.value for m in at.markdown if m.value.startswith("### "))
+    right, answered = re.fullmatch(r"### \w+: (\d+) / (\d+)", text).groups()
+    return int(right), int(answered)
+
+
+def grades(at) -> tuple[int, int]:
+    return len(at.success), len(at.error)
+
+
+def table_words(at) -> set[str]:
+    """Column names and text cells of the page's tables that are words (tokens and numbers aside)."""
+    out = set()
+    for frame in at.main.dataframe:
+        for value in [*frame.value.columns, *(v for col in frame.value.columns for v in frame.value[col])]:
+            if isinstance(value, str) and re.search(r"[^\W\d_]{3,}", value) and not re.fullmatch(r".+ \(\d+\)", value):
+                out.add(value)
+    return out - {"d_k"}
+
+
+def mark(cell: str) -> str | bool:
+    """A marks column's cell: ✓ or ✗ as it is, any other text as whether there is one."""
+    return cell if cell in ("✓", "✗") else bool(cell)
+
+
+@pytest.mark.slow
+def test_answers_given_in_portuguese_keep_their_grades_in_turkish():
+    plan = {"scale": "spread", "qk": "qv", "order": list(quiz.STEPS), "head": 4096, "topkey": 0, "growth": "up"}
+    at = answer_all(app_at(PAGE, query={"lang": "pt"}), "pt", plan)
+    assert at.query_params["lang"] == "pt"
+    pt_score, pt_grades = score_pair(at), grades(at)
+    assert pt_score == (3, 6) and pt_grades == (3, 3)
+    at.selectbox(key="_lang_choice").set_value("tr").run()
+    assert_clean(at)
+    assert at.query_params["lang"] == "tr" and at.title[0].value == "Kendini sına"
+    assert score_pair(at) == pt_score and grades(at) == pt_grades
+    tr = answer_all(app_at(PAGE, query={"lang": "tr"}), "tr", plan)  # the same answers given in Turkish
+    assert [s.value for s in at.success] == [s.value for s in tr.success]
+    assert [e.value for e in at.error] == [e.value for e in tr.error]  # feedback in Turkish now, same grades
+    assert "**Sorgular (queries) ve değerler (values)** ← yanıtınız" in " ".join(m.value for m in at.markdown)
+    assert any(m.value == "Tahmininiz: **Artar**" for m in at.markdown)
+    portuguese = answer_all(app_at(PAGE, query={"lang": "pt"}), "pt", plan)
+    assert english_left(portuguese, at) == []  # no Portuguese sentence left after the switch (the same checker)
+    answer(at, "tr", "causal", "future")  # a question still open is answered in the new language
+    assert score_pair(at) == (4, 7)
+    at.button(key="quiz_qk_retry").click().run()
+    assert score_pair(at) == (4, 6) and at.radio(key="quiz_qk_answer").value is None  # qk was the wrong one
+
+
+@pytest.mark.slow
+def test_the_link_keeps_the_language_and_the_sidebar():
+    at = app_at(PAGE, query={"lang": "tr", "seed": "7", "d_k": "8"})
+    assert_clean(at)
+    assert not at.warning and at.query_params["lang"] == "tr" and at.query_params["seed"] == "7"
+    answer(at, "tr", "growth", "up")
+    assert at.query_params["lang"] == "tr" and at.query_params["d_k"] == "8"
+    assert any("d_k = 8" in m.value and "**128**" in m.value for m in at.markdown)  # question 8, from the link's d_k
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_state_is_written_in_every_language_with_the_same_grades(state):
+    session, act = LANGUAGE_STATES[state]
+    runs = check_every_language(PAGE, session=session, act=act)
+    en = runs["en"]
+    expected_score, words = REACHED[state]
+    text = "\n".join(e.value for kind in ("markdown", "success", "error", "warning", "info") for e in getattr(en, kind))
+    assert expected_score is None or score_pair(en) == expected_score, score_pair(en)
+    assert [w for w in words if w not in text] == []  # the state's branches were reached
+    for lang in LANGS:
+        at = runs[lang]
+        assert not table_words(en) & table_words(at)  # table headers and text cells are translated too
+        for kind in ("markdown", "success", "error", "info", "warning", "caption"):  # a visitor's text stays text
+            assert not [e.value for e in getattr(at, kind) if "zebra42" in e.value or ":red[x]" in e.value], kind
+        if state == "no sentence":
+            assert len(at.info) == 1 and "*The cat sat on the mat*" in at.info[0].value
+            continue
+        assert score_pair(at) == score_pair(en) and grades(at) == grades(en)  # the same grade, by code
+        for table_en, table in zip(en.main.dataframe, at.main.dataframe, strict=True):
+            for col_en, col in zip(table_en.value.columns, table.value.columns, strict=True):
+                if col_en == "":  # the order's ✓/✗ marks, or the row of the learner's prediction
+                    assert [mark(v) for v in table.value[col]] == [mark(v) for v in table_en.value[col_en]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_answered_numbers_have_a_decimal_comma_and_formulas_a_point(lang):
+    at = answer_all(app_at(PAGE, query={"lang": lang}), lang, RIGHT)
+    markdown = " ".join(m.value for m in at.main.markdown)
+    assert "√4 = 2,000" in markdown  # question 2's reveal, on the lesson's sentence
+    feedback = " ".join(s.value for s in at.success)
+    assert re.search(r"\d,\d{4}", feedback) and re.search(r"\d,\d{3}", feedback)  # weights and scaled scores
+    assert re.search(r"\d\.\d", " ".join(x.value for x in at.main.latex))  # the weighted sum written out
+    frame = at.main.dataframe[-1].value  # question 8's table: the language's decimal comma
+    assert all(re.fullmatch(r"\d,\d{4}", v) for v in frame.iloc[:, 1])

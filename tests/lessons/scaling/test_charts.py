@@ -1,11 +1,13 @@
 """Figure builders of the scaling page (app/figures/scaling.py): pure arrays -> go.Figure."""
 
 import json
+import math
 
 import numpy as np
 import pytest
 
 from explorer.lessons.scaling import charts as F
+from explorer.shell import i18n
 
 D_K = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
@@ -103,3 +105,24 @@ def test_temperature_sweep_one_line_per_logit():
     assert any(s.x0 == 1.0 and s.x1 == 1.0 for s in fig.layout.shapes)
     with pytest.raises(ValueError, match="sweep"):
         F.temperature_sweep(temps, sweep[:, :2], [2.0, 1.0, 0.1], current=1.0)
+
+
+def test_the_charts_words_keep_their_letters_and_numbers_take_the_decimal_comma():
+    edges = np.linspace(-3, 3, 7)
+    density = np.full(6, 1 / 6)
+    with i18n.using("tr"):
+        sweep = F.temperature_sweep([0.5, 1, 2], np.full((3, 3), 1 / 3), [2.0, 1.0, 0.1], current=1.0)
+        hist = F.score_histograms(edges, density, edges / 2, density, d_k=4, raw_var=4.125, scaled_var=1.03125)
+        curves = F.saturation_curves([1, 2], {"a": ([1, 2], [1, 1])}, current_d_k=2)
+    assert sweep.layout.xaxis.title.text == "sıcaklık T" and sweep.layout.yaxis.title.text == "ağırlık"  # ı, ğ
+    assert [t.name for t in sweep.data] == ["logit 2,0 (0)", "logit 1,0 (1)", "logit 0,1 (2)"]
+    assert "ağırlık %{y:.4f}" in sweep.data[0].hovertemplate and sweep.layout.separators == ",."
+    assert hist.data[1].name == "ölçeklenmiş q·k/√d_k: Var = 1,031 (teori 1)"
+    assert hist.layout.yaxis.title.text == "yoğunluk (alan 1)" and hist.layout.separators == ",."
+    assert [t.name for t in curves.data] == ["ölçeksiz", "ölçekli"]
+    assert {t.legendgroup for t in curves.data} == {"unscaled", "scaled"}  # the groups are codes
+    with i18n.using("pt"):
+        hist = F.score_histograms(edges, density, edges / 2, density, d_k=4, raw_var=4.125, scaled_var=1.0)
+    assert hist.layout.xaxis.title.text == "pontuação" and "densidade" in hist.data[0].hovertemplate  # ç, ã
+    assert hist.data[0].name == "q·k bruto: Var = 4,125 (teoria d_k = 4)"
+    assert math.isclose(float(hist.data[0].x[0]), -2.5)  # the data stay numbers: Plotly writes their commas

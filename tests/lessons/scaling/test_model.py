@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import attention as A
 from explorer.lessons import lesson, scaling
 from explorer.lessons.scaling import model as S
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 
 GRID = [1, 4, 16, 64, 256, 1024]
 
@@ -226,3 +226,16 @@ def test_general_is_the_shortest_form_with_the_runs_decimal_mark():
     assert (model.general(0.5), model.general(100.0), model.general(2.0)) == ("0.5", "100", "2")
     with i18n.using("pt"):
         assert model.general(0.25) == "0,25"
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_the_verdict_has_a_sentence_for_every_branch_in_each_language(lang):
+    branches = [S.Verdict(1, 0.5, 0.5, 0.1, 0.1), S.Verdict(1024, 1.0, 0.4, 0.0, 0.3),
+                S.Verdict(64, 0.97, 0.45, 0.05, 0.25), S.Verdict(16, 0.57, 0.10, 0.29, 0.18),
+                S.Verdict(2, 0.5, 0.45, 0.2, 0.2)]
+    english = [v.text() for v in branches]
+    with i18n.using(lang):
+        texts = [v.text() for v in branches]
+    assert len(set(texts)) == len(texts) and not set(texts) & set(english)
+    percent = "%97" if lang == "tr" else "97%"  # Turkish writes the sign first
+    assert percent in texts[2] and "5,0×" in texts[2] and "1,6×" in texts[3] and "nan" not in " ".join(texts)

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -9,8 +10,10 @@ import pytest
 
 from explorer.lessons import scaling
 from explorer.lessons.scaling import model as S
-from explorer.shell import controls
+from explorer.shell import controls, i18n
+from explorer.shell.textviews import fmt
 from tests.apptest_utils import app_at, assert_clean, figures
+from tests.lessons.test_languages import check_every_language
 
 CHARTS = {"scale_fig_hist", "scale_fig_bar_unscaled", "scale_fig_bar_scaled", "scale_fig_heat_unscaled",
           "scale_fig_heat_scaled", "scale_fig_curves", "scale_fig_temp_bar", "scale_fig_temp_sweep"}
@@ -26,7 +29,8 @@ def arr(values) -> np.ndarray:
 
 
 def verdict(at) -> str:
-    return next(i.value for i in at.info if "Verdict" in i.value)
+    """The verdict box (its icon names it in every language)."""
+    return next(i.value for i in at.info if i.icon == "📏")
 
 
 def assert_finite_page(at) -> dict[str, dict]:
@@ -168,3 +172,68 @@ def test_the_sidebar_says_this_page_keeps_its_own_colour_range():
     at = app_at("scaling", query={"color_scale": "row"})
     assert_clean(at)
     assert "color_scale" in at.session_state["_not_used"]
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+LANGUAGE_STATES = {  # the verdict's branches (the English words that prove it was reached), the log axis, extremes
+    "d_k-1-smallest-log": ({"scale_d_k": "1", "scale_n_keys": "2", "scale_samples": "256", "scale_temperature": "0.01",
+                            "scale_hist_log": "true"}, "changes nothing"),
+    "about-the-same": ({"scale_d_k": "2", "scale_samples": "256"}, "about the same"),
+    "still-larger": ({"scale_d_k": "4", "scale_n_keys": "32", "scale_samples": "256", "scale_temperature": "100"},
+                     "still"),
+}
+LANGS = ("pt", "tr")
+PAGE = "scaling"
+OWN_FIGURES = ("scale_fig_hist", "scale_fig_curves", "scale_fig_bar_unscaled", "scale_fig_bar_scaled",
+               "scale_fig_temp_bar", "scale_fig_temp_sweep")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_verdict_is_written_in_every_language(state):
+    query, english_verdict = LANGUAGE_STATES[state]
+    runs = check_every_language("scaling", query)
+    assert english_verdict in verdict(runs["en"])
+    assert not [lang for lang in LANGS if english_verdict in verdict(runs[lang])]
+
+
+@pytest.mark.slow
+def test_every_language_shows_the_same_numbers_with_its_decimal_mark():
+    en = app_at(PAGE)
+    figs_en = figures(en)
+    now = S.setting(64, 6, 2048, 0)
+    stats = S.curves(6, 2048, 0)
+    for lang in LANGS:
+        at = app_at(PAGE, query={"lang": lang})
+        assert_clean(at)
+        figs = figures(at)
+        assert set(figs) == set(figs_en)
+        for key, fig_en in figs_en.items():
+            for trace_en, trace in zip(fig_en["data"], figs[key]["data"], strict=True):
+                for axis in ("y", "z"):
+                    if trace_en.get(axis) is not None:
+                        np.testing.assert_array_equal(arr(trace_en[axis]), arr(trace[axis]), err_msg=f"{key} {axis}")
+        for key in OWN_FIGURES:
+            assert figs[key]["layout"]["separators"] == ",.", key
+        with i18n.using(lang):
+            raw_var, expected_verdict = fmt(now.raw_var, 2), S.verdict(stats, 64).text()
+        assert re.fullmatch(r"\d+,\d\d", raw_var)
+        assert any(raw_var in c.value for c in at.caption)  # "… raw 63,xx (theory 64) …" in the histogram's caption
+        assert expected_verdict in verdict(at) and re.search(r"\d,\d×", verdict(at))
+        weights = [c.value for c in at.caption if "[" in c.value and "; " in c.value]  # "[0,659; 0,242; 0,099]"
+        assert weights and re.search(r"\[\d,\d{3}; \d,\d{3}; \d,\d{3}\]", weights[-1])
+
+
+@pytest.mark.slow
+def test_the_link_keeps_the_language_and_the_lessons_own_links_open_in_it():
+    link = controls.link(scaling, d_k=256, n_keys=9)
+    at = app_at(PAGE, query={"lang": "tr", **dict(parse_qsl(urlsplit(link).query))})
+    assert_clean(at)
+    assert not at.session_state["_link_warnings"] and not at.warning
+    assert at.select_slider(key="scale_d_k").value == 256 and at.slider(key="scale_n_keys").value == 9
+    assert "d_k = 256" in verdict(at) and "ölçeklenmemiş" in verdict(at)
+    at.select_slider(key="scale_temperature").set_value(0.5).run()
+    assert_clean(at)
+    assert at.query_params["lang"] == "tr" and at.query_params["scale_d_k"] == "256"  # numbers, in every language
+    assert any("T = 0,5" in c.value for c in at.caption)

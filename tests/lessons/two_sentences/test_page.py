@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from tests.apptest_utils import app_at, assert_clean, figures
+from tests.lessons.test_languages import check_every_language
 
 PAGE = "two_sentences"
 
@@ -95,3 +96,55 @@ def test_bad_link_values_warn_and_markup_is_escaped():
     assert_clean(at)
     ticks = figures(at)["two_fig_weights_b"]["layout"]["xaxis"]["ticktext"]
     assert ticks[0].startswith("&lt;") and "<b>" not in "".join(ticks)
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+LONG_B = " ".join(f"w{i}" for i in range(70))  # more than settings.MAX_TOKENS (64) tokens
+LANGUAGE_STATES = {  # each with the English words that prove it was reached
+    "changed-b": ({"two_sentence": "a dog barked"}, "The sentences have different lengths"),
+    "same-sentence": ({"two_sentence": "The cat sat on the mat"}, "Same sentence twice"),
+    "shuffled": ({"two_shuffle": "true", "two_shuffle_seed": "5"}, "equals the original to float rounding"),
+    "positional": ({"two_shuffle": "true", "positional": "true"}, "Each word now carries its position"),
+    "empty-b": ({"two_sentence": ""}, "Sentence B is empty"),
+    "long-b": ({"two_sentence": LONG_B}, "Sentence B has 70 tokens"),
+}
+
+
+def all_text(at) -> str:
+    return " ".join(str(e.value).replace("*", "") for kind in ("markdown", "caption", "info", "warning", "success",
+                                                               "text") for e in getattr(at, kind))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_branch_is_written_in_every_language(state):
+    query, english = LANGUAGE_STATES[state]
+    runs = check_every_language(PAGE, query)
+    assert english in all_text(runs["en"])
+    if state == "same-sentence":  # exactly zero, in the language's words
+        for lang, word in (("pt", "exatamente 0,0"), ("tr", "tam olarak 0,0")):
+            assert any(word in s.value for s in runs[lang].success), lang
+
+
+TWINS = {"pt": ("O gato sentou no tapete", "O cachorro sentou no tapete"),
+         "tr": ("Kedi paspasın üzerine oturdu", "Köpek paspasın üzerine oturdu")}
+
+
+@pytest.mark.slow
+def test_sentence_b_has_a_translated_twin_one_click_away_and_the_english_default_stays():
+    en = app_at(PAGE)
+    assert not [b for b in en.main.button if b.key == "two_sentence_twin"]  # English: the lesson's sentences only
+    for lang, (twin_a, twin_b) in TWINS.items():
+        at = app_at(PAGE, query={"lang": lang, "sentence": twin_a})
+        assert_clean(at)
+        assert at.text_input(key="two_sentence").value == "The dog sat on the rug"  # the default is the lesson's
+        assert twin_b in at.button(key="two_sentence_twin").label
+        at.button(key="two_sentence_twin").click().run()
+        assert_clean(at)
+        assert at.text_input(key="two_sentence").value == twin_b
+        assert not [b for b in at.main.button if b.key == "two_sentence_twin"]  # shown only while it would change B
+        ticks = figures(at)["two_fig_weights_b"]["layout"]["yaxis"]["ticktext"]
+        shared = [t for t in ticks if t.endswith("★")]  # the words the twins share, with their letters
+        assert shared and all(t.split(" (")[0] in twin_a.split() for t in shared), ticks
+        assert len(shared) == len(twin_b.split()) - 1  # every word but the animal

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 
 import attention as A
+from explorer.lessons.walkthrough import draw
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import i18n, settings
 from explorer.shell.settings import Settings
@@ -181,3 +184,36 @@ def test_downloads_hold_the_pages_numbers_with_english_columns():
     assert W.scientific(1.1e-16) == "1.1e-16"
     with i18n.using("tr"):
         assert W.scientific(1.1e-16) == "1,1e-16"
+
+
+def test_downloads_stay_machine_readable_in_every_language():
+    ex = A.PIPELINE_EXAMPLE
+    source = W.LessonExample(ex.X, ex.W_q, ex.W_k, ex.W_v)
+    params = {"input": "lesson pipeline example", "d_model": 4, "d_k": 4, "d_v": 4}
+    files = {}
+    for lang in i18n.LANGUAGES:
+        with i18n.using(lang):
+            files[lang] = (W.csv(source, "lesson", True, "output"),
+                           W.scenario_json(source, "lesson", True, params))
+    assert files["pt"] == files["tr"] == files["en"]
+    csv, scenario = files["tr"]
+    assert csv.splitlines()[0] == ",dim 0,dim 1,dim 2,dim 3" and "," in csv and re.search(r"\d\.\d", csv)
+    assert set(json.loads(scenario)["results"]) >= {"attention_weights", "scaled_scores", "output"}
+
+
+def test_chart_words_carry_the_languages_letters():
+    """Turkish ı/ğ and Portuguese ç/õ reach the charts' titles and axes as written (Plotly escapes nothing of it)."""
+    from explorer.shell import charts
+
+    z, labels = np.eye(2), ["a (0)", "b (1)"]
+    with i18n.using("tr"):
+        weights = charts.heatmap(z, labels, labels, title=draw._("attention weights"))
+        x = charts.heatmap(z, labels, ["dim 0", "dim 1"], kind="diverging", row_name=draw._("token"),
+                           col_name=draw._("dim"), title="X")
+        q_title = "Q: " + draw._("what am I looking for?")
+    with i18n.using("pt"):
+        scores = charts.heatmap(z, labels, labels, kind="diverging", title=draw._("scores QKᵀ"),
+                                colorbar_title=draw._("score"))
+    assert weights.layout.title.text == "dikkat ağırlıkları" and x.layout.xaxis.title.text == "boyut"
+    assert q_title == "Q: ne arıyorum?"
+    assert scores.layout.title.text == "pontuações QKᵀ" and scores.data[0].colorbar.title.text == "pontuação"

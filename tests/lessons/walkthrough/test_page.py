@@ -1,6 +1,7 @@
 """AppTest of the entrypoint and the walkthrough page."""
 
 import ast
+import re
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from explorer.lessons import LESSONS
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import settings
 from explorer.shell.settings import Settings
-from tests.apptest_utils import ROOT, app_at, assert_clean, figures
+from tests.apptest_utils import ROOT, app_at, assert_clean, english_left, figures
+from tests.lessons.test_languages import check_every_language
 
 
 def weights_z(at):
@@ -266,3 +268,87 @@ def test_lesson_example_edits_survive_a_visit_to_your_sentence():
     np.testing.assert_allclose(weights_z(at), edited)
     editor = next(d for d in at.main.dataframe if "walk_edit_X" in (d.proto.id or ""))
     assert float(editor.value.iloc[0, 0]) == 3.0
+
+
+# --- in every language: the branches no manifest state reaches (tests/lessons/test_languages.py checks the rest) ---
+
+LANGUAGE_STATES = {  # every branch of the page with its own text
+    "not divided": {"walk_scale": "false"},
+    "wide keys (variance well below 1)": {"d_k": "128"},
+    "unit variance, saturated": {"d_k": "64", "walk_init": "unit-variance", "walk_scale": "false"},
+    "repeated words, positions": {"sentence": "the dog chased the dog", "positional": "true"},
+    "repeated words, per-token": {"sentence": "a a a a a b", "embedding": "per-token"},
+    "one token": {"sentence": "hello"},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", list(LANGUAGE_STATES))
+def test_every_branch_is_written_in_every_language(state):
+    runs = check_every_language("walkthrough", LANGUAGE_STATES[state])
+    assert not [w.value for at in runs.values() for w in at.warning]
+
+
+MATRICES = ("X", "W_q", "W_k", "W_v")
+LANGS = ("pt", "tr")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_bad_cell_is_reported_in_the_language(lang):
+    at = app_at(query={"walk_input": "lesson", "lang": lang})
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {1: {"dim 1": "abc"}, 2: {"dim 0": None}},
+                                         "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    en = app_at(query={"walk_input": "lesson"})
+    en.session_state["walk_edit_X_0"] = at.session_state["walk_edit_X_0"]
+    en.run()
+    assert "abc" in at.error[0].value and "`abc`" in en.error[0].value
+    assert english_left(en, at) == []
+    problem = {"pt": "X: a célula na linha word 1, coluna dim 1 contém `abc`, que não é um número",
+               "tr": "X: word 1 satırı, boyut 1 sütunundaki hücre `abc` içeriyor, bu bir sayı değil"}[lang]
+    assert problem in at.error[0].value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_captions_write_numbers_with_a_decimal_comma(lang):
+    at = app_at(query={"lang": lang})
+    text = captions(at)
+    assert re.search(r"\d,\d{3}", text), text  # the measured variances
+    assert not re.search(r"\d\.\d", text), text  # never a decimal point in a sentence
+    check = next(e for e in at.main.expander if "✋" in e.label)
+    markdown = " ".join(m.value for m in check.markdown)
+    assert "softmax([2,1; 0,3; 0,1; 0,8; 0,2]) = [0,52; 0,09; 0,07; 0,14; 0,08]" in markdown
+    assert "**0,90**" in markdown and "1,000000" in markdown
+    assert list(check.dataframe[0].value.iloc[:, 2]) == ["0,580", "0,096", "0,079", "0,158", "0,087"]
+    formulas = " ".join(x.value for x in at.latex)
+    assert re.search(r"\d\.\d", formulas) and not re.search(r"\d,\d", formulas)  # formulas keep the point
+
+
+def editor(at, name: str):
+    """What the matrix editor ``name`` (X, W_q, W_k, W_v) shows: its cells' text, ``[rows, columns]``."""
+    found = [d for d in at.dataframe if d.proto.editing_mode and f"-walk_edit_{name}_" in d.proto.id]
+    assert len(found) == 1, [d.proto.id for d in at.dataframe]
+    return found[0].value.to_numpy().tolist()
+
+
+@pytest.mark.slow
+def test_the_matrix_editors_write_the_languages_decimal_mark_after_a_switch():
+    """Switching from English to Portuguese redraws the lesson's matrices with ``0,1`` (every other number on the page
+    has a decimal comma); a cell the learner typed keeps its value, a cell that is no number keeps its text."""
+    at = app_at(query={"walk_input": "lesson"})
+    assert "0.3" in sum(editor(at, "W_v"), []) and "0.1" in sum(editor(at, "W_q"), [])
+    at.session_state["walk_edit_X_0"] = {"edited_rows": {1: {"dim 1": "0.75"}, 2: {"dim 0": "abc"}},
+                                         "added_rows": [], "deleted_rows": []}
+    at.run()
+    before = z(at, "walk_fig_weights")
+    at.selectbox(key="_lang_choice").set_value("pt").run()
+    assert_clean(at)
+    cells = {m: sum(editor(at, m), []) for m in MATRICES}
+    assert not any(re.search(r"\d\.\d", c) for m in MATRICES for c in cells[m]), cells
+    assert "0,3" in cells["W_v"] and "0,1" in cells["W_q"] and "0,75" in cells["X"] and "abc" in cells["X"]
+    np.testing.assert_array_equal(z(at, "walk_fig_weights"), before)  # the last valid values, as before
+    at.selectbox(key="_lang_choice").set_value("en").run()
+    assert "0.75" in sum(editor(at, "X"), []) and "abc" in sum(editor(at, "X"), [])
