@@ -52,8 +52,8 @@ import numpy as np
 from ._validate import as_float_array
 
 __all__ = ["FIRST_ROW", "FORMULAS", "KEYS", "LAST", "entropy_bits", "formula", "induction", "induction_mask",
-           "induction_rows", "induction_targets", "per_row", "repeated_random_ids", "repeats_too_close", "rows",
-           "score", "statistics", "uniform"]
+           "induction_rows", "induction_targets", "key_weight", "per_row", "repeated_random_ids", "repeats_too_close",
+           "rows", "score", "statistics", "uniform"]
 
 FIRST_ROW = 2
 """The first query row a statistic averages over by default (see the module docstring)."""
@@ -334,6 +334,25 @@ def statistics(attentions, ids=None, rows=None) -> dict[str, np.ndarray]:
             continue  # row 0 has no previous token
         out[key] = score(key, w, ids if key == "induction" else None, rows)
     return out
+
+
+def key_weight(attentions, key: int = 0) -> np.ndarray:
+    """The mean weight on one key position over the query rows ``max(FIRST_ROW, key + 1) .. n-1`` (the rows that
+    can see it, from :data:`FIRST_ROW` on): float64 ``attentions.shape[:-2]``. ``key = 0`` is the sink statistic
+    (:func:`score` of ``"sink"``); ``key = 1`` reads a token moved to position 1 (the sinks lesson).
+
+    Raises:
+        ValueError: ``attentions`` not ``[..., n, n]``; ``key`` not a whole number >= 0; no row to average
+            (``n <= max(FIRST_ROW, key + 1)``).
+    """
+    w = _weights(attentions)
+    if isinstance(key, bool) or not isinstance(key, int | np.integer) or key < 0:
+        raise ValueError(f"key must be a whole number >= 0, got {key!r}")
+    first = max(FIRST_ROW, int(key) + 1)
+    if w.shape[-1] <= first:
+        raise ValueError(f"attentions: the weight on position {key} averages query rows {first}..n-1: it needs at "
+                         f"least {first + 1} tokens, got {w.shape[-1]}")
+    return w[..., first:, key].mean(axis=-1)
 
 
 def induction(attentions, ids, rows=None, *, batch: bool = False) -> np.ndarray:

@@ -219,3 +219,13 @@ def test_uniform_attention_is_the_baseline_each_statistic_states(n, seed):
     assert s["entropy"] == pytest.approx(np.mean(np.log2(r + 1)))  # the largest entropy a row may have
     w = causal(np.random.default_rng(seed), (3,), n)
     assert np.all(heads.score("entropy", w) <= s["entropy"] + 1e-9)
+
+
+def test_key_weight_is_the_sink_on_key_0_and_reads_rows_that_see_the_key():
+    w = causal(np.random.default_rng(2), (2, 3), 7)
+    np.testing.assert_array_equal(heads.key_weight(w, 0), heads.score("sink", w))
+    np.testing.assert_allclose(heads.key_weight(w, 3), w[..., 4:, 3].mean(-1))
+    with pytest.raises(ValueError, match="attentions"):
+        heads.key_weight(w, 6)
+    with pytest.raises(ValueError, match="key"):
+        heads.key_weight(w, -1)
