@@ -186,7 +186,7 @@ if ss.get(REVEALED) == signature:
     with right:
         stat = controls.option_control("selectbox", _("Attention statistic (x axis)"),
                                        {k: head_statistics.name(k) for k in model.STATISTICS}, key=STAT,
-                                       default="previous")
+                                       default="self")
         event2 = st.plotly_chart(draw.scatter_figure(lm, ids, answer, ablation, stat), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(lm, ids, answer, ablation, stat)
