@@ -3,11 +3,15 @@
 Scores measured on every step's batch (the forward pass that also gives the gradient):
 
 * **accuracy**: the share of predictable positions (:mod:`.tasks`) whose largest logit is the right token;
-* **prefix-match** of a head: its mean attention weight, over the predictable queries ``i``, on the key
-  ``i - p + 1``, the token after the earlier occurrence of the current token (Olsson et al. 2022,
-  "prefix matching"; an induction head scores near 1, uniform attention about ``1 / i``);
-* **previous-token** score of a head: its mean weight on the key ``i - 1`` over the queries ``i >= 1``
-  (the layer-0 head an induction head composes with: Elhage et al. 2021, "K-composition").
+* **prefix-match** of a head: the induction score of :mod:`attention.heads` (Olsson et al. 2022, "prefix
+  matching"): a query's weight on the positions right after the earlier occurrences of its token, except the
+  positions ``i`` and ``i - 1``, averaged over every (sequence, query) pair of the batch that has such a target.
+  On the task that is the second copy's queries with their key ``i - p + 1`` (runs of ``p >= 3``; a run of 2 puts
+  that key on the previous token, so it counts for no head), plus any filler token that repeats; an induction
+  head scores near 1, uniform attention about ``1 / i``;
+* **previous-token** score of a head: its mean weight on the key ``i - 1`` over the queries ``i = 2 .. n-1``
+  (:mod:`attention.heads`: on row 1 the previous token is the first; the layer-0 head an induction head
+  composes with: Elhage et al. 2021, "K-composition").
 
 Both scores are computed for every head; the lesson reads prefix-match in layers >= 1 and the
 previous-token score in layer 0, where the two-layer circuit puts them.
@@ -21,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import heads
 from ..blocked import _one_blas_thread as one_blas_thread
 from .model import AttentionOnly, Config, Forward
 from .tasks import TASKS, Batch, check_task, make_batch
@@ -81,25 +86,20 @@ def accuracy(logits: np.ndarray, batch: Batch) -> float:
 
 
 def prefix_match(weights: Sequence[np.ndarray], batch: Batch) -> np.ndarray:
-    """``[n_layers, n_heads]``: each head's mean weight on the token after the earlier occurrence of the query's.
+    """``[n_layers, n_heads]`` float64: each head's induction score on the batch (:func:`attention.heads.induction`,
+    pooled over every sequence and query with a target; 0 when none has one).
 
     Args:
         weights: per layer ``[B, n_heads, n, n]`` attention weights (``Forward.weights``).
-        batch: the batch they were computed on (its ``predictable`` queries and ``source`` keys).
+        batch: the batch they were computed on (its ``tokens`` give the targets).
     """
-    b, i = np.nonzero(batch.predictable)  # the predictable (sequence, query) pairs
-    j = batch.source[b, i]
-    return np.stack([w[b, :, i, j].mean(axis=0) for w in weights]).astype(np.float64)  # [L, H]
+    return np.stack([heads.induction(w, batch.tokens, batch=True) for w in weights])  # [L, H]
 
 
 def previous_token(weights: Sequence[np.ndarray]) -> np.ndarray:
-    """``[n_layers, n_heads]``: each head's mean weight on the previous token (queries ``1 .. n-1``)."""
-    out = []
-    for w in weights:  # [B, H, n, n]
-        n = w.shape[-1]
-        i = np.arange(1, n)
-        out.append(w[:, :, i, i - 1].mean(axis=(0, 2)))  # [H]
-    return np.stack(out).astype(np.float64)  # [L, H]
+    """``[n_layers, n_heads]`` float64: each head's previous-token score (:func:`attention.heads.score`, queries
+    ``2 .. n-1``, pooled over the batch)."""
+    return np.stack([heads.score("previous", w, batch=True) for w in weights])  # [L, H]
 
 
 @dataclass(frozen=True)
@@ -292,20 +292,26 @@ def _measure(model: AttentionOnly, batch: Batch, knockout: list[tuple[int, int]]
         with one_blas_thread():
             fw = model.forward(part.tokens, knockout=list(knockout))
         right.append((fw.logits[:, :-1].argmax(axis=-1) == part.tokens[:, 1:])[part.predictable])  # as accuracy
-        if weights:
-            b, i = np.nonzero(part.predictable)  # as prefix_match
-            j = part.source[b, i]
-            matched.append([w[b, :, i, j] for w in fw.weights])  # per layer [P, H]
-            q = np.arange(1, part.tokens.shape[1])  # as previous_token
-            previous.append([w[:, :, q, q - 1] for w in fw.weights])  # per layer [B, H, n-1]
+        if weights:  # each layer's per-row values and where they are defined, pooled below as heads.score pools
+            matched.append([heads.per_row("induction", w, part.tokens) for w in fw.weights])
+            previous.append([heads.per_row("previous", w) for w in fw.weights])
         del fw
     acc = float(np.concatenate(right).mean())
     if not weights:
         return acc, None, None
+
+    def pooled(parts: list, layer: int) -> np.ndarray:  # [H]: the mean over defined (sequence, row), as heads.score
+        first = heads.FIRST_ROW
+        values = np.concatenate([p[layer][0][..., first:] for p in parts])  # [B, H, n - 2]
+        defined = np.concatenate([np.broadcast_to(p[layer][1], p[layer][0].shape)[..., first:] for p in parts])
+        count = defined.sum(axis=(0, -1))
+        total = np.where(defined, values, 0.0).sum(axis=(0, -1))
+        return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+
     layers = range(model.cfg.n_layers)
-    pm = np.stack([np.concatenate([m[layer] for m in matched]).mean(axis=0) for layer in layers])  # [L, H]
-    prev = np.stack([np.concatenate([p[layer] for p in previous]).mean(axis=(0, 2)) for layer in layers])  # [L, H]
-    return acc, pm.astype(np.float64), prev.astype(np.float64)
+    pm = np.stack([pooled(matched, layer) for layer in layers])  # [L, H]
+    prev = np.stack([pooled(previous, layer) for layer in layers])  # [L, H]
+    return acc, pm, prev
 
 
 def mechanism_batch(cfg: Config, task: str, seed: int, batch: int = 256) -> Batch:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attention import training
+from attention import heads, training
 
 SMALL = training.Config(n_layers=2, n_heads=2, d_model=8, d_head=4, vocab=16, n_ctx=12, seed=0)
 
@@ -143,6 +143,8 @@ def test_a_vocabulary_too_small_for_the_run_is_refused():
 
 
 def test_the_scores_measure_what_they_say():
+    """Both scores are attention.heads' (pooled over the batch): prefix-match is the induction score, whose targets
+    on this task are the second copy's keys i - p + 1 (runs of p >= 3) and any repeated filler token's."""
     b = training.make_batch("repeat", 4, 12, 16, np.random.default_rng(1))
     n = 12
     # attention that always looks at the previous token (row 0 at itself)
@@ -150,13 +152,19 @@ def test_the_scores_measure_what_they_say():
     prev[:, :, 0, 0] = 1
     prev[:, :, np.arange(1, n), np.arange(n - 1)] = 1
     assert training.previous_token([prev])[0, 0] == 1.0
-    # attention that looks at the induction target on the predictable rows
+    # attention that looks at an induction target wherever a row has one (else at the first token)
     ind = np.zeros((4, 1, n, n))
+    ind[:, :, :, 0] = 1
     for s in range(4):
-        for i in range(n - 1):
-            ind[s, 0, i, b.source[s, i] if b.predictable[s, i] else 0] = 1
+        targets = heads.induction_targets(b.tokens[s])
+        for i, t in targets.items():
+            ind[s, 0, i] = 0
+            ind[s, 0, i, t[0]] = 1
+        for i in np.nonzero(b.predictable[s])[0]:  # the task's answer key is a target when the run is 3 or longer
+            assert (b.period[s] < 3) or b.source[s, i] in targets[i]
     assert training.prefix_match([ind], b)[0, 0] == 1.0
     assert training.prefix_match([prev], b)[0, 0] == 0.0
+    assert training.previous_token([ind])[0, 0] < 1.0
     logits = np.zeros((4, n, 16))
     logits[np.arange(4)[:, None], np.arange(n - 1)[None], b.tokens[:, 1:]] = 1.0  # always right
     assert training.accuracy(logits, b) == 1.0

@@ -22,9 +22,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from attention import heads
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import i18n, llm
+from explorer.shell import head_statistics, i18n, llm
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -136,18 +137,18 @@ def induction(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) ->
     """The repeated random prompt of ``seed``: the second-copy loss with no knockout, with its ``n_knock`` top
     induction heads knocked out, and with ``n_knock`` random heads (:data:`RANDOM_DRAWS` draws seeded from ``seed``)."""
     c, k = _model.config, model.REPEAT_TOKENS
-    ids = model.repeated_random_ids(llm.word_ids(_model), seed, k)
+    ids = heads.repeated_random_ids(llm.word_ids(_model), k, seed)
     out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
-    scores = model.induction_scores(out.attentions, k)
-    heads = tuple(model.top_heads(scores, n_knock))
+    scores = heads.induction(out.attentions, ids)  # the one induction score: w[i, i-k+1] over the second copy
+    top = tuple(model.top_heads(scores, n_knock))
 
     def metrics(knocked) -> tuple[float, float]:
         logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
         return model.second_copy_metrics(logits, ids, k)
 
-    random = tuple(tuple(model.random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, heads))
+    random = tuple(tuple(model.random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, top))
                    for d in range(RANDOM_DRAWS))
-    return Induction(ids, scores, heads, random, model.second_copy_metrics(out.logits, ids, k), metrics(heads),
+    return Induction(ids, scores, top, random, model.second_copy_metrics(out.logits, ids, k), metrics(top),
                      tuple(metrics(r) for r in random))
 
 
@@ -458,7 +459,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     r = model.attention_vs_effect(values, effect)
     st.latex(statistic_formula(s))
     same = r.busiest == r.strongest
-    short = _(s.short)
+    short = head_statistics.short(stat)
     if same:
         st.markdown(_("Here the head with the highest {statistic} ({head}, {value}) is also the head that matters most "
                       "({effect}): on this prompt and statistic, attention and effect agree. Try another statistic or "
@@ -479,9 +480,10 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
                  "named."))
 
 
-def statistic_formula(s: model.Statistic) -> str:
-    """The statistic's formula, its word (``\\text{peak}``) in the run's language."""
-    return (latex_words(_(s.word)) if s.word else "H") + " = " + s.rhs
+def statistic_formula(s: head_statistics.Statistic) -> str:
+    """The statistic's formula on the last row (:func:`attention.heads.formula`, the same row formula as every
+    lesson's)."""
+    return s.last_formula
 
 
 @section
@@ -594,10 +596,9 @@ def _scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, a
     """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
     effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
     values = statistics(_model, ids)[stat]
-    s = model.STATISTICS[stat]
     r = model.attention_vs_effect(values, effect)
-    return cfig.scatter_effect(values, effect, x_title=_("{statistic} ({unit})").format(statistic=_(s.name),
-                                                                                         unit=_(s.unit)),
+    return cfig.scatter_effect(values, effect, x_title=_("{statistic} ({unit})").format(
+                                   statistic=head_statistics.name(stat), unit=head_statistics.unit(stat)),
                                y_title=_("change of log p({answer})").format(answer=plain(_model, answer)),
                                highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
 

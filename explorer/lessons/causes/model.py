@@ -4,8 +4,9 @@ The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it r
 layer (logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks
 heads out (with random heads as the control), sweeps all 270 heads, and moves one activation from a clean
 prompt into a corrupted one (activation patching). This module holds what the page computes from those
-numbers: the top tokens, the statistics of the last query's attention, the repeated random prompt and its
-second-copy loss, seeded random heads, the grade of a guess, and the sentences' facts (where the answer
+numbers: the top tokens, the statistics of the last query's attention (:mod:`attention.heads`, their words
+:mod:`explorer.shell.head_statistics`), the second-copy loss on the repeated random prompt, seeded random
+heads, the grade of a guess, and the sentences' facts (where the answer
 appears, where a fact moves, how attention and effect line up), each computed so that the page can say it only
 when it holds for the learner's input.
 
@@ -29,8 +30,9 @@ from urllib.parse import quote
 
 import numpy as np
 
+from attention import heads
 from explorer.lessons.real_model import model as real_model
-from explorer.shell import i18n, llm
+from explorer.shell import head_statistics, i18n, llm
 from explorer.shell.i18n import N_
 
 URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
@@ -43,7 +45,8 @@ PATCH_MAX_TOKENS = 16
 """Tokens of each prompt of the patch pair: the residual map patches every position of every block (31 x n stacked
 rows from each block on), so it grows with the square of the length."""
 REPEAT_TOKENS = 20
-"""Distinct tokens in each copy of the repeated random prompt (40 tokens in all)."""
+"""Distinct tokens in each copy of the repeated random prompt (40 tokens in all;
+:func:`attention.heads.repeated_random_ids` of the door's whole words)."""
 ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (the head's average over the prompt)")}
 """The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
 ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
@@ -199,53 +202,20 @@ def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
 # --- the statistics of the last query's attention -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Statistic:
-    """One statistic of a head's attention from the last position (the query that predicts the answer).
-
-    ``name``, ``unit``, ``short`` and ``word`` are messages (marked with ``N_``: shown translated, ``_(s.name)``);
-    the formula is ``word = rhs`` (``word`` in ``\\text{}``; ``H`` for the entropy, which has no word)."""
-
-    key: str
-    name: str
-    unit: str
-    word: str  # the formula's left side as a word ("" for a symbol)
-    rhs: str  # the formula's right side (LaTeX)
-    short: str  # as a sentence names it: "the head with the highest {short}"
-
-    @property
-    def formula(self) -> str:
-        """The statistic's formula in LaTeX, in English (the page writes ``word`` in the run's language)."""
-        return (rf"\text{{{self.word}}}" if self.word else "H") + " = " + self.rhs
-
-
-STATISTICS: dict[str, Statistic] = {s.key: s for s in (
-    Statistic("peak", N_("largest weight on one token other than the first"), N_("weight"), N_("peak"),
-              r"\max_{1 \le j \le n-1} w_{n-1,\,j}", N_("peak weight")),
-    Statistic("off_sink", N_("weight anywhere but the first token"), N_("weight"), N_("off-sink"),
-              r"1 - w_{n-1,\,0}", N_("weight off the first token")),
-    Statistic("previous", N_("weight on the previous token"), N_("weight"), N_("previous"), r"w_{n-1,\,n-2}",
-              N_("weight on the previous token")),
-    Statistic("self", N_("weight on itself"), N_("weight"), N_("self"), r"w_{n-1,\,n-1}", N_("weight on itself")),
-    Statistic("entropy", N_("entropy (bits)"), N_("bits"), "", r"-\sum_{j} w_{n-1,\,j} \log_2 w_{n-1,\,j}",
-              N_("entropy")),
-)}
+LAST_ROW_KEYS = ("sink", "previous", "self", "entropy", "distance")
+"""The head statistics (:mod:`attention.heads`) the page reads on the last query row, the one that predicts the answer
+(the induction score has its own section, on the repeated random prompt)."""
+STATISTICS = {key: head_statistics.STATISTICS[key] for key in LAST_ROW_KEYS}
+"""Those statistics in words: :data:`explorer.shell.head_statistics.STATISTICS` (one table for every lesson)."""
 
 
 def last_row_statistics(attentions) -> dict[str, np.ndarray]:
-    """The :data:`STATISTICS` of every head, from ``attentions [n_layers, n_heads, n, n]``: ``{key: [L, H]}``
-    float64. With one token, ``peak`` and ``previous`` are 0 (there is no other token)."""
+    """The :data:`LAST_ROW_KEYS` statistics of every head on the last query row (:func:`attention.heads.statistics`
+    with ``rows="last"``), from ``attentions [n_layers, n_heads, n, n]``: ``{key: [L, H]}`` float64. With one token
+    ``previous`` is 0 (there is no previous token to put weight on)."""
     A = np.asarray(attentions, dtype=np.float64)
-    last = A[..., -1, :]  # [L, H, n]
-    n = last.shape[-1]
-    logs = np.log2(np.where(last > 0, last, 1.0))
-    return {
-        "peak": last[..., 1:].max(-1) if n > 1 else np.zeros(last.shape[:2]),
-        "off_sink": 1.0 - last[..., 0],
-        "previous": last[..., -2] if n > 1 else np.zeros(last.shape[:2]),
-        "self": last[..., -1],
-        "entropy": -(last * logs).sum(-1),
-    }
+    values = heads.statistics(A, rows=heads.LAST)
+    return {key: values.get(key, np.zeros(A.shape[:-2])) for key in LAST_ROW_KEYS}
 
 
 def spearman(x, y) -> float:
@@ -333,36 +303,6 @@ def grade_guess(effect, guess: tuple[int, int]) -> Grade:
 
 
 # --- the repeated random prompt -----------------------------------------------------------------------------
-
-
-def repeated_random_ids(candidates: Sequence[int], seed: int, k: int = REPEAT_TOKENS) -> tuple[int, ...]:
-    """``k`` distinct token ids drawn by ``np.random.default_rng(seed)`` from ``candidates``, written twice (built from
-    ids, so the second copy is exactly the first: ``ids[k + i] == ids[i]``).
-
-    Raises:
-        ValueError: fewer than ``k`` candidates.
-    """
-    if len(candidates) < k:
-        raise ValueError(f"need at least {k} candidate tokens, got {len(candidates)}")
-    chosen = [int(candidates[i]) for i in np.random.default_rng(seed).choice(len(candidates), size=k, replace=False)]
-    return tuple(chosen + chosen)
-
-
-def induction_scores(attentions, k: int) -> np.ndarray:
-    """The induction score of every head on ``k`` distinct tokens written twice: float64 ``[L, H]``.
-
-    Query ``i`` of the second copy (``k <= i <= 2k - 1``) saw its token at ``i - k``; the token that followed
-    it there is at ``i - k + 1``. The score is the mean over those queries of ``w[i, i - k + 1]`` (for ``k >= 3``
-    that target is never the previous token, so a previous-token head scores 0 here: Olsson et al. 2022).
-
-    Raises:
-        ValueError: ``attentions`` is not ``[L, H, 2k, 2k]`` or ``k < 3``.
-    """
-    A = np.asarray(attentions, dtype=np.float64)
-    if A.ndim != 4 or A.shape[-1] != 2 * k or A.shape[-2] != 2 * k or k < 3:
-        raise ValueError(f"attentions must be [n_layers, n_heads, 2k, 2k] with k >= 3, got {A.shape} and k = {k}")
-    rows = np.arange(k, 2 * k)
-    return A[..., rows, rows - k + 1].mean(-1)
 
 
 def second_copy_metrics(logits, ids: Sequence[int], k: int) -> tuple[float, float]:

@@ -9,7 +9,7 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 import streamlit as st
 
 from explorer.lessons.causes import draw, model
-from explorer.shell import controls, i18n, llm
+from explorer.shell import controls, head_statistics, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -109,7 +109,7 @@ st.header(_("3 · Knock heads out"))
 st.markdown(_("Remove heads' outputs and run the model again from the first changed layer: the new top 5 and the "
               "change in your answer's probability, beside the same number of random heads as a control."))
 BY_OPTIONS = {"attribution": _("direct logit attribution to the answer")} | {
-    k: _("{statistic} (last token's row)").format(statistic=_(s.name)) for k, s in model.STATISTICS.items()}
+    k: _("{statistic} (last token's row)").format(statistic=head_statistics.name(k)) for k in model.STATISTICS}
 by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 
@@ -185,7 +185,8 @@ if ss.get(REVEALED) == signature:
                                 selection_mode="points")
     with right:
         stat = controls.option_control("selectbox", _("Attention statistic (x axis)"),
-                                       {k: _(s.name) for k, s in model.STATISTICS.items()}, key=STAT, default="peak")
+                                       {k: head_statistics.name(k) for k in model.STATISTICS}, key=STAT,
+                                       default="self")
         event2 = st.plotly_chart(draw.scatter_figure(lm, ids, answer, ablation, stat), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(lm, ids, answer, ablation, stat)

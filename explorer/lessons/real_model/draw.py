@@ -21,9 +21,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from attention import heads
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import model
-from explorer.shell import charts, i18n, llm, tables
+from explorer.shell import charts, head_statistics, i18n, llm, tables
 from explorer.shell.cache import section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
@@ -60,14 +61,8 @@ def statistic_short(stat: str) -> str:
     return _(STATISTIC_SHORT[stat])
 
 
-def statistic_name(stat: str) -> str:
-    """The statistic's name (:data:`model.STATISTICS`) in the run's language."""
-    return _(model.STATISTICS[stat].name)
-
-
-def statistic_unit(stat: str) -> str:
-    """The statistic's unit (``weight``, ``bits``, ``tokens``) in the run's language."""
-    return _(model.STATISTICS[stat].unit)
+statistic_name = head_statistics.name  # the statistic's name in the run's language (one table for every lesson)
+statistic_unit = head_statistics.unit  # its unit (``weight``, ``bits``, ``tokens``)
 
 
 def label(answer: str) -> str:
@@ -97,13 +92,13 @@ def precision(_model: llm.LlamaModel) -> str:
 
 
 def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
-    """The repeated random prompt of ``seed``: its text and its ids (:func:`model.repeated_ids` of the door's
-    :func:`explorer.shell.llm.word_ids`).
+    """The repeated random prompt of ``seed``: its text and its ids (:func:`attention.heads.repeated_random_ids`,
+    :data:`model.REPEAT_WORDS` of the door's :func:`explorer.shell.llm.word_ids`).
 
     The text is the ids decoded (it starts with a space: every word keeps its own); it tokenizes back to
     exactly these ids, so the prompt box can hold it and the second copy stays an exact repeat.
     """
-    ids = model.repeated_ids(llm.word_ids(_model), seed)
+    ids = heads.repeated_random_ids(llm.word_ids(_model), model.REPEAT_WORDS, seed)
     text = llm.text(_model, ids).text
     if tuple(llm.token_ids(_model, text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
         raise ValueError(f"the repeated prompt of seed {seed} does not tokenize back to its ids")
@@ -243,7 +238,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
     name = statistic_name(stat)
     st.markdown(f"**{name[0].upper() + name[1:]}**")
     st.latex(s.formula)
-    st.markdown(_(s.meaning))
+    st.markdown(head_statistics.meaning(stat))
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
         st.caption(_n("Averaged over the {n} query row R whose token occurred earlier, at least three positions back: "

@@ -5,11 +5,10 @@ the repeated random prompt that reveals induction heads, the "guess, then reveal
 from the live numbers, and :func:`link` (other lessons link to a head here). The prompt, its tokens
 and the forward pass come from the lessons' door to the model, :mod:`explorer.shell.llm`.
 
-Every statistic is computed from one head's causal attention weights ``w [n, n]`` (row ``i`` =
-query ``i``, ``w[i, j] = 0`` for ``j > i``) and averaged over the query rows ``i = 2 .. n-1``
-(:data:`FIRST_ROW`): row 0 has a single key (its weight 1 lands on the first token *and* on
-itself, so it would count as sink and as self in every head), and row 1's previous token *is* the
-first token (a previous-token head and a sink would look alike there).
+Every statistic is :mod:`attention.heads`' (the one home of the head statistics, their formulas and the
+repeated-random-prompt rule; their words are :mod:`explorer.shell.head_statistics`): computed from one head's
+causal attention weights ``w [n, n]`` and averaged over the query rows ``i = 2 .. n-1`` (:data:`FIRST_ROW`; the
+induction score over the rows with a target). This module adds the breadth, the exercise's labels and grades.
 
 Sources:
     * Attention sinks (weight piled on the first token): Xiao et al. (2023), "Efficient Streaming
@@ -30,6 +29,8 @@ from urllib.parse import quote
 
 import numpy as np
 
+from attention import heads
+from explorer.shell import head_statistics as head_statistics_words
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 
@@ -39,8 +40,11 @@ URL_PATH = "real-model"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
 DEFAULT_LAYER, DEFAULT_HEAD = 16, 0
 """The head the page opens: SmolLM2's layer 16, head 0, a previous-token head (tested on the default prompt)."""
-FIRST_ROW = 2
+FIRST_ROW = heads.FIRST_ROW
 """Statistics average over the query rows ``FIRST_ROW .. n-1`` (see the module docstring)."""
+STATISTICS = head_statistics_words.STATISTICS
+"""The statistics in words, :data:`explorer.shell.head_statistics.STATISTICS` (one table for every lesson)."""
+repeats_too_close = heads.repeats_too_close
 REPEAT_WORDS = 16
 """Words (one token each) in each copy of the repeated random prompt: 32 tokens in all."""
 MIN_MARGIN = 0.25
@@ -102,27 +106,6 @@ def parse_ids(text: str, vocab_size: int) -> tuple[int, ...] | None:
 def write_ids(ids: Sequence[int]) -> str:
     """``(30, 198, 198)`` -> ``"30 198 198"`` (read back by :func:`parse_ids`)."""
     return " ".join(str(int(i)) for i in ids)
-
-
-# --- the repeated random prompt -----------------------------------------------------------------
-
-
-def repeated_ids(candidates: Sequence[int], seed: int, n_words: int = REPEAT_WORDS) -> tuple[int, ...]:
-    """``n_words`` distinct token ids drawn by ``np.random.default_rng(seed)`` from ``candidates``, written twice.
-
-    Built from ids, so the second copy is exactly the first, token for token (``ids[k + i] == ids[i]``,
-    ``k = n_words``): Olsson et al. (2022) find induction heads on repeated random tokens. Each candidate
-    is a whole word with its leading space (:func:`explorer.shell.llm.word_ids`), so the text of the ids reads as
-    words and tokenizes back to the same ids.
-
-    Raises:
-        ValueError: fewer than ``n_words`` candidates.
-    """
-    if len(candidates) < n_words:
-        raise ValueError(f"need at least {n_words} words to draw from, got {len(candidates)}")
-    rng = np.random.default_rng(seed)
-    chosen = [int(candidates[i]) for i in rng.choice(len(candidates), size=n_words, replace=False)]
-    return tuple(chosen + chosen)
 
 
 def top_head(values: np.ndarray) -> tuple[int, int]:
@@ -197,57 +180,16 @@ def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
     return "; ".join(parts)
 
 
-# --- head statistics ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Statistic:
-    """One head statistic: its link value ``key``, its ``name``, the ``formula`` (LaTeX) and what it measures (``name``,
-    ``unit`` and ``meaning`` are messages in English, shown with ``_()``)."""
-
-    key: str
-    name: str
-    unit: str
-    formula: str
-    meaning: str
-
-
-STATISTICS: dict[str, Statistic] = {s.key: s for s in (
-    Statistic("sink", N_("attention to the first token (sink)"), N_("weight"),
-              r"\text{sink} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,0}",
-              N_("How much of each query's attention lands on token 0. Many heads park weight there when they "
-              "have nothing better to do: an attention sink (Xiao et al. 2023).")),
-    Statistic("previous", N_("attention to the previous token"), N_("weight"),
-              r"\text{previous} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i-1}",
-              N_("How much each query attends to the token just before it: a previous-token head.")),
-    Statistic("self", N_("attention to itself"), N_("weight"),
-              r"\text{self} = \frac{1}{n-2}\sum_{i=2}^{n-1} w_{i,i}",
-              N_("How much each query attends to its own position.")),
-    Statistic("entropy", N_("entropy (bits)"), N_("bits"),
-              r"H = \frac{1}{n-2}\sum_{i=2}^{n-1} \Big(-\sum_{j \le i} w_{ij} \log_2 w_{ij}\Big)",
-              N_("How spread out each row is: 0 bits = all weight on one key, log₂(i+1) bits = uniform over the "
-              "i+1 keys query i may see.")),
-    Statistic("distance", N_("mean distance looked back"), N_("tokens"),
-              r"D = \frac{1}{n-2}\sum_{i=2}^{n-1} \sum_{j \le i} w_{ij}\,(i - j)",
-              N_("How far back a query looks, on average, weighted by attention: 0 = itself, 1 = the previous "
-              "token, i = the first token.")),
-    Statistic("induction", N_("induction score"), N_("weight"),
-              r"\text{induction} = \frac{1}{|R|}\sum_{i \in R}\ \sum_{j < i-2,\ t_j = t_i} w_{i,\,j+1}",
-              N_("On a repeated sequence, how much a token attends to the token that followed its earlier "
-              "occurrence (“last time I saw this, what came next?”): an induction head (Olsson et al. 2022). "
-              "R = the query rows whose token occurred at least three positions before: for an occurrence right before "
-              "(j = i−1) the token after it is i itself, and for one two back (j = i−2) it is the previous token, "
-              "so a self or previous-token head would score there.")),
-)}
+# --- head statistics (attention.heads; their words: explorer.shell.head_statistics) --------------------------
 
 
 @dataclass(frozen=True)
 class HeadStatistics:
-    """The six statistics of every head for one prompt: float64 ``[n_layers, n_heads]`` each.
+    """The six statistics of every head for one prompt (:mod:`attention.heads`): float64 ``[n_layers, n_heads]`` each.
 
     Attributes:
         n: the prompt's tokens. values: ``{statistic key: [n_layers, n_heads]}``; ``induction`` is
-            missing when no row has an induction target (:func:`induction_targets`: the score is
+            missing when no row has an induction target (:func:`attention.heads.induction_targets`: the score is
             undefined), and everything is missing when ``n < FIRST_ROW + 1`` (no row to average over).
         breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the rows ``FIRST_ROW .. n-1``
             (1 = uniform, 0 = one key); empty like ``values``.
@@ -275,100 +217,54 @@ class HeadStatistics:
         return self.values.get(key)
 
 
-def induction_targets(ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
-    """For each query row whose token occurred before: the positions that followed those occurrences.
-
-    ``{i: (j + 1 for every j < i - 2 with ids[j] == ids[i])}``. A target ``t = j + 1`` must be
-    neither ``i`` (an occurrence right before, ``j = i - 1``: the token after it is ``i`` itself) nor
-    ``i - 1`` (an occurrence two back, ``j = i - 2``: the token after it *is* the previous token), or
-    a self or previous-token head would earn induction credit ("the the the", "one two one two").
-    """
-    seen: dict[int, list[int]] = {}
-    out: dict[int, tuple[int, ...]] = {}
-    for i, t in enumerate(ids):
-        earlier = [j + 1 for j in seen.get(t, []) if j + 1 < i - 1]  # t = j + 1 is neither i nor i - 1
-        if earlier:
-            out[i] = tuple(earlier)
-        seen.setdefault(t, []).append(i)
-    return out
-
-
-def repeats_too_close(ids: Sequence[int]) -> bool:
-    """Whether ``ids`` repeat a token, but only right away or one apart (``j >= i - 2``), so no row can tell
-    induction from previous-token (or self) attention: :func:`induction_targets` is then empty."""
-    last: dict[int, int] = {}
-    for i, t in enumerate(ids):
-        if t in last:
-            return not induction_targets(ids)
-        last[t] = i
-    return False
-
-
-def row_entropy_bits(weights: np.ndarray) -> np.ndarray:
-    """``-sum_j w_ij log2 w_ij`` over the last axis (``0 log 0 = 0``): ``[..., n_q, n_k] -> [..., n_q]``."""
-    w = np.asarray(weights, dtype=np.float64)
-    logs = np.log2(np.where(w > 0, w, 1.0))
-    return -(w * logs).sum(axis=-1)
+def _breadth(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``[L, H]``: the mean over ``rows`` of each row's entropy over its largest possible value, ``log2(i + 1)``."""
+    entropy, _defined = heads.per_row("entropy", A)
+    return (entropy[..., rows] / np.log2(rows + 1)).mean(-1)
 
 
 def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistics:
-    """The six statistics of every head, from one forward pass's attention weights.
+    """The six statistics of every head (:func:`attention.heads.statistics`), from one forward pass's weights.
 
     Args:
-        attentions: ``[n_layers, n_heads, n, n]`` causal attention weights (``ForwardOutput.attentions``).
+        attentions: ``[n_layers, n_heads, n, n]`` causal attention weights (``Run.attentions``).
         ids: the ``n`` token ids (for the induction score).
 
     Returns:
         :class:`HeadStatistics` (float64).
+
+    Raises:
+        ValueError: ``attentions`` is not ``[..., n, n]`` for the ``n`` ids.
     """
     A = np.asarray(attentions, dtype=np.float64)
     n = A.shape[-1]
-    if A.shape[-2] != n or len(ids) != n:
+    if A.ndim < 2 or A.shape[-2] != n or len(ids) != n:
         raise ValueError(f"attentions must be [..., n, n] for the n = {len(ids)} ids, got {A.shape}")
     if n <= FIRST_ROW:
         return HeadStatistics(n, {}, None, ())
-    rows = np.arange(FIRST_ROW, n)  # query rows averaged over
-    W = A[..., FIRST_ROW:, :]  # [L, H, n - 2, n]
-    entropy = row_entropy_bits(W)  # [L, H, n - 2]
-    back = rows[:, None] - np.arange(n)[None, :]  # [n - 2, n]: i - j (negative cells have weight 0)
-    values = {
-        "sink": W[..., 0].mean(-1),
-        "previous": A[..., rows, rows - 1].mean(-1),
-        "self": A[..., rows, rows].mean(-1),
-        "entropy": entropy.mean(-1),
-        "distance": (W * back).sum(-1).mean(-1),
-    }
-    targets = induction_targets(ids)
-    if targets:
-        per_row = [A[..., i, list(t)].sum(-1) for i, t in sorted(targets.items())]  # each [L, H]
-        values["induction"] = np.mean(per_row, axis=0)
-    breadth = (entropy / np.log2(rows + 1)).mean(-1)
-    graded_rows = tuple(sorted(targets)) if targets else tuple(int(i) for i in rows)
-    return HeadStatistics(n, values, breadth, tuple(sorted(targets)), graded_rows,
-                          graded_scores(A, graded_rows, targets))
+    rows = heads.rows(n)
+    values = heads.statistics(A, ids)
+    targets = heads.induction_rows(ids)
+    graded_rows = targets or tuple(int(i) for i in rows)
+    return HeadStatistics(n, values, _breadth(A, rows), targets, graded_rows, graded_scores(A, graded_rows, ids))
 
 
-def graded_scores(A: np.ndarray, rows: Sequence[int], targets: Mapping[int, Sequence[int]]) -> dict[str, np.ndarray]:
+def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dict[str, np.ndarray]:
     """Every label's score on the same query ``rows``: ``{label: [n_layers, n_heads]}`` (float64, on [0, 1]).
 
-    sink ``w[i, 0]``, previous ``w[i, i-1]``, self ``w[i, i]``, induction ``sum_t w[i, t]`` over the
-    row's :func:`induction_targets` (only when every row has targets), broad ``H_i / log2(i + 1)``;
-    each averaged over ``rows``. On rows with targets the four weights fall on different keys (a
-    target is never 0, ``i - 1`` or ``i``), so two of them cannot both exceed 1/2.
+    sink, previous, self and induction as :func:`attention.heads.score` on those rows (induction only when
+    every row has a target), broad ``H_i / log2(i + 1)``; each averaged over ``rows``. On rows with targets
+    the four weights fall on different keys (a target is never 0, ``i - 1`` or ``i``), so two of them cannot
+    both exceed 1/2.
 
     Args:
-        A: ``[n_layers, n_heads, n, n]`` attention weights. rows: query rows ``>= FIRST_ROW``.
+        A: ``[n_layers, n_heads, n, n]`` attention weights. rows: query rows ``>= FIRST_ROW``. ids: the tokens.
     """
     r = np.asarray(rows, dtype=int)
-    W = A[..., r, :]  # [L, H, len(rows), n]
-    scores = {
-        "previous": A[..., r, r - 1].mean(-1),
-        "sink": W[..., 0].mean(-1),
-        "self": A[..., r, r].mean(-1),
-    }
-    if r.size and all(int(i) in targets for i in r):
-        scores["induction"] = np.mean([A[..., int(i), list(targets[int(i)])].sum(-1) for i in r], axis=0)
-    scores["broad"] = (row_entropy_bits(W) / np.log2(r + 1)).mean(-1)
+    scores = {key: heads.score(key, A, rows=r) for key in ("previous", "sink", "self")}
+    if r.size and set(int(i) for i in r) <= set(heads.induction_rows(ids)):
+        scores["induction"] = heads.induction(A, ids, rows=r)
+    scores["broad"] = _breadth(A, r)
     return scores
 
 

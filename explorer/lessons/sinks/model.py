@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from attention import heads
 from explorer.shell import i18n, llm
 
 __all__ = [
@@ -46,8 +47,8 @@ DEFAULT_PROMPT = (
     "clockwork that turned the lens, and wrote the weather in his logbook. Ships passing in the night never saw him, "
     "but they trusted his light to guide them safely past the rocks."
 )
-FIRST_QUERY = 2
-"""Sink masses average over the query rows ``FIRST_QUERY .. n - 1`` (see the module docstring)."""
+FIRST_QUERY = heads.FIRST_ROW
+"""Sink masses average over the query rows ``FIRST_QUERY .. n - 1`` (:data:`attention.heads.FIRST_ROW`)."""
 HALF = 0.5
 """A head "puts most of its weight on the first token" above this mean weight."""
 SINK_COUNTS = (0, 1, 4)
@@ -97,7 +98,8 @@ def link(prompt: str | None = None, window: int | None = None) -> str:
 
 
 def sink_mass(attentions, key: int = 0) -> np.ndarray:
-    """The mean weight every head puts on position ``key``, over the query rows ``FIRST_QUERY .. n - 1``.
+    """The mean weight every head puts on position ``key``, over the query rows ``FIRST_QUERY .. n - 1``
+    (:func:`attention.heads.key_weight`: on ``key = 0`` the sink statistic every lesson shows).
 
     Args:
         attentions: ``[n_layers, n_heads, n, n]`` causal attention weights (rows sum to 1).
@@ -112,17 +114,13 @@ def sink_mass(attentions, key: int = 0) -> np.ndarray:
     a = np.asarray(attentions)
     if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"attentions must be [n_layers, n_heads, n, n], got {list(a.shape)}")
-    first = max(FIRST_QUERY, key + 1)
-    if a.shape[-1] <= first:
-        raise ValueError(f"the sink mass on position {key} averages query rows {first}..n-1: it needs at least "
-                         f"{first + 1} tokens, got {a.shape[-1]}")
-    return a[:, :, first:, key].astype(np.float64).mean(axis=-1)  # [L, H]
+    return heads.key_weight(a, key)
 
 
 def uniform_mass(n: int, key: int = 0) -> float:
-    """What :func:`sink_mass` would be for a head spreading every row evenly: mean of ``1 / (q + 1)``."""
-    first = max(FIRST_QUERY, key + 1)
-    return float(np.mean(1.0 / (np.arange(first, n) + 1.0)))
+    """What :func:`sink_mass` would be for a head spreading every row evenly (:func:`attention.heads.uniform`):
+    the mean of ``1 / (q + 1)``."""
+    return float(heads.key_weight(heads.uniform(n), key))
 
 
 @dataclass(frozen=True)

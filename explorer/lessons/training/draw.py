@@ -32,11 +32,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import training
+from attention import heads, training
 from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model
 from explorer.lessons.training.model import RunResult, RunSpec
-from explorer.shell import charts, i18n, llm, textviews
+from explorer.shell import charts, head_statistics, i18n, llm, textviews
 from explorer.shell.cache import TTL_SECONDS, cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -360,18 +360,20 @@ def intro() -> None:
                  "positions P, a residual stream, per-head W_q, W_k, W_v and W_o, the causal mask M, the unembedding "
                  "W_U. Trained with Adam on the next-token cross-entropy of the positions the first copy makes "
                  "predictable (the rest of each sequence is random: no model can predict it)."))
-    st.latex(textviews.latex_words(_("prefix-match")) + r"_h = \operatorname{mean}_{i\,\in\,"
-             + textviews.latex_words(_("2nd copy")) + r"}\; w_h[i,\; i - p + 1]")
-    st.latex(textviews.latex_words(_("previous-token")) + r"_h = \operatorname{mean}_{i \ge 1}\; w_h[i,\; i - 1]")
-    st.caption(_("p is the run's length (its period). Prefix-match: how much a head looks at the token *after* the "
-                 "earlier occurrence of the current one, where an induction head looks. Previous-token: how much it "
-                 "looks one token back, what the layer-0 head an induction head reads from does."))
+    st.latex(textviews.latex_words(_("prefix-match")) + " = " + heads.formula("induction"))
+    st.caption(head_statistics.meaning("induction"))
+    st.latex(textviews.latex_words(_("previous-token")) + " = " + heads.formula("previous"))
+    st.caption(head_statistics.meaning("previous") + " " + _(
+        "Both are averaged over every sequence of the step's batch; on this task R is the second copy of each run "
+        "of at least 3 tokens (the target i − p + 1; a run of 2 puts it on the previous token) and any filler "
+        "token that repeats."))
 
 
 @section
 def untrained(spec: RunSpec, color_scale: str) -> None:
     """Before training: the probe sequence, the untrained model's attention maps and its scores at step 0."""
     tokens, attention, period, pm, prev = model.untrained_attention(spec)
+    uniform_pm, uniform_prev = model.uniform_scores(spec)
     n = spec.n_ctx
     roles = model.probe_roles(n, period)
     filler = n - 2 * period
@@ -395,21 +397,8 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
         "Measured on the first training batch: best prefix-match {pm}, best previous-token score {prev}; uniform "
         "attention would give {uniform_pm} and {uniform_prev}.").format(
         init=_(model.INIT_PHRASES[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
-        uniform_pm=num(uniform_prefix_match(spec), 3), uniform_prev=num(uniform_previous(n), 3)))
+        uniform_pm=num(uniform_pm, 3), uniform_prev=num(uniform_prev, 3)))
     head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
-
-
-def uniform_prefix_match(spec: RunSpec) -> float:
-    """What prefix-match uniform causal attention scores on average over the task's predictable queries."""
-    n, half = spec.n_ctx, spec.n_ctx // 2
-    periods = [half] if spec.task == "repeat_fixed" else range(min(training.P_MIN, half), half + 1)
-    weights = [1.0 / (i + 1) for p in periods for i in range(n - p, n - 1)]  # every predictable query, each period
-    return float(np.mean(weights))
-
-
-def uniform_previous(n: int) -> float:
-    """The previous-token score of uniform causal attention: the mean of ``1 / (i + 1)`` over ``i = 1 .. n-1``."""
-    return float(np.mean([1.0 / (i + 1) for i in range(1, n)]))
 
 
 def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
@@ -870,8 +859,8 @@ def real_model_heads(seed: int, period: int = 20) -> model.RealHeads | None:
     lm = llm.available_model()
     if lm is None:
         return None
-    ids = model.repeated_ids(lm.config.vocab_size, period, seed)
-    return model.real_heads(llm.run(lm, ids).attentions, period)
+    ids = heads.repeated_random_ids(llm.word_ids(lm), period, seed)  # the one rule, the door's whole words
+    return model.real_heads(llm.run(lm, ids).attentions, ids)
 
 
 @section

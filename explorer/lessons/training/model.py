@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from attention import training
+from attention import heads, training
 from explorer.lessons.real_model.model import link as real_model_link_to
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
@@ -598,26 +598,33 @@ def real_model_link(layer: int | None = None, head: int | None = None) -> str:
     return real_model_link_to(prompt=REAL_PROMPT, stat="induction")
 
 
-def repeated_ids(vocab_size: int, period: int, seed: int, *, lo: int = 1000) -> np.ndarray:
-    """``[2 period]`` a run of ``period`` distinct random token ids from ``lo .. vocab_size-1``, written twice."""
-    rng = np.random.default_rng(seed)
-    run = rng.choice(np.arange(lo, vocab_size), size=period, replace=False)
-    return np.concatenate([run, run])
+def real_heads(attentions: np.ndarray, ids, top: int = REAL_MODEL_TOP) -> RealHeads:
+    """:class:`RealHeads` from the real model's attention ``[n_layers, n_heads, 2p, 2p]`` on a run of ``p`` tokens
+    written twice (``ids``, :func:`attention.heads.repeated_random_ids`): the same two scores as the training
+    batches, :mod:`attention.heads`' induction score (here the second copy's queries ``p .. 2p-1``, key
+    ``i - p + 1``) and previous-token score (queries ``2 .. 2p-1``).
 
-
-def real_heads(attentions: np.ndarray, period: int, top: int = REAL_MODEL_TOP) -> RealHeads:
-    """:class:`RealHeads` from the real model's attention ``[n_layers, n_heads, 2p, 2p]`` on a run of ``p``
-    tokens written twice (:func:`repeated_ids`): prefix-match over the second copy's queries ``p .. 2p-2``
-    (key ``i - p + 1``), previous-token over the queries ``1 .. 2p-1``."""
+    Raises:
+        ValueError: ``attentions`` is not ``[L, H, n, n]`` for the ``n`` ids, or no query has an induction target.
+    """
     w = np.asarray(attentions, dtype=np.float64)
+    if w.ndim != 4:
+        raise ValueError(f"attentions must be [n_layers, n_heads, n, n], got shape {w.shape}")
     L, H, n, _ = w.shape
-    q = np.arange(period, n - 1)
-    pm = w[:, :, q, q - period + 1].mean(axis=-1)  # [L, H]
-    i = np.arange(1, n)
-    prev = w[:, :, i, i - 1].mean(axis=-1)  # [L, H]
+    pm, prev = heads.induction(w, ids), heads.score("previous", w)  # [L, H] each
 
     def best(scores):
         order = np.argsort(-scores, axis=None, kind="stable")[:top]
         return tuple((int(k // H), int(k % H), float(scores.reshape(-1)[k])) for k in order)
 
-    return RealHeads(pm, prev, best(pm), best(prev), n, period)
+    return RealHeads(pm, prev, best(pm), best(prev), n, n // 2)
+
+
+def uniform_scores(spec: RunSpec) -> tuple[float, float]:
+    """``(prefix-match, previous-token)`` of uniform causal attention (:func:`attention.heads.uniform`) on the run's
+    first training batch: what the two scores read for a head that has learned nothing (the same definitions and
+    the same batch as step 0)."""
+    cfg = spec.config()
+    first = training.make_batch(spec.task, spec.batch, cfg.n_ctx, cfg.vocab, np.random.default_rng(spec.seed))
+    u = np.broadcast_to(heads.uniform(cfg.n_ctx), (spec.batch, 1, cfg.n_ctx, cfg.n_ctx))
+    return float(training.prefix_match([u], first)[0, 0]), float(training.previous_token([u])[0, 0])

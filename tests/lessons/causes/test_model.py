@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention import heads
 from attention.llama import interventions as iv
 from explorer.lessons.causes import model as M
 from explorer.shell import llm
@@ -67,16 +68,16 @@ def test_last_row_statistics():
     w = np.zeros((1, 2, 4, 4))
     w[0, 0, 3] = [0.1, 0.2, 0.3, 0.4]
     w[0, 1, 3] = [1.0, 0.0, 0.0, 0.0]
-    s = M.last_row_statistics(w)
-    np.testing.assert_allclose(s["peak"][0], [0.4, 0.0])
-    np.testing.assert_allclose(s["off_sink"][0], [0.9, 0.0])
+    s = M.last_row_statistics(w)  # attention.heads' statistics on the last row
+    np.testing.assert_allclose(s["sink"][0], [0.1, 1.0])
+    np.testing.assert_allclose(s["distance"][0], [0.1 * 3 + 0.2 * 2 + 0.3, 3.0])
     np.testing.assert_allclose(s["previous"][0], [0.3, 0.0])
     np.testing.assert_allclose(s["self"][0], [0.4, 0.0])
     row = np.array([0.1, 0.2, 0.3, 0.4])
     np.testing.assert_allclose(s["entropy"][0], [-(row * np.log2(row)).sum(), 0.0])
     one = M.last_row_statistics(np.ones((1, 1, 1, 1)))
-    assert one["peak"][0, 0] == 0 and one["previous"][0, 0] == 0 and one["self"][0, 0] == 1
-    assert set(s) == set(M.STATISTICS)
+    assert one["sink"][0, 0] == 1 and one["previous"][0, 0] == 0 and one["self"][0, 0] == 1
+    assert list(s) == list(M.STATISTICS) == list(M.LAST_ROW_KEYS)
 
 
 def test_spearman_and_attention_vs_effect():
@@ -100,24 +101,14 @@ def test_a_guess_is_graded_by_its_rank():
     assert not g.right and g.rank == 4 and g.best == (0, 1) and g.best_effect == -1.0 and g.effect == 0.2
 
 
-def test_the_repeated_prompt_is_an_exact_repeat_of_distinct_tokens():
-    ids = M.repeated_random_ids(list(range(100, 200)), 7, 20)
-    assert len(ids) == 40 and ids[:20] == ids[20:] and len(set(ids[:20])) == 20
-    assert ids == M.repeated_random_ids(list(range(100, 200)), 7, 20)
-    with pytest.raises(ValueError, match="at least 20"):
-        M.repeated_random_ids(list(range(5)), 0, 20)
-
-
 def test_induction_scores_and_second_copy_loss():
     k = 4
     w = np.zeros((1, 2, 2 * k, 2 * k))
     for i in range(2 * k):
         w[0, 0, i, max(i - k + 1, 0) if i >= k else 0] = 1.0  # head 0: induction (and the first token before)
         w[0, 1, i, max(i - 1, 0)] = 1.0  # head 1: previous token
-    np.testing.assert_allclose(M.induction_scores(w, k)[0], [1.0, 0.0])
-    with pytest.raises(ValueError, match="k >= 3"):
-        M.induction_scores(w[..., :4, :4], 2)
     ids = [5, 6, 7, 8, 5, 6, 7, 8]
+    np.testing.assert_allclose(heads.induction(w, ids)[0], [1.0, 0.0])  # the page's score: attention.heads
     logits = np.zeros((8, 10))
     logits[np.arange(4, 7), [6, 7, 8]] = 100.0  # positions 4..6 predict the next copy token
     loss, acc = M.second_copy_metrics(logits, ids, k)
@@ -167,15 +158,15 @@ def test_knocking_out_the_top_induction_heads_raises_the_second_copy_loss():
     c, k = lm.config, M.REPEAT_TOKENS
     words = llm.word_ids(lm)  # the door's whole-word tokens, as the page draws them
     for seed in (0, 1, 2):
-        ids = M.repeated_random_ids(words, seed, k)
+        ids = heads.repeated_random_ids(words, k, seed)
         out = lm.forward(list(ids))
-        heads = M.top_heads(M.induction_scores(out.attentions, k), 3)
-        assert set(heads) == {(18, 6), (17, 4), (17, 3)}, (seed, heads)
+        top = M.top_heads(heads.induction(out.attentions, ids), 3)
+        assert set(top) == {(18, 6), (17, 4), (17, 3)}, (seed, top)
         base, _ = M.second_copy_metrics(out.logits, ids, k)
-        knocked, acc = M.second_copy_metrics(lm.forward(list(ids), ablate=heads, need_weights=False).logits, ids, k)
+        knocked, acc = M.second_copy_metrics(lm.forward(list(ids), ablate=top, need_weights=False).logits, ids, k)
         assert knocked - base >= 2.0, (seed, base, knocked)
         for draw in range(5):
-            random = M.random_heads(seed * 1000 + draw, 3, c.n_layers, c.n_heads, heads)
+            random = M.random_heads(seed * 1000 + draw, 3, c.n_layers, c.n_heads, top)
             loss, _ = M.second_copy_metrics(lm.forward(list(ids), ablate=random, need_weights=False).logits, ids, k)
             assert loss - base < knocked - base, (seed, random, loss, knocked)
     assert iv.log_softmax(out.logits[-1]).max() <= 0

@@ -106,10 +106,10 @@ def test_a_knockout_changes_the_top_5(lm):
     np.testing.assert_allclose(table(at, "next token", 2)["probability"], llm.top_tokens(mean)[1], rtol=1e-6)
     assert at.query_params["ca_ablation"] == "mean"
     # the top-k picker
-    at.selectbox(key="ca_by").set_value("off_sink").run()
+    at.selectbox(key="ca_by").set_value("sink").run()
     at.button(key="ca_pick").click().run()
     stats = M.last_row_statistics(lm.forward(ids).attentions)
-    assert at.multiselect(key="_ca_heads_pick").value == [M.head_code(*h) for h in M.top_heads(stats["off_sink"], 3)]
+    assert at.multiselect(key="_ca_heads_pick").value == [M.head_code(*h) for h in M.top_heads(stats["sink"], 3)]
     at.multiselect(key="_ca_heads_pick").set_value([]).run()
     assert_clean(at)
     assert "Pick heads to knock out" in texts(at) and "ca_heads" not in at.query_params

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import llama
+from attention import heads, llama
 from explorer.lessons.real_model import model as M
 from explorer.shell import llm
 
@@ -79,15 +79,15 @@ def test_statistics_undefined_below_three_tokens(n):
 def test_induction_targets_and_score():
     ids = [5, 6, 7, 5, 6, 7, 7]
     # 5 at 3 -> after 0 came 1; 6 at 4 -> 2; 7 at 5 -> 3; 7 at 6 -> after 2 came 3 (after 5 came 6 = itself: left out)
-    assert M.induction_targets(ids) == {3: (1,), 4: (2,), 5: (3,), 6: (3,)}
-    assert M.induction_targets([1, 1]) == {}  # the earlier occurrence is right before: its next token is itself
-    assert M.induction_targets([1, 2, 3]) == {}
+    assert heads.induction_targets(ids) == {3: (1,), 4: (2,), 5: (3,), 6: (3,)}
+    assert heads.induction_targets([1, 1]) == {}  # the earlier occurrence is right before: its next token is itself
+    assert heads.induction_targets([1, 2, 3]) == {}
     n = len(ids)
     induction = np.zeros((n, n))
     induction[0, 0] = 1
     for i in range(1, n):
         induction[i, 0] = 1  # a sink everywhere ...
-    for i, t in M.induction_targets(ids).items():
+    for i, t in heads.induction_targets(ids).items():
         induction[i] = 0
         induction[i, t[0]] = 1  # ... but the repeats look at what followed their earlier occurrence
     stats = M.head_statistics(heads_of(induction, uniform(n)), ids)
@@ -97,7 +97,7 @@ def test_induction_targets_and_score():
 
 def test_several_earlier_occurrences_sum():
     ids = [9, 1, 2, 9, 3, 4, 9]
-    assert M.induction_targets(ids) == {3: (1,), 6: (1, 4)}
+    assert heads.induction_targets(ids) == {3: (1,), 6: (1, 4)}
     w = uniform(7)
     stats = M.head_statistics(heads_of(w), ids)
     np.testing.assert_allclose(stats.get("induction")[0, 0], np.mean([1 / 4, 2 / 7]))
@@ -106,10 +106,10 @@ def test_several_earlier_occurrences_sum():
 def test_a_target_is_never_the_previous_token_or_the_query():
     """Issue 26, item 3: an earlier copy two back (j = i - 2) has its next token at i - 1, the previous token: a
     previous-token head must not earn induction credit on "one two one two", nor a self head on "the the"."""
-    assert M.induction_targets([1, 2, 1]) == {}  # the token after the 1 at 0 is the 2 at 1 = row 2's previous
-    assert M.induction_targets([7, 7, 7]) == {}
+    assert heads.induction_targets([1, 2, 1]) == {}  # the token after the 1 at 0 is the 2 at 1 = row 2's previous
+    assert heads.induction_targets([7, 7, 7]) == {}
     alternating = [1, 2] * 4
-    targets = M.induction_targets(alternating)
+    targets = heads.induction_targets(alternating)
     assert targets == {4: (1,), 5: (2,), 6: (1, 3), 7: (2, 4)}
     assert all(i - 1 not in t and i not in t for i, t in targets.items())
     n = len(alternating)
@@ -121,7 +121,7 @@ def test_a_target_is_never_the_previous_token_or_the_query():
 def test_repeats_too_close_to_separate_induction_are_named():
     assert M.repeats_too_close([7, 7, 7]) and M.repeats_too_close([1, 2, 1]) and M.repeats_too_close([3, 1, 1, 2])
     assert not M.repeats_too_close([1, 2, 3])  # no repeat at all: another reason
-    assert not M.repeats_too_close([1, 2, 3, 1]) and M.induction_targets([1, 2, 3, 1]) == {3: (1,)}
+    assert not M.repeats_too_close([1, 2, 3, 1]) and heads.induction_targets([1, 2, 3, 1]) == {3: (1,)}
     assert not M.repeats_too_close([1, 1, 2, 3, 1])  # one repeat is too close, another is not
 
 
@@ -141,15 +141,13 @@ def test_selected_head_reads_the_last_clicked_cell():
     assert M.selected_head([{"x": 9, "y": 0}, {"y": 2}], L, H) is None  # outside the grid, no x
 
 
-def test_repeated_ids_are_an_exact_repeat_of_distinct_word_tokens():
+def test_repeated_prompt_is_an_exact_repeat_of_distinct_word_tokens():
     words = llm.word_token_ids([" cat", " house", "x", " garden", " Zebra", " window", " planet", "ing", " orange"])
     assert words == (1, 3, 5, 6, 8)
-    ids = M.repeated_ids(list(range(100, 200)), 3)
     k = M.REPEAT_WORDS
-    assert ids == M.repeated_ids(list(range(100, 200)), 3) and ids != M.repeated_ids(list(range(100, 200)), 4)
+    ids = heads.repeated_random_ids(list(range(100, 200)), k, 3)  # the one rule (tests/core/test_heads.py)
     assert len(ids) == 2 * k and ids[:k] == ids[k:] and len(set(ids)) == k
-    with pytest.raises(ValueError, match="at least"):
-        M.repeated_ids(list(range(3)), 0)
+    assert heads.induction_rows(ids) == tuple(range(k, 2 * k))  # the second copy, each row's target i - k + 1
 
 
 def test_appended_ids_are_written_and_read_back():
@@ -276,7 +274,7 @@ def graded_by_hand(A: np.ndarray, ids, layer: int, head: int) -> dict[str, float
 @pytest.mark.parametrize("seed", [0, 1])
 def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
     words = llm.word_ids(lm)
-    ids = list(M.repeated_ids(words, seed))
+    ids = list(heads.repeated_random_ids(words, M.REPEAT_WORDS, seed))
     k = M.REPEAT_WORDS
     assert lm.encode(lm.decode(ids)) == ids and ids[:k] == ids[k:]  # the text holds the exact repeat
     out = lm.forward(ids)
@@ -286,9 +284,9 @@ def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
     layer, head = M.top_head(induction)
     assert induction.max() > 0.8 and 15 <= layer <= 20  # SmolLM2's induction heads sit in the middle layers
     assert np.median(induction) < 0.05  # most heads do not do this
-    heads = M.quiz_heads(stats)
-    assert "induction" in {q.answer for q in heads}
-    for q in heads:  # "each one clearly does one thing", on the rows graded, recomputed from its map
+    quiz = M.quiz_heads(stats)
+    assert "induction" in {q.answer for q in quiz}
+    for q in quiz:  # "each one clearly does one thing", on the rows graded, recomputed from its map
         by_hand = graded_by_hand(out.attentions, ids, q.layer, q.head)
         np.testing.assert_allclose([v for _, v in q.scores], [by_hand[k] for k, _ in q.scores], rtol=1e-6, atol=1e-9)
         best, second = sorted(by_hand.values())[-1], sorted(by_hand.values())[-2]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from attention import llama
+from attention import heads, llama
 from explorer.lessons.real_model import model as M
 from explorer.shell import controls, llm
 from explorer.shell.llm import INSTALL_COMMAND
@@ -146,7 +146,7 @@ def test_every_statistic_and_the_undefined_induction_score(lm):
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
     ids, _, stats = expected(lm, text)
-    assert tuple(ids) == M.repeated_ids(llm.word_ids(lm), 0)
+    assert tuple(ids) == heads.repeated_random_ids(llm.word_ids(lm), M.REPEAT_WORDS, 0)
     np.testing.assert_allclose(z(at, "rm_grid"), stats.get("induction"), rtol=1e-9)
     assert "Averaged over the" in texts(at) and "query rows R whose token occurred earlier" in texts(at)
 
@@ -161,7 +161,7 @@ def test_repeated_prompt_seed_at_its_ends(lm, seed):
     at.button(key="rm_repeat").click().run()
     assert_clean(at)
     text = at.text_area(key="rm_prompt").value
-    ids = M.repeated_ids(llm.word_ids(lm), seed)
+    ids = heads.repeated_random_ids(llm.word_ids(lm), M.REPEAT_WORDS, seed)
     assert tuple(lm.encode(text)) == ids and ids[: M.REPEAT_WORDS] == ids[M.REPEAT_WORDS:]
     assert at.session_state["rm_stat"] == "induction" and "rm_grid" in figures(at)
     shown = [t.value for t in at.text if "│" in t.value][0].split(" │ ")

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlparse
 import numpy as np
 import pytest
 
-from attention import training
+from attention import heads, training
 from explorer.lessons.training import draw, model
 from explorer.lessons.training.model import RunResult, RunSpec
 
@@ -156,14 +156,21 @@ def test_real_heads_scores_a_repeated_run():
     w[:, :, i, np.maximum(i - 1, 0)] = 1.0  # previous-token heads everywhere …
     w[2, 1] = 0.0
     w[2, 1, i, i] = 1.0
-    q = np.arange(p, n - 1)
+    q = np.arange(p, n)  # the whole second copy, its last query too (attention.heads' one definition)
     w[2, 1, q] = 0.0
     w[2, 1, q, q - p + 1] = 1.0  # … but layer 2 head 1 is an induction head
-    rh = model.real_heads(w, p, top=2)
+    ids = heads.repeated_random_ids(range(10, 100), p, 0)
+    rh = model.real_heads(w, ids, top=2)
     assert rh.top_induction[0][:2] == (2, 1) and rh.top_induction[0][2] == 1.0
-    assert rh.prefix_match.shape == (3, 2) and rh.previous_token[0, 0] == 1.0
-    ids = model.repeated_ids(100, 7, seed=0, lo=10)
-    assert np.array_equal(ids[:7], ids[7:]) and len(set(ids[:7].tolist())) == 7 and ids.min() >= 10
+    assert rh.prefix_match.shape == (3, 2) and rh.previous_token[0, 0] == 1.0 and rh.prefix_match[0, 0] == 0.0
+    assert rh.period == p and rh.n_tokens == n
+
+
+def test_uniform_scores_are_the_scores_of_uniform_attention_on_the_first_batch():
+    pm, prev = model.uniform_scores(TINY)
+    n = TINY.n_ctx
+    assert prev == pytest.approx(np.mean(1 / (np.arange(2, n) + 1)))  # rows 2 .. n-1, every sequence alike
+    assert 1 / n < pm < 0.5  # one or two targets among the i + 1 keys of a row i >= 3
 
 
 @pytest.mark.slow
