@@ -6,9 +6,9 @@ Three modules, one idea each:
   (:func:`link_number`, :func:`refuse_unusable`, :func:`correct_link`, :func:`check_link`,
   :func:`show_link_warnings`, :func:`set_value`, :func:`keep_in_range`).
 - :mod:`~explorer.shell.controls.declare`: controls declared as data in each lesson's package
-  (:class:`Slider`, :class:`NumberInput`, :class:`Toggle`, :class:`Options`, :class:`Choice`, :class:`Text`,
-  :class:`TokenPicker`; :func:`declare`), drawn with :func:`draw`, links built with :func:`link`; and the one
-  binder per widget they draw with.
+  (:class:`Slider`, :class:`NumberInput`, :class:`Toggle`, :class:`Expander`, :class:`Options`, :class:`Choice`,
+  :class:`Text`, :class:`Heads`, :class:`TokenPicker`; :func:`declare`), drawn with :func:`draw`, links built
+  with :func:`link`; and the one binder per widget they draw with.
 - :mod:`~explorer.shell.controls.sidebar`: the shared controls (:data:`SHARED`), the language, the "not used
   here" notes (:func:`not_used`), :func:`fragment`, and the shared settings pages read.
 
@@ -19,6 +19,8 @@ from explorer.shell.controls.declare import (
     Choice,
     Control,
     Ctx,
+    Expander,
+    Heads,
     Number,
     NumberInput,
     Options,
@@ -27,14 +29,10 @@ from explorer.shell.controls.declare import (
     Text,
     Toggle,
     TokenPicker,
-    choice,
     declare,
     draw,
     link,
-    number_input,
-    option_control,
-    slider,
-    token_picker,
+    value,
 )
 from explorer.shell.controls.link_values import (
     REPEATABLE,
@@ -80,10 +78,10 @@ from explorer.shell.controls.sidebar import (
 __all__ = [
     "COLOR_SCALE_DEFAULT", "COLOR_SCALE_NAMES", "D_K_RANGE", "D_MODEL_RANGE", "DEFAULTS", "EMBEDDING_LABELS",
     "EMBEDDING_NAMES", "NUMBER_RANGES", "REPEATABLE", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED",
-    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome",
-    "Shared", "Slider", "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "choice", "color_scale",
+    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Expander", "Heads", "Number", "NumberInput", "Options", "Outcome",
+    "Shared", "Slider", "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "color_scale",
     "correct_link", "declare", "draw", "fragment", "keep_in_range", "language_control", "lesson_settings", "link",
-    "link_number", "link_value", "not_used", "number_input", "one_of", "option_control", "refuse_unusable",
+    "link_number", "link_value", "not_used", "one_of", "refuse_unusable",
     "retired_link_key", "sentence_input", "sentence_steps", "set_value", "shared", "show_link_warnings",
-    "sidebar_controls", "slider", "token_picker",
+    "sidebar_controls", "value",
 ]
