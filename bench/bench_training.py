@@ -192,12 +192,12 @@ def main() -> None:
 
     for name in ("streamlit", "streamlit.runtime.caching.cache_data_api"):  # "no runtime" notices
         logging.getLogger(name).setLevel(logging.ERROR)
-    from explorer.lessons.training import draw
+    from explorer.shell import jobs
 
     t = time.perf_counter()
     M.train_run(replace(DEFAULT, seed=98))
     alone = time.perf_counter() - t
-    runs = draw.Runs()
+    runs = jobs.Jobs(M.train_run)
     spec = replace(DEFAULT, seed=99)
     t = time.perf_counter()
     entries = []

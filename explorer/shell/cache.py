@@ -137,6 +137,32 @@ def cached(max_entries: int) -> Callable[[Callable], Callable]:
     return wrap
 
 
+def figure(max_entries: int) -> Callable[[Callable], Callable]:
+    """Decorator for a figure a page draws as a widget (a clickable grid: a widget cannot be a replayed section):
+    built once per argument set and language (``st.cache_resource``: the same object on every rerun, so a rerun
+    builds and sends no new figure), at most ``max_entries`` of them for :data:`TTL_SECONDS`.
+
+    The language of the run (:func:`explorer.shell.i18n.current`) is part of the key and the figure is built in it
+    (its words), as :func:`section` does. Arguments named with a leading ``_`` (the model) are not hashed."""
+
+    def wrap(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def in_language(*args, lang: str, **kwargs):
+            with i18n.using(lang):
+                return func(*args, **kwargs)
+
+        kept = st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False)(in_language)
+
+        @functools.wraps(func)
+        def build(*args, **kwargs):
+            return kept(*args, lang=i18n.current(), **kwargs)
+
+        build.clear = kept.clear
+        return build
+
+    return wrap
+
+
 # --- the idle sweep ------------------------------------------------------------------------------------------
 _last_run = time.monotonic()
 _sweeper: threading.Thread | None = None

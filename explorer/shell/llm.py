@@ -481,28 +481,24 @@ def prompt(model: LlamaModel, text: str, max_tokens: int = PROMPT_MAX_TOKENS) ->
     return encode_prompt(model, text, max_tokens)
 
 
-def prompt_input(*, key: str, default: str, label: str | None = None, max_tokens: int = PROMPT_MAX_TOKENS,
-                 help: str | None = None, height: int = 90, on_change: Callable[[], None] | None = None,
-                 model: LlamaModel | None = None) -> Prompt:
+def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, model: LlamaModel | None = None,
+                 max_tokens: int = PROMPT_MAX_TOKENS, **kwargs) -> Prompt:
     """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
 
-    A text area bound to the link under ``key`` (page-prefixed), :data:`PROMPT_MAX_CHARS` characters at most; a
-    link value it cannot hold is refused with the app's warning and the box opens at ``default``. An empty box
-    shows a friendly warning and keeps the last prompt (``default`` at first); a text longer than
-    ``max_tokens`` tokens is cut, with a warning giving its true length, the limit, and where it ends.
+    ``control``: the lesson's declared :class:`~explorer.shell.controls.Text` (a text area of at most
+    :data:`PROMPT_MAX_CHARS` characters, bound to the link), drawn with :func:`explorer.shell.controls.draw` in
+    ``ctx`` (``kwargs``: ``on_change`` and the like for this run). A link value it cannot hold is refused with the
+    app's warning and the box opens at its default. An empty box shows a friendly warning and keeps the last prompt
+    (the default at first); a text longer than ``max_tokens`` tokens is cut, with a warning giving its true length,
+    the limit, and where it ends.
 
-    A button may set the box through ``st.session_state[key]`` before it is drawn (its default is then left
-    out, so Streamlit does not warn). Call it after :func:`model_or_explain` (``model`` defaults to the loaded
-    model). ``on_change`` runs when the learner edits the box. ``label`` is the box's label in the run's
-    language (default "Prompt"); the warnings are in the run's language too.
+    A button sets the box with :func:`explorer.shell.controls.set_value` (in its callback). Call it after
+    :func:`model_or_explain` (``model`` defaults to the loaded model).
     """
     lm = model if model is not None else load_model(weights_mode())
     ss = st.session_state
-    controls.refuse_unusable(key, lambda raw: len(raw) <= PROMPT_MAX_CHARS)  # a link can carry more
-    typed = st.text_area(_("Prompt") if label is None else label, key=key, bind="query-params",
-                         max_chars=PROMPT_MAX_CHARS, height=height, help=help,
-                         on_change=on_change, **({} if key in ss else {"value": default}))
-    controls.check_link(key, typed, _("text of at most {n} characters").format(n=PROMPT_MAX_CHARS))
+    key, default = control.key, control.default_value(dict(ctx or {}))
+    typed = controls.draw(control, ctx, **kwargs)
     last = f"_{key}_last"  # the last prompt that was not empty (this helper's own state)
     if not typed:
         typed = ss.get(last) or default

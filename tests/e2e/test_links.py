@@ -12,8 +12,9 @@
   table, choice box, text views.
 
 Which value each parser takes, for every control of every lesson, and that each lesson shows a visitor's text as text
-are AppTests and unit tests (``tests/lessons/test_link_values.py``, ``tests/shell/test_controls.py``,
-``tests/shell/charts/test_heatmaps.py::test_labels_are_escaped_everywhere`` and each lesson's own ``test_page.py``);
+are AppTests and unit tests (``tests/shell/test_declare.py``, ``tests/lessons/test_contract.py``,
+``tests/shell/test_controls.py``, ``tests/shell/charts/test_heatmaps.py::test_labels_are_escaped_everywhere`` and each
+lesson's own ``test_page.py``);
 these tests show that the page the browser builds from them is what those tests read.
 """
 

@@ -6,16 +6,16 @@ for every declared control (the first one given twice, ``?k=v&k=v``), one with a
 for every declared control (the shared sidebar's on the first lesson). Then:
 
 - the widgets bound to the link (Streamlit's ``query_param_key``) are exactly the declared controls drawn
-  (:class:`~explorer.shell.controls.Options`, synced to the link by the shell, are widgets with their keys), so no
+  (:class:`~explorer.shell.controls.Options` and :class:`~explorer.shell.controls.Heads`, synced to the link by the
+  shell, are widgets with their keys), so no
   page binds a widget to the link any other way;
 - each drawn control holds what its declaration's :meth:`~explorer.shell.controls.Control.outcome` gives for the
   link value (in the context it was drawn in), and a warning names it exactly when the outcome warns: the page's
   widget went through the parser that ``tests/shell/test_declare.py`` checks against every odd value; a value given
   twice opens at the default with a warning that says so;
 - each declared control in the link is drawn at the defaults or in a listed state, in the context shape it
-  declares.
-
-Lessons without declarations are listed in ``tests/shell/test_declare.py`` (``UNDECLARED``).
+  declares, except those the manifest lists in ``AFTER_A_CLICK`` (drawn only after a button: no link reaches them;
+  the lesson's own page test clicks to them).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def odd_values(keys: list[str], declared: dict, offset: int) -> dict[str, str]:
 def a_valid_value(control) -> str:
     """A link value ``control`` takes, other than its default (in its example context)."""
     ctx, default = control.example, control.default_value(control.example)
-    codes = list(control.options) if isinstance(control, controls.Options) else None
+    codes = control.codes(ctx) if isinstance(control, controls.Options) else None
     return next(raw for raw in reversed(valid_values(control, ctx)) if control.outcome(raw, ctx).value != default
                 and (codes is None or raw in codes))
 
@@ -90,7 +90,9 @@ def test_the_page_draws_its_declared_controls_and_reads_each_link_value_through_
         for values in (odd, valid):
             at = app_at(lesson, query={**state, **values})
             drawn_somewhere |= set(check(at, lesson, state, values, declared, own, problems))
-    linked = {k for k, c in own.items() if c.linked}  # (a control out of the link may wait for an answer: the quiz)
+    after_a_click = {package.CONTROLS[name].key for name in getattr(package, "AFTER_A_CLICK", ())}
+    # (a control out of the link may wait for an answer: the quiz)
+    linked = {k for k, c in own.items() if c.linked and k not in after_a_click}
     assert linked <= drawn_somewhere, f"declared but never drawn: {linked - drawn_somewhere}"
     assert not problems, "\n".join(problems)
 
@@ -103,7 +105,8 @@ def check(at, lesson: str, state: dict, values: dict, declared: dict, own: dict,
     drawn = dict(at.session_state["_controls_drawn"])  # {key: the context it was drawn in}
     bound, keyed = widgets(at)
     assert set(drawn) <= set(declared), (where, set(drawn) - set(declared))
-    assert bound == {k for k in drawn if declared[k].linked and not isinstance(declared[k], controls.Options)}, \
+    synced_by_the_shell = (controls.Options, controls.Heads)
+    assert bound == {k for k in drawn if declared[k].linked and not isinstance(declared[k], synced_by_the_shell)}, \
         (where, bound ^ set(drawn))
     assert set(drawn) <= keyed, (where, set(drawn) - keyed)
     warnings = " ".join(w.value for w in at.warning)

@@ -21,14 +21,16 @@ import pytest
 
 from explorer.lessons import LESSONS, lesson
 from explorer.shell import controls, i18n
-from explorer.shell.controls import Choice, Number, NumberInput, Options, Text, Toggle, TokenPicker
+from explorer.shell.controls import Choice, Heads, Number, NumberInput, Options, Text, Toggle, TokenPicker
 from explorer.shell.controls.link_values import _canonical
 
 ODD = ["nan", "inf", "-inf", "1e309", "9e18", "-0", "1e2", "0x10", " 5 ", "", "5.0", "\u0663", "1_000",
        "Infinity", "+5", "007"]
-"""The odd link values (as ``tests/lessons/test_link_values.py`` and ``tests/shell/test_controls.py`` name them)."""
-UNDECLARED = {"real_model", "causes", "kv_cache", "sinks", "training"}
-"""Lessons whose controls are not declared yet (phase 2 of issue 46 item 3); the list may only shrink."""
+"""The odd link values (as ``tests/shell/test_controls.py`` names them)."""
+ID_BOXES = {"rm_then": "vocab"}
+"""Text boxes that hold token ids, not free text: ``{key: the context's vocabulary size}``. They take only ids as the
+app writes them: ASCII digits without leading zeros, single spaces between, each below the vocabulary's size (spaces
+around the whole ignored; an empty box is no ids)."""
 
 
 def package(name: str):
@@ -60,14 +62,14 @@ _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?", flags=re.ASCII)
 
 def spec_number(c: Number, raw: str, ctx):
     """The number ``raw`` stands for, or ``None``."""
-    lo, hi, default = (v(ctx) if callable(v) else v for v in (c.lo, c.hi, c.default))
+    lo, hi, default, step = (v(ctx) if callable(v) else v for v in (c.lo, c.hi, c.default, c.step))
     integer = all(type(v) is int for v in (lo, hi, default))
     if not (_INT if integer else _DECIMAL).fullmatch(raw) or raw == "-0":
         return None
     x = int(raw) if integer else float(raw)
     if not lo <= x <= hi:
         return None
-    if c.step and abs((x - lo) / c.step - round((x - lo) / c.step)) > 1e-6:
+    if step and abs((x - lo) / step - round((x - lo) / step)) > 1e-6:
         return None
     return x
 
@@ -107,8 +109,18 @@ def expected_outcome(c, raw: str, ctx) -> tuple[object, bool]:
             return min(texts.values(), key=lambda o: (abs(o - x), o)), True
         return default, True
     if isinstance(c, Text):
-        ok = len(raw) <= c.max_chars and (c.valid is None or c.valid(raw, ctx))
+        ok = len(raw) <= c.max_chars
+        if c.key in ID_BOXES and raw.strip():
+            ids = raw.strip()
+            ok = ok and bool(re.fullmatch(r"(0|[1-9][0-9]*)( (0|[1-9][0-9]*))*", ids, flags=re.ASCII)) \
+                and all(int(i) < ctx[ID_BOXES[c.key]] for i in ids.split(" "))
         return (raw, False) if ok else (default, True)
+    if isinstance(c, Heads):  # codes of heads joined by commas, each a head of the model, none twice, not too many
+        codes = raw.split(",") if raw else []
+        heads = [re.fullmatch(r"L(0|[1-9][0-9]*)H(0|[1-9][0-9]*)", code, flags=re.ASCII) for code in codes]
+        ok = all(m and int(m[1]) < ctx["n_layers"] and int(m[2]) < ctx["n_heads"] for m in heads) \
+            and len(set(codes)) == len(codes) and len(codes) <= c.max_selections
+        return (codes, False) if ok else (list(default), True)
     raise AssertionError(f"no spec for {type(c).__name__}")
 
 
@@ -118,7 +130,8 @@ def valid_values(c, ctx) -> list[str]:
         return list(ctx["labels"])
     if isinstance(c, Number):
         lo, hi, _d, integer = c.bounds(ctx)
-        values = [lo, hi] + ([lo + 3 * c.step] if c.step else [])
+        step = c.step_at(ctx)
+        values = [lo, hi] + ([lo + 3 * step] if step else [])
         return [_canonical(c.nearest(v, ctx)) for v in values]
     if isinstance(c, Toggle):
         return ["true", "false", "TRUE", "False"]
@@ -127,25 +140,31 @@ def valid_values(c, ctx) -> list[str]:
     if isinstance(c, Choice):
         return list(choice_texts(c, ctx))
     if isinstance(c, Text):
+        if c.key in ID_BOXES:
+            return ["30 198 198", "0", " 7 ", f"{ctx[ID_BOXES[c.key]] - 1} 0"]
         return ["a b c", "x" * c.max_chars]
+    if isinstance(c, Heads):
+        last = f"L{ctx['n_layers'] - 1}H{ctx['n_heads'] - 1}"
+        return ["", "L0H0", f"L0H0,{last}", ",".join(f"L{i}H0" for i in range(c.max_selections))]
     raise AssertionError(type(c).__name__)
 
 
 # --- the tests ---------------------------------------------------------------------------------------------------
 
 
-def test_every_lesson_declares_its_controls_but_the_ones_still_to_convert():
+def test_every_lesson_declares_its_controls():
     missing = {e.name for e in LESSONS if not hasattr(package(e.name), "CONTROLS")}
-    assert missing == UNDECLARED
+    assert not missing
     assert all(hasattr(package(name), "STATES") for name in manifests() if name != "shell")
 
 
 def test_the_walk_finds_every_kind_and_the_controls_the_issues_named():
     """So the tests below cannot pass on nothing: each kind is declared somewhere, with the keys issue 19 named."""
     kinds = {type(control(w, n)).__name__ for w, n in DECLARED}
-    assert {"Slider", "NumberInput", "Toggle", "Options", "Choice", "Text", "TokenPicker"} <= kinds
+    assert {"Slider", "NumberInput", "Toggle", "Expander", "Options", "Choice", "Text", "Heads", "TokenPicker"} <= kinds
     keys = {control(w, n).key for w, n in DECLARED}
-    assert {"sentence", "seed", "d_model", "d_k", "scale_seed", "two_shuffle_seed", "n_heads", "mh_head_window"} <= keys
+    assert {"sentence", "seed", "d_model", "d_k", "scale_seed", "two_shuffle_seed", "n_heads", "mh_head_window",
+            "rm_steps", "rm_then", "ca_heads", "tr_step"} <= keys
 
 
 @pytest.mark.parametrize(("where", "name"), DECLARED)
@@ -216,6 +235,27 @@ def test_a_translated_choice_takes_its_text_in_any_language():
     assert window.outcome("heads 16-32", ctx) == (0, True)
 
 
+def test_a_box_of_token_ids_takes_ids_as_the_app_writes_them_and_nothing_else():
+    then = package("real_model").CONTROLS["then"]
+    ctx = {"vocab": 100}
+    for raw in ("", "0", "30 99 0", " 7 8 "):
+        assert then.outcome(raw, ctx) == (raw, False), raw
+    for raw in ("100", "01", "1  2", "1,2", "-1", "1.0", "\u0663", "a", "9" * 300):
+        assert then.outcome(raw, ctx) == ("", True), raw
+    assert set(ID_BOXES) == {c.key for w, n in DECLARED if isinstance(c := control(w, n), Text) and c.valid}
+
+
+def test_heads_are_codes_of_the_model_joined_by_commas():
+    heads = package("causes").CONTROLS["heads"]
+    ctx = {"n_layers": 30, "n_heads": 9, "top": ["L23H4"]}
+    assert heads.outcome("L18H6,L17H4", ctx) == (["L18H6", "L17H4"], False)
+    assert heads.outcome("", ctx) == ([], False)
+    for raw in ("L30H0", "L0H9", "L18H6,L18H6", "L018H6", "l18h6", "L18H6,", "L18H6 ,L17H4"):
+        assert heads.outcome(raw, ctx) == (["L23H4"], True), raw
+    assert controls.link(package("causes"), ctx, heads=[(0, 0)]) == "./causes"  # codes, not pairs
+    assert controls.link(package("causes"), ctx, heads=["L1H2", "L3H4"]) == "./causes?ca_heads=L1H2%2CL3H4"
+
+
 def test_a_switch_takes_true_or_false_in_any_case_and_nothing_else():
     scale = package("walkthrough").CONTROLS["scale"]  # on by default
     assert [scale.outcome(raw, {}) for raw in ("false", "FALSE", "True")] == [(False, False), (False, False),
@@ -259,9 +299,10 @@ def test_a_link_built_from_the_declarations_holds_values_the_page_takes(name):
                 value = c.bounds(c.example)[1] * 10 + 7
             values[n] = value
         got = params(controls.link(package(name), ctx_all, **values), name)
-        assert set(got) == {c.key for c in linked.values()}, (pick, got)
+        empty = {c.key for n, c in linked.items() if isinstance(c, Text | Heads) and len(values[n]) == 0}
+        assert set(got) == {c.key for c in linked.values()} - empty, (pick, got)  # an empty text: the default
         for c in linked.values():
-            assert c.outcome(got[c.key], c.example).warns is False, (pick, c.key, got[c.key])
+            assert c.key in empty or c.outcome(got[c.key], c.example).warns is False, (pick, c.key, got.get(c.key))
 
 
 def test_a_link_clamps_numbers_and_takes_the_nearest_numeric_option():

@@ -20,48 +20,12 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["answer_curve", "component_bars", "head_bars", "head_grid", "lens_map", "loss_bars", "patch_map",
+__all__ = ["answer_curve", "component_bars", "head_bars", "lens_map", "loss_bars", "patch_map",
            "scatter_effect"]
 
 PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
-OUTLINE_COLOR = "#111111"  # their outline on a red-blue grid (red would vanish on a red cell)
 BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
 LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions
-
-
-def head_grid(values, *, title: str, colorbar_title: str, picked: Sequence[tuple[int, int]] = (), digits: int = 3,
-              height: int = 640, zrange: tuple[float, float] | None = None) -> go.Figure:
-    """Every head: ``values [n_layers, n_heads]`` as a diverging heat map (0 white), layer 0 on top, ``picked`` heads
-    outlined, a transparent marker per cell for clicks (hover ``layer 3 · head 4: 0.123``).
-
-    Raises:
-        ValueError: ``values`` is not 2-D, or a picked head is outside it.
-    """
-    values = np.asarray(values, dtype=float)
-    if values.ndim != 2:
-        raise ValueError(f"values must be [n_layers, n_heads], got shape {values.shape}")
-    n_layers, n_heads = values.shape
-    for layer, head in picked:
-        if not (0 <= layer < n_layers and 0 <= head < n_heads):
-            raise ValueError(f"picked head ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
-    fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
-                  kind="diverging", row_name=_("layer"), col_name=_("head"), digits=digits, show_text=False,
-                  height=height, colorbar_title=colorbar_title, light=False, zrange=zrange)
-    fig.data[0].hoverinfo = "skip"  # the markers carry the label (two would stack)
-    layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
-    fig.add_trace(go.Scatter(
-        x=heads, y=layers, mode="markers", showlegend=False, name="heads",
-        marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
-        selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
-        customdata=[fmt(v, digits) for v in values.ravel()],
-        hovertemplate=_("layer {layer} · head {head}: {value}").format(layer="%{y}", head="%{x}", value="%{customdata}")
-        + "<extra></extra>",
-    ))
-    for layer, head in picked:
-        fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
-                      line=dict(color=OUTLINE_COLOR, width=2.5), fillcolor="rgba(0,0,0,0)")
-    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
-    return fig
 
 
 def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: Sequence[str], *,

@@ -10,36 +10,27 @@ a time, so the page shows a progress bar while they run and a second visit repla
 Cache sizes (measured with pickle): a clean run of 32 tokens holds its stream, head outputs, MLP outputs and
 attention weights, about 7.6 MB (2.2 MB at 5 tokens; the door's); the logit-lens top tokens 8 kB; a sweep layer or
 patch block under 1 kB. With the entry limits below, at most about 60 MB of computations besides the model, every
-entry gone :data:`TTL` after it was stored.
+entry gone :data:`explorer.shell.cache.TTL_SECONDS` after it was stored.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attention import heads
+from explorer.lessons import real_model
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import head_statistics, i18n, llm
-from explorer.shell.cache import cached, section
+from explorer.shell import charts, controls, head_statistics, i18n, jobs, llm
+from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
 from explorer.shell.textviews import fmt, latex_words
 
 _, _n = translator(__name__)
 
-TTL = "30m"
-
-
-def signed(x: float, digits: int = 4) -> str:
-    """``x`` with its sign always written (``+0.0123`` / ``+0,0123``; ``−`` as ``-``), the run's decimal mark."""
-    text = fmt(x, digits)
-    return text if text.startswith("-") else "+" + text
 
 
 def scientific(x: float) -> str:
@@ -47,15 +38,16 @@ def scientific(x: float) -> str:
     return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
 
 
-def heads_list(heads) -> str:
-    """Head codes listed in a sentence: ``L18H6, L17H4``."""
-    return ", ".join(model.head_code(*h) for h in heads)
+def head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
+    """``head``'s six steps in "Inside a real model" (a head of the model ``config`` describes), on ``prompt``: built
+    from that lesson's declarations (the link keeps the run's language)."""
+    return controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1])
 
 
-def open_head_link(prompt: str, head: tuple[int, int]) -> str:
+def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
     """A Markdown link to ``head``'s six steps in "Inside a real model" (the link keeps the run's language)."""
     return _("[Open {head}'s six steps in “Inside a real model” →]({link})").format(
-        head=model.head_code(*head), link=model.head_link(prompt, *head))
+        head=model.head_code(*head), link=head_link(config, prompt, head))
 
 
 # --- cached computations -------------------------------------------------------------------------------------
@@ -96,12 +88,10 @@ def sweep(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: s
         return _("knocking out {n} heads: layer {layer} of {layers}").format(n=c.n_layers * c.n_heads, layer=layer,
                                                                              layers=c.n_layers)
 
-    bar = st.progress(0.0, text=text(1))
-    out = llm.knockout_sweep(_model, ids, answer, ablation=ablation,
-                             progress=lambda done, total: bar.progress(done / total, text=text(done + 1)))
-    bar.progress(1.0, text=_("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
-        n=c.n_layers * c.n_heads, layers=c.n_layers))
-    return out
+    with jobs.progress(text(1), _("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
+            n=c.n_layers * c.n_heads, layers=c.n_layers)) as step:
+        return llm.knockout_sweep(_model, ids, answer, ablation=ablation,
+                                  progress=lambda done, total: step(done / total, text(done + 1)))
 
 
 @cached(max_entries=8)
@@ -110,46 +100,7 @@ def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.nda
     return model.last_row_statistics(llm.run(_model, ids, activations=True).attentions)
 
 
-@dataclass(frozen=True)
-class Induction:
-    """The repeated random prompt with and without its induction heads.
-
-    Attributes:
-        ids: the ``2k`` token ids. scores: the induction score of every head ``[L, H]``.
-        heads: the top induction heads knocked out. random: the random control's heads per draw.
-        clean, knocked: ``(loss, accuracy)`` on the second copy; random_runs: one per random draw.
-    """
-
-    ids: tuple[int, ...]
-    scores: np.ndarray
-    heads: tuple[tuple[int, int], ...]
-    random: tuple[tuple[tuple[int, int], ...], ...]
-    clean: tuple[float, float]
-    knocked: tuple[float, float]
-    random_runs: tuple[tuple[float, float], ...]
-
-
-RANDOM_DRAWS = 5
-
-
-@cached(max_entries=8)
-def induction(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) -> Induction:
-    """The repeated random prompt of ``seed``: the second-copy loss with no knockout, with its ``n_knock`` top
-    induction heads knocked out, and with ``n_knock`` random heads (:data:`RANDOM_DRAWS` draws seeded from ``seed``)."""
-    c, k = _model.config, model.REPEAT_TOKENS
-    ids = heads.repeated_random_ids(llm.word_ids(_model), k, seed)
-    out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
-    scores = heads.induction(out.attentions, ids)  # the one induction score: w[i, i-k+1] over the second copy
-    top = tuple(model.top_heads(scores, n_knock))
-
-    def metrics(knocked) -> tuple[float, float]:
-        logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
-        return model.second_copy_metrics(logits, ids, k)
-
-    random = tuple(tuple(model.random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, top))
-                   for d in range(RANDOM_DRAWS))
-    return Induction(ids, scores, top, random, model.second_copy_metrics(out.logits, ids, k), metrics(top),
-                     tuple(metrics(r) for r in random))
+induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
 
 
 def patch_map(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
@@ -162,12 +113,10 @@ def patch_map(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[i
         return _("patching {blocks} streams × {n} positions: block {block} of {last}").format(
             blocks=blocks, n=len(clean), block=block, last=blocks - 1)
 
-    bar = st.progress(0.0, text=text(0))
-    grid = llm.patch_residual_sweep(_model, clean, corrupted, answer, foil,
-                                    progress=lambda done, total: bar.progress(done / total, text=text(done)))
-    bar.progress(1.0, text=_("patched {blocks} streams × {n} positions, one stacked pass per block").format(
-        blocks=blocks, n=len(clean)))
-    return grid
+    with jobs.progress(text(0), _("patched {blocks} streams × {n} positions, one stacked pass per block").format(
+            blocks=blocks, n=len(clean))) as step:
+        return llm.patch_residual_sweep(_model, clean, corrupted, answer, foil,
+                                        progress=lambda done, total: step(done / total, text(done)))
 
 
 def plain(_model: llm.LlamaModel, token: int) -> str:
@@ -180,18 +129,18 @@ def piece(_model: llm.LlamaModel, token: int) -> str:
     return model.md_code(llm.visible_piece(llm.pieces(_model, [token])[0]))
 
 
-def head_links(prompt: str, heads) -> pd.DataFrame:
+def head_links(config: llm.LlamaConfig, prompt: str, heads) -> pd.DataFrame:
     """A table of heads with a link to each one's six steps in "Inside a real model" (headers in the run's
     language: :func:`link_column`)."""
     return pd.DataFrame({_("head"): [model.head_code(*h) for h in heads],
-                         _(LINK_HEADER): [model.head_link(prompt, *h) for h in heads]})
+                         _(LINK_HEADER): [head_link(config, prompt, h) for h in heads]})
 
 
-def every_head_links(prompt: str, name: str, values: np.ndarray, label: str) -> None:
+def every_head_links(config: llm.LlamaConfig, prompt: str, name: str, values: np.ndarray, label: str) -> None:
     """An expander with one row per head: its value and the link to its six steps (sortable by the value)."""
     heads = [(layer, head) for layer in range(values.shape[0]) for head in range(values.shape[1])]
     with st.expander(label):
-        dataframe(head_links(prompt, heads).assign(**{name: values.ravel()}), hide_index=True, width="stretch",
+        dataframe(head_links(config, prompt, heads).assign(**{name: values.ravel()}), hide_index=True, width="stretch",
                   column_config=link_column())
 
 
@@ -319,14 +268,14 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                  "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
                  "not what removing it would do (that would change s and every later layer's input; the knockouts "
                  "below measure that).").format(s=fmt(a.scale, 3)))
-    dataframe(head_links(prompt, model.top_heads(a.heads, 5)).assign(
+    dataframe(head_links(_model.config, prompt, model.top_heads(a.heads, 5)).assign(
         **{_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]}), hide_index=True, width="stretch",
         column_config=link_column())
     numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
                                                             columns=head_labels(a.heads.shape[1])),
              _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},
             label=_("Numbers: every part's share"))
-    every_head_links(prompt, _("share"), a.heads, _("Every head, with its link"))
+    every_head_links(_model.config, prompt, _("share"), a.heads, _("Every head, with its link"))
 
 
 @section
@@ -347,29 +296,10 @@ def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[t
             dataframe(pd.DataFrame({_("next token"): [plain(_model, t) for t in r.top_ids],
                                     _("probability"): r.top_probabilities}), hide_index=True, width="stretch")
             st.caption(f"p({name}) = {fmt(r.answer_probability, 4)}")
-    d_chosen = chosen.answer_probability - clean.answer_probability
-    d_random = control.answer_probability - clean.answer_probability
-    new_top = chosen.top_ids[0]
-    values = dict(heads=heads_list(heads), ablation=_(model.ABLATION_NAMES[ablation]), answer=name,
-                  before=fmt(clean.answer_probability, 4), after=fmt(chosen.answer_probability, 4),
-                  change=signed(d_chosen, 4), random=heads_list(random), random_change=signed(d_random, 4),
-                  top=piece(_model, new_top))
-    st.markdown((_(
-        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
-        "top token stays {answer}. The same number of random heads ({random}) change it by {random_change}.")
-        if new_top == answer else _(
-        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
-        "top token becomes {top}. The same number of random heads ({random}) change it by {random_change}.")
-    ).format(**values))
-    if d_random == 0 and d_chosen != 0:
-        st.caption(_("Here the chosen heads move the answer and the random ones do not (one random draw: change the "
-                     "seed for another)."))
-    elif abs(d_chosen) > abs(d_random):
-        st.caption(_("Here the chosen heads move the answer {times} times as much as the random ones (one random "
-                     "draw: change the seed for another).").format(times=fmt(abs(d_chosen) / abs(d_random), 1)))
-    else:
-        st.caption(_("Here the random heads move the answer at least as much as the chosen ones (one random draw: "
-                     "change the seed for another)."))
+    sentence, comparison = model.knockout_sentences(clean, chosen, control, heads, random, ablation, answer, name,
+                                                    piece(_model, chosen.top_ids[0]))
+    st.markdown(sentence)
+    st.caption(comparison)
 
 
 @section
@@ -392,25 +322,9 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     losses = [r.clean[0], r.knocked[0], *random_loss]
     accs = [r.clean[1], r.knocked[1], *random_acc]
     st.plotly_chart(cfig.loss_bars(names, losses, accs, title=_("second-copy loss")), key="ca_fig_induction")
-    rise, rise_random = r.knocked[0] - r.clean[0], float(random_loss.mean()) - r.clean[0]
-    st.markdown(_n(
-        "The top {n} induction head by induction score ({heads}): knocking it out ({ablation}) takes the second-copy "
-        "loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random head, over "
-        "{draws} draws: {random} nats on average ({low} to {high}).",
-        "The top {n} induction heads by induction score ({heads}): knocking them out ({ablation}) takes the "
-        "second-copy loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random "
-        "heads, over {draws} draws: {random} nats on average ({low} to {high}).", n_knock).format(
-        n=n_knock, heads=heads_list(r.heads), ablation=_(model.ABLATION_NAMES[ablation]), before=fmt(r.clean[0], 2),
-        after=fmt(r.knocked[0], 2), acc_before=i18n.percent(r.clean[1], 0), acc_after=i18n.percent(r.knocked[1], 0),
-        draws=len(r.random), random=fmt(float(random_loss.mean()), 2), low=fmt(float(random_loss.min()), 2),
-        high=fmt(float(random_loss.max()), 2)))
-    if rise > max(rise_random, 0) and rise > 0:
-        st.caption(_("Here the induction heads matter: their knockout adds {rise} nats, the random heads' "
-                     "{rise_random} on average.").format(rise=fmt(rise, 2), rise_random=fmt(rise_random, 2)))
-    else:
-        st.caption(_("Here the induction heads' knockout adds {rise} nats and the random heads' {rise_random} on "
-                     "average: on this draw they do not stand out.").format(rise=fmt(rise, 2),
-                                                                            rise_random=fmt(rise_random, 2)))
+    sentence, comparison = model.induction_sentences(r, ablation)
+    st.markdown(sentence)
+    st.caption(comparison)
     numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
                                       + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
                                       _("top-1 accuracy"): accs}),
@@ -440,11 +354,11 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
         st.info(_("The head that matters most is **{best}**: its knockout changes log p({answer}) by {effect}.").format(
             best=model.head_code(*best), answer=name, effect=fmt(float(effect[best]), 3)))
     top = model.top_heads(effect, 8, largest=False)
-    dataframe(head_links(prompt, top).assign(**{
+    dataframe(head_links(_model.config, prompt, top).assign(**{
         _("change of log p"): [float(effect[h]) for h in top],
         _("p after"): [float(np.exp(log_probs[h])) for h in top]}), hide_index=True, width="stretch",
         column_config=link_column())
-    every_head_links(prompt, _("change of log p"), effect, _("Every head's effect, with its link"))
+    every_head_links(_model.config, prompt, _("change of log p"), effect, _("Every head's effect, with its link"))
     st.caption(_("“Matters most” = its knockout lowers the answer's log-probability the most (a head whose knockout "
                  "raises it is working against the answer: positive cells)."))
 
@@ -550,7 +464,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
                   "({share} of the way to the clean {clean}).").format(
         head=model.head_code(layer, best), answer=a, foil=f, corrupted=fmt(x_diff, 2),
         patched=fmt(float(values[best]), 2), share=i18n.percent(float(share), 0), clean=fmt(c_diff, 2)))
-    dataframe(head_links(clean_prompt, [(layer, h) for h in range(len(values))]).assign(
+    dataframe(head_links(_model.config, clean_prompt, [(layer, h) for h in range(len(values))]).assign(
         **{_("logit diff"): values}), hide_index=True, width="stretch", column_config=link_column())
 
 
@@ -569,30 +483,27 @@ def notes() -> None:
         "not what the model “thinks”."), icon="🔎")
 
 
-@st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def _attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
-                      picked: tuple[tuple[int, int], ...], lang: str) -> go.Figure:
-    """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (the same
-    object on every rerun: the page draws it as a widget, so it cannot be a replayed section)."""
+@figure(max_entries=32)
+def attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
+                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
+    """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (a widget: the
+    same object on every rerun, :func:`explorer.shell.cache.figure`)."""
     a = attribution(_model, ids, answer)
-    return cfig.head_grid(a.heads,
-                          title=_("every head's share of {answer}'s logit").format(answer=plain(_model, answer)),
-                          colorbar_title=_("share"), picked=picked)
+    return head_grid(a.heads, title=_("every head's share of {answer}'s logit").format(answer=plain(_model, answer)),
+                     colorbar_title=_("share"), outlined=picked)
 
 
-@st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def _sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-                guess: tuple[int, int] | None, lang: str) -> go.Figure:
+@figure(max_entries=16)
+def sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
+               guess: tuple[int, int] | None) -> go.Figure:
     """The clickable grid of the sweep's effects, the guess outlined."""
     effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
-    return cfig.head_grid(effect, title=_("change of log p({answer}) per head").format(answer=plain(_model, answer)),
-                          colorbar_title="Δ log p",
-                          picked=(guess,) if guess else ())
+    return head_grid(effect, title=_("change of log p({answer}) per head").format(answer=plain(_model, answer)),
+                     colorbar_title="Δ log p", outlined=(guess,) if guess else ())
 
 
-@st.cache_resource(max_entries=16, ttl=TTL, show_spinner=False)
-def _scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str,
-                    lang: str) -> go.Figure:
+@figure(max_entries=16)
+def scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
     """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
     effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
     values = statistics(_model, ids)[stat]
@@ -603,39 +514,7 @@ def _scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, a
                                highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
 
 
-def attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
-                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
-    """:func:`_attribution_grid` in the run's language (the language is part of the cache key: a figure's words)."""
-    return _attribution_grid(_model, ids, answer, picked, i18n.current())
-
-
-def sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-               guess: tuple[int, int] | None) -> go.Figure:
-    """:func:`_sweep_grid` in the run's language."""
-    return _sweep_grid(_model, ids, answer, ablation, guess, i18n.current())
-
-
-def scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
-    """:func:`_scatter_figure` in the run's language."""
-    return _scatter_figure(_model, ids, answer, ablation, stat, i18n.current())
-
-
-def selected_head(event, n_layers: int, n_heads: int) -> tuple[int, int] | None:
-    """The ``(layer, head)`` of the last clicked point of a head grid (``x`` = head, ``y`` = layer) or scatter
-    (``customdata[3:5]``), or ``None``."""
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    for point in reversed(list(points)):
-        custom = point.get("customdata") if isinstance(point, dict) else None
-        try:
-            if isinstance(custom, list | tuple) and len(custom) >= 5:  # the scatter's [code, x, y, layer, head]
-                layer, head = int(custom[3]), int(custom[4])
-            else:
-                layer, head = int(round(float(point["y"]))), int(round(float(point["x"])))
-        except (KeyError, TypeError, ValueError):
-            continue
-        if 0 <= layer < n_layers and 0 <= head < n_heads:
-            return layer, head
-    return None
+def head_grid(values, *, title: str, colorbar_title: str, outlined) -> go.Figure:
+    """A clickable grid of every head on the red-blue scale (0 white), ``outlined`` heads framed in dark."""
+    return charts.head_grid(values, title=title, colorbar_title=colorbar_title, outlined=outlined, kind="diverging",
+                            outline=(charts.DARK_OUTLINE, 2.5))

@@ -26,16 +26,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import numpy as np
 
 from attention import heads
-from explorer.lessons.real_model import model as real_model
 from explorer.shell import head_statistics, i18n, llm
-from explorer.shell.i18n import N_
+from explorer.shell.i18n import N_, translator
+from explorer.shell.textviews import fmt
 
-URL_PATH = "causes"  # this lesson's page (explorer.lessons.LESSONS)
+_, _n = translator(__name__)
+
 DEFAULT_PROMPT = "The capital of France is"
 DEFAULT_CLEAN, DEFAULT_CORRUPTED = "The capital of France is", "The capital of Italy is"
 PROMPT_MAX_TOKENS = 32
@@ -97,29 +97,6 @@ def parse_heads(text: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]
 def heads_text(heads: Sequence[tuple[int, int]]) -> str:
     """``[(18, 6), (17, 4)] -> "L18H6,L17H4"``."""
     return ",".join(head_code(layer, head) for layer, head in heads)
-
-
-def head_link(prompt: str, layer: int, head: int) -> str:
-    """The head's six steps in "Inside a real model", on ``prompt``: that lesson's own ``link``."""
-    return real_model.link(prompt=prompt, layer=layer, head=head)
-
-
-def link(prompt: str | None = None, heads: Sequence[tuple[int, int]] | None = None, ablation: str | None = None,
-         clean: str | None = None, corrupted: str | None = None) -> str:
-    """A link to this lesson with its controls preset (``./causes?ca_prompt=…&ca_heads=L18H6,L17H4``); ``None``
-    leaves a control at its default. Text is percent-encoded (nothing of it can be read as Markdown)."""
-    params = []
-    if prompt:
-        params.append(f"ca_prompt={quote(prompt, safe='')}")
-    if heads:
-        params.append(f"ca_heads={heads_text(heads)}")
-    if ablation in ABLATIONS:
-        params.append(f"ca_ablation={ablation}")
-    if clean:
-        params.append(f"ca_clean={quote(clean, safe='')}")
-    if corrupted:
-        params.append(f"ca_corrupt={quote(corrupted, safe='')}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
@@ -392,3 +369,122 @@ def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:
         if x != y:
             return i
     return None
+
+
+# --- the knockouts' claims: which sentence is true, with its numbers ----------------------------------------------
+
+
+def signed(x: float, digits: int = 4) -> str:
+    """``x`` with its sign always written (``+0.0123`` / ``+0,0123``; ``−`` as ``-``), the run's decimal mark."""
+    text = fmt(x, digits)
+    return text if text.startswith("-") else "+" + text
+
+
+def heads_list(heads) -> str:
+    """Head codes listed in a sentence: ``L18H6, L17H4``."""
+    return ", ".join(head_code(*h) for h in heads)
+
+
+def knockout_sentences(clean: Knockout, chosen: Knockout, control: Knockout, heads: Sequence[tuple[int, int]],
+                       random: Sequence[tuple[int, int]], ablation: str, answer_id: int, answer: str,
+                       top: str) -> tuple[str, str]:
+    """What knocking ``heads`` out did to p(answer), beside the same number of ``random`` heads: ``(the sentence,
+    the comparison)`` in the run's language (Markdown of the app's own words; ``answer`` and ``top``, the pieces of
+    the answer ``answer_id`` and of the new top token, already code spans).
+
+    The sentence says whether the top token stays the answer; the comparison whether the chosen heads move the
+    answer more than the random ones (how many times), or not.
+    """
+    d_chosen = chosen.answer_probability - clean.answer_probability
+    d_random = control.answer_probability - clean.answer_probability
+    values = dict(heads=heads_list(heads), ablation=_(ABLATION_NAMES[ablation]), answer=answer,
+                  before=fmt(clean.answer_probability, 4), after=fmt(chosen.answer_probability, 4),
+                  change=signed(d_chosen, 4), random=heads_list(random), random_change=signed(d_random, 4), top=top)
+    sentence = (_(
+        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
+        "top token stays {answer}. The same number of random heads ({random}) change it by {random_change}.")
+        if chosen.top_ids[0] == answer_id else _(
+        "Knocking out {heads} ({ablation} ablation) changes p({answer}) from {before} to **{after}** ({change}); the "
+        "top token becomes {top}. The same number of random heads ({random}) change it by {random_change}.")
+    ).format(**values)
+    if d_random == 0 and d_chosen != 0:
+        comparison = _("Here the chosen heads move the answer and the random ones do not (one random draw: change the "
+                       "seed for another).")
+    elif abs(d_chosen) > abs(d_random):
+        comparison = _("Here the chosen heads move the answer {times} times as much as the random ones (one random "
+                       "draw: change the seed for another).").format(times=fmt(abs(d_chosen) / abs(d_random), 1))
+    else:
+        comparison = _("Here the random heads move the answer at least as much as the chosen ones (one random draw: "
+                       "change the seed for another).")
+    return sentence, comparison
+
+
+RANDOM_DRAWS = 5
+"""Draws of random heads beside the induction heads."""
+
+
+@dataclass(frozen=True)
+class Induction:
+    """The repeated random prompt with and without its induction heads.
+
+    Attributes:
+        ids: the ``2k`` token ids. scores: the induction score of every head ``[L, H]``.
+        heads: the top induction heads knocked out. random: the random control's heads per draw.
+        clean, knocked: ``(loss, accuracy)`` on the second copy; random_runs: one per random draw.
+    """
+
+    ids: tuple[int, ...]
+    scores: np.ndarray
+    heads: tuple[tuple[int, int], ...]
+    random: tuple[tuple[tuple[int, int], ...], ...]
+    clean: tuple[float, float]
+    knocked: tuple[float, float]
+    random_runs: tuple[tuple[float, float], ...]
+
+
+def induction_experiment(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) -> Induction:
+    """The repeated random prompt of ``seed``: the second-copy loss with no knockout, with its ``n_knock`` top
+    induction heads knocked out, and with ``n_knock`` random heads (:data:`RANDOM_DRAWS` draws seeded from ``seed``),
+    through the door's forward pass (``_model``: not hashed by the page's cache)."""
+    c, k = _model.config, REPEAT_TOKENS
+    ids = heads.repeated_random_ids(llm.word_ids(_model), k, seed)
+    out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
+    scores = heads.induction(out.attentions, ids)  # the one induction score: w[i, i-k+1] over the second copy
+    top = tuple(top_heads(scores, n_knock))
+
+    def metrics(knocked) -> tuple[float, float]:
+        logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
+        return second_copy_metrics(logits, ids, k)
+
+    random = tuple(tuple(random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, top))
+                   for d in range(RANDOM_DRAWS))
+    return Induction(ids, scores, top, random, second_copy_metrics(out.logits, ids, k), metrics(top),
+                     tuple(metrics(r) for r in random))
+
+
+def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
+    """What knocking out the top induction heads did to the second copy's loss, beside the random draws: ``(the
+    sentence, the comparison)`` in the run's language; the comparison says whether the induction heads stand out
+    (their knockout adds more loss than the random heads' on average, and some)."""
+    n_knock = len(r.heads)
+    random_loss = np.array([x[0] for x in r.random_runs])
+    sentence = _n(
+        "The top {n} induction head by induction score ({heads}): knocking it out ({ablation}) takes the second-copy "
+        "loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random head, over "
+        "{draws} draws: {random} nats on average ({low} to {high}).",
+        "The top {n} induction heads by induction score ({heads}): knocking them out ({ablation}) takes the "
+        "second-copy loss from {before} to **{after} nats** (top-1 accuracy {acc_before} → {acc_after}); {n} random "
+        "heads, over {draws} draws: {random} nats on average ({low} to {high}).", n_knock).format(
+        n=n_knock, heads=heads_list(r.heads), ablation=_(ABLATION_NAMES[ablation]), before=fmt(r.clean[0], 2),
+        after=fmt(r.knocked[0], 2), acc_before=i18n.percent(r.clean[1], 0), acc_after=i18n.percent(r.knocked[1], 0),
+        draws=len(r.random), random=fmt(float(random_loss.mean()), 2), low=fmt(float(random_loss.min()), 2),
+        high=fmt(float(random_loss.max()), 2))
+    rise, rise_random = r.knocked[0] - r.clean[0], float(random_loss.mean()) - r.clean[0]
+    if rise > max(rise_random, 0) and rise > 0:
+        comparison = _("Here the induction heads matter: their knockout adds {rise} nats, the random heads' "
+                       "{rise_random} on average.").format(rise=fmt(rise, 2), rise_random=fmt(rise_random, 2))
+    else:
+        comparison = _("Here the induction heads' knockout adds {rise} nats and the random heads' {rise_random} on "
+                       "average: on this draw they do not stand out.").format(rise=fmt(rise, 2),
+                                                                              rise_random=fmt(rise_random, 2))
+    return sentence, comparison

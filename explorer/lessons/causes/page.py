@@ -8,17 +8,13 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 
 import streamlit as st
 
-from explorer.lessons.causes import draw, model
-from explorer.shell import controls, head_statistics, i18n, llm
+from explorer.lessons.causes import CONTROLS, draw, model
+from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
-PROMPT, ANSWER, HEADS, ABLATION, SEED, BY, K = "ca_prompt", "ca_answer", "ca_heads", "ca_ablation", "ca_seed", \
-    "ca_by", "ca_k"
-RSEED, N_IND, GUESS, STAT, CLEAN, CORRUPT, LAYER = "ca_rseed", "ca_ind_k", "ca_guess", "ca_stat", "ca_clean", \
-    "ca_corrupt", "ca_layer"
-PICK = "_ca_heads_pick"  # the multiselect's state (the link holds it as ca_heads)
+HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED = "_ca_revealed"
 ss = st.session_state
@@ -33,26 +29,20 @@ config = lm.config
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens.")))
 L, H = config.n_layers, config.n_heads
-CODES = [model.head_code(layer, head) for layer in range(L) for head in range(H)]
+SIZES = {"n_layers": L, "n_heads": H}  # the context of the controls that name heads
 st.caption(f"{llm.MODEL_NAME}: {llm.describe(config)}.")
 
 # --- the prompt ---------------------------------------------------------------------------------------------
 st.header(_("Your prompt"))
-p = llm.prompt_input(model=lm, key=PROMPT, default=model.DEFAULT_PROMPT, max_tokens=model.PROMPT_MAX_TOKENS,
-                    label=_("Prompt"),
-                    help=_("Any text; the page reads its first {n} tokens (the 270-head sweep grows with the "
-                           "length). Press Ctrl+Enter to run.").format(n=model.PROMPT_MAX_TOKENS))
+p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=model.PROMPT_MAX_TOKENS)
 ids = p.ids
 with st.spinner(_("running {n} layers…").format(n=L)):
     clean = llm.run(lm, ids, activations=True)  # the door's cached run: every section below starts from it
 draw.tokens(tuple(p.labels), ids)
 top_ids, top_p = clean.top_ids, clean.top_probabilities
-answer_code = controls.option_control(
-    "selectbox", _("The answer to explain"), {str(i): f"{draw.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q)
-                                              in enumerate(zip(top_ids, top_p, strict=True))},
-    key=ANSWER, default="0", help=_("Every section below explains this token's logit or probability at the last "
-                                    "position: the model's most likely next token by default, or another of its top "
-                                    "5."))
+answer_code = controls.draw(CONTROLS["answer"], {"answers": {
+    str(i): f"{draw.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q) in enumerate(zip(top_ids, top_p,
+                                                                                              strict=True))}})
 answer = top_ids[int(answer_code)]
 with st.expander(_("The model's top 5 next tokens"), expanded=False):
     draw.prediction(lm, ids)
@@ -75,32 +65,29 @@ st.caption(_("The stream before the final RMSNorm is the sum of what every part 
              "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
              "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(lm, ids, answer)
-# The knockout's selection: from the link on the session's first draw (else the 3 heads that push the answer most
-# directly), set before the grid outlines it.
-if PICK not in ss:
-    raw = st.query_params.get_all(HEADS)
-    parsed = model.parse_heads(raw[0], L, H) if len(raw) == 1 else None
-    ss[PICK] = [model.head_code(*h) for h in (parsed if parsed is not None else model.top_heads(att.heads, 3))]
+# The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
+# directly (read here, before the grid outlines it; the multiselect is drawn in section 3).
+HEADS_CTX = {**SIZES, "top": [model.head_code(*h) for h in model.top_heads(att.heads, 3)]}
 
 
 def add_clicked_head() -> None:
     """Grid callback: the clicked head joins the knockout selection (before the multiselect is drawn)."""
-    chosen = draw.selected_head(ss.get(GRID), L, H)
+    chosen = charts.clicked_head(ss.get(GRID), L, H)
     if chosen is not None:
         code = model.head_code(*chosen)
-        picks = list(ss.get(PICK, []))
+        picks = list(controls.value(CONTROLS["heads"], HEADS_CTX))
         if code not in picks and len(picks) < model.MAX_HEADS:
-            ss[PICK] = picks + [code]
+            controls.set_value(HEADS, picks + [code])
 
 
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
-    picked = model.parse_heads(",".join(ss.get(PICK, [])), L, H) or []
+    picked = model.parse_heads(",".join(controls.value(CONTROLS["heads"], HEADS_CTX)), L, H) or []
     st.plotly_chart(draw.attribution_grid(lm, ids, answer, tuple(picked)), key=GRID, on_select=add_clicked_head,
                     selection_mode="points")
-    clicked = draw.selected_head(ss.get(GRID), L, H)
+    clicked = charts.clicked_head(ss.get(GRID), L, H)
     if clicked:
-        st.markdown(draw.open_head_link(p.kept_text, clicked))
+        st.markdown(draw.open_head_link(config, p.kept_text, clicked))
 with parts_col:
     draw.attribution_parts(lm, ids, answer, p.kept_text)
 
@@ -108,41 +95,24 @@ with parts_col:
 st.header(_("3 · Knock heads out"))
 st.markdown(_("Remove heads' outputs and run the model again from the first changed layer: the new top 5 and the "
               "change in your answer's probability, beside the same number of random heads as a control."))
-BY_OPTIONS = {"attribution": _("direct logit attribution to the answer")} | {
-    k: _("{statistic} (last token's row)").format(statistic=head_statistics.name(k)) for k in model.STATISTICS}
 by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 
 def pick_top(codes: list[str]) -> None:
     """Button callback: the top k heads by the chosen statistic become the knockout selection."""
-    ss[PICK] = codes
+    controls.set_value(HEADS, codes)
 
 
 c1, c2 = st.columns([3, 2])
 with c1:
-    picked_codes = st.multiselect(_("Heads to knock out"), CODES, key=PICK, max_selections=model.MAX_HEADS,
-                                  help=_("Layer x, head y as LxHy (up to {n}). Click a head in the grid above to add "
-                                         "it.").format(n=model.MAX_HEADS))
-    heads = tuple(model.parse_heads(",".join(picked_codes), L, H) or ())
-    controls.check_link(HEADS, model.heads_text(heads),
-                        _("heads written as L18H6,L17H4 (layer 0..{last_layer}, head 0..{last_head}), at most "
-                          "{n}").format(last_layer=L - 1, last_head=H - 1, n=model.MAX_HEADS))
-    if model.heads_text(heads):
-        st.query_params[HEADS] = model.heads_text(heads)
-    elif HEADS in st.query_params:
-        del st.query_params[HEADS]
-    ablation = controls.option_control("radio", _("Ablation"), {k: _(v) for k, v in model.ABLATIONS.items()},
-                                       key=ABLATION, default="zero", horizontal=True,
-                                       help=_("zero: the heads' outputs set to 0. mean: each set to its average over "
-                                              "this prompt's positions."))
+    heads = tuple(model.parse_heads(",".join(controls.draw(CONTROLS["heads"], HEADS_CTX)), L, H) or ())
+    ablation = controls.draw(CONTROLS["ablation"])
 with c2:
-    by = controls.option_control("selectbox", _("Pick the top k heads by"), BY_OPTIONS, key=BY, default="attribution")
-    k = controls.number_input("k", 1, model.MAX_HEADS, 3, key=K)
+    by = controls.draw(CONTROLS["by"])
+    k = controls.draw(CONTROLS["k"])
     st.button(_("Pick the top {k}").format(k=k), key="ca_pick", on_click=pick_top,
               args=([model.head_code(*h) for h in model.top_heads(by_values[by], k)],))
-    seed = controls.number_input(_("Seed of the random heads"), 0, controls.SEED_MAX, 0, key=SEED,
-                                 help=_("The control knocks out as many random heads (none of yours), drawn with "
-                                        "np.random.default_rng(seed)."))
+    seed = controls.draw(CONTROLS["seed"])
 if not heads:
     st.info(_("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”)."), icon="👆")
 else:
@@ -157,11 +127,11 @@ st.markdown(_("{n} random word tokens written twice: a model that copies (“las
               "heads:").format(n=model.REPEAT_TOKENS))
 c1, c2 = st.columns(2)
 with c1:
-    rseed = controls.number_input(_("Seed of the random tokens"), 0, controls.SEED_MAX, 0, key=RSEED)
+    rseed = controls.draw(CONTROLS["rseed"])
 with c2:
-    n_ind = controls.number_input(_("Induction heads to knock out"), 1, H, 3, key=N_IND)
+    n_ind = controls.draw(CONTROLS["ind_k"], {"n_heads": H})
 with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
-        n=2 * model.REPEAT_TOKENS, heads=n_ind + draw.RANDOM_DRAWS * n_ind)):
+        n=2 * model.REPEAT_TOKENS, heads=n_ind + model.RANDOM_DRAWS * n_ind)):
     draw.induction_result(lm, rseed, n_ind, ablation)
 
 # --- 4 · the effect of every head -----------------------------------------------------------------------------
@@ -169,9 +139,7 @@ st.header(_("4 · The effect of every head"))
 st.markdown(_("Knock out each of the {n} heads alone and measure the change in log p({answer}). The {h} heads of a "
               "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
               "for this answer?").format(n=L * H, answer=draw.piece(lm, answer), h=H))
-GUESS_OPTIONS = {"none": _("no guess")} | {c: c for c in CODES}
-guess_code = controls.option_control("selectbox", _("Your guess: the head whose knockout lowers the answer most"),
-                                     GUESS_OPTIONS, key=GUESS, default="none")
+guess_code = controls.draw(CONTROLS["guess"], SIZES)
 guess = model.parse_head(guess_code, L, H)
 signature = (ids, answer, ablation)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
@@ -184,15 +152,13 @@ if ss.get(REVEALED) == signature:
         event = st.plotly_chart(draw.sweep_grid(lm, ids, answer, ablation, guess), key=SWEEP_GRID, on_select="rerun",
                                 selection_mode="points")
     with right:
-        stat = controls.option_control("selectbox", _("Attention statistic (x axis)"),
-                                       {k: head_statistics.name(k) for k in model.STATISTICS}, key=STAT,
-                                       default="self")
+        stat = controls.draw(CONTROLS["stat"])
         event2 = st.plotly_chart(draw.scatter_figure(lm, ids, answer, ablation, stat), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(lm, ids, answer, ablation, stat)
-    opened = draw.selected_head(event2, L, H) or draw.selected_head(event, L, H)
+    opened = charts.clicked_head(event2, L, H) or charts.clicked_head(event, L, H)
     if opened:
-        st.markdown(draw.open_head_link(p.kept_text, opened))
+        st.markdown(draw.open_head_link(config, p.kept_text, opened))
 else:
     runs = L * (L + 1) // 2
     st.caption(_("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
@@ -207,11 +173,9 @@ st.markdown(_("Two prompts that differ in one fact. Run the corrupted one, but c
               "logit difference between the clean and the corrupted answers at the last position."))
 c1, c2 = st.columns(2)
 with c1:
-    clean_p = llm.prompt_input(model=lm, key=CLEAN, default=model.DEFAULT_CLEAN, label=_("Clean prompt"),
-                              max_tokens=model.PATCH_MAX_TOKENS)
+    clean_p = llm.prompt_input(CONTROLS["clean"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
 with c2:
-    corrupt_p = llm.prompt_input(model=lm, key=CORRUPT, default=model.DEFAULT_CORRUPTED, label=_("Corrupted prompt"),
-                                max_tokens=model.PATCH_MAX_TOKENS)
+    corrupt_p = llm.prompt_input(CONTROLS["corrupt"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
 if clean_p.n != corrupt_p.n:
     st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
                  "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
@@ -237,9 +201,7 @@ else:
             grid, *(llm.logit_difference(r.last_logits, a_clean, a_corrupt) for r in runs)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
-        layer = controls.slider(_("Layer whose heads are patched"), 0, L - 1, min(default_layer, L - 1), key=LAYER,
-                                help=_("Each head's output (weights · V at every position) copied from the clean run "
-                                       "alone. The default is the layer the fact moves through (computed above)."))
+        layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})
         with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 

@@ -16,17 +16,24 @@ The sections take the model as ``_model`` (not hashed) and the page's :class:`~e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
+from explorer.lessons.kv_cache.model import (
+    difference_note,
+    difference_text,
+    pending_marker,
+    pending_note,
+    probability_text,
+    status_text,
+    storage_note,
+)
 from explorer.shell import i18n, llm
 from explorer.shell.cache import cached, key_hash_funcs, section
-from explorer.shell.i18n import N_, translator
+from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import integer_formula, latex_words
 
@@ -59,16 +66,6 @@ def state_of(_model: llm.LlamaModel, run: model.Run) -> model.DecodeState:
     return decode_state(_model, run.prompt_ids, run.sampling, run.steps)
 
 
-def _probability(p: float) -> str:
-    """A probability a learner can read: 3 decimals, or 3 significant digits below 0.001."""
-    return i18n.number(p, 3) if p >= 0.001 or p == 0 else _sci(p, 2)
-
-
-def _sci(x: float, digits: int) -> str:
-    """``1.5e-06`` with the run's decimal mark (``1,5e-06`` in pt and tr)."""
-    return f"{x:.{digits}e}".replace(".", i18n.plotly_separators()[0])
-
-
 @section
 def title() -> None:
     """The page's title (shown also when the weights are missing)."""
@@ -98,96 +95,6 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
     )
 
 
-TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
-              "Q5_1": N_("5-bit codes"), "Q8_0": N_("8-bit codes"), "F16": "float16", "BF16": "bfloat16",
-              "F32": "float32"}
-"""How a GGUF tensor type is said in words (a type not listed is said by its name; translated where shown)."""
-
-
-def _percent(share: float) -> str:
-    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there), in the run's language (``%0,03``)."""
-    return i18n.percent(share, 0) if share >= 0.01 else i18n.percent(share, 2)
-
-
-def _stored(ggml_type: str, share: str | None = None) -> str:
-    """``8-bit codes (Q8_0)``, or with a share ``4-bit codes (Q4_1, 79%)``; a type without words by its name."""
-    words = TYPE_WORDS.get(ggml_type)
-    inside = ggml_type if share is None else f"{ggml_type}, {share}"
-    if words:
-        return f"{_(words)} ({inside})"
-    return ggml_type if share is None else f"{ggml_type} ({share})"
-
-
-def storage_note(storage: llm.WeightStorage | None) -> str:
-    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read),
-    in the run's language:
-
-    ``"The weights file stores the token embedding (21% of the parameters; tied: it is also the output matrix
-    behind every logit) as 8-bit codes (Q8_0), and the other parameters as 4-bit codes (Q4_1, 79%) and float32
-    (F32, 0.03%). …"``
-    """
-    widened = _("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
-                "with, the full-precision model's.")
-    if storage is None:
-        return _("The weights are read from a quantized file.") + " " + widened
-    emb = storage.embedding_type
-    share = _percent(storage.embedding_params / storage.total)
-    rest = dict(storage.params)
-    rest[emb] -= storage.embedding_params
-    others = [_stored(t, _percent(n / storage.total)) for t, n in rest.items() if n > 0]
-    listed = (_("{first} and {last}").format(first=", ".join(others[:-1]), last=others[-1]) if len(others) > 1
-              else others[0] if others else "")
-    facts = dict(share=share, stored=_stored(emb), others=listed)
-    if storage.tied:
-        text = (_("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
-                  "output matrix behind every logit) as {stored}, and the other parameters as {others}.") if others
-                else _("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
-                       "output matrix behind every logit) as {stored}."))
-    else:
-        text = (_("The weights file stores the token embedding ({share} of the parameters) as {stored}, and the "
-                  "other parameters as {others}.") if others
-                else _("The weights file stores the token embedding ({share} of the parameters) as {stored}."))
-    return text.format(**facts) + " " + widened
-
-
-def _status(choice: model.Choice, read: bool, at_limit: bool) -> str:
-    if read:
-        return _("read back: K, V rows cached")
-    if choice.is_eos:
-        return _("end of sequence: stop (not read back)")
-    if at_limit:
-        return _("next (not read: the page stops at {n} steps)").format(n=model.MAX_STEPS)
-    return _("next (read on the next step)")
-
-
-def pending_marker(pending: bytes) -> str:
-    """What the text shows where a character is not finished yet: ``⟨+2 bytes pending⟩`` (``""`` for none)."""
-    if not pending:
-        return ""
-    return _n("⟨+{n} byte pending⟩", "⟨+{n} bytes pending⟩", len(pending)).format(n=len(pending))
-
-
-def utf8_length(lead: int) -> int:
-    """Bytes of the UTF-8 character that begins with the byte ``lead`` (2 for ``0xC2…0xDF``, 3, 4; else 1)."""
-    return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
-
-
-def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
-    """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
-    hex_bytes = " ".join(f"{b:02x}" for b in pending)
-    first = _("{marker}: the tokens read so far end inside a character, with {k} of its {total} UTF-8 bytes "
-              "({hex});").format(marker=pending_marker(pending), k=len(pending), total=utf8_length(pending[0]),
-                                 hex=f"`{hex_bytes}`") + " "
-    if ended:
-        return first + _("the model ended the text here (end of sequence), so that character is never finished. "
-                         "The page shows no character the model did not write.")
-    if at_limit:
-        return first + _("the page stops at {n} generated tokens, before it is finished. The page shows no "
-                         "character the model did not write.").format(n=model.MAX_STEPS)
-    return first + _("it shows once the tokens with its other bytes are generated, never as a replacement "
-                     "character the model did not write.")
-
-
 @section
 def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
@@ -210,14 +117,14 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     piece = dict(zip(shown, (llm.visible_piece(p) for p in llm.pieces(_model, shown)), strict=True))  # one call
     rows = []
     for choice in state.choices:
-        alternatives = " · ".join(f"{piece[i]} {_probability(p)}"
+        alternatives = " · ".join(f"{piece[i]} {probability_text(p)}"
                                   for i, p in zip(choice.top_ids, choice.top_probabilities, strict=True))
         row = {_("step"): choice.step, _("position"): choice.position, _("token"): piece[choice.token_id],
-               _("probability"): _probability(choice.probability), _("rank"): choice.rank}
+               _("probability"): probability_text(choice.probability), _("rank"): choice.rank}
         if not run.sampling.is_greedy:
-            row[_("chance of being drawn")] = _probability(choice.sampling_probability)
+            row[_("chance of being drawn")] = probability_text(choice.sampling_probability)
         row[_("the model's top {k} (probability)").format(k=model.TOP_ALTERNATIVES)] = alternatives
-        row[_("status")] = _status(choice, choice.step <= state.steps, at_limit)
+        row[_("status")] = status_text(choice, choice.step <= state.steps, at_limit)
         rows.append(row)
     st.markdown(_("**The generated tokens.** *probability*: softmax of the logits (temperature 1), the model's own "
                   "belief; *rank*: 1 = the model's most likely token; *chance of being drawn*: its probability after "
@@ -236,82 +143,22 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
             icon="🛑")
 
 
-@dataclass(frozen=True)
-class CacheView:
-    """What :func:`cache_view` draws for one layer and key/value head (:func:`cache_view_data`): the cache alone.
-
-    Attributes:
-        labels: one readable label per cached token (``llm.labels``), ``n`` of them.
-        keys, values: float32 ``[n, d_head]``: the cache's K (after RoPE) and V of the layer and key/value head.
-        heads: the query heads that read this key/value head (the model's own head numbers).
-        cached_rows: float32 ``[len(heads), n]``: the newest query's attention weights from the cached step.
-    """
-
-    labels: tuple[str, ...]
-    keys: np.ndarray
-    values: np.ndarray
-    heads: tuple[int, ...]
-    cached_rows: np.ndarray
-
-
-@dataclass(frozen=True)
-class FullPass:
-    """What :func:`cache_comparison` adds to the cache (:func:`full_pass_data`): the full recomputation.
-
-    Attributes:
-        full_rows: float32 ``[len(heads), n]``: the newest query's attention weights from one full forward pass
-            over the whole sequence (the door's cached one), for the heads of :attr:`CacheView.heads`.
-        difference_all: ``max |cached - full|`` over every layer and head.
-    """
-
-    full_rows: np.ndarray
-    difference_all: float
-
-
 @cached(max_entries=32)
-def cache_view_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> CacheView:
+def cache_view_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> model.CacheView:
     """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 30 kB at 64
     tokens), from :func:`decode_state` alone: one more generated token costs one decode step before these charts
     are drawn, not a full pass."""
     state = state_of(_model, run)
-    g = _model.config.group_size
-    heads = tuple(range(kv_head * g, (kv_head + 1) * g))
-    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
-                     values=state.values(layer, kv_head), heads=heads,
-                     cached_rows=np.array(state.new_rows[layer, list(heads)]))
+    return model.cache_view(state, tuple(llm.labels(_model, state.ids)), layer, kv_head, _model.config.group_size)
 
 
 @cached(max_entries=32)
-def full_pass_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> FullPass:
+def full_pass_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> model.FullPass:
     """The full recomputation :func:`cache_comparison` draws, per (run, layer, key/value head) (about 1 kB): from
     :func:`explorer.shell.llm.forward` (cached per sequence, so another layer or head runs nothing)."""
     state = state_of(_model, run)
-    g = _model.config.group_size
     full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
-    return FullPass(full_rows=np.array(full[layer, kv_head * g:(kv_head + 1) * g]),
-                    difference_all=model.max_difference(state.new_rows, full))
-
-
-def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_layers: int) -> str:
-    """Why the cached step and the full pass agree, and why they differ (only when they do), for the live numbers."""
-    exact = _("The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later "
-              "token (causal mask), so the cached keys and values are what a full pass computes again, and the new "
-              "row is the same row.")
-    if diff_all == 0.0:
-        return exact + " " + _("Here the two rows agree bit for bit, in every head of every layer.")
-    rounding = dict(layers=n_layers, measured=_difference(diff_all))
-    if diff_head == 0.0:
-        return exact + " " + _(
-            "Head {head} of layer {layer} agrees bit for bit; over all heads the difference is not exactly 0 only "
-            "because float32 additions are rounded and a one-row product (the cached step) sums in another order "
-            "than a many-row product (the full pass): rounding of about 1e-7 per operation (float32 keeps 24 bits), "
-            "through {layers} layers, ends at the {measured} measured here.").format(head=head, layer=layer,
-                                                                                      **rounding)
-    return exact + " " + _(
-        "The difference is not exactly 0 only because float32 additions are rounded and a one-row product (the "
-        "cached step) sums in another order than a many-row product (the full pass): rounding of about 1e-7 per "
-        "operation (float32 keeps 24 bits), through {layers} layers, ends at the {measured} measured here."
-    ).format(**rounding)
+    return model.full_pass(state, full, layer, kv_head, _model.config.group_size)
 
 
 @section
@@ -402,18 +249,13 @@ def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head
                     key="kv_fig_compare")
     st.markdown(_("**max |cached − full|** for head {head} of layer {layer}: {head_diff} · over all {layers} × "
                   "{heads} heads: {all_diff}").format(head=head, layer=layer, layers=c.n_layers, heads=c.n_heads,
-                                                      head_diff=f"`{_difference(diff_head)}`",
-                                                      all_diff=f"`{_difference(full.difference_all)}`"))
+                                                      head_diff=f"`{difference_text(diff_head)}`",
+                                                      all_diff=f"`{difference_text(full.difference_all)}`"))
     st.markdown(difference_note(diff_head, full.difference_all, head, layer, c.n_layers))
     numbers(pd.DataFrame({_("key"): labels, _("cached step"): cached_row.astype(float), _("full recomputation"):
                           full_row.astype(float), _("|difference|"): np.abs(cached_row.astype(float) -
                                                                            full_row.astype(float))}),
             label=_("Numbers: the new row both ways"))
-
-
-def _difference(x: float) -> str:
-    """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
-    return _("0 (bit for bit)") if x == 0.0 else _sci(x, 1)
 
 
 @section

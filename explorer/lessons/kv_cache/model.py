@@ -28,7 +28,6 @@ Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cach
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import numpy as np
 
@@ -39,13 +38,12 @@ _, _n = translator(__name__)
 
 __all__ = [
     "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "METHOD_LABELS", "TEMPERATURES", "TOP_ALTERNATIVES",
-    "URL_PATH",
-    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows", "link",
+    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
-    "run", "sampling_distribution",
+    "run", "sampling_distribution", "CacheView", "FullPass", "cache_view", "difference_note", "full_pass",
+    "pending_marker", "pending_note", "probability_text", "scientific", "status_text", "storage_note",
 ]
 
-URL_PATH = "kv-cache"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_TOKENS = 32
 """Prompt tokens the page reads (its ``max_tokens`` for :func:`explorer.shell.llm.prompt_input`, below the
@@ -61,31 +59,6 @@ TOP_ALTERNATIVES = 5
 DEFAULTS = {"steps": 0, "method": "greedy", "temperature": 0.8, "top_k": 40, "layer": 11, "kv_head": 0}
 """The page's controls at first (the sampling seed is the sidebar's shared seed; the query head compared is the
 first of the key/value head's group)."""
-
-
-def link(prompt: str | None = None, steps: int | None = None, layer: int | None = None,
-         kv_head: int | None = None, *, config: llm.LlamaConfig | None = None) -> str:
-    """A link to this lesson with its controls preset: ``./kv-cache?kv_prompt=…&kv_steps=…``.
-
-    ``steps`` is clamped to ``0 … MAX_STEPS``, ``layer`` to ``0 … config.n_layers - 1``, ``kv_head`` to
-    ``0 … config.n_kv_heads - 1`` (the model's sizes: ``config`` is required with either); the prompt is
-    percent-encoded (no character of it is left to be read as Markdown); ``None`` leaves a control at its default.
-
-    Raises:
-        ValueError: ``layer`` or ``kv_head`` without ``config``.
-    """
-    if (layer is not None or kv_head is not None) and config is None:
-        raise ValueError("link(layer=…, kv_head=…) needs the model's config to keep them in range")
-    params = []
-    if prompt:
-        params.append(f"kv_prompt={quote(prompt, safe='')}")
-    if steps is not None:
-        params.append(f"kv_steps={min(max(int(steps), 0), MAX_STEPS)}")
-    if layer is not None:
-        params.append(f"kv_layer={min(max(int(layer), 0), config.n_layers - 1)}")
-    if kv_head is not None:
-        params.append(f"kv_head={min(max(int(kv_head), 0), config.n_kv_heads - 1)}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- sampling ------------------------------------------------------------------------------------------
@@ -399,3 +372,181 @@ def cache_bytes(config: llm.LlamaConfig, n: int, n_kv_heads: int | None = None, 
     """
     kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
     return 2 * config.n_layers * kv * config.d_head * int(n) * bytes_per_number
+
+
+# --- the page's words for the live numbers, and what the cache views hold ---------------------------------------
+
+
+def probability_text(p: float) -> str:
+    """A probability a learner can read: 3 decimals, or 3 significant digits below 0.001."""
+    return i18n.number(p, 3) if p >= 0.001 or p == 0 else scientific(p, 2)
+
+
+def scientific(x: float, digits: int) -> str:
+    """``1.5e-06`` with the run's decimal mark (``1,5e-06`` in pt and tr)."""
+    return f"{x:.{digits}e}".replace(".", i18n.plotly_separators()[0])
+
+
+TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
+              "Q5_1": N_("5-bit codes"), "Q8_0": N_("8-bit codes"), "F16": "float16", "BF16": "bfloat16",
+              "F32": "float32"}
+"""How a GGUF tensor type is said in words (a type not listed is said by its name; translated where shown)."""
+
+
+def percent_text(share: float) -> str:
+    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there), in the run's language (``%0,03``)."""
+    return i18n.percent(share, 0) if share >= 0.01 else i18n.percent(share, 2)
+
+
+def stored_as(ggml_type: str, share: str | None = None) -> str:
+    """``8-bit codes (Q8_0)``, or with a share ``4-bit codes (Q4_1, 79%)``; a type without words by its name."""
+    words = TYPE_WORDS.get(ggml_type)
+    inside = ggml_type if share is None else f"{ggml_type}, {share}"
+    if words:
+        return f"{_(words)} ({inside})"
+    return ggml_type if share is None else f"{ggml_type} ({share})"
+
+
+def storage_note(storage: llm.WeightStorage | None) -> str:
+    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read),
+    in the run's language:
+
+    ``"The weights file stores the token embedding (21% of the parameters; tied: it is also the output matrix
+    behind every logit) as 8-bit codes (Q8_0), and the other parameters as 4-bit codes (Q4_1, 79%) and float32
+    (F32, 0.03%). …"``
+    """
+    widened = _("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
+                "with, the full-precision model's.")
+    if storage is None:
+        return _("The weights are read from a quantized file.") + " " + widened
+    emb = storage.embedding_type
+    share = percent_text(storage.embedding_params / storage.total)
+    rest = dict(storage.params)
+    rest[emb] -= storage.embedding_params
+    others = [stored_as(t, percent_text(n / storage.total)) for t, n in rest.items() if n > 0]
+    listed = (_("{first} and {last}").format(first=", ".join(others[:-1]), last=others[-1]) if len(others) > 1
+              else others[0] if others else "")
+    facts = dict(share=share, stored=stored_as(emb), others=listed)
+    if storage.tied:
+        text = (_("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
+                  "output matrix behind every logit) as {stored}, and the other parameters as {others}.") if others
+                else _("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
+                       "output matrix behind every logit) as {stored}."))
+    else:
+        text = (_("The weights file stores the token embedding ({share} of the parameters) as {stored}, and the "
+                  "other parameters as {others}.") if others
+                else _("The weights file stores the token embedding ({share} of the parameters) as {stored}."))
+    return text.format(**facts) + " " + widened
+
+
+def status_text(choice: Choice, read: bool, at_limit: bool) -> str:
+    if read:
+        return _("read back: K, V rows cached")
+    if choice.is_eos:
+        return _("end of sequence: stop (not read back)")
+    if at_limit:
+        return _("next (not read: the page stops at {n} steps)").format(n=MAX_STEPS)
+    return _("next (read on the next step)")
+
+
+def pending_marker(pending: bytes) -> str:
+    """What the text shows where a character is not finished yet: ``⟨+2 bytes pending⟩`` (``""`` for none)."""
+    if not pending:
+        return ""
+    return _n("⟨+{n} byte pending⟩", "⟨+{n} bytes pending⟩", len(pending)).format(n=len(pending))
+
+
+def utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 character that begins with the byte ``lead`` (2 for ``0xC2…0xDF``, 3, 4; else 1)."""
+    return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
+
+
+def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
+    """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
+    hex_bytes = " ".join(f"{b:02x}" for b in pending)
+    first = _("{marker}: the tokens read so far end inside a character, with {k} of its {total} UTF-8 bytes "
+              "({hex});").format(marker=pending_marker(pending), k=len(pending), total=utf8_length(pending[0]),
+                                 hex=f"`{hex_bytes}`") + " "
+    if ended:
+        return first + _("the model ended the text here (end of sequence), so that character is never finished. "
+                         "The page shows no character the model did not write.")
+    if at_limit:
+        return first + _("the page stops at {n} generated tokens, before it is finished. The page shows no "
+                         "character the model did not write.").format(n=MAX_STEPS)
+    return first + _("it shows once the tokens with its other bytes are generated, never as a replacement "
+                     "character the model did not write.")
+
+
+def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_layers: int) -> str:
+    """Why the cached step and the full pass agree, and why they differ (only when they do), for the live numbers."""
+    exact = _("The cache is an **exact shortcut, not an approximation**: no token's key or value depends on a later "
+              "token (causal mask), so the cached keys and values are what a full pass computes again, and the new "
+              "row is the same row.")
+    if diff_all == 0.0:
+        return exact + " " + _("Here the two rows agree bit for bit, in every head of every layer.")
+    rounding = dict(layers=n_layers, measured=difference_text(diff_all))
+    if diff_head == 0.0:
+        return exact + " " + _(
+            "Head {head} of layer {layer} agrees bit for bit; over all heads the difference is not exactly 0 only "
+            "because float32 additions are rounded and a one-row product (the cached step) sums in another order "
+            "than a many-row product (the full pass): rounding of about 1e-7 per operation (float32 keeps 24 bits), "
+            "through {layers} layers, ends at the {measured} measured here.").format(head=head, layer=layer,
+                                                                                      **rounding)
+    return exact + " " + _(
+        "The difference is not exactly 0 only because float32 additions are rounded and a one-row product (the "
+        "cached step) sums in another order than a many-row product (the full pass): rounding of about 1e-7 per "
+        "operation (float32 keeps 24 bits), through {layers} layers, ends at the {measured} measured here."
+    ).format(**rounding)
+
+
+def difference_text(x: float) -> str:
+    """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
+    return _("0 (bit for bit)") if x == 0.0 else scientific(x, 1)
+
+
+@dataclass(frozen=True)
+class CacheView:
+    """What the page's cache view draws for one layer and key/value head (:func:`cache_view`): the cache alone.
+
+    Attributes:
+        labels: one readable label per cached token (``llm.labels``), ``n`` of them.
+        keys, values: float32 ``[n, d_head]``: the cache's K (after RoPE) and V of the layer and key/value head.
+        heads: the query heads that read this key/value head (the model's own head numbers).
+        cached_rows: float32 ``[len(heads), n]``: the newest query's attention weights from the cached step.
+    """
+
+    labels: tuple[str, ...]
+    keys: np.ndarray
+    values: np.ndarray
+    heads: tuple[int, ...]
+    cached_rows: np.ndarray
+
+
+@dataclass(frozen=True)
+class FullPass:
+    """What the page's comparison adds to the cache view (:func:`full_pass`): the full recomputation.
+
+    Attributes:
+        full_rows: float32 ``[len(heads), n]``: the newest query's attention weights from one full forward pass
+            over the whole sequence (the door's cached one), for the heads of :attr:`CacheView.heads`.
+        difference_all: ``max |cached - full|`` over every layer and head.
+    """
+
+    full_rows: np.ndarray
+    difference_all: float
+
+
+def cache_view(state: DecodeState, labels: tuple[str, ...], layer: int, kv_head: int, group_size: int) -> CacheView:
+    """The cache of ``layer`` and ``kv_head`` in ``state`` (its K after RoPE, its V, the newest query's weights from the
+    cached step for the query heads that read it), with the tokens' ``labels``."""
+    heads = tuple(range(kv_head * group_size, (kv_head + 1) * group_size))
+    return CacheView(labels=labels, keys=state.keys(layer, kv_head), values=state.values(layer, kv_head), heads=heads,
+                     cached_rows=np.array(state.new_rows[layer, list(heads)]))
+
+
+def full_pass(state: DecodeState, full, layer: int, kv_head: int, group_size: int) -> FullPass:
+    """The full recomputation beside ``state``'s cached step: ``full`` the full pass's newest row of weights
+    ``[n_layers, n_heads, n]``; the rows of the query heads that read ``kv_head``, and the largest difference over
+    every layer and head."""
+    return FullPass(full_rows=np.array(full[layer, kv_head * group_size:(kv_head + 1) * group_size]),
+                    difference_all=max_difference(state.new_rows, full))

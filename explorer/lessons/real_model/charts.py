@@ -18,45 +18,8 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["GRID_KEY_COLOR", "angle_map", "head_grid", "prediction_bars"]
+__all__ = ["angle_map", "prediction_bars"]
 
-GRID_KEY_COLOR = "#d62728"  # the outline of the chosen head
-
-
-def head_grid(values, *, title: str, colorbar_title: str, zrange: tuple[float, float], layer: int, head: int,
-              digits: int = 3, height: int = 640) -> go.Figure:
-    """Every head at a glance: ``values [n_layers, n_heads]`` as a heat map, layer 0 on top, the chosen head outlined.
-
-    A transparent marker sits on every cell, so a click on a cell selects a point (Streamlit's
-    ``on_select`` reports scatter points, not heat-map cells): ``x`` = head, ``y`` = layer. The
-    markers carry the hover label ``layer 3 · head 4: 0.123`` (words and decimal mark in the run's language).
-
-    Raises:
-        ValueError: ``values`` is not 2-D, or ``(layer, head)`` is outside it.
-    """
-    values = np.asarray(values, dtype=float)
-    if values.ndim != 2:
-        raise ValueError(f"values must be [n_layers, n_heads], got shape {values.shape}")
-    n_layers, n_heads = values.shape
-    if not (0 <= layer < n_layers and 0 <= head < n_heads):
-        raise ValueError(f"(layer, head) = ({layer}, {head}) is outside the {n_layers} x {n_heads} grid")
-    fig = heatmap(values, [str(i) for i in range(n_layers)], [str(h) for h in range(n_heads)], title=title,
-                  row_name=_("layer"), col_name=_("head"), zrange=zrange, digits=digits, show_text=False, height=height,
-                  colorbar_title=colorbar_title, light=False)
-    fig.data[0].hoverinfo = "skip"  # the markers below carry the same label (two labels would stack)
-    layers, heads = np.divmod(np.arange(n_layers * n_heads), n_heads)
-    fig.add_trace(go.Scatter(
-        x=heads, y=layers, mode="markers", showlegend=False, name="heads",
-        marker=dict(symbol="square", size=14, color="rgba(0,0,0,0)", opacity=0.01),
-        selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)),
-        customdata=[fmt(v, digits) for v in values.ravel()],
-        hovertemplate=_("layer {layer} · head {head}: {value}").format(layer="%{y}", head="%{x}", value="%{customdata}")
-        + "<extra></extra>",
-    ))
-    fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
-                  line=dict(color=GRID_KEY_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
-    fig.update_layout(clickmode="event+select", dragmode=False, hovermode="closest")
-    return fig
 
 
 def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, title: str = "",

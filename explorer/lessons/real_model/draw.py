@@ -11,7 +11,7 @@ intermediates (the layers below it, not the whole pass). The model's sizes in th
 Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB and a head's steps about 0.9 MB (the
 door's), the head statistics 7 x 30 x 9 float64 (15 kB, 16 entries here); the sections' recorded elements are
 bounded by :func:`explorer.shell.cache.section` (a 64-token ``head_steps`` entry is about 3 MB). Everything
-expires :data:`TTL` after it was stored.
+expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored.
 """
 
 from __future__ import annotations
@@ -21,18 +21,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attention import heads
+from explorer.lessons.real_model import STATISTIC_SHORT, model
 from explorer.lessons.real_model import charts as rfig
-from explorer.lessons.real_model import model
 from explorer.shell import charts, head_statistics, i18n, llm, tables
-from explorer.shell.cache import section
+from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt, latex_words
 
 _, _n = translator(__name__)
 
-TTL = "30m"  # as the shell's caches (explorer.shell.cache): an entry expires 30 minutes after it was stored
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
 LIGHT_DIMS_ABOVE = 32
 STEP_CHARTS = 11  # the charts rmsnorm_step and head_steps draw (the expander's label says how many it holds)
@@ -49,11 +47,6 @@ def tokens_count(n: int) -> str:
 def rows_count(n: int) -> str:
     """``1 row`` / ``30 rows`` in the run's language."""
     return _n("{n} row", "{n} rows", n).format(n=n)
-
-
-STATISTIC_SHORT = {"sink": N_("sink"), "previous": N_("previous"), "self": N_("self"), "entropy": N_("entropy"),
-                   "distance": N_("distance"), "induction": N_("induction")}
-"""What the statistic control shows for each link value (:data:`model.STATISTICS` keys; messages)."""
 
 
 def statistic_short(stat: str) -> str:
@@ -73,7 +66,7 @@ def label(answer: str) -> str:
 # --- cached computations -------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
+@cached(max_entries=16)
 def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
     """:func:`model.head_statistics` of the prompt's forward pass."""
     return model.head_statistics(llm.run(_model, ids).attentions, ids)
@@ -91,35 +84,17 @@ def precision(_model: llm.LlamaModel) -> str:
     return llm.MODEL_FILENAME if storage is None else model.precision_note(storage.tensors)
 
 
-def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
-    """The repeated random prompt of ``seed``: its text and its ids (:func:`attention.heads.repeated_random_ids`,
-    :data:`model.REPEAT_WORDS` of the door's :func:`explorer.shell.llm.word_ids`).
-
-    The text is the ids decoded (it starts with a space: every word keeps its own); it tokenizes back to
-    exactly these ids, so the prompt box can hold it and the second copy stays an exact repeat.
-    """
-    ids = heads.repeated_random_ids(llm.word_ids(_model), model.REPEAT_WORDS, seed)
-    text = llm.text(_model, ids).text
-    if tuple(llm.token_ids(_model, text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
-        raise ValueError(f"the repeated prompt of seed {seed} does not tokenize back to its ids")
-    return text, ids
+repeated_prompt = cached(max_entries=8)(model.repeated_prompt)  # two short texts an entry
 
 
-@st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def _grid_figure(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int,
-                 lang: str) -> go.Figure:
-    with i18n.using(lang):
-        stats = statistics(_model, ids)
-        title = _("every head: {statistic}").format(statistic=statistic_name(stat))
-        return rfig.head_grid(stats.get(stat), title=title, colorbar_title=statistic_unit(stat),
-                              zrange=model.color_range(stat, stats.n), layer=layer, head=head)
-
-
+@figure(max_entries=32)
 def grid_figure(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
-    """The grid of every head coloured by ``stat``, the chosen head outlined, in the run's language (the same object
-    on every rerun: the page draws it as a widget, so it cannot be a replayed section, and a rerun builds no
-    figure; the language is part of the cache key)."""
-    return _grid_figure(_model, ids, stat, layer, head, i18n.current())
+    """The grid of every head coloured by ``stat``, the chosen head outlined, in the run's language (a widget: the
+    same object on every rerun, :func:`explorer.shell.cache.figure`)."""
+    stats = statistics(_model, ids)
+    return charts.head_grid(stats.get(stat), title=_("every head: {statistic}").format(statistic=statistic_name(stat)),
+                            colorbar_title=statistic_unit(stat), zrange=model.color_range(stat, stats.n),
+                            outlined=[(layer, head)])
 
 
 DIM_PREFIXES = {"dim": N_("dim"), "layer": N_("layer"), "head": N_("head"), "pair": N_("pair")}
@@ -140,17 +115,6 @@ def power_of_ten(x: float) -> str:
     """LaTeX for ``x``: ``10^{-5}`` when it is a power of ten, else ``x`` as ``%g``."""
     e = np.log10(x) if x > 0 else np.nan
     return f"10^{{{int(round(e))}}}" if np.isfinite(e) and abs(e - round(e)) < 1e-9 else f"{x:g}"
-
-
-def causal_check(weights: np.ndarray) -> str:
-    """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6.0e-08`` (what the map shows; the decimal
-    mark of the run's language)."""
-    w = np.asarray(weights, dtype=np.float64)
-    above = float(np.triu(w, 1).max(initial=0.0))
-    mark = "," if i18n.plotly_separators()[0] == "," else "."
-    return _("largest weight above the diagonal = {above} (exactly 0: the causal mask) · largest |row sum − 1| = "
-             "{sum_error}").format(above=repr(above).replace(".", mark),
-                                   sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))
 
 
 # --- sections -------------------------------------------------------------------------------------
@@ -281,7 +245,7 @@ def head_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
                                    title=head_title(layer, head), color_scale=color_scale, colorbar_at="below"),
                     key="rm_fig_head")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
-                 "(the future) · {check}").format(n=n, check=causal_check(weights)))
+                 "(the future) · {check}").format(n=n, check=model.causal_check(weights)))
     numbers(weights, labels, labels, label=_("Numbers: attention weights"))
 
 
@@ -454,7 +418,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
         st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
                                        show_text=n <= HALF_TEXT_MAX, color_scale=color_scale, colorbar_at="below"),
                         key="rm_fig_weights")
-        st.caption(_("each row sums to 1 · {check}").format(check=causal_check(s.weights)))
+        st.caption(_("each row sums to 1 · {check}").format(check=model.causal_check(s.weights)))
         numbers(s.weights, labels, labels, label=_("Numbers: weights"))
 
     st.subheader(_("6 · Weights · V"))

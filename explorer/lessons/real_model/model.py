@@ -2,8 +2,9 @@
 
 Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each),
 the repeated random prompt that reveals induction heads, the "guess, then reveal" exercise graded
-from the live numbers, and :func:`link` (other lessons link to a head here). The prompt, its tokens
-and the forward pass come from the lessons' door to the model, :mod:`explorer.shell.llm`.
+from the live numbers, and the causal map's check. The prompt, its tokens and the forward pass come from the
+lessons' door to the model, :mod:`explorer.shell.llm` (links to a head here are built from the lesson's
+declarations: ``controls.link(real_model, real_model.sizes(config), layer=…, head=…)``).
 
 Every statistic is :mod:`attention.heads`' (the one home of the head statistics, their formulas and the
 repeated-random-prompt rule; their words are :mod:`explorer.shell.head_statistics`): computed from one head's
@@ -25,18 +26,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 import numpy as np
 
 from attention import heads
 from explorer.shell import head_statistics as head_statistics_words
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
 
-URL_PATH = "real-model"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = "The cat sat on the mat because it was tired"
 DEFAULT_LAYER, DEFAULT_HEAD = 16, 0
 """The head the page opens: SmolLM2's layer 16, head 0, a previous-token head (tested on the default prompt)."""
@@ -49,34 +48,6 @@ REPEAT_WORDS = 16
 """Words (one token each) in each copy of the repeated random prompt: 32 tokens in all."""
 MIN_MARGIN = 0.25
 """A head is a clear example of its label when its largest score beats its second largest by at least this."""
-
-
-# --- links to this lesson -----------------------------------------------------------------------
-
-
-def link(prompt: str | None = None, layer: int | None = None, head: int | None = None,
-         stat: str | None = None) -> str:
-    """A link to this lesson with its controls preset: ``./real-model?rm_prompt=…&rm_layer=18&rm_head=6``.
-
-    The prompt is percent-encoded (no character of it is left to be read as Markdown); ``layer`` and ``head``
-    are written as whole numbers (below 0: 0; a number beyond the model's opens at the default with the page's
-    warning); ``None`` leaves a control at its default.
-
-    Raises:
-        ValueError: ``stat`` is not one of :data:`STATISTICS`.
-    """
-    if stat is not None and stat not in STATISTICS:
-        raise ValueError(f"stat must be one of {', '.join(STATISTICS)}, got {stat!r}")
-    params = []
-    if prompt:
-        params.append(f"rm_prompt={quote(prompt, safe='')}")
-    if layer is not None:
-        params.append(f"rm_layer={max(int(layer), 0)}")
-    if head is not None:
-        params.append(f"rm_head={max(int(head), 0)}")
-    if stat is not None:
-        params.append(f"rm_stat={stat}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- token ids appended by greedy decoding ------------------------------------------------------------
@@ -286,22 +257,6 @@ def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
     return np.asarray(attentions[layer], dtype=np.float64).mean(axis=0)
 
 
-def selected_head(points: Sequence[Mapping], n_layers: int, n_heads: int) -> tuple[int, int] | None:
-    """The ``(layer, head)`` of the last clicked grid cell (a Plotly point with ``x`` = head, ``y`` = layer).
-
-    ``None`` when nothing usable was clicked (no point, or coordinates outside the grid).
-    """
-    for point in reversed(list(points)):
-        try:
-            x, y = float(point["x"]), float(point["y"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        head, layer = int(round(x)), int(round(y))
-        if 0 <= layer < n_layers and 0 <= head < n_heads:
-            return layer, head
-    return None
-
-
 # --- guess, then reveal -------------------------------------------------------------------------
 
 LABELS: dict[str, str] = {  # answer key -> what the learner reads (messages: shown with ``_(LABELS[key])``)
@@ -376,3 +331,31 @@ def grade(heads: Sequence[QuizHead], guesses: Sequence[str | None]) -> tuple[boo
     if len(heads) != len(guesses):
         raise ValueError(f"{len(guesses)} guesses for {len(heads)} heads")
     return tuple(g == q.answer for q, g in zip(heads, guesses, strict=True))
+
+
+# --- the repeated prompt from the door, and the causal map's check ------------------------------------------
+
+
+def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, ...]]:
+    """The repeated random prompt of ``seed``: its text and its ids (:func:`attention.heads.repeated_random_ids`,
+    :data:`REPEAT_WORDS` of the door's :func:`explorer.shell.llm.word_ids`).
+
+    The text is the ids decoded (it starts with a space: every word keeps its own); it tokenizes back to
+    exactly these ids, so the prompt box can hold it and the second copy stays an exact repeat.
+    """
+    ids = heads.repeated_random_ids(llm.word_ids(_model), REPEAT_WORDS, seed)
+    text = llm.text(_model, ids).text
+    if tuple(llm.token_ids(_model, text)) != ids:  # cannot happen for word_ids; never show a repeat that is not one
+        raise ValueError(f"the repeated prompt of seed {seed} does not tokenize back to its ids")
+    return text, ids
+
+
+def causal_check(weights: np.ndarray) -> str:
+    """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6.0e-08`` (what the map shows; the decimal
+    mark of the run's language)."""
+    w = np.asarray(weights, dtype=np.float64)
+    above = float(np.triu(w, 1).max(initial=0.0))
+    mark = "," if i18n.plotly_separators()[0] == "," else "."
+    return _("largest weight above the diagonal = {above} (exactly 0: the causal mask) · largest |row sum − 1| = "
+             "{sum_error}").format(above=repr(above).replace(".", mark),
+                                   sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))

@@ -2,19 +2,16 @@
 
 import streamlit as st
 
-from explorer.lessons.real_model import draw, model
-from explorer.shell import controls, i18n, llm
+from explorer.lessons.real_model import CONTROLS, draw, model, sizes
+from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)
 
-PROMPT, SEED, STAT, LAYER, HEAD, GRID = "rm_prompt", "rm_seed", "rm_stat", "rm_layer", "rm_head", "rm_grid"
-STEPS = "rm_steps"  # the six steps' expander, open or closed (?rm_steps=true opens it)
-APPENDED = "rm_then"  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
-APPENDED_MAX_CHARS = 6 * llm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
+PROMPT, SEED, STAT, LAYER, HEAD = (CONTROLS[name].key for name in ("prompt", "seed", "stat", "layer", "head"))
+APPENDED = CONTROLS["then"].key
+GRID = "rm_grid"
 REVEALED = "_rm_revealed"
-DEFAULT_STAT = "sink"
-STATS = list(model.STATISTICS)
 ss = st.session_state
 
 draw.title()
@@ -27,28 +24,27 @@ config = lm.config
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seed picks the random words.")))
 draw.intro(config, draw.precision(lm))
-DEFAULT_LAYER = min(model.DEFAULT_LAYER, config.n_layers - 1)  # layer 16, head 0 of SmolLM2: a previous-token head
-DEFAULT_HEAD = min(model.DEFAULT_HEAD, config.n_heads - 1)
+SIZES = sizes(config)  # the layer and head sliders' context
 
 
 def set_prompt(text: str, stat: str | None = None) -> None:
     """Button callback: a new prompt (and a statistic to show), set before the widgets are drawn; the ids
     appended to the last prompt go."""
-    ss[PROMPT] = text
-    ss[APPENDED] = ""
+    controls.set_value(PROMPT, text)
+    controls.set_value(APPENDED, "")
     if stat is not None:
-        ss[STAT] = stat
+        controls.set_value(STAT, stat)
 
 
 def clear_appended() -> None:
     """Prompt box callback: a new text starts without the ids appended to the last one."""
-    ss[APPENDED] = ""
+    controls.set_value(APPENDED, "")
 
 
 def append_id(token_id: int, appended: tuple[int, ...]) -> None:
     """Button callback: greedy decoding by hand, by id: the top token's id goes after the ids already appended
     (never its text tokenized again, which can merge tokens or hold half a character)."""
-    ss[APPENDED] = model.write_ids((*appended, token_id))
+    controls.set_value(APPENDED, model.write_ids((*appended, token_id)))
 
 
 def make_repeated_prompt() -> None:
@@ -70,9 +66,7 @@ def reveal_answers(signature: tuple) -> None:
 
 def open_clicked_head() -> None:
     """Grid callback: the clicked cell's layer and head go to the sliders before they are drawn."""
-    state = ss.get(GRID)
-    points = state["selection"]["points"] if state else []
-    chosen = model.selected_head(points, config.n_layers, config.n_heads)
+    chosen = charts.clicked_head(ss.get(GRID), config.n_layers, config.n_heads)
     if chosen is not None:
         controls.set_value(LAYER, chosen[0])
         controls.set_value(HEAD, chosen[1])
@@ -82,20 +76,9 @@ def open_clicked_head() -> None:
 st.header(_("Your prompt"))
 st.caption(_("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
              "drive the lessons on random weights and do not apply here."))
-typed = llm.prompt_input(
-    key=PROMPT, default=model.DEFAULT_PROMPT, label=_("Prompt"), on_change=clear_appended,
-    help=_("Any text. The model reads its first {n} tokens (a limit of these lessons, so every map keeps one "
-           "readable row per token). Press Ctrl+Enter to run.").format(n=llm.PROMPT_MAX_TOKENS))
+typed = llm.prompt_input(CONTROLS["prompt"], model=lm, on_change=clear_appended)
 vocab = config.vocab_size
-controls.refuse_unusable(APPENDED, lambda raw: len(raw) <= APPENDED_MAX_CHARS
-                         and model.parse_ids(raw, vocab) is not None)
-raw_appended = st.text_input(
-    _("Token ids appended after the prompt"), key=APPENDED, bind="query-params", max_chars=APPENDED_MAX_CHARS,
-    placeholder=_("none yet: “➕ Append the top token” (below) adds them"),
-    help=_("Greedy decoding by hand appends each next token here as its id, so the model reads exactly the tokens "
-           "it chose. Appending the token's text and tokenizing again could read other tokens (two “↵” tokens can "
-           "become one “↵↵”) or half a character. Ids separated by spaces; a new prompt clears them."))
-controls.check_link(APPENDED, raw_appended, _("token ids from 0 to {last} separated by spaces").format(last=vocab - 1))
+raw_appended = controls.draw(CONTROLS["then"], {"vocab": vocab})
 appended = model.parse_ids(raw_appended, vocab)
 if appended is None:
     st.warning(_("“Token ids appended” must be whole numbers from 0 to {last} separated by single spaces; the page "
@@ -104,8 +87,7 @@ if appended is None:
 p = typed.extend(lm, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
 with c1:
-    seed = controls.number_input(_("Seed"), 0, controls.SEED_MAX, 0, key=SEED,
-                                 help=_("Seeds the repeated random prompt (the same seed gives the same words)."))
+    seed = controls.draw(CONTROLS["seed"])
 with c2:
     st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat", on_click=make_repeated_prompt,
               help=_("{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
@@ -145,18 +127,11 @@ stats = draw.statistics(lm, ids)
 
 @controls.fragment  # the statistic, a click on the grid and the layer and head sliders change this part only: it reruns
 def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are not resent; issue 30)
-    stat = controls.option_control(
-        "segmented_control", _("Colour every head by"), {k: draw.statistic_short(k) for k in STATS}, key=STAT,
-        default=DEFAULT_STAT,  # the link holds the code (?rm_stat=entropy) in every language
-        help=_("{sink}: weight on the first token · {previous}: on the token before · {self}: on itself · "
-               "{entropy}: how spread out (bits) · {distance}: how far back (tokens) · {induction}: on the token that "
-               "followed an earlier occurrence of this token.").format(**{k: draw.statistic_short(k) for k in STATS}))
+    stat = controls.draw(CONTROLS["stat"])
     grid_col, side = st.columns([3, 2])
     with side:
-        layer = controls.slider(_("Layer"), 0, config.n_layers - 1, DEFAULT_LAYER, key=LAYER)
-        head = controls.slider(_("Query head"), 0, config.n_heads - 1, DEFAULT_HEAD, key=HEAD,
-                               help=_("Query head h reads key/value head h // {g} (grouped-query attention).").format(
-                                   g=config.group_size))
+        layer = controls.draw(CONTROLS["layer"], SIZES)
+        head = controls.draw(CONTROLS["head"], SIZES)
         layer, head = int(layer), int(head)
         if stats.defined and stats.get(stat) is not None:
             draw.statistic_definition(stat, stats.n, stats.induction_rows)
@@ -187,9 +162,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
                   "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
                   "values."))
     # Drawn only while open (its 11 charts are most of what a head change would send; issue 30), and in the link.
-    steps = st.expander(_("Show the six steps, with their {n} charts").format(n=draw.STEP_CHARTS), key=STEPS,
-                        on_change="rerun", bind="query-params")
-    controls.check_link(STEPS, bool(steps.open), _("true or false"))  # Streamlit reads any other value as closed
+    steps = controls.draw(CONTROLS["steps"], {"n": draw.STEP_CHARTS})
     if steps.open:
         with steps:
             draw.rmsnorm_step(lm, ids, layer, head)

@@ -23,7 +23,7 @@ import streamlit as st
 
 from explorer.lessons.sinks import charts as sfig
 from explorer.lessons.sinks import model
-from explorer.shell import charts, i18n, llm
+from explorer.shell import charts, i18n, jobs, llm
 from explorer.shell.cache import TTL_SECONDS, cached, key_hash_funcs, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
@@ -139,16 +139,15 @@ def sweep(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measured,
     c = _model.config
     todo = model.cache_variants(c, len(ids))
     score_from = model.sweep_score_from(todo)
-    bar = st.progress(0.0, text=_("Measuring the smaller caches…"))
     out = []
-    for i, variant in enumerate(todo):
-        step = (_("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per server)")
-                if variant.family == "latent" else _("converting the key/value heads") if variant.kind
-                else _("running the sliding window") if variant.window else _("running the model as trained"))
-        bar.progress(i / len(todo), text=_("Measuring {i} of {n}: {variant}: {step}…").format(
-            i=i + 1, n=len(todo), variant=variant_label(c, variant), step=step))
-        out.append(measured(_model, ids, variant, score_from))
-    bar.empty()
+    with jobs.progress(_("Measuring the smaller caches…")) as step:
+        for i, variant in enumerate(todo):
+            what = (_("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per "
+                      "server)") if variant.family == "latent" else _("converting the key/value heads") if variant.kind
+                    else _("running the sliding window") if variant.window else _("running the model as trained"))
+            step(i / len(todo), _("Measuring {i} of {n}: {variant}: {step}…").format(
+                i=i + 1, n=len(todo), variant=variant_label(c, variant), step=what))
+            out.append(measured(_model, ids, variant, score_from))
     return tuple(out)
 
 

@@ -26,22 +26,20 @@ small value norms; softmax's sum to one as the cause); Ainslie et al. (2023), GQ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import numpy as np
 
 from attention import heads
-from explorer.shell import i18n, llm
+from explorer.shell import llm
 
 __all__ = [
     "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
-    "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "URL_PATH", "CacheVariant", "FirstToken",
+    "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "CacheVariant", "FirstToken",
     "Measured", "Shift", "SinkSummary", "Streamed", "allowed_keys", "cache_variants", "changed_ids",
-    "first_token_experiment", "link", "md_code", "measure", "reference_logits", "shift_experiment", "sink_mass",
+    "first_token_experiment", "md_code", "measure", "reference_logits", "shift_experiment", "sink_mass",
     "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "variant_bytes", "window_max",
 ]
 
-URL_PATH = "attention-sinks"  # this lesson's page (explorer.lessons.LESSONS)
 DEFAULT_PROMPT = (
     "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He lit the great lamp, wound the "
     "clockwork that turned the lens, and wrote the weather in his logbook. Ships passing in the night never saw him, "
@@ -81,17 +79,6 @@ def md_code(text: str, limit: int = 24) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
     return f"{fence}{pad}{s}{pad}{fence}"
-
-
-def link(prompt: str | None = None, window: int | None = None) -> str:
-    """A link to this lesson, ``./attention-sinks?sk_prompt=…&sk_window=…`` (the prompt percent-encoded: no character
-    of it can be read as Markdown); ``None`` leaves a control at its default."""
-    params = []
-    if prompt:
-        params.append(f"sk_prompt={quote(prompt, safe='')}")
-    if window is not None:
-        params.append(f"sk_window={max(int(window), 1)}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
 
 
 # --- the sink ------------------------------------------------------------------------------------

@@ -7,14 +7,12 @@ over every cache variant: about 20 runs of the model, so it runs when asked, the
 
 import streamlit as st
 
-from explorer.lessons.kv_cache.model import link as kv_cache_link
-from explorer.lessons.sinks import draw, model
+from explorer.lessons import kv_cache
+from explorer.lessons.sinks import CONTROLS, draw, model
 from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
-
-FIRST, OFFSET, WINDOW, NEW, MEASURE = "sk_first", "sk_offset", "sk_window", "sk_new", "sk_measure"
 
 draw.intro()
 lm = llm.model_or_explain(_(
@@ -28,10 +26,7 @@ controls.not_used(llm.not_used(c, seed=_(
     "the model's weights are trained, not drawn, and every continuation here is greedy.")))
 
 st.header(_("Your text"))
-p = llm.prompt_input(key="sk_prompt", default=model.DEFAULT_PROMPT, label=_("Text"), max_tokens=llm.PROMPT_MAX_TOKENS,
-                     help=_("Any text; a paragraph works best (the window needs positions after it to score). The "
-                            "model reads its first {n} tokens. Press Ctrl+Enter to run.").format(
-                         n=llm.PROMPT_MAX_TOKENS))
+p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=llm.PROMPT_MAX_TOKENS)
 ids = p.ids
 st.caption(draw.describe(c, p.n))
 with st.expander(_("The tokens the model reads")):
@@ -52,12 +47,7 @@ draw.the_sink(lm, ids, controls.color_scale())
 st.header(_("2 · Put another token first"))
 st.markdown(_("If the first token were a sink because of *what* it is, another token in its place would not be one. "
               "Put a different token before your text (or drop your first token) and see where the weight goes."))
-choice = controls.option_control(
-    "radio", _("Put first"), {"newline": _("↵ a new line"), "the": "␣the", "stop": _(". a full stop"),
-                              "im_start": "<|im_start|>", "drop": _("drop your first token")},
-    key=FIRST, default="newline", horizontal=True,
-    help=_("A new line, a common word, punctuation or the chat's special token before your text; or your text "
-           "without its first token, so that its second token comes first."))
+choice = controls.draw(CONTROLS["first"])
 if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
 else:
@@ -69,12 +59,7 @@ else:
 st.header(_("3 · Shift every position"))
 st.markdown(_("Is the first token special because RoPE gives it position 0? Start the positions at *k* instead: "
               "every query and key is turned by a different angle, the first token is at position *k*."))
-top_offset = c.context_length - p.n
-controls.keep_in_range(OFFSET, 0, top_offset)
-offset = controls.slider(_("Shift every position by k"), 0, top_offset, min(model.DEFAULT_OFFSET, top_offset),
-                         key=OFFSET,
-                         help=_("RoPE positions k … k + {last}; the model was trained on {context} positions.").format(
-                             last=p.n - 1, context=i18n.integer(c.context_length)))
+offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
 with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
         k=i18n.integer(offset))):
     draw.shift(lm, ids, offset)
@@ -92,19 +77,13 @@ if top_window < 1:
 else:
     left, right = st.columns(2)
     with left:
-        controls.keep_in_range(WINDOW, 1, top_window)
-        window = controls.slider(_("Window w (tokens each query sees, itself included)"), 1, top_window,
-                                 min(model.DEFAULT_WINDOW, top_window), key=WINDOW,
-                                 help=_("At most {top} on your text, so that at least {scored} positions come after "
-                                        "the window (they are the ones scored).").format(top=top_window,
-                                                                                         scored=model.MIN_SCORED))
+        window = controls.draw(CONTROLS["window"], {"top": top_window})
     with right:
-        n_new = controls.slider(_("Generated tokens"), 1, model.MAX_NEW_TOKENS, model.DEFAULT_NEW_TOKENS, key=NEW,
-                                help=_("Each continuation is greedy, read with the same window and kept tokens."))
+        n_new = controls.draw(CONTROLS["new"])
     draw.streaming_runs(lm, ids, window, n_new)
     draw.streaming(lm, ids, window, n_new)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
-        link=kv_cache_link()))
+        link=controls.link(kv_cache)))
 
 # --- 5 · smaller caches -----------------------------------------------------------------------------------------
 st.header(_("5 · Smaller caches: what each one costs"))
@@ -113,11 +92,7 @@ st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every
               "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
 draw.cache_formulas(c, p.n)
 n_variants = len(model.cache_variants(c, p.n))
-measure = st.toggle(_("Measure every variant on your text"), key=MEASURE, bind="query-params",
-                    help=_("Runs the model once per variant on your text ({n} runs: each variant converted, or "
-                           "windowed), compares every next-token distribution with the model's, and keeps the "
-                           "results for this text.").format(n=n_variants))
-controls.check_link(MEASURE, measure, _("true or false"))
+measure = controls.draw(CONTROLS["measure"], {"variants": n_variants})
 if measure:
     draw.smaller_caches(lm, ids, draw.sweep(lm, ids))
 else:

@@ -1,17 +1,13 @@
 """Sections of the page "Watch attention learn", and the process's shared training runs.
 
-**Shared runs.** Training happens in one worker thread per server process (:class:`Runs`, kept by
-``st.cache_resource``), never in a page's script run: a run is requested by its
-:class:`~explorer.lessons.training.model.RunSpec` (every setting in the page's link), and every session that
-asks for the same spec gets the same entry, queued, training or finished. So a class of 30 opening one link
-trains it once, and all 30 watch the same progress; a learner who moves a control while a run trains does not
-stop it (it is there when they come back). Finished runs are kept for :data:`TTL_SECONDS` after their last use,
-at most :data:`MAX_FINISHED` of them and :data:`MAX_BYTES` in all (least recently used dropped first); at most
-:data:`MAX_PENDING` runs wait or train at once (beyond that the page asks the learner to try again in a
-minute). Measured entry sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings (3 layers × 4
-heads, d_model 64, d_head 64, n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS
-on one thread (``attention.training`` does: these matrices are too small for threads to pay, and while a run trains
-the other sessions' matrix products run on one BLAS thread too).
+**Shared runs.** Training happens on the shell's job worker (:mod:`explorer.shell.jobs`: one worker thread per
+server process, never in a page's script run): a run is requested by its
+:class:`~explorer.lessons.training.model.RunSpec` (every setting in the page's link), and every session that asks
+for the same spec gets the same entry, queued, training or finished; the bounds are the shell's (measured entry
+sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings, 3 layers × 4 heads, d_model 64, d_head 64,
+n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS on one thread
+(``attention.training`` does: these matrices are too small for threads to pay, and while a run trains the other
+sessions' matrix products run on one BLAS thread too).
 
 **Sections.** Every other function here is a cached section (:func:`explorer.shell.cache.section`): it draws
 from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
@@ -22,11 +18,8 @@ when the result does not hold for the learner's settings.
 from __future__ import annotations
 
 import math
-import threading
-import time
-from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -35,21 +28,29 @@ import streamlit as st
 from attention import heads, training
 from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model
-from explorer.lessons.training.model import RunResult, RunSpec
-from explorer.shell import charts, head_statistics, i18n, llm, textviews
-from explorer.shell.cache import TTL_SECONDS, cached, section
+from explorer.lessons.training.model import (
+    RunResult,
+    RunSpec,
+    emerged_text,
+    head_name,
+    jump_sentences,
+    layers_count,
+    mechanism_sentences,
+    num,
+    scaling_sentences,
+    threshold,
+    tokens_count,
+    verdict,
+)
+from explorer.shell import charts, head_statistics, i18n, jobs, llm, textviews
+from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
 
 _, _n = translator(__name__)
 
-MAX_FINISHED = 24
-MAX_BYTES = 96 * 2**20
-MAX_PENDING = 8
-LIVE_REDRAW_S = 0.5  # the live curves are redrawn at most this often while a run trains
 MAPS_PER_ROW = 2  # attention maps side by side (4 in a row left each map a sliver at 64 tokens)
 MAP_HEIGHT = 420  # px: an attention map of up to 64 tokens, a label on every other row
-FOLLOW_MAX_S = 15 * 60  # a page stops waiting for a run after this long (it keeps training; a rerun shows it)
 NOT_USED = {  # shown translated: _(NOT_USED[key])
     "sentence": N_("this lesson trains a model on sequences of random token ids (a random run written twice)."),
     "embedding": N_("the model learns its own token embedding, starting from the initialisation chosen here."),
@@ -58,163 +59,12 @@ NOT_USED = {  # shown translated: _(NOT_USED[key])
     "d_model": N_("this page has its own d_model for the model it trains."),
     "d_k": N_("this page's heads have their own width d_head (d_k = d_v = d_head)."),
 }
-VERDICTS = {"induction": N_("induction"), "shortcut": N_("shortcut"), "not learned": N_("not learned"),
-            "other": N_("other")}
-"""The mechanism check's verdicts (:attr:`attention.training.Mechanism.label`), shown translated: :func:`verdict`."""
 
 
 # --- the shared runs ------------------------------------------------------------------------------------------
-class BusyError(Exception):
-    """The server already has :data:`MAX_PENDING` runs waiting or training."""
-
-
-@dataclass
-class Entry:
-    """One run of the process: its spec, its state (``"queued"``, ``"training"``, ``"done"``, ``"failed"``),
-    the live :class:`~explorer.lessons.training.model.Progress`, the result or the error, and when it was
-    last used (``time.monotonic()``)."""
-
-    spec: RunSpec
-    state: str = "queued"
-    progress: model.Progress | None = None
-    result: RunResult | None = None
-    error: str | None = None
-    used: float = 0.0
-
-    @property
-    def finished(self) -> bool:
-        return self.state in ("done", "failed")
-
-
-class Runs:
-    """The training runs of one server process, shared by every session (see the module docstring).
-
-    Args:
-        train: ``train(spec, on_progress) -> RunResult`` (:func:`~explorer.lessons.training.model.train_run`;
-            tests pass their own). max_finished, max_bytes, ttl, max_pending: the bounds.
-    """
-
-    def __init__(self, train: Callable = model.train_run, *, max_finished: int = MAX_FINISHED,
-                 max_bytes: int = MAX_BYTES, ttl: float = TTL_SECONDS, max_pending: int = MAX_PENDING):
-        self._train = train
-        self.max_finished, self.max_bytes, self.ttl, self.max_pending = max_finished, max_bytes, ttl, max_pending
-        self._cond = threading.Condition()
-        self._entries: OrderedDict[RunSpec, Entry] = OrderedDict()
-        self._queue: deque[RunSpec] = deque()
-        self._worker: threading.Thread | None = None
-        self.trained = 0  # runs trained by this registry (a class opening one link adds one)
-
-    def get(self, spec: RunSpec) -> Entry | None:
-        """The entry of ``spec`` (queued, training or finished), or ``None``; a finished one counts as used."""
-        with self._cond:
-            self._expire()
-            entry = self._entries.get(spec)
-            if entry is not None:
-                entry.used = time.monotonic()
-                self._entries.move_to_end(spec)
-            return entry
-
-    def request(self, spec: RunSpec) -> Entry:
-        """The entry of ``spec``: the existing one, or a new one queued for the worker (a failed run is queued
-        again).
-
-        Raises:
-            BusyError: :attr:`max_pending` runs are already waiting or training.
-        """
-        with self._cond:
-            self._expire()
-            entry = self._entries.get(spec)
-            if entry is not None and entry.state != "failed":
-                entry.used = time.monotonic()
-                return entry
-            pending = sum(1 for e in self._entries.values() if not e.finished)
-            if pending >= self.max_pending:
-                raise BusyError(f"{pending} runs are waiting or training")
-            entry = Entry(spec, used=time.monotonic())
-            self._entries[spec] = entry
-            self._queue.append(spec)
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._work, name="attention-explorer-training", daemon=True)
-                self._worker.start()
-            self._cond.notify_all()
-            return entry
-
-    def ahead_of(self, spec: RunSpec) -> int:
-        """Runs queued or training before ``spec`` (0 when it trains or is not queued)."""
-        with self._cond:
-            if spec not in self._queue:
-                return 0
-            training_now = sum(1 for e in self._entries.values() if e.state == "training")
-            return list(self._queue).index(spec) + training_now
-
-    def wait(self, timeout: float) -> None:
-        """Block until any run reports progress or ends, or ``timeout`` seconds pass."""
-        with self._cond:
-            self._cond.wait(timeout)
-
-    def snapshot(self, entry: Entry) -> tuple[str, model.Progress | None, RunResult | None, str | None]:
-        """``(state, progress, result, error)`` of ``entry``, read together."""
-        with self._cond:
-            return entry.state, entry.progress, entry.result, entry.error
-
-    def nbytes(self) -> int:
-        """Bytes held by the finished results."""
-        with self._cond:
-            return sum(e.result.nbytes for e in self._entries.values() if e.result is not None)
-
-    def clear(self) -> None:
-        """Forget every finished run (the queued and training ones stay)."""
-        with self._cond:
-            for spec in [s for s, e in self._entries.items() if e.finished]:
-                del self._entries[spec]
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue:
-                    self._cond.wait()
-                spec = self._queue.popleft()
-                entry = self._entries.get(spec)
-                if entry is None:  # cannot happen (queued entries are never dropped); keep the worker alive
-                    continue
-                entry.state = "training"
-                self._cond.notify_all()
-
-            def publish(progress: model.Progress, entry: Entry = entry) -> None:
-                with self._cond:
-                    entry.progress = progress
-                    self._cond.notify_all()
-
-            try:
-                result = self._train(spec, publish)
-            except Exception as exc:  # a run that fails is reported on the page, never raised in a session
-                with self._cond:
-                    entry.state, entry.error = "failed", f"{type(exc).__name__}: {exc}"
-                    self._cond.notify_all()
-                continue
-            with self._cond:
-                entry.result, entry.state, entry.used = result, "done", time.monotonic()
-                self.trained += 1
-                self._expire()
-                self._cond.notify_all()
-
-    def _expire(self) -> None:
-        """Drop finished runs unused for ``ttl`` seconds, then the least recently used beyond the bounds."""
-        now = time.monotonic()
-        for spec in [s for s, e in self._entries.items() if e.finished and now - e.used > self.ttl]:
-            del self._entries[spec]
-        done = [s for s, e in self._entries.items() if e.finished]  # least recently used first
-        total = sum(self._entries[s].result.nbytes for s in done if self._entries[s].result is not None)
-        while done and (len(done) > self.max_finished or total > self.max_bytes):
-            spec = done.pop(0)
-            gone = self._entries.pop(spec)
-            total -= gone.result.nbytes if gone.result is not None else 0
-
-
-@st.cache_resource(show_spinner=False)
-def runs() -> Runs:
-    """This process's :class:`Runs` (one per server process, shared by every session)."""
-    return Runs()
+def runs() -> jobs.Jobs:
+    """This process's training runs (:func:`explorer.shell.jobs.shared`: one worker, shared by every session)."""
+    return jobs.shared("training", model.train_run)
 
 
 def request(specs: Sequence[RunSpec]) -> bool:
@@ -222,67 +72,43 @@ def request(specs: Sequence[RunSpec]) -> bool:
     try:
         for spec in specs:
             runs().request(spec)
-    except BusyError:
+    except jobs.BusyError:
         st.warning(_("The server is already training {n} runs for other learners. Please press the button again in "
-                     "a minute: the runs already asked for keep training meanwhile.").format(n=MAX_PENDING), icon="⏳")
+                     "a minute: the runs already asked for keep training meanwhile.").format(n=jobs.MAX_PENDING),
+                   icon="⏳")
         return False
     return True
 
 
-def status(specs: Sequence[RunSpec]) -> tuple[list[Entry | None], list[RunResult] | None]:
+def status(specs: Sequence[RunSpec]) -> tuple[list[jobs.Entry | None], list[RunResult] | None]:
     """The entries of ``specs`` and, when every one is done, their results (in order)."""
-    entries = [runs().get(s) for s in specs]
-    if entries and all(e is not None and e.state == "done" for e in entries):
-        return entries, [e.result for e in entries]
-    return entries, None
+    return runs().status(specs)
 
 
 def follow(specs: Sequence[RunSpec], names: Sequence[str]) -> None:
-    """While any run of ``specs`` waits or trains: a progress bar and the live curves (loss and best prefix-match
-    of the run training now), redrawn as the worker reports; returns when every run has finished (or failed).
-
-    Not a cached section: it draws live. The runs go on training if the learner moves a control meanwhile
-    (that rerun stops this loop, not the worker). ``names``: each run's name, in the run's language.
-    """
+    """While any run of ``specs`` waits or trains: a progress bar and the live curves (loss and best prefix-match of
+    the run training now), redrawn as the worker reports (:func:`explorer.shell.jobs.follow`). ``names``: each
+    run's name, in the run's language."""
     registry = runs()
-    entries = [registry.get(s) for s in specs]
-    if not any(e is not None and not e.finished for e in entries):
-        return
-    bar = st.progress(0.0, text=_("Waiting for the server's training worker…"))
-    live = st.empty()
-    drawn_at, drawn_steps, started = 0.0, -1, time.monotonic()
-    while time.monotonic() - started < FOLLOW_MAX_S:
-        states = [registry.snapshot(e) if e is not None else ("done", None, None, None) for e in entries]
+
+    def report(states) -> tuple[float, str, tuple | None]:
         total = sum(s.steps for s in specs)
-        done = sum(spec.steps if st_ in ("done", "failed") else (p.done_steps if p is not None else 0)
-                   for spec, (st_, p, _r, _e) in zip(specs, states, strict=True))
-        if all(st_ in ("done", "failed") for st_, *_rest in states):
-            break
-        current = next(((name, spec, p) for name, spec, (st_, p, _r, _e) in zip(names, specs, states, strict=True)
-                        if st_ == "training"), None)
+        done = sum(spec.steps if state in ("done", "failed") else (p.done_steps if p is not None else 0)
+                   for spec, (state, p, _r, _e) in zip(specs, states, strict=True))
+        current = next(((name, spec, p) for name, spec, (state, p, _r, _e) in zip(names, specs, states, strict=True)
+                        if state == "training"), None)
         if current is None:
             ahead = max(registry.ahead_of(s) for s in specs)
-            text = (_n("Queued behind {n} run of other learners on this server…",
-                       "Queued behind {n} runs of other learners on this server…", ahead).format(n=ahead) if ahead
-                    else _("Starting…"))
-        else:
-            name, spec, p = current
-            step = p.done_steps if p is not None else 0
-            text = _("Training {name}: step {step} of {steps}").format(name=name, step=step, steps=spec.steps)
-        bar.progress(min(done / max(total, 1), 1.0), text=text)
-        if current is not None and current[2] is not None and current[2].done_steps != drawn_steps \
-                and time.monotonic() - drawn_at >= LIVE_REDRAW_S:
-            name, spec, p = current
-            live.plotly_chart(live_figure(spec, p, name), width="stretch")
-            drawn_at, drawn_steps = time.monotonic(), p.done_steps
-        registry.wait(0.25)
-    bar.empty()
-    live.empty()
+            return done / max(total, 1), (_n("Queued behind {n} run of other learners on this server…",
+                                             "Queued behind {n} runs of other learners on this server…", ahead)
+                                          .format(n=ahead) if ahead else _("Starting…")), None
+        name, spec, p = current
+        text = _("Training {name}: step {step} of {steps}").format(
+            name=name, step=p.done_steps if p is not None else 0, steps=spec.steps)
+        live = None if p is None else ((spec, p.done_steps), lambda: live_figure(spec, p, name))
+        return done / max(total, 1), text, live
 
-
-def threshold() -> str:
-    """The emergence threshold (0.4) as the run's language writes it (``0,4``)."""
-    return i18n.general(training.EMERGENCE_THRESHOLD)
+    jobs.follow(registry, specs, report, _("Waiting for the server's training worker…"))
 
 
 def live_figure(spec: RunSpec, p: model.Progress, name: str):
@@ -294,48 +120,6 @@ def live_figure(spec: RunSpec, p: model.Progress, name: str):
         title=_("{name}: step {step} of {steps}").format(name=name, step=p.done_steps, steps=spec.steps),
         y_title="", y_range=(0, 1.6), x_range=(0, spec.steps),
         hlines=[(training.EMERGENCE_THRESHOLD, _("prefix-match {threshold}").format(threshold=threshold()))])
-
-
-# --- helpers for the sentences ----------------------------------------------------------------------------------
-def num(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` decimals and the run's decimal mark (:func:`explorer.shell.i18n.number`)."""
-    return i18n.number(x, digits)
-
-
-def num_list(values) -> str:
-    """Numbers listed in a sentence (``0.91, 0.12`` / ``0,91; 0,12``)."""
-    return i18n.list_separator().join(num(float(v)) for v in values)
-
-
-def head_name(head: tuple[int, int]) -> str:
-    """``"layer 1 head 0"`` (in the run's language)."""
-    return _("layer {layer} head {head}").format(layer=head[0], head=head[1])
-
-
-def verdict(label: str) -> str:
-    """The mechanism check's verdict in the run's language (:data:`VERDICTS`)."""
-    return _(VERDICTS[label]) if label in VERDICTS else label
-
-
-def emerged_text(step: int | None, steps: int) -> str:
-    """``"at step 218"`` or ``"not within 600 steps"``."""
-    return (_("at step {step}").format(step=step) if step is not None else
-            _("not within {steps} steps").format(steps=steps))
-
-
-def tokens_count(n: int) -> str:
-    """``"1 token"``, ``"12 tokens"``."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
-def steps_count(n: int) -> str:
-    """``"1 step"``, ``"120 steps"``."""
-    return _n("{n} step", "{n} steps", n).format(n=n)
-
-
-def layers_count(n: int) -> str:
-    """``"1 layer"``, ``"2 layers"``."""
-    return _n("{n} layer", "{n} layers", n).format(n=n)
 
 
 # --- sections ---------------------------------------------------------------------------------------------------
@@ -477,68 +261,6 @@ def curves(result: RunResult) -> None:
                           **{s.name: s.y for s in series}}), label=_("Numbers: every step"))
 
 
-def jump_sentences(result: RunResult, j: model.Jump) -> list[str]:
-    """What the run's curves show, in sentences computed from them (Markdown of the app's own words)."""
-    spec = result.spec
-    ln_v = math.log(spec.vocab)
-    best = model.best_prefix_match(result.prefix_match)
-    out = []
-    if j.emerged is None:
-        top = int(np.argmax(best))
-        out.append(_("**No induction head formed within {steps} steps**: no head's prefix-match passed {threshold} "
-                     "(the best was {best}, at step {step}); accuracy at the end {accuracy}.").format(
-            steps=spec.steps, threshold=threshold(), best=num(best[top]), step=int(result.step[top]),
-            accuracy=num(model.final_accuracy(result))))
-        if spec.n_layers == 1:
-            out.append(_("With one layer this is expected: a head can only compare the current token with each key's "
-                         "own token and position, so it can find the earlier copy of the current token but not the "
-                         "token after it (section 3)."))
-        else:
-            out.append(_("Try more steps, another seed, or the defaults (2 layers, 2 heads, learning rate {lr}).")
-                       .format(lr=i18n.general(model.DEFAULTS["lr"])))
-        return out
-    plateau = (_("Until step {start} the loss stayed between {lo} and {hi} nats (running means; a uniform guess "
-                 "scores ln {vocab} = {ln_v}).").format(start=j.start, lo=num(j.plateau_loss[0]),
-                                                         hi=num(j.plateau_loss[1]), vocab=spec.vocab, ln_v=num(ln_v))
-               + " " if j.plateau_loss is not None else "")
-    if result.mechanism.label == "induction":
-        formed = _("**An induction head formed**: the best prefix-match passed {threshold} at step {step}, and the "
-                   "knockouts below confirm the mechanism.").format(threshold=threshold(), step=j.emerged)
-    else:
-        formed = _("**A head that looks like an induction head formed**: the best prefix-match passed {threshold} at "
-                   "step {step}; but the check below says *{verdict}*, so it is not an induction head.").format(
-            threshold=threshold(), step=j.emerged, verdict=verdict(result.mechanism.label))
-    out.append(plateau + formed)
-    end = j.end if j.end is not None else int(result.step[-1])
-    rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
-                smooth=model.SMOOTH, start=j.start, end=end, formed=i18n.general(model.FORMED_PM))
-    if spec.n_layers > 1:
-        rose.update(prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]))
-        if j.end is not None:
-            text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
-                     "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} to "
-                     "{acc1} (running means over {smooth} steps).")
-        else:
-            text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                     "from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, and the "
-                     "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    elif j.end is not None:
-        text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and the "
-                 "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    else:
-        text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                 "from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    out.append(text.format(**rose))
-    if j.end is not None and j.start is not None:
-        rise = j.end - j.start
-        if j.start > 0 and rise < j.start / 2:
-            shape = _("The rise took {rise} after a plateau of {plateau}: a sudden jump after a long plateau.")
-        else:
-            shape = _("The rise took {rise} after a plateau of {plateau}: a gradual rise rather than a sudden jump.")
-        out.append(shape.format(rise=steps_count(rise), plateau=steps_count(j.start)))
-    return out
-
-
 @section
 def snapshot(result: RunResult, step: int, color_scale: str) -> None:
     """Every head's attention on the probe sequence at the snapshot ``step``, with that step's scores."""
@@ -571,60 +293,6 @@ def mechanism_check(result: RunResult) -> None:
                  "Red: below half the accuracy with every head."))
     for text in mechanism_sentences(result):
         st.markdown(text)
-
-
-def mechanism_sentences(result: RunResult) -> list[str]:
-    """What the knockouts show, computed from them."""
-    spec, mech = result.spec, result.mechanism
-    acc = mech.accuracy
-    out = []
-    if mech.label == "not learned":
-        return [_("Accuracy on fresh sequences: {accuracy}, below {learned}: the model has not learned the task, so "
-                  "there is no mechanism to check yet.").format(accuracy=num(acc),
-                                                                learned=i18n.general(training.LEARNED_ACCURACY))]
-    if mech.label == "shortcut":
-        out.append(_("**This is the shortcut**: accuracy {accuracy} on its own task, but {random} on sequences with a "
-                     "random period. The model attends to a position (the fixed offset p − 1 back), not to the token "
-                     "after the earlier occurrence; see section 4.").format(
-            accuracy=num(acc), random=num(mech.random_period_accuracy)))
-    if spec.n_layers > 1:
-        head = mech.induction_head
-        li = head[0]
-        k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
-        out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
-                     "(where the best prefix-matching head is), to {ki}.").format(
-            accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
-        if mech.label == "induction":
-            out.append(_("So layer {layer}'s heads (prefix-match {pms}) work only with what layer 0's heads "
-                         "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
-                         "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
-                         "knocking it out, not just a pattern that looks like it.").format(
-                layer=li, pms=num_list(mech.prefix_match[li]), prev=num_list(mech.previous_token[0])))
-        alone = mech.knockout_accuracy[head]
-        others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
-        words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
-        if alone < 0.5 * acc:
-            out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
-                         "copying.").format(**words))
-        elif others:
-            names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = num_list(mech.prefix_match[head[0], h] for h in others)
-            out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
-                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
-                          "whole layer to see that it is needed.",
-                          "Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-match "
-                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
-                          "whole layer to see that it is needed.", len(others)).format(
-                names=names, scores=scores, **words))
-        else:
-            out.append(_("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: the other heads make up for "
-                         "it. Heads can share one job (redundancy); knock out the whole layer to see that it is "
-                         "needed.").format(**words))
-    if mech.label == "other":
-        out.append(_("Accuracy {accuracy} on any period, and knocking out layer 0 leaves {k0}: the model solves the "
-                     "task without the two-layer circuit these checks look for.").format(
-            accuracy=num(acc), k0=num(mech.layer_knockout_accuracy[0])))
-    return out
 
 
 @section
@@ -753,64 +421,6 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
             label=_("Numbers: both runs, every step"))
 
 
-def scaling_sentences(spec: RunSpec, c: model.ScalingComparison) -> list[str]:
-    """What the ÷√d_k experiment measured, in sentences computed from it."""
-    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init}) "
-             "and {unscaled} without; at the end, {scaled_end} and {unscaled_end}.").format(
-        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(model.INIT_PHRASES[spec.init]),
-        unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
-        unscaled_end=num(c.last_max_weight[1]))]
-    grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),
-                 early_unscaled=f"{c.early_grad[1]:.1e}".replace(".", i18n.plotly_separators()[0]))
-    if c.grad_ratio >= 1:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio, 1), **grads))
-    elif c.first_max_weight[1] < 0.5:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled): at this initialisation the unscaled softmax started far from "
-                     "saturation (top weight {top} at step 0), so its larger scores pass more gradient, not less.")
-                   .format(ratio=num(c.grad_ratio), top=num(c.first_max_weight[1]), **grads))
-    else:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio), **grads))
-    out.append(_("Prefix-match passed {threshold} {scaled} with the scaling and {unscaled} without; accuracy at the "
-                 "end {accuracy} and {accuracy_unscaled}.").format(
-        threshold=threshold(), scaled=emerged_text(c.emerged[0], spec.steps),
-        unscaled=emerged_text(c.emerged[1], spec.steps), accuracy=num(c.final_accuracy[0]),
-        accuracy_unscaled=num(c.final_accuracy[1])))
-    if c.collapsed[1] and not c.collapsed[0]:
-        out.append(_("**Without the scaling the run learned and then fell apart**: its accuracy reached {best}, then "
-                     "dropped to {final} as its scores grew and the softmax saturated (top weight {top}). With the "
-                     "scaling it ended at {scaled}.").format(
-            best=num(c.best_accuracy[1]), final=num(c.final_accuracy[1]), top=num(c.last_max_weight[1]),
-            scaled=num(c.final_accuracy[0])))
-    if c.emerged[1] is None and c.emerged[0] is not None:
-        saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
-        words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
-        if saturated and starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0) and its scores got {ratio}× less gradient than the scaled run's "
-                     "(median over the run). That is the lessons' claim about ÷√d_k, measured.")
-        elif saturated:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0).")
-        elif starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× less "
-                     "gradient than the scaled run's (median over the run).")
-        else:
-            text = _("**Without the scaling it never learned within {steps} steps**, although its softmax did not "
-                     "start saturated and its scores got no less gradient.")
-        out.append(text.format(**words))
-    if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
-        out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
-                     "attention sooner, and they did not saturate within these steps. Try the unit-variance "
-                     "initialisation or a wider d_head."))
-    return out
-
-
 @section
 def context(results: tuple[RunResult, ...]) -> None:
     """The context-length experiment: steps until prefix-match passes 0.4, per n."""
@@ -898,8 +508,3 @@ def bridge(rh: model.RealHeads, link: str) -> None:
                 .format(link=link))
 
 
-def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
-    """The runs each experiment needs, given the page's run ``spec``."""
-    other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
-    other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
-    return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}

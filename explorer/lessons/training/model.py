@@ -15,21 +15,19 @@ context length in their minimal model).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from urllib.parse import quote
 
 import numpy as np
 
 from attention import heads, training
-from explorer.lessons.real_model.model import link as real_model_link_to
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
 
-URL_PATH = "training"  # this lesson's page (explorer.lessons.LESSONS)
 SEED_MAX = 2**31 - 1
 LAYER_CHOICES = (1, 2, 3)
 HEAD_CHOICES = (1, 2, 3, 4)
@@ -69,52 +67,6 @@ STOP_AFTER = 50
 """A run with ``stop_after_emergence`` trains this many steps past the emergence, then stops."""
 REAL_MODEL_TOP = 3
 """How many of the real model's heads the bridge names per score."""
-
-
-def link(**settings) -> str:
-    """A link to this lesson with its controls preset: ``./training?tr_layers=1&tr_task=repeat_fixed``.
-
-    ``settings`` are :data:`DEFAULTS`' names; a value this page would refuse is left out (the control opens
-    at its default), as is an unknown name. Only numbers and option names go into the link.
-    """
-    params = []
-    for name, value in settings.items():
-        spec = LINK_VALUES.get(name)
-        if spec is None or value is None:
-            continue
-        key, valid = spec
-        if valid(value):
-            text = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) \
-                else str(value)
-            params.append(f"{key}={quote(text, safe='')}")
-    return i18n.with_lang(f"./{URL_PATH}" + (f"?{'&'.join(params)}" if params else ""))  # in the run's language
-
-
-def _int_in(lo: int, hi: int) -> Callable[[object], bool]:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
-
-
-def _one_of(options: Sequence) -> Callable[[object], bool]:
-    return lambda v: not isinstance(v, bool) and v in options
-
-
-LINK_VALUES: dict[str, tuple[str, Callable[[object], bool]]] = {
-    "seed": ("tr_seed", _int_in(0, SEED_MAX)),
-    "n_layers": ("tr_layers", _one_of(LAYER_CHOICES)),
-    "n_heads": ("tr_heads", _one_of(HEAD_CHOICES)),
-    "d_model": ("tr_d_model", _one_of(D_MODEL_CHOICES)),
-    "d_head": ("tr_d_head", _one_of(D_HEAD_CHOICES)),
-    "n_ctx": ("tr_n_ctx", _one_of(N_CTX_CHOICES)),
-    "vocab": ("tr_vocab", _one_of(VOCAB_CHOICES)),
-    "steps": ("tr_steps", lambda v: _int_in(*STEPS_RANGE)(v) and v % STEPS_STEP == 0),
-    "batch": ("tr_batch", _one_of(BATCH_CHOICES)),
-    "lr": ("tr_lr", _one_of(LR_CHOICES)),
-    "task": ("tr_task", lambda v: v in training.TASKS),
-    "scale": ("tr_scale", lambda v: isinstance(v, bool)),
-    "init": ("tr_init", lambda v: v in training.INITS),
-    "positions": ("tr_positions", lambda v: v in ("learned", "sinusoidal")),
-}
-"""``{setting: (link key, is the value one the page accepts)}``, for :func:`link`."""
 
 
 # --- a run ----------------------------------------------------------------------------------------------------
@@ -588,16 +540,6 @@ REAL_PROMPT = ("The old lighthouse keeper painted seven blue boats before the st
 """A sentence written twice, for the link to "Inside a real model" (its induction score needs a repeat)."""
 
 
-def real_model_link(layer: int | None = None, head: int | None = None) -> str:
-    """A link to the lesson "Inside a real model" with :data:`REAL_PROMPT`, its grid coloured by the induction score
-    and, when given, layer ``layer`` and head ``head`` opened (clamped to SmolLM2's 30 layers and 9 heads), through
-    :func:`explorer.lessons.real_model.model.link` (``tests/lessons/training/test_page.py`` opens the link)."""
-    if layer is not None and head is not None:
-        layer, head = min(max(int(layer), 0), 29), min(max(int(head), 0), 8)
-        return real_model_link_to(prompt=REAL_PROMPT, layer=layer, head=head, stat="induction")
-    return real_model_link_to(prompt=REAL_PROMPT, stat="induction")
-
-
 def real_heads(attentions: np.ndarray, ids, top: int = REAL_MODEL_TOP) -> RealHeads:
     """:class:`RealHeads` from the real model's attention ``[n_layers, n_heads, 2p, 2p]`` on a run of ``p`` tokens
     written twice (``ids``, :func:`attention.heads.repeated_random_ids`): the same two scores as the training
@@ -628,3 +570,236 @@ def uniform_scores(spec: RunSpec) -> tuple[float, float]:
     first = training.make_batch(spec.task, spec.batch, cfg.n_ctx, cfg.vocab, np.random.default_rng(spec.seed))
     u = np.broadcast_to(heads.uniform(cfg.n_ctx), (spec.batch, 1, cfg.n_ctx, cfg.n_ctx))
     return float(training.prefix_match([u], first)[0, 0]), float(training.previous_token([u])[0, 0])
+
+
+# --- the page's sentences: which statement is true for a run, with its numbers (checked in tests/lessons/training) ---
+VERDICTS = {"induction": N_("induction"), "shortcut": N_("shortcut"), "not learned": N_("not learned"),
+            "other": N_("other")}
+"""The mechanism check's verdicts (:attr:`attention.training.Mechanism.label`), shown translated: :func:`verdict`."""
+
+
+def threshold() -> str:
+    """The emergence threshold (0.4) as the run's language writes it (``0,4``)."""
+    return i18n.general(training.EMERGENCE_THRESHOLD)
+
+
+def num(x: float, digits: int = 2) -> str:
+    """``x`` with ``digits`` decimals and the run's decimal mark (:func:`explorer.shell.i18n.number`)."""
+    return i18n.number(x, digits)
+
+
+def num_list(values) -> str:
+    """Numbers listed in a sentence (``0.91, 0.12`` / ``0,91; 0,12``)."""
+    return i18n.list_separator().join(num(float(v)) for v in values)
+
+
+def head_name(head: tuple[int, int]) -> str:
+    """``"layer 1 head 0"`` (in the run's language)."""
+    return _("layer {layer} head {head}").format(layer=head[0], head=head[1])
+
+
+def verdict(label: str) -> str:
+    """The mechanism check's verdict in the run's language (:data:`VERDICTS`)."""
+    return _(VERDICTS[label]) if label in VERDICTS else label
+
+
+def emerged_text(step: int | None, steps: int) -> str:
+    """``"at step 218"`` or ``"not within 600 steps"``."""
+    return (_("at step {step}").format(step=step) if step is not None else
+            _("not within {steps} steps").format(steps=steps))
+
+
+def tokens_count(n: int) -> str:
+    """``"1 token"``, ``"12 tokens"``."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def steps_count(n: int) -> str:
+    """``"1 step"``, ``"120 steps"``."""
+    return _n("{n} step", "{n} steps", n).format(n=n)
+
+
+def layers_count(n: int) -> str:
+    """``"1 layer"``, ``"2 layers"``."""
+    return _n("{n} layer", "{n} layers", n).format(n=n)
+
+
+def jump_sentences(result: RunResult, j: Jump) -> list[str]:
+    """What the run's curves show, in sentences computed from them (Markdown of the app's own words)."""
+    spec = result.spec
+    ln_v = math.log(spec.vocab)
+    best = best_prefix_match(result.prefix_match)
+    out = []
+    if j.emerged is None:
+        top = int(np.argmax(best))
+        out.append(_("**No induction head formed within {steps} steps**: no head's prefix-match passed {threshold} "
+                     "(the best was {best}, at step {step}); accuracy at the end {accuracy}.").format(
+            steps=spec.steps, threshold=threshold(), best=num(best[top]), step=int(result.step[top]),
+            accuracy=num(final_accuracy(result))))
+        if spec.n_layers == 1:
+            out.append(_("With one layer this is expected: a head can only compare the current token with each key's "
+                         "own token and position, so it can find the earlier copy of the current token but not the "
+                         "token after it (section 3)."))
+        else:
+            out.append(_("Try more steps, another seed, or the defaults (2 layers, 2 heads, learning rate {lr}).")
+                       .format(lr=i18n.general(DEFAULTS["lr"])))
+        return out
+    plateau = (_("Until step {start} the loss stayed between {lo} and {hi} nats (running means; a uniform guess "
+                 "scores ln {vocab} = {ln_v}).").format(start=j.start, lo=num(j.plateau_loss[0]),
+                                                         hi=num(j.plateau_loss[1]), vocab=spec.vocab, ln_v=num(ln_v))
+               + " " if j.plateau_loss is not None else "")
+    if result.mechanism.label == "induction":
+        formed = _("**An induction head formed**: the best prefix-match passed {threshold} at step {step}, and the "
+                   "knockouts below confirm the mechanism.").format(threshold=threshold(), step=j.emerged)
+    else:
+        formed = _("**A head that looks like an induction head formed**: the best prefix-match passed {threshold} at "
+                   "step {step}; but the check below says *{verdict}*, so it is not an induction head.").format(
+            threshold=threshold(), step=j.emerged, verdict=verdict(result.mechanism.label))
+    out.append(plateau + formed)
+    end = j.end if j.end is not None else int(result.step[-1])
+    rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
+                smooth=SMOOTH, start=j.start, end=end, formed=i18n.general(FORMED_PM))
+    if spec.n_layers > 1:
+        rose.update(prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]))
+        if j.end is not None:
+            text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
+                     "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} to "
+                     "{acc1} (running means over {smooth} steps).")
+        else:
+            text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
+                     "from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, and the "
+                     "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    elif j.end is not None:
+        text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and the "
+                 "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    else:
+        text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
+                 "from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+    out.append(text.format(**rose))
+    if j.end is not None and j.start is not None:
+        rise = j.end - j.start
+        if j.start > 0 and rise < j.start / 2:
+            shape = _("The rise took {rise} after a plateau of {plateau}: a sudden jump after a long plateau.")
+        else:
+            shape = _("The rise took {rise} after a plateau of {plateau}: a gradual rise rather than a sudden jump.")
+        out.append(shape.format(rise=steps_count(rise), plateau=steps_count(j.start)))
+    return out
+
+
+def mechanism_sentences(result: RunResult) -> list[str]:
+    """What the knockouts show, computed from them."""
+    spec, mech = result.spec, result.mechanism
+    acc = mech.accuracy
+    out = []
+    if mech.label == "not learned":
+        return [_("Accuracy on fresh sequences: {accuracy}, below {learned}: the model has not learned the task, so "
+                  "there is no mechanism to check yet.").format(accuracy=num(acc),
+                                                                learned=i18n.general(training.LEARNED_ACCURACY))]
+    if mech.label == "shortcut":
+        out.append(_("**This is the shortcut**: accuracy {accuracy} on its own task, but {random} on sequences with a "
+                     "random period. The model attends to a position (the fixed offset p − 1 back), not to the token "
+                     "after the earlier occurrence; see section 4.").format(
+            accuracy=num(acc), random=num(mech.random_period_accuracy)))
+    if spec.n_layers > 1:
+        head = mech.induction_head
+        li = head[0]
+        k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
+        out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
+                     "(where the best prefix-matching head is), to {ki}.").format(
+            accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
+        if mech.label == "induction":
+            out.append(_("So layer {layer}'s heads (prefix-match {pms}) work only with what layer 0's heads "
+                         "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
+                         "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
+                         "knocking it out, not just a pattern that looks like it.").format(
+                layer=li, pms=num_list(mech.prefix_match[li]), prev=num_list(mech.previous_token[0])))
+        alone = mech.knockout_accuracy[head]
+        others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
+        words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
+        if alone < 0.5 * acc:
+            out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
+                         "copying.").format(**words))
+        elif others:
+            names = ", ".join(head_name((head[0], h)) for h in others)
+            scores = num_list(mech.prefix_match[head[0], h] for h in others)
+            out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
+                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
+                          "whole layer to see that it is needed.",
+                          "Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-match "
+                          "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
+                          "whole layer to see that it is needed.", len(others)).format(
+                names=names, scores=scores, **words))
+        else:
+            out.append(_("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: the other heads make up for "
+                         "it. Heads can share one job (redundancy); knock out the whole layer to see that it is "
+                         "needed.").format(**words))
+    if mech.label == "other":
+        out.append(_("Accuracy {accuracy} on any period, and knocking out layer 0 leaves {k0}: the model solves the "
+                     "task without the two-layer circuit these checks look for.").format(
+            accuracy=num(acc), k0=num(mech.layer_knockout_accuracy[0])))
+    return out
+
+
+def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
+    """What the ÷√d_k experiment measured, in sentences computed from it."""
+    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init}) "
+             "and {unscaled} without; at the end, {scaled_end} and {unscaled_end}.").format(
+        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(INIT_PHRASES[spec.init]),
+        unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
+        unscaled_end=num(c.last_max_weight[1]))]
+    grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),
+                 early_unscaled=f"{c.early_grad[1]:.1e}".replace(".", i18n.plotly_separators()[0]))
+    if c.grad_ratio >= 1:
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio, 1), **grads))
+    elif c.first_max_weight[1] < 0.5:
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled): at this initialisation the unscaled softmax started far from "
+                     "saturation (top weight {top} at step 0), so its larger scores pass more gradient, not less.")
+                   .format(ratio=num(c.grad_ratio), top=num(c.first_max_weight[1]), **grads))
+    else:
+        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
+                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
+                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio), **grads))
+    out.append(_("Prefix-match passed {threshold} {scaled} with the scaling and {unscaled} without; accuracy at the "
+                 "end {accuracy} and {accuracy_unscaled}.").format(
+        threshold=threshold(), scaled=emerged_text(c.emerged[0], spec.steps),
+        unscaled=emerged_text(c.emerged[1], spec.steps), accuracy=num(c.final_accuracy[0]),
+        accuracy_unscaled=num(c.final_accuracy[1])))
+    if c.collapsed[1] and not c.collapsed[0]:
+        out.append(_("**Without the scaling the run learned and then fell apart**: its accuracy reached {best}, then "
+                     "dropped to {final} as its scores grew and the softmax saturated (top weight {top}). With the "
+                     "scaling it ended at {scaled}.").format(
+            best=num(c.best_accuracy[1]), final=num(c.final_accuracy[1]), top=num(c.last_max_weight[1]),
+            scaled=num(c.final_accuracy[0])))
+    if c.emerged[1] is None and c.emerged[0] is not None:
+        saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
+        words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
+        if saturated and starved:
+            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
+                     "(top weight {top} at step 0) and its scores got {ratio}× less gradient than the scaled run's "
+                     "(median over the run). That is the lessons' claim about ÷√d_k, measured.")
+        elif saturated:
+            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
+                     "(top weight {top} at step 0).")
+        elif starved:
+            text = _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× less "
+                     "gradient than the scaled run's (median over the run).")
+        else:
+            text = _("**Without the scaling it never learned within {steps} steps**, although its softmax did not "
+                     "start saturated and its scores got no less gradient.")
+        out.append(text.format(**words))
+    if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
+        out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
+                     "attention sooner, and they did not saturate within these steps. Try the unit-variance "
+                     "initialisation or a wider d_head."))
+    return out
+
+
+def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
+    """The runs each experiment needs, given the page's run ``spec``."""
+    other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
+    other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
+    return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}

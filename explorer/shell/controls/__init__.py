@@ -6,9 +6,9 @@ Four modules, one idea each:
   (:func:`link_number`, :func:`refuse_unusable`, :func:`correct_link`, :func:`check_link`,
   :func:`show_link_warnings`, :func:`set_value`, :func:`keep_in_range`).
 - :mod:`~explorer.shell.controls.declare`: controls declared as data in each lesson's package
-  (:class:`Slider`, :class:`NumberInput`, :class:`Toggle`, :class:`Options`, :class:`Choice`, :class:`Text`,
-  :class:`TokenPicker`; :func:`declare`), drawn with :func:`draw`, links built with :func:`link`; and the one
-  binder per widget they draw with.
+  (:class:`Slider`, :class:`NumberInput`, :class:`Toggle`, :class:`Expander`, :class:`Options`, :class:`Choice`,
+  :class:`Text`, :class:`Heads`, :class:`TokenPicker`; :func:`declare`), drawn with :func:`draw`, links built
+  with :func:`link`; and the one binder per widget they draw with.
 - :mod:`~explorer.shell.controls.state`: a page's own state between runs (:func:`last_valid`, :func:`edition`,
   :func:`next_edition`, :func:`reset`), so that no page writes ``st.session_state`` itself.
 - :mod:`~explorer.shell.controls.sidebar`: the shared controls (:data:`SHARED`), the language, the "not used
@@ -21,6 +21,8 @@ from explorer.shell.controls.declare import (
     Choice,
     Control,
     Ctx,
+    Expander,
+    Heads,
     Number,
     NumberInput,
     Options,
@@ -29,14 +31,10 @@ from explorer.shell.controls.declare import (
     Text,
     Toggle,
     TokenPicker,
-    choice,
     declare,
     draw,
     link,
-    number_input,
-    option_control,
-    slider,
-    token_picker,
+    value,
 )
 from explorer.shell.controls.link_values import (
     REPEATABLE,
@@ -83,10 +81,10 @@ from explorer.shell.controls.state import edition, last_valid, next_edition, res
 __all__ = [
     "COLOR_SCALE_DEFAULT", "COLOR_SCALE_NAMES", "D_K_RANGE", "D_MODEL_RANGE", "DEFAULTS", "EMBEDDING_LABELS",
     "EMBEDDING_NAMES", "NUMBER_RANGES", "REPEATABLE", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED",
-    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Number", "NumberInput", "Options", "Outcome", "Shared", "Slider",
-    "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "choice", "color_scale", "correct_link",
-    "declare", "draw", "edition", "fragment", "keep_in_range", "language_control", "last_valid", "lesson_settings",
-    "link", "link_number", "link_value", "next_edition", "not_used", "number_input", "one_of", "option_control",
-    "refuse_unusable", "reset", "retired_link_key", "sentence_input", "sentence_steps", "set_value", "shared",
-    "show_link_warnings", "sidebar_controls", "slider", "token_picker",
+    "SHOWN_CHARS", "Choice", "Control", "Ctx", "Expander", "Heads", "Number", "NumberInput", "Options", "Outcome",
+    "Shared", "Slider", "Text", "Toggle", "TokenPicker", "_code", "_shown", "check_link", "color_scale",
+    "correct_link", "declare", "draw", "edition", "fragment", "keep_in_range", "language_control", "last_valid",
+    "lesson_settings", "link", "link_number", "link_value", "next_edition", "not_used", "one_of", "refuse_unusable",
+    "reset", "retired_link_key", "sentence_input", "sentence_steps", "set_value", "shared", "show_link_warnings",
+    "sidebar_controls", "value",
 ]

@@ -181,7 +181,7 @@ class Number(Control):
     lo: Any
     hi: Any
     default: Any
-    step: float | None = None
+    step: Any = None
     format: str | None = None
 
     widget: ClassVar[str] = "slider"
@@ -191,21 +191,26 @@ class Number(Control):
         lo, hi, default = (_resolve(v, ctx) for v in (self.lo, self.hi, self.default))
         return lo, hi, default, all(isinstance(v, int) and not isinstance(v, bool) for v in (lo, hi, default))
 
+    def step_at(self, ctx: Ctx):
+        """The step in this context (a value or a function of the context; ``None``: the widget's own)."""
+        return _resolve(self.step, ctx)
+
     def parse(self, raw: str, ctx: Ctx):
         lo, hi, _default, integer = self.bounds(ctx)
-        return link_number(raw, lo, hi, integer=integer, step=self.step)
+        return link_number(raw, lo, hi, integer=integer, step=self.step_at(ctx))
 
     def nearest(self, x: float, ctx: Ctx):
         """The valid value nearest ``x``: clamped into the range, on the step's grid."""
         lo, hi, _default, integer = self.bounds(ctx)
         x = min(max(x, lo), hi)
-        if self.step:
-            k = round((x - lo) / self.step)
-            x = min(lo + k * self.step, hi)
+        step = self.step_at(ctx)
+        if step:
+            k = round((x - lo) / step)
+            x = min(lo + k * step, hi)
         return int(round(x)) if integer else round(float(x), 10) + 0.0  # + 0.0: no -0.0
 
     def link_text(self, value, ctx: Ctx | None) -> str | None:
-        if (callable(self.lo) or callable(self.hi)) and ctx is None:
+        if any(callable(v) for v in (self.lo, self.hi, self.step)) and ctx is None:
             raise ValueError(f"{self.key}'s range depends on the run's context: give link(..., ctx=…)")
         if not _is_number(value) or not math.isfinite(value):
             return None
@@ -213,21 +218,22 @@ class Number(Control):
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
         lo, hi, default, integer = self.bounds(ctx)
+        step = self.step_at(ctx)
         if callable(self.lo) or callable(self.hi):
             keep_in_range(self.key, lo, hi)
         _refuse_unusable_number(self.key, lo, hi, integer=integer, step=1 if self.widget == "number_input"
-                                else self.step)
+                                else step)
         kw = {"help": self.say(self.help, ctx), **({"format": self.format} if self.format else {}), **kwargs}
         label = self.say(self.label, ctx)
         if self.widget == "number_input":  # whole numbers; "min" (no default) on the run after set_value
             got = container.number_input(label, lo, hi, _default_unless_set(self.key, default, "min"), step=1,
                                          key=self.key, bind="query-params", **kw)
         else:
-            got = container.slider(label, lo, hi, _default_unless_set(self.key, default, None), self.step,
+            got = container.slider(label, lo, hi, _default_unless_set(self.key, default, None), step,
                                    key=self.key, bind="query-params", **kw)
         ends = {"lo": _number_text(lo), "hi": _number_text(hi)}
         expected = self.say(self.expected, ctx, **ends, low=ends["lo"], high=ends["hi"],
-                            step=_number_text(self.step) if self.step else "1")
+                            step=_number_text(step) if step else "1")
         if expected is None:
             expected = (_("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(
                 **ends)
@@ -266,6 +272,23 @@ class Toggle(Control):
         got = container.toggle(self.say(self.label, ctx), key=self.key, bind="query-params", **kw)
         check_link(self.key, got, self.say(self.expected, ctx) or _("true or false"), inline=inline)
         return bool(got)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expander(Toggle):
+    """A part of the page that opens and closes, in the link as ``true`` (open) or ``false`` (closed).
+
+    :func:`draw` returns the expander itself (``st.expander``, rerunning the page when it opens or closes): draw its
+    contents ``with`` it, and only while ``expander.open`` when they are costly.
+    """
+
+    def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
+        kw = {**({"expanded": True} if self.default_value(ctx) else {}), **kwargs}
+        got = container.expander(self.say(self.label, ctx), key=self.key, on_change="rerun", bind="query-params",
+                                 **kw)
+        # Streamlit reads any other link value as closed: check_link says so.
+        check_link(self.key, bool(got.open), self.say(self.expected, ctx) or _("true or false"), inline=inline)
+        return got
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -510,6 +533,62 @@ class Text(Control):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Heads(Control):
+    """Several heads of a model, by their codes (``options(ctx)``: ``["L0H0", …]``), drawn as a multiselect; the link
+    holds them as one text, joined by commas (``?ca_heads=L18H6,L17H4``), in every language.
+
+    A link value is taken when it is empty (no heads) or every code in it is an option, none twice, at most
+    ``max_selections``; anything else opens at ``default`` (codes, or a function of the context) with a warning. The
+    widget's value (its key is :attr:`key`) is the list of codes; it is written to the link by the shell on every run
+    (a multiselect bound by Streamlit would repeat the parameter, one per head).
+    """
+
+    options: Callable[[Ctx], Sequence[str]]
+    default: Any = ()
+    max_selections: int
+
+    def default_value(self, ctx: Ctx):
+        return list(_resolve(self.default, ctx))
+
+    def parse(self, raw: str, ctx: Ctx):
+        if raw == "":
+            return []
+        codes, valid = raw.split(","), set(self.options(ctx))
+        ok = all(c in valid for c in codes) and len(set(codes)) == len(codes) and len(codes) <= self.max_selections
+        return codes if ok else None
+
+    def text(self, value, ctx: Ctx) -> str:
+        return ",".join(value)
+
+    def link_text(self, value, ctx: Ctx | None) -> str | None:
+        if ctx is None:
+            raise ValueError(f"{self.key}'s options are the model's heads: give link(..., ctx=…)")
+        if not isinstance(value, str) and not all(isinstance(code, str) for code in value):
+            return None
+        text = value if isinstance(value, str) else ",".join(value)
+        return text if text and self.parse(text, ctx) is not None else None
+
+    def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
+        ss, key = st.session_state, self.key
+        _snapshot_link()
+        if key not in ss:  # its first draw in this session: from the link, else the default
+            raw = st.query_params.get_all(key)
+            codes = self.parse(raw[0], ctx) if len(raw) == 1 else None
+            ss[key] = self.default_value(ctx) if codes is None else codes
+        kw = {"help": self.say(self.help, ctx), **kwargs}
+        got = container.multiselect(self.say(self.label, ctx), list(self.options(ctx)), key=key,
+                                    max_selections=self.max_selections, **kw)
+        text = self.text(got, ctx)
+        check_link(key, text, self.say(self.expected, ctx, n=self.max_selections) or one_of(["L0H0", "…"]),
+                   inline=inline)
+        if text:
+            st.query_params[key] = text
+        elif key in st.query_params:
+            del st.query_params[key]
+        return list(got)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TokenPicker(Control):
     """One of the sentence's tokens, by its label ``"cat (1)"`` (the context's ``labels``); returns its position.
 
@@ -599,6 +678,16 @@ def draw(control: Control, ctx: Ctx | None = None, *, container=None, inline_war
     return control.draw(ctx, container or st, inline_warning, kwargs)
 
 
+def value(control: Control, ctx: Ctx | None = None):
+    """The value ``control`` has on this run before it is drawn (for a part drawn above it: a grid that outlines the
+    heads a multiselect further down holds): its widget's, else what the session's link gives it (its
+    :meth:`Control.outcome`), else its default. :func:`draw` then draws it at that value."""
+    ss, ctx = st.session_state, dict(ctx or {})
+    if control.key in ss:
+        return ss[control.key]
+    return control.outcome(link_value(control.key), ctx).value
+
+
 def link(lesson: ModuleType, ctx: Ctx | None = None, **values) -> str:
     """A link to ``lesson`` (its package: ``explorer.lessons.scaling``) with its controls preset from its
     declarations: ``link(scaling, d_k=100, n_keys=40)`` -> ``./scaling?scale_d_k=128&scale_n_keys=32``.
@@ -624,47 +713,3 @@ def link(lesson: ModuleType, ctx: Ctx | None = None, **values) -> str:
             params.append(f"{control.key}={quote(text, safe='')}")
     path = f"./{lesson_entry(lesson.__name__.rsplit('.', 1)[-1]).url_path}"
     return i18n.with_lang(path + (f"?{'&'.join(params)}" if params else ""))
-
-
-# --- the same kinds, drawn from arguments (the pages not yet converted to declarations) -----------------------
-
-
-def _as_is(text: str | None) -> Callable[[Ctx], str] | None:
-    """A text already in the run's language, as a declared message."""
-    return None if text is None else (lambda ctx: text)
-
-
-def number_input(label: str, min_value: int, max_value: int, value: int, *, key: str, expected: str | None = None,
-                 container=None, **kwargs) -> int:
-    """:func:`draw` of a :class:`NumberInput` given by its arguments (``label``, ``expected`` and ``kwargs``'
-    ``help`` in the run's language; ``container``, ``kwargs``: as :func:`draw`)."""
-    return draw(NumberInput(key=key, label=_as_is(label), lo=min_value, hi=max_value, default=value,
-                            expected=_as_is(expected)), container=container, **kwargs)
-
-
-def slider(label: str, min_value: float, max_value: float, value: float, step: float | None = None, *, key: str,
-           expected: str | None = None, container=None, **kwargs):
-    """:func:`draw` of a :class:`Slider` given by its arguments (as :func:`number_input`)."""
-    return draw(Slider(key=key, label=_as_is(label), lo=min_value, hi=max_value, default=value, step=step,
-                       expected=_as_is(expected)), container=container, **kwargs)
-
-
-def choice(label: str, options: Sequence, value, *, key: str, expected: str | None = None, **kwargs):
-    """:func:`draw` of a :class:`Choice` drawn as a select box, given by its arguments (as :func:`number_input`)."""
-    return draw(Choice(key=key, label=_as_is(label), options=list(options), default=value,
-                       expected=_as_is(expected)), **kwargs)
-
-
-def option_control(widget: str, label: str, options: Mapping[str, str], *, key: str, default: str,
-                   container=None, aliases: Mapping[str, str] | None = None, **kwargs) -> str:
-    """:func:`draw` of an :class:`Options` given by its arguments: ``options`` maps each code to its label in the
-    run's language; ``kwargs`` go to the widget (``help``, ``captions``, ``horizontal``, ``disabled``, …)."""
-    return draw(Options(key=key, label=_as_is(label), options=lambda ctx: options, default=default, widget=widget,
-                        aliases=aliases), container=container, **kwargs)
-
-
-def token_picker(label: str, labels: list[str], key: str, *, default: int = 0, link: bool = True,
-                 disabled: bool = False, help: str | None = None) -> int:
-    """:func:`draw` of a :class:`TokenPicker` given by its arguments (``labels``: the sentence's token labels)."""
-    return draw(TokenPicker(key=key, label=_as_is(label), default=default, link=link), {"labels": labels},
-                disabled=disabled, help=help)

@@ -8,20 +8,6 @@ import pytest
 from explorer.lessons.causes import charts as C
 
 
-def test_head_grid_is_clickable_diverging_and_outlines_the_picked_heads():
-    values = np.linspace(-1, 2, 270).reshape(30, 9)
-    fig = C.head_grid(values, title="every head", colorbar_title="share", picked=[(3, 5), (29, 8)])
-    heat, dots = fig.data
-    assert heat.zmid == 0 and (heat.zmin, heat.zmax) == (-2, 2)  # white = 0, symmetric
-    assert heat.hoverinfo == "skip" and fig.layout.yaxis.autorange == "reversed"
-    assert len(dots.x) == 270 and (int(dots.x[4 * 9 + 7]), int(dots.y[4 * 9 + 7])) == (7, 4)
-    assert "layer %{y} · head %{x}" in dots.hovertemplate
-    boxes = [(s.x0, s.y0) for s in fig.layout.shapes]
-    assert boxes == [(4.5, 2.5), (7.5, 28.5)] and fig.layout.clickmode == "event+select"
-    with pytest.raises(ValueError, match="outside"):
-        C.head_grid(values, title="", colorbar_title="", picked=[(30, 0)])
-
-
 def test_lens_map_prints_the_top_token_escaped_and_hovers_it():
     pieces = [["<b>", "␣cat"], ["x", "[a](b)"], ["y", "z"]]
     fig = C.lens_map(pieces, np.array([[0.5, 0.25], [1.0, 0.0], [0.1, 0.2]]), ["The (0)", "␣cat (1)"], title="lens")
@@ -71,17 +57,6 @@ def test_loss_bars():
     (bar,) = fig.data
     assert list(bar.text) == ["3.20 nats", "6.50 nats", "3.40 nats"] and bar.customdata[1][2] == "10%"
     assert list(fig.layout.xaxis.ticktext)[2] == "random &lt;1&gt;"
-
-
-def test_a_clicked_point_names_its_head():
-    from explorer.lessons.causes.draw import selected_head
-
-    grid_point = {"x": 4, "y": 0, "customdata": "-0.013"}  # a grid marker: x = head, y = layer
-    scatter_point = {"x": 0.5, "y": -1.7, "customdata": ["L23H4", "0.903", "-1.700", 23, 4]}
-    assert selected_head({"selection": {"points": [grid_point]}}, 30, 9) == (0, 4)
-    assert selected_head({"selection": {"points": [scatter_point]}}, 30, 9) == (23, 4)
-    assert selected_head({"selection": {"points": [{"x": 40, "y": 0}]}}, 30, 9) is None
-    assert selected_head(None, 30, 9) is None and selected_head({"selection": {"points": []}}, 30, 9) is None
 
 
 def test_lens_map_text_that_does_not_fit_a_phone_is_drawn_only_where_it_fits():

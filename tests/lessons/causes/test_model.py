@@ -9,8 +9,10 @@ import pytest
 
 from attention import heads
 from attention.llama import interventions as iv
+from explorer.lessons import causes
+from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.causes import model as M
-from explorer.shell import llm
+from explorer.shell import controls, i18n, llm
 from tests.core.llama_support import real_model
 
 
@@ -25,12 +27,13 @@ def test_head_codes_round_trip_and_refuse_anything_else():
 
 
 def test_links_are_percent_encoded():
-    url = M.link("a [b](c) <i>", [(1, 2)], "mean", "x y", "z")
+    url = controls.link(causes, {**causes.SIZES, "top": []}, prompt="a [b](c) <i>", heads=["L1H2"], ablation="mean",
+                        clean="x y", corrupt="z")
     assert url == ("./causes?ca_prompt=a%20%5Bb%5D%28c%29%20%3Ci%3E&ca_heads=L1H2&ca_ablation=mean&ca_clean=x%20y"
                    "&ca_corrupt=z")
-    assert M.link() == "./causes"
-    head = M.head_link("The *cat*", 3, 4)
-    assert head.startswith("./real-model?") and "%2A" in head and "3" in head and "4" in head
+    assert controls.link(causes) == "./causes"
+    head = controls.link(rm_lesson, rm_lesson.SIZES, prompt="The *cat*", layer=3, head=4)
+    assert head == "./real-model?rm_prompt=The%20%2Acat%2A&rm_layer=3&rm_head=4"
 
 
 def test_random_heads_are_seeded_distinct_and_avoid_the_chosen_ones():
@@ -170,3 +173,52 @@ def test_knocking_out_the_top_induction_heads_raises_the_second_copy_loss():
             loss, _ = M.second_copy_metrics(lm.forward(list(ids), ablate=random, need_weights=False).logits, ids, k)
             assert loss - base < knocked - base, (seed, random, loss, knocked)
     assert iv.log_softmax(out.logits[-1]).max() <= 0
+
+
+# --- the knockouts' claims, against their numbers, in each language ---------------------------------------------
+
+
+def knocked(top: int, p: float) -> M.Knockout:
+    return M.Knockout((), (top, 1, 2, 3, 4), (0.5, 0.2, 0.1, 0.1, 0.1), p)
+
+
+def test_the_knockout_sentence_says_whether_the_top_token_stays_and_how_the_random_heads_compare():
+    clean = knocked(7, 0.5)
+    stays, comparison = M.knockout_sentences(clean, knocked(7, 0.3), knocked(7, 0.45), [(1, 2)], [(3, 4)], "zero",
+                                             7, "`a`", "`a`")
+    assert "from 0.5000 to **0.3000** (-0.2000); the top token stays `a`" in stays and "L1H2" in stays
+    assert "L3H4) change it by -0.0500" in stays and "4.0 times as much" in comparison
+    becomes, comparison = M.knockout_sentences(clean, knocked(9, 0.1), knocked(7, 0.5), [(1, 2)], [(3, 4)], "mean",
+                                               7, "`a`", "`b`")
+    assert "the top token becomes `b`" in becomes and "(mean ablation)" in becomes
+    assert comparison.startswith("Here the chosen heads move the answer and the random ones do not")
+    _, weaker = M.knockout_sentences(clean, knocked(7, 0.49), knocked(7, 0.2), [(1, 2)], [(3, 4)], "zero", 7, "a", "a")
+    assert weaker.startswith("Here the random heads move the answer at least as much")
+
+
+def induction(knocked_loss: float, random_losses) -> M.Induction:
+    return M.Induction((1, 2, 1, 2), np.zeros((2, 3)), ((1, 0), (1, 2)), (((0, 0), (0, 1)),) * len(random_losses),
+                       (0.5, 0.9), (knocked_loss, 0.2), tuple((x, 0.8) for x in random_losses))
+
+
+def test_the_induction_sentence_says_whether_the_induction_heads_stand_out():
+    sentence, comparison = M.induction_sentences(induction(3.0, [0.6, 0.8]), "zero")
+    assert "The top 2 induction heads by induction score (L1H0, L1H2)" in sentence
+    assert "from 0.50 to **3.00 nats** (top-1 accuracy 90% → 20%)" in sentence and "0.70 nats on average" in sentence
+    assert comparison == "Here the induction heads matter: their knockout adds 2.50 nats, the random heads' 0.20 on " \
+                         "average."
+    _, comparison = M.induction_sentences(induction(0.55, [0.6, 0.8]), "zero")
+    assert comparison.endswith("on this draw they do not stand out.")
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_the_knockout_claims_render_in_each_language(lang):
+    claims = [lambda: M.knockout_sentences(knocked(7, 0.5), knocked(9, 0.3), knocked(7, 0.45), [(1, 2)], [(3, 4)],
+                                           "zero", 7, "`a`", "`b`"),
+              lambda: M.induction_sentences(induction(3.0, [0.6, 0.8]), "mean")]
+    for claim in claims:
+        english = claim()
+        with i18n.using(lang):
+            said = claim()
+        for en, text in zip(english, said, strict=True):
+            assert text != en and "{" not in text and "0.5000" not in text and "0.50 " not in text, text

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from attention.llama import interventions as iv
+from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.causes import model as M
-from explorer.shell import llm
+from explorer.shell import controls, llm
 from tests.apptest_utils import app_at, assert_clean, figures
 from tests.core.llama_support import real_model
 
@@ -68,7 +69,7 @@ def test_defaults_state_what_the_numbers_say(lm):
     assert f"The parts add up to **{att.total:.6f}**, the real logit is **{att.logit:.6f}**" in said
     assert "pushes `␣Paris` most directly is **L23H4**" in said
     # the knockout: by default the 3 heads that push the answer most directly, and a seeded random control
-    assert at.multiselect(key="_ca_heads_pick").value == ["L23H4", "L29H1", "L29H2"]
+    assert at.multiselect(key="ca_heads").value == ["L23H4", "L29H1", "L29H2"]
     knocked = iv.knock_out(lm, ids, [(23, 4), (29, 1), (29, 2)])
     p_knocked = float(llm.probabilities(knocked)[paris])
     assert f"to **{p_knocked:.4f}**" in said and "The same number of random heads" in said
@@ -84,7 +85,7 @@ def test_defaults_state_what_the_numbers_say(lm):
     assert at.slider(key="ca_layer").value == 23
     assert "Copying **L23H4**'s output alone" in said and "to **6.44**" in said
     links = table(at, "open in Inside a real model", -1)["open in Inside a real model"]
-    assert list(links)[4] == M.head_link(M.DEFAULT_CLEAN, 23, 4)
+    assert list(links)[4] == controls.link(rm_lesson, rm_lesson.SIZES, prompt=M.DEFAULT_CLEAN, layer=23, head=4)
     assert "Honest notes" in said and "4 bits (Q4_1)" in said
 
 
@@ -92,7 +93,7 @@ def test_a_knockout_changes_the_top_5(lm):
     at = app_at(PAGE, timeout=600)
     ids = lm.encode(M.DEFAULT_PROMPT)
     clean_top = list(table(at, "next token", 1)["next token"])
-    at.multiselect(key="_ca_heads_pick").set_value(["L23H4", "L0H4", "L11H7"]).run()
+    at.multiselect(key="ca_heads").set_value(["L23H4", "L0H4", "L11H7"]).run()
     assert_clean(at)
     assert at.query_params["ca_heads"] == "L23H4,L0H4,L11H7"
     knocked = table(at, "next token", 2)
@@ -109,8 +110,8 @@ def test_a_knockout_changes_the_top_5(lm):
     at.selectbox(key="ca_by").set_value("sink").run()
     at.button(key="ca_pick").click().run()
     stats = M.last_row_statistics(lm.forward(ids).attentions)
-    assert at.multiselect(key="_ca_heads_pick").value == [M.head_code(*h) for h in M.top_heads(stats["sink"], 3)]
-    at.multiselect(key="_ca_heads_pick").set_value([]).run()
+    assert at.multiselect(key="ca_heads").value == [M.head_code(*h) for h in M.top_heads(stats["sink"], 3)]
+    at.multiselect(key="ca_heads").set_value([]).run()
     assert_clean(at)
     assert "Pick heads to knock out" in texts(at) and "ca_heads" not in at.query_params
 
@@ -159,7 +160,7 @@ def test_a_shared_link_reproduces_the_page(lm):
     assert not [w.value for w in shared.warning if "link" in w.value]
     by_hand = app_at(PAGE, timeout=600)
     by_hand.text_area(key="ca_prompt").input(link["ca_prompt"]).run()
-    by_hand.multiselect(key="_ca_heads_pick").set_value(["L23H4", "L29H1"]).run()
+    by_hand.multiselect(key="ca_heads").set_value(["L23H4", "L29H1"]).run()
     by_hand.radio(key="ca_ablation").set_value("mean").run()
     by_hand.number_input(key="ca_seed").set_value(7).run()
     by_hand.text_area(key="ca_clean").input(link["ca_clean"]).run()
@@ -181,6 +182,6 @@ def test_bad_links_warn_and_open_at_the_defaults():
     for key in ("ca_heads", "ca_ablation", "ca_answer", "ca_guess", "ca_k", "ca_by"):
         assert f"`{key}=" in warned or f"`{key}`" in warned, (key, warned)
     assert "`ca_heads=L99H1,<b>x</b>`" in warned  # shown as code, not markup
-    assert at.multiselect(key="_ca_heads_pick").value == ["L23H4", "L29H1", "L29H2"]
+    assert at.multiselect(key="ca_heads").value == ["L23H4", "L29H1", "L29H2"]
     assert at.radio(key="ca_ablation").value == "zero" and at.number_input(key="ca_k").value == 3
     assert at.selectbox(key="ca_guess").value == "none" and at.selectbox(key="ca_answer").value == "0"

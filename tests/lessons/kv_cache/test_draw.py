@@ -31,15 +31,15 @@ def lm() -> llama.LlamaModel:
 
 
 def test_pending_marker_and_note_count_the_bytes_of_the_unfinished_character():
-    assert D.pending_marker(b"") == ""
-    assert D.pending_marker(b"\xf0") == "⟨+1 byte pending⟩"
-    assert D.pending_marker("👍".encode()[:2]) == "⟨+2 bytes pending⟩"
-    note = D.pending_note("🍕".encode()[:3])
+    assert M.pending_marker(b"") == ""
+    assert M.pending_marker(b"\xf0") == "⟨+1 byte pending⟩"
+    assert M.pending_marker("👍".encode()[:2]) == "⟨+2 bytes pending⟩"
+    note = M.pending_note("🍕".encode()[:3])
     assert note.startswith("⟨+3 bytes pending⟩") and "3 of its 4 UTF-8 bytes (`f0 9f 8d`)" in note
-    assert "2 of its 3 UTF-8 bytes" in D.pending_note("日".encode()[:2])
-    assert "1 of its 2 UTF-8 bytes" in D.pending_note("İ".encode()[:1])
-    assert "never finished" in D.pending_note(b"\xf0\x9f", ended=True)
-    assert f"stops at {M.MAX_STEPS} generated tokens" in D.pending_note(b"\xf0\x9f", at_limit=True)
+    assert "2 of its 3 UTF-8 bytes" in M.pending_note("日".encode()[:2])
+    assert "1 of its 2 UTF-8 bytes" in M.pending_note("İ".encode()[:1])
+    assert "never finished" in M.pending_note(b"\xf0\x9f", ended=True)
+    assert f"stops at {M.MAX_STEPS} generated tokens" in M.pending_note(b"\xf0\x9f", at_limit=True)
     assert "\ufffd" not in note
 
 
@@ -60,7 +60,7 @@ def test_a_generation_half_way_through_an_emoji_keeps_its_bytes_pending(lm, prom
         if text.pending:
             pending_seen += 1
             assert "\ufffd" in lm.decode(list(state.ids))  # what the page showed before: a character never written
-            assert D.pending_marker(text.pending) == f"⟨+{len(text.pending)} bytes pending⟩"
+            assert M.pending_marker(text.pending) == f"⟨+{len(text.pending)} bytes pending⟩"
     assert pending_seen >= 2, "the model no longer splits an emoji over tokens after this prompt"
 
 
@@ -94,7 +94,7 @@ def test_weight_storage_is_the_files_tensor_table(file_counts):
 def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
     counts, emb_type, emb_params, tied = file_counts
     total = sum(counts.values())
-    note = D.storage_note(llm.read_weight_storage(gguf_file.find_model_file()))
+    note = M.storage_note(llm.read_weight_storage(gguf_file.find_model_file()))
     assert (emb_type, tied) == ("Q8_0", True)  # the pinned file: an 8-bit embedding, tied to the output
     assert f"the token embedding ({round(100 * emb_params / total)}% of the parameters; tied: it is also the output " \
            "matrix behind every logit) as 8-bit codes (Q8_0)" in note
@@ -111,24 +111,24 @@ def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
 def test_storage_note_for_other_files():
     untied = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "output.weight": ("Q4_1", (5, 10)),
                                 "blk.0.attn_q.weight": ("Q4_1", (2, 10))})  # Q4_1 70, F16 30 (the embedding)
-    note = D.storage_note(untied)
+    note = M.storage_note(untied)
     assert "the token embedding (30% of the parameters) as float16 (F16), and the other parameters as 4-bit " \
            "codes (Q4_1, 70%)." in note and "tied" not in note
     one_type = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
-    assert "as float32 (F32), and the other parameters as float32 (F32, 60%)." in D.storage_note(one_type)
-    assert "The weights are read from a quantized file." in D.storage_note(None)
+    assert "as float32 (F32), and the other parameters as float32 (F32, 60%)." in M.storage_note(one_type)
+    assert "The weights are read from a quantized file." in M.storage_note(None)
 
 
 # --- the difference sentence (item 7) -------------------------------------------------------------------------
 
 
 def test_difference_note_says_why_it_is_not_0_only_when_it_is_not():
-    zero = D.difference_note(0.0, 0.0, head=3, layer=11, n_layers=30)
+    zero = M.difference_note(0.0, 0.0, head=3, layer=11, n_layers=30)
     assert "not exactly 0" not in zero and "bit for bit" in zero and "exact shortcut" in zero
-    some = D.difference_note(6.3e-7, 1.5e-6, head=3, layer=11, n_layers=30)
+    some = M.difference_note(6.3e-7, 1.5e-6, head=3, layer=11, n_layers=30)
     assert "The difference is not exactly 0 only because" in some and "ends at the 1.5e-06 measured here" in some
     assert "through 30 layers" in some and "bit for bit" not in some
-    head_only = D.difference_note(0.0, 1.5e-6, head=3, layer=11, n_layers=30)
+    head_only = M.difference_note(0.0, 1.5e-6, head=3, layer=11, n_layers=30)
     assert "Head 3 of layer 11 agrees bit for bit; over all heads the difference is not exactly 0" in head_only
 
 

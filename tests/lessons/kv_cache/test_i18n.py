@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from explorer.lessons.kv_cache import charts as K
-from explorer.lessons.kv_cache import draw as D
 from explorer.lessons.kv_cache import model as M
 from explorer.shell import i18n
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
@@ -196,10 +195,10 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     assert sampled == "örneklendi: sıcaklık 0,8, top-k 40, tohum 0"
     with i18n.using("pt"):
         assert M.Sampling().describe() == "guloso (greedy: o token mais provável)"
-        assert D.pending_marker("ç".encode()[:1]) == "⟨+1 byte pendente⟩"
-        assert "1 dos seus 2 bytes UTF-8" in D.pending_note("ç".encode()[:1])
-        assert D._difference(1.5e-6) == "1,5e-06" and D._difference(0.0) == "0 (bit a bit)"
-        assert D._probability(0.1234) == "0,123" and D._probability(0.00012) == "1,20e-04"
+        assert M.pending_marker("ç".encode()[:1]) == "⟨+1 byte pendente⟩"
+        assert "1 dos seus 2 bytes UTF-8" in M.pending_note("ç".encode()[:1])
+        assert M.difference_text(1.5e-6) == "1,5e-06" and M.difference_text(0.0) == "0 (bit a bit)"
+        assert M.probability_text(0.1234) == "0,123" and M.probability_text(0.00012) == "1,20e-04"
     # outside a run: English, the point
     assert M.Sampling("sample", 0.8, 40, 0).describe() == "sampled: temperature 0.8, top-k 40, seed 0"
-    assert D._difference(1.5e-6) == "1.5e-06" and K.cost_chart(ns, ns, ns, 5, 3).layout.separators == ".,"
+    assert M.difference_text(1.5e-6) == "1.5e-06" and K.cost_chart(ns, ns, ns, 5, 3).layout.separators == ".,"

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from attention import llama
+from explorer.lessons import kv_cache
 from explorer.lessons.kv_cache import model as M
-from explorer.shell import llm
+from explorer.shell import controls, i18n, llm
 
 SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
                             vocab_size=49152, rope_theta=100000.0, rms_eps=1e-5, context_length=8192, max_tokens=256,
@@ -128,15 +129,22 @@ def test_max_difference():
         M.max_difference(np.zeros(3), np.zeros(4))
 
 
+def sizes(config) -> dict:
+    return {"n_layers": config.n_layers, "n_kv_heads": config.n_kv_heads, "group_size": config.group_size,
+            "n_heads": config.n_heads}
+
+
 def test_link_clamps_to_the_models_sizes_and_encodes():
-    assert M.link() == "./kv-cache"
-    assert M.link(steps=99, layer=-3, kv_head=7, config=SMOLLM2) == "./kv-cache?kv_steps=32&kv_layer=0&kv_head=2"
-    assert M.link(layer=99, config=SMOLLM2) == "./kv-cache?kv_layer=29"
+    """Links to this lesson are built from its declarations (``controls.link``), in the model's sizes."""
+    assert controls.link(kv_cache) == "./kv-cache"
+    assert controls.link(kv_cache, sizes(SMOLLM2), steps=99, layer=-3, kv_head=7) == \
+        "./kv-cache?kv_steps=32&kv_layer=0&kv_head=2"
+    assert controls.link(kv_cache, sizes(SMOLLM2), layer=99) == "./kv-cache?kv_layer=29"
     small = dataclasses.replace(SMOLLM2, n_layers=4, n_heads=8, n_kv_heads=4)  # the sizes come from the config
-    assert M.link(layer=99, kv_head=9, config=small) == "./kv-cache?kv_layer=3&kv_head=3"
-    with pytest.raises(ValueError, match="config"):
-        M.link(layer=5)
-    url = M.link(prompt="a (b) [c] & d")
+    assert controls.link(kv_cache, sizes(small), layer=99, kv_head=9) == "./kv-cache?kv_layer=3&kv_head=3"
+    with pytest.raises(ValueError, match="context"):
+        controls.link(kv_cache, layer=5)
+    url = controls.link(kv_cache, prompt="a (b) [c] & d")
     assert url == "./kv-cache?kv_prompt=a%20%28b%29%20%5Bc%5D%20%26%20d"
     assert ")" not in url and " " not in url  # safe inside a Markdown link
 
@@ -223,3 +231,17 @@ def test_limits_on_the_prompt_and_the_steps(lm):
     assert state.steps == M.MAX_STEPS and not state.stopped and state.n == 4 + M.MAX_STEPS
     with pytest.raises(ValueError, match="at most 32"):
         M.decode_step(lm, state)
+
+
+# --- the page's claims about the live numbers, in each language ------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_the_claims_render_in_each_language(lang):
+    claims = [lambda: M.difference_note(0.0, 2.4e-7, 3, 2, 30), lambda: M.pending_note("é".encode()[:1]),
+              lambda: M.storage_note(None), lambda: M.probability_text(0.00012)]
+    for claim in claims:
+        english = claim()
+        with i18n.using(lang):
+            said = claim()
+        assert said != english and "{" not in said, said

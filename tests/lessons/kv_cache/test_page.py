@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 import streamlit as st
 
+from explorer.lessons import kv_cache
 from explorer.lessons.kv_cache import model as M
+from explorer.shell import controls
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "kv_cache"
@@ -168,7 +170,7 @@ def test_valid_link_opens_without_a_warning():
     at = app_at(PAGE, query={"kv_prompt": "x"})
     assert not at.warning and z(at, "kv_fig_keys").shape == (1, 64)
     at2 = app_at(PAGE, query={"kv_steps": "2"})
-    assert M.link(prompt="Once upon a time", steps=3).startswith("./kv-cache?kv_prompt=Once%20")
+    assert controls.link(kv_cache, prompt="Once upon a time", steps=3).startswith("./kv-cache?kv_prompt=Once%20")
     assert z(at2, "kv_fig_keys").shape == (7, 64)
 
 

@@ -1,4 +1,5 @@
-"""Figures of the real-model lesson: the clickable head grid, the next-token bars, RoPE's angles."""
+"""Figures of the real-model lesson: the next-token bars, RoPE's angles (its head grid is the shell's:
+``tests/shell/charts/test_head_grid.py``)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,6 @@ import plotly.colors
 import pytest
 
 from explorer.lessons.real_model import charts as R
-
-
-def test_head_grid_is_clickable_and_outlines_the_chosen_head():
-    values = np.arange(270, dtype=float).reshape(30, 9) / 270
-    fig = R.head_grid(values, title="every head", colorbar_title="weight", zrange=(0, 1), layer=3, head=5)
-    heat, dots = fig.data
-    assert heat.type == "heatmap" and np.array(heat.z, dtype=float).shape == (30, 9)
-    assert fig.layout.yaxis.autorange == "reversed"  # layer 0 on top
-    assert heat.hoverinfo == "skip" and heat.text is None  # 270 cells: no numbers printed in them
-    # One transparent marker per cell, where Plotly reports a click: x = head, y = layer
-    assert dots.type == "scatter" and len(dots.x) == 270
-    assert (int(dots.x[4 * 9 + 7]), int(dots.y[4 * 9 + 7])) == (7, 4)
-    assert dots.customdata[3 * 9 + 5] == "0.119" and "layer %{y} · head %{x}" in dots.hovertemplate
-    (box,) = fig.layout.shapes
-    assert (box.x0, box.x1, box.y0, box.y1) == (4.5, 5.5, 2.5, 3.5)
-    assert fig.layout.clickmode == "event+select"
-    with pytest.raises(ValueError, match="outside"):
-        R.head_grid(values, title="", colorbar_title="", zrange=(0, 1), layer=30, head=0)
 
 
 def test_prediction_bars_escape_the_tokens():

@@ -17,10 +17,11 @@ from urllib.parse import parse_qsl, urlparse
 import numpy as np
 import pytest
 
+from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.real_model import charts as rfig
 from explorer.lessons.real_model import draw
 from explorer.lessons.real_model import model as M
-from explorer.shell import i18n
+from explorer.shell import controls, i18n
 from explorer.shell import llm as rm
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures
 from tests.core.llama_support import real_model
@@ -190,23 +191,17 @@ def test_the_link_keeps_the_language_and_the_option_codes():
     assert "foi acrescentado pela decodificação gulosa" in texts(pt, ("caption",))
     # a link from another lesson to a head here keeps the language
     with i18n.using("pt"):
-        url = urlparse(M.link("a b c a", layer=3, head=4))
+        url = urlparse(controls.link(rm_lesson, rm_lesson.SIZES, prompt="a b c a", layer=3, head=4))
     assert dict(parse_qsl(url.query)) == {"rm_prompt": "a b c a", "rm_layer": "3", "rm_head": "4", "lang": "pt"}
 
 
 def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     with i18n.using("tr"):
-        grid = rfig.head_grid(np.full((2, 3), 0.25), title="İlk token çukuru, ılık", colorbar_title="ağırlık",
-                              zrange=(0.0, 1.0), layer=1, head=2)
         bars = rfig.prediction_bars(["␣şey", "ı"], [0.75, 0.125], title="sonraki token: en olası 2")
         angles = rfig.angle_map(np.array([[0.0, 0.0], [1.0, 0.5]]), ["a (0)", "b (1)"])
         note = M.precision_note({"token_embd.weight": ("Q8_0", (576, 49152)),
                                  "blk.0.attn_q.weight": ("Q4_1", (576, 576)),
                                  "blk.0.attn_norm.weight": ("F32", (576,))})
-    assert grid.layout.title.text == "İlk token çukuru, ılık" and grid.layout.separators == ",."
-    assert grid.data[1].hovertemplate == "katman %{y} · kafa %{x}: %{customdata}<extra></extra>"
-    assert list(grid.data[1].customdata[:2]) == ["0,250", "0,250"]
-    assert grid.layout.yaxis.title.text == "katman" and grid.layout.xaxis.title.text == "kafa"
     assert list(bars.data[0].text) == ["0,750", "0,125"] and bars.layout.separators == ",."
     assert bars.layout.xaxis.title.text == "olasılık" and list(bars.layout.yaxis.ticktext) == ["␣şey", "ı"]
     assert bars.data[0].hovertemplate.startswith("sonraki token %{customdata[0]}: olasılık %{customdata[1]}")

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from attention import heads, llama
+from explorer.lessons import real_model
 from explorer.lessons.real_model import model as M
-from explorer.shell import llm
+from explorer.shell import controls, i18n, llm
 
 L, H = 30, 9
 
@@ -134,13 +135,6 @@ def test_color_ranges():
         assert np.isfinite([lo, hi]).all() and hi > lo
 
 
-def test_selected_head_reads_the_last_clicked_cell():
-    assert M.selected_head([{"x": 4, "y": 3}], L, H) == (3, 4)
-    assert M.selected_head([{"x": 1, "y": 1}, {"x": 8.0, "y": 29.0}], L, H) == (29, 8)
-    assert M.selected_head([], L, H) is None
-    assert M.selected_head([{"x": 9, "y": 0}, {"y": 2}], L, H) is None  # outside the grid, no x
-
-
 def test_repeated_prompt_is_an_exact_repeat_of_distinct_word_tokens():
     words = llm.word_token_ids([" cat", " house", "x", " garden", " Zebra", " window", " planet", "ing", " orange"])
     assert words == (1, 3, 5, 6, 8)
@@ -208,14 +202,18 @@ def test_quiz_picks_one_clear_head_per_label_and_grades():
 
 
 def test_link_presets_the_controls_and_encodes_the_prompt():
-    assert M.link() == "./real-model"
-    assert M.link(layer=18, head=6, stat="induction") == "./real-model?rm_layer=18&rm_head=6&rm_stat=induction"
-    assert M.link(layer=-2, head=-1) == "./real-model?rm_layer=0&rm_head=0"
-    url = M.link(prompt="a (b) [c] & d")
+    """Links to this lesson are built from its declarations (``controls.link``), clamped to the model's sizes."""
+    sizes = real_model.SIZES
+    assert controls.link(real_model) == "./real-model"
+    assert controls.link(real_model, sizes, layer=18, head=6, stat="induction") == \
+        "./real-model?rm_stat=induction&rm_layer=18&rm_head=6"
+    assert controls.link(real_model, sizes, layer=-2, head=99) == "./real-model?rm_layer=0&rm_head=8"
+    url = controls.link(real_model, prompt="a (b) [c] & d")
     assert url == "./real-model?rm_prompt=a%20%28b%29%20%5Bc%5D%20%26%20d"
     assert ")" not in url and " " not in url  # safe inside a Markdown link
-    with pytest.raises(ValueError, match="stat must be one of"):
-        M.link(stat="bogus")
+    assert controls.link(real_model, stat="bogus") == "./real-model"  # no such statistic: the default
+    with pytest.raises(ValueError, match="context"):
+        controls.link(real_model, layer=3)
 
 
 def test_layer_mean_is_the_mean_over_heads():
@@ -329,3 +327,13 @@ def test_the_precision_note_matches_the_file(lm):
     assert {n: (t, int(np.prod(shape))) for n, (t, shape) in storage.tensors.items()} == \
         {n: (t, int(np.prod(shape))) for n, (t, shape) in types.items()}
     assert M.precision_note(storage.tensors) == note
+
+
+def test_the_causal_check_states_the_mask_and_the_row_sums_with_the_languages_decimal_mark():
+    w = np.array([[1.0, 0.0], [0.25, 0.75]], dtype=np.float32)
+    assert M.causal_check(w) == ("largest weight above the diagonal = 0.0 (exactly 0: the causal mask) · largest "
+                                 "|row sum − 1| = 0.0e+00")
+    w[0, 1] = 0.5
+    with i18n.using("pt"):
+        said = M.causal_check(w)
+    assert "0,5" in said and "5,0e-01" in said and "largest" not in said

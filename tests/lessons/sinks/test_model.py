@@ -8,7 +8,9 @@ import pytest
 
 from attention import llama
 from attention.llama import variants
+from explorer.lessons import sinks
 from explorer.lessons.sinks import model as M
+from explorer.shell import controls
 from tests.core.llama_support import real_model, write_tiny_gguf
 
 SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
@@ -63,8 +65,9 @@ def test_md_code_and_link_keep_a_visitor_text_literal():
     assert M.md_code("<b>x</b>") == "`<b>x</b>`"
     assert M.md_code("a`b") == "``a`b``" and M.md_code("`") == "`` ` ``"
     assert M.md_code("x" * 40).endswith("…`")
-    assert M.link("[link](x) & more", 8) == "./attention-sinks?sk_prompt=%5Blink%5D%28x%29%20%26%20more&sk_window=8"
-    assert M.link() == "./attention-sinks"
+    assert controls.link(sinks, {"top": 29}, prompt="[link](x) & more", window=8) == \
+        "./attention-sinks?sk_prompt=%5Blink%5D%28x%29%20%26%20more&sk_window=8"
+    assert controls.link(sinks) == "./attention-sinks"
 
 
 def test_measurements_on_the_tiny_model(tiny):

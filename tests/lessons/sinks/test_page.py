@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import streamlit as st
 
+from explorer.lessons import sinks
 from explorer.lessons.sinks import model as M
+from explorer.shell import controls
 from tests.apptest_utils import app_at, assert_clean, figures
 from tests.core.llama_support import real_model
 
@@ -133,7 +135,8 @@ def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns():
     assert at.radio(key="sk_first").value == "the" and at.slider(key="sk_offset").value == 77
     assert at.slider(key="sk_window").value == 8 and at.slider(key="sk_new").value == 3
     assert at.toggle(key="sk_measure").value and "sk_fig_tradeoff" in figures(at)
-    assert M.link(query["sk_prompt"], 8).startswith("./attention-sinks?sk_prompt=The%20cat")
+    assert controls.link(sinks, {"top": 29}, prompt=query["sk_prompt"], window=8).startswith(
+        "./attention-sinks?sk_prompt=The%20cat")
     bad = app_at(PAGE, query={"sk_first": "banana", "sk_offset": "-5", "sk_window": "1e2", "sk_new": "999",
                               "sk_measure": "maybe"}, timeout=900)
     assert_clean(bad)

@@ -202,13 +202,13 @@ def test_the_live_view_speaks_the_language():
     p = model.Progress(spec.steps, np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3), np.zeros(3))
     with i18n.using("pt"):
         fig = draw.live_figure(spec, p, "este modelo")
-        head = draw.head_name((1, 0))
-        missing = draw.emerged_text(None, 600)
+        head = model.head_name((1, 0))
+        missing = model.emerged_text(None, 600)
     assert fig.layout.title.text == "este modelo: passo 2 de 600"
     assert [t.name for t in fig.data] == ["perda ÷ ln vocab", "melhor correspondência de prefixo", "acurácia"]
     assert fig.layout.annotations[0].text == "correspondência de prefixo 0,4" and fig.layout.separators == ",."
     assert head == "camada 1 cabeça 0" and missing == "em nenhum dos 600 passos"
     with i18n.using("tr"):
-        assert draw.verdict("shortcut") == "kısayol" and draw.emerged_text(218, 600) == "218. adımda"
-        assert draw.steps_count(1) == "1 adım" and draw.tokens_count(12) == "12 token"
-    assert draw.verdict("not learned") == "not learned" and draw.steps_count(1) == "1 step"
+        assert model.verdict("shortcut") == "kısayol" and model.emerged_text(218, 600) == "218. adımda"
+        assert model.steps_count(1) == "1 adım" and model.tokens_count(12) == "12 token"
+    assert model.verdict("not learned") == "not learned" and model.steps_count(1) == "1 step"

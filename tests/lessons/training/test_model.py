@@ -3,6 +3,7 @@ registry that trains one run per settings key however many sessions ask for it."
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import replace
@@ -12,8 +13,10 @@ import numpy as np
 import pytest
 
 from attention import heads, training
-from explorer.lessons.training import draw, model
+from explorer.lessons import training as training_lesson
+from explorer.lessons.training import model
 from explorer.lessons.training.model import RunResult, RunSpec
+from explorer.shell import controls, i18n, jobs
 
 TINY = RunSpec(n_layers=2, n_heads=1, d_model=16, d_head=8, n_ctx=12, vocab=64, steps=100, batch=8)
 
@@ -46,12 +49,16 @@ def ramp(S: int, at: int, width: int, top: float = 0.95) -> np.ndarray:
 
 # --- links and specs ---------------------------------------------------------------------------------------------
 def test_link_keeps_only_values_the_page_accepts():
-    url = urlparse(model.link(seed=3, n_layers=1, n_heads=9, lr=0.003, task="repeat_fixed", scale=False, steps=150,
-                              positions="none", unknown=1))
+    """Links to this lesson are built from its declarations (``controls.link``): numbers onto their grid and the
+    nearest of numeric options, codes only when they are options."""
+    url = urlparse(controls.link(training_lesson, seed=3, n_layers=1, n_heads=9, lr="0.003", task="repeat_fixed",
+                                 scale=False, steps=260, positions="none"))
     assert url.path == "./training"
-    assert dict(parse_qsl(url.query)) == {"tr_seed": "3", "tr_layers": "1", "tr_lr": "0.003",
-                                          "tr_task": "repeat_fixed", "tr_scale": "false"}
-    assert model.link() == "./training"
+    assert dict(parse_qsl(url.query)) == {"tr_seed": "3", "tr_layers": "1", "tr_heads": "4", "tr_lr": "0.003",
+                                          "tr_task": "repeat_fixed", "tr_steps": "300", "tr_scale": "false"}
+    assert controls.link(training_lesson) == "./training"
+    with pytest.raises(ValueError, match="declares no control"):
+        controls.link(training_lesson, unknown=1)
 
 
 def test_spec_config_snapshots_and_description():
@@ -76,13 +83,6 @@ def test_run_cost_is_one_at_the_defaults_and_refuses_the_largest_long_runs():
     assert model.run_cost(replace(largest, steps=2000)) > model.MAX_COST >= model.run_cost(replace(largest, steps=200))
 
 
-def test_real_model_link_names_the_real_model_page():
-    url = urlparse(model.real_model_link(40, -3))
-    q = dict(parse_qsl(url.query))
-    assert url.path == "./real-model" and q["rm_layer"] == "29" and q["rm_head"] == "0"
-    assert q["rm_stat"] == "induction" and q["rm_prompt"] == model.REAL_PROMPT
-
-
 # --- the numbers behind the sentences ------------------------------------------------------------------------------
 def test_jump_finds_the_plateau_the_rise_and_the_heads():
     spec = replace(TINY, steps=400)
@@ -104,17 +104,49 @@ def test_jump_without_an_induction_head():
     r = fake_result(replace(TINY, steps=100), np.full(101, 0.1))
     j = model.jump(r)
     assert j.emerged is None and j.start is None and j.end is None and model.key_steps(r) == {}
-    assert any("No induction head formed within 100 steps" in s for s in draw.jump_sentences(r, j))
+    assert any("No induction head formed within 100 steps" in s for s in model.jump_sentences(r, j))
 
 
 def test_the_jump_sentences_say_what_the_numbers_show():
     spec = replace(TINY, steps=400)
     sudden = fake_result(spec, ramp(401, 200, 30))
-    text = " ".join(draw.jump_sentences(sudden, model.jump(sudden)))
+    text = " ".join(model.jump_sentences(sudden, model.jump(sudden)))
     assert "a sudden jump after a long plateau" in text and "An induction head formed" in text
     slow = fake_result(spec, ramp(401, 20, 360))
-    text = " ".join(draw.jump_sentences(slow, model.jump(slow)))
+    text = " ".join(model.jump_sentences(slow, model.jump(slow)))
     assert "a gradual rise rather than a sudden jump" in text
+
+
+def test_the_mechanism_sentences_follow_the_verdict():
+    spec = replace(TINY, steps=200)
+    found = " ".join(model.mechanism_sentences(fake_result(spec, ramp(201, 50, 20), label="induction")))
+    shortcut = " ".join(model.mechanism_sentences(fake_result(spec, ramp(201, 50, 20), label="shortcut")))
+    assert found != shortcut and "0.90" in found  # the check's accuracy, from the run
+
+
+@pytest.mark.parametrize("lang", ["pt", "tr"])
+def test_every_claim_renders_in_each_language(lang):
+    """The claims are composed in model.py from the run's numbers: in Portuguese and Turkish each one is translated
+    (not the English text), every placeholder filled, and the numbers written with the language's decimal mark."""
+    spec = replace(TINY, steps=400)
+    sudden, none = fake_result(spec, ramp(401, 200, 30)), fake_result(replace(TINY, steps=100), np.full(101, 0.1))
+    ok = fake_result(replace(spec, steps=200), ramp(201, 50, 20), score_grad=np.full((201, 2), 1e-2))
+    bad = fake_result(replace(spec, steps=200, scale=False), ramp(201, 30, 10), score_grad=np.full((201, 2), 1e-3),
+                      accuracy=np.concatenate([ramp(120, 30, 10), np.full(81, 0.1)]),
+                      max_weight=np.full((201, 2), 0.97))
+    claims = {
+        "jump": lambda: model.jump_sentences(sudden, model.jump(sudden)),
+        "no jump": lambda: model.jump_sentences(none, model.jump(none)),
+        "mechanism": lambda: model.mechanism_sentences(sudden),
+        "scaling": lambda: model.scaling_sentences(ok.spec, model.compare_scaling(ok, bad)),
+    }
+    for name, claim in claims.items():
+        english = claim()
+        with i18n.using(lang):
+            said = claim()
+        assert len(said) == len(english) and said != english, name
+        for text in said:
+            assert not re.search(r"\{[a-z_]+\}", text) and "0.9" not in text, (name, text)
 
 
 def test_compare_scaling_measures_the_gradient_ratio_and_a_collapse():
@@ -127,7 +159,7 @@ def test_compare_scaling_measures_the_gradient_ratio_and_a_collapse():
     c = model.compare_scaling(ok, bad)
     assert c.grad_ratio == pytest.approx(10.0) and c.collapsed == (False, True)
     assert c.last_max_weight[1] == pytest.approx(0.97)
-    text = " ".join(draw.scaling_sentences(spec, c))
+    text = " ".join(model.scaling_sentences(spec, c))
     assert "the gradient reaching the unscaled scores was the smaller one" in text
     assert "learned and then fell apart" in text
     with pytest.raises(ValueError, match="scale only"):
@@ -222,7 +254,7 @@ def wait_until(predicate, timeout: float = 10.0) -> None:
 
 def test_thirty_sessions_asking_for_one_run_train_it_once():
     train = CountingTrain()
-    runs = draw.Runs(train)
+    runs = jobs.Jobs(train)
     spec = RunSpec(steps=100)
     entries = []
     threads = [threading.Thread(target=lambda: entries.append(runs.request(spec))) for _ in range(30)]
@@ -241,11 +273,11 @@ def test_thirty_sessions_asking_for_one_run_train_it_once():
 
 def test_the_queue_is_bounded_and_failures_are_reported_then_retried():
     train = CountingTrain(fail=True)
-    runs = draw.Runs(train, max_pending=2)
+    runs = jobs.Jobs(train, max_pending=2)
     a, b, c = (RunSpec(seed=s, steps=100) for s in range(3))
     runs.request(a)
     runs.request(b)
-    with pytest.raises(draw.BusyError):
+    with pytest.raises(jobs.BusyError):
         runs.request(c)
     assert runs.ahead_of(b) >= 1
     train.release.set()
@@ -259,7 +291,7 @@ def test_the_queue_is_bounded_and_failures_are_reported_then_retried():
 def test_finished_runs_are_bounded_by_count_bytes_and_time():
     train = CountingTrain()
     train.release.set()
-    runs = draw.Runs(train, max_finished=2, ttl=60)
+    runs = jobs.Jobs(train, max_finished=2, ttl=60)
     specs = [RunSpec(seed=s, steps=100) for s in range(3)]
     for s in specs:
         runs.request(s)
