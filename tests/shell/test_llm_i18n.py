@@ -24,14 +24,18 @@ LONG = "the cat sat " * 6  # 19 tokens of SmolLM2's tokenizer: more than the doo
 
 
 def door() -> None:
-    """A page that is only the door: :func:`llm.model_or_explain` and the prompt box."""
+    """A page that is only the door: :func:`llm.model_or_explain` and the prompt box (a lesson's declared prompt
+    control, here the KV cache lesson's under its own key and default)."""
+    from dataclasses import replace
+
     import streamlit as st
 
+    from explorer.lessons.kv_cache import CONTROLS
     from explorer.shell import i18n, llm
 
     i18n.activate(st.query_params.get("lang", "en"))
     llm.model_or_explain("")
-    llm.prompt_input(key="door_prompt", default="the cat sat", max_tokens=8)
+    llm.prompt_input(replace(CONTROLS["prompt"], key="door_prompt", default="the cat sat"), max_tokens=8)
 
 
 def run(lang: str, *, query: dict | None = None, prompt: str | None = None) -> AppTest:
