@@ -256,3 +256,16 @@ def in_steps(work: Callable[..., Any], text: Callable[[int], str], done: str | N
     """
     with progress(text(first), done) as step:
         return work(progress=lambda finished, total: step(finished / total, text(first + finished)))
+
+
+def each(work: Callable[[Any], Any], items: Sequence, text: Callable[[int, Any], str], start: str,
+         done: str | None = None) -> tuple:
+    """``(work(item) for item in items)`` under one :func:`progress` bar, as a tuple: the bar opens on ``start``;
+    before item ``i`` it stands at ``i / len(items)`` and says ``text(i, item)``; on leaving it says ``done`` at
+    100 % (or goes when ``done`` is ``None``). With a cached ``work``, a second visit replays the items at once."""
+    out = []
+    with progress(start, done) as step:
+        for i, item in enumerate(items):
+            step(i / len(items), text(i, item))
+            out.append(work(item))
+    return tuple(out)

@@ -27,6 +27,7 @@ Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cach
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -550,3 +551,39 @@ def full_pass(state: DecodeState, full, layer: int, kv_head: int, group_size: in
     every layer and head."""
     return FullPass(full_rows=np.array(full[layer, kv_head * group_size:(kv_head + 1) * group_size]),
                     difference_all=max_difference(state.new_rows, full))
+
+
+def decode_state(_model: llm.LlamaModel, ids: tuple[int, ...], sampling: Sampling, steps: int,
+                 _states: Callable[..., DecodeState]) -> DecodeState:
+    """:func:`run`, incrementally: the state of ``steps`` is the state of ``steps - 1`` plus one decode step (or that
+    state itself once it has stopped at the end-of-sequence token). ``_states`` is this function cached (``draw.py``'s
+    :func:`explorer.shell.cache.resource` binding, called with itself): the state of ``steps - 1`` is read from it, so
+    one more click costs one forward pass of one token."""
+    if steps <= 0:
+        return prefill(_model, ids, sampling)
+    previous = _states(_model, ids, sampling, steps - 1, _states)
+    if previous.stopped or previous.steps >= MAX_STEPS:
+        return previous
+    return decode_step(_model, previous)
+
+
+def state_of(_model: llm.LlamaModel, run: Run, _states: Callable[..., DecodeState]) -> DecodeState:
+    """The state of ``run`` read from ``_states`` (the cached :func:`decode_state`)."""
+    return _states(_model, run.prompt_ids, run.sampling, run.steps, _states)
+
+
+def cache_view_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
+                    _states: Callable[..., DecodeState]) -> CacheView:
+    """Everything the cache view draws for one layer and key/value head, from the cached :func:`decode_state` alone
+    (``_states``): one more generated token costs one decode step before these charts are drawn, not a full pass."""
+    state = state_of(_model, run, _states)
+    return cache_view(state, tuple(llm.labels(_model, state.ids)), layer, kv_head, _model.config.group_size)
+
+
+def full_pass_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
+                   _states: Callable[..., DecodeState]) -> FullPass:
+    """The full recomputation the comparison draws, per (run, layer, key/value head): from the door's
+    :func:`explorer.shell.llm.run` (cached per sequence, so another layer or head runs nothing)."""
+    state = state_of(_model, run, _states)
+    full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
+    return full_pass(state, full, layer, kv_head, _model.config.group_size)
