@@ -4,8 +4,9 @@ from the source with ``ast`` (nothing is imported or run: this is the fast tier)
 - ``page.py``: layout. No ``st.query_params``, no widget bound with ``bind=``, no ``check_link``, no write to
   ``st.session_state`` (``st.session_state[k] = …``, ``st.session_state.k = …``, ``del``, ``.update``,
   ``.setdefault``, ``.pop``, ``.clear``): the shell's helpers do those.
-- ``draw.py``: top level holds only imports, the docstring, constants (assignments whose calls are ``cached(n)(…)``
-  bindings, ``translator(…)`` or built-in containers), ``@section`` functions, ``@cached(n)`` bindings whose body is
+- ``draw.py``: top level holds only imports, the docstring, constants (assignments whose calls are one-line shell
+  cache bindings ``cached(n)(model.f)``, ``resource(n)(model.f)``, ``figure(n)(charts.f)``, ``translator(…)`` or
+  built-in containers), ``@section`` functions, ``@cached(n)`` bindings whose body is
   one ``return`` of one call (an adapter from the page's key to ``model.py``'s arguments) and drawing helpers: an
   undecorated function that draws (calls ``st.…`` or a section or another drawing helper of the file) and is called
   by a section or a helper of the file (never only by the page). No class, no other decorator.
@@ -30,10 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS_DIR = ROOT / "explorer" / "lessons"
 LESSONS = sorted(p.name for p in LESSONS_DIR.iterdir() if (p / "page.py").exists())
 
-# Another branch (issue 46's real-model rewrite) converts these five; each still breaks a rule today, which
-# test_every_exempt_lesson_still_breaks_a_rule checks, so the list cannot outlive its reason silently.
-NOT_YET_CONVERTED = ("training",)
-CHECKED = [name for name in LESSONS if name not in NOT_YET_CONVERTED]
 
 DOOR = "explorer.shell.llm"
 SESSION_STATE_WRITES = {"update", "setdefault", "pop", "clear", "popitem", "__setitem__", "__delitem__"}
@@ -255,22 +252,16 @@ def graph_and_paths():
     return import_graph(packages=("explorer",)), modules(packages=("explorer",))
 
 
-@pytest.mark.parametrize("lesson", CHECKED)
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_files_hold_what_their_names_say(lesson, graph_and_paths):
     problems = lesson_problems(lesson, *graph_and_paths)
     assert not problems, f"{lesson} breaks the contents rules (docs/lessons.md):\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("lesson", NOT_YET_CONVERTED)
-def test_every_exempt_lesson_still_breaks_a_rule(lesson, graph_and_paths):
-    """An exempt lesson that keeps every rule leaves :data:`NOT_YET_CONVERTED` (so it is checked from then on)."""
-    assert lesson in LESSONS, f"{lesson} is no lesson: drop it from NOT_YET_CONVERTED"
-    assert lesson_problems(lesson, *graph_and_paths), f"{lesson} keeps every rule now: drop it from NOT_YET_CONVERTED"
-
-
-def test_every_lesson_is_checked_or_exempt():
-    assert set(CHECKED) | set(NOT_YET_CONVERTED) == set(LESSONS)
+def test_every_lesson_is_checked():
+    """Every lesson folder with a ``page.py`` is one of the twelve, and each is checked above (no exemption)."""
     assert len(LESSONS) == 12
+    assert set(LESSONS) >= {"causes", "kv_cache", "real_model", "sinks", "training"}
 
 
 # --- the checks catch what they are for (synthetic files) ------------------------------------------------------
