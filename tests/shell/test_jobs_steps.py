@@ -46,3 +46,35 @@ def test_each_step_moves_the_bar_and_names_the_next_step():
     at = AppTest.from_function(_stopped_script).run()
     (bar,) = at.get("progress")
     assert (bar.proto.value, bar.proto.text) == (25, "block 1")
+
+
+def _each_script():
+    import streamlit as st
+
+    from explorer.shell import jobs
+
+    done = jobs.each(lambda x: x * x, [1, 2, 3], lambda i, x: f"item {i}: {x}", "starting", "squared")
+    st.write(str(done))
+
+
+def _each_stopped_script():
+    import streamlit as st
+
+    from explorer.shell import jobs
+
+    def work(x):
+        if x == 3:
+            st.stop()  # the run ends before the third item: the bar shows that item
+        return x
+
+    jobs.each(work, [1, 2, 3, 4], lambda i, x: f"item {i}: {x}", "starting")
+
+
+def test_each_returns_every_result_in_order_and_names_each_item_before_it_runs():
+    at = AppTest.from_function(_each_script).run()
+    assert not at.exception and at.markdown[0].value == "(1, 4, 9)"
+    (bar,) = at.get("progress")
+    assert (bar.proto.value, bar.proto.text) == (100, "squared")
+    at = AppTest.from_function(_each_stopped_script).run()
+    (bar,) = at.get("progress")
+    assert (bar.proto.value, bar.proto.text) == (50, "item 2: 3")
