@@ -251,7 +251,8 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
 @section
 def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
                  guess: tuple[int, int] | None, prompt: str) -> None:
-    """The grade of the guess and the top heads of the sweep, with links (after :func:`sweep` ran)."""
+    """The grade of the guess and the top heads of the sweep, with links (after the page ran the sweep under its
+    progress bar: ``jobs.in_steps`` over ``llm.knockout_sweep``)."""
     sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
     log_probs, effect = sweep.log_probs, sweep.effect
     name = model.piece(_model, answer)

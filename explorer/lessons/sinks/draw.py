@@ -9,8 +9,9 @@ map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`m
 30 MB besides the model; a variant model (no weights of its own: one layer's converted matrix, up to 4 MB, while a
 pass runs; :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
 
-The sweep over every cache variant (:func:`sweep`) is one cached measurement per variant, run in a loop under a
-progress bar: a prompt already measured costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
+The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one
+cached measurement per variant, one at a time in the process, under a progress bar: a prompt already measured
+costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
 """
 
 from __future__ import annotations

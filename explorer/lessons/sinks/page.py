@@ -98,10 +98,9 @@ st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every
               "on your text: bytes per token against perplexity, how far the next-token distributions move (KL) and "
               "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
 draw.cache_formulas(c, p.n)
-n_variants = len(model.cache_variants(c, p.n))
-measure = controls.draw(CONTROLS["measure"], {"variants": n_variants})
-if measure:
-    variants = model.cache_variants(c, p.n)  # each measured once (cached), one at a time under a progress bar
+variants = model.cache_variants(c, p.n)
+measure = controls.draw(CONTROLS["measure"], {"variants": len(variants)})
+if measure:  # each variant measured once (cached), one at a time under a progress bar
     rows = jobs.each(functools.partial(draw.measured, lm, ids, score_from=model.sweep_score_from(variants),
                                        _reference=draw.reference), variants,
                      functools.partial(model.sweep_step, c, len(variants)), _("Measuring the smaller caches…"))
@@ -110,4 +109,4 @@ else:
     draw.cache_bytes(c, p.n)
     st.info(_("These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
               "perplexity, KL to the model's next-token distributions and top-1 agreement ({n} runs of the model, "
-              "shown with a progress bar).").format(n=n_variants), icon="📐")
+              "shown with a progress bar).").format(n=len(variants)), icon="📐")
