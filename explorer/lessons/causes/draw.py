@@ -176,7 +176,7 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
         "The parts add up to **{total}**, the real logit is **{logit}** (difference {difference}: float32 rounding of "
         "the stream). The head that pushes {answer} most directly is **{best}** ({best_share}); the one that pushes "
         "against it most is {worst} ({worst_share}). The MLPs together give {mlps}, the heads {heads}.").format(
-        total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=model.scientific(a.total - a.logit), answer=name,
+        total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=i18n.scientific(a.total - a.logit), answer=name,
         best=model.head_code(*best), best_share=fmt(float(a.heads[best]), 3), worst=model.head_code(*worst),
         worst_share=fmt(float(a.heads[worst]), 3), mlps=fmt(mlps_total, 3), heads=fmt(heads_total, 3)))
     st.caption(_("What the frozen scale means: the final RMSNorm divides the stream by its size, s = {s} here, which "

@@ -490,11 +490,6 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
     return sentence, comparison
 
 
-def scientific(x: float) -> str:
-    """``x`` as ``1.2e-06`` with the run's decimal mark (``1,2e-06``)."""
-    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
-
-
 def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
     top = llm.logit_lens_top(_model, ids, 1)

@@ -42,7 +42,7 @@ __all__ = [
     "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
     "run", "sampling_distribution", "CacheView", "FullPass", "cache_view", "difference_note", "full_pass",
-    "pending_marker", "pending_note", "probability_text", "scientific", "status_text", "storage_note",
+    "pending_marker", "pending_note", "probability_text", "status_text", "storage_note",
 ]
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -380,12 +380,7 @@ def cache_bytes(config: llm.LlamaConfig, n: int, n_kv_heads: int | None = None, 
 
 def probability_text(p: float) -> str:
     """A probability a learner can read: 3 decimals, or 3 significant digits below 0.001."""
-    return i18n.number(p, 3) if p >= 0.001 or p == 0 else scientific(p, 2)
-
-
-def scientific(x: float, digits: int) -> str:
-    """``1.5e-06`` with the run's decimal mark (``1,5e-06`` in pt and tr)."""
-    return f"{x:.{digits}e}".replace(".", i18n.plotly_separators()[0])
+    return i18n.number(p, 3) if p >= 0.001 or p == 0 else i18n.scientific(p, 2)
 
 
 TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
@@ -502,7 +497,7 @@ def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_
 
 def difference_text(x: float) -> str:
     """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
-    return _("0 (bit for bit)") if x == 0.0 else scientific(x, 1)
+    return _("0 (bit for bit)") if x == 0.0 else i18n.scientific(x, 1)
 
 
 @dataclass(frozen=True)

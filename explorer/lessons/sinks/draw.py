@@ -206,15 +206,16 @@ def shift_section(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> 
     sh = shift(_model, ids, offset)
     st.latex(r"\langle R_{i+k}\, q,\ R_{j+k}\, k \rangle = \langle q,\ R_{j-i}\, k \rangle")
     m1, m2, m3 = st.columns(3)
-    m1.metric(_("max |Δ logit|"), model.sci(sh.max_logit_diff),
+    m1.metric(_("max |Δ logit|"), i18n.scientific(sh.max_logit_diff),
               help=_("over every position and token; the logits reach {largest} in absolute value").format(
                   largest=fmt(sh.largest_logit, 1)))
-    m2.metric(_("max |Δ attention weight|"), model.sci(sh.max_weight_diff),
+    m2.metric(_("max |Δ attention weight|"), i18n.scientific(sh.max_weight_diff),
               help=_("over every layer, head, query and key"))
-    m3.metric(_("max |Δ sink mass| of a layer"), model.sci(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
+    m3.metric(_("max |Δ sink mass| of a layer"),
+              i18n.scientific(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
     rounding = sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0)
-    facts = dict(k=i18n.integer(offset), logit=model.sci(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
-                 weight=model.sci(sh.max_weight_diff))
+    facts = dict(k=i18n.integer(offset), logit=i18n.scientific(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
+                 weight=i18n.scientific(sh.max_weight_diff))
     if offset == 0:
         st.info(_("A shift of 0 is the usual pass: move the slider to shift every position."), icon="👉")
     elif rounding:
@@ -389,7 +390,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     sentences = []
     mha = by_key.get("mha")
     if mha is not None:
-        facts = dict(heads=c.n_heads, diff=model.sci(mha.max_logit_diff), kv=c.n_kv_heads,
+        facts = dict(heads=c.n_heads, diff=i18n.scientific(mha.max_logit_diff), kv=c.n_kv_heads,
                      times=i18n.number(mha.bytes_per_token / gqa.bytes_per_token, 0))
         sentences.append((
             _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: **the same "
@@ -418,7 +419,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     if full is not None:
         sentences.append(_(
             "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
-            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=model.sci(full.max_logit_diff),
+            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=i18n.scientific(full.max_logit_diff),
                                         ppl=fmt(full.perplexity, 2)))
     windows = [r for r in rows if r.variant.family == "window"]
     if windows:

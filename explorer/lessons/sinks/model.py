@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention import heads
-from explorer.shell import i18n, llm
+from explorer.shell import llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__name__)
@@ -431,11 +431,6 @@ def kept(k: int) -> str:
 def positions(n: int) -> str:
     """``"1 position"``, ``"44 positions"`` in the run's language."""
     return _n("{n} position", "{n} positions", n).format(n=n)
-
-
-def sci(x: float) -> str:
-    """``x`` as ``1.2e-06`` with the language's decimal mark (``1,2e-06``): a shown number, not code."""
-    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
 
 
 def describe(config: llm.LlamaConfig, n: int) -> str:

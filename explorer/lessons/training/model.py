@@ -747,8 +747,8 @@ def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
         scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(INIT_PHRASES[spec.init]),
         unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
         unscaled_end=num(c.last_max_weight[1]))]
-    grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),
-                 early_unscaled=f"{c.early_grad[1]:.1e}".replace(".", i18n.plotly_separators()[0]))
+    grads = dict(early_scaled=i18n.scientific(c.early_grad[0]),
+                 early_unscaled=i18n.scientific(c.early_grad[1]))
     if c.grad_ratio >= 1:
         out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
                      "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
