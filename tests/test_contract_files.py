@@ -4,8 +4,9 @@ from the source with ``ast`` (nothing is imported or run: this is the fast tier)
 - ``page.py``: layout. No ``st.query_params``, no widget bound with ``bind=``, no ``check_link``, no write to
   ``st.session_state`` (``st.session_state[k] = …``, ``st.session_state.k = …``, ``del``, ``.update``,
   ``.setdefault``, ``.pop``, ``.clear``): the shell's helpers do those.
-- ``draw.py``: top level holds only imports, the docstring, constants (assignments whose calls are ``cached(n)(…)``
-  bindings, ``translator(…)`` or built-in containers), ``@section`` functions, ``@cached(n)`` bindings whose body is
+- ``draw.py``: top level holds only imports, the docstring, constants (assignments whose calls are one-line shell
+  cache bindings ``cached(n)(model.f)``, ``resource(n)(model.f)``, ``figure(n)(charts.f)``, ``translator(…)`` or
+  built-in containers), ``@section`` functions, ``@cached(n)`` bindings whose body is
   one ``return`` of one call (an adapter from the page's key to ``model.py``'s arguments) and drawing helpers: an
   undecorated function that draws (calls ``st.…`` or a section or another drawing helper of the file) and is called
   by a section or a helper of the file (never only by the page). No class, no other decorator.
@@ -30,10 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS_DIR = ROOT / "explorer" / "lessons"
 LESSONS = sorted(p.name for p in LESSONS_DIR.iterdir() if (p / "page.py").exists())
 
-# Another branch (issue 46's real-model rewrite) converts these five; each still breaks a rule today, which
-# test_every_exempt_lesson_still_breaks_a_rule checks, so the list cannot outlive its reason silently.
-NOT_YET_CONVERTED = ("causes", "kv_cache", "real_model", "sinks", "training")
-CHECKED = [name for name in LESSONS if name not in NOT_YET_CONVERTED]
 
 DOOR = "explorer.shell.llm"
 SESSION_STATE_WRITES = {"update", "setdefault", "pop", "clear", "popitem", "__setitem__", "__delitem__"}
@@ -77,7 +74,7 @@ def _decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
     if isinstance(node, ast.Attribute):
-        return node.attr if node.attr in ("section", "cached") else ast.unparse(node)
+        return node.attr if node.attr in ("section", *CACHE_BINDINGS) else ast.unparse(node)
     return node.id if isinstance(node, ast.Name) else ast.unparse(node)
 
 
@@ -105,10 +102,17 @@ def _body_without_docstring(func: ast.FunctionDef) -> list[ast.stmt]:
     return body
 
 
+CACHE_BINDINGS = {"cached", "figure", "resource"}
+"""The shell's caches (:mod:`explorer.shell.cache`) a ``draw.py`` binds in one line: ``cached(n)(model.f)`` a
+computation, ``resource(n)(model.f)`` one shared and never copied, ``figure(n)(charts.f)`` a figure the page draws as
+a widget."""
+
+
 def _is_cache_binding(call: ast.expr) -> bool:
-    """``cached(n)(model.f)``: a cached computation bound in one line."""
+    """``cached(n)(model.f)`` or ``figure(n)(charts.f)``: a shell cache bound to a function of another module in one
+    line."""
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Call) \
-        and _decorator_name(call.func) == "cached" and len(call.args) == 1 \
+        and _decorator_name(call.func) in CACHE_BINDINGS and len(call.args) == 1 \
         and isinstance(call.args[0], (ast.Name, ast.Attribute))
 
 
@@ -147,7 +151,9 @@ def draw_problems(source: str) -> list[str]:
                                 for n in ast.walk(a))):
                 out.append(f"{f.lineno}: @cached {name}() is more than one call (bind model.{name} in one line)")
         elif decorators:
-            out.append(f"{f.lineno}: {name}() decorated with {', '.join(decorators)} (only @section, @cached)")
+            hint = f" (bind charts.{name} in one line: {name} = figure(n)(charts.{name}))" \
+                if decorators == ["figure"] else " (only @section, @cached)"
+            out.append(f"{f.lineno}: {name}() decorated with {', '.join(decorators)}{hint}")
             kind[name] = "other"
         else:
             kind[name] = "helper"
@@ -246,22 +252,16 @@ def graph_and_paths():
     return import_graph(packages=("explorer",)), modules(packages=("explorer",))
 
 
-@pytest.mark.parametrize("lesson", CHECKED)
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_files_hold_what_their_names_say(lesson, graph_and_paths):
     problems = lesson_problems(lesson, *graph_and_paths)
     assert not problems, f"{lesson} breaks the contents rules (docs/lessons.md):\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("lesson", NOT_YET_CONVERTED)
-def test_every_exempt_lesson_still_breaks_a_rule(lesson, graph_and_paths):
-    """An exempt lesson that keeps every rule leaves :data:`NOT_YET_CONVERTED` (so it is checked from then on)."""
-    assert lesson in LESSONS, f"{lesson} is no lesson: drop it from NOT_YET_CONVERTED"
-    assert lesson_problems(lesson, *graph_and_paths), f"{lesson} keeps every rule now: drop it from NOT_YET_CONVERTED"
-
-
-def test_every_lesson_is_checked_or_exempt():
-    assert set(CHECKED) | set(NOT_YET_CONVERTED) == set(LESSONS)
+def test_every_lesson_is_checked():
+    """Every lesson folder with a ``page.py`` is one of the twelve, and each is checked above (no exemption)."""
     assert len(LESSONS) == 12
+    assert set(LESSONS) >= {"causes", "kv_cache", "real_model", "sinks", "training"}
 
 
 # --- the checks catch what they are for (synthetic files) ------------------------------------------------------
@@ -270,13 +270,15 @@ GOOD_DRAW = '''
 """Sections."""
 import streamlit as st
 from explorer.lessons.x import model
-from explorer.shell.cache import cached, section
+from explorer.shell.cache import cached, figure, resource, section
 from explorer.shell.i18n import translator
 
 _, _n = translator(__name__)
 TABLE_MAX = 20_000
 KEYS = ("a", "b")
 scenario = cached(max_entries=3)(model.scenario)
+grid = figure(max_entries=4)(charts.grid)
+state = resource(max_entries=4)(model.state)
 
 
 @cached(max_entries=2)
@@ -306,6 +308,9 @@ def test_a_good_draw_passes():
     ("\n\n@cached(max_entries=1)\ndef heavy(n):\n    x = model.a(n)\n    return model.b(x)\n", "more than one call"),
     ("\n\n@cached(max_entries=1)\ndef nested(n):\n    return model.b(model.a(n))\n", "more than one call"),
     ("\n\n@st.cache_resource\ndef res():\n    return 1\n", "decorated with st.cache_resource"),
+    ("\n\n@figure(max_entries=2)\ndef grid2(v):\n    return charts.grid(v)\n", "bind charts.grid2 in one line"),
+    ("\n\nRES = st.cache_resource(max_entries=2)(model.load)\n", "RES = a computed value"),
+    ("\n\nLOCK = threading.Lock()\n", "LOCK = a computed value"),
     ("\n\nSOURCE = inspect.getsource(model.run)\n", "SOURCE = a computed value"),
     ("\n\nPICK = lambda x: x\n", "a lambda"),
     ("\n\nfor k in KEYS:\n    pass\n", "top-level For"),

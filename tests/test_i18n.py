@@ -56,14 +56,14 @@ def test_the_checker_catches_a_missing_a_fuzzy_and_a_broken_translation(tmp_path
 
 
 @pytest.mark.parametrize(("lang", "expected"), [
-    ("en", ("0.1235", "1234.500", "0", "46,080", "93.1%", ".,")),
-    ("pt", ("0,1235", "1234,500", "0", "46.080", "93,1%", ",.")),
-    ("tr", ("0,1235", "1234,500", "0", "46.080", "%93,1", ",.")),
+    ("en", ("0.1235", "1234.500", "0", "46,080", "93.1%", ".,", "1.2e-06", "-3.50e+02")),
+    ("pt", ("0,1235", "1234,500", "0", "46.080", "93,1%", ",.", "1,2e-06", "-3,50e+02")),
+    ("tr", ("0,1235", "1234,500", "0", "46.080", "%93,1", ",.", "1,2e-06", "-3,50e+02")),
 ])
 def test_numbers_are_written_for_the_language(lang, expected):
     with i18n.using(lang):
         got = (i18n.number(0.12345), i18n.number(1234.5, 3), i18n.number(-0.0001, 0), i18n.integer(46080),
-               i18n.percent(0.931), i18n.plotly_separators())
+               i18n.percent(0.931), i18n.plotly_separators(), i18n.scientific(1.23e-6), i18n.scientific(-350, 2))
     assert got == expected
     assert i18n.number(float("nan")) == "—" and i18n.number(None) == "—"
 

@@ -125,14 +125,41 @@ def section(func):
     return draw
 
 
-def cached(max_entries: int) -> Callable[[Callable], Callable]:
+def cached(max_entries: int, *, serial: bool = False) -> Callable[[Callable], Callable]:
     """Decorator for a pure computation shared by sections: ``st.cache_data`` keeping ``max_entries`` argument
     sets for at most :data:`TTL_SECONDS`, frozen dataclass arguments hashed by their fields (see the module
-    docstring). Size ``max_entries`` from the function's measured entry size at the largest settings."""
+    docstring). Size ``max_entries`` from the function's measured entry size at the largest settings.
+
+    ``serial``: the computation runs once at a time in the process, however many sessions ask at once (the others
+    wait for it): for one whose memory peak must not be doubled (the sinks lesson's converted model)."""
 
     def wrap(func: Callable) -> Callable:
         return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs=key_hash_funcs(func))(func)
+                             hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
+
+    return wrap
+
+
+def _one_at_a_time(func: Callable) -> Callable:
+    lock = threading.Lock()
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        with lock:
+            return func(*args, **kwargs)
+
+    return run
+
+
+def resource(max_entries: int, ttl: float = TTL_SECONDS) -> Callable[[Callable], Callable]:
+    """Decorator for a computation whose result is shared, never copied (``st.cache_resource``): a value that cannot
+    be pickled (a live KV cache) or a large read-only array, at most ``max_entries`` argument sets for ``ttl``
+    seconds, frozen dataclass arguments hashed by their fields; arguments named with a leading ``_`` (the model) are
+    not hashed. The value is shared by every session: it must not be changed."""
+
+    def wrap(func: Callable) -> Callable:
+        return st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
+                                 hash_funcs=key_hash_funcs(func))(func)
 
     return wrap
 

@@ -56,7 +56,7 @@ from babel.support import Translations
 __all__ = [
     "DEFAULT", "DOCUMENT_LANGUAGES", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "capitalize", "catalog",
     "current", "document_language_js", "domain_of", "from_locale", "general", "integer", "list_separator", "number",
-    "percent", "plotly_separators", "translator", "using", "with_lang",
+    "percent", "plotly_separators", "scientific", "translator", "using", "with_lang",
 ]
 
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
@@ -236,6 +236,12 @@ def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
     text = f"{x:.{significant}g}"
     lang = lang or current()
     return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
+
+
+def scientific(x: float, digits: int = 1, *, lang: str | None = None) -> str:
+    """``x`` in scientific notation with ``digits`` after the language's decimal mark: ``1.2e-06`` / ``1,2e-06`` (a
+    shown number, not code)."""
+    return f"{x:.{digits}e}".replace(".", plotly_separators(lang)[0])
 
 
 def list_separator(lang: str | None = None) -> str:

@@ -245,3 +245,27 @@ def progress(text: str, done: str | None = None) -> Iterator[Callable[[float, st
         bar.empty()
     else:
         bar.progress(1.0, text=done)
+
+
+def in_steps(work: Callable[..., Any], text: Callable[[int], str], done: str | None = None, *, first: int = 0) -> Any:
+    """``work(progress=…)`` under one :func:`progress` bar, its result returned: ``work`` calls
+    ``progress(finished, total)`` after each of its ``total`` steps (the door's sweeps:
+    :func:`explorer.shell.llm.knockout_sweep`, :func:`explorer.shell.llm.patch_residual_sweep`), which moves the bar to
+    ``finished / total`` and says ``text(first + finished)`` (what runs next; the bar opens on ``text(first)``); on
+    leaving, the bar says ``done`` at 100 % (or goes when ``done`` is ``None``).
+    """
+    with progress(text(first), done) as step:
+        return work(progress=lambda finished, total: step(finished / total, text(first + finished)))
+
+
+def each(work: Callable[[Any], Any], items: Sequence, text: Callable[[int, Any], str], start: str,
+         done: str | None = None) -> tuple:
+    """``(work(item) for item in items)`` under one :func:`progress` bar, as a tuple: the bar opens on ``start``;
+    before item ``i`` it stands at ``i / len(items)`` and says ``text(i, item)``; on leaving it says ``done`` at
+    100 % (or goes when ``done`` is ``None``). With a cached ``work``, a second visit replays the items at once."""
+    out = []
+    with progress(start, done) as step:
+        for i, item in enumerate(items):
+            step(i / len(items), text(i, item))
+            out.append(work(item))
+    return tuple(out)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import pytest
 import streamlit as st
 
-from explorer.shell.cache import cached, key_hash_funcs
+from explorer.shell.cache import cached, key_hash_funcs, resource
 from explorer.shell.settings import Settings
 
 BASE = Settings(("The", "cat"), 8, 4, 42, "lesson", False)
@@ -186,3 +186,40 @@ def test_the_idle_sweep_waits_for_a_long_run_to_end():
     assert cache.sweep_if_idle(None, now=start + 3 * cache.IDLE_CLEAR_SECONDS) == start  # the run ended: swept
     compute(2)
     assert calls == [2, 2]
+
+
+def test_a_resource_is_shared_not_copied_and_keys_on_every_field():
+    @resource(max_entries=8)
+    def state(settings: Settings, _unhashed: object) -> list:
+        return [settings.seed]
+
+    st.cache_resource.clear()
+    first = state(BASE, object())
+    assert state(BASE, object()) is first  # the same object (not a copy); ``_unhashed`` is not part of the key
+    assert state(replace(BASE, seed=7), None) == [7]
+
+
+def test_a_serial_computation_runs_once_at_a_time():
+    import threading
+    import time
+
+    running, most = [0], [0]
+    counter = threading.Lock()
+
+    @cached(max_entries=8, serial=True)
+    def slow(i: int) -> int:
+        with counter:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with counter:
+            running[0] -= 1
+        return i
+
+    st.cache_data.clear()
+    threads = [threading.Thread(target=slow, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and [slow(i) for i in range(4)] == [0, 1, 2, 3]

@@ -13,8 +13,18 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell import i18n
-from explorer.shell.charts import bar_margin, cell_text_font, chart_title, escape_label, heatmap, title_top
+from explorer.lessons.causes import model
+from explorer.shell import head_statistics, i18n
+from explorer.shell.charts import (
+    DARK_OUTLINE,
+    bar_margin,
+    cell_text_font,
+    chart_title,
+    escape_label,
+    head_grid,
+    heatmap,
+    title_top,
+)
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -210,3 +220,33 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
     if title:
         layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
+
+
+def diverging_head_grid(values, *, title: str, colorbar_title: str, outlined) -> go.Figure:
+    """A clickable grid of every head on the red-blue scale (0 white), ``outlined`` heads framed in dark."""
+    return head_grid(values, title=title, colorbar_title=colorbar_title, outlined=outlined, kind="diverging",
+                     outline=(DARK_OUTLINE, 2.5))
+
+
+def attribution_grid(shares: np.ndarray, answer: str, picked: tuple[tuple[int, int], ...]) -> go.Figure:
+    """The clickable grid of every head's share ``[n_layers, n_heads]`` of the logit of ``answer`` (the token as
+    charts show it), the knockout's ``picked`` heads outlined (a widget: bound with
+    :func:`explorer.shell.cache.figure` in ``draw.py``, the same object on every rerun)."""
+    return diverging_head_grid(shares, title=_("every head's share of {answer}'s logit").format(answer=answer),
+                               colorbar_title=_("share"), outlined=picked)
+
+
+def sweep_grid(effect: np.ndarray, answer: str, guess: tuple[int, int] | None) -> go.Figure:
+    """The clickable grid of the sweep's effects ``[n_layers, n_heads]`` on log p(``answer``), the guess outlined."""
+    return diverging_head_grid(effect, title=_("change of log p({answer}) per head").format(answer=answer),
+                               colorbar_title="Δ log p", outlined=(guess,) if guess else ())
+
+
+def scatter_figure(values: np.ndarray, effect: np.ndarray, stat: str, answer: str) -> go.Figure:
+    """The scatter of the attention statistic ``stat`` (``values [n_layers, n_heads]``) against the effect on log
+    p(``answer``) (a widget: clicks select a head), the busiest and the strongest heads in red."""
+    r = model.attention_vs_effect(values, effect)
+    return scatter_effect(values, effect, x_title=_("{statistic} ({unit})").format(
+                              statistic=head_statistics.name(stat), unit=head_statistics.unit(stat)),
+                          y_title=_("change of log p({answer})").format(answer=answer),
+                          highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.lessons import real_model
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import charts, controls, head_statistics, i18n, jobs, llm
+from explorer.shell import controls, head_statistics, i18n, llm
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -32,39 +31,13 @@ from explorer.shell.textviews import fmt, latex_words
 _, _n = translator(__name__)
 
 
-
-def scientific(x: float) -> str:
-    """``x`` as ``1.2e-06`` with the run's decimal mark (``1,2e-06``)."""
-    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
-
-
-def head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
-    """``head``'s six steps in "Inside a real model" (a head of the model ``config`` describes), on ``prompt``: built
-    from that lesson's declarations (the link keeps the run's language)."""
-    return controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1])
-
-
-def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
-    """A Markdown link to ``head``'s six steps in "Inside a real model" (the link keeps the run's language)."""
-    return _("[Open {head}'s six steps in “Inside a real model” →]({link})").format(
-        head=model.head_code(*head), link=head_link(config, prompt, head))
-
-
 # --- cached computations -------------------------------------------------------------------------------------
 
 
-@cached(max_entries=8)
-def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
-    """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
-    top = llm.logit_lens_top(_model, ids, 1)
-    pieces = tuple(tuple(llm.visible_piece(s) for s in llm.pieces(_model, row.tolist())) for row in top.ids[..., 0])
-    return pieces, top.probabilities[..., 0]
+lens_top = cached(max_entries=8)(model.lens_top)
 
 
-@cached(max_entries=16)
-def answer_by_layer(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> model.AnswerByLayer:
-    """The answer's probability and rank read out of every block's stream at the last position."""
-    return model.answer_by_layer(llm.logit_lens(_model, ids), answer)
+answer_by_layer = cached(max_entries=16)(model.answer_readout)
 
 
 @cached(max_entries=16)
@@ -73,93 +46,36 @@ def attribution(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> ll
     return llm.logit_attribution(_model, ids, answer)
 
 
-@cached(max_entries=32)
-def knockout(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], ablation: str,
-             answer: int) -> model.Knockout:
-    """The prediction with ``heads`` knocked out (recomputed from the first knocked-out layer on)."""
-    return model.knockout_result(llm.knock_out(_model, ids, heads, ablation=ablation), heads, answer)
+knockout = cached(max_entries=32)(model.knockout)
 
 
-def sweep(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> llm.KnockoutSweep:
-    """The 270-head sweep (the door's, one cached stacked pass per layer), with a progress bar naming the layer."""
-    c = _model.config
-
-    def text(layer: int) -> str:
-        return _("knocking out {n} heads: layer {layer} of {layers}").format(n=c.n_layers * c.n_heads, layer=layer,
-                                                                             layers=c.n_layers)
-
-    with jobs.progress(text(1), _("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
-            n=c.n_layers * c.n_heads, layers=c.n_layers)) as step:
-        return llm.knockout_sweep(_model, ids, answer, ablation=ablation,
-                                  progress=lambda done, total: step(done / total, text(done + 1)))
-
-
-@cached(max_entries=8)
-def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.ndarray]:
-    """The attention statistics of the last query row of every head (:func:`model.last_row_statistics`)."""
-    return model.last_row_statistics(llm.run(_model, ids, activations=True).attentions)
+statistics = cached(max_entries=8)(model.statistics)
+attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
+sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
+scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
 
 
 induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
 
 
-def patch_map(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
-              foil: int) -> np.ndarray:
-    """The residual patching map ``[n_layers + 1, n]`` (the door's, one cached stacked pass per block), with a
-    progress bar naming the block."""
-    blocks = _model.config.n_layers + 1
-
-    def text(block: int) -> str:
-        return _("patching {blocks} streams × {n} positions: block {block} of {last}").format(
-            blocks=blocks, n=len(clean), block=block, last=blocks - 1)
-
-    with jobs.progress(text(0), _("patched {blocks} streams × {n} positions, one stacked pass per block").format(
-            blocks=blocks, n=len(clean))) as step:
-        return llm.patch_residual_sweep(_model, clean, corrupted, answer, foil,
-                                        progress=lambda done, total: step(done / total, text(done)))
+LINK_HEADER = N_("open in Inside a real model")
 
 
-def plain(_model: llm.LlamaModel, token: int) -> str:
-    """A token as charts and tables show it (text, escaped by the chart): its readable piece in quotes, ``“␣Paris”``."""
-    return f"“{llm.visible_piece(llm.pieces(_model, [token])[0])}”"
-
-
-def piece(_model: llm.LlamaModel, token: int) -> str:
-    """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
-    return model.md_code(llm.visible_piece(llm.pieces(_model, [token])[0]))
-
-
-def head_links(config: llm.LlamaConfig, prompt: str, heads) -> pd.DataFrame:
-    """A table of heads with a link to each one's six steps in "Inside a real model" (headers in the run's
-    language: :func:`link_column`)."""
-    return pd.DataFrame({_("head"): [model.head_code(*h) for h in heads],
-                         _(LINK_HEADER): [head_link(config, prompt, h) for h in heads]})
+def head_table(config: llm.LlamaConfig, prompt: str, heads, columns: dict) -> None:
+    """A table of ``heads`` with ``columns`` (header -> one value per head) and a link to each head's six steps in
+    "Inside a real model" on ``prompt`` (built from that lesson's declarations, :func:`controls.link`: the link keeps
+    the run's language), headers in the run's language."""
+    links = [controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=h[0], head=h[1]) for h in heads]
+    dataframe(pd.DataFrame({_("head"): [model.head_code(*h) for h in heads], _(LINK_HEADER): links}).assign(**columns),
+              hide_index=True, width="stretch",
+              column_config={_(LINK_HEADER): st.column_config.LinkColumn(display_text=_("six steps →"))})
 
 
 def every_head_links(config: llm.LlamaConfig, prompt: str, name: str, values: np.ndarray, label: str) -> None:
     """An expander with one row per head: its value and the link to its six steps (sortable by the value)."""
     heads = [(layer, head) for layer in range(values.shape[0]) for head in range(values.shape[1])]
     with st.expander(label):
-        dataframe(head_links(config, prompt, heads).assign(**{name: values.ravel()}), hide_index=True, width="stretch",
-                  column_config=link_column())
-
-
-LINK_HEADER = N_("open in Inside a real model")
-
-
-def link_column() -> dict[str, st.column_config.LinkColumn]:
-    """The link column's configuration for :func:`head_links` tables, in the run's language."""
-    return {_(LINK_HEADER): st.column_config.LinkColumn(display_text=_("six steps →"))}
-
-
-def layer_labels(n: int) -> list[str]:
-    """``layer 0 … layer n-1`` in the run's language (a table's row labels)."""
-    return [_("layer {i}").format(i=i) for i in range(n)]
-
-
-def head_labels(n: int) -> list[str]:
-    """``head 0 … head n-1`` in the run's language (a table's column labels)."""
-    return [_("head {h}").format(h=h) for h in range(n)]
+        head_table(config, prompt, heads, {name: values.ravel()})
 
 
 # --- sections -------------------------------------------------------------------------------------------------
@@ -191,7 +107,7 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """The clean prediction: the top 5 with their probabilities."""
     r = llm.run(_model, ids, activations=True)
     top, p = r.top_ids, r.top_probabilities
-    dataframe(pd.DataFrame({_("rank"): range(1, len(top) + 1), _("next token"): [plain(_model, t) for t in top],
+    dataframe(pd.DataFrame({_("rank"): range(1, len(top) + 1), _("next token"): [model.plain(_model, t) for t in top],
                             "id": top, _("probability"): p}), hide_index=True, width="stretch")
 
 
@@ -201,7 +117,7 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     pieces, probs = lens_top(_model, ids)
     a = answer_by_layer(_model, ids, answer)
     labels = llm.labels(_model, ids)
-    name = piece(_model, answer)
+    name = model.piece(_model, answer)
     st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
     st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
     st.caption(_("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
@@ -212,9 +128,9 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
         st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
                         key="ca_fig_lens")
     with right:
-        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain(_model, answer),
+        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, model.plain(_model, answer),
                                           title=_("p({answer}) at the last position").format(
-                                              answer=plain(_model, answer))),
+                                              answer=model.plain(_model, answer))),
                         key="ca_fig_answer_curve")
         n_blocks = len(a.probability) - 1
         if a.first_top is None:
@@ -246,7 +162,7 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
 def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, prompt: str) -> None:
     """The MLP and embedding bars, the parts summed beside the real logit, and what the frozen scale means."""
     a = attribution(_model, ids, answer)
-    name = piece(_model, answer)
+    name = model.piece(_model, answer)
     st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title=_("embedding and MLPs")), key="ca_fig_parts")
     heads_total, mlps_total = float(a.heads.sum()), float(a.mlps.sum())
     dataframe(pd.DataFrame({
@@ -260,7 +176,7 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
         "The parts add up to **{total}**, the real logit is **{logit}** (difference {difference}: float32 rounding of "
         "the stream). The head that pushes {answer} most directly is **{best}** ({best_share}); the one that pushes "
         "against it most is {worst} ({worst_share}). The MLPs together give {mlps}, the heads {heads}.").format(
-        total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=scientific(a.total - a.logit), answer=name,
+        total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=i18n.scientific(a.total - a.logit), answer=name,
         best=model.head_code(*best), best_share=fmt(float(a.heads[best]), 3), worst=model.head_code(*worst),
         worst_share=fmt(float(a.heads[worst]), 3), mlps=fmt(mlps_total, 3), heads=fmt(heads_total, 3)))
     st.caption(_("What the frozen scale means: the final RMSNorm divides the stream by its size, s = {s} here, which "
@@ -268,11 +184,10 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                  "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
                  "not what removing it would do (that would change s and every later layer's input; the knockouts "
                  "below measure that).").format(s=fmt(a.scale, 3)))
-    dataframe(head_links(_model.config, prompt, model.top_heads(a.heads, 5)).assign(
-        **{_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]}), hide_index=True, width="stretch",
-        column_config=link_column())
-    numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
-                                                            columns=head_labels(a.heads.shape[1])),
+    head_table(_model.config, prompt, model.top_heads(a.heads, 5),
+               {_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]})
+    numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=model.layer_labels(a.heads.shape[0]),
+                                                            columns=model.head_labels(a.heads.shape[1])),
              _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},
             label=_("Numbers: every part's share"))
     every_head_links(_model.config, prompt, _("share"), a.heads, _("Every head, with its link"))
@@ -282,7 +197,7 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
 def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...],
                     random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int) -> None:
     """The new top 5 with the heads knocked out, beside the clean prediction and the random control."""
-    name = piece(_model, answer)
+    name = model.piece(_model, answer)
     clean = model.knockout_result(llm.run(_model, ids, activations=True).last_logits, (), answer)
     chosen = knockout(_model, ids, heads, ablation, answer)
     control = knockout(_model, ids, random, ablation, answer)
@@ -293,11 +208,11 @@ def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[t
     for col, title, r in zip(cols, titles, (clean, chosen, control), strict=True):
         with col:
             st.markdown(f"**{title}**")
-            dataframe(pd.DataFrame({_("next token"): [plain(_model, t) for t in r.top_ids],
+            dataframe(pd.DataFrame({_("next token"): [model.plain(_model, t) for t in r.top_ids],
                                     _("probability"): r.top_probabilities}), hide_index=True, width="stretch")
             st.caption(f"p({name}) = {fmt(r.answer_probability, 4)}")
     sentence, comparison = model.knockout_sentences(clean, chosen, control, heads, random, ablation, answer, name,
-                                                    piece(_model, chosen.top_ids[0]))
+                                                    model.piece(_model, chosen.top_ids[0]))
     st.markdown(sentence)
     st.caption(comparison)
 
@@ -328,18 +243,19 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
                                       + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
                                       _("top-1 accuracy"): accs}),
-             _("induction score of every head"): pd.DataFrame(r.scores, index=layer_labels(r.scores.shape[0]),
-                                                              columns=head_labels(r.scores.shape[1]))},
+             _("induction score of every head"): pd.DataFrame(r.scores, index=model.layer_labels(r.scores.shape[0]),
+                                                              columns=model.head_labels(r.scores.shape[1]))},
             label=_("Numbers: the repeated prompt"))
 
 
 @section
 def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
                  guess: tuple[int, int] | None, prompt: str) -> None:
-    """The grade of the guess and the top heads of the sweep, with links (after :func:`sweep` ran)."""
+    """The grade of the guess and the top heads of the sweep, with links (after the page ran the sweep under its
+    progress bar: ``jobs.in_steps`` over ``llm.knockout_sweep``)."""
     sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
     log_probs, effect = sweep.log_probs, sweep.effect
-    name = piece(_model, answer)
+    name = model.piece(_model, answer)
     best = model.top_heads(effect, 1, largest=False)[0]
     if guess is not None:
         g = model.grade_guess(effect, guess)
@@ -354,10 +270,8 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
         st.info(_("The head that matters most is **{best}**: its knockout changes log p({answer}) by {effect}.").format(
             best=model.head_code(*best), answer=name, effect=fmt(float(effect[best]), 3)))
     top = model.top_heads(effect, 8, largest=False)
-    dataframe(head_links(_model.config, prompt, top).assign(**{
-        _("change of log p"): [float(effect[h]) for h in top],
-        _("p after"): [float(np.exp(log_probs[h])) for h in top]}), hide_index=True, width="stretch",
-        column_config=link_column())
+    head_table(_model.config, prompt, top, {_("change of log p"): [float(effect[h]) for h in top],
+                                            _("p after"): [float(np.exp(log_probs[h])) for h in top]})
     every_head_links(_model.config, prompt, _("change of log p"), effect, _("Every head's effect, with its link"))
     st.caption(_("“Matters most” = its knockout lowers the answer's log-probability the most (a head whose knockout "
                  "raises it is working against the answer: positive cells)."))
@@ -369,9 +283,9 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect  # the door's cached passes
     values = statistics(_model, ids)[stat]
     s = model.STATISTICS[stat]
-    name = piece(_model, answer)
+    name = model.piece(_model, answer)
     r = model.attention_vs_effect(values, effect)
-    st.latex(statistic_formula(s))
+    st.latex(model.statistic_formula(s))
     same = r.busiest == r.strongest
     short = head_statistics.short(stat)
     if same:
@@ -394,12 +308,6 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
                  "named."))
 
 
-def statistic_formula(s: head_statistics.Statistic) -> str:
-    """The statistic's formula on the last row (:func:`attention.heads.formula`, the same row formula as every
-    lesson's)."""
-    return s.last_formula
-
-
 @section
 def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
                  foil: int, grid: np.ndarray) -> None:
@@ -407,9 +315,9 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
     labels = model.pair_labels(*([llm.visible_piece(x) for x in llm.pieces(_model, t)] for t in (clean, corrupted)))
     runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
     c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
-    a, f = plain(_model, answer), plain(_model, foil)
+    a, f = model.plain(_model, answer), model.plain(_model, foil)
     st.latex(latex_words(_("logit diff"))
-             + rf" = \text{{logit}}_{{{_latex_safe(a)}}} - \text{{logit}}_{{{_latex_safe(f)}}}")
+             + rf" = \text{{logit}}_{{{model.latex_safe(a)}}} - \text{{logit}}_{{{model.latex_safe(f)}}}")
     st.plotly_chart(cfig.patch_map(grid, labels, clean=c_diff, corrupted=x_diff,
                                    title=_("copy one clean stream into the corrupted run")), key="ca_fig_patch")
     st.caption(_("Clean run: {clean}; corrupted run: {corrupted}. Each cell: the corrupted prompt run again with the "
@@ -432,19 +340,8 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                       "carries at least half of it at any block.").format(last_from=move.last_from))
     else:
         st.markdown(_("No single stream copied from the clean run carries at least half of the difference here."))
-    numbers(pd.DataFrame(grid, index=block_labels(grid.shape[0]), columns=labels),
+    numbers(pd.DataFrame(grid, index=model.block_labels(grid.shape[0]), columns=labels),
             label=_("Numbers: the patching map"))
-
-
-def block_labels(n: int) -> list[str]:
-    """``block 0 … block n-1`` in the run's language (row labels)."""
-    return [_("block {b}").format(b=b) for b in range(n)]
-
-
-def _latex_safe(text: str) -> str:
-    """A token for ``\\text{}`` in a formula: letters, digits and spaces kept, anything else a placeholder."""
-    kept = "".join(ch if ch.isalnum() or ch == " " else "·" for ch in text.strip("“”").replace("␣", " "))
-    return kept.strip() or "·"
 
 
 @section
@@ -454,7 +351,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
     values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
     runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
     c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
-    a, f = piece(_model, answer), piece(_model, foil)
+    a, f = model.piece(_model, answer), model.piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),
                     key="ca_fig_head_patch")
@@ -464,8 +361,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
                   "({share} of the way to the clean {clean}).").format(
         head=model.head_code(layer, best), answer=a, foil=f, corrupted=fmt(x_diff, 2),
         patched=fmt(float(values[best]), 2), share=i18n.percent(float(share), 0), clean=fmt(c_diff, 2)))
-    dataframe(head_links(_model.config, clean_prompt, [(layer, h) for h in range(len(values))]).assign(
-        **{_("logit diff"): values}), hide_index=True, width="stretch", column_config=link_column())
+    head_table(_model.config, clean_prompt, [(layer, h) for h in range(len(values))], {_("logit diff"): values})
 
 
 @section
@@ -481,40 +377,3 @@ def notes() -> None:
         "to, not identical with, the full-precision model's. *The logit lens* reads early streams with the final "
         "norm and unembedding, which the model was trained to use only at the end: an early readout is a probe, "
         "not what the model “thinks”."), icon="🔎")
-
-
-@figure(max_entries=32)
-def attribution_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
-                     picked: tuple[tuple[int, int], ...]) -> go.Figure:
-    """The clickable grid of every head's share of the answer's logit, the knockout's heads outlined (a widget: the
-    same object on every rerun, :func:`explorer.shell.cache.figure`)."""
-    a = attribution(_model, ids, answer)
-    return head_grid(a.heads, title=_("every head's share of {answer}'s logit").format(answer=plain(_model, answer)),
-                     colorbar_title=_("share"), outlined=picked)
-
-
-@figure(max_entries=16)
-def sweep_grid(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-               guess: tuple[int, int] | None) -> go.Figure:
-    """The clickable grid of the sweep's effects, the guess outlined."""
-    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
-    return head_grid(effect, title=_("change of log p({answer}) per head").format(answer=plain(_model, answer)),
-                     colorbar_title="Δ log p", outlined=(guess,) if guess else ())
-
-
-@figure(max_entries=16)
-def scatter_figure(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> go.Figure:
-    """The scatter of the attention statistic against the effect (a widget: clicks select a head)."""
-    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect
-    values = statistics(_model, ids)[stat]
-    r = model.attention_vs_effect(values, effect)
-    return cfig.scatter_effect(values, effect, x_title=_("{statistic} ({unit})").format(
-                                   statistic=head_statistics.name(stat), unit=head_statistics.unit(stat)),
-                               y_title=_("change of log p({answer})").format(answer=plain(_model, answer)),
-                               highlight=[r.busiest, r.strongest], title=_("every head: attention vs effect"))
-
-
-def head_grid(values, *, title: str, colorbar_title: str, outlined) -> go.Figure:
-    """A clickable grid of every head on the red-blue scale (0 white), ``outlined`` heads framed in dark."""
-    return charts.head_grid(values, title=title, colorbar_title=colorbar_title, outlined=outlined, kind="diverging",
-                            outline=(charts.DARK_OUTLINE, 2.5))

@@ -488,3 +488,88 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
                        "average: on this draw they do not stand out.").format(rise=fmt(rise, 2),
                                                                               rise_random=fmt(rise_random, 2))
     return sentence, comparison
+
+
+def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
+    """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
+    top = llm.logit_lens_top(_model, ids, 1)
+    pieces = tuple(tuple(llm.visible_piece(s) for s in llm.pieces(_model, row.tolist())) for row in top.ids[..., 0])
+    return pieces, top.probabilities[..., 0]
+
+
+def answer_readout(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> AnswerByLayer:
+    """The answer's probability and rank read out of every block's stream at the last position."""
+    return answer_by_layer(llm.logit_lens(_model, ids), answer)
+
+
+def knockout(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], ablation: str,
+             answer: int) -> Knockout:
+    """The prediction with ``heads`` knocked out (recomputed from the first knocked-out layer on)."""
+    return knockout_result(llm.knock_out(_model, ids, heads, ablation=ablation), heads, answer)
+
+
+def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """The attention statistics of the last query row of every head (:func:`last_row_statistics`)."""
+    return last_row_statistics(llm.run(_model, ids, activations=True).attentions)
+
+
+def plain(_model: llm.LlamaModel, token: int) -> str:
+    """A token as charts and tables show it (text, escaped by the chart): its readable piece in quotes, ``“␣Paris”``."""
+    return f"“{llm.visible_piece(llm.pieces(_model, [token])[0])}”"
+
+
+def piece(_model: llm.LlamaModel, token: int) -> str:
+    """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
+    return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]))
+
+
+def layer_labels(n: int) -> list[str]:
+    """``layer 0 … layer n-1`` in the run's language (a table's row labels)."""
+    return [_("layer {i}").format(i=i) for i in range(n)]
+
+
+def head_labels(n: int) -> list[str]:
+    """``head 0 … head n-1`` in the run's language (a table's column labels)."""
+    return [_("head {h}").format(h=h) for h in range(n)]
+
+
+def statistic_formula(s: head_statistics.Statistic) -> str:
+    """The statistic's formula on the last row (:func:`attention.heads.formula`, the same row formula as every
+    lesson's)."""
+    return s.last_formula
+
+
+def block_labels(n: int) -> list[str]:
+    """``block 0 … block n-1`` in the run's language (row labels)."""
+    return [_("block {b}").format(b=b) for b in range(n)]
+
+
+def latex_safe(text: str) -> str:
+    """A token for ``\\text{}`` in a formula: letters, digits and spaces kept, anything else a placeholder."""
+    kept = "".join(ch if ch.isalnum() or ch == " " else "·" for ch in text.strip("“”").replace("␣", " "))
+    return kept.strip() or "·"
+
+
+def sweep_step(config: llm.LlamaConfig, layer: int) -> str:
+    """The knockout sweep's progress text while it runs ``layer`` (1-based) of ``config.n_layers``."""
+    return _("knocking out {n} heads: layer {layer} of {layers}").format(n=config.n_layers * config.n_heads,
+                                                                         layer=layer, layers=config.n_layers)
+
+
+def sweep_done(config: llm.LlamaConfig) -> str:
+    """The knockout sweep's progress text once it ran."""
+    return _("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
+        n=config.n_layers * config.n_heads, layers=config.n_layers)
+
+
+def patch_step(config: llm.LlamaConfig, n: int, block: int) -> str:
+    """The residual patching map's progress text (``n`` positions) while it patches ``block``."""
+    blocks = config.n_layers + 1
+    return _("patching {blocks} streams × {n} positions: block {block} of {last}").format(
+        blocks=blocks, n=n, block=block, last=blocks - 1)
+
+
+def patch_done(config: llm.LlamaConfig, n: int) -> str:
+    """The residual patching map's progress text once it ran (``n`` positions)."""
+    return _("patched {blocks} streams × {n} positions, one stacked pass per block").format(
+        blocks=config.n_layers + 1, n=n)

@@ -6,10 +6,13 @@ top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_gu
 ``ca_corrupt`` (the patch pair) and ``ca_layer`` (the layer whose heads are patched).
 """
 
+import functools
+
 import streamlit as st
 
+from explorer.lessons import real_model
 from explorer.lessons.causes import CONTROLS, draw, model
-from explorer.shell import charts, controls, i18n, llm
+from explorer.shell import charts, controls, i18n, jobs, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -18,6 +21,14 @@ HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the l
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED = "_ca_revealed"
 ss = st.session_state
+
+
+def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
+    """A Markdown link to ``head``'s six steps in "Inside a real model" on ``prompt`` (built from that lesson's
+    declarations: the link keeps the run's language)."""
+    return _("[Open {head}'s six steps in “Inside a real model” →]({link})").format(
+        head=model.head_code(*head),
+        link=controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1]))
 
 draw.intro()
 lm = llm.model_or_explain(_(
@@ -41,7 +52,7 @@ with st.spinner(_("running {n} layers…").format(n=L)):
 draw.tokens(tuple(p.labels), ids)
 top_ids, top_p = clean.top_ids, clean.top_probabilities
 answer_code = controls.draw(CONTROLS["answer"], {"answers": {
-    str(i): f"{draw.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q) in enumerate(zip(top_ids, top_p,
+    str(i): f"{model.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q) in enumerate(zip(top_ids, top_p,
                                                                                               strict=True))}})
 answer = top_ids[int(answer_code)]
 with st.expander(_("The model's top 5 next tokens"), expanded=False):
@@ -83,11 +94,11 @@ def add_clicked_head() -> None:
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
     picked = model.parse_heads(",".join(controls.value(CONTROLS["heads"], HEADS_CTX)), L, H) or []
-    st.plotly_chart(draw.attribution_grid(lm, ids, answer, tuple(picked)), key=GRID, on_select=add_clicked_head,
-                    selection_mode="points")
+    st.plotly_chart(draw.attribution_grid(att.heads, model.plain(lm, answer), tuple(picked)), key=GRID,
+                    on_select=add_clicked_head, selection_mode="points")
     clicked = charts.clicked_head(ss.get(GRID), L, H)
     if clicked:
-        st.markdown(draw.open_head_link(config, p.kept_text, clicked))
+        st.markdown(open_head_link(config, p.kept_text, clicked))
 with parts_col:
     draw.attribution_parts(lm, ids, answer, p.kept_text)
 
@@ -138,27 +149,29 @@ with st.spinner(_("running the {n}-token prompt with and without {heads} heads�
 st.header(_("4 · The effect of every head"))
 st.markdown(_("Knock out each of the {n} heads alone and measure the change in log p({answer}). The {h} heads of a "
               "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
-              "for this answer?").format(n=L * H, answer=draw.piece(lm, answer), h=H))
+              "for this answer?").format(n=L * H, answer=model.piece(lm, answer), h=H))
 guess_code = controls.draw(CONTROLS["guess"], SIZES)
 guess = model.parse_head(guess_code, L, H)
 signature = (ids, answer, ablation)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
 if ss.get(REVEALED) == signature:
-    draw.sweep(lm, ids, answer, ablation)
+    sweep = jobs.in_steps(functools.partial(llm.knockout_sweep, lm, ids, answer, ablation=ablation),
+                          functools.partial(model.sweep_step, config), model.sweep_done(config), first=1)
     draw.sweep_reveal(lm, ids, answer, ablation, guess, p.kept_text)
     left, right = st.columns(2)
     with left:
-        event = st.plotly_chart(draw.sweep_grid(lm, ids, answer, ablation, guess), key=SWEEP_GRID, on_select="rerun",
-                                selection_mode="points")
+        event = st.plotly_chart(draw.sweep_grid(sweep.effect, model.plain(lm, answer), guess), key=SWEEP_GRID,
+                                on_select="rerun", selection_mode="points")
     with right:
         stat = controls.draw(CONTROLS["stat"])
-        event2 = st.plotly_chart(draw.scatter_figure(lm, ids, answer, ablation, stat), key=SCATTER,
+        event2 = st.plotly_chart(draw.scatter_figure(draw.statistics(lm, ids)[stat], sweep.effect, stat,
+                                                    model.plain(lm, answer)), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(lm, ids, answer, ablation, stat)
     opened = charts.clicked_head(event2, L, H) or charts.clicked_head(event, L, H)
     if opened:
-        st.markdown(draw.open_head_link(config, p.kept_text, opened))
+        st.markdown(open_head_link(config, p.kept_text, opened))
 else:
     runs = L * (L + 1) // 2
     st.caption(_("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
@@ -188,13 +201,15 @@ else:
     with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
         a_clean = llm.run(lm, clean_p.ids, activations=True).top_ids[0]
         a_corrupt = llm.run(lm, corrupt_p.ids, activations=True).top_ids[0]
-    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=draw.piece(lm, a_clean),
-                                                                     corrupted=draw.piece(lm, a_corrupt)))
+    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=model.piece(lm, a_clean),
+                                                                     corrupted=model.piece(lm, a_corrupt)))
     if a_clean == a_corrupt:
         st.info(_("Both prompts make the model predict {answer}, so there is no difference to move. Change one fact "
-                  "so the two answers differ.").format(answer=draw.piece(lm, a_clean)), icon="🔁")
+                  "so the two answers differ.").format(answer=model.piece(lm, a_clean)), icon="🔁")
     else:
-        grid = draw.patch_map(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt)
+        grid = jobs.in_steps(functools.partial(llm.patch_residual_sweep, lm, clean_p.ids, corrupt_p.ids, a_clean,
+                                               a_corrupt), functools.partial(model.patch_step, config, clean_p.n),
+                             model.patch_done(config, clean_p.n))
         draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
         runs = llm.run(lm, clean_p.ids, activations=True), llm.run(lm, corrupt_p.ids, activations=True)
         move = model.fact_move(model.recovered(

@@ -2,9 +2,9 @@
 
 * :func:`decode_state` — the generation itself, one :class:`~explorer.lessons.kv_cache.model.DecodeState` per
   (prompt ids, sampling, steps). It holds the model's live :class:`attention.llama.KVCache`, which is not
-  picklable, so it is an ``st.cache_resource`` (shared, never copied; the cache is read-only and safe to share
-  between sessions) and *incremental*: the state of step ``s`` extends the cached state of step ``s - 1`` by one
-  forward pass of one token (``forward([token], cache=…)``), which is what one more click costs.
+  picklable, so it is a :func:`explorer.shell.cache.resource` (shared, never copied; the cache is read-only and safe
+  to share between sessions) and *incremental*: the state of step ``s`` extends the cached state of step ``s - 1``
+  by one forward pass of one token (``forward([token], cache=…)``), which is what one more click costs.
 * :func:`cache_view_data` — everything :func:`cache_view` draws for one layer and key/value head (the labels, K
   and V from the cache, the new query rows both ways, the largest difference), ``st.cache_data`` per (run, layer,
   key/value head). Its full recomputation is the door's cached forward pass
@@ -32,7 +32,7 @@ from explorer.lessons.kv_cache.model import (
     storage_note,
 )
 from explorer.shell import i18n, llm
-from explorer.shell.cache import cached, key_hash_funcs, section
+from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import integer_formula, latex_words
@@ -46,24 +46,8 @@ tokens, plus the 1.5 MB buffer of the prefill), so 40 entries hold at most a few
 DECODE_TTL_S = 1800
 
 
-def _decode_state(_model: llm.LlamaModel, ids: tuple[int, ...], sampling: model.Sampling,
-                  steps: int) -> model.DecodeState:
-    """:func:`model.run`, incrementally: the state of ``steps`` is the cached state of ``steps - 1`` plus one decode
-    step (or that state itself once it has stopped at the end-of-sequence token)."""
-    if steps <= 0:
-        return model.prefill(_model, ids, sampling)
-    previous = decode_state(_model, ids, sampling, steps - 1)
-    if previous.stopped or previous.steps >= model.MAX_STEPS:
-        return previous
-    return model.decode_step(_model, previous)
-
-
-decode_state = st.cache_resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_S, show_spinner=False,
-                                 hash_funcs=key_hash_funcs(_decode_state))(_decode_state)
-
-
-def state_of(_model: llm.LlamaModel, run: model.Run) -> model.DecodeState:
-    return decode_state(_model, run.prompt_ids, run.sampling, run.steps)
+decode_state = resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_S)(model.decode_state)
+"""The generation, step by step: call it with itself as ``_states`` (:func:`model.decode_state`)."""
 
 
 @section
@@ -98,7 +82,7 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
 @section
 def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
-    state = state_of(_model, run)
+    state = model.state_of(_model, run, decode_state)
     pieces = llm.pieces(_model, state.ids)
     c = _model.config
     st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
@@ -143,22 +127,8 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
             icon="🛑")
 
 
-@cached(max_entries=32)
-def cache_view_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> model.CacheView:
-    """Everything :func:`cache_view` draws, in one cached call per (run, layer, key/value head) (about 30 kB at 64
-    tokens), from :func:`decode_state` alone: one more generated token costs one decode step before these charts
-    are drawn, not a full pass."""
-    state = state_of(_model, run)
-    return model.cache_view(state, tuple(llm.labels(_model, state.ids)), layer, kv_head, _model.config.group_size)
-
-
-@cached(max_entries=32)
-def full_pass_data(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int) -> model.FullPass:
-    """The full recomputation :func:`cache_comparison` draws, per (run, layer, key/value head) (about 1 kB): from
-    :func:`explorer.shell.llm.forward` (cached per sequence, so another layer or head runs nothing)."""
-    state = state_of(_model, run)
-    full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
-    return model.full_pass(state, full, layer, kv_head, _model.config.group_size)
+cache_view_data = cached(max_entries=32)(model.cache_view_data)  # about 30 kB an entry at 64 tokens
+full_pass_data = cached(max_entries=32)(model.full_pass_data)  # about 1 kB an entry
 
 
 @section
@@ -172,7 +142,7 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
     Raises:
         ValueError: ``head`` does not read ``kv_head``.
     """
-    view = cache_view_data(_model, run, layer, kv_head)
+    view = cache_view_data(_model, run, layer, kv_head, decode_state)
     c = _model.config
     heads, labels = list(view.heads), list(view.labels)
     if head not in heads:
@@ -231,7 +201,8 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
 def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int, head: int) -> None:
     """The newest query's row from the cached step against one full recomputation (``head``: as :func:`cache_view`).
     """
-    view, full = cache_view_data(_model, run, layer, kv_head), full_pass_data(_model, run, layer, kv_head)
+    view = cache_view_data(_model, run, layer, kv_head, decode_state)
+    full = full_pass_data(_model, run, layer, kv_head, decode_state)
     c = _model.config
     labels, place = list(view.labels), view.heads.index(head)
     st.subheader(_("Cached step vs full recomputation"))

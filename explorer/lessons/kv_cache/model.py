@@ -27,6 +27,7 @@ Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cach
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +42,7 @@ __all__ = [
     "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
     "run", "sampling_distribution", "CacheView", "FullPass", "cache_view", "difference_note", "full_pass",
-    "pending_marker", "pending_note", "probability_text", "scientific", "status_text", "storage_note",
+    "pending_marker", "pending_note", "probability_text", "status_text", "storage_note",
 ]
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -379,12 +380,7 @@ def cache_bytes(config: llm.LlamaConfig, n: int, n_kv_heads: int | None = None, 
 
 def probability_text(p: float) -> str:
     """A probability a learner can read: 3 decimals, or 3 significant digits below 0.001."""
-    return i18n.number(p, 3) if p >= 0.001 or p == 0 else scientific(p, 2)
-
-
-def scientific(x: float, digits: int) -> str:
-    """``1.5e-06`` with the run's decimal mark (``1,5e-06`` in pt and tr)."""
-    return f"{x:.{digits}e}".replace(".", i18n.plotly_separators()[0])
+    return i18n.number(p, 3) if p >= 0.001 or p == 0 else i18n.scientific(p, 2)
 
 
 TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
@@ -501,7 +497,7 @@ def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_
 
 def difference_text(x: float) -> str:
     """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
-    return _("0 (bit for bit)") if x == 0.0 else scientific(x, 1)
+    return _("0 (bit for bit)") if x == 0.0 else i18n.scientific(x, 1)
 
 
 @dataclass(frozen=True)
@@ -550,3 +546,39 @@ def full_pass(state: DecodeState, full, layer: int, kv_head: int, group_size: in
     every layer and head."""
     return FullPass(full_rows=np.array(full[layer, kv_head * group_size:(kv_head + 1) * group_size]),
                     difference_all=max_difference(state.new_rows, full))
+
+
+def decode_state(_model: llm.LlamaModel, ids: tuple[int, ...], sampling: Sampling, steps: int,
+                 _states: Callable[..., DecodeState]) -> DecodeState:
+    """:func:`run`, incrementally: the state of ``steps`` is the state of ``steps - 1`` plus one decode step (or that
+    state itself once it has stopped at the end-of-sequence token). ``_states`` is this function cached (``draw.py``'s
+    :func:`explorer.shell.cache.resource` binding, called with itself): the state of ``steps - 1`` is read from it, so
+    one more click costs one forward pass of one token."""
+    if steps <= 0:
+        return prefill(_model, ids, sampling)
+    previous = _states(_model, ids, sampling, steps - 1, _states)
+    if previous.stopped or previous.steps >= MAX_STEPS:
+        return previous
+    return decode_step(_model, previous)
+
+
+def state_of(_model: llm.LlamaModel, run: Run, _states: Callable[..., DecodeState]) -> DecodeState:
+    """The state of ``run`` read from ``_states`` (the cached :func:`decode_state`)."""
+    return _states(_model, run.prompt_ids, run.sampling, run.steps, _states)
+
+
+def cache_view_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
+                    _states: Callable[..., DecodeState]) -> CacheView:
+    """Everything the cache view draws for one layer and key/value head, from the cached :func:`decode_state` alone
+    (``_states``): one more generated token costs one decode step before these charts are drawn, not a full pass."""
+    state = state_of(_model, run, _states)
+    return cache_view(state, tuple(llm.labels(_model, state.ids)), layer, kv_head, _model.config.group_size)
+
+
+def full_pass_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
+                   _states: Callable[..., DecodeState]) -> FullPass:
+    """The full recomputation the comparison draws, per (run, layer, key/value head): from the door's
+    :func:`explorer.shell.llm.run` (cached per sequence, so another layer or head runs nothing)."""
+    state = state_of(_model, run, _states)
+    full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
+    return full_pass(state, full, layer, kv_head, _model.config.group_size)

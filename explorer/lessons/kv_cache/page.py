@@ -70,7 +70,7 @@ def _move_steps(delta: int | None) -> None:
 s1, s2, s3 = st.columns([3, 1.3, 1])
 with s1:
     steps = controls.draw(CONTROLS["steps"])
-state = draw.decode_state(lm, ids, sampling, steps)
+state = draw.decode_state(lm, ids, sampling, steps, draw.decode_state)
 with s2:
     st.button(_("▶ Generate the next token"), key="kv_next", on_click=_move_steps, args=(1,), type="primary",
               disabled=state.stopped or steps >= model.MAX_STEPS, width="stretch",

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell import i18n
-from explorer.shell.charts import chart_title, escape_label, heatmap, title_top
+from explorer.lessons.real_model import model
+from explorer.shell import head_statistics, i18n
+from explorer.shell.charts import chart_title, escape_label, head_grid, heatmap, title_top
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import fmt
 
@@ -70,3 +71,12 @@ def angle_map(angles, labels: Sequence[str], *, title: str = "", height: int | N
                                   otypes=[object])(degrees, angles)
     trace.customdata = custom.tolist()  # lists, not an object array (see explorer.shell.charts.heatmap)
     return fig
+
+
+def grid_figure(values: np.ndarray, n: int, stat: str, layer: int, head: int) -> go.Figure:
+    """The grid of every head coloured by ``stat`` (``values [n_layers, n_heads]`` of a prompt of ``n`` tokens), the
+    chosen head outlined, in the run's language (a widget: bound with :func:`explorer.shell.cache.figure` in
+    ``draw.py``, the same object on every rerun)."""
+    return head_grid(values, title=_("every head: {statistic}").format(statistic=head_statistics.name(stat)),
+                     colorbar_title=head_statistics.unit(stat), zrange=model.color_range(stat, n),
+                     outlined=[(layer, head)])

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.lessons.real_model import STATISTIC_SHORT, model
 from explorer.lessons.real_model import charts as rfig
+from explorer.lessons.real_model import model
 from explorer.shell import charts, head_statistics, i18n, llm, tables
 from explorer.shell.cache import cached, figure, section
-from explorer.shell.i18n import N_, translator
+from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
 from explorer.shell.textviews import fmt, latex_words
 
@@ -39,82 +38,20 @@ light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes
 64-token page near 3 MB of chart data instead of 4."""
 
 
-def tokens_count(n: int) -> str:
-    """``1 token`` / ``5 tokens`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
-def rows_count(n: int) -> str:
-    """``1 row`` / ``30 rows`` in the run's language."""
-    return _n("{n} row", "{n} rows", n).format(n=n)
-
-
-def statistic_short(stat: str) -> str:
-    """The statistic control's option label for ``stat`` in the run's language (the link keeps ``stat``)."""
-    return _(STATISTIC_SHORT[stat])
-
-
 statistic_name = head_statistics.name  # the statistic's name in the run's language (one table for every lesson)
 statistic_unit = head_statistics.unit  # its unit (``weight``, ``bits``, ``tokens``)
-
-
-def label(answer: str) -> str:
-    """An exercise label (:data:`model.LABELS`) in the run's language."""
-    return _(model.LABELS[answer])
 
 
 # --- cached computations -------------------------------------------------------------------------
 
 
-@cached(max_entries=16)
-def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.HeadStatistics:
-    """:func:`model.head_statistics` of the prompt's forward pass."""
-    return model.head_statistics(llm.run(_model, ids).attentions, ids)
-
-
-def top_id(_model: llm.LlamaModel, ids: tuple[int, ...]) -> int:
-    """The id of the most likely next token (what greedy decoding appends)."""
-    return llm.run(_model, ids).top_ids[0]
-
-
-def precision(_model: llm.LlamaModel) -> str:
-    """How the loaded model's file stores its weights, in the run's language (:func:`model.precision_note` of the
-    door's :func:`explorer.shell.llm.weight_storage`; the file's name when it cannot be read again)."""
-    storage = llm.weight_storage(_model)
-    return llm.MODEL_FILENAME if storage is None else model.precision_note(storage.tensors)
+statistics = cached(max_entries=16)(model.statistics)
 
 
 repeated_prompt = cached(max_entries=8)(model.repeated_prompt)  # two short texts an entry
 
 
-@figure(max_entries=32)
-def grid_figure(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str, layer: int, head: int) -> go.Figure:
-    """The grid of every head coloured by ``stat``, the chosen head outlined, in the run's language (a widget: the
-    same object on every rerun, :func:`explorer.shell.cache.figure`)."""
-    stats = statistics(_model, ids)
-    return charts.head_grid(stats.get(stat), title=_("every head: {statistic}").format(statistic=statistic_name(stat)),
-                            colorbar_title=statistic_unit(stat), zrange=model.color_range(stat, stats.n),
-                            outlined=[(layer, head)])
-
-
-DIM_PREFIXES = {"dim": N_("dim"), "layer": N_("layer"), "head": N_("head"), "pair": N_("pair")}
-
-
-def head_title(layer: int, head: int) -> str:
-    """``layer 16, head 0`` in the run's language (a map's title)."""
-    return _("layer {layer}, head {head}").format(layer=layer, head=head)
-
-
-def dims(width: int, prefix: str = "dim") -> list[str]:
-    """``["dim 0", "dim 1", …]``: the labels of a table's rows or columns, the word in the run's language."""
-    word = _(DIM_PREFIXES[prefix])
-    return [f"{word} {j}" for j in range(width)]
-
-
-def power_of_ten(x: float) -> str:
-    """LaTeX for ``x``: ``10^{-5}`` when it is a power of ten, else ``x`` as ``%g``."""
-    e = np.log10(x) if x > 0 else np.nan
-    return f"10^{{{int(round(e))}}}" if np.isfinite(e) and abs(e - round(e)) < 1e-9 else f"{x:g}"
+grid_figure = figure(max_entries=32)(rfig.grid_figure)
 
 
 # --- sections -------------------------------------------------------------------------------------
@@ -129,7 +66,7 @@ def title() -> None:
 @section
 def intro(config: llm.LlamaConfig, stored: str) -> None:
     """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
-    stores the weights, :func:`precision`)."""
+    stores the weights, :func:`model.precision`)."""
     st.markdown(_(
         "Everything so far ran on random weights. Here the same attention runs inside **{model}**, a trained "
         "decoder: {shape}, RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next "
@@ -148,7 +85,7 @@ def tokens(p: llm.Prompt, vocab_size: int) -> None:
     st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
                  "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
                  "BPE may cut between any two). No BOS token is added, as the model file says.").format(
-        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)))
+        tokens=model.tokens_count(p.n), vocab=i18n.integer(vocab_size)))
     st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
     with st.expander(_("Numbers: token ids")):
         st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [llm.visible_piece(s) for s in p.pieces],
@@ -215,7 +152,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
         st.caption(_("Averaged over the query rows i = {first} … {last} ({rows}): row 0 has one key (its weight 1 is "
                      "on the first token and on itself at once) and row 1's previous token is the first token, so "
                      "both would blur sink, previous and self. w = one head's attention weights.").format(
-            first=first, last=n - 1, rows=rows_count(n - first)))
+            first=first, last=n - 1, rows=model.rows_count(n - first)))
     lo, hi = model.color_range(stat, n)
     top = {"entropy": _("log₂ n is a uniform row over all n tokens."),
            "distance": _("the top is every query on the first token.")}.get(stat)
@@ -228,7 +165,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
 def grid_numbers(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
     """The grid's numbers, a layer per row, a head per column."""
     values, c = statistics(_model, ids).get(stat), _model.config
-    numbers(values, dims(c.n_layers, "layer"), dims(c.n_heads, "head"),
+    numbers(values, model.dims(c.n_layers, "layer"), model.dims(c.n_heads, "head"),
             label=_("Numbers: {statistic} of every head").format(statistic=statistic_name(stat)))
 
 
@@ -242,7 +179,7 @@ def head_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
              + r"}} + M_{ij}\right)")
     st.plotly_chart(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=head_title(layer, head), color_scale=color_scale, colorbar_at="below"),
+                                   title=model.head_title(layer, head), color_scale=color_scale, colorbar_at="below"),
                     key="rm_fig_head")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
                  "(the future) · {check}").format(n=n, check=model.causal_check(weights)))
@@ -318,18 +255,18 @@ def rmsnorm_step(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _head
     labels, n = llm.labels(_model, ids), len(ids)
     st.subheader(_("1 · x after RMSNorm"))
     st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{" + str(c.d_model) + r"}\sum_k x_{ik}^2 + \varepsilon}} "
-             r"\odot g,\qquad \varepsilon = " + power_of_ten(c.rms_eps))
+             r"\odot g,\qquad \varepsilon = " + model.power_of_ten(c.rms_eps))
     st.caption(_n("x: the residual stream entering layer {layer} (the token embeddings after {layer} block), shape "
                   "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
                   "head of the layer starts from this x̂.",
                   "x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), shape "
                   "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
                   "head of the layer starts from this x̂.", layer).format(layer=layer, n=n, d_model=c.d_model))
-    st.plotly_chart(charts.heatmap(s.x_normed, labels, dims(c.d_model), kind="diverging", row_name=_("token"),
+    st.plotly_chart(charts.heatmap(s.x_normed, labels, model.dims(c.d_model), kind="diverging", row_name=_("token"),
                                    col_name=_("dim"), title=_("x̂ entering layer {layer}").format(layer=layer),
                                    max_xticks=12),
                     key="rm_fig_x")
-    numbers(s.x_normed, labels, dims(c.d_model), label=_("Numbers: x after RMSNorm"))
+    numbers(s.x_normed, labels, model.dims(c.d_model), label=_("Numbers: x after RMSNorm"))
 
 
 @section
@@ -339,7 +276,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     s, c = llm.head_steps(_model, ids, layer, head), _model.config
     labels, n = llm.labels(_model, ids), len(ids)
     dh, root = c.d_head, float(np.sqrt(c.d_head))
-    d = dims(dh)
+    d = model.dims(dh)
     light = n > LIGHT_DIMS_ABOVE
 
     st.subheader(_("2 · Queries, keys and values"))
@@ -381,7 +318,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                      "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
                      "angles in radians").format(half=dh // 2, last=dh // 2 - 1,
                                                  slowest=slowest.replace(".", i18n.plotly_separators()[0])))
-        numbers(angles, labels, dims(angles.shape[1], "pair"), label=_("Numbers: angles (radians)"))
+        numbers(angles, labels, model.dims(angles.shape[1], "pair"), label=_("Numbers: angles (radians)"))
     for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):
         with col:
             st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
@@ -431,13 +368,6 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     numbers(s.output, labels, d, label=_("Numbers: output"))
 
 
-def row_list(rows: tuple[int, ...], shown: int = 12) -> str:
-    """``"16, 17, 18, …"``: the first ``shown`` rows, and ``…`` when there are more; ``"16 … 31"`` for a run."""
-    if len(rows) > 2 and list(rows) == list(range(rows[0], rows[-1] + 1)):
-        return f"{rows[0]} … {rows[-1]}"
-    return ", ".join(map(str, rows[:shown])) + (", …" if len(rows) > shown else "")
-
-
 @section
 def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: bool, n: int) -> None:
     """How the exercise picks and grades its heads, on which rows (the same rows for every score)."""
@@ -448,7 +378,7 @@ def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: boo
         "0), *{previous}*, *{self}*, *{induction}* (its weight on the tokens that followed earlier occurrences of "
         "the query's token) and *{broad}* (its entropy divided by the largest possible, 1 = uniform) — and its "
         "answer is the largest.").format(margin=fmt(model.MIN_MARGIN, 2),
-                                         **{key: label(key) for key in model.LABELS}))
+                                         **{key: model.label(key) for key in model.LABELS}))
     if has_induction:
         st.caption(_n("Every score is averaged over the same query rows, the {n} row R whose token occurred earlier "
                       "({rows}): only there can an induction head show what it does. Where it has nothing to copy "
@@ -457,11 +387,11 @@ def quiz_intro(graded_rows: tuple[int, ...], has_induction: bool, too_close: boo
                       "Every score is averaged over the same query rows, the {n} rows R whose token occurred earlier "
                       "({rows}): only there can an induction head show what it does. Where it has nothing to copy "
                       "(the first copy of a repeat) it often rests on the first token, so the map's other rows are "
-                      "not graded.", len(graded_rows)).format(n=len(graded_rows), rows=row_list(graded_rows)))
+                      "not graded.", len(graded_rows)).format(n=len(graded_rows), rows=model.row_list(graded_rows)))
     else:
         st.caption(_n("Every score is averaged over the same query rows, {rows} ({n} row of {total}).",
                       "Every score is averaged over the same query rows, {rows} ({n} rows of {total}).",
-                      len(graded_rows)).format(rows=row_list(graded_rows), n=len(graded_rows), total=n))
+                      len(graded_rows)).format(rows=model.row_list(graded_rows), n=len(graded_rows), total=n))
         reason = (_("its tokens repeat only right away or one apart, which cannot tell induction from previous-token "
                     "attention") if too_close else _("your prompt repeats no token"))
         st.caption(_("No induction head is asked: {reason}. Make a repeated random prompt (above) to add one.").format(
@@ -474,7 +404,7 @@ def quiz_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
     """A small attention map of one head of the exercise (no statistic shown)."""
     labels, n = llm.labels(_model, ids), len(ids)
     fig = charts.heatmap(llm.run(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
-                         title=head_title(layer, head), show_text=False, max_xticks=8, height=340,
+                         title=model.head_title(layer, head), show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale, colorbar_at="none")  # the sidebar's colour scale, as above
     st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
 
@@ -487,9 +417,10 @@ def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | No
     score_names = [k for k, _ in heads[0].scores]
     rows = []
     for q, g, ok in zip(heads, guesses, right, strict=True):
-        row = {_("head"): head_title(q.layer, q.head), _("your guess"): label(g) if g in model.LABELS else _("(none)"),
-               _("answer"): label(q.answer), _("right?"): "✓" if ok else "✗"}
-        row.update({_("{label} score").format(label=label(k)): fmt(v, 3) for k, v in q.scores})
+        row = {_("head"): model.head_title(q.layer, q.head),
+               _("your guess"): model.label(g) if g in model.LABELS else _("(none)"),
+               _("answer"): model.label(q.answer), _("right?"): "✓" if ok else "✗"}
+        row.update({_("{label} score").format(label=model.label(k)): fmt(v, 3) for k, v in q.scores})
         row[_("margin")] = fmt(q.margin, 3)
         rows.append(row)
     n_right = sum(right)
@@ -499,8 +430,8 @@ def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | No
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(_("Scores on [0, 1]: {labels}, each averaged over the same query rows ({rows}). The answer is the "
                  "largest; the margin is how far it beats the runner-up. Click a head in the grid above (or set the "
-                 "sliders) to see it up close.").format(labels=", ".join(label(k) for k in score_names),
-                                                         rows=row_list(statistics(_model, ids).graded_rows)))
+                 "sliders) to see it up close.").format(labels=", ".join(model.label(k) for k in score_names),
+                                                         rows=model.row_list(statistics(_model, ids).graded_rows)))
 
 
 @section

@@ -359,3 +359,62 @@ def causal_check(weights: np.ndarray) -> str:
     return _("largest weight above the diagonal = {above} (exactly 0: the causal mask) · largest |row sum − 1| = "
              "{sum_error}").format(above=repr(above).replace(".", mark),
                                    sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))
+
+
+def tokens_count(n: int) -> str:
+    """``1 token`` / ``5 tokens`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def rows_count(n: int) -> str:
+    """``1 row`` / ``30 rows`` in the run's language."""
+    return _n("{n} row", "{n} rows", n).format(n=n)
+
+
+def label(answer: str) -> str:
+    """An exercise label (:data:`LABELS`) in the run's language."""
+    return _(LABELS[answer])
+
+
+def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> HeadStatistics:
+    """:func:`head_statistics` of the prompt's forward pass."""
+    return head_statistics(llm.run(_model, ids).attentions, ids)
+
+
+def top_id(_model: llm.LlamaModel, ids: tuple[int, ...]) -> int:
+    """The id of the most likely next token (what greedy decoding appends)."""
+    return llm.run(_model, ids).top_ids[0]
+
+
+def precision(_model: llm.LlamaModel) -> str:
+    """How the loaded model's file stores its weights, in the run's language (:func:`precision_note` of the
+    door's :func:`explorer.shell.llm.weight_storage`; the file's name when it cannot be read again)."""
+    storage = llm.weight_storage(_model)
+    return llm.MODEL_FILENAME if storage is None else precision_note(storage.tensors)
+
+
+DIM_PREFIXES = {"dim": N_("dim"), "layer": N_("layer"), "head": N_("head"), "pair": N_("pair")}
+
+
+def head_title(layer: int, head: int) -> str:
+    """``layer 16, head 0`` in the run's language (a map's title)."""
+    return _("layer {layer}, head {head}").format(layer=layer, head=head)
+
+
+def dims(width: int, prefix: str = "dim") -> list[str]:
+    """``["dim 0", "dim 1", …]``: the labels of a table's rows or columns, the word in the run's language."""
+    word = _(DIM_PREFIXES[prefix])
+    return [f"{word} {j}" for j in range(width)]
+
+
+def power_of_ten(x: float) -> str:
+    """LaTeX for ``x``: ``10^{-5}`` when it is a power of ten, else ``x`` as ``%g``."""
+    e = np.log10(x) if x > 0 else np.nan
+    return f"10^{{{int(round(e))}}}" if np.isfinite(e) and abs(e - round(e)) < 1e-9 else f"{x:g}"
+
+
+def row_list(rows: tuple[int, ...], shown: int = 12) -> str:
+    """``"16, 17, 18, …"``: the first ``shown`` rows, and ``…`` when there are more; ``"16 … 31"`` for a run."""
+    if len(rows) > 2 and list(rows) == list(range(rows[0], rows[-1] + 1)):
+        return f"{rows[0]} … {rows[-1]}"
+    return ", ".join(map(str, rows[:shown])) + (", …" if len(rows) > shown else "")

@@ -23,7 +23,7 @@ lm = llm.model_or_explain(_(
 config = lm.config
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seed picks the random words.")))
-draw.intro(config, draw.precision(lm))
+draw.intro(config, model.precision(lm))
 SIZES = sizes(config)  # the layer and head sliders' context
 
 
@@ -110,7 +110,7 @@ if p.is_cut:
     st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=llm.PROMPT_MAX_TOKENS))
 full = p.is_cut or p.n >= llm.PROMPT_MAX_TOKENS
 st.button(_("➕ Append the top token and run again"), key="rm_append", on_click=append_id,
-          args=(draw.top_id(lm, ids), appended[: p.n - typed.n]), disabled=full,
+          args=(model.top_id(lm, ids), appended[: p.n - typed.n]), disabled=full,
           help=_("Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
                  "whole page runs again on the longer sequence."))
 if full:
@@ -145,8 +145,8 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
             if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
-            st.plotly_chart(draw.grid_figure(lm, ids, stat, layer, head), key=GRID, on_select=open_clicked_head,
-                            selection_mode="points")
+            st.plotly_chart(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head), key=GRID,
+                            on_select=open_clicked_head, selection_mode="points")
             draw.grid_numbers(lm, ids, stat)
 
     # --- one head up close -------------------------------------------------------------------------
@@ -190,7 +190,7 @@ else:
             with col:
                 draw.quiz_map(lm, ids, q.layer, q.head, controls.color_scale())
                 guess = st.selectbox(_("Layer {layer}, head {head} is…").format(layer=q.layer, head=q.head),
-                                     list(model.LABELS), format_func=draw.label, index=None,
+                                     list(model.LABELS), format_func=model.label, index=None,
                                      placeholder=_("your guess"), key=f"rm_guess_{q.layer}_{q.head}")
                 guesses.append(guess if guess in model.LABELS else None)
     signature = (ids, tuple((q.layer, q.head) for q in heads))

@@ -9,13 +9,12 @@ map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`m
 30 MB besides the model; a variant model (no weights of its own: one layer's converted matrix, up to 4 MB, while a
 pass runs; :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
 
-The sweep over every cache variant (:func:`sweep`) is one cached measurement per variant, run in a loop under a
-progress bar: a prompt already measured costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
+The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one
+cached measurement per variant, one at a time in the process, under a progress bar: a prompt already measured
+costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
 """
 
 from __future__ import annotations
-
-import threading
 
 import numpy as np
 import pandas as pd
@@ -23,8 +22,8 @@ import streamlit as st
 
 from explorer.lessons.sinks import charts as sfig
 from explorer.lessons.sinks import model
-from explorer.shell import charts, i18n, jobs, llm
-from explorer.shell.cache import TTL_SECONDS, cached, key_hash_funcs, section
+from explorer.shell import charts, i18n, llm
+from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
 from explorer.shell.textviews import fmt, integer_formula, latex_words
@@ -32,55 +31,7 @@ from explorer.shell.textviews import fmt, integer_formula, latex_words
 _, _n = translator(__name__)
 
 
-def tokens(n: int) -> str:
-    """``"1 token"``, ``"12 tokens"`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
-def kept(k: int) -> str:
-    """``"1 kept first token"``, ``"4 kept first tokens"`` in the run's language."""
-    return _n("{k} kept first token", "{k} kept first tokens", k).format(k=k)
-
-
-def positions(n: int) -> str:
-    """``"1 position"``, ``"44 positions"`` in the run's language."""
-    return _n("{n} position", "{n} positions", n).format(n=n)
-
-
-def sci(x: float) -> str:
-    """``x`` as ``1.2e-06`` with the language's decimal mark (``1,2e-06``): a shown number, not code."""
-    return f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
-
-
-def describe(config: llm.LlamaConfig, n: int) -> str:
-    """The model's shape in words and the text's length (the caption under the text box)."""
-    return llm.describe(config) + " · " + _n("your text: {n} token", "your text: {n} tokens", n).format(n=n)
-
-
-def variant_label(config: llm.LlamaConfig, variant: model.CacheVariant) -> str:
-    """A cache variant's name in the run's language (``variant.label`` is its English name, part of the caches'
-    keys: a measurement is shared by every language)."""
-    c = config
-    if variant.key == "mha":
-        return _("MHA: {n} key/value heads").format(n=c.n_heads)
-    if variant.key == "gqa":
-        return _("GQA: {n} key/value heads (the model)").format(n=c.n_kv_heads)
-    if variant.key == "mqa":
-        return _("MQA: 1 key/value head (mean of {n})").format(n=c.n_kv_heads)
-    if variant.family == "latent":
-        rank = variant.kind[1]
-        return (_("latent, rank {r} (full rank)") if rank == 2 * c.n_kv_heads * c.d_head
-                else _("latent, rank {r}")).format(r=rank)
-    if variant.family == "window":
-        return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
-            w=variant.window, k=variant.sinks)
-    return variant.label
-
-
 REFERENCE_MAX_ENTRIES = 2
-_ONE_VARIANT = threading.Lock()
-"""Held while a row of the sweep is measured: at most one converted model's pass (its logits and one layer's
-converted matrix) alive in the process, however many sessions measure at once (the others wait for it)."""
 
 
 # --- cached computations -------------------------------------------------------------------------------------
@@ -92,10 +43,7 @@ def summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.SinkSummary:
     return model.sink_summary(_model, ids)
 
 
-@cached(max_entries=16)
-def first_token(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> model.FirstToken:
-    """:func:`model.first_token_experiment`: one forward pass of the changed text."""
-    return model.first_token_experiment(_model, ids, summary(_model, ids), choice)
+first_token = cached(max_entries=16)(model.first_token)  # first_token(m, ids, choice, summary(m, ids))
 
 
 @cached(max_entries=16)
@@ -111,55 +59,9 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: int
     return model.streamed(_model, ids, window, sinks, n_new)
 
 
-def _reference(_model: llm.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
-    logits = model.reference_logits(_model, ids)
-    logits.flags.writeable = False  # shared by every session: read-only
-    return logits
-
-
-reference = st.cache_resource(max_entries=REFERENCE_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False)(_reference)
-
-
-def _measured(_model: llm.LlamaModel, ids: tuple[int, ...], variant: model.CacheVariant,
-              score_from: int) -> model.Measured:
-    """:func:`model.measure` against the model's own logits (:func:`reference`), one variant at a time in the
-    process (:data:`_ONE_VARIANT`)."""
-    logits = reference(_model, ids)
-    with _ONE_VARIANT:
-        return model.measure(_model, ids, variant, logits, score_from)
-
-
-measured = st.cache_data(max_entries=96, ttl=TTL_SECONDS, show_spinner=False,
-                         hash_funcs=key_hash_funcs(_measured))(_measured)
-
-
-def sweep(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[model.Measured, ...]:
-    """Every :func:`model.cache_variants` row measured, one cached measurement at a time under a progress bar that
-    names the step (gone when done; instant for a prompt already measured)."""
-    c = _model.config
-    todo = model.cache_variants(c, len(ids))
-    score_from = model.sweep_score_from(todo)
-    out = []
-    with jobs.progress(_("Measuring the smaller caches…")) as step:
-        for i, variant in enumerate(todo):
-            what = (_("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per "
-                      "server)") if variant.family == "latent" else _("converting the key/value heads") if variant.kind
-                    else _("running the sliding window") if variant.window else _("running the model as trained"))
-            step(i / len(todo), _("Measuring {i} of {n}: {variant}: {step}…").format(
-                i=i + 1, n=len(todo), variant=variant_label(c, variant), step=what))
-            out.append(measured(_model, ids, variant, score_from))
-    return tuple(out)
-
-
-def streaming_runs(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: int) -> None:
-    """Compute (and cache) the four streaming runs, each under a spinner naming it."""
-    for sinks in (*model.SINK_COUNTS, None):
-        text = (_("Reading your text with full attention, then generating {new}…").format(new=tokens(n_new))
-                if sinks is None else
-                _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
-                    w=window, kept=kept(sinks), new=tokens(n_new)))
-        with st.spinner(text):
-            stream(_model, ids, window, sinks, n_new)
+reference = resource(max_entries=REFERENCE_MAX_ENTRIES)(model.shared_reference)
+measured = cached(max_entries=96, serial=True)(model.measured)  # one variant at a time in the process: the
+# converted model's pass (its logits and one layer's converted matrix) alive once, however many sessions measure
 
 
 # --- sections -------------------------------------------------------------------------------------------------
@@ -206,7 +108,8 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
                  "only itself; for query 1 the first token is also the previous one). A head spreading every row "
                  "evenly would give {uniform}.").format(last=s.n - 1, uniform=fmt(s.uniform, 3)))
     first_big = next((layer for layer, v in enumerate(per_layer) if v > model.HALF), None)
-    facts = dict(tokens=tokens(s.n), mean=i18n.percent(mean, 0), heads=n_heads, uniform=i18n.percent(s.uniform, 0),
+    facts = dict(tokens=model.tokens(s.n), mean=i18n.percent(mean, 0), heads=n_heads,
+                 uniform=i18n.percent(s.uniform, 0),
                  over=s.n_over_half, l0=fmt(per_layer[0], 2), l1=fmt(per_layer[1], 2), first=first_big)
     if first_big is not None:
         st.markdown(_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
@@ -263,7 +166,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
 @section
 def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> None:
     """Another token first: where the weight on the first position goes."""
-    f = first_token(_model, ids, choice)
+    f = first_token(_model, ids, choice, summary(_model, ids))
     old_piece, new_piece = (llm.visible_piece(piece) for piece in llm.pieces(_model, [ids[0], f.ids[0]]))
     old, new = model.md_code(old_piece), model.md_code(new_piece)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
@@ -303,15 +206,16 @@ def shift_section(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> 
     sh = shift(_model, ids, offset)
     st.latex(r"\langle R_{i+k}\, q,\ R_{j+k}\, k \rangle = \langle q,\ R_{j-i}\, k \rangle")
     m1, m2, m3 = st.columns(3)
-    m1.metric(_("max |Δ logit|"), sci(sh.max_logit_diff),
+    m1.metric(_("max |Δ logit|"), i18n.scientific(sh.max_logit_diff),
               help=_("over every position and token; the logits reach {largest} in absolute value").format(
                   largest=fmt(sh.largest_logit, 1)))
-    m2.metric(_("max |Δ attention weight|"), sci(sh.max_weight_diff),
+    m2.metric(_("max |Δ attention weight|"), i18n.scientific(sh.max_weight_diff),
               help=_("over every layer, head, query and key"))
-    m3.metric(_("max |Δ sink mass| of a layer"), sci(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
+    m3.metric(_("max |Δ sink mass| of a layer"),
+              i18n.scientific(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
     rounding = sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0)
-    facts = dict(k=i18n.integer(offset), logit=sci(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
-                 weight=sci(sh.max_weight_diff))
+    facts = dict(k=i18n.integer(offset), logit=i18n.scientific(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
+                 weight=i18n.scientific(sh.max_weight_diff))
     if offset == 0:
         st.info(_("A shift of 0 is the usual pass: move the slider to shift every position."), icon="👉")
     elif rounding:
@@ -345,9 +249,9 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     k = model.SINK_COUNTS[-1]
     st.caption(_("A window of {w} with {kept}. Blue: the window (the query and the ones just before it). Orange: the "
                  "kept first tokens. Grey: keys the window dropped (a cache that keeps only the window and the first "
-                 "tokens has forgotten them). Blank: the future.").format(w=window, kept=kept(k)))
+                 "tokens has forgotten them). Blank: the future.").format(w=window, kept=model.kept(k)))
     ppl = {key: fmt(r.perplexity, 1) for key, r in runs.items()}
-    facts = dict(w=window, k=k, none=ppl[0], four=ppl[k], full=ppl[None], one=ppl[1], positions=positions(scored),
+    facts = dict(w=window, k=k, none=ppl[0], four=ppl[k], full=ppl[None], one=ppl[1], positions=model.positions(scored),
                  first=window, last=n - 2)
     if four.perplexity < none.perplexity:
         st.markdown(_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens brings the "
@@ -364,7 +268,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     for col, sinks in zip(columns, (*model.SINK_COUNTS, None), strict=True):
         r = runs[sinks]
         title = (_("full attention") if sinks is None
-                 else _("window {w}, {kept}").format(w=window, kept=kept(sinks)))
+                 else _("window {w}, {kept}").format(w=window, kept=model.kept(sinks)))
         with col:
             st.metric(title, ppl[sinks], help=_("perplexity over the positions after the window"))
             st.caption(_n("continues your text with {n} token (greedy):",
@@ -374,7 +278,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
             if part.pending:
                 st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
                     bytes=model.md_code(part.pending_escaped)))
-    series = [((_("full attention") if s is None else kept(s)), runs[s].losses, sfig.SINK_COLORS[s])
+    series = [((_("full attention") if s is None else model.kept(s)), runs[s].losses, sfig.SINK_COLORS[s])
               for s in (*model.SINK_COUNTS, None)]
     st.plotly_chart(sfig.losses_along(series, window, labels, title=_("next-token loss along your text")),
                     key="sk_fig_losses")
@@ -395,7 +299,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     if four.renumbered is not None:
         change = four.renumbered / four.perplexity - 1
         both = max(four.renumbered, four.perplexity) < none.perplexity
-        facts = dict(kept=kept(k), renumbered=fmt(four.renumbered, 1), kept_positions=fmt(four.perplexity, 1),
+        facts = dict(kept=model.kept(k), renumbered=fmt(four.renumbered, 1), kept_positions=fmt(four.perplexity, 1),
                      change=("+" if change >= 0 else "-") + i18n.percent(abs(change), 0), none=fmt(none.perplexity, 1))
         st.markdown((_("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against {kept_positions} "
                        "with the positions kept ({change}) on your text: both are below the {none} of the window "
@@ -450,7 +354,7 @@ def cache_bytes(config: llm.LlamaConfig, n: int) -> None:
     rows = []
     for v in model.cache_variants(c, n):
         floats, per_token = model.variant_bytes(c, v, n)
-        rows.append({_("variant"): variant_label(c, v), _("floats per token per layer"): floats,
+        rows.append({_("variant"): model.variant_label(c, v), _("floats per token per layer"): floats,
                      _("KV cache bytes per token"): round(per_token)})
     dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=36 + 35 * len(rows))
 
@@ -463,7 +367,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     by_key = {r.variant.key: r for r in rows}
     gqa = by_key["gqa"]
     score_from = model.sweep_score_from(tuple(r.variant for r in rows))
-    names = [variant_label(c, r.variant) for r in rows]
+    names = [model.variant_label(c, r.variant) for r in rows]
     table = pd.DataFrame([{
         _("variant"): name,
         _("floats per token per layer"): r.floats_per_layer,
@@ -473,7 +377,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
         _("top-1 agreement"): r.top1,
     } for name, r in zip(names, rows, strict=True)])
     dataframe(table, digits=3, hide_index=True, width="stretch", height=36 + 35 * len(rows))
-    scored = dict(positions=positions(n - 1 - score_from), first=score_from, last=n - 2)
+    scored = dict(positions=model.positions(n - 1 - score_from), first=score_from, last=n - 2)
     st.caption((_("Every row scored on the same {positions} ({first} … {last}, after the largest window). KL: how far "
                   "each next-token distribution is from the model's, mean over those positions; top-1 agreement: how "
                   "often both put the same token first.") if score_from else
@@ -486,7 +390,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     sentences = []
     mha = by_key.get("mha")
     if mha is not None:
-        facts = dict(heads=c.n_heads, diff=sci(mha.max_logit_diff), kv=c.n_kv_heads,
+        facts = dict(heads=c.n_heads, diff=i18n.scientific(mha.max_logit_diff), kv=c.n_kv_heads,
                      times=i18n.number(mha.bytes_per_token / gqa.bytes_per_token, 0))
         sentences.append((
             _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: **the same "
@@ -515,14 +419,14 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     if full is not None:
         sentences.append(_(
             "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
-            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=sci(full.max_logit_diff),
+            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=i18n.scientific(full.max_logit_diff),
                                         ppl=fmt(full.perplexity, 2)))
     windows = [r for r in rows if r.variant.family == "window"]
     if windows:
         best = min(windows, key=lambda r: r.perplexity)
         sentences.append(_(
             "A window stops the cache growing: {variant} costs {bytes} bytes per token of your text (and less on a "
-            "longer one) at perplexity {ppl}.").format(variant=variant_label(c, best.variant),
+            "longer one) at perplexity {ppl}.").format(variant=model.variant_label(c, best.variant),
                                                         bytes=i18n.integer(round(best.bytes_per_token)),
                                                         ppl=fmt(best.perplexity, 1)))
     for sentence in sentences:

@@ -25,12 +25,16 @@ small value norms; softmax's sum to one as the cause); Ainslie et al. (2023), GQ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention import heads
 from explorer.shell import llm
+from explorer.shell.i18n import translator
+
+_, _n = translator(__name__)
 
 __all__ = [
     "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
@@ -412,3 +416,72 @@ def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.nda
     diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
     return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
                     agreement.top1, diff)
+
+
+def tokens(n: int) -> str:
+    """``"1 token"``, ``"12 tokens"`` in the run's language."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
+def kept(k: int) -> str:
+    """``"1 kept first token"``, ``"4 kept first tokens"`` in the run's language."""
+    return _n("{k} kept first token", "{k} kept first tokens", k).format(k=k)
+
+
+def positions(n: int) -> str:
+    """``"1 position"``, ``"44 positions"`` in the run's language."""
+    return _n("{n} position", "{n} positions", n).format(n=n)
+
+
+def describe(config: llm.LlamaConfig, n: int) -> str:
+    """The model's shape in words and the text's length (the caption under the text box)."""
+    return llm.describe(config) + " · " + _n("your text: {n} token", "your text: {n} tokens", n).format(n=n)
+
+
+def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
+    """A cache variant's name in the run's language (``variant.label`` is its English name, part of the caches'
+    keys: a measurement is shared by every language)."""
+    c = config
+    if variant.key == "mha":
+        return _("MHA: {n} key/value heads").format(n=c.n_heads)
+    if variant.key == "gqa":
+        return _("GQA: {n} key/value heads (the model)").format(n=c.n_kv_heads)
+    if variant.key == "mqa":
+        return _("MQA: 1 key/value head (mean of {n})").format(n=c.n_kv_heads)
+    if variant.family == "latent":
+        rank = variant.kind[1]
+        return (_("latent, rank {r} (full rank)") if rank == 2 * c.n_kv_heads * c.d_head
+                else _("latent, rank {r}")).format(r=rank)
+    if variant.family == "window":
+        return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
+            w=variant.window, k=variant.sinks)
+    return variant.label
+
+
+def first_token(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str, _summary: SinkSummary) -> FirstToken:
+    """:func:`first_token_experiment` against ``_summary``, the text's own :func:`sink_summary` (fixed by the model
+    and ``ids``): one forward pass of the changed text."""
+    return first_token_experiment(_model, ids, _summary, choice)
+
+
+def shared_reference(_model: llm.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
+    """:func:`reference_logits`, read-only (shared by every session)."""
+    logits = reference_logits(_model, ids)
+    logits.flags.writeable = False
+    return logits
+
+
+def measured(_model: llm.LlamaModel, ids: tuple[int, ...], variant: CacheVariant, score_from: int,
+             _reference: Callable[[llm.LlamaModel, tuple[int, ...]], np.ndarray]) -> Measured:
+    """:func:`measure` against the model's own logits, read from ``_reference`` (the cached
+    :func:`shared_reference`) when a measurement is made."""
+    return measure(_model, ids, variant, _reference(_model, ids), score_from)
+
+
+def sweep_step(config: llm.LlamaConfig, total: int, i: int, variant: CacheVariant) -> str:
+    """The progress bar's text before ``variant``, row ``i`` (from 0) of ``total``, is measured."""
+    what = (_("converting [W_k | W_v] of every layer to a latent cache (the factorisation runs once per "
+              "server)") if variant.family == "latent" else _("converting the key/value heads") if variant.kind
+            else _("running the sliding window") if variant.window else _("running the model as trained"))
+    return _("Measuring {i} of {n}: {variant}: {step}…").format(
+        i=i + 1, n=total, variant=variant_label(config, variant), step=what)

@@ -5,11 +5,13 @@ position shift), ``sk_window`` and ``sk_new`` (the sliding window and the genera
 over every cache variant: about 20 runs of the model, so it runs when asked, then is cached per prompt).
 """
 
+import functools
+
 import streamlit as st
 
 from explorer.lessons import kv_cache
 from explorer.lessons.sinks import CONTROLS, draw, model
-from explorer.shell import controls, i18n, llm
+from explorer.shell import controls, i18n, jobs, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -28,7 +30,7 @@ controls.not_used(llm.not_used(c, seed=_(
 st.header(_("Your text"))
 p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=llm.PROMPT_MAX_TOKENS)
 ids = p.ids
-st.caption(draw.describe(c, p.n))
+st.caption(model.describe(c, p.n))
 with st.expander(_("The tokens the model reads")):
     st.text(" | ".join(p.labels))
 
@@ -52,7 +54,7 @@ if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
 else:
     with st.spinner(_("Reading the changed text: one more forward pass…")):
-        draw.first_token(lm, ids, choice)
+        draw.first_token(lm, ids, choice, draw.summary(lm, ids))
     draw.first_token_section(lm, ids, choice)
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
@@ -80,7 +82,12 @@ else:
         window = controls.draw(CONTROLS["window"], {"top": top_window})
     with right:
         n_new = controls.draw(CONTROLS["new"])
-    draw.streaming_runs(lm, ids, window, n_new)
+    for sinks in (*model.SINK_COUNTS, None):  # the four streaming runs, computed (and cached) each under a spinner
+        with st.spinner(_("Reading your text with full attention, then generating {new}…").format(
+                new=model.tokens(n_new)) if sinks is None else
+                _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
+                    w=window, kept=model.kept(sinks), new=model.tokens(n_new))):
+            draw.stream(lm, ids, window, sinks, n_new)
     draw.streaming(lm, ids, window, n_new)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
         link=controls.link(kv_cache)))
@@ -91,12 +98,15 @@ st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every
               "on your text: bytes per token against perplexity, how far the next-token distributions move (KL) and "
               "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
 draw.cache_formulas(c, p.n)
-n_variants = len(model.cache_variants(c, p.n))
-measure = controls.draw(CONTROLS["measure"], {"variants": n_variants})
-if measure:
-    draw.smaller_caches(lm, ids, draw.sweep(lm, ids))
+variants = model.cache_variants(c, p.n)
+measure = controls.draw(CONTROLS["measure"], {"variants": len(variants)})
+if measure:  # each variant measured once (cached), one at a time under a progress bar
+    rows = jobs.each(functools.partial(draw.measured, lm, ids, score_from=model.sweep_score_from(variants),
+                                       _reference=draw.reference), variants,
+                     functools.partial(model.sweep_step, c, len(variants)), _("Measuring the smaller caches…"))
+    draw.smaller_caches(lm, ids, rows)
 else:
     draw.cache_bytes(c, p.n)
     st.info(_("These bytes come from the formulas. Turn on *Measure* to see what each variant costs on your text: "
               "perplexity, KL to the model's next-token distributions and top-1 agreement ({n} runs of the model, "
-              "shown with a progress bar).").format(n=n_variants), icon="📐")
+              "shown with a progress bar).").format(n=len(variants)), icon="📐")

@@ -7,12 +7,15 @@ maps come from :func:`explorer.shell.charts.heatmap`. Every text that reaches a 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
+from attention import training
+from explorer.lessons.training import model
 from explorer.shell import i18n
 from explorer.shell.charts import cell_text_font, chart_title, escape_label, title_top
 from explorer.shell.i18n import N_, translator
@@ -209,3 +212,26 @@ def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: s
                   xaxis=dict(title=dict(text=_("head")), dtick=1),
                   yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
     return go.Figure(data=[heat], layout=layout)
+
+
+def live_figure(spec: model.RunSpec, p: model.Progress, name: str) -> go.Figure:
+    """The live view of a training run: loss (nats, left) and best prefix-match and accuracy so far."""
+    return curves(
+        p.step, [Series(_("loss ÷ ln vocab"), p.loss / math.log(spec.vocab), REFERENCE_COLOR),
+                 Series(_("best prefix-match"), p.prefix_match, HEAD_COLORS[0]),
+                 Series(_("accuracy"), p.accuracy, HEAD_COLORS[2], "dot")],
+        title=_("{name}: step {step} of {steps}").format(name=name, step=p.done_steps, steps=spec.steps),
+        y_title="", y_range=(0, 1.6), x_range=(0, spec.steps),
+        hlines=[(training.EMERGENCE_THRESHOLD, _("prefix-match {threshold}").format(threshold=model.threshold()))])
+
+
+def head_series(values: np.ndarray, layers: Sequence[int], what: str) -> list[Series]:
+    """One curve per head of ``layers`` of ``values [S, L, H]``, named ``"{what} L{layer}H{head}"``."""
+    H = values.shape[2]
+    out = []
+    for layer in layers:
+        for head in range(H):
+            color = HEAD_COLORS[(layer * H + head) % len(HEAD_COLORS)]
+            out.append(Series(f"{what} L{layer}H{head}", values[:, layer, head], color,
+                              "solid" if layer >= 1 else "dot"))
+    return out

@@ -18,7 +18,6 @@ when the result does not hold for the learner's settings.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -42,7 +41,7 @@ from explorer.lessons.training.model import (
     tokens_count,
     verdict,
 )
-from explorer.shell import charts, head_statistics, i18n, jobs, llm, textviews
+from explorer.shell import charts, head_statistics, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -59,67 +58,6 @@ NOT_USED = {  # shown translated: _(NOT_USED[key])
     "d_model": N_("this page has its own d_model for the model it trains."),
     "d_k": N_("this page's heads have their own width d_head (d_k = d_v = d_head)."),
 }
-
-
-# --- the shared runs ------------------------------------------------------------------------------------------
-def runs() -> jobs.Jobs:
-    """This process's training runs (:func:`explorer.shell.jobs.shared`: one worker, shared by every session)."""
-    return jobs.shared("training", model.train_run)
-
-
-def request(specs: Sequence[RunSpec]) -> bool:
-    """Ask for every run of ``specs``; ``False`` (and a friendly warning) when the server is too busy."""
-    try:
-        for spec in specs:
-            runs().request(spec)
-    except jobs.BusyError:
-        st.warning(_("The server is already training {n} runs for other learners. Please press the button again in "
-                     "a minute: the runs already asked for keep training meanwhile.").format(n=jobs.MAX_PENDING),
-                   icon="⏳")
-        return False
-    return True
-
-
-def status(specs: Sequence[RunSpec]) -> tuple[list[jobs.Entry | None], list[RunResult] | None]:
-    """The entries of ``specs`` and, when every one is done, their results (in order)."""
-    return runs().status(specs)
-
-
-def follow(specs: Sequence[RunSpec], names: Sequence[str]) -> None:
-    """While any run of ``specs`` waits or trains: a progress bar and the live curves (loss and best prefix-match of
-    the run training now), redrawn as the worker reports (:func:`explorer.shell.jobs.follow`). ``names``: each
-    run's name, in the run's language."""
-    registry = runs()
-
-    def report(states) -> tuple[float, str, tuple | None]:
-        total = sum(s.steps for s in specs)
-        done = sum(spec.steps if state in ("done", "failed") else (p.done_steps if p is not None else 0)
-                   for spec, (state, p, _r, _e) in zip(specs, states, strict=True))
-        current = next(((name, spec, p) for name, spec, (state, p, _r, _e) in zip(names, specs, states, strict=True)
-                        if state == "training"), None)
-        if current is None:
-            ahead = max(registry.ahead_of(s) for s in specs)
-            return done / max(total, 1), (_n("Queued behind {n} run of other learners on this server…",
-                                             "Queued behind {n} runs of other learners on this server…", ahead)
-                                          .format(n=ahead) if ahead else _("Starting…")), None
-        name, spec, p = current
-        text = _("Training {name}: step {step} of {steps}").format(
-            name=name, step=p.done_steps if p is not None else 0, steps=spec.steps)
-        live = None if p is None else ((spec, p.done_steps), lambda: live_figure(spec, p, name))
-        return done / max(total, 1), text, live
-
-    jobs.follow(registry, specs, report, _("Waiting for the server's training worker…"))
-
-
-def live_figure(spec: RunSpec, p: model.Progress, name: str):
-    """The live view of a training run: loss (nats, left) and best prefix-match and accuracy so far."""
-    return tfig.curves(
-        p.step, [tfig.Series(_("loss ÷ ln vocab"), p.loss / math.log(spec.vocab), tfig.REFERENCE_COLOR),
-                 tfig.Series(_("best prefix-match"), p.prefix_match, tfig.HEAD_COLORS[0]),
-                 tfig.Series(_("accuracy"), p.accuracy, tfig.HEAD_COLORS[2], "dot")],
-        title=_("{name}: step {step} of {steps}").format(name=name, step=p.done_steps, steps=spec.steps),
-        y_title="", y_range=(0, 1.6), x_range=(0, spec.steps),
-        hlines=[(training.EMERGENCE_THRESHOLD, _("prefix-match {threshold}").format(threshold=threshold()))])
 
 
 # --- sections ---------------------------------------------------------------------------------------------------
@@ -207,18 +145,6 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key
             col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
 
 
-def head_series(values: np.ndarray, layers: Sequence[int], what: str) -> list[tfig.Series]:
-    """One curve per head of ``layers`` of ``values [S, L, H]``, named ``"{what} L{layer}H{head}"``."""
-    H = values.shape[2]
-    out = []
-    for layer in layers:
-        for head in range(H):
-            color = tfig.HEAD_COLORS[(layer * H + head) % len(tfig.HEAD_COLORS)]
-            out.append(tfig.Series(f"{what} L{layer}H{head}", values[:, layer, head], color,
-                                   "solid" if layer >= 1 else "dot"))
-    return out
-
-
 @section
 def curves(result: RunResult) -> None:
     """The run's curves (loss against ln vocab, accuracy, prefix-match and previous-token per head) and the
@@ -246,7 +172,7 @@ def curves(result: RunResult) -> None:
                                     title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
                                     vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
     layers = list(range(1, spec.n_layers)) or [0]
-    series = head_series(result.prefix_match, layers, _("prefix-match")) + head_series(
+    series = tfig.head_series(result.prefix_match, layers, _("prefix-match")) + tfig.head_series(
         result.previous_token, [0], _("previous-token"))
     st.plotly_chart(tfig.curves(result.step, series, title=_("the heads' scores over training"), y_title=_("score"),
                                 hlines=[(training.EMERGENCE_THRESHOLD, threshold())], vlines=vl, y_range=(0, 1.05),
@@ -462,15 +388,7 @@ def context(results: tuple[RunResult, ...]) -> None:
                   "measured, to set against those claims."))
 
 
-@cached(max_entries=2)  # a few KB an entry; the model forward is the cost (seconds, once per seed)
-def real_model_heads(seed: int, period: int = 20) -> model.RealHeads | None:
-    """The two scores on SmolLM2-135M reading a random run of ``period`` tokens written twice (the door's cached
-    :func:`explorer.shell.llm.run`); ``None`` without the model's weights."""
-    lm = llm.available_model()
-    if lm is None:
-        return None
-    ids = heads.repeated_random_ids(llm.word_ids(lm), period, seed)  # the one rule, the door's whole words
-    return model.real_heads(llm.run(lm, ids).attentions, ids)
+real_model_heads = cached(max_entries=2)(model.real_model_heads)
 
 
 @section

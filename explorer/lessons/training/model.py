@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attention import heads, training
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -747,8 +747,8 @@ def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
         scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(INIT_PHRASES[spec.init]),
         unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
         unscaled_end=num(c.last_max_weight[1]))]
-    grads = dict(early_scaled=f"{c.early_grad[0]:.1e}".replace(".", i18n.plotly_separators()[0]),
-                 early_unscaled=f"{c.early_grad[1]:.1e}".replace(".", i18n.plotly_separators()[0]))
+    grads = dict(early_scaled=i18n.scientific(c.early_grad[0]),
+                 early_unscaled=i18n.scientific(c.early_grad[1]))
     if c.grad_ratio >= 1:
         out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
                      "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
@@ -803,3 +803,40 @@ def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
     other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
     other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
     return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}
+
+
+def real_model_heads(seed: int, period: int = 20) -> RealHeads | None:
+    """The two scores on SmolLM2-135M reading a random run of ``period`` tokens written twice (the door's cached
+    :func:`explorer.shell.llm.run`); ``None`` without the model's weights."""
+    lm = llm.available_model()
+    if lm is None:
+        return None
+    ids = heads.repeated_random_ids(llm.word_ids(lm), period, seed)  # the one rule, the door's whole words
+    return real_heads(llm.run(lm, ids).attentions, ids)
+
+
+WORKER = "training"
+"""The name of this process's shared training worker (:func:`explorer.shell.jobs.shared`)."""
+
+
+def follow_report(specs: Sequence[RunSpec], names: Sequence[str], states, *, ahead: Callable[[RunSpec], int],
+                  live: Callable[[RunSpec, Progress, str], object]) -> tuple[float, str, tuple | None]:
+    """What :func:`explorer.shell.jobs.follow` shows while the runs of ``specs`` (named ``names`` in the run's
+    language) wait or train, from their ``states`` (:meth:`explorer.shell.jobs.Jobs.snapshot`): the fraction of
+    steps done, the bar's text, and the live view of the run training now (``(version, figure builder)``: ``live``
+    builds it) or ``None``. ``ahead(spec)``: the jobs queued or running before ``spec``."""
+    total = sum(s.steps for s in specs)
+    done = sum(spec.steps if state in ("done", "failed") else (p.done_steps if p is not None else 0)
+               for spec, (state, p, _r, _e) in zip(specs, states, strict=True))
+    current = next(((name, spec, p) for name, spec, (state, p, _r, _e) in zip(names, specs, states, strict=True)
+                    if state == "training"), None)
+    if current is None:
+        queued = max(ahead(s) for s in specs)
+        return done / max(total, 1), (_n("Queued behind {n} run of other learners on this server…",
+                                         "Queued behind {n} runs of other learners on this server…", queued)
+                                      .format(n=queued) if queued else _("Starting…")), None
+    name, spec, p = current
+    text = _("Training {name}: step {step} of {steps}").format(
+        name=name, step=p.done_steps if p is not None else 0, steps=spec.steps)
+    view = None if p is None else ((spec, p.done_steps), lambda: live(spec, p, name))
+    return done / max(total, 1), text, view

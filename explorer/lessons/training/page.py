@@ -7,14 +7,16 @@ names the same runs, and a run trained once on this server is shared by every se
 (:mod:`explorer.lessons.training.draw`).
 """
 
+import functools
 from dataclasses import replace
 
 import streamlit as st
 
 from explorer.lessons import real_model
 from explorer.lessons.training import CONTROLS, MORE, draw
+from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model as M
-from explorer.shell import controls, i18n, llm
+from explorer.shell import controls, i18n, jobs, llm
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -60,7 +62,8 @@ draw.untrained(spec, controls.color_scale())
 
 def experiment(key: str, label: str, specs: list, names: list[str], help: str) -> list | None:
     """A button that trains ``specs`` on the server's shared worker, the live progress, then their results."""
-    entries, results = draw.status(specs)
+    runs = jobs.shared(M.WORKER, M.train_run)  # this process's runs, shared by every session
+    entries, results = runs.status(specs)
     if results is not None:
         return results
     busy = any(e is not None and not e.finished for e in entries)
@@ -70,11 +73,20 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
                      "a run at the defaults; the page trains at most {most} times that per button. Choose fewer "
                      "steps or a smaller model.").format(cost=i18n.number(cost, 0), most=i18n.number(M.MAX_COST, 0)),
                    icon="🐢")
-    if st.button(label, key=key, type="primary", disabled=busy or cost > M.MAX_COST, help=help) \
-            and draw.request(specs):
-        st.rerun()  # draw the button disabled while the runs train
-    draw.follow(specs, names)
-    entries, results = draw.status(specs)
+    if st.button(label, key=key, type="primary", disabled=busy or cost > M.MAX_COST, help=help):
+        try:
+            for spec_ in specs:
+                runs.request(spec_)
+        except jobs.BusyError:
+            st.warning(_("The server is already training {n} runs for other learners. Please press the button again "
+                         "in a minute: the runs already asked for keep training meanwhile.").format(
+                n=jobs.MAX_PENDING), icon="⏳")
+        else:
+            st.rerun()  # draw the button disabled while the runs train
+    jobs.follow(runs, specs, functools.partial(M.follow_report, specs, names, ahead=runs.ahead_of,
+                                               live=tfig.live_figure),
+                _("Waiting for the server's training worker…"))
+    entries, results = runs.status(specs)
     for e in entries:
         if e is not None and e.state == "failed":
             st.error(_("Training failed on the server; press the button to try again. What went wrong:"), icon="⚠️")

@@ -159,7 +159,7 @@ def test_the_exercise_grades_the_same_in_every_language():
         boxes = [b for b in at.selectbox if b.key and b.key.startswith("rm_guess_")]
         assert [b.value for b in boxes] == [b.value for b in en.selectbox if b.key and b.key.startswith("rm_guess_")]
         with i18n.using(lang):
-            names = [draw.label(k) for k in M.LABELS]
+            names = [M.label(k) for k in M.LABELS]
         assert [str(o) for o in boxes[0].options] == names, lang
 
 
@@ -213,10 +213,10 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     assert "%0,0" in note or "%0,1" in note
     with i18n.using("pt"):
         angles = rfig.angle_map(np.array([[0.0, 0.0], [1.0, 0.5]]), ["a (0)", "b (1)"])
-        assert draw.statistic_name("induction") == "pontuação de indução" and draw.label("sink") == \
+        assert draw.statistic_name("induction") == "pontuação de indução" and M.label("sink") == \
             "sumidouro no primeiro token"
-        assert draw.tokens_count(1) == "1 token" and draw.rows_count(2) == "2 linhas"
+        assert M.tokens_count(1) == "1 token" and M.rows_count(2) == "2 linhas"
     assert angles.data[0].customdata[1][1][2] == "28,6° (p·θᵢ = 0,5 rad)"
     # outside a run: English, the point
     assert rfig.angle_map(np.array([[1.0]]), ["a"]).data[0].customdata[0][0][2] == "57.3° (p·θᵢ = 1 rad)"
-    assert draw.statistic_name("induction") == "induction score" and draw.rows_count(1) == "1 row"
+    assert draw.statistic_name("induction") == "induction score" and M.rows_count(1) == "1 row"

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from explorer.lessons.sinks import charts as S
-from explorer.lessons.sinks import draw as D
 from explorer.lessons.sinks import model as M
 from explorer.shell import i18n
 from explorer.shell import llm as rm
@@ -166,7 +165,7 @@ def test_the_charts_words_keep_their_letters():
     assert heads.data[0].name == "cabeças de chave/valor"
     assert trade.data[0].name == "gizil önbellek" and trade.data[0].customdata[0][1:] == ["3.840", "1234,5"]
     with i18n.using("pt"):
-        assert D.variant_label(real_model().config, M.cache_variants(real_model().config, 64)[-1]) == \
+        assert M.variant_label(real_model().config, M.cache_variants(real_model().config, 64)[-1]) == \
             "janela 32 + 4 primeiros tokens"
         assert S.sink_layers([0.5, 0.75], [0.5, 1.0], 0.125).data[2].hovertemplate.startswith(
             "uma cabeça que distribui por igual: 0,125")

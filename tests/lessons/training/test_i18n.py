@@ -3,7 +3,7 @@ states (the defaults, a trained run with its snapshots and knockouts, the experi
 big for the server, a link the page cannot use), the same numbers with the language's decimal comma, the link keeps
 ``lang`` and the option codes, the charts' words keep their letters.
 
-A run trained once is shared by every session of the process (:func:`explorer.lessons.training.draw.runs`): the
+A run trained once is shared by every session of the process (:data:`explorer.lessons.training.model.WORKER`): the
 English page trains it, the Portuguese and Turkish pages draw the same finished run, so their numbers must match the
 English page's exactly."""
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from explorer.lessons.training import charts as tfig
-from explorer.lessons.training import draw, model
+from explorer.lessons.training import model
 from explorer.shell import i18n
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 
@@ -201,7 +201,7 @@ def test_the_live_view_speaks_the_language():
     spec = model.RunSpec()
     p = model.Progress(spec.steps, np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3), np.zeros(3))
     with i18n.using("pt"):
-        fig = draw.live_figure(spec, p, "este modelo")
+        fig = tfig.live_figure(spec, p, "este modelo")
         head = model.head_name((1, 0))
         missing = model.emerged_text(None, 600)
     assert fig.layout.title.text == "este modelo: passo 2 de 600"

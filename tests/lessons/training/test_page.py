@@ -9,9 +9,14 @@ from urllib.parse import parse_qsl, urlparse
 import numpy as np
 import pytest
 
-from explorer.lessons.training import draw
-from explorer.shell import controls
+from explorer.lessons.training import model
+from explorer.shell import controls, jobs
 from tests.apptest_utils import app_at, assert_clean, figures
+
+
+def runs() -> jobs.Jobs:
+    """This process's training runs, the page's (:func:`explorer.shell.jobs.shared`)."""
+    return jobs.shared(model.WORKER, model.train_run)
 
 PAGE = "training"
 QUICK = {"tr_steps": "300"}  # the default model, 300 steps: an induction head forms at about step 220
@@ -49,7 +54,7 @@ def test_defaults_show_the_task_and_the_untrained_model_and_wait_for_the_button(
     assert_clean(at)
     figs = figures(at)
     assert {"tr_fig_probe", "tr_fig_untrained_0_0", "tr_fig_untrained_1_1"} <= set(figs)
-    assert "tr_fig_loss" not in figs or draw.runs().get(draw.model.RunSpec()) is not None
+    assert "tr_fig_loss" not in figs or runs().get(model.RunSpec()) is not None
     assert set(at.session_state["_not_used"]) == set(controls.DEFAULTS)
     text = texts(at)
     assert "uniform attention would give" in text and "Filler (" in text
@@ -59,7 +64,7 @@ def test_defaults_show_the_task_and_the_untrained_model_and_wait_for_the_button(
 
 
 def test_a_training_run_draws_the_curves_the_snapshots_and_the_knockouts():
-    draw.runs().clear()
+    runs().clear()
     at = trained(QUICK)
     figs = figures(at)
     for key in ("tr_fig_loss", "tr_fig_accuracy", "tr_fig_scores", "tr_fig_knockout", "tr_fig_step_1_0"):
@@ -86,7 +91,7 @@ def test_a_link_reproduces_the_run_shared_or_trained_again():
     assert_clean(other)
     assert numbers(other) == sent
     # a server that never saw the run trains it again from the link: the same numbers
-    draw.runs().clear()
+    runs().clear()
     again = trained(QUICK)
     got, want = numbers(again), dict(sent)
     assert got == want
