@@ -125,7 +125,8 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
         st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities,
                                              title=_("next token: top {k}").format(k=len(shown))),
                         key="rm_fig_prediction")
-    st.latex(r"p(\text{next} = t \mid \text{prompt}) = \mathrm{softmax}(\text{logits}_{n-1})_t")
+    st.latex("p(" + latex_words(_("next")) + r" = t \mid " + latex_words(_("prompt"))  # the formula's words translate
+             + r") = \mathrm{softmax}(\text{logits}_{n-1})_t")
     st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(" + str(c.n_layers) + r")}_{n-1})\, E^\top")
     st.caption(_("The last position's logits over all {vocab} tokens (the output projection is the embedding matrix E, "
                  "tied), softmax in float64. The top {k} hold {share} of the probability.").format(
@@ -137,7 +138,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
     """The chosen statistic's formula, what it measures, and which query rows it averages over."""
     s = model.STATISTICS[stat]
     name = statistic_name(stat)
-    st.markdown(f"**{name[0].upper() + name[1:]}**")
+    st.markdown(f"**{i18n.capitalize(name)}**")  # Turkish: "İndüksiyon", not str.upper's "Indüksiyon"
     st.latex(s.formula)
     st.markdown(head_statistics.meaning(stat))
     if stat == "induction":

@@ -406,3 +406,17 @@ def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
     w = out.attentions[induction_head.layer, induction_head.head]
     assert w[2:k, 0].mean() > 0.5  # on its own map the first copy does rest on the first token ...
     assert graded_by_hand(out.attentions, ids, induction_head.layer, induction_head.head)["sink"] < 0.25  # not graded
+
+
+def test_turkish_capitals_and_the_prediction_formulas_words_follow_the_language():
+    """Issue 48: the statistic's heading capitalises by Turkish rules ("İndüksiyon", where ``str.upper`` wrote
+    "Indüksiyon"), and the prediction formula's words are the page's language's, not "next" and "prompt"."""
+    repeat = "the cat sat on the mat and the cat sat on the mat"  # repeats: the induction score is defined
+    tr = app_at(PAGE, query={"rm_stat": "induction", "rm_prompt": repeat, "lang": "tr"})
+    assert_clean(tr)
+    assert any(m.value.startswith("**İndüksiyon") for m in tr.markdown), [m.value for m in tr.markdown][:20]
+    formula = next(x.value for x in tr.latex if "softmax" in x.value and "logits" in x.value)
+    assert r"\text{sonraki}" in formula and r"\text{istem}" in formula and "next" not in formula
+    pt = app_at(PAGE, query={"lang": "pt"})
+    formula = next(x.value for x in pt.latex if "softmax" in x.value and "logits" in x.value)
+    assert r"\text{próximo}" in formula and "next" not in formula
