@@ -4,6 +4,8 @@ missing weights. The model runs in the test process (loaded once per process by 
 from __future__ import annotations
 
 import base64
+import re
+from urllib.parse import parse_qsl, urlparse
 
 import numpy as np
 import pytest
@@ -330,3 +332,157 @@ def test_query_heads_are_numbered_once_and_keep_their_place():
     assert at.radio(key="kv_query").options == ["6", "7", "8"] and at.radio(key="kv_query").value == 7
     assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 7,")
     assert "Head 7 (outlined) is compared below." in texts(at, "caption")
+
+
+# --- every language (moved from test_i18n.py: the states no manifest state reaches, and what tests/lessons/
+# test_languages.py does not check: the tables' column names, the bad link's words, the numbers' decimal comma in
+# the difference, cost and note texts, the option codes held by the link) ---------------------------------------
+
+LANGS = ("pt", "tr")
+TIMEOUT = 600
+GENERATED = {"kv_steps": "4"}
+SHORT = {"kv_prompt": "The capital of", "kv_steps": "2"}  # 5 keys: the bars print their values on a page this wide
+SAMPLED = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", "kv_steps": "3"}
+BAD_LINK = {"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7", "kv_sampling": "beam",
+            "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "4"}
+# Each state: the link, and English words that prove the state was reached.
+STATES = {
+    "default": ({}, "Step 0 is the prefill"),
+    "generated": (GENERATED, "only because float32 additions are rounded"),
+    "sampled": (SAMPLED, "chance of being drawn"),
+    "short": (SHORT, "generated token 2"),
+    "bad-link": (BAD_LINK, "is not valid"),
+}
+
+
+def page(state: str, lang: str = "en"):
+    """The page in ``state`` and ``lang`` (``en``: no ``lang`` in the link)."""
+    query, _english = STATES[state]
+    at = app_at(PAGE, query={**query, **({"lang": lang} if lang != "en" else {})}, timeout=TIMEOUT)
+    assert_clean(at)
+    return at
+
+
+def numbers_of(at) -> dict[str, list[np.ndarray]]:
+    """Every chart's numbers (x, y, z of every trace), by chart key."""
+    out = {}
+    for key, fig in figures(at).items():
+        out[key] = [values(tr[axis]) for tr in fig["data"] for axis in ("x", "y", "z")
+                    if axis in tr and not (isinstance(tr[axis], list) and tr[axis] and isinstance(tr[axis][0], str))]
+    return out
+
+
+def comma(text: str) -> str:
+    """An English number text in pt/tr: the decimal point becomes a comma, the thousands comma a point."""
+    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", ["generated", "sampled", "short"])
+def test_the_generated_states_in_every_language(state):
+    """The generated, sampled and short pages (no manifest state reaches them) checked as test_languages.py checks a
+    manifest state; and what that module does not check: the tables' column names are translated too."""
+    from tests.lessons.test_languages import check_every_language
+
+    runs = check_every_language(PAGE, STATES[state][0])
+    en = runs["en"]
+    assert STATES[state][1] in texts(en) + " ".join(str(c) for c in table_columns(en)), texts(en)[:2000]
+    for lang in LANGS:
+        assert set(FIGURES) <= set(figures(runs[lang]))
+        assert not set(table_columns(runs[lang])) & set(table_columns(en)) - {"token"}, lang
+
+
+@pytest.mark.slow
+def test_a_bad_link_warns_in_every_language_naming_every_control():
+    for lang in LANGS:
+        warned = texts(page("bad-link", lang), "warning")
+        for key in BAD_LINK:
+            assert key in warned, (lang, key)
+        assert ("não é válido" if lang == "pt" else "geçerli değil") in warned
+
+
+def table_columns(at) -> list[str]:
+    return list(at.dataframe[0].value.columns)
+
+
+@pytest.mark.slow
+def test_every_language_shows_the_same_numbers_with_its_decimal_comma():
+    en = page("generated")
+    want = numbers_of(en)
+    assert set(FIGURES) <= set(want)
+    short_en = page("short")
+    bars_en = figures(short_en)["kv_fig_compare"]["data"][0]["text"]
+    assert len(bars_en) == 5 and all(re.fullmatch(r"\d\.\d{3}", t) for t in bars_en), bars_en
+    diff_en = next(m.value for m in en.main.markdown if m.value.startswith("**max |cached − full|**"))
+    cost_en = next(m.value for m in en.main.markdown if m.value.startswith("With the cache, a new token"))
+    note_en = next(m.value for m in en.main.markdown if "measured here" in m.value)
+    metrics_en = [m.value for m in en.main.metric]
+    table_en = en.dataframe[0].value
+    decimals = re.findall(r"\d[\d,]*\.\d+(?:e-\d+)?", diff_en)
+    assert decimals and all("e-" in d for d in decimals), diff_en  # all heads' difference (and the head's, unless 0)
+    assert "1e-7" in note_en and re.search(r"\d\.\de-\d\d measured here", note_en)
+    for lang in LANGS:
+        at = page("generated", lang)
+        got = numbers_of(at)
+        assert set(got) == set(want), lang
+        for key, arrays in want.items():
+            assert len(got[key]) == len(arrays), key
+            for a, b in zip(arrays, got[key], strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{lang} {key}")
+        assert figures(page("short", lang))["kv_fig_compare"]["data"][0]["text"] == [comma(t) for t in bars_en], lang
+        # the difference texts, the byte and cost texts, the metrics: the same numbers, the decimal comma
+        diff = next(m.value for m in at.main.markdown if "|" in m.value and "**" in m.value and "`" in m.value)
+        assert re.findall(r"\d[\d.]*,\d+(?:e-\d+)?", diff) == [comma(d) for d in decimals], (lang, diff)
+        note = next(m.value for m in at.main.markdown if "1e-7" in m.value)
+        assert re.search(r"\d,\de-\d\d", note) and not re.search(r"\d\.\de-\d\d", note), note
+        cost = next(m.value for m in at.main.markdown if "n²" in m.value)
+        assert _same_numbers(cost, cost_en), (lang, cost)  # a translation may put "instead of" pairs the other way
+        assert re.findall(r"\d,\d\d MB", cost) and not re.findall(r"\d\.\d\d MB", cost), cost
+        assert [m.value for m in at.main.metric] == [comma(v) for v in metrics_en], lang
+        # the table of generated tokens: the same tokens and probabilities (with the comma)
+        table = at.dataframe[0].value
+        assert list(table.iloc[:, 2]) == list(table_en["token"]), lang
+        assert list(table.iloc[:, 3]) == [comma(p) for p in table_en["probability"]], lang
+
+
+def _same_numbers(text: str, text_en: str) -> bool:
+    """The same numbers once each language's marks are read (``2.304`` and ``0,39`` in pt, ``2,304`` and ``0.39``
+    in English), in any order (a translation may reorder a pair)."""
+    def read(t: str, decimal: str) -> list[float]:
+        found = re.findall(r"\d[\d.,]*\d|\d", t)
+        return sorted(float(x.replace("." if decimal == "," else ",", "").replace(",", ".")) for x in found)
+
+    return read(text, ",") == read(text_en, ".")
+
+
+@pytest.mark.slow
+def test_the_link_keeps_the_language_and_the_option_codes():
+    at = page("default", "pt")
+    at.button(key="kv_next").click().run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_steps"] == "1" and at.query_params["lang"] == "pt"
+    radio = at.radio(key="kv_sampling")
+    assert list(radio.options) == ["guloso", "amostrar"] and radio.value == "greedy"
+    radio.set_value("sample").run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_sampling"] == "sample" and at.query_params["lang"] == "pt"  # the code, not the label
+    temperature = at.select_slider(key="kv_temperature")  # shown with the decimal comma, held with the point
+    assert "0,8" in list(temperature.options) and temperature.value == "0.8"
+    temperature.set_value("1.5").run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_temperature"] == "1.5" and at.query_params["lang"] == "pt"
+    assert "amostrado: temperatura 1,5, top-k 40" in texts(at, "caption")
+    # a Turkish page opened from that link keeps every value and shows it in Turkish
+    tr = app_at(PAGE, query={**dict(at.query_params), "lang": "tr"}, timeout=TIMEOUT)
+    assert_clean(tr)
+    assert not tr.warning
+    assert tr.radio(key="kv_sampling").value == "sample" and tr.select_slider(key="kv_temperature").value == "1.5"
+    assert list(tr.radio(key="kv_sampling").options) == ["açgözlü", "örnekle"]
+    assert "örneklendi: sıcaklık 1,5, top-k 40" in texts(tr, "caption")
+    # the link to the sinks lesson keeps the language
+    link = next(c.value for c in tr.main.caption if "Dikkat çukurları" in c.value)
+    url = urlparse(link.split("](", 1)[1].split(")", 1)[0])
+    assert dict(parse_qsl(url.query))["lang"] == "tr"
+
+
