@@ -14,9 +14,9 @@ A test that needs SmolLM2's own numbers through the door opts in with ``@pytest.
 ``pytestmark = pytest.mark.smollm2``): the door is then the shipped one, the real file with its pinned SHA-256
 (or its missing-weights note). Tests that load the model themselves (``llama.load()``,
 ``tests.core.llama_support.real_model``) are not affected. ``pytest --lesson-model=smollm2`` runs every test on
-the real file (to compare, or to check a mechanics test against SmolLM2 too). Until the lessons' own page tests
-move to the tiny model, every test under ``tests/lessons/<lesson>/`` of :data:`SMOLLM2_LESSON_DIRS` is marked
-``smollm2`` here.
+the real file (to compare, or to check a mechanics test against SmolLM2 too). A page test recomputes what the page
+shows from the served model (the ``door_model`` fixture), so it holds on either model; :data:`SMOLLM2_LESSON_DIRS`
+(now empty) marks a whole lesson folder ``smollm2`` while its tests still assert SmolLM2's own numbers.
 
 The lessons' caches key on the prompt's ids, not on the model (one model per process), so whenever the door
 changes model between tests every Streamlit cache is emptied first (:class:`LessonModel`).
@@ -88,9 +88,10 @@ def pytest_collection_modifyitems(config, items):
 TESTS = Path(__file__).resolve().parent
 DOOR = "explorer.shell.llm"
 """The lessons' one door to the model: the module whose ``load_model`` and ``missing_weights`` are served here."""
-SMOLLM2_LESSON_DIRS = ("causes", "kv_cache", "real_model", "sinks", "training")
-"""The lessons whose own tests (``tests/lessons/<name>/``) still assert SmolLM2's numbers through their pages: they
-run on the real file until they move to the tiny model."""
+SMOLLM2_LESSON_DIRS: tuple[str, ...] = ()
+"""Lessons whose own tests (``tests/lessons/<name>/``) still assert SmolLM2's numbers through their pages: every test
+in their folder runs on the real file. Empty: the five real-model lessons' page tests run on the tiny model; their
+SmolLM2 facts are model-level tests (each lesson's ``test_model.py``) and at most one page run marked ``smollm2``."""
 TINY, SMOLLM2 = "tiny", "smollm2"
 
 
@@ -196,3 +197,12 @@ def tiny_smollm2() -> Path:
     """The path of the tiny SmolLM2 file the door serves (:class:`LessonModel`)."""
     return LESSON_MODEL.tiny_path()
 
+
+
+@pytest.fixture
+def door_model():
+    """The model the lessons' door serves to the running test, in float32 (the pages' default): the tiny SmolLM2,
+    or the real file under ``@pytest.mark.smollm2`` / ``--lesson-model=smollm2``. A page test recomputes what the
+    page shows from this model and the core, so it holds on either model."""
+    LESSON_MODEL.install()
+    return LESSON_MODEL.load_model("float32")

@@ -217,6 +217,8 @@ NOT_SHOWN_AS_IS = {  # (file, literal): an English sentence in the code that is 
     ("explorer/shell/blas.py", "BLAS not reachable (library default)"): "a benchmark's header",
     ("explorer/shell/blas.py", "{} unset: the app's default"): "a benchmark's header",
     ("explorer/shell/charts/geometry.py", '"Open Sans", verdana, arial, sans-serif'): "Plotly's font family",
+    ("explorer/lessons/kv_cache/model.py", "The capital of France is"):
+        "the default prompt: the model's input, a visitor's text (SmolLM2 reads English), never translated",
 }
 
 

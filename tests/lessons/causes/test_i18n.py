@@ -11,9 +11,10 @@ import re
 import numpy as np
 import pytest
 
+from attention.llama import interventions as iv
 from explorer.lessons.causes import charts as C
 from explorer.lessons.causes import model as M
-from explorer.shell import i18n
+from explorer.shell import i18n, llm
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 
 PAGE = "causes"
@@ -48,11 +49,11 @@ def reveal(at, guess: str | None = None):
 
 # Every state with its own text, and the English words that prove the branch was reached.
 STATES = [
-    pytest.param({}, None, "becomes the most likely token only after the last block", id="default"),
+    pytest.param({}, None, "The parts add up to", id="default"),
     pytest.param({"ca_heads": "L23H4", "ca_k": "1", "ca_ind_k": "1", "ca_ablation": "mean"}, None,
                  "1 head knocked out", id="one-head-mean"),
-    pytest.param({"ca_guess": "L0H4"}, "sweep", "ranks 2 of 270", id="sweep-wrong-guess"),
-    pytest.param({"ca_guess": "L23H4"}, "sweep", "Right: L23H4 matters most", id="sweep-right-guess"),
+    pytest.param({}, "sweep-wrong", " of 270**: its knockout changes", id="sweep-wrong-guess"),
+    pytest.param({}, "sweep-right", "matters most.**", id="sweep-right-guess"),
     pytest.param({"ca_heads": "", "ca_corrupt": PROMPTS[2]}, None, "same number of tokens", id="no-heads-unequal"),
     pytest.param({"ca_corrupt": M.DEFAULT_CLEAN}, None, "no difference to move", id="same-answer"),
     pytest.param({"ca_heads": "L99H1,<b>x</b>", "ca_ablation": "half"}, None,
@@ -60,9 +61,21 @@ STATES = [
 ]
 
 
+def live_guess(right: bool) -> str:
+    """A guess for the sweep on the door's model (tests/conftest.py) and the default prompt: its most important head
+    (``right``), or another one."""
+    lm = llm.load_model("float32")
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    answer = int(lm.forward(ids).logits[-1].argmax())
+    best = M.grade_guess(iv.knockout_sweep(lm, ids, answer).effect, (0, 0)).best
+    return M.head_code(*(best if right else ((0, 4) if best != (0, 4) else (1, 0))))
+
+
 def run(query: dict, action: str | None, lang: str | None = None):
+    if action in ("sweep-right", "sweep-wrong"):
+        query = {**query, "ca_guess": live_guess(action == "sweep-right")}
     at = app_at(PAGE, query={**query, **({"lang": lang} if lang else {})}, timeout=TIMEOUT)
-    if action == "sweep":
+    if action is not None:
         reveal(at)
     return at
 

@@ -222,3 +222,14 @@ def test_the_knockout_claims_render_in_each_language(lang):
             said = claim()
         for en, text in zip(english, said, strict=True):
             assert text != en and "{" not in text and "0.5000" not in text and "0.50 " not in text, text
+
+
+@pytest.mark.slow
+def test_the_sweep_ranks_smollm2s_heads():
+    """SmolLM2's own sweep on the default prompt (moved from test_page.py, whose page test now recomputes the grade
+    on whatever model the door serves): knocking out L23H4 lowers log p(` Paris`) most, and L0H4 ranks 2 of 270."""
+    lm = real_model()
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    paris = lm.encode(" Paris")[0]
+    g = M.grade_guess(iv.knockout_sweep(lm, ids, paris).effect, (0, 4))
+    assert g.rank == 2 and g.best == (23, 4)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.lessons.kv_cache import charts as F
+from explorer.lessons.kv_cache import model as M
+from explorer.shell import i18n
 
 LABELS = ["The (0)", "␣cat (1)", "<b>x</b> (2)", "␣sat (3)"]
 
@@ -82,3 +84,33 @@ def test_the_prompt_label_starts_at_the_band_not_over_the_y_axis():
     assert (label.y, label.yanchor) == (pytest.approx(max(ns * ns * 1e6) / 1e6 * 1.05), "top")  # above the lines
     band = [s for s in shapes(fig) if s["type"] == "rect"]
     assert [(s["x0"], s["x1"]) for s in band] == [(ns[0], 5)]
+
+
+# --- the charts' and the claims' words in each language (moved from test_i18n.py) ---------------------------------
+
+
+def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
+    ns = np.arange(1, 9)
+    with i18n.using("tr"):
+        cost = F.cost_chart(ns, ns * 1e6, ns**2 * 1e6, 5, 3, title="İlk ışık: ığdır")
+        size = F.cache_size_chart(ns, ns * 1e3, ns * 3e3, 5, 3, n_kv_heads=3, n_heads=9)
+        bars = F.cached_vs_full([0.25, 0.75], [0.25, 0.75], ["İ", "ı"], title="sorgu kafası İ")
+        sampled = M.Sampling("sample", 0.8, 40, 0).describe()
+    assert cost.layout.title.text == "İlk ışık: ığdır" and cost.layout.separators == ",."
+    assert [t.name for t in cost.data if t.showlegend is not False] == [
+        "KV önbelleğiyle", "önbelleksiz: n tokenin hepsini yeniden hesapla"]
+    assert cost.layout.xaxis.title.text == "dizideki token sayısı (n)"
+    assert cost.layout.annotations[0].text == "şimdi: 5 token" and cost.layout.annotations[1].text == "istem"
+    assert size.data[0].name == "3 anahtar/değer kafası (bu model, GQA)" and size.layout.separators == ",."
+    assert bars.data[0].text == ("0,250", "0,750") and bars.layout.title.text == "sorgu kafası İ"
+    assert bars.data[0].hovertemplate.startswith("önbellekli adım: anahtar %{customdata[0]}")
+    assert sampled == "örneklendi: sıcaklık 0,8, top-k 40, tohum 0"
+    with i18n.using("pt"):
+        assert M.Sampling().describe() == "guloso (greedy: o token mais provável)"
+        assert M.pending_marker("ç".encode()[:1]) == "⟨+1 byte pendente⟩"
+        assert "1 dos seus 2 bytes UTF-8" in M.pending_note("ç".encode()[:1])
+        assert M.difference_text(1.5e-6) == "1,5e-06" and M.difference_text(0.0) == "0 (bit a bit)"
+        assert M.probability_text(0.1234) == "0,123" and M.probability_text(0.00012) == "1,20e-04"
+    # outside a run: English, the point
+    assert M.Sampling("sample", 0.8, 40, 0).describe() == "sampled: temperature 0.8, top-k 40, seed 0"
+    assert M.difference_text(1.5e-6) == "1.5e-06" and F.cost_chart(ns, ns, ns, 5, 3).layout.separators == ".,"

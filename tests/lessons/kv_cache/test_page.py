@@ -4,6 +4,8 @@ missing weights. The model runs in the test process (loaded once per process by 
 from __future__ import annotations
 
 import base64
+import re
+from urllib.parse import parse_qsl, urlparse
 
 import numpy as np
 import pytest
@@ -11,11 +13,17 @@ import streamlit as st
 
 from explorer.lessons import kv_cache
 from explorer.lessons.kv_cache import model as M
-from explorer.shell import controls
+from explorer.shell import controls, llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "kv_cache"
 FIGURES = ("kv_fig_keys", "kv_fig_values", "kv_fig_new_row", "kv_fig_compare", "kv_fig_cost", "kv_fig_cache_size")
+
+
+@pytest.fixture
+def lm(door_model):
+    """The model the page runs on (the door's: tiny SmolLM2 unless marked smollm2)."""
+    return door_model
 
 
 def z(at, key) -> np.ndarray:
@@ -49,18 +57,24 @@ def click_next(at) -> None:
 
 
 @pytest.mark.slow
-def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row():
+def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row(lm):
     at = app_at(PAGE)
     assert_clean(at)
     assert not at.warning
     assert set(FIGURES) <= set(figures(at))
-    assert z(at, "kv_fig_keys").shape == z(at, "kv_fig_values").shape == (5, 64)
+    assert z(at, "kv_fig_keys").shape == z(at, "kv_fig_values").shape == (5, lm.config.d_head)
     assert z(at, "kv_fig_new_row").shape == (3, 5)
     assert "5 prompt tokens + 0 generated = 5 tokens in the cache" in texts(at, "caption")
     assert at.code[0].value == M.DEFAULT_PROMPT
     assert "Step 0 is the prefill" in texts(at, "info")
     assert "`0 (bit for bit)` · over all 30 × 9 heads: `0 (bit for bit)`" in texts(at, "markdown")
-    assert list(table(at)["token"]) == ["␣Paris"] and table(at)["status"][0].startswith("next")
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    generated = []
+    for _ in range(3):
+        generated.append(int(np.argmax(lm.forward(ids + generated).logits[-1])))  # greedy (SmolLM2's " Paris.":
+    # test_model.py)
+    first = llm.visible_piece(llm.pieces(lm, generated[:1])[0])
+    assert list(table(at)["token"]) == [first] and table(at)["status"][0].startswith("next")
     assert "chance of being drawn" not in table(at).columns  # greedy
     assert at.button(key="kv_reset").disabled and not at.button(key="kv_next").disabled
     for step in (1, 2, 3):
@@ -68,14 +82,14 @@ def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row():
         click_next(at)
         assert at.slider(key="kv_steps").value == step
         keys = z(at, "kv_fig_keys")
-        assert keys.shape == (5 + step, 64) and z(at, "kv_fig_values").shape == (5 + step, 64)
+        assert keys.shape == z(at, "kv_fig_values").shape == (5 + step, lm.config.d_head)
         np.testing.assert_array_equal(keys[:-1], keys_before)  # the cached rows stay as they were
         cached, full = compare(at)
         assert cached.shape == (5 + step,)
         assert np.abs(cached - full).max() <= 1e-5
         np.testing.assert_allclose(cached.sum(), 1.0, atol=1e-5)
         assert "Step 0 is the prefill" not in texts(at, "info")
-    assert at.code[0].value.rstrip("\n") == "The capital of France is Paris."
+    assert at.code[0].value == llm.text(lm, ids + generated).text
     assert list(table(at)["step"]) == [1, 2, 3, 4] and "max |cached − full|" in texts(at, "markdown")
     title = figures(at)["kv_fig_compare"]["layout"]["title"]["text"]
     assert title == "query head 0, layer 11:<br>the new row both ways"
@@ -100,7 +114,7 @@ def test_a_link_reproduces_what_clicking_made():
 
 
 @pytest.mark.slow
-def test_every_control_at_its_ends():
+def test_every_control_at_its_ends(lm):
     # 32 decode steps per new sampling setting: on a loaded 2-core machine a run can take a minute
     at = app_at(PAGE, query={"kv_steps": "2"}, timeout=300)
     for key, value in (("kv_layer", 0), ("kv_layer", 29)):
@@ -118,14 +132,20 @@ def test_every_control_at_its_ends():
             assert np.abs(cached - full).max() <= 1e-5
     at.slider(key="kv_steps").set_value(0).run()
     assert_clean(at)
-    assert z(at, "kv_fig_keys").shape == (5, 64) and at.button(key="kv_reset").disabled
-    # greedy to the end: the model ends its answer with <|im_end|> after 29 tokens
+    assert z(at, "kv_fig_keys").shape == (5, lm.config.d_head) and at.button(key="kv_reset").disabled
+    # greedy to the end: as far as the model's own greedy run goes (SmolLM2 ends its answer with <|im_end|> after
+    # 29 tokens: test_model.py's test_generation_stops_at_the_end_of_sequence_token)
+    state = M.run(lm, lm.encode(M.DEFAULT_PROMPT), M.Sampling(), M.MAX_STEPS)
     at.slider(key="kv_steps").set_value(M.MAX_STEPS).run()
     assert_clean(at)
-    assert z(at, "kv_fig_keys").shape == (5 + 29, 64)
-    assert "stopped at the end-of-sequence token after 29 steps" in texts(at, "info")
-    assert "`<|im_end|>`" in texts(at, "info")
-    assert table(at)["token"].iloc[-1] == "<|im_end|>" and table(at)["status"].iloc[-1].startswith("end of sequence")
+    assert z(at, "kv_fig_keys").shape == (5 + state.steps, lm.config.d_head)
+    if state.stopped:
+        assert f"stopped at the end-of-sequence token after {state.steps} steps" in texts(at, "info")
+        eos = lm.token_strings([lm.config.eos_id])[0]
+        assert f"`{eos}`" in texts(at, "info")
+        assert table(at)["token"].iloc[-1] == eos and table(at)["status"].iloc[-1].startswith("end of sequence")
+    else:
+        assert state.steps == M.MAX_STEPS and "end-of-sequence" not in texts(at, "info")
     assert at.button(key="kv_next").disabled
     # sampling, every setting at its ends: 32 steps, then the page's limit
     at.radio(key="kv_sampling").set_value("sample").run()
@@ -140,13 +160,13 @@ def test_every_control_at_its_ends():
         at.run()
         assert_clean(at)
     assert "sampled: temperature 2, top-k 49152, seed 2147483647" in texts(at, "caption")
-    assert z(at, "kv_fig_keys").shape == (5 + 32, 64)
+    assert z(at, "kv_fig_keys").shape == (5 + 32, lm.config.d_head)
     assert f"stops at {M.MAX_STEPS} generated tokens" in texts(at, "info")
     assert at.button(key="kv_next").disabled and table(at)["status"].iloc[-1].startswith("next (not read")
 
 
 @pytest.mark.slow
-def test_bad_link_values_warn_and_fall_back():
+def test_bad_link_values_warn_and_fall_back(lm):
     at = app_at(PAGE, query={"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7",
                              "kv_sampling": "beam", "kv_temperature": "0.25", "kv_top_k": "1e9", "seed": "abc"})
     assert_clean(at)
@@ -154,40 +174,40 @@ def test_bad_link_values_warn_and_fall_back():
     for part in ("kv_steps=99", "kv_layer=-1", "kv_head=x", "kv_query=7", "kv_sampling=beam", "kv_temperature=0.25",
                  "kv_top_k=1e9", "seed=abc"):
         assert f"`{part}`" in shown, part
-    assert z(at, "kv_fig_keys").shape == (5, 64)
+    assert z(at, "kv_fig_keys").shape == (5, lm.config.d_head)
 
 
 @pytest.mark.slow
-def test_valid_link_opens_without_a_warning():
+def test_valid_link_opens_without_a_warning(lm):
     query = {"kv_prompt": "Once upon a time", "kv_steps": "3", "kv_layer": "0", "kv_head": "2", "kv_query": "7",
              "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "seed": "3"}
     at = app_at(PAGE, query=query)
     assert_clean(at)
     assert not at.warning
-    assert z(at, "kv_fig_keys").shape == (4 + 3, 64)
+    assert z(at, "kv_fig_keys").shape == (4 + 3, lm.config.d_head)
     assert at.code[0].value.startswith("Once upon a time")
     assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 7, layer 0")
     at = app_at(PAGE, query={"kv_prompt": "x"})
-    assert not at.warning and z(at, "kv_fig_keys").shape == (1, 64)
+    assert not at.warning and z(at, "kv_fig_keys").shape == (1, lm.config.d_head)
     at2 = app_at(PAGE, query={"kv_steps": "2"})
     assert controls.link(kv_cache, prompt="Once upon a time", steps=3).startswith("./kv-cache?kv_prompt=Once%20")
-    assert z(at2, "kv_fig_keys").shape == (7, 64)
+    assert z(at2, "kv_fig_keys").shape == (7, lm.config.d_head)
 
 
 @pytest.mark.slow
-def test_empty_and_too_long_prompts_get_a_message_and_a_usable_page():
+def test_empty_and_too_long_prompts_get_a_message_and_a_usable_page(lm):
     at = app_at(PAGE)
     at.text_area(key="kv_prompt").input("").run()
     assert_clean(at)
     assert "The prompt is empty" in texts(at, "warning")
-    assert M.DEFAULT_PROMPT in texts(at, "text") and z(at, "kv_fig_keys").shape == (5, 64)
+    assert M.DEFAULT_PROMPT in texts(at, "text") and z(at, "kv_fig_keys").shape == (5, lm.config.d_head)
     long = " ".join(f"word{i}" for i in range(40))  # "word", "0", "␣word", "1", …: 2 or 3 tokens a word
     at.text_area(key="kv_prompt").input(long).run()
     assert_clean(at)
     warning = texts(at, "warning")
     assert "Your prompt is 110 tokens; this lesson reads the first 32" in warning
     assert "within 64 positions" in texts(at, "caption")
-    assert z(at, "kv_fig_keys").shape == (32, 64)
+    assert z(at, "kv_fig_keys").shape == (32, lm.config.d_head)
     cut = [t.value for t in at.text if t.value.startswith("…")]  # where the prompt was cut, as plain text
     assert len(cut) == 1 and cut[0][1:] in long and long.index(cut[0][1:]) + len(cut[0]) - 1 < len(long) // 2
 
@@ -206,6 +226,7 @@ def test_visitor_text_is_text_never_markup():
     assert at.text[0].value.startswith("< | b | > | bold | </ | b | > | ␣** | x | ** | ␣$ | y | $")
 
 
+@pytest.mark.smollm2  # the shipped door (the tiny model is never missing); no model is loaded
 def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
     st.cache_resource.clear()
@@ -222,19 +243,20 @@ def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_prompt_longer_than_the_model_takes_is_counted_truly():
+def test_a_prompt_longer_than_the_model_takes_is_counted_truly(lm):
     """Issue 26, item 7: a 288-token prompt is "288 tokens", not "at least 256"; the page reads its first 32."""
     at = app_at(PAGE, query={"kv_prompt": "7" * 288})  # one token per digit
     assert_clean(at)
     cut = [w.value for w in at.warning if "Your prompt is" in w.value]
     assert len(cut) == 1 and "Your prompt is 288 tokens" in cut[0] and "the first 32" in cut[0], cut
-    assert z(at, "kv_fig_keys").shape == (32, 64)
+    assert z(at, "kv_fig_keys").shape == (32, lm.config.d_head)
 
 
 # --- issue 26: what the page says is true for the live numbers ---------------------------------------------------
 
 
 @pytest.mark.slow
+@pytest.mark.smollm2  # the lesson's page run on the real file: SmolLM2's own greedy bytes of the next emoji
 @pytest.mark.parametrize("prompt", ["Great job 👍👍👍", "I love pizza 🍕 and sushi"])
 def test_a_character_split_over_tokens_shows_as_pending_bytes_never_as_U_FFFD(prompt):
     """Item 2: the model writes the next emoji over 3 tokens; half-way the text ends in a pending marker."""
@@ -253,18 +275,14 @@ def test_a_character_split_over_tokens_shows_as_pending_bytes_never_as_U_FFFD(pr
 
 
 @pytest.mark.slow
-def test_the_page_says_how_the_file_stores_the_weights_and_each_difference_truly():
-    """Items 6 and 7: the embedding's 8 bits; "bit for bit" and "not exactly 0 only because…" never together."""
-    from attention.llama import gguf_file
-    from explorer.shell import llm
-
+def test_the_page_says_how_the_file_stores_the_weights_and_each_difference_truly(lm):
+    """Items 6 and 7: the file's storage as read from it; "bit for bit" and "not exactly 0 only because…" never
+    together. (The real file's 8-bit embedding and 4-bit rest: test_draw.py's
+    test_storage_note_names_every_type_with_its_share_of_the_file.)"""
     at = app_at(PAGE)
     assert_clean(at)
-    storage = llm.read_weight_storage(gguf_file.find_model_file())
-    share = round(100 * storage.embedding_params / storage.total)
     intro = texts(at, "caption")
-    assert f"the token embedding ({share}% of the parameters; tied: it is also the output matrix behind every " \
-           "logit) as 8-bit codes (Q8_0)" in intro and "4-bit codes (Q4_1, 79%)" in intro
+    assert M.storage_note(llm.weight_storage(lm)) in intro
     assert "stored 4-bit quantized (Q4_1)" not in intro
     markdown = texts(at, "markdown")
     assert "`0 (bit for bit)` · over all 30 × 9 heads: `0 (bit for bit)`" in markdown  # step 0: the prefill
@@ -314,3 +332,157 @@ def test_query_heads_are_numbered_once_and_keep_their_place():
     assert at.radio(key="kv_query").options == ["6", "7", "8"] and at.radio(key="kv_query").value == 7
     assert figures(at)["kv_fig_compare"]["layout"]["title"]["text"].startswith("query head 7,")
     assert "Head 7 (outlined) is compared below." in texts(at, "caption")
+
+
+# --- every language (moved from test_i18n.py: the states no manifest state reaches, and what tests/lessons/
+# test_languages.py does not check: the tables' column names, the bad link's words, the numbers' decimal comma in
+# the difference, cost and note texts, the option codes held by the link) ---------------------------------------
+
+LANGS = ("pt", "tr")
+TIMEOUT = 600
+GENERATED = {"kv_steps": "4"}
+SHORT = {"kv_prompt": "The capital of", "kv_steps": "2"}  # 5 keys: the bars print their values on a page this wide
+SAMPLED = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", "kv_steps": "3"}
+BAD_LINK = {"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7", "kv_sampling": "beam",
+            "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "4"}
+# Each state: the link, and English words that prove the state was reached.
+STATES = {
+    "default": ({}, "Step 0 is the prefill"),
+    "generated": (GENERATED, "only because float32 additions are rounded"),
+    "sampled": (SAMPLED, "chance of being drawn"),
+    "short": (SHORT, "generated token 2"),
+    "bad-link": (BAD_LINK, "is not valid"),
+}
+
+
+def page(state: str, lang: str = "en"):
+    """The page in ``state`` and ``lang`` (``en``: no ``lang`` in the link)."""
+    query, _english = STATES[state]
+    at = app_at(PAGE, query={**query, **({"lang": lang} if lang != "en" else {})}, timeout=TIMEOUT)
+    assert_clean(at)
+    return at
+
+
+def numbers_of(at) -> dict[str, list[np.ndarray]]:
+    """Every chart's numbers (x, y, z of every trace), by chart key."""
+    out = {}
+    for key, fig in figures(at).items():
+        out[key] = [values(tr[axis]) for tr in fig["data"] for axis in ("x", "y", "z")
+                    if axis in tr and not (isinstance(tr[axis], list) and tr[axis] and isinstance(tr[axis][0], str))]
+    return out
+
+
+def comma(text: str) -> str:
+    """An English number text in pt/tr: the decimal point becomes a comma, the thousands comma a point."""
+    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", ["generated", "sampled", "short"])
+def test_the_generated_states_in_every_language(state):
+    """The generated, sampled and short pages (no manifest state reaches them) checked as test_languages.py checks a
+    manifest state; and what that module does not check: the tables' column names are translated too."""
+    from tests.lessons.test_languages import check_every_language
+
+    runs = check_every_language(PAGE, STATES[state][0])
+    en = runs["en"]
+    assert STATES[state][1] in texts(en) + " ".join(str(c) for c in table_columns(en)), texts(en)[:2000]
+    for lang in LANGS:
+        assert set(FIGURES) <= set(figures(runs[lang]))
+        assert not set(table_columns(runs[lang])) & set(table_columns(en)) - {"token"}, lang
+
+
+@pytest.mark.slow
+def test_a_bad_link_warns_in_every_language_naming_every_control():
+    for lang in LANGS:
+        warned = texts(page("bad-link", lang), "warning")
+        for key in BAD_LINK:
+            assert key in warned, (lang, key)
+        assert ("não é válido" if lang == "pt" else "geçerli değil") in warned
+
+
+def table_columns(at) -> list[str]:
+    return list(at.dataframe[0].value.columns)
+
+
+@pytest.mark.slow
+def test_every_language_shows_the_same_numbers_with_its_decimal_comma():
+    en = page("generated")
+    want = numbers_of(en)
+    assert set(FIGURES) <= set(want)
+    short_en = page("short")
+    bars_en = figures(short_en)["kv_fig_compare"]["data"][0]["text"]
+    assert len(bars_en) == 5 and all(re.fullmatch(r"\d\.\d{3}", t) for t in bars_en), bars_en
+    diff_en = next(m.value for m in en.main.markdown if m.value.startswith("**max |cached − full|**"))
+    cost_en = next(m.value for m in en.main.markdown if m.value.startswith("With the cache, a new token"))
+    note_en = next(m.value for m in en.main.markdown if "measured here" in m.value)
+    metrics_en = [m.value for m in en.main.metric]
+    table_en = en.dataframe[0].value
+    decimals = re.findall(r"\d[\d,]*\.\d+(?:e-\d+)?", diff_en)
+    assert decimals and all("e-" in d for d in decimals), diff_en  # all heads' difference (and the head's, unless 0)
+    assert "1e-7" in note_en and re.search(r"\d\.\de-\d\d measured here", note_en)
+    for lang in LANGS:
+        at = page("generated", lang)
+        got = numbers_of(at)
+        assert set(got) == set(want), lang
+        for key, arrays in want.items():
+            assert len(got[key]) == len(arrays), key
+            for a, b in zip(arrays, got[key], strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{lang} {key}")
+        assert figures(page("short", lang))["kv_fig_compare"]["data"][0]["text"] == [comma(t) for t in bars_en], lang
+        # the difference texts, the byte and cost texts, the metrics: the same numbers, the decimal comma
+        diff = next(m.value for m in at.main.markdown if "|" in m.value and "**" in m.value and "`" in m.value)
+        assert re.findall(r"\d[\d.]*,\d+(?:e-\d+)?", diff) == [comma(d) for d in decimals], (lang, diff)
+        note = next(m.value for m in at.main.markdown if "1e-7" in m.value)
+        assert re.search(r"\d,\de-\d\d", note) and not re.search(r"\d\.\de-\d\d", note), note
+        cost = next(m.value for m in at.main.markdown if "n²" in m.value)
+        assert _same_numbers(cost, cost_en), (lang, cost)  # a translation may put "instead of" pairs the other way
+        assert re.findall(r"\d,\d\d MB", cost) and not re.findall(r"\d\.\d\d MB", cost), cost
+        assert [m.value for m in at.main.metric] == [comma(v) for v in metrics_en], lang
+        # the table of generated tokens: the same tokens and probabilities (with the comma)
+        table = at.dataframe[0].value
+        assert list(table.iloc[:, 2]) == list(table_en["token"]), lang
+        assert list(table.iloc[:, 3]) == [comma(p) for p in table_en["probability"]], lang
+
+
+def _same_numbers(text: str, text_en: str) -> bool:
+    """The same numbers once each language's marks are read (``2.304`` and ``0,39`` in pt, ``2,304`` and ``0.39``
+    in English), in any order (a translation may reorder a pair)."""
+    def read(t: str, decimal: str) -> list[float]:
+        found = re.findall(r"\d[\d.,]*\d|\d", t)
+        return sorted(float(x.replace("." if decimal == "," else ",", "").replace(",", ".")) for x in found)
+
+    return read(text, ",") == read(text_en, ".")
+
+
+@pytest.mark.slow
+def test_the_link_keeps_the_language_and_the_option_codes():
+    at = page("default", "pt")
+    at.button(key="kv_next").click().run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_steps"] == "1" and at.query_params["lang"] == "pt"
+    radio = at.radio(key="kv_sampling")
+    assert list(radio.options) == ["guloso", "amostrar"] and radio.value == "greedy"
+    radio.set_value("sample").run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_sampling"] == "sample" and at.query_params["lang"] == "pt"  # the code, not the label
+    temperature = at.select_slider(key="kv_temperature")  # shown with the decimal comma, held with the point
+    assert "0,8" in list(temperature.options) and temperature.value == "0.8"
+    temperature.set_value("1.5").run(timeout=TIMEOUT)
+    assert_clean(at)
+    assert at.query_params["kv_temperature"] == "1.5" and at.query_params["lang"] == "pt"
+    assert "amostrado: temperatura 1,5, top-k 40" in texts(at, "caption")
+    # a Turkish page opened from that link keeps every value and shows it in Turkish
+    tr = app_at(PAGE, query={**dict(at.query_params), "lang": "tr"}, timeout=TIMEOUT)
+    assert_clean(tr)
+    assert not tr.warning
+    assert tr.radio(key="kv_sampling").value == "sample" and tr.select_slider(key="kv_temperature").value == "1.5"
+    assert list(tr.radio(key="kv_sampling").options) == ["açgözlü", "örnekle"]
+    assert "örneklendi: sıcaklık 1,5, top-k 40" in texts(tr, "caption")
+    # the link to the sinks lesson keeps the language
+    link = next(c.value for c in tr.main.caption if "Dikkat çukurları" in c.value)
+    url = urlparse(link.split("](", 1)[1].split(")", 1)[0])
+    assert dict(parse_qsl(url.query))["lang"] == "tr"
+
+

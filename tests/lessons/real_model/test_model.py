@@ -289,6 +289,10 @@ def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
         np.testing.assert_allclose([v for _, v in q.scores], [by_hand[k] for k, _ in q.scores], rtol=1e-6, atol=1e-9)
         best, second = sorted(by_hand.values())[-1], sorted(by_hand.values())[-2]
         assert by_hand[q.answer] == best and best - second >= M.MIN_MARGIN, (q, by_hand)
+    induction_head = next(q for q in quiz if q.answer == "induction")  # (moved from test_page.py: a SmolLM2 fact)
+    w = out.attentions[induction_head.layer, induction_head.head]
+    assert w[2:k, 0].mean() > 0.5  # on its own map the first copy does rest on the first token ...
+    assert graded_by_hand(out.attentions, ids, induction_head.layer, induction_head.head)["sink"] < 0.25  # not graded
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from attention import heads, llama
+from attention import heads
 from explorer.lessons.real_model import model as M
 from explorer.shell import controls, llm
 from explorer.shell.llm import INSTALL_COMMAND
@@ -20,9 +20,10 @@ DEFAULT_LABELS = ["The (0)", "␣cat (1)", "␣sat (2)", "␣on (3)", "␣the (4
                   "␣was (8)", "␣tired (9)"]
 
 
-@pytest.fixture(scope="module")
-def lm() -> llama.LlamaModel:
-    return llama.load()
+@pytest.fixture
+def lm(door_model):
+    """The model the page runs on (the door's: tiny SmolLM2 unless marked smollm2)."""
+    return door_model
 
 
 def z(at, key) -> np.ndarray:
@@ -54,7 +55,8 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     # the prediction: top 5 of the last position, probabilities from the logits
     table = next(d.value for d in at.dataframe if "next token" in d.value.columns)
     top, p = llm.top_tokens(out.logits[-1])
-    assert list(table["id"]) == list(top) and list(table["next token"])[0] == "."
+    assert list(table["id"]) == list(top)
+    assert list(table["next token"]) == [llm.visible_piece(piece) for piece in llm.pieces(lm, top)]
     np.testing.assert_allclose(table["probability"], p, rtol=1e-9)
     # the grid: 30 layers x 9 heads of the sink statistic
     figs = figures(at)
@@ -81,8 +83,8 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     assert "key/value head 0" in texts(at) and "adjacent" in texts(at) and "GGUF" in texts(at)
     # the honest note, and no statistic ever NaN
     note = texts(at, ("info",))
-    assert "4-bit" in note and "computed by this page" in note
-    assert "tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters)" in note
+    assert M.precision_note(llm.weight_storage(lm).tensors) in note and "computed by this page" in note
+    # (the real file's 4-bit / Q8_0 words: test_model.py's test_the_precision_note_matches_the_file)
 
 
 STEP_CHARTS = ("rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
@@ -203,9 +205,10 @@ def test_append_the_top_token_is_greedy_decoding_by_id(lm):
 
 
 @pytest.mark.slow
+@pytest.mark.smollm2  # the lesson's one page run on the real file: SmolLM2's own greedy bytes
 def test_appending_half_an_emoji_shows_it_pending_never_as_a_replacement_character(lm):
-    """Issue 26, item 1: the top token after "Great job 👍👍👍" is the first bytes of another 👍: they wait as
-    pending bytes until the character is complete, and no U+FFFD ever reaches the page."""
+    """Issue 26, item 1: the top token after "Great job 👍👍👍" is the first bytes of another 👍 (on SmolLM2): they
+    wait as pending bytes until the character is complete, and no U+FFFD ever reaches the page."""
     prompt = "Great job 👍👍👍"
     at = app_at(PAGE, query={"rm_prompt": prompt})
     want = greedy(lm, lm.encode(prompt), 3)
@@ -334,20 +337,23 @@ def test_guess_then_reveal_is_graded_from_the_live_numbers(lm):
     at = app_at(PAGE)
     _, _, stats = expected(lm)
     heads = M.quiz_heads(stats)
-    assert len(heads) == 4 and "No induction head is asked" in texts(at)
+    n = len(heads)
+    assert n >= 2 and ("No induction head is asked" in texts(at)) == ("induction" not in {q.answer for q in heads})
     assert not at.main.dataframe or all("your guess" not in d.value.columns for d in at.main.dataframe)
     for q in heads:
         at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(q.answer)
     at.button(key="rm_check").click().run()
     assert_clean(at)
-    assert any("4 of 4 right" in s.value for s in at.success)
+    assert any(f"{n} of {n} right" in s.value for s in at.success)
     table = next(d.value for d in at.main.dataframe if "your guess" in d.value.columns)
     assert list(table["answer"]) == [M.LABELS[q.answer] for q in heads] and set(table["right?"]) == {"✓"}
     wrong = heads[0]
-    at.selectbox(key=f"rm_guess_{wrong.layer}_{wrong.head}").set_value("induction").run()
-    assert any("3 of 4 right" in i.value for i in at.info)
+    other = next(label for label in M.LABELS if label != wrong.answer)
+    at.selectbox(key=f"rm_guess_{wrong.layer}_{wrong.head}").set_value(other).run()
+    assert any(f"{n - 1} of {n} right" in i.value for i in at.info)
 
 
+@pytest.mark.smollm2  # the shipped door (the tiny model is never missing); no model is loaded
 def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
     st.cache_resource.clear()
@@ -377,9 +383,10 @@ def test_a_prompt_longer_than_the_model_takes_is_counted_truly(lm):
 
 @pytest.mark.slow
 def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
-    """Issue 26, item 5: on a repeated prompt the induction head rests on the first token in the first copy; every
-    label is graded on the same rows R (the second copy), and each asked head's largest score, recomputed here from
-    its map, beats the runner-up by the margin the page states."""
+    """Issue 26, item 5: every label is graded on the same rows R (the second copy), and each asked head's largest
+    score, recomputed here from its map, beats the runner-up by the margin the page states. (That SmolLM2's induction
+    head is asked and rests on the first token in the first copy: test_model.py's
+    test_repeated_random_prompt_reveals_induction_heads.)"""
     from tests.lessons.real_model.test_model import graded_by_hand
 
     at = app_at(PAGE)
@@ -388,7 +395,7 @@ def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
     ids, out, stats = expected(lm, at.text_area(key="rm_prompt").value)
     k = M.REPEAT_WORDS
     heads = M.quiz_heads(stats)
-    assert "induction" in {q.answer for q in heads}
+    assert heads  # the loop below grades at least one asked head
     shown = texts(at)
     assert f"beats the runner-up by at least {M.MIN_MARGIN:.2f}" in shown
     assert f"the {k} rows R whose token occurred earlier ({k} … {2 * k - 1})" in shown
@@ -402,10 +409,6 @@ def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
         first, second = sorted(by_hand.values())[::-1][:2]
         assert row["answer"] == M.LABELS[max(by_hand, key=by_hand.get)] and first - second >= M.MIN_MARGIN
         assert float(row["margin"]) == pytest.approx(first - second, abs=6e-4)
-    induction_head = next(q for q in heads if q.answer == "induction")
-    w = out.attentions[induction_head.layer, induction_head.head]
-    assert w[2:k, 0].mean() > 0.5  # on its own map the first copy does rest on the first token ...
-    assert graded_by_hand(out.attentions, ids, induction_head.layer, induction_head.head)["sink"] < 0.25  # not graded
 
 
 def test_turkish_capitals_and_the_prediction_formulas_words_follow_the_language():

@@ -13,8 +13,8 @@ import streamlit as st
 from explorer.lessons import sinks
 from explorer.lessons.sinks import model as M
 from explorer.shell import controls
+from explorer.shell.textviews import fmt
 from tests.apptest_utils import app_at, assert_clean, figures
-from tests.core.llama_support import real_model
 
 PAGE = "sinks"
 FIGURES = ("sk_fig_layers", "sk_fig_grid", "sk_fig_top_head", "sk_fig_first", "sk_fig_mask", "sk_fig_losses",
@@ -33,30 +33,41 @@ def texts(at, *kinds) -> str:
     return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
 
 
-@pytest.fixture(scope="module")
-def lm():
-    return real_model()
+@pytest.fixture
+def lm(door_model):
+    """The model the page runs on (the door's: tiny SmolLM2 unless marked smollm2)."""
+    return door_model
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def default_ids(lm):
     return tuple(lm.encode(M.DEFAULT_PROMPT))
 
 
+def sink_warnings(lm, ids, choice: str = "newline") -> list[str]:
+    """The page's warnings on ``ids`` with ``choice`` put first: the "does not simply follow the first position" one
+    (🔎) only when the model's attention says so (on SmolLM2's default prompt it follows: no warning)."""
+    f = M.first_token_experiment(lm, ids, M.sink_summary(lm, ids), choice)
+    return [] if f.follows_position else ["🔎"]
+
+
 @pytest.mark.slow
-def test_defaults_measure_the_caches_when_asked(lm):
+def test_defaults_measure_the_caches_when_asked(lm, default_ids):
     at = app_at(PAGE, timeout=900)
     assert_clean(at)
-    assert not at.warning and "sk_fig_tradeoff" not in figures(at)
+    assert [w.icon for w in at.warning] == sink_warnings(lm, default_ids) and "sk_fig_tradeoff" not in figures(at)
     assert "Turn on *Measure*" in texts(at, "info") and not at.toggle(key="sk_measure").value
-    table = at.dataframe[-1].value  # the bytes of every variant, from the formulas
-    assert list(table["KV cache bytes per token"])[:4] == [138_240, 46_080, 15_360, 3_840]
+    table = at.dataframe[-1].value  # the bytes of every variant, from the formulas (SmolLM2's: test_model.py)
+    n = len(default_ids)
+    assert list(table["KV cache bytes per token"]) == [round(M.variant_bytes(lm.config, v, n)[1])
+                                                       for v in M.cache_variants(lm.config, n)]
     at.toggle(key="sk_measure").set_value(True).run()
     assert_clean(at)
     assert "sk_fig_tradeoff" in figures(at) and "Turn on *Measure*" not in texts(at, "info")
 
 
 @pytest.mark.slow
+@pytest.mark.smollm2  # the lesson's one page run on the real file: its sentences state SmolLM2's numbers
 def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_ids):
     at = app_at(PAGE, query={"sk_measure": "true"}, timeout=900)
     assert_clean(at)
@@ -120,18 +131,18 @@ def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
         losses = figures(at)["sk_fig_losses"]
         assert losses["layout"]["shapes"][0]["x0"] == window - 0.5
         run = M.streamed(lm, default_ids, window, 4, n_new)
-        assert f"{run.perplexity:,.1f}" in [m.value for m in at.metric]
+        assert fmt(run.perplexity, 1) in [m.value for m in at.metric]
         assert f"continues your text with {n_new} token" in texts(at, "caption")
 
 
 @pytest.mark.slow
-def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns():
+def test_a_valid_link_opens_without_a_warning_and_a_hostile_one_warns(lm):
     query = {"sk_prompt": "The cat sat on the mat because it was tired, and then it slept for a long time in the "
                           "warm sun by the window.", "sk_first": "the", "sk_offset": "77", "sk_window": "8",
              "sk_new": "3", "sk_measure": "true"}
     at = app_at(PAGE, query=query, timeout=900)
     assert_clean(at)
-    assert not at.warning
+    assert [w.icon for w in at.warning] == sink_warnings(lm, tuple(lm.encode(query["sk_prompt"])), "the")  # no link one
     assert at.radio(key="sk_first").value == "the" and at.slider(key="sk_offset").value == 77
     assert at.slider(key="sk_window").value == 8 and at.slider(key="sk_new").value == 3
     assert at.toggle(key="sk_measure").value and "sk_fig_tradeoff" in figures(at)
@@ -173,6 +184,7 @@ def test_visitor_text_is_text_never_markup():
     assert names[0] == "your text: position 0 (&lt;)"
 
 
+@pytest.mark.smollm2  # the shipped door (the tiny model is never missing); no model is loaded
 def test_missing_weights_show_the_install_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_MODEL_PATH", str(tmp_path / "nothing-here.gguf"))
     st.cache_resource.clear()

@@ -306,3 +306,16 @@ def test_finished_runs_are_bounded_by_count_bytes_and_time():
     runs.ttl = 0.0
     time.sleep(0.01)
     assert runs.get(RunSpec(seed=9, steps=100)) is None
+
+
+@pytest.mark.slow
+def test_smollm2s_top_induction_head_is_layer_18_head_6():
+    """The bridge's claim on SmolLM2 itself (moved from test_page.py, whose page run now recomputes the heads on the
+    door's model): on the default seed's repeated random run, its top prefix-matching head is layer 18 head 6."""
+    from explorer.shell import llm
+    from tests.core.llama_support import real_model
+
+    lm = real_model()
+    ids = heads.repeated_random_ids(llm.word_ids(lm), 20, training_lesson.CONTROLS["seed"].default)
+    rh = model.real_heads(lm.forward(list(ids)).attentions, ids)
+    assert rh.top_induction[0][:2] == (18, 6)

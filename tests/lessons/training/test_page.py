@@ -9,8 +9,9 @@ from urllib.parse import parse_qsl, urlparse
 import numpy as np
 import pytest
 
+from attention import heads
 from explorer.lessons.training import model
-from explorer.shell import controls, jobs
+from explorer.shell import controls, jobs, llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
 
@@ -109,12 +110,17 @@ def test_the_experiments_one_layer_and_the_shortcut():
     assert list(table["verdict"]) == ["induction", "shortcut"]
 
 
-def test_the_bridge_measures_the_real_model_and_links_to_it():
+def test_the_bridge_measures_the_real_model_and_links_to_it(door_model):
+    """The bridge's heads recomputed from the core on the door's model (SmolLM2's own, layer 18 head 6: test_model.py's
+    test_smollm2s_top_induction_head_is_layer_18_head_6)."""
     at = app_at(PAGE, timeout=600)
     at.button(key="tr_real").click().run(timeout=600)
     assert_clean(at)
     text = texts(at)
-    assert "Measured now on SmolLM2-135M" in text and "layer 18 head 6" in text
+    seed = int(at.number_input(key="tr_seed").value)  # the page's seed
+    ids = heads.repeated_random_ids(llm.word_ids(door_model), 20, seed)
+    rh = model.real_heads(door_model.forward(list(ids)).attentions, ids)
+    assert "Measured now on SmolLM2-135M" in text and model.head_name(rh.top_induction[0][:2]) in text
     link = next(m.value for m in at.main.markdown if "Open these heads" in m.value)
     url = urlparse(link.split("](", 1)[1].rstrip(")").split(")")[0])
     target = app_at("real_model", query=dict(parse_qsl(url.query)), timeout=600)
