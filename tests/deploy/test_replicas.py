@@ -16,6 +16,7 @@ stickiness and failover are HTTP behaviours. Run: ``python -m pytest -m e2e test
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import csv
 import io
@@ -38,6 +39,14 @@ pytestmark = pytest.mark.e2e
 START_S = float(os.environ.get("E2E_SERVER_START_S", "180"))
 RUN_S = 300.0  # one script run on 2 shared cores (generous: nothing here times the app)
 COOKIE = "AE_REPLICA"
+
+
+def run_async(coro):
+    """``asyncio.run(coro)`` on a thread of its own: a worker that ran a browser test before (Playwright's sync API
+    leaves an event loop running on the main thread) cannot start one there ("asyncio.run() cannot be called from
+    a running event loop", seen with ``pytest -n 2 --dist loadfile``)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def _alive(pid: int) -> bool:
@@ -177,7 +186,7 @@ def test_a_session_keeps_its_replica_across_reruns_page_changes_and_a_download(r
             # A download: the file is made in the session's process and served from /media/ by that replica only.
             return await asyncio.wait_for(s.deferred_file(_download_file_id(messages, "walk_dl_weights")), RUN_S)
 
-    url = asyncio.run(learn())
+    url = run_async(learn())
     rows = list(csv.reader(io.StringIO(a.get(url).decode("utf-8"))))
     assert len(rows) == 1 + 6 and all(len(r) == 1 + 6 for r in rows), rows  # the 6x6 weights, labelled
     assert abs(sum(float(x) for x in rows[1][1:]) - 1) < 1e-9, rows[1]  # a row of attention weights sums to 1
@@ -196,7 +205,7 @@ def test_killing_a_replica_moves_new_sessions_to_the_other(replicas):
         async with learner.session() as s:
             await _run(s)
 
-    asyncio.run(opens(a))
+    run_async(opens(a))
     dead = a.seen[0][2]
     (alive,) = set(replicas["pids"]) - {dead}
     t0 = time.perf_counter()
@@ -206,13 +215,13 @@ def test_killing_a_replica_moves_new_sessions_to_the_other(replicas):
     for i in range(2):
         b = Learner(replicas["base"], f"new{i}")
         b.open_app()
-        asyncio.run(opens(b))
+        run_async(opens(b))
         assert b.replicas_seen() == {alive}, f"{b.name}: served by {b.replicas_seen()}: {b.seen}"
         print(f"{b.name} served {time.perf_counter() - t0:.1f} s after the crash")
     # The learner whose replica died (its cookie names it): opening the app again brings it back from the other.
     a.seen.clear()
     a.open_app()
-    asyncio.run(opens(a))
+    run_async(opens(a))
     assert a.replicas_seen() == {alive}, a.seen
     assert _alive(replicas["haproxy_pid"]) and _alive(replicas["pids"][alive])
 
