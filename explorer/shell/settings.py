@@ -15,6 +15,7 @@ import numpy as np
 
 import attention as A
 from explorer.shell import i18n
+from explorer.shell.textviews import tokens_count
 
 _, _n = i18n.translator(__name__)
 
@@ -139,9 +140,9 @@ class Settings:
 
     def caption(self) -> str:
         """One line naming every setting: ``6 tokens · d_model = 8 · d_k = d_v = 4 · seed = 42 · embeddings: …``."""
-        tokens = _n("{n} token", "{n} tokens", self.n).format(n=self.n)
         line = _("{tokens} · d_model = {d_model} · d_k = d_v = {d_k} · seed = {seed} · embeddings: {embedding}").format(
-            tokens=tokens, d_model=self.d_model, d_k=self.d_k, seed=self.seed, embedding=_(self.embedding))
+            tokens=tokens_count(self.n), d_model=self.d_model, d_k=self.d_k, seed=self.seed,
+            embedding=_(self.embedding))
         return line + (_(" + positional encoding") if self.positional else "")
 
 

@@ -69,6 +69,11 @@ def dim_labels(columns) -> list[str]:
     return [_("dim {j}").format(j=int(j)) for j in indices]
 
 
+def tokens_count(n: int) -> str:
+    """``"1 token"``, ``"12 tokens"`` in the run's language: the one plural of "token" every lesson's sentences use."""
+    return _n("{n} token", "{n} tokens", n).format(n=n)
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun`` agreeing in number: ``count(1, "head") == "1 head"``, ``count(2, "head") == "2 heads"``.
 

@@ -26,7 +26,7 @@ from explorer.shell import charts, head_statistics, i18n, llm, tables
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import fmt, latex_words
+from explorer.shell.textviews import fmt, latex_words, tokens_count
 
 _, _n = translator(__name__)
 
@@ -85,7 +85,7 @@ def tokens(p: llm.Prompt, vocab_size: int) -> None:
     st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
                  "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
                  "BPE may cut between any two). No BOS token is added, as the model file says.").format(
-        tokens=model.tokens_count(p.n), vocab=i18n.integer(vocab_size)))
+        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)))
     st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
     with st.expander(_("Numbers: token ids")):
         st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [llm.visible_piece(s) for s in p.pieces],

@@ -361,11 +361,6 @@ def causal_check(weights: np.ndarray) -> str:
                                    sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))
 
 
-def tokens_count(n: int) -> str:
-    """``1 token`` / ``5 tokens`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
 def rows_count(n: int) -> str:
     """``1 row`` / ``30 rows`` in the run's language."""
     return _n("{n} row", "{n} rows", n).format(n=n)

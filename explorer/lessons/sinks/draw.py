@@ -26,7 +26,7 @@ from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, integer_formula, latex_words
+from explorer.shell.textviews import fmt, integer_formula, latex_words, tokens_count
 
 _, _n = translator(__name__)
 
@@ -108,7 +108,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
                  "only itself; for query 1 the first token is also the previous one). A head spreading every row "
                  "evenly would give {uniform}.").format(last=s.n - 1, uniform=fmt(s.uniform, 3)))
     first_big = next((layer for layer, v in enumerate(per_layer) if v > model.HALF), None)
-    facts = dict(tokens=model.tokens(s.n), mean=i18n.percent(mean, 0), heads=n_heads,
+    facts = dict(tokens=tokens_count(s.n), mean=i18n.percent(mean, 0), heads=n_heads,
                  uniform=i18n.percent(s.uniform, 0),
                  over=s.n_over_half, l0=fmt(per_layer[0], 2), l1=fmt(per_layer[1], 2), first=first_big)
     if first_big is not None:

@@ -418,11 +418,6 @@ def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.nda
                     agreement.top1, diff)
 
 
-def tokens(n: int) -> str:
-    """``"1 token"``, ``"12 tokens"`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
 def kept(k: int) -> str:
     """``"1 kept first token"``, ``"4 kept first tokens"`` in the run's language."""
     return _n("{k} kept first token", "{k} kept first tokens", k).format(k=k)

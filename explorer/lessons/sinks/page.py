@@ -11,7 +11,7 @@ import streamlit as st
 
 from explorer.lessons import kv_cache
 from explorer.lessons.sinks import CONTROLS, draw, model
-from explorer.shell import controls, i18n, jobs, llm
+from explorer.shell import controls, i18n, jobs, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -84,9 +84,9 @@ else:
         n_new = controls.draw(CONTROLS["new"])
     for sinks in (*model.SINK_COUNTS, None):  # the four streaming runs, computed (and cached) each under a spinner
         with st.spinner(_("Reading your text with full attention, then generating {new}…").format(
-                new=model.tokens(n_new)) if sinks is None else
+                new=textviews.tokens_count(n_new)) if sinks is None else
                 _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
-                    w=window, kept=model.kept(sinks), new=model.tokens(n_new))):
+                    w=window, kept=model.kept(sinks), new=textviews.tokens_count(n_new))):
             draw.stream(lm, ids, window, sinks, n_new)
     draw.streaming(lm, ids, window, n_new)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(

@@ -38,13 +38,13 @@ from explorer.lessons.training.model import (
     num,
     scaling_sentences,
     threshold,
-    tokens_count,
     verdict,
 )
 from explorer.shell import charts, head_statistics, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import tokens_count
 
 _, _n = translator(__name__)
 

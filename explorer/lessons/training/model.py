@@ -609,11 +609,6 @@ def emerged_text(step: int | None, steps: int) -> str:
             _("not within {steps} steps").format(steps=steps))
 
 
-def tokens_count(n: int) -> str:
-    """``"1 token"``, ``"12 tokens"``."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)
-
-
 def steps_count(n: int) -> str:
     """``"1 step"``, ``"120 steps"``."""
     return _n("{n} step", "{n} steps", n).format(n=n)

@@ -14,12 +14,13 @@ import streamlit as st
 import attention as A
 from explorer.lessons.two_sentences import charts as tfig
 from explorer.lessons.two_sentences import model
-from explorer.lessons.two_sentences.model import LayerSettings, gap_text, tokens_count
+from explorer.lessons.two_sentences.model import LayerSettings, gap_text
 from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.settings import token_label, token_labels
 from explorer.shell.tables import numbers
+from explorer.shell.textviews import tokens_count
 
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)

@@ -20,7 +20,7 @@ from explorer.shell import i18n, settings
 from explorer.shell.i18n import translator
 
 __all__ = ["REPEAT_DEMO", "Comparison", "LayerSettings", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
-           "gap_text", "order_check", "repeat_check", "shuffle_permutation", "tokens_count", "two_sentences_scenario"]
+           "gap_text", "order_check", "repeat_check", "shuffle_permutation", "two_sentences_scenario"]
 
 _, _n = translator(__name__)
 
@@ -276,8 +276,3 @@ def gap_text(value: float) -> str:
         return _("0 (exact)")
     mantissa, exponent = f"{value:.2e}".split("e")
     return f"{i18n.number(float(mantissa), 2)}e{exponent}"
-
-
-def tokens_count(n: int) -> str:
-    """``"1 token"``, ``"6 tokens"`` in the run's language."""
-    return _n("{n} token", "{n} tokens", n).format(n=n)

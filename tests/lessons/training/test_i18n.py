@@ -18,6 +18,7 @@ import pytest
 from explorer.lessons.training import charts as tfig
 from explorer.lessons.training import model
 from explorer.shell import i18n
+from explorer.shell.textviews import tokens_count
 from tests.apptest_utils import app_at, assert_clean, english_left, figures
 
 PAGE = "training"
@@ -210,5 +211,5 @@ def test_the_live_view_speaks_the_language():
     assert head == "camada 1 cabeça 0" and missing == "em nenhum dos 600 passos"
     with i18n.using("tr"):
         assert model.verdict("shortcut") == "kısayol" and model.emerged_text(218, 600) == "218. adımda"
-        assert model.steps_count(1) == "1 adım" and model.tokens_count(12) == "12 token"
+        assert model.steps_count(1) == "1 adım" and tokens_count(12) == "12 token"
     assert model.verdict("not learned") == "not learned" and model.steps_count(1) == "1 step"

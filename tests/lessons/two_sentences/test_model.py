@@ -9,6 +9,7 @@ import attention as A
 from explorer.lessons.two_sentences import charts as F
 from explorer.lessons.two_sentences import model as T
 from explorer.shell.settings import Settings
+from explorer.shell.textviews import tokens_count
 
 CAT = ("The", "cat", "sat", "on", "the", "mat")
 DOG = ("The", "dog", "sat", "on", "the", "rug")
@@ -143,4 +144,4 @@ def test_gaps_and_token_counts_read_right_in_each_language(lang, zero, gap, one,
     from explorer.shell import i18n
     with i18n.using(lang):
         assert (T.gap_text(0.0), T.gap_text(1.234e-16)) == (zero, gap)
-        assert (T.tokens_count(1), T.tokens_count(6)) == (one, six)
+        assert (tokens_count(1), tokens_count(6)) == (one, six)
