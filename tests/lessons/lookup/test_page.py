@@ -218,3 +218,30 @@ def test_presets_and_links_work_in_the_language(lang):
     at = app_at("lookup", query={"lang": lang, "lookup_qy": "abc"})
     assert any("`lookup_qy=abc`" in w.value for w in at.warning)
     assert english_left(app_at("lookup", query={"lookup_qy": "abc"}), at) == []
+
+
+TABLE_EDITS = {  # an edit the table check refuses, and one it takes with a row of the learner's own and an empty row
+    "bad cells": {"edited_rows": {0: {"k1": None}, 1: {"k2": "abc"}, 2: {"v1": str(10 * S.NUMBER_LIMIT)}}},
+    "own rows": {"added_rows": [{"key": "Peru", "k1": 3.0, "k2": 3.0, "value": "Lima", "v1": -12.0, "v2": -77.0},
+                                {}]},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TABLE_EDITS))
+def test_what_the_page_says_about_an_edited_table_is_in_the_language(name):
+    """After an edit, the page's words about the table are in its language: the refusal and its problems (the
+    problems' own words: test_model.py's test_table_problems_and_presets_are_written_in_the_language), or the
+    caption "1 empty row ignored." and the learner's row named in the matrix's ticks as a preset is. (Restored from
+    the deleted tests/lessons/lookup/test_i18n.py::test_table_problems_are_reported_in_the_language.)"""
+    runs = check_every_language("lookup", act=lambda at, lang: edit(at, **TABLE_EDITS[name]))
+    for lang, at in runs.items():
+        if name == "bad cells":
+            assert len(at.error) == 1 and at.error[0].value.count("\n- ") == 3, (lang, [e.value for e in at.error])
+            continue
+        assert not at.error
+        captions = [c.value for c in at.main.caption]
+        assert {"en": "1 empty row ignored.", "pt": "1 linha vazia ignorada.",
+                "tr": "1 boş satır yok sayıldı."}[lang] in captions, (lang, captions)
+        ticks = figures(at)["lookup_fig_matrix"]["layout"]["yaxis"]["ticktext"]
+        assert ticks[-1] == {"en": "look up Peru", "pt": "buscar Peru", "tr": "Peru ara"}[lang]
