@@ -58,7 +58,6 @@ KNOWN_DRIFT = [
     ('pt', 'kv_cache', 'rank (of a token)', 'rank'),
     # review pt #14: "posição no ranking"
     ('pt', 'real_model', 'rank (of a token)', 'rank'),
-    # not in the review: "o texto digitado" for the prompt
     # review pt #5: "sem layer norm"
     ('pt', 'training', 'layer norm', 'An attention-only transformer '),
     # review pt #5: "o desembedding"
@@ -79,22 +78,6 @@ KNOWN_DRIFT = [
     ('tr', 'causes', 'induction score', 'The top {n} induction head by '),
     ('tr', 'causes', 'induction score', 'induction score of every head'),
     ('tr', 'causes', 'induction score', '{n} random word tokens written'),
-    # review tr #9: "token'ı", "token'lar"
-    ('tr', 'causes', 'token', '**Honest notes.** *Zero vs mea'),
-    ('tr', 'causes', 'token', 'Any text; the page reads its f'),
-    ('tr', 'causes', 'token', 'Clean run: {clean}; corrupted '),
-    ('tr', 'causes', 'token', 'Every section below explains t'),
-    ('tr', 'causes', 'token', 'Seed of the random tokens'),
-    ('tr', 'causes', 'token', 'The loss is the mean next-toke'),
-    ('tr', 'causes', 'token', "The model's top 5 next tokens"),
-    ('tr', 'causes', 'token', 'The two prompts must have the '),
-    ('tr', 'causes', 'token', 'running the {n}-token prompt w'),
-    ('tr', 'causes', 'token', "the model's weights are traine"),
-    ('tr', 'causes', 'token', "{answer} is not the model's mo"),
-    ('tr', 'causes', 'token', '{k} random word token (seed {s'),
-    ('tr', 'causes', 'token', '{n} random word tokens written'),
-    ('tr', 'causes', 'token', '{n} token (␣ = a space, ↵ = a '),
-    ('tr', 'causes', 'token', "{statistic} (last token's row)"),
     # not in the review: the link's text differs from the sinks lesson's title
     ('tr', 'kv_cache', 'lesson title', 'Why most heads look at the fir'),
     # review tr minor: "çıkış matrisi" (output is çıktı)
@@ -116,32 +99,6 @@ KNOWN_DRIFT = [
     ('tr', 'real_model', 'shape', 'shape [{n}, {n}] · every cell,'),
     ('tr', 'real_model', 'shape', 'shape [{n}, {n}] · masked cell'),
     ('tr', 'real_model', 'shape', 'x: the residual stream enterin'),
-    # review tr #9: "tokenı", "tokenlar"
-    ('tr', 'real_model', 'token', '**The induction score is undefined for this prompt: its toke'),
-    ('tr', 'real_model', 'token', '**The induction score is undefined for this prompt: no token'),
-    ('tr', 'real_model', 'token', 'Any text. The model reads its '),
-    ('tr', 'real_model', 'token', 'Averaged over the query rows i'),
-    ('tr', 'real_model', 'token', 'Averaged over the {n} query ro'),
-    ('tr', 'real_model', 'token', 'Below are a few heads of the m'),
-    ('tr', 'real_model', 'token', 'Every score is averaged over the same query rows, the {n} ro'),
-    ('tr', 'real_model', 'token', 'Everything so far ran on rando'),
-    ('tr', 'real_model', 'token', 'Greedy decoding by hand append'),
-    ('tr', 'real_model', 'token', 'Greedy decoding by hand: the m'),
-    ('tr', 'real_model', 'token', 'Here you would type a prompt a'),
-    ('tr', 'real_model', 'token', 'Pending: {n} byte ({bytes}) th'),
-    ('tr', 'real_model', 'token', 'The exercise needs the head st'),
-    ('tr', 'real_model', 'token', "The last position's logits ove"),
-    ('tr', 'real_model', 'token', 'The last {n} token (id {ids}) '),
-    ('tr', 'real_model', 'token', 'This is the token after the {n'),
-    ('tr', 'real_model', 'token', 'its tokens repeat only right a'),
-    ('tr', 'real_model', 'token', 'log₂ n is a uniform row over a'),
-    ('tr', 'real_model', 'token', 'none yet: “➕ Append the top to'),
-    ('tr', 'real_model', 'token', 'the top is every query on the '),
-    ('tr', 'real_model', 'token', 'your prompt repeats no token'),
-    ('tr', 'real_model', 'token', '{n} random word tokens from th'),
-    ('tr', 'real_model', 'token', '{sink}: weight on the first to'),
-    ('tr', 'real_model', 'token', '{tokens} (byte-level BPE, {voc'),
-    ('tr', 'real_model', 'token', '➕ Append the top token and run'),
     # review tr #14: "şaşkınlık" alone
     ('tr', 'sinks', 'perplexity', '**Measured on your text**: wit[…]s after the window.'),
     ('tr', 'sinks', 'perplexity', '**Measured on your text**: wit[…]} after the window.'),
@@ -160,7 +117,6 @@ KNOWN_DRIFT = [
     ('tr', 'sinks', 'perplexity', 'perplexity over the positions '),
     ('tr', 'sinks', 'perplexity', 'the model as trained: perplexi'),
     ('tr', 'sinks', 'perplexity', '{name}: {bytes} bytes per toke'),
-    # not in the review: "metni" for the prompt
     # review tr minor: "softmax'tir", "softmax'in"
     ('tr', 'sinks', 'softmax', 'Each row of an attention map i'),
     # review tr #6: "geniş kafalı"
