@@ -29,39 +29,6 @@ move (issue 48, part 2), so their drift is listed below instead of fixed here.""
 # the start alone is not one message). Part 2 of issue 48 fixes these translations and REMOVES THESE LINES; a line
 # whose drift is gone fails test_every_known_drift_still_exists, so the list cannot go stale.
 KNOWN_DRIFT = [
-    # review pt #3: "escore de indução"
-    ('pt', 'causes', 'induction score', 'The top {n} induction head by '),
-    ('pt', 'causes', 'induction score', 'induction score of every head'),
-    ('pt', 'causes', 'induction score', '{n} random word tokens written'),
-    # review pt #14: "posição {rank} no ranking"
-    ('pt', 'causes', 'rank (of a token)', 'block {block}: p({answer}) = {'),
-    # review pt #3: "escore"
-    ('pt', 'causes', 'score (of a query and a key)', 'The top {n} induction head by '),
-    ('pt', 'causes', 'score (of a query and a key)', 'induction score of every head'),
-    ('pt', 'causes', 'score (of a query and a key)', '{n} random word tokens written'),
-    # review pt #4: "atende às chaves"
-    ('pt', 'kv_cache', 'attend (to)', 'A decoder writes one token at '),
-    ('pt', 'kv_cache', 'attend (to)', 'The new query attends over eve'),
-    ('pt', 'kv_cache', 'attend (to)', 'This lesson generates text one'),
-    # review pt #2: "a embedding", "as embeddings … treinadas"
-    ('pt', 'kv_cache', 'embedding',
-     'The weights file stores the token embedding ({share} of the parameters)[…]others}.'),
-    ('pt', 'kv_cache', 'embedding', 'The weights file stores the to[…]s) as {stored}.'),
-    ('pt', 'kv_cache', 'embedding',
-     'The weights file stores the token embedding ({share} of the parameters;[…]others}.'),
-    ('pt', 'kv_cache', 'embedding', 'The weights file stores the to[…]t) as {stored}.'),
-    # review pt minor: the link's text differs from the sinks lesson's title
-    ('pt', 'kv_cache', 'lesson title', 'Why most heads look at the fir'),
-    # review pt #1: "posto" (a matrix's rank) for a token's rank
-    ('pt', 'kv_cache', 'rank (of a token)', '**The generated tokens.** *pro[…]aw used.'),
-    ('pt', 'kv_cache', 'rank (of a token)', '**The generated tokens.** *pro[…] rank 1.'),
-    ('pt', 'kv_cache', 'rank (of a token)', 'rank'),
-    # review pt #14: "posição no ranking"
-    ('pt', 'real_model', 'rank (of a token)', 'rank'),
-    # review pt #5: "sem layer norm"
-    ('pt', 'training', 'layer norm', 'An attention-only transformer '),
-    # review pt #5: "o desembedding"
-    ('pt', 'training', 'unembedding', 'An attention-only transformer '),
     # review tr #5 ("kafalı ve kafasız") and minor ("Kafa kafa")
     ('tr', 'causes', 'head (attention head)', 'Per head: which head carries i'),
     ('tr', 'causes', 'head (attention head)', 'running the {n}-token prompt w'),
