@@ -20,91 +20,6 @@ TITLES = {lang: tool.lesson_titles(lang) for lang in ("pt", "tr")}
 DRIFT = [d for lang, domain, catalog in CATALOGUES
          for d in tool.glossary_drift(lang, domain, catalog, GLOSSARY.terms, TITLES[lang])]
 
-PART_2 = {"real_model", "causes", "kv_cache", "sinks", "training"}
-"""The lessons whose shared messages are moving into the shell's catalogue (issue 46): translated once after the
-move (issue 48, part 2), so their drift is listed below instead of fixed here."""
-
-# (language, catalogue, glossary term, message): the drift the translation review of 2026-12-07 found in the
-# lessons of PART_2 and that is still there. The message is named by its start ("…[…]…": its start and its end when
-# the start alone is not one message). Part 2 of issue 48 fixes these translations and REMOVES THESE LINES; a line
-# whose drift is gone fails test_every_known_drift_still_exists, so the list cannot go stale.
-KNOWN_DRIFT = [
-    # review tr #5 ("kafalı ve kafasız") and minor ("Kafa kafa")
-    ('tr', 'causes', 'head (attention head)', 'Per head: which head carries i'),
-    ('tr', 'causes', 'head (attention head)', 'running the {n}-token prompt w'),
-    # review tr #3: "tümevarım kafası"
-    ('tr', 'causes', 'induction head', 'Here the induction heads matte'),
-    ('tr', 'causes', 'induction head', "Here the induction heads' knoc"),
-    ('tr', 'causes', 'induction head', 'Induction heads on a repeated '),
-    ('tr', 'causes', 'induction head', 'Induction heads to knock out'),
-    ('tr', 'causes', 'induction head', 'The top {n} induction head by '),
-    ('tr', 'causes', 'induction head', 'induction score of every head'),
-    ('tr', 'causes', 'induction head', 'top {n} induction head'),
-    ('tr', 'causes', 'induction head', '{n} random word tokens written'),
-    # review tr #3: "tümevarım skoru"
-    ('tr', 'causes', 'induction score', 'The top {n} induction head by '),
-    ('tr', 'causes', 'induction score', 'induction score of every head'),
-    ('tr', 'causes', 'induction score', '{n} random word tokens written'),
-    # not in the review: the link's text differs from the sinks lesson's title
-    ('tr', 'kv_cache', 'lesson title', 'Why most heads look at the fir'),
-    # review tr minor: "çıkış matrisi" (output is çıktı)
-    ('tr', 'kv_cache', 'output', 'The weights file stores the token embedding ({share} of the parameters;[…]others}.'),
-    ('tr', 'kv_cache', 'output', 'The weights file stores the to[…]t) as {stored}.'),
-    # review tr minor: "denetimleri"
-    ('tr', 'real_model', 'control (a widget of the app)', 'This lesson reads its own prom'),
-    # review tr minor: "et al." (vd.)
-    ('tr', 'real_model', 'et al.', 'Each pair of coordinates of a '),
-    ('tr', 'real_model', 'et al.', '{model} has {heads} query head'),
-    # review tr minor: "çıkış matrisi", "çıkış izdüşümü" (output is çıktı)
-    ('tr', 'real_model', 'output', "The last position's logits ove"),
-    ('tr', 'real_model', 'output', 'the output matrix behind every'),
-    ('tr', 'real_model', 'output', 'the token embedding (also the '),
-    # review tr minor: "biçim" (şekil)
-    ('tr', 'real_model', 'shape', 'shape [n, d_head] = [{n}, {dh}'),
-    ('tr', 'real_model', 'shape', 'shape [n, {half}] · pair 0 tur'),
-    ('tr', 'real_model', 'shape', 'shape [n_q, n_k] = [{n}, {n}] '),
-    ('tr', 'real_model', 'shape', 'shape [{n}, {n}] · every cell,'),
-    ('tr', 'real_model', 'shape', 'shape [{n}, {n}] · masked cell'),
-    ('tr', 'real_model', 'shape', 'x: the residual stream enterin'),
-    # review tr #14: "şaşkınlık" alone
-    ('tr', 'sinks', 'perplexity', '**Measured on your text**: wit[…]s after the window.'),
-    ('tr', 'sinks', 'perplexity', '**Measured on your text**: wit[…]} after the window.'),
-    ('tr', 'sinks', 'perplexity', 'A window stops the cache growi'),
-    ('tr', 'sinks', 'perplexity', 'At rank {rank} the latent cach'),
-    ('tr', 'sinks', 'perplexity', 'At the same {floats} floats per token per layer, M'),
-    ('tr', 'sinks', 'perplexity', 'At the same {floats} floats per token per layer, o'),
-    ('tr', 'sinks', 'perplexity', 'Here you would see how much of'),
-    ('tr', 'sinks', 'perplexity', 'Perplexity = exp(mean next-tok'),
-    ('tr', 'sinks', 'perplexity', 'The model keeps {bytes} bytes '),
-    ('tr', 'sinks', 'perplexity', 'These bytes come from the form'),
-    ('tr', 'sinks', 'perplexity', "With {kept}, StreamingLLM's nu[…]s. This page shows the positions kept."),
-    ('tr', 'sinks', 'perplexity', "With {kept}, StreamingLLM's nu[…]y. This page shows the positions kept."),
-    ('tr', 'sinks', 'perplexity', 'perplexity'),
-    ('tr', 'sinks', 'perplexity', 'perplexity (log)'),
-    ('tr', 'sinks', 'perplexity', 'perplexity over the positions '),
-    ('tr', 'sinks', 'perplexity', 'the model as trained: perplexi'),
-    ('tr', 'sinks', 'perplexity', '{name}: {bytes} bytes per toke'),
-    # review tr minor: "softmax'tir", "softmax'in"
-    ('tr', 'sinks', 'softmax', 'Each row of an attention map i'),
-    # review tr #6: "geniş kafalı"
-    ('tr', 'training', 'head (attention head)', 'The lessons say dividing the s'),
-    # review tr #11: "tekdüze"
-    ('tr', 'training', 'uniform', 'Freshly initialised ({init}, s'),
-    ('tr', 'training', 'uniform', 'Until step {start} the loss st'),
-    ('tr', 'training', 'uniform', 'ln {vocab} = {value}: a unifor'),
-]
-
-
-def _names(key: str, msgid: str) -> bool:
-    if "[…]" in key:
-        start, end = key.split("[…]")
-        return msgid.startswith(start) and msgid.endswith(end)
-    return msgid == key or (len(key) >= 30 and msgid.startswith(key))
-
-
-def _known(d: tool.Drift) -> bool:
-    return any((d.lang, d.domain, d.term) == k[:3] and _names(k[3], d.msgid) for k in KNOWN_DRIFT)
-
 
 def test_the_catalogues_and_the_glossary_are_found():
     assert {lang for lang, _d, _c in CATALOGUES} == {"pt", "tr"}
@@ -118,25 +33,8 @@ def test_the_catalogues_and_the_glossary_are_found():
 
 @pytest.mark.parametrize(("lang", "domain"), [(lang, d) for lang, d, _c in CATALOGUES], ids=lambda x: x)
 def test_every_catalogue_follows_the_glossary(lang, domain):
-    wrong = [d for d in DRIFT if (d.lang, d.domain) == (lang, domain) and not _known(d)]
+    wrong = [d for d in DRIFT if (d.lang, d.domain) == (lang, domain)]
     assert not wrong, "\n".join(map(str, wrong))
-
-
-def test_known_drift_is_only_in_the_lessons_part_2_translates():
-    assert {k[1] for k in KNOWN_DRIFT} <= PART_2
-    assert len(set(KNOWN_DRIFT)) == len(KNOWN_DRIFT)
-
-
-def test_every_known_drift_still_exists():
-    """Each line names one message of its catalogue, and that message still breaks that term."""
-    msgids = {(lang, d): [m.id[0] if isinstance(m.id, tuple) else m.id for m in c if m.id] for lang, d, c in CATALOGUES}
-    gone = []
-    for lang, domain, term, key in KNOWN_DRIFT:
-        named = [m for m in msgids[(lang, domain)] if _names(key, m)]
-        assert len(named) == 1, f"{(lang, domain, term, key)} names {len(named)} messages"
-        if not any((d.lang, d.domain, d.term, d.msgid) == (lang, domain, term, named[0]) for d in DRIFT):
-            gone.append((lang, domain, term, key))
-    assert not gone, "fixed: remove from KNOWN_DRIFT:\n" + "\n".join(map(repr, gone))
 
 
 @pytest.mark.parametrize("lang", ["pt", "tr"])
