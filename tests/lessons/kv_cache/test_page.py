@@ -441,7 +441,8 @@ def test_every_language_shows_the_same_numbers_with_its_decimal_comma():
         assert re.findall(r"\d,\d\d MB", cost) and not re.findall(r"\d\.\d\d MB", cost), cost
         assert [m.value for m in at.main.metric] == [comma(v) for v in metrics_en], lang
         # the table of generated tokens: the same tokens and probabilities (with the comma)
-        table = at.dataframe[0].value
+        table = at.dataframe[0].value  # one column per English one: two labels translated alike would merge
+        assert table.shape == table_en.shape, (lang, list(table.columns))
         assert list(table.iloc[:, 2]) == list(table_en["token"]), lang
         assert list(table.iloc[:, 3]) == [comma(p) for p in table_en["probability"]], lang
 

@@ -211,7 +211,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     assert angles.layout.xaxis.title.text == "çift" and angles.layout.yaxis.title.text == "token"
     assert angles.data[0].colorbar.title.text == "derece" and angles.layout.separators == ",."
     assert angles.data[0].customdata[1][0][2] == "57,3° (p·θᵢ = 1 rad)"
-    assert note.startswith("token gömmesi (aynı zamanda her logitin arkasındaki paylaşılan çıkış matrisi) 8 bit (Q8_0, "
+    assert note.startswith("token gömmesi (aynı zamanda her logitin arkasındaki paylaşılan çıktı matrisi) 8 bit (Q8_0, "
                            "parametrelerin %")
     assert "%0,0" in note or "%0,1" in note
     with i18n.using("pt"):

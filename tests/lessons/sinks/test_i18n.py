@@ -107,7 +107,7 @@ def test_every_language_shows_the_same_numbers_with_its_decimal_mark(lm):
         table = at.dataframe[-2].value
         assert list(table[bytes_col])[:3] == [round(M.variant_bytes(lm.config, v, len(ids))[1])  # SmolLM2's:
                                               for v in M.cache_variants(lm.config, len(ids))][:3]  # test_model.py
-        ppl_col = {"pt": "perplexidade", "tr": "şaşkınlık"}[lang]
+        ppl_col = {"pt": "perplexidade", "tr": "perplexity (şaşkınlık)"}[lang]
         ppl_en = list(en.dataframe[-2].value["perplexity"])
         assert list(table[ppl_col]) == [i18n.number(float(v), 3, lang=lang) for v in ppl_en]
         # a formula groups digits by a thin space, never a comma (a decimal mark in pt and tr)
