@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from attention import training
 from explorer.lessons.training import model
 from explorer.shell import i18n
-from explorer.shell.charts import cell_text_font, chart_title, escape_label, title_top
+from explorer.shell.charts import cell_text_font, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.plotly_fast import hline, vline
 
@@ -53,10 +53,10 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
 
 
-def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: str | None = None,
+def curves(x, series: Sequence[Series], *, title: str, y_title: str,
            hlines: Sequence[tuple[float, str]] = (), vlines: Sequence[tuple[float, str]] = (),
            log_y: bool = False, y_range: tuple[float, float] | None = None,
-           x_range: tuple[float, float] | None = None, height: int = 300, digits: int = 3) -> go.Figure:
+           x_range: tuple[float, float] | None = None, height: int = 300) -> go.Figure:
     """Lines over the training steps.
 
     Args:
@@ -65,8 +65,6 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
             vertical lines (where an induction head formed).
         log_y: a logarithmic y axis (values <= 0 are not drawn). y_range: a fixed range (for a log axis: of the
             values, not their logarithms). x_range: a fixed step range (the live view: the whole run).
-        x_title: the x axis's title (default: "training step", in the run's language).
-        digits: decimals in the hover.
 
     Raises:
         ValueError: a series whose length differs from ``x``.
@@ -86,7 +84,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
             x=sx[keep], y=np.round(shown, 6) if not log_y else shown, mode="lines", name=name,
             line=dict(color=s.color, dash=s.dash, width=2),
             hovertemplate=_("{name}<br>step {x}: {y}").format(
-                name=name, x="%{x}", y=f"%{{y:.{digits}{'e' if log_y else 'f'}}}") + "<extra></extra>",
+                name=name, x="%{x}", y=f"%{{y:.3{'e' if log_y else 'f'}}}") + "<extra></extra>",
         ))
     shapes, notes = [], []
     for y, label in hlines:
@@ -108,8 +106,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
     layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
         title=chart_title(title), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
         margin=dict(l=10, r=10, t=title_top(title, 50), b=10), showlegend=legend,
-        xaxis=dict(title=dict(text="" if legend  # a legend takes the title's place
-                              else escape_label(_("training step") if x_title is None else x_title)),
+        xaxis=dict(title=dict(text="" if legend else escape_label(_("training step"))),  # or a legend
                    **({"range": list(x_range)} if x_range else {})),
         yaxis=yaxis, shapes=shapes, annotations=notes,
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, yref="paper"), hovermode="closest",
@@ -190,28 +187,17 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
     return go.Figure(data=[bar], layout=layout)
 
 
-def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: str | None = None) -> go.Figure:
-    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top (``colorbar_title``
-    default: "score", in the run's language).
+def head_scores_grid(values, *, title: str) -> go.Figure:
+    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top: the shell's
+    :func:`explorer.shell.charts.heatmap` with this lesson's words.
 
     Raises:
         ValueError: ``values`` not 2-D.
     """
     z = np.asarray(values, dtype=float)
-    if z.ndim != 2:
-        raise ValueError(f"values must be [n_layers, n_heads], got {z.shape}")
-    L, H = z.shape
-    heat = go.Heatmap(
-        z=np.round(z, 4), x=list(range(H)), y=list(range(L)), zmin=0, zmax=zmax, colorscale="Blues",
-        colorbar=dict(title=dict(text=escape_label(_("score") if colorbar_title is None else colorbar_title)),
-                      thickness=12),
-        hovertemplate=_("layer {layer}, head {head}: {score}").format(layer="%{y}", head="%{x}", score="%{z:.3f}")
-        + "<extra></extra>", xgap=1, ygap=1,
-    )
-    layout = dict(title=chart_title(title), height=80 + 14 * L, margin=dict(l=10, r=10, t=title_top(title, 50), b=10),
-                  xaxis=dict(title=dict(text=_("head")), dtick=1),
-                  yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
-    return go.Figure(data=[heat], layout=layout)
+    return heatmap(z, [str(i) for i in range(z.shape[0])], [str(h) for h in range(z.shape[-1])], title=title,
+                   row_name=_("layer"), col_name=_("head"), colorbar_title=_("score"), show_text=False,
+                   height=80 + 14 * z.shape[0])
 
 
 def live_figure(spec: model.RunSpec, p: model.Progress, name: str) -> go.Figure:

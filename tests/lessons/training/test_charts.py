@@ -54,5 +54,5 @@ def test_probe_strip_and_knockout_bars():
     assert list(bars.data[0].marker.color) == [tfig.SCALED_COLOR, tfig.UNSCALED_COLOR]  # red: below half of 0.95
     with pytest.raises(ValueError, match="one per label"):
         tfig.knockout_bars(["a"], [0.1, 0.2], 0.5)
-    with pytest.raises(ValueError, match="n_layers, n_heads"):
+    with pytest.raises(ValueError, match="2-D"):
         tfig.head_scores_grid(np.ones(3), title="")

@@ -191,7 +191,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         grid = tfig.head_scores_grid(np.full((2, 3), 0.5), title="SmolLM2: correspondência de prefixo por cabeça")
         spec = model.RunSpec(n_layers=1, n_heads=1, init="unit-variance").describe()
     assert grid.data[0].colorbar.title.text == "pontuação" and grid.layout.yaxis.title.text == "camada"
-    assert grid.data[0].hovertemplate.startswith("camada %{y}, cabeça %{x}: %{z:.3f}")
+    assert grid.data[0].hovertemplate.startswith("camada %{customdata[0]} · cabeça %{customdata[1]}: ")
     assert spec.startswith("1 camada × 1 cabeça") and "inicialização de variância unitária" in spec
     assert "taxa do Adam 0,01" in spec
     # outside a run: English, the point
