@@ -15,6 +15,7 @@ context length in their minimal model).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ import numpy as np
 from attention import heads, training
 from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_, translator
+from explorer.shell.textviews import number_list
 
 _, _n = translator(__name__)
 
@@ -131,7 +133,6 @@ class Progress:
     prefix-match among the heads of layers >= 1 (layer 0's for one layer) and layer 0's best previous-token
     score."""
 
-    steps: int
     step: np.ndarray
     loss: np.ndarray
     accuracy: np.ndarray
@@ -180,14 +181,6 @@ class RunResult:
         arrays = [self.step, self.loss, self.accuracy, self.prefix_match, self.previous_token, self.score_grad,
                   self.max_weight, self.snapshot_steps, self.snapshots, self.probe, *self.params.values()]
         return int(sum(a.nbytes for a in arrays))
-
-    def snapshot(self, step: int) -> np.ndarray:
-        """``[n_layers, n_heads, n, n]``: the probe's attention at the snapshot step nearest ``step``."""
-        return self.snapshots[int(np.argmin(np.abs(self.snapshot_steps - step)))]
-
-    def model(self) -> training.AttentionOnly:
-        """The trained model."""
-        return training.AttentionOnly(self.spec.config(), self.params)
 
 
 COST_OVERHEAD, COST_PER_FLOP = 0.23, 0.77
@@ -243,34 +236,34 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
                               snapshot_steps=spec.snapshot_steps, model=trained):
         records.append(rec)
         if on_progress is not None and (len(records) % every == 0):
-            on_progress(progress_of(spec, records))
+            on_progress(progress_of(records))
         if emerged is None and float(best_prefix_match(rec.prefix_match[None])[0]) > training.EMERGENCE_THRESHOLD:
             emerged = rec.step
         if spec.stop_after_emergence and emerged is not None and rec.step >= emerged + STOP_AFTER:
             break
     if on_progress is not None:
-        on_progress(progress_of(spec, records))
+        on_progress(progress_of(records))
     seconds = time.perf_counter() - t0
     probe = training.probe_batch(cfg, spec.task, spec.seed)
     snaps = [r for r in records if r.attention is not None]
     return RunResult(
-        spec=spec, step=np.array([r.step for r in records]), loss=np.array([r.loss for r in records]),
-        accuracy=np.array([r.accuracy for r in records]),
-        prefix_match=np.stack([r.prefix_match for r in records]),
-        previous_token=np.stack([r.previous_token for r in records]),
-        score_grad=np.stack([r.score_grad for r in records]), max_weight=np.stack([r.max_weight for r in records]),
-        snapshot_steps=np.array([r.step for r in snaps]), snapshots=np.stack([r.attention for r in snaps]),
-        probe=probe.tokens[0], probe_period=int(probe.period[0]),
+        spec, *stack(records, ("step", "loss", "accuracy", "prefix_match", "previous_token", "score_grad",
+                               "max_weight")),
+        *stack(snaps, ("step", "attention")), probe=probe.tokens[0], probe_period=int(probe.period[0]),
         params={k: v.copy() for k, v in trained.params.items()},
         mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)
 
 
-def progress_of(spec: RunSpec, records: Sequence[training.Record]) -> Progress:
-    """The :class:`Progress` of ``records`` (the first steps of the run ``spec``)."""
-    pm = np.stack([r.prefix_match for r in records])
-    return Progress(spec.steps, np.array([r.step for r in records]), np.array([r.loss for r in records]),
-                    np.array([r.accuracy for r in records]), best_prefix_match(pm),
+def progress_of(records: Sequence[training.Record]) -> Progress:
+    """The :class:`Progress` of ``records`` (a run's first steps)."""
+    step, loss, accuracy, pm = stack(records, ("step", "loss", "accuracy", "prefix_match"))
+    return Progress(step, loss, accuracy, best_prefix_match(pm),
                     np.array([float(r.previous_token[0].max()) for r in records]))
+
+
+def stack(records: Sequence[training.Record], names: Sequence[str]) -> list[np.ndarray]:
+    """The records' fields ``names``, each stacked over the steps (``[S, …]``)."""
+    return [np.array([getattr(r, name) for r in records]) for name in names]
 
 
 def untrained_attention(spec: RunSpec) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
@@ -305,11 +298,8 @@ def smooth(y: np.ndarray, window: int = SMOOTH) -> np.ndarray:
     y = np.asarray(y, dtype=float)
     if y.size == 0:
         return y
-    k = min(window, y.size)
-    kernel = np.ones(k)
-    num = np.convolve(y, kernel, mode="same")
-    den = np.convolve(np.ones_like(y), kernel, mode="same")
-    return num / den
+    kernel = np.ones(min(window, y.size))
+    return np.convolve(y, kernel, mode="same") / np.convolve(np.ones_like(y), kernel, mode="same")
 
 
 @dataclass(frozen=True)
@@ -447,15 +437,9 @@ class ContextGrowth:
 
 def growth_word(k: float) -> str:
     """What an exponent ``k`` of ``steps ∝ n^k`` says (English; shown translated: ``_(growth_word(k))``)."""
-    if k > 2.25:
-        return N_("faster than quadratic")
-    if k >= 1.75:
-        return N_("about quadratic")
-    if k >= 1.25:
-        return N_("between linear and quadratic")
-    if k >= 0.75:
-        return N_("about linear")
-    return N_("slower than linear")
+    words = ((2.25, N_("faster than quadratic")), (1.75, N_("about quadratic")),
+             (1.25, N_("between linear and quadratic")), (0.75, N_("about linear")))
+    return next((word for lowest, word in words if k >= lowest), N_("slower than linear"))
 
 
 def context_growth(results: Sequence[RunResult]) -> ContextGrowth:
@@ -470,16 +454,11 @@ def context_growth(results: Sequence[RunResult]) -> ContextGrowth:
         raise ValueError("the runs must differ in n_ctx only")
     n = tuple(r.spec.n_ctx for r in runs)
     emerged = tuple(jump(r).emerged for r in runs)
-    pairs = []
-    for (n1, e1), (n2, e2) in zip(zip(n, emerged, strict=True), zip(n[1:], emerged[1:], strict=True), strict=False):
-        if e1 and e2:
-            pairs.append((n1, n2, e2 / e1, float(np.log(e2 / e1) / np.log(n2 / n1))))
-    formed = [(a, e) for a, e in zip(n, emerged, strict=True) if e]
-    k = None
-    if len(formed) >= 2:
-        x, y = np.log([a for a, _ in formed]), np.log([e for _, e in formed])
-        k = float(np.polyfit(x, y, 1)[0])
-    return ContextGrowth(n, emerged, runs[0].spec.steps, k, tuple(pairs), None if k is None else growth_word(k))
+    pairs = tuple((n1, n2, e2 / e1, float(np.log(e2 / e1) / np.log(n2 / n1)))
+                  for (n1, e1), (n2, e2) in itertools.pairwise(zip(n, emerged, strict=True)) if e1 and e2)
+    formed = np.log([(a, e) for a, e in zip(n, emerged, strict=True) if e]).reshape(-1, 2)  # rows (ln n, ln steps)
+    k = float(np.polyfit(formed[:, 0], formed[:, 1], 1)[0]) if len(formed) >= 2 else None
+    return ContextGrowth(n, emerged, runs[0].spec.steps, k, pairs, None if k is None else growth_word(k))
 
 
 def snapshot_step(step, spec: RunSpec) -> int | None:
@@ -586,11 +565,6 @@ def threshold() -> str:
 def num(x: float, digits: int = 2) -> str:
     """``x`` with ``digits`` decimals and the run's decimal mark (:func:`explorer.shell.i18n.number`)."""
     return i18n.number(x, digits)
-
-
-def num_list(values) -> str:
-    """Numbers listed in a sentence (``0.91, 0.12`` / ``0,91; 0,12``)."""
-    return i18n.list_separator().join(num(float(v)) for v in values)
 
 
 def head_name(head: tuple[int, int]) -> str:
@@ -707,7 +681,8 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                          "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
                          "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
                          "knocking it out, not just a pattern that looks like it.").format(
-                layer=li, pms=num_list(mech.prefix_match[li]), prev=num_list(mech.previous_token[0])))
+                layer=li, pms=number_list(mech.prefix_match[li], 2),
+                prev=number_list(mech.previous_token[0], 2)))
         alone = mech.knockout_accuracy[head]
         others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
         words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
@@ -716,7 +691,7 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                          "copying.").format(**words))
         elif others:
             names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = num_list(mech.prefix_match[head[0], h] for h in others)
+            scores = number_list((mech.prefix_match[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",
