@@ -18,7 +18,6 @@ when the result does not hold for the learner's settings.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -124,21 +123,19 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
 
 
 def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
-              scores: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer (a section helper: call it inside
-    a section)."""
+              scores: tuple[np.ndarray, np.ndarray]) -> None:
+    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer, titled with its ``scores``
+    (prefix-match, previous-token: ``[n_layers, n_heads]`` each) (a section helper: call it inside a section)."""
     L, H = attention.shape[:2]
     heads = [(layer, head) for layer in range(L) for head in range(H)]
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            title = head_name((layer, head))
-            if scores is not None:
-                pm, prev = scores
-                title = (_("layer {layer} head {head} · prefix {score}").format(
-                             layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
-                         _("layer {layer} head {head} · previous {score}").format(
-                             layer=layer, head=head, score=num(prev[layer, head])))
+            pm, prev = scores
+            title = (_("layer {layer} head {head} · prefix {score}").format(
+                         layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
+                     _("layer {layer} head {head} · previous {score}").format(
+                         layer=layer, head=head, score=num(prev[layer, head])))
             fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
                                  mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
                                  height=MAP_HEIGHT)
@@ -262,18 +259,14 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
 @section
 def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> None:
     """The shortcut trap: a fixed period is solved by position; the mechanism check tells it apart."""
-    rows = []
-    for r in (random_run, fixed_run):
-        m = r.mechanism
-        lo = 1 if r.spec.n_layers > 1 else 0
-        rows.append({_("task"): _(model.TASK_LABELS[r.spec.task]), _("accuracy (own task)"): m.accuracy,
-                     _("best prefix-match"): float(m.prefix_match[lo:].max()),
-                     _("best previous-token (layer 0)"): float(m.previous_token[0].max()),
-                     _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)})
-    dataframe(pd.DataFrame(rows), digits=3, hide_index=True, width="stretch")
-    fm, rm = fixed_run.mechanism, random_run.mechanism
-    lo = 1 if fixed_run.spec.n_layers > 1 else 0
-    pm_fixed, prev_fixed = float(fm.prefix_match[lo:].max()), float(fm.previous_token[0].max())
+    rm, fm = runs = random_run.mechanism, fixed_run.mechanism
+    best = [(float(model.best_prefix_match(m.prefix_match[None])[0]), float(m.previous_token[0].max())) for m in runs]
+    dataframe(pd.DataFrame([{_("task"): _(model.TASK_LABELS[m.task]), _("accuracy (own task)"): m.accuracy,
+                             _("best prefix-match"): pm, _("best previous-token (layer 0)"): prev,
+                             _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)}
+                            for m, (pm, prev) in zip(runs, best, strict=True)]), digits=3, hide_index=True,
+              width="stretch")
+    pm_fixed, prev_fixed = best[1]
     if fm.label == "shortcut":
         st.markdown(_("**The fixed-period model took the shortcut.** Its best prefix-match is {pm}, yet its best "
                       "previous-token score is only {prev}, and on sequences with a random period its accuracy falls "
@@ -313,37 +306,32 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
     c = model.compare_scaling(scaled, unscaled)
     spec = scaled.spec
     x = scaled.step
-    with_, without = "÷√d_head", _("no scaling")
-    st.plotly_chart(tfig.curves(x, [tfig.Series(_("{run}: loss").format(run=with_), scaled.loss, tfig.SCALED_COLOR),
-                                    tfig.Series(_("{run}: loss").format(run=without), unscaled.loss,
-                                                tfig.UNSCALED_COLOR, "dash")],
-                                title=_("training loss"), y_title=_("nats"),
-                                hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]), key="tr_fig_scale_loss")
+    styles = (("÷√d_head", tfig.SCALED_COLOR, "solid"), (_("no scaling"), tfig.UNSCALED_COLOR, "dash"))
+    loss = [r.loss for r in (scaled, unscaled)]
+    grad = [r.score_grad.mean(axis=1) for r in (scaled, unscaled)]  # [S] each, mean over layers
+    top = [r.max_weight.mean(axis=1) for r in (scaled, unscaled)]
+
+    def pair(ys, name: str = "{run}") -> list[tfig.Series]:
+        """Both runs' curves ``ys``, each named ``name`` with its run."""
+        return [tfig.Series(name.format(run=run), y, color, dash) for (run, color, dash), y in zip(styles, ys,
+                                                                                                    strict=True)]
+
+    st.plotly_chart(tfig.curves(x, pair(loss, _("{run}: loss")), title=_("training loss"),
+                                y_title=_("nats"), hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]),
+                    key="tr_fig_scale_loss")
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.score_grad.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series(without, unscaled.score_grad.mean(axis=1),
-                                                    tfig.UNSCALED_COLOR, "dash")],
-                                    title=_("gradient reaching the scores ‖∂L/∂s‖"), y_title=_("norm (log scale)"),
-                                    log_y=True), key="tr_fig_scale_grad")
-    with right:
-        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.max_weight.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series(without, unscaled.max_weight.mean(axis=1),
-                                                    tfig.UNSCALED_COLOR, "dash")],
-                                    title=_("softmax's top weight (1 = saturated)"), y_title=_("mean top weight"),
-                                    y_range=(0, 1.05)), key="tr_fig_scale_top")
+    left.plotly_chart(tfig.curves(x, pair(grad), title=_("gradient reaching the scores ‖∂L/∂s‖"),
+                                  y_title=_("norm (log scale)"), log_y=True), key="tr_fig_scale_grad")
+    right.plotly_chart(tfig.curves(x, pair(top), title=_("softmax's top weight (1 = saturated)"),
+                                   y_title=_("mean top weight"), y_range=(0, 1.05)), key="tr_fig_scale_top")
     st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
              r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
     st.caption(_("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
                  "or cancels (w = 1), so no gradient reaches that row's scores."))
     for text in scaling_sentences(spec, c):
         st.markdown(text)
-    numbers(pd.DataFrame({_("step"): x, _("{run}: loss").format(run=with_): scaled.loss,
-                          _("{run}: loss").format(run=without): unscaled.loss,
-                          f"{with_}: ‖∂L/∂s‖": scaled.score_grad.mean(axis=1),
-                          f"{without}: ‖∂L/∂s‖": unscaled.score_grad.mean(axis=1),
-                          _("{run}: top weight").format(run=with_): scaled.max_weight.mean(axis=1),
-                          _("{run}: top weight").format(run=without): unscaled.max_weight.mean(axis=1)}),
+    numbers(pd.DataFrame({_("step"): x, **{s.name: s.y for s in pair(loss, _("{run}: loss"))
+                                           + pair(grad, "{run}: ‖∂L/∂s‖") + pair(top, _("{run}: top weight"))}}),
             label=_("Numbers: both runs, every step"))
 
 
@@ -352,8 +340,7 @@ def context(results: tuple[RunResult, ...]) -> None:
     """The context-length experiment: steps until prefix-match passes 0.4, per n."""
     g = model.context_growth(results)
     series = [tfig.Series(f"n = {r.spec.n_ctx}", model.best_prefix_match(r.prefix_match),
-                          tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)]) for i, r in enumerate(results)]
-    series = [replace(s, x=r.step) for s, r in zip(series, results, strict=True)]
+                          tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)], x=r.step) for i, r in enumerate(results)]
     longest = max(results, key=lambda r: len(r.step))
     st.plotly_chart(tfig.curves(longest.step, series, title=_("best prefix-match, per context length"),
                                 y_title=_("score"), hlines=[(training.EMERGENCE_THRESHOLD, threshold())],
@@ -395,8 +382,8 @@ real_model_heads = cached(max_entries=2)(model.real_model_heads)
 def bridge(rh: model.RealHeads, link: str) -> None:
     """The real model's own induction and previous-token heads, measured with this page's two scores."""
     sep = i18n.list_separator()
-    ind = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_induction)
-    prev = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_previous)
+    ind, prev = (sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in top) for top in (rh.top_induction,
+                                                                                          rh.top_previous))
     layers = sorted({h[0] for h in rh.top_induction})
     st.markdown(_n("Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
                    "tokens): its top prefix-matching heads are {induction}, in layer {layers} of {n_layers}; its top "
