@@ -1,18 +1,8 @@
-"""Sections of the page "Watch attention learn", and the process's shared training runs.
-
-**Shared runs.** Training happens on the shell's job worker (:mod:`explorer.shell.jobs`: one worker thread per
-server process, never in a page's script run): a run is requested by its
-:class:`~explorer.lessons.training.model.RunSpec` (every setting in the page's link), and every session that asks
-for the same spec gets the same entry, queued, training or finished; the bounds are the shell's (measured entry
-sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings, 3 layers × 4 heads, d_model 64, d_head 64,
-n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS on one thread
-(``attention.training`` does: these matrices are too small for threads to pay, and while a run trains the other
-sessions' matrix products run on one BLAS thread too).
-
-**Sections.** Every other function here is a cached section (:func:`explorer.shell.cache.section`): it draws
-from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
-rerun replays it. Every sentence that states a result is computed from the run's numbers here and says so
-when the result does not hold for the learner's settings.
+"""Sections of the page "Watch attention learn": each a cached section (:func:`explorer.shell.cache.section`) that
+draws from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
+rerun replays it. The runs train on the shell's shared job worker (:mod:`explorer.shell.jobs`, asked by the page);
+every sentence that states a result is computed from the run's numbers (:mod:`explorer.lessons.training.model`)
+and says so when the result does not hold for the learner's settings.
 """
 
 from __future__ import annotations

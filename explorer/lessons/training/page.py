@@ -1,10 +1,7 @@
 """Page: watch attention learn — train a tiny attention-only transformer in NumPy and see an induction head form.
 
-Every setting is in the link (``tr_seed``, ``tr_layers``, ``tr_heads``, ``tr_d_model``, ``tr_d_head``, ``tr_n_ctx``,
-``tr_steps``, ``tr_task``, ``tr_vocab``, ``tr_batch``, ``tr_lr``, ``tr_scale``, ``tr_init``, ``tr_positions``, the
-snapshot ``tr_step`` and the experiments' ``tr_sc_d_head``, ``tr_sc_init``, ``tr_ctx_steps``): the same link
-names the same runs, and a run trained once on this server is shared by every session that asks for it
-(:mod:`explorer.lessons.training.draw`).
+Every setting is in the link (the controls of :mod:`explorer.lessons.training`): the same link names the same runs,
+and a run trained once on this server is shared by every session that asks for it (:mod:`explorer.shell.jobs`).
 """
 
 import functools
