@@ -141,11 +141,9 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
         hovertemplate=_("position {x}: token {token} ({role})").format(x="%{x}", token="%{text}",
                                                                      role="%{customdata}") + "<extra></extra>",
     )
-    layout = dict(height=140, margin=dict(l=10, r=10, t=title_top(title), b=50),
+    layout = dict(title=chart_title(title), height=140, margin=dict(l=10, r=10, t=title_top(title), b=50),
                   yaxis=dict(visible=False), xaxis=dict(title=dict(text=_("position")), dtick=4 if n > 16 else 1),
                   separators=i18n.plotly_separators())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[heat], layout=layout)
 
 
@@ -177,13 +175,12 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
                 text=_("every head: {accuracy}").format(accuracy=i18n.number(baseline, 2)),
                 xanchor="right", yanchor="bottom", font=dict(size=11, color=REFERENCE_COLOR))
     layout = dict(
-        height=90 + 28 * len(names), margin=dict(l=10, r=30, t=title_top(title, 60) if title else 30, b=10),
+        title=chart_title(title), height=90 + 28 * len(names),
+        margin=dict(l=10, r=30, t=title_top(title, 60) if title else 30, b=10),
         xaxis=dict(range=[0, 1.1], title=dict(text=_("accuracy with it knocked out"))),
         yaxis=dict(autorange="reversed", automargin=True), shapes=[line], annotations=[note],
         separators=i18n.plotly_separators(),
     )
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 

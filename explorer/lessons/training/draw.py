@@ -147,17 +147,14 @@ def curves(result: RunResult) -> None:
     vl = ([(j.emerged, _("prefix-match > {threshold} at step {step}").format(threshold=threshold(), step=j.emerged))]
           if j.emerged is not None else [])
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
-                                    title=_("training loss (nats)"), y_title=_("cross-entropy"),
-                                    hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
-                                        vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
-                                    y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)),
-                        key="tr_fig_loss")
-    with right:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
-                                    title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
-                                    vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
+    left.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
+                                  title=_("training loss (nats)"), y_title=_("cross-entropy"),
+                                  hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
+                                      vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
+                                  y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)), key="tr_fig_loss")
+    right.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
+                                   title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
+                                   vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
     layers = list(range(1, spec.n_layers)) or [0]
     series = tfig.head_series(result.prefix_match, layers, _("prefix-match")) + tfig.head_series(
         result.previous_token, [0], _("previous-token"))
@@ -211,8 +208,7 @@ def mechanism_check(result: RunResult) -> None:
 @section
 def layers_comparison(main: RunResult, other: RunResult) -> None:
     """One layer against two (or more): accuracy and the best prefix-match over the same steps."""
-    runs_ = sorted((main, other), key=lambda r: r.spec.n_layers)
-    one, many = runs_
+    one, many = sorted((main, other), key=lambda r: r.spec.n_layers)
     series = []
     for r, color in ((many, tfig.HEAD_COLORS[0]), (one, tfig.UNSCALED_COLOR)):
         name = layers_count(r.spec.n_layers)
@@ -279,13 +275,11 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
             verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
     head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
     labels = model.token_labels(fixed_run.probe)
-    left, _right = st.columns(2)
-    with left:
-        st.plotly_chart(charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
-                                       mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24,
-                                       height=MAP_HEIGHT,
-                                       title=_("fixed period: {head} at the end").format(head=head_name(head))),
-                        key="tr_fig_shortcut_map")
+    st.columns(2)[0].plotly_chart(  # half the width, as one of the page's head maps
+        charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
+                       mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24, height=MAP_HEIGHT,
+                       title=_("fixed period: {head} at the end").format(head=head_name(head))),
+        key="tr_fig_shortcut_map")
     st.caption(_("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
                  "offset, the same for every sequence."))
 
@@ -393,12 +387,10 @@ def bridge(rh: model.RealHeads, link: str) -> None:
         st.markdown(_("Not every previous-token head sits before the induction heads here: a big model has many "
                       "ways to bring the previous token forward."))
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
-                        key="tr_fig_real_prefix")
-    with right:
-        st.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
-                        key="tr_fig_real_previous")
+    left.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
+                      key="tr_fig_real_prefix")
+    right.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
+                       key="tr_fig_real_previous")
     st.markdown(_("[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
                 .format(link=link))
 

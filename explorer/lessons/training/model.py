@@ -178,8 +178,7 @@ class RunResult:
     @property
     def nbytes(self) -> int:
         """The bytes its arrays hold (what a cached result costs)."""
-        arrays = [self.step, self.loss, self.accuracy, self.prefix_match, self.previous_token, self.score_grad,
-                  self.max_weight, self.snapshot_steps, self.snapshots, self.probe, *self.params.values()]
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)] + list(self.params.values())
         return int(sum(a.nbytes for a in arrays))
 
 
