@@ -63,8 +63,8 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str,
         x: ``[S]`` the steps. series: the curves (each ``[S]``, or as long as its own ``x``; names escaped here).
         hlines: ``(y, label)`` dotted reference lines (``ln vocab``, a threshold); vlines: ``(x, label)`` dashed
             vertical lines (where an induction head formed).
-        log_y: a logarithmic y axis (values <= 0 are not drawn). y_range: a fixed range (for a log axis: of the
-            values, not their logarithms). x_range: a fixed step range (the live view: the whole run).
+        log_y: a logarithmic y axis (values <= 0 are not drawn; its range follows the data). y_range: a fixed
+            range of a linear axis. x_range: a fixed step range (the live view: the whole run).
 
     Raises:
         ValueError: a series whose length differs from ``x``.
@@ -98,8 +98,6 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str,
     yaxis = dict(title=dict(text=escape_label(y_title)))
     if log_y:
         yaxis.update(type="log", exponentformat="power")
-        if y_range is not None:
-            yaxis["range"] = [float(np.log10(y_range[0])), float(np.log10(y_range[1]))]
     elif y_range is not None:
         yaxis["range"] = list(y_range)
     legend = len(traces) > 1

@@ -378,9 +378,8 @@ def bridge(rh: model.RealHeads, link: str) -> None:
                    "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
                    "text.", len(layers)).format(period=rh.period, n=rh.n_tokens, induction=ind,
                                                  layers=", ".join(map(str, layers)), previous=prev,
-                                                 n_layers=rh.n_layers))
-    earlier = all(p[0] < min(layers) for p in rh.top_previous)
-    if earlier:
+                                                 n_layers=rh.prefix_match.shape[0]))
+    if all(p[0] < min(layers) for p in rh.top_previous):
         st.markdown(_("Every one of those previous-token heads sits in an earlier layer than every induction head: "
                       "the order the two-layer circuit needs."))
     else:

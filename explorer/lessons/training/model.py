@@ -507,11 +507,6 @@ class RealHeads:
     n_tokens: int
     period: int
 
-    @property
-    def n_layers(self) -> int:
-        """The real model's layers (from its scores' shape, never a literal)."""
-        return int(self.prefix_match.shape[0])
-
 
 REAL_PROMPT = ("The old lighthouse keeper painted seven blue boats before the storm reached the quiet harbour. "
                "The old lighthouse keeper painted seven blue boats before the storm reached the quiet harbour.")
