@@ -129,15 +129,13 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Progress:
-    """What a run has measured so far (for the live view): per step the loss, the accuracy, the best
-    prefix-match among the heads of layers >= 1 (layer 0's for one layer) and layer 0's best previous-token
-    score."""
+    """What a run has measured so far (for the live view): per step ``[S]`` the loss, the accuracy and the best
+    prefix-match among the heads of layers >= 1 (layer 0's for one layer)."""
 
     step: np.ndarray
     loss: np.ndarray
     accuracy: np.ndarray
     prefix_match: np.ndarray
-    previous_token: np.ndarray
 
     @property
     def done_steps(self) -> int:
@@ -256,8 +254,7 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
 def progress_of(records: Sequence[training.Record]) -> Progress:
     """The :class:`Progress` of ``records`` (a run's first steps)."""
     step, loss, accuracy, pm = stack(records, ("step", "loss", "accuracy", "prefix_match"))
-    return Progress(step, loss, accuracy, best_prefix_match(pm),
-                    np.array([float(r.previous_token[0].max()) for r in records]))
+    return Progress(step, loss, accuracy, best_prefix_match(pm))
 
 
 def stack(records: Sequence[training.Record], names: Sequence[str]) -> list[np.ndarray]:

@@ -200,7 +200,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
 
 def test_the_live_view_speaks_the_language():
     spec = model.RunSpec()
-    p = model.Progress(np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3), np.zeros(3))
+    p = model.Progress(np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3))
     with i18n.using("pt"):
         fig = tfig.live_figure(spec, p, "este modelo")
         head = model.head_name((1, 0))

@@ -237,7 +237,7 @@ class CountingTrain:
 
     def __call__(self, spec, on_progress):
         self.calls.append(spec)
-        on_progress(model.Progress(np.arange(3), np.ones(3), np.zeros(3), np.zeros(3), np.zeros(3)))
+        on_progress(model.Progress(np.arange(3), np.ones(3), np.zeros(3), np.zeros(3)))
         assert self.release.wait(10)
         if self.fail:
             raise ValueError("boom")
