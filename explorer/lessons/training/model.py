@@ -618,23 +618,21 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
     out.append(plateau + formed)
     end = j.end if j.end is not None else int(result.step[-1])
     rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
-                smooth=SMOOTH, start=j.start, end=end, formed=i18n.general(FORMED_PM))
-    if spec.n_layers > 1:
-        rose.update(prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]))
-        if j.end is not None:
-            text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
-                     "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} to "
-                     "{acc1} (running means over {smooth} steps).")
-        else:
-            text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                     "from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, and the "
-                     "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    elif j.end is not None:
-        text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and the "
-                 "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    else:
-        text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                 "from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+                prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]), smooth=SMOOTH,
+                start=j.start, end=end, formed=i18n.general(FORMED_PM))
+    text = {  # (a previous-token layer to name, the rise ended)
+        (True, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
+                        "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} "
+                        "to {acc1} (running means over {smooth} steps)."),
+        (True, False): _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} "
+                         "rose from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, "
+                         "and the accuracy from {acc0} to {acc1} (running means over {smooth} steps)."),
+        (False, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and "
+                         "the accuracy from {acc0} to {acc1} (running means over {smooth} steps)."),
+        (False, False): _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} "
+                          "rose from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over "
+                          "{smooth} steps)."),
+    }[spec.n_layers > 1, j.end is not None]
     out.append(text.format(**rose))
     if j.end is not None and j.start is not None:
         rise = j.end - j.start
@@ -738,32 +736,23 @@ def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
     if c.emerged[1] is None and c.emerged[0] is not None:
         saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
         words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
-        if saturated and starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0) and its scores got {ratio}× less gradient than the scaled run's "
-                     "(median over the run). That is the lessons' claim about ÷√d_k, measured.")
-        elif saturated:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0).")
-        elif starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× less "
-                     "gradient than the scaled run's (median over the run).")
-        else:
-            text = _("**Without the scaling it never learned within {steps} steps**, although its softmax did not "
-                     "start saturated and its scores got no less gradient.")
+        text = {
+            (True, True): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
+                            "saturated (top weight {top} at step 0) and its scores got {ratio}× less gradient than the "
+                            "scaled run's (median over the run). That is the lessons' claim about ÷√d_k, measured."),
+            (True, False): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
+                             "saturated (top weight {top} at step 0)."),
+            (False, True): _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× "
+                             "less gradient than the scaled run's (median over the run)."),
+            (False, False): _("**Without the scaling it never learned within {steps} steps**, although its softmax "
+                              "did not start saturated and its scores got no less gradient."),
+        }[saturated, starved]
         out.append(text.format(**words))
     if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
         out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
                      "attention sooner, and they did not saturate within these steps. Try the unit-variance "
                      "initialisation or a wider d_head."))
     return out
-
-
-def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
-    """The runs each experiment needs, given the page's run ``spec``."""
-    other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
-    other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
-    return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}
 
 
 def real_model_heads(seed: int, period: int = 20) -> RealHeads | None:

@@ -114,7 +114,7 @@ else:
 # --- 3 · two layers are needed ---------------------------------------------------------------------------------
 st.header(_("3 · Two layers are needed"))
 st.markdown(_("The same settings, the same number of steps, with one layer instead of two (or two instead of one)."))
-specs = M.other_specs(spec)["layers"]
+specs = [spec, replace(spec, n_layers=1 if spec.n_layers > 1 else 2)]
 got = experiment("tr_run_layers", _("▶ Train the comparison"), specs, [_("this model"), _("the other depth")],
                  _("Trains the other depth (and this model, if it is not trained yet)."))
 if got is not None:
@@ -126,7 +126,7 @@ st.markdown(_("With a **fixed** period, the answer for position i is always at t
               "a high prefix-match by attending to a position, without reading a single token. The page trains both "
               "tasks and tells them apart from the numbers: the previous-token score, the accuracy on random "
               "periods, and the knockouts."))
-specs = M.other_specs(spec)["shortcut"]
+specs = [spec, replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")]
 got = experiment("tr_run_shortcut", _("▶ Train both tasks"), specs, [_("this model"), _("the other task")],
                  _("Trains the same model on the other task."))
 if got is not None:
