@@ -30,21 +30,10 @@ from explorer.shell.textviews import number_list
 
 _, _n = translator(__name__)
 
-SEED_MAX = 2**31 - 1
-LAYER_CHOICES = (1, 2, 3)
-HEAD_CHOICES = (1, 2, 3, 4)
-D_MODEL_CHOICES = (16, 32, 64)
-D_HEAD_CHOICES = (8, 16, 32, 64)
-N_CTX_CHOICES = (16, 24, 32, 48, 64)
-VOCAB_CHOICES = (64, 128)
-BATCH_CHOICES = (8, 16, 32, 64)
-LR_CHOICES = (0.001, 0.003, 0.01, 0.03)
 STEPS_RANGE = (100, 2000)
 STEPS_STEP = 100
 SNAPSHOTS = 20
 """Snapshot intervals per run: the probe's attention is kept every ``steps / 20`` steps (21 snapshots)."""
-SCALE_D_HEAD_CHOICES = (32, 64, 128)
-"""``d_head`` of the ÷√d_k experiment: wide heads, where the unscaled scores grow large."""
 CONTEXT_CHOICES = (16, 24, 32, 48)
 """The context lengths of the context-length experiment (measured here with the defaults, seeds 0-2: about 160,
 185, 215 and 350 steps; at n = 64 two seeds of three did not form within 3000 steps, so 64 is left to section 1)."""
