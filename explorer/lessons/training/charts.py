@@ -167,8 +167,7 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
         hovertemplate=_("knock out {what}: accuracy {accuracy}").format(what="%{y}", accuracy="%{x:.3f}")
         + "<extra></extra>",
     )
-    line = dict(type="line", x0=baseline, x1=baseline, y0=0, y1=1, yref="y domain", xref="x",
-                line=dict(color=REFERENCE_COLOR, dash="dot"))
+    line = vline(baseline, dict(color=REFERENCE_COLOR, dash="dot"))
     note = dict(x=baseline, y=1, yref="y domain", xref="x", showarrow=False,
                 text=_("every head: {accuracy}").format(accuracy=i18n.number(baseline, 2)),
                 xanchor="right", yanchor="bottom", font=dict(size=11, color=REFERENCE_COLOR))

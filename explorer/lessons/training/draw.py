@@ -109,19 +109,18 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
         "attention would give {uniform_pm} and {uniform_prev}.").format(
         init=_(model.INIT_PHRASES[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
         uniform_pm=num(uniform_pm, 3), uniform_prev=num(uniform_prev, 3)))
-    head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
+    head_maps(attention, labels, color_scale, pm, prev, key="tr_fig_untrained")
 
 
-def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
-              scores: tuple[np.ndarray, np.ndarray]) -> None:
-    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer, titled with its ``scores``
-    (prefix-match, previous-token: ``[n_layers, n_heads]`` each) (a section helper: call it inside a section)."""
+def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, pm: np.ndarray, prev: np.ndarray, *,
+              key: str) -> None:
+    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer, titled with its prefix-match ``pm``
+    or previous-token score ``prev`` (``[n_layers, n_heads]`` each) (a section helper: call it inside a section)."""
     L, H = attention.shape[:2]
     heads = [(layer, head) for layer in range(L) for head in range(H)]
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            pm, prev = scores
             title = (_("layer {layer} head {head} · prefix {score}").format(
                          layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
                      _("layer {layer} head {head} · previous {score}").format(
@@ -184,7 +183,7 @@ def snapshot(result: RunResult, step: int, color_scale: str) -> None:
                  "p = {p} back; a previous-token head's, the diagonal just below the main.").format(
         step=at, accuracy=num(result.accuracy[at]), loss=num(result.loss[at]), p=result.probe_period,
         start=spec.n_ctx - result.probe_period))
-    head_maps(result.snapshots[k], labels, color_scale, key="tr_fig_step", scores=(pm, prev))
+    head_maps(result.snapshots[k], labels, color_scale, pm, prev, key="tr_fig_step")
     numbers({head_name((layer, head)): pd.DataFrame(result.snapshots[k][layer, head], index=labels, columns=labels)
              for layer in range(spec.n_layers) for head in range(spec.n_heads)},
             label=_("Numbers: attention weights at step {step}").format(step=at))
