@@ -95,11 +95,9 @@ class Jobs:
         Raises:
             BusyError: :attr:`max_pending` jobs are already waiting or running.
         """
-        with self._cond:
-            self._expire()
-            entry = self._entries.get(key)
+        with self._cond:  # re-entrant: get() takes it again
+            entry = self.get(key)
             if entry is not None and entry.state != "failed":
-                entry.used = time.monotonic()
                 return entry
             pending = sum(1 for e in self._entries.values() if not e.finished)
             if pending >= self.max_pending:
