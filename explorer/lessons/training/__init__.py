@@ -27,28 +27,27 @@ def init(key: str, label: str, default: str, help: str) -> Options:
 
 CONTROLS = controls.declare(
     __name__,
-    seed=NumberInput(key="tr_seed", label=N_("Seed"), lo=0, hi=M.SEED_MAX, default=D["seed"],
+    seed=NumberInput(key="tr_seed", label=N_("Seed"), lo=0, hi=controls.SEED_MAX, default=D["seed"],
                      help=N_("Draws the initial weights and every training batch: the same seed, the same run.")),
     task=Options(key="tr_task", label=N_("Task"), options={task: task for task in training.TASKS},  # its own name
                  default=D["task"], horizontal=True, captions=[M.TASK_LABELS[t] for t in training.TASKS],
                  help=N_("repeat: the run's length (its period) is drawn for every sequence. repeat_fixed: always "
                          "n / 2.")),
-    n_layers=sizes("tr_layers", N_("Layers"), M.LAYER_CHOICES, D["n_layers"],
+    n_layers=sizes("tr_layers", N_("Layers"), (1, 2, 3), D["n_layers"],
                    N_("Attention layers (an induction head needs two).")),
-    n_heads=sizes("tr_heads", N_("Heads per layer"), M.HEAD_CHOICES, D["n_heads"],
-                  N_("Attention heads in every layer.")),
-    d_model=sizes("tr_d_model", "d_model", M.D_MODEL_CHOICES, D["d_model"], N_("Width of the residual stream.")),
-    d_head=sizes("tr_d_head", "d_head (= d_k = d_v)", M.D_HEAD_CHOICES, D["d_head"],
+    n_heads=sizes("tr_heads", N_("Heads per layer"), (1, 2, 3, 4), D["n_heads"], N_("Attention heads in every layer.")),
+    d_model=sizes("tr_d_model", "d_model", (16, 32, 64), D["d_model"], N_("Width of the residual stream.")),
+    d_head=sizes("tr_d_head", "d_head (= d_k = d_v)", (8, 16, 32, 64), D["d_head"],
                  N_("Width of each head's queries, keys and values.")),
-    n_ctx=sizes("tr_n_ctx", N_("Sequence length n"), M.N_CTX_CHOICES, D["n_ctx"],
+    n_ctx=sizes("tr_n_ctx", N_("Sequence length n"), (16, 24, 32, 48, 64), D["n_ctx"],
                 N_("Tokens per training sequence (the context).")),
     steps=Slider(key="tr_steps", label=N_("Training steps"), lo=M.STEPS_RANGE[0], hi=M.STEPS_RANGE[1],
                  default=D["steps"], step=M.STEPS_STEP, help=N_("Adam updates, one batch each.")),
-    vocab=sizes("tr_vocab", N_("Vocabulary"), M.VOCAB_CHOICES, D["vocab"], N_("Token ids 0 … vocab − 1.")),
-    batch=sizes("tr_batch", N_("Batch"), M.BATCH_CHOICES, D["batch"], N_("Sequences per training step.")),
+    vocab=sizes("tr_vocab", N_("Vocabulary"), (64, 128), D["vocab"], N_("Token ids 0 … vocab − 1.")),
+    batch=sizes("tr_batch", N_("Batch"), (8, 16, 32, 64), D["batch"], N_("Sequences per training step.")),
     lr=Options(  # the link holds 0.01 in every language, the slider shows 0,01
         key="tr_lr", label=N_("Adam learning rate"), widget="select_slider", default=f"{D['lr']:g}",
-        options=lambda ctx: {f"{v:g}": i18n.general(v) for v in M.LR_CHOICES},
+        options=lambda ctx: {f"{v:g}": i18n.general(v) for v in (0.001, 0.003, 0.01, 0.03)},
         help=lambda ctx: _("Adam's step size (β = {b1}, {b2}).").format(b1=i18n.general(0.9),
                                                                          b2=i18n.general(0.999))),
     scale=Toggle(key="tr_scale", label=N_("Divide the scores by √d_head"), default=D["scale"],
@@ -68,7 +67,7 @@ CONTROLS = controls.declare(
         help=lambda ctx: _n("A snapshot of the probe's attention is kept every {n} step.",
                             "A snapshot of the probe's attention is kept every {n} steps.", ctx["every"]).format(
             n=ctx["every"])),
-    sc_d_head=sizes("tr_sc_d_head", N_("d_head of this experiment"), M.SCALE_D_HEAD_CHOICES, D["scale_d_head"],
+    sc_d_head=sizes("tr_sc_d_head", N_("d_head of this experiment"), (32, 64, 128), D["scale_d_head"],
                     N_("Wide heads: the unscaled q·k grows with d_head.")),
     sc_init=init("tr_sc_init", N_("Initialisation of this experiment"), D["scale_init"],
                  N_("lesson: the lesson's Xavier-like scale. unit-variance: queries and keys with unit-variance "

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from attention import training
 from explorer.lessons.training import model
 from explorer.shell import i18n
-from explorer.shell.charts import cell_text_font, chart_title, escape_label, title_top
+from explorer.shell.charts import cell_text_font, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.plotly_fast import hline, vline
 
@@ -53,20 +53,18 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
 
 
-def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: str | None = None,
+def curves(x, series: Sequence[Series], *, title: str, y_title: str,
            hlines: Sequence[tuple[float, str]] = (), vlines: Sequence[tuple[float, str]] = (),
            log_y: bool = False, y_range: tuple[float, float] | None = None,
-           x_range: tuple[float, float] | None = None, height: int = 300, digits: int = 3) -> go.Figure:
+           x_range: tuple[float, float] | None = None, height: int = 300) -> go.Figure:
     """Lines over the training steps.
 
     Args:
         x: ``[S]`` the steps. series: the curves (each ``[S]``, or as long as its own ``x``; names escaped here).
         hlines: ``(y, label)`` dotted reference lines (``ln vocab``, a threshold); vlines: ``(x, label)`` dashed
             vertical lines (where an induction head formed).
-        log_y: a logarithmic y axis (values <= 0 are not drawn). y_range: a fixed range (for a log axis: of the
-            values, not their logarithms). x_range: a fixed step range (the live view: the whole run).
-        x_title: the x axis's title (default: "training step", in the run's language).
-        digits: decimals in the hover.
+        log_y: a logarithmic y axis (values <= 0 are not drawn; its range follows the data). y_range: a fixed
+            range of a linear axis. x_range: a fixed step range (the live view: the whole run).
 
     Raises:
         ValueError: a series whose length differs from ``x``.
@@ -86,7 +84,7 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
             x=sx[keep], y=np.round(shown, 6) if not log_y else shown, mode="lines", name=name,
             line=dict(color=s.color, dash=s.dash, width=2),
             hovertemplate=_("{name}<br>step {x}: {y}").format(
-                name=name, x="%{x}", y=f"%{{y:.{digits}{'e' if log_y else 'f'}}}") + "<extra></extra>",
+                name=name, x="%{x}", y=f"%{{y:.3{'e' if log_y else 'f'}}}") + "<extra></extra>",
         ))
     shapes, notes = [], []
     for y, label in hlines:
@@ -100,16 +98,13 @@ def curves(x, series: Sequence[Series], *, title: str, y_title: str, x_title: st
     yaxis = dict(title=dict(text=escape_label(y_title)))
     if log_y:
         yaxis.update(type="log", exponentformat="power")
-        if y_range is not None:
-            yaxis["range"] = [float(np.log10(y_range[0])), float(np.log10(y_range[1]))]
     elif y_range is not None:
         yaxis["range"] = list(y_range)
     legend = len(traces) > 1
     layout = dict(  # the legend under the plot: above it, a phone's wrapped legend ran into the title
         title=chart_title(title), height=height + 24 * ((len(traces) + 1) // 2 if legend else 0),
         margin=dict(l=10, r=10, t=title_top(title, 50), b=10), showlegend=legend,
-        xaxis=dict(title=dict(text="" if legend  # a legend takes the title's place
-                              else escape_label(_("training step") if x_title is None else x_title)),
+        xaxis=dict(title=dict(text="" if legend else escape_label(_("training step"))),  # or a legend
                    **({"range": list(x_range)} if x_range else {})),
         yaxis=yaxis, shapes=shapes, annotations=notes,
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, yref="paper"), hovermode="closest",
@@ -144,11 +139,9 @@ def probe_strip(tokens, roles, *, title: str = "") -> go.Figure:
         hovertemplate=_("position {x}: token {token} ({role})").format(x="%{x}", token="%{text}",
                                                                      role="%{customdata}") + "<extra></extra>",
     )
-    layout = dict(height=140, margin=dict(l=10, r=10, t=title_top(title), b=50),
+    layout = dict(title=chart_title(title), height=140, margin=dict(l=10, r=10, t=title_top(title), b=50),
                   yaxis=dict(visible=False), xaxis=dict(title=dict(text=_("position")), dtick=4 if n > 16 else 1),
                   separators=i18n.plotly_separators())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[heat], layout=layout)
 
 
@@ -174,44 +167,31 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
         hovertemplate=_("knock out {what}: accuracy {accuracy}").format(what="%{y}", accuracy="%{x:.3f}")
         + "<extra></extra>",
     )
-    line = dict(type="line", x0=baseline, x1=baseline, y0=0, y1=1, yref="y domain", xref="x",
-                line=dict(color=REFERENCE_COLOR, dash="dot"))
+    line = vline(baseline, dict(color=REFERENCE_COLOR, dash="dot"))
     note = dict(x=baseline, y=1, yref="y domain", xref="x", showarrow=False,
                 text=_("every head: {accuracy}").format(accuracy=i18n.number(baseline, 2)),
                 xanchor="right", yanchor="bottom", font=dict(size=11, color=REFERENCE_COLOR))
     layout = dict(
-        height=90 + 28 * len(names), margin=dict(l=10, r=30, t=title_top(title, 60) if title else 30, b=10),
+        title=chart_title(title), height=90 + 28 * len(names),
+        margin=dict(l=10, r=30, t=title_top(title, 60) if title else 30, b=10),
         xaxis=dict(range=[0, 1.1], title=dict(text=_("accuracy with it knocked out"))),
         yaxis=dict(autorange="reversed", automargin=True), shapes=[line], annotations=[note],
         separators=i18n.plotly_separators(),
     )
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
-def head_scores_grid(values, *, title: str, zmax: float = 1.0, colorbar_title: str | None = None) -> go.Figure:
-    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top (``colorbar_title``
-    default: "score", in the run's language).
+def head_scores_grid(values, *, title: str) -> go.Figure:
+    """A ``[n_layers, n_heads]`` grid of one score (the real model's heads), layer 0 on top: the shell's
+    :func:`explorer.shell.charts.heatmap` with this lesson's words.
 
     Raises:
         ValueError: ``values`` not 2-D.
     """
     z = np.asarray(values, dtype=float)
-    if z.ndim != 2:
-        raise ValueError(f"values must be [n_layers, n_heads], got {z.shape}")
-    L, H = z.shape
-    heat = go.Heatmap(
-        z=np.round(z, 4), x=list(range(H)), y=list(range(L)), zmin=0, zmax=zmax, colorscale="Blues",
-        colorbar=dict(title=dict(text=escape_label(_("score") if colorbar_title is None else colorbar_title)),
-                      thickness=12),
-        hovertemplate=_("layer {layer}, head {head}: {score}").format(layer="%{y}", head="%{x}", score="%{z:.3f}")
-        + "<extra></extra>", xgap=1, ygap=1,
-    )
-    layout = dict(title=chart_title(title), height=80 + 14 * L, margin=dict(l=10, r=10, t=title_top(title, 50), b=10),
-                  xaxis=dict(title=dict(text=_("head")), dtick=1),
-                  yaxis=dict(title=dict(text=_("layer")), autorange="reversed"), separators=i18n.plotly_separators())
-    return go.Figure(data=[heat], layout=layout)
+    return heatmap(z, [str(i) for i in range(z.shape[0])], [str(h) for h in range(z.shape[-1])], title=title,
+                   row_name=_("layer"), col_name=_("head"), colorbar_title=_("score"), show_text=False,
+                   height=80 + 14 * z.shape[0])
 
 
 def live_figure(spec: model.RunSpec, p: model.Progress, name: str) -> go.Figure:

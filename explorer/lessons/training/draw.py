@@ -1,24 +1,13 @@
-"""Sections of the page "Watch attention learn", and the process's shared training runs.
-
-**Shared runs.** Training happens on the shell's job worker (:mod:`explorer.shell.jobs`: one worker thread per
-server process, never in a page's script run): a run is requested by its
-:class:`~explorer.lessons.training.model.RunSpec` (every setting in the page's link), and every session that asks
-for the same spec gets the same entry, queued, training or finished; the bounds are the shell's (measured entry
-sizes: 0.45 MiB at the page's defaults, 5.24 MiB at its largest settings, 3 layers × 4 heads, d_model 64, d_head 64,
-n 64, 2000 steps; ``bench/bench_training.py``). The worker trains with NumPy's BLAS on one thread
-(``attention.training`` does: these matrices are too small for threads to pay, and while a run trains the other
-sessions' matrix products run on one BLAS thread too).
-
-**Sections.** Every other function here is a cached section (:func:`explorer.shell.cache.section`): it draws
-from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
-rerun replays it. Every sentence that states a result is computed from the run's numbers here and says so
-when the result does not hold for the learner's settings.
+"""Sections of the page "Watch attention learn": each a cached section (:func:`explorer.shell.cache.section`) that
+draws from its arguments alone, the finished :class:`~explorer.lessons.training.model.RunResult` among them, so a
+rerun replays it. The runs train on the shell's shared job worker (:mod:`explorer.shell.jobs`, asked by the page);
+every sentence that states a result is computed from the run's numbers (:mod:`explorer.lessons.training.model`)
+and says so when the result does not hold for the learner's settings.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -120,25 +109,22 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
         "attention would give {uniform_pm} and {uniform_prev}.").format(
         init=_(model.INIT_PHRASES[spec.init]), seed=spec.seed, pm=num(best_pm, 3), prev=num(float(prev[0].max()), 3),
         uniform_pm=num(uniform_pm, 3), uniform_prev=num(uniform_prev, 3)))
-    head_maps(attention, labels, color_scale, key="tr_fig_untrained", scores=(pm, prev))
+    head_maps(attention, labels, color_scale, pm, prev, key="tr_fig_untrained")
 
 
-def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, *, key: str,
-              scores: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer (a section helper: call it inside
-    a section)."""
+def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, pm: np.ndarray, prev: np.ndarray, *,
+              key: str) -> None:
+    """Every head's attention map, :data:`MAPS_PER_ROW` to a row, layer by layer, titled with its prefix-match ``pm``
+    or previous-token score ``prev`` (``[n_layers, n_heads]`` each) (a section helper: call it inside a section)."""
     L, H = attention.shape[:2]
     heads = [(layer, head) for layer in range(L) for head in range(H)]
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            title = head_name((layer, head))
-            if scores is not None:
-                pm, prev = scores
-                title = (_("layer {layer} head {head} · prefix {score}").format(
-                             layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
-                         _("layer {layer} head {head} · previous {score}").format(
-                             layer=layer, head=head, score=num(prev[layer, head])))
+            title = (_("layer {layer} head {head} · prefix {score}").format(
+                         layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
+                     _("layer {layer} head {head} · previous {score}").format(
+                         layer=layer, head=head, score=num(prev[layer, head])))
             fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
                                  mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
                                  height=MAP_HEIGHT)
@@ -160,17 +146,14 @@ def curves(result: RunResult) -> None:
     vl = ([(j.emerged, _("prefix-match > {threshold} at step {step}").format(threshold=threshold(), step=j.emerged))]
           if j.emerged is not None else [])
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
-                                    title=_("training loss (nats)"), y_title=_("cross-entropy"),
-                                    hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
-                                        vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
-                                    y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)),
-                        key="tr_fig_loss")
-    with right:
-        st.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
-                                    title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
-                                    vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
+    left.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
+                                  title=_("training loss (nats)"), y_title=_("cross-entropy"),
+                                  hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
+                                      vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
+                                  y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)), key="tr_fig_loss")
+    right.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
+                                   title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
+                                   vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
     layers = list(range(1, spec.n_layers)) or [0]
     series = tfig.head_series(result.prefix_match, layers, _("prefix-match")) + tfig.head_series(
         result.previous_token, [0], _("previous-token"))
@@ -200,7 +183,7 @@ def snapshot(result: RunResult, step: int, color_scale: str) -> None:
                  "p = {p} back; a previous-token head's, the diagonal just below the main.").format(
         step=at, accuracy=num(result.accuracy[at]), loss=num(result.loss[at]), p=result.probe_period,
         start=spec.n_ctx - result.probe_period))
-    head_maps(result.snapshots[k], labels, color_scale, key="tr_fig_step", scores=(pm, prev))
+    head_maps(result.snapshots[k], labels, color_scale, pm, prev, key="tr_fig_step")
     numbers({head_name((layer, head)): pd.DataFrame(result.snapshots[k][layer, head], index=labels, columns=labels)
              for layer in range(spec.n_layers) for head in range(spec.n_heads)},
             label=_("Numbers: attention weights at step {step}").format(step=at))
@@ -224,8 +207,7 @@ def mechanism_check(result: RunResult) -> None:
 @section
 def layers_comparison(main: RunResult, other: RunResult) -> None:
     """One layer against two (or more): accuracy and the best prefix-match over the same steps."""
-    runs_ = sorted((main, other), key=lambda r: r.spec.n_layers)
-    one, many = runs_
+    one, many = sorted((main, other), key=lambda r: r.spec.n_layers)
     series = []
     for r, color in ((many, tfig.HEAD_COLORS[0]), (one, tfig.UNSCALED_COLOR)):
         name = layers_count(r.spec.n_layers)
@@ -262,18 +244,14 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
 @section
 def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> None:
     """The shortcut trap: a fixed period is solved by position; the mechanism check tells it apart."""
-    rows = []
-    for r in (random_run, fixed_run):
-        m = r.mechanism
-        lo = 1 if r.spec.n_layers > 1 else 0
-        rows.append({_("task"): _(model.TASK_LABELS[r.spec.task]), _("accuracy (own task)"): m.accuracy,
-                     _("best prefix-match"): float(m.prefix_match[lo:].max()),
-                     _("best previous-token (layer 0)"): float(m.previous_token[0].max()),
-                     _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)})
-    dataframe(pd.DataFrame(rows), digits=3, hide_index=True, width="stretch")
-    fm, rm = fixed_run.mechanism, random_run.mechanism
-    lo = 1 if fixed_run.spec.n_layers > 1 else 0
-    pm_fixed, prev_fixed = float(fm.prefix_match[lo:].max()), float(fm.previous_token[0].max())
+    rm, fm = runs = random_run.mechanism, fixed_run.mechanism
+    best = [(float(model.best_prefix_match(m.prefix_match[None])[0]), float(m.previous_token[0].max())) for m in runs]
+    dataframe(pd.DataFrame([{_("task"): _(model.TASK_LABELS[m.task]), _("accuracy (own task)"): m.accuracy,
+                             _("best prefix-match"): pm, _("best previous-token (layer 0)"): prev,
+                             _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)}
+                            for m, (pm, prev) in zip(runs, best, strict=True)]), digits=3, hide_index=True,
+              width="stretch")
+    pm_fixed, prev_fixed = best[1]
     if fm.label == "shortcut":
         st.markdown(_("**The fixed-period model took the shortcut.** Its best prefix-match is {pm}, yet its best "
                       "previous-token score is only {prev}, and on sequences with a random period its accuracy falls "
@@ -296,13 +274,11 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
             verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
     head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
     labels = model.token_labels(fixed_run.probe)
-    left, _right = st.columns(2)
-    with left:
-        st.plotly_chart(charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
-                                       mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24,
-                                       height=MAP_HEIGHT,
-                                       title=_("fixed period: {head} at the end").format(head=head_name(head))),
-                        key="tr_fig_shortcut_map")
+    st.columns(2)[0].plotly_chart(  # half the width, as one of the page's head maps
+        charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
+                       mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24, height=MAP_HEIGHT,
+                       title=_("fixed period: {head} at the end").format(head=head_name(head))),
+        key="tr_fig_shortcut_map")
     st.caption(_("The fixed-period model's top prefix-matching head on its probe sequence: a diagonal at a fixed "
                  "offset, the same for every sequence."))
 
@@ -313,37 +289,32 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
     c = model.compare_scaling(scaled, unscaled)
     spec = scaled.spec
     x = scaled.step
-    with_, without = "÷√d_head", _("no scaling")
-    st.plotly_chart(tfig.curves(x, [tfig.Series(_("{run}: loss").format(run=with_), scaled.loss, tfig.SCALED_COLOR),
-                                    tfig.Series(_("{run}: loss").format(run=without), unscaled.loss,
-                                                tfig.UNSCALED_COLOR, "dash")],
-                                title=_("training loss"), y_title=_("nats"),
-                                hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]), key="tr_fig_scale_loss")
+    styles = (("÷√d_head", tfig.SCALED_COLOR, "solid"), (_("no scaling"), tfig.UNSCALED_COLOR, "dash"))
+    loss = [r.loss for r in (scaled, unscaled)]
+    grad = [r.score_grad.mean(axis=1) for r in (scaled, unscaled)]  # [S] each, mean over layers
+    top = [r.max_weight.mean(axis=1) for r in (scaled, unscaled)]
+
+    def pair(ys, name: str = "{run}") -> list[tfig.Series]:
+        """Both runs' curves ``ys``, each named ``name`` with its run."""
+        return [tfig.Series(name.format(run=run), y, color, dash) for (run, color, dash), y in zip(styles, ys,
+                                                                                                    strict=True)]
+
+    st.plotly_chart(tfig.curves(x, pair(loss, _("{run}: loss")), title=_("training loss"),
+                                y_title=_("nats"), hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]),
+                    key="tr_fig_scale_loss")
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.score_grad.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series(without, unscaled.score_grad.mean(axis=1),
-                                                    tfig.UNSCALED_COLOR, "dash")],
-                                    title=_("gradient reaching the scores ‖∂L/∂s‖"), y_title=_("norm (log scale)"),
-                                    log_y=True), key="tr_fig_scale_grad")
-    with right:
-        st.plotly_chart(tfig.curves(x, [tfig.Series(with_, scaled.max_weight.mean(axis=1), tfig.SCALED_COLOR),
-                                        tfig.Series(without, unscaled.max_weight.mean(axis=1),
-                                                    tfig.UNSCALED_COLOR, "dash")],
-                                    title=_("softmax's top weight (1 = saturated)"), y_title=_("mean top weight"),
-                                    y_range=(0, 1.05)), key="tr_fig_scale_top")
+    left.plotly_chart(tfig.curves(x, pair(grad), title=_("gradient reaching the scores ‖∂L/∂s‖"),
+                                  y_title=_("norm (log scale)"), log_y=True), key="tr_fig_scale_grad")
+    right.plotly_chart(tfig.curves(x, pair(top), title=_("softmax's top weight (1 = saturated)"),
+                                   y_title=_("mean top weight"), y_range=(0, 1.05)), key="tr_fig_scale_top")
     st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
              r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
     st.caption(_("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
                  "or cancels (w = 1), so no gradient reaches that row's scores."))
     for text in scaling_sentences(spec, c):
         st.markdown(text)
-    numbers(pd.DataFrame({_("step"): x, _("{run}: loss").format(run=with_): scaled.loss,
-                          _("{run}: loss").format(run=without): unscaled.loss,
-                          f"{with_}: ‖∂L/∂s‖": scaled.score_grad.mean(axis=1),
-                          f"{without}: ‖∂L/∂s‖": unscaled.score_grad.mean(axis=1),
-                          _("{run}: top weight").format(run=with_): scaled.max_weight.mean(axis=1),
-                          _("{run}: top weight").format(run=without): unscaled.max_weight.mean(axis=1)}),
+    numbers(pd.DataFrame({_("step"): x, **{s.name: s.y for s in pair(loss, _("{run}: loss"))
+                                           + pair(grad, "{run}: ‖∂L/∂s‖") + pair(top, _("{run}: top weight"))}}),
             label=_("Numbers: both runs, every step"))
 
 
@@ -352,8 +323,7 @@ def context(results: tuple[RunResult, ...]) -> None:
     """The context-length experiment: steps until prefix-match passes 0.4, per n."""
     g = model.context_growth(results)
     series = [tfig.Series(f"n = {r.spec.n_ctx}", model.best_prefix_match(r.prefix_match),
-                          tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)]) for i, r in enumerate(results)]
-    series = [replace(s, x=r.step) for s, r in zip(series, results, strict=True)]
+                          tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)], x=r.step) for i, r in enumerate(results)]
     longest = max(results, key=lambda r: len(r.step))
     st.plotly_chart(tfig.curves(longest.step, series, title=_("best prefix-match, per context length"),
                                 y_title=_("score"), hlines=[(training.EMERGENCE_THRESHOLD, threshold())],
@@ -395,8 +365,8 @@ real_model_heads = cached(max_entries=2)(model.real_model_heads)
 def bridge(rh: model.RealHeads, link: str) -> None:
     """The real model's own induction and previous-token heads, measured with this page's two scores."""
     sep = i18n.list_separator()
-    ind = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_induction)
-    prev = sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in rh.top_previous)
+    ind, prev = (sep.join(f"{head_name(h[:2])} ({num(h[2])})" for h in top) for top in (rh.top_induction,
+                                                                                          rh.top_previous))
     layers = sorted({h[0] for h in rh.top_induction})
     st.markdown(_n("Measured now on SmolLM2-135M reading a random run of {period} token ids written twice ({n} "
                    "tokens): its top prefix-matching heads are {induction}, in layer {layers} of {n_layers}; its top "
@@ -407,21 +377,18 @@ def bridge(rh: model.RealHeads, link: str) -> None:
                    "previous-token heads are {previous}. The same two scores as above, on a model trained on real "
                    "text.", len(layers)).format(period=rh.period, n=rh.n_tokens, induction=ind,
                                                  layers=", ".join(map(str, layers)), previous=prev,
-                                                 n_layers=rh.n_layers))
-    earlier = all(p[0] < min(layers) for p in rh.top_previous)
-    if earlier:
+                                                 n_layers=rh.prefix_match.shape[0]))
+    if all(p[0] < min(layers) for p in rh.top_previous):
         st.markdown(_("Every one of those previous-token heads sits in an earlier layer than every induction head: "
                       "the order the two-layer circuit needs."))
     else:
         st.markdown(_("Not every previous-token head sits before the induction heads here: a big model has many "
                       "ways to bring the previous token forward."))
     left, right = st.columns(2)
-    with left:
-        st.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
-                        key="tr_fig_real_prefix")
-    with right:
-        st.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
-                        key="tr_fig_real_previous")
+    left.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
+                      key="tr_fig_real_prefix")
+    right.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
+                       key="tr_fig_real_previous")
     st.markdown(_("[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
                 .format(link=link))
 

@@ -15,6 +15,7 @@ context length in their minimal model).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -25,24 +26,14 @@ import numpy as np
 from attention import heads, training
 from explorer.shell import i18n, llm
 from explorer.shell.i18n import N_, translator
+from explorer.shell.textviews import number_list
 
 _, _n = translator(__name__)
 
-SEED_MAX = 2**31 - 1
-LAYER_CHOICES = (1, 2, 3)
-HEAD_CHOICES = (1, 2, 3, 4)
-D_MODEL_CHOICES = (16, 32, 64)
-D_HEAD_CHOICES = (8, 16, 32, 64)
-N_CTX_CHOICES = (16, 24, 32, 48, 64)
-VOCAB_CHOICES = (64, 128)
-BATCH_CHOICES = (8, 16, 32, 64)
-LR_CHOICES = (0.001, 0.003, 0.01, 0.03)
 STEPS_RANGE = (100, 2000)
 STEPS_STEP = 100
 SNAPSHOTS = 20
 """Snapshot intervals per run: the probe's attention is kept every ``steps / 20`` steps (21 snapshots)."""
-SCALE_D_HEAD_CHOICES = (32, 64, 128)
-"""``d_head`` of the ÷√d_k experiment: wide heads, where the unscaled scores grow large."""
 CONTEXT_CHOICES = (16, 24, 32, 48)
 """The context lengths of the context-length experiment (measured here with the defaults, seeds 0-2: about 160,
 185, 215 and 350 steps; at n = 64 two seeds of three did not form within 3000 steps, so 64 is left to section 1)."""
@@ -127,16 +118,13 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Progress:
-    """What a run has measured so far (for the live view): per step the loss, the accuracy, the best
-    prefix-match among the heads of layers >= 1 (layer 0's for one layer) and layer 0's best previous-token
-    score."""
+    """What a run has measured so far (for the live view): per step ``[S]`` the loss, the accuracy and the best
+    prefix-match among the heads of layers >= 1 (layer 0's for one layer)."""
 
-    steps: int
     step: np.ndarray
     loss: np.ndarray
     accuracy: np.ndarray
     prefix_match: np.ndarray
-    previous_token: np.ndarray
 
     @property
     def done_steps(self) -> int:
@@ -177,17 +165,8 @@ class RunResult:
     @property
     def nbytes(self) -> int:
         """The bytes its arrays hold (what a cached result costs)."""
-        arrays = [self.step, self.loss, self.accuracy, self.prefix_match, self.previous_token, self.score_grad,
-                  self.max_weight, self.snapshot_steps, self.snapshots, self.probe, *self.params.values()]
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)] + list(self.params.values())
         return int(sum(a.nbytes for a in arrays))
-
-    def snapshot(self, step: int) -> np.ndarray:
-        """``[n_layers, n_heads, n, n]``: the probe's attention at the snapshot step nearest ``step``."""
-        return self.snapshots[int(np.argmin(np.abs(self.snapshot_steps - step)))]
-
-    def model(self) -> training.AttentionOnly:
-        """The trained model."""
-        return training.AttentionOnly(self.spec.config(), self.params)
 
 
 COST_OVERHEAD, COST_PER_FLOP = 0.23, 0.77
@@ -243,34 +222,33 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
                               snapshot_steps=spec.snapshot_steps, model=trained):
         records.append(rec)
         if on_progress is not None and (len(records) % every == 0):
-            on_progress(progress_of(spec, records))
+            on_progress(progress_of(records))
         if emerged is None and float(best_prefix_match(rec.prefix_match[None])[0]) > training.EMERGENCE_THRESHOLD:
             emerged = rec.step
         if spec.stop_after_emergence and emerged is not None and rec.step >= emerged + STOP_AFTER:
             break
     if on_progress is not None:
-        on_progress(progress_of(spec, records))
+        on_progress(progress_of(records))
     seconds = time.perf_counter() - t0
     probe = training.probe_batch(cfg, spec.task, spec.seed)
     snaps = [r for r in records if r.attention is not None]
     return RunResult(
-        spec=spec, step=np.array([r.step for r in records]), loss=np.array([r.loss for r in records]),
-        accuracy=np.array([r.accuracy for r in records]),
-        prefix_match=np.stack([r.prefix_match for r in records]),
-        previous_token=np.stack([r.previous_token for r in records]),
-        score_grad=np.stack([r.score_grad for r in records]), max_weight=np.stack([r.max_weight for r in records]),
-        snapshot_steps=np.array([r.step for r in snaps]), snapshots=np.stack([r.attention for r in snaps]),
-        probe=probe.tokens[0], probe_period=int(probe.period[0]),
+        spec, *stack(records, ("step", "loss", "accuracy", "prefix_match", "previous_token", "score_grad",
+                               "max_weight")),
+        *stack(snaps, ("step", "attention")), probe=probe.tokens[0], probe_period=int(probe.period[0]),
         params={k: v.copy() for k, v in trained.params.items()},
         mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)
 
 
-def progress_of(spec: RunSpec, records: Sequence[training.Record]) -> Progress:
-    """The :class:`Progress` of ``records`` (the first steps of the run ``spec``)."""
-    pm = np.stack([r.prefix_match for r in records])
-    return Progress(spec.steps, np.array([r.step for r in records]), np.array([r.loss for r in records]),
-                    np.array([r.accuracy for r in records]), best_prefix_match(pm),
-                    np.array([float(r.previous_token[0].max()) for r in records]))
+def progress_of(records: Sequence[training.Record]) -> Progress:
+    """The :class:`Progress` of ``records`` (a run's first steps)."""
+    step, loss, accuracy, pm = stack(records, ("step", "loss", "accuracy", "prefix_match"))
+    return Progress(step, loss, accuracy, best_prefix_match(pm))
+
+
+def stack(records: Sequence[training.Record], names: Sequence[str]) -> list[np.ndarray]:
+    """The records' fields ``names``, each stacked over the steps (``[S, …]``)."""
+    return [np.array([getattr(r, name) for r in records]) for name in names]
 
 
 def untrained_attention(spec: RunSpec) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
@@ -305,11 +283,8 @@ def smooth(y: np.ndarray, window: int = SMOOTH) -> np.ndarray:
     y = np.asarray(y, dtype=float)
     if y.size == 0:
         return y
-    k = min(window, y.size)
-    kernel = np.ones(k)
-    num = np.convolve(y, kernel, mode="same")
-    den = np.convolve(np.ones_like(y), kernel, mode="same")
-    return num / den
+    kernel = np.ones(min(window, y.size))
+    return np.convolve(y, kernel, mode="same") / np.convolve(np.ones_like(y), kernel, mode="same")
 
 
 @dataclass(frozen=True)
@@ -447,15 +422,9 @@ class ContextGrowth:
 
 def growth_word(k: float) -> str:
     """What an exponent ``k`` of ``steps ∝ n^k`` says (English; shown translated: ``_(growth_word(k))``)."""
-    if k > 2.25:
-        return N_("faster than quadratic")
-    if k >= 1.75:
-        return N_("about quadratic")
-    if k >= 1.25:
-        return N_("between linear and quadratic")
-    if k >= 0.75:
-        return N_("about linear")
-    return N_("slower than linear")
+    words = ((2.25, N_("faster than quadratic")), (1.75, N_("about quadratic")),
+             (1.25, N_("between linear and quadratic")), (0.75, N_("about linear")))
+    return next((word for lowest, word in words if k >= lowest), N_("slower than linear"))
 
 
 def context_growth(results: Sequence[RunResult]) -> ContextGrowth:
@@ -470,16 +439,11 @@ def context_growth(results: Sequence[RunResult]) -> ContextGrowth:
         raise ValueError("the runs must differ in n_ctx only")
     n = tuple(r.spec.n_ctx for r in runs)
     emerged = tuple(jump(r).emerged for r in runs)
-    pairs = []
-    for (n1, e1), (n2, e2) in zip(zip(n, emerged, strict=True), zip(n[1:], emerged[1:], strict=True), strict=False):
-        if e1 and e2:
-            pairs.append((n1, n2, e2 / e1, float(np.log(e2 / e1) / np.log(n2 / n1))))
-    formed = [(a, e) for a, e in zip(n, emerged, strict=True) if e]
-    k = None
-    if len(formed) >= 2:
-        x, y = np.log([a for a, _ in formed]), np.log([e for _, e in formed])
-        k = float(np.polyfit(x, y, 1)[0])
-    return ContextGrowth(n, emerged, runs[0].spec.steps, k, tuple(pairs), None if k is None else growth_word(k))
+    pairs = tuple((n1, n2, e2 / e1, float(np.log(e2 / e1) / np.log(n2 / n1)))
+                  for (n1, e1), (n2, e2) in itertools.pairwise(zip(n, emerged, strict=True)) if e1 and e2)
+    formed = np.log([(a, e) for a, e in zip(n, emerged, strict=True) if e]).reshape(-1, 2)  # rows (ln n, ln steps)
+    k = float(np.polyfit(formed[:, 0], formed[:, 1], 1)[0]) if len(formed) >= 2 else None
+    return ContextGrowth(n, emerged, runs[0].spec.steps, k, pairs, None if k is None else growth_word(k))
 
 
 def snapshot_step(step, spec: RunSpec) -> int | None:
@@ -528,11 +492,6 @@ class RealHeads:
     top_previous: tuple[tuple[int, int, float], ...]
     n_tokens: int
     period: int
-
-    @property
-    def n_layers(self) -> int:
-        """The real model's layers (from its scores' shape, never a literal)."""
-        return int(self.prefix_match.shape[0])
 
 
 REAL_PROMPT = ("The old lighthouse keeper painted seven blue boats before the storm reached the quiet harbour. "
@@ -586,11 +545,6 @@ def threshold() -> str:
 def num(x: float, digits: int = 2) -> str:
     """``x`` with ``digits`` decimals and the run's decimal mark (:func:`explorer.shell.i18n.number`)."""
     return i18n.number(x, digits)
-
-
-def num_list(values) -> str:
-    """Numbers listed in a sentence (``0.91, 0.12`` / ``0,91; 0,12``)."""
-    return i18n.list_separator().join(num(float(v)) for v in values)
 
 
 def head_name(head: tuple[int, int]) -> str:
@@ -653,23 +607,21 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
     out.append(plateau + formed)
     end = j.end if j.end is not None else int(result.step[-1])
     rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
-                smooth=SMOOTH, start=j.start, end=end, formed=i18n.general(FORMED_PM))
-    if spec.n_layers > 1:
-        rose.update(prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]))
-        if j.end is not None:
-            text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
-                     "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} to "
-                     "{acc1} (running means over {smooth} steps).")
-        else:
-            text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                     "from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, and the "
-                     "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    elif j.end is not None:
-        text = _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and the "
-                 "accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
-    else:
-        text = _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} rose "
-                 "from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over {smooth} steps).")
+                prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]), smooth=SMOOTH,
+                start=j.start, end=end, formed=i18n.general(FORMED_PM))
+    text = {  # (a previous-token layer to name, the rise ended)
+        (True, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
+                        "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} "
+                        "to {acc1} (running means over {smooth} steps)."),
+        (True, False): _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} "
+                         "rose from {pm0} to {pm1}, the previous-token score of {prev_head} from {prev0} to {prev1}, "
+                         "and the accuracy from {acc0} to {acc1} (running means over {smooth} steps)."),
+        (False, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, and "
+                         "the accuracy from {acc0} to {acc1} (running means over {smooth} steps)."),
+        (False, False): _("From step {start} to the last step (it never reached {formed}), the prefix-match of {head} "
+                          "rose from {pm0} to {pm1}, and the accuracy from {acc0} to {acc1} (running means over "
+                          "{smooth} steps)."),
+    }[spec.n_layers > 1, j.end is not None]
     out.append(text.format(**rose))
     if j.end is not None and j.start is not None:
         rise = j.end - j.start
@@ -707,7 +659,8 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                          "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
                          "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
                          "knocking it out, not just a pattern that looks like it.").format(
-                layer=li, pms=num_list(mech.prefix_match[li]), prev=num_list(mech.previous_token[0])))
+                layer=li, pms=number_list(mech.prefix_match[li], 2),
+                prev=number_list(mech.previous_token[0], 2)))
         alone = mech.knockout_accuracy[head]
         others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
         words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
@@ -716,7 +669,7 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                          "copying.").format(**words))
         elif others:
             names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = num_list(mech.prefix_match[head[0], h] for h in others)
+            scores = number_list((mech.prefix_match[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",
@@ -772,32 +725,23 @@ def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
     if c.emerged[1] is None and c.emerged[0] is not None:
         saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
         words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
-        if saturated and starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0) and its scores got {ratio}× less gradient than the scaled run's "
-                     "(median over the run). That is the lessons' claim about ÷√d_k, measured.")
-        elif saturated:
-            text = _("**Without the scaling it never learned within {steps} steps**: its softmax started saturated "
-                     "(top weight {top} at step 0).")
-        elif starved:
-            text = _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× less "
-                     "gradient than the scaled run's (median over the run).")
-        else:
-            text = _("**Without the scaling it never learned within {steps} steps**, although its softmax did not "
-                     "start saturated and its scores got no less gradient.")
+        text = {
+            (True, True): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
+                            "saturated (top weight {top} at step 0) and its scores got {ratio}× less gradient than the "
+                            "scaled run's (median over the run). That is the lessons' claim about ÷√d_k, measured."),
+            (True, False): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
+                             "saturated (top weight {top} at step 0)."),
+            (False, True): _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× "
+                             "less gradient than the scaled run's (median over the run)."),
+            (False, False): _("**Without the scaling it never learned within {steps} steps**, although its softmax "
+                              "did not start saturated and its scores got no less gradient."),
+        }[saturated, starved]
         out.append(text.format(**words))
     if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
         out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
                      "attention sooner, and they did not saturate within these steps. Try the unit-variance "
                      "initialisation or a wider d_head."))
     return out
-
-
-def other_specs(spec: RunSpec) -> dict[str, list[RunSpec]]:
-    """The runs each experiment needs, given the page's run ``spec``."""
-    other_depth = replace(spec, n_layers=1 if spec.n_layers > 1 else 2)
-    other_task = replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")
-    return {"layers": [spec, other_depth], "shortcut": [spec, other_task]}
 
 
 def real_model_heads(seed: int, period: int = 20) -> RealHeads | None:

