@@ -144,8 +144,3 @@ class Settings:
             tokens=tokens_count(self.n), d_model=self.d_model, d_k=self.d_k, seed=self.seed,
             embedding=_(self.embedding))
         return line + (_(" + positional encoding") if self.positional else "")
-
-
-def ragged_cells(matrix: np.ndarray) -> list[tuple[int, int]]:
-    """``(row, col)`` of every blank, NaN or infinite cell of ``matrix``."""
-    return [(int(r), int(c)) for r, c in np.argwhere(~np.isfinite(matrix))]

@@ -34,7 +34,6 @@ from explorer.shell.controls.link_values import (
     _LINK_KEY,
     _canonical,
     _default_unless_set,
-    _refuse_unusable_number,
     _snapshot_link,
     check_link,
     correct_link,
@@ -221,8 +220,7 @@ class Number(Control):
         step = self.step_at(ctx)
         if callable(self.lo) or callable(self.hi):
             keep_in_range(self.key, lo, hi)
-        _refuse_unusable_number(self.key, lo, hi, integer=integer, step=1 if self.widget == "number_input"
-                                else step)
+        refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **({"format": self.format} if self.format else {}), **kwargs}
         label = self.say(self.label, ctx)
         if self.widget == "number_input":  # whole numbers; "min" (no default) on the run after set_value
@@ -233,10 +231,8 @@ class Number(Control):
                                    key=self.key, bind="query-params", **kw)
         ends = {"lo": _number_text(lo), "hi": _number_text(hi)}
         expected = self.say(self.expected, ctx, **ends, low=ends["lo"], high=ends["hi"],
-                            step=_number_text(step) if step else "1")
-        if expected is None:
-            expected = (_("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(
-                **ends)
+                            step=_number_text(step) if step else "1") or (
+            _("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(**ends)
         check_link(self.key, got, expected, inline=inline)
         return int(got) if integer else float(got)
 
@@ -267,7 +263,7 @@ class Toggle(Control):
         return _canonical(value) if isinstance(value, bool) else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, self.usable(ctx))
+        refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **kwargs, **_default_kw(self.key, self.default_value(ctx))}
         got = container.toggle(self.say(self.label, ctx), key=self.key, bind="query-params", **kw)
         check_link(self.key, got, self.say(self.expected, ctx) or _("true or false"), inline=inline)
@@ -315,9 +311,6 @@ class Options(Control):
     def parse(self, raw: str, ctx: Ctx):
         code = (self.aliases or {}).get(raw, raw)
         return code if code in self.codes(ctx) else None
-
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
 
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         return value if value in self.codes(ctx or {}) else None
@@ -439,10 +432,7 @@ class Choice(Control):
 
     def _expected(self, ctx: Ctx, texts: list[str]) -> str:
         quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
-        listed = ", ".join(quoted)
-        if self.expected is None:
-            return one_of(quoted)
-        return self.say(self.expected, ctx, valid=listed, values=listed, options=listed, lo=texts[0], hi=texts[-1])
+        return self.say(self.expected, ctx, valid=", ".join(quoted), lo=texts[0], hi=texts[-1]) or one_of(quoted)
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
         ss, key = st.session_state, self.key
@@ -513,14 +503,11 @@ class Text(Control):
         ok = len(raw) <= self.max_chars and (self.valid is None or self.valid(raw, ctx))
         return raw if ok else None
 
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
-
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         return value if isinstance(value, str) and value and self.parse(value, ctx or {}) is not None else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, self.usable(ctx))  # a link can carry more
+        refuse_unusable({self.key: self.usable(ctx)})  # a link can carry more
         kw = {"help": self.say(self.help, ctx),
               **({"placeholder": self.say(self.placeholder, ctx)} if self.placeholder else {}),
               **({"height": self.height} if self.height else {}), **kwargs,
@@ -611,9 +598,6 @@ class TokenPicker(Control):
     def parse(self, raw: str, ctx: Ctx):
         return raw if raw in ctx["labels"] else None
 
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
-
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         if ctx is None:
             raise ValueError(f"{self.key}'s options are the sentence's tokens: give link(..., ctx={{'labels': …}})")
@@ -627,7 +611,7 @@ class TokenPicker(Control):
         n = len(labels)
         last = f"_{key}_position"  # the position chosen on the last run (this control's own key)
         if self.link:
-            refuse_unusable(key, labels.__contains__)
+            refuse_unusable({key: labels.__contains__})
         current = ss.get(key)
         if current is not None and current not in labels:  # a new sentence
             ss[key] = labels[min(max(ss.get(last, self.default), 0), n - 1)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -33,8 +33,6 @@ _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, u
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
 _SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
-REPEATABLE: frozenset[str] = frozenset()
-"""Link keys that may be given more than once (a bound multiselect's); any other repeated key is refused."""
 SHOWN_CHARS = 40  # a link value longer than this is shortened in a warning
 _INT_TEXT = re.compile(r"-?[0-9]+\Z")  # ASCII digits only: int() would also take " 5 ", "1_000" and "٣"
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
@@ -43,15 +41,15 @@ _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
 def _snapshot_link() -> None:
     """Keep the raw query parameters of the session's first run (before widgets clean them).
 
-    A key given more than once (not in :data:`REPEATABLE`) is removed from the link and the
-    run starts again, so its control opens at the default; :func:`check_link` warns about it.
+    A key given more than once is removed from the link and the run starts again, so its control opens at the
+    default; :func:`check_link` warns about it.
     """
     ss = st.session_state
     if _LINK_KEY in ss:
         return
     ss[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
     ss[_WARN_KEY] = {}
-    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1 and k not in REPEATABLE]
+    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1]
     if any([_remove_from_link(k) for k in repeated]):
         _rerun_with_the_new_link()
 
@@ -133,30 +131,20 @@ def link_number(raw: str, lo: float, hi: float, *, integer: bool, step: float | 
     return x
 
 
-def refuse_unusable(key: str, usable: Callable[[str], bool]) -> None:
-    """Before ``key``'s bound widget is drawn: unless the link's value for it is one ``usable`` accepts, remove it
-    from the link and start the run again, so the widget opens at its default (:func:`check_link` then warns).
+def refuse_unusable(tests: Mapping[str, Callable[[str], bool]]) -> None:
+    """Before the bound widgets of ``tests`` (``{key: usable}``) are drawn: every link value ``usable`` does not
+    accept leaves the link, then the run starts again once, so each such widget opens at its default
+    (:func:`check_link` then warns).
 
     For values Streamlit would misread rather than drop: a number it would parse leniently or
     overflow on, an empty value a segmented control takes as "nothing selected". A value
     given more than once is removed too. Nothing happens once the widget is bound.
     """
-    refuse_all({key: usable})
-
-
-def refuse_all(tests: dict[str, Callable[[str], bool]]) -> None:
-    """:func:`refuse_unusable` for several keys at once (``{key: usable}``): every value they cannot use leaves the
-    link, then the run starts again once."""
     _snapshot_link()
     bad = [key for key, usable in tests.items() if (raw := st.query_params.get_all(key))
            and not (len(raw) == 1 and usable(raw[0]))]
     if any([_remove_from_link(key) for key in bad]):
         _rerun_with_the_new_link()
-
-
-def _refuse_unusable_number(key: str, lo: float, hi: float, *, integer: bool, step: float | None) -> None:
-    """:func:`refuse_unusable` with :func:`link_number` as the test."""
-    refuse_unusable(key, lambda raw: link_number(raw, lo, hi, integer=integer, step=step) is not None)
 
 
 def _code(text: str) -> str:

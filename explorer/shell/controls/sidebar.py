@@ -23,7 +23,7 @@ from explorer.shell.controls.link_values import (
     _snapshot_link,
     check_link,
     one_of,
-    refuse_all,
+    refuse_unusable,
     set_value,
     show_link_warnings,
 )
@@ -88,8 +88,6 @@ SHARED = declare(
                 "marks each row's largest weight, and hovering a cell always shows the true weight.")),
 )
 """The sidebar's shared controls, in their order (each lesson that does not use one says so: :func:`not_used`)."""
-NUMBER_RANGES = {name: (c.lo, c.hi) for name, c in SHARED.items() if isinstance(c, NumberInput | Slider)}
-"""The shared numbers' ranges."""
 
 _PAGE_KEY = "_shown_page"  # the URL path of the page the session's last run showed
 _SLOTS_KEY = "_sidebar_note_slots"  # {shared control: st.empty() under it in the sidebar}, drawn on every run
@@ -109,10 +107,6 @@ class Shared:
     seed: int
     d_model: int
     d_k: int
-
-    @property
-    def d_v(self) -> int:
-        return self.d_k
 
 
 def _show_kept_values_after_a_page_change(page: str | None) -> None:
@@ -136,11 +130,6 @@ def _show_kept_values_after_a_page_change(page: str | None) -> None:
                 ss[key] = ss[key]  # drawn without a default of its own
             else:
                 set_value(key, ss[key])  # the widget leaves its default out on that run
-
-
-def _note_slot(key: str) -> None:
-    """An empty place under the sidebar's control ``key`` (nothing shows until :func:`not_used` fills it)."""
-    st.session_state.setdefault(_SLOTS_KEY, {})[key] = st.sidebar.empty()
 
 
 def not_used(notes: dict[str, str]) -> None:
@@ -237,18 +226,16 @@ def sidebar_controls(page: str | None = None) -> Shared:
     st.session_state[_DRAWN_KEY] = {}
     # The link's values first: every value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
-    refuse_all({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
+    refuse_unusable({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
     sb = st.sidebar
     sb.header(_("Shared controls"))
-    values = {}
     for name, control in SHARED.items():
-        values[name] = draw(control, control.example, container=sb)
+        value = draw(control, control.example, container=sb)
         if name == "sentence":
-            _sentence_twin(values[name])
-        _note_slot(name)
+            _sentence_twin(value)
+        st.session_state[_SLOTS_KEY][name] = sb.empty()  # filled by not_used, when the page does not use it
     sb.caption(_("Every control is in the page's link: copy the address bar to share exactly what you see."))
-    return Shared(values["sentence"], values["embedding"], bool(values["positional"]), int(values["seed"]),
-                  int(values["d_model"]), int(values["d_k"]))
+    return shared()
 
 
 def _sentence_twin(sentence: str) -> None:
@@ -280,25 +267,18 @@ def lesson_settings(purpose: str | None = None) -> Settings:
     ``MAX_TOKENS`` tokens are truncated with a note.
     """
     sh = shared()
-    inp = sentence_input(purpose)
-    embedding = shared_settings.embedding_mode(sh.embedding, inp.tokens)  # "auto" resolved for this sentence
-    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
-
-
-def sentence_input(purpose: str | None = None) -> shared_settings.SentenceInput:
-    """The sidebar sentence's tokens, with :func:`lesson_settings`' notes (an empty sentence stops the page)."""
-    purpose = purpose or _("to see attention at work")
-    inp = shared_settings.sentence_tokens(shared().sentence)
+    inp = shared_settings.sentence_tokens(sh.sentence)
     if not inp.tokens:
         st.info(_("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.").format(
-            purpose=purpose))
+            purpose=purpose or _("to see attention at work")))
         show_link_warnings()  # st.stop() ends the run before the entrypoint would show them
         st.stop()
     if inp.n_dropped:
         st.info(_("Your sentence has {n} tokens; the first {kept} are used ({dropped} dropped) to keep the pictures "
                   "readable.").format(n=len(inp.tokens) + inp.n_dropped, kept=shared_settings.MAX_TOKENS,
                                       dropped=inp.n_dropped))
-    return inp
+    embedding = shared_settings.embedding_mode(sh.embedding, inp.tokens)  # "auto" resolved for this sentence
+    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
 
 
 def shared() -> Shared:
