@@ -98,23 +98,13 @@ def ascii_heatmap(weights: np.ndarray, tokens) -> str:
     return "\n".join(lines)
 
 
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "^": r"\^{}", "~": r"\~{}", **{ch: "\\" + ch for ch in "{}$&#%_"}}
+
+
 def latex_text(s: str) -> str:
-    r"""``s`` as a LaTeX ``\text{}`` body, with every special character escaped."""
-    out = []
-    for ch in s:
-        if ch in "\\":
-            out.append(r"\textbackslash{}")
-        elif ch in "{}$&#%_":
-            out.append("\\" + ch)
-        elif ch == "^":
-            out.append(r"\^{}")
-        elif ch == "~":
-            out.append(r"\~{}")
-        elif ord(ch) > 0xFFFF or not ch.isprintable():
-            out.append("?")  # KaTeX fonts lack emoji; keep the formula renderable
-        else:
-            out.append(ch)
-    return "".join(out)
+    r"""``s`` as a LaTeX ``\text{}`` body, with every special character escaped; a character KaTeX's fonts lack (an
+    emoji) or one that does not print becomes ``?``, so the formula still renders."""
+    return "".join(_LATEX_ESCAPES.get(ch) or ("?" if ord(ch) > 0xFFFF or not ch.isprintable() else ch) for ch in s)
 
 
 def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray, output: np.ndarray,
