@@ -49,17 +49,21 @@ def latex_words(message: str, **math: str) -> str:
     return "".join(math[p] if i % 2 else (rf"\text{{{latex_text(p)}}}" if p else "") for i, p in enumerate(parts))
 
 
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span, shown literally (no emphasis, link, image, heading, HTML, LaTeX or emoji can
+    come from a visitor's text): the fence is one backtick longer than the longest run of backticks inside
+    (``code_span("a`b") == "``a`b``"``); a space pads an empty text and one that starts or ends with a backtick or a
+    space."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if not text or text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_code(text: str, limit: int | None = 30) -> str:
-    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from a visitor's
-    text): runs of white space become one space, the text is shortened to ``limit`` characters (``…`` added;
-    ``None``: never), and the fence is one backtick longer than the longest run of backticks inside
-    (``md_code("a`b") == "``a`b``"``)."""
+    """:func:`code_span` of ``text`` with runs of white space made one space and shortened to ``limit`` characters
+    (``…`` added; ``None``: never)."""
     s = " ".join(str(text).split())
-    s = s if limit is None or len(s) <= limit else s[:limit] + "…"
-    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
+    return code_span(s if limit is None or len(s) <= limit else s[:limit] + "…")
 
 
 def dim_labels(columns) -> list[str]:

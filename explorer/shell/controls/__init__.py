@@ -29,7 +29,6 @@ from explorer.shell.controls.declare import (
 )
 from explorer.shell.controls.link_values import (
     SHOWN_CHARS,
-    _code,
     _shown,
     check_link,
     link_number,
@@ -57,7 +56,7 @@ from explorer.shell.controls.state import edition, last_valid, next_edition, res
 
 __all__ = [
     "DEFAULTS", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED", "SHOWN_CHARS", "Choice", "Control", "Ctx",
-    "Expander", "Heads", "Number", "NumberInput", "Options", "Slider", "Text", "Toggle", "TokenPicker", "_code",
+    "Expander", "Heads", "Number", "NumberInput", "Options", "Slider", "Text", "Toggle", "TokenPicker",
     "_shown", "check_link", "color_scale", "declare", "draw", "edition", "fragment", "language_control", "last_valid",
     "lesson_settings", "link", "link_number", "link_value", "next_edition", "not_used", "reset", "retired_link_key",
     "sentence_steps", "set_value", "shared", "show_link_warnings", "sidebar_controls", "value",

@@ -1,20 +1,14 @@
 """Controls declared as data: a lesson lists its controls once; the shell draws, checks and links them.
 
-A lesson's package (``explorer/lessons/<lesson>/__init__.py``) declares ``CONTROLS = controls.declare(__name__,
-name=Kind(key=…, label=N_(…), …), …)`` and the link states its tests visit (``STATES``); its page draws each
-control where it sits with one call, ``controls.draw(CONTROLS["n_heads"], {"d_model": d_model})``, which returns
-the value; other lessons link to it with ``controls.link(lesson, name=value, …)`` (``docs/lessons.md``). A
-declaration says everything about a control but where it sits: its link parameter (``key``, also the widget's
-key), its kind (the class), its range or options and default (values, or functions of the run's context ``ctx``:
-the page's own numbers), its messages (``N_``, translated when drawn in the lesson's catalogue domain and formatted
-with ``ctx``), and what a link value it cannot use gets (its default; a :class:`Choice` may take the nearest).
+A lesson's package declares ``CONTROLS = controls.declare(__name__, name=Kind(key=…, label=N_(…), …), …)``; its
+page draws each control where it sits with :func:`draw`, which returns the value; other lessons link to it with
+:func:`link` (how to: ``docs/lessons.md``). A declaration says everything about a control but where it sits.
 
-The one way a control reaches the link is :meth:`Control.draw` (called by :func:`draw`): the link's value goes
-through the control's parser (:meth:`Control.parse`), a value it cannot use is removed or corrected before the
-widget is seeded (:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names
-the value. :meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and
-whether it warns: what ``tests/shell/test_declare.py`` checks and ``tests/lessons/test_contract.py`` shows on the
-page.
+The one way a control reaches the link is :meth:`Control.draw`: the link's value goes through the control's parser
+(:meth:`Control.parse`), a value it cannot use is removed or corrected before the widget is seeded
+(:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names the value.
+:meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and whether it warns
+(``tests/shell/test_declare.py``; ``tests/lessons/test_contract.py`` shows it on the page).
 """
 
 from __future__ import annotations
@@ -72,9 +66,8 @@ def _is_number(x) -> bool:
 def _default_kw(key: str, default) -> dict:
     """``{"value": default}`` for a widget, except on the run after code set its value (:func:`set_value`).
 
-    Always the default, never "none once the key has state": a run that starts again after a widget was drawn
-    (a link value refused further down the page) draws it again without its state's value in the message, and
-    the browser then showed the widget's proto default (an empty sentence box) while the server kept the default.
+    Always the default, never "none once the key has state": a run started again after a widget was drawn (a link
+    value refused further down the page) showed the widget's proto default (an empty sentence box) otherwise.
     """
     return {} if _default_unless_set(key, True, False) is False else {"value": default}
 
@@ -321,10 +314,8 @@ class Options(Control):
         # control on its first draw (a value that is not a code leaves the link, and check_link warns), and the link
         # holds the code on every run, except the default, which is left out.
         ss, key, default = st.session_state, self.key, self.default_value(ctx)
-        if callable(self.options):
-            shown = dict(self.options(ctx))
-        else:
-            shown = {code: self.word(name) for code, name in self.options.items()}
+        shown = (dict(self.options(ctx)) if callable(self.options)
+                 else {code: self.word(name) for code, name in self.options.items()})
         if default not in shown:
             raise ValueError(f"default must be one of the codes {list(shown)}, got {default!r}")
         _snapshot_link()
@@ -346,8 +337,7 @@ class Options(Control):
         value = value if value in shown else default
         check_link(key, value, one_of(shown), inline=inline)
         if value == default:
-            if key in st.query_params:
-                del st.query_params[key]
+            st.query_params.pop(key, None)
         elif st.query_params.get(key) != value:
             st.query_params[key] = value
         return value
