@@ -154,24 +154,21 @@ def heatmap(
     true_shown = shown
     if color_scale is not None:
         shown, zrange = weight_colors(z, color_scale, mask)
-    if zrange is None:
-        if kind == "weights":
-            zrange = (0.0, 1.0)
-        else:
-            finite = shown[np.isfinite(shown)]
-            top = float(np.abs(finite).max()) if finite.size else 1.0
-            top = top or 1.0
-            zrange = (-top, top)
+    if zrange is None and kind == "weights":
+        zrange = (0.0, 1.0)
+    elif zrange is None:
+        finite = np.abs(shown[np.isfinite(shown)])
+        top = (float(finite.max()) if finite.size else 0.0) or 1.0
+        zrange = (-top, top)
     colorscale = WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE
     if light:
         shown = _light_values(shown, kind, digits)
         true_shown = _light_values(true_shown, kind, digits)
     z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
 
-    arrow = col_name in (None, "key")  # query → key; any other pair of axes reads "row · col"
+    sep = " → " if col_name in (None, "key") else " · "  # query → key; any other pair of axes reads "row · col"
     row_name = _("query") if row_name is None else row_name
     col_name = _("key") if col_name in (None, "key") else col_name
-    sep = " → " if arrow else " · "
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
         zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
@@ -261,5 +258,4 @@ def heatmap(
         layout["title"] = chart_title(title)
     if mask is not None:
         layout["plot_bgcolor"] = MASKED_COLOR
-    fig = go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more
-    return fig
+    return go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more
