@@ -420,10 +420,6 @@ class Choice(Control):
             return self.text(self.nearest(value, ctx), ctx)
         return None
 
-    def _expected(self, ctx: Ctx, texts: list[str]) -> str:
-        quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
-        return self.say(self.expected, ctx, valid=", ".join(quoted), lo=texts[0], hi=texts[-1]) or one_of(quoted)
-
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
         ss, key = st.session_state, self.key
         options, default = self.values(ctx), self.default_value(ctx)
@@ -463,8 +459,10 @@ class Choice(Control):
         else:
             got = container.radio(label, options, index=options.index(default), key=key, bind="query-params", **kw)
         texts = [shown(o) for o in options]
-        check_link(key, given if given is not None and self.parse(given, ctx) == got else shown(got),
-                   self._expected(ctx, texts), inline=inline)
+        quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
+        expected = self.say(self.expected, ctx, valid=", ".join(quoted), lo=texts[0], hi=texts[-1]) or one_of(quoted)
+        check_link(key, given if given is not None and self.parse(given, ctx) == got else shown(got), expected,
+                   inline=inline)
         notice = ss.get(_NOTICE_KEY, {}).get(key)
         if notice and notice[1] == got and notice[2] == dict(ctx):
             container.warning(self.say(self.notice, ctx, current=notice[0], nearest=got, valid=", ".join(texts)),
@@ -681,9 +679,7 @@ def link(lesson: ModuleType, ctx: Ctx | None = None, **values) -> str:
     unknown = sorted(set(values) - set(declared))
     if unknown:
         raise ValueError(f"{lesson.__name__} declares no control {unknown}; it declares {sorted(declared)}")
-    params = []
-    for name, control in declared.items():
-        if values.get(name) is not None and (text := control.link_text(values[name], ctx)) is not None:
-            params.append(f"{control.key}={quote(text, safe='')}")
+    params = [f"{control.key}={quote(text, safe='')}" for name, control in declared.items()
+              if values.get(name) is not None and (text := control.link_text(values[name], ctx)) is not None]
     path = f"./{lesson_entry(lesson.__name__.rsplit('.', 1)[-1]).url_path}"
     return i18n.with_lang(path + (f"?{'&'.join(params)}" if params else ""))

@@ -83,10 +83,8 @@ _NOT_USED_KEY = "_not_used"  # {shared control: why this page does not use it}, 
 
 @dataclass(frozen=True)
 class Shared:
-    """The raw values of the shared controls for this run (the sentence untokenized; ``d_v = d_k``).
-
-    Lessons that work on the sentence use :func:`lesson_settings` instead, which tokenizes it.
-    """
+    """The raw values of the shared controls for this run (the sentence untokenized: lessons that work on the
+    sentence use :func:`lesson_settings` instead, which tokenizes it)."""
 
     sentence: str
     embedding: str
@@ -203,10 +201,7 @@ def sidebar_controls(page: str | None = None) -> Shared:
     cache.note_activity()  # every run passes here: the idle sweep (explorer.shell.cache) waits for a quiet server
     _snapshot_link()
     _show_kept_values_after_a_page_change(page)
-    st.session_state[_SHOWN_KEY] = set()
-    st.session_state[_SLOTS_KEY] = {}
-    st.session_state[_NOT_USED_KEY] = {}
-    st.session_state[_DRAWN_KEY] = {}
+    st.session_state.update({_SHOWN_KEY: set(), _SLOTS_KEY: {}, _NOT_USED_KEY: {}, _DRAWN_KEY: {}})  # this run's
     # The link's values first: every value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
     refuse_unusable({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
