@@ -116,12 +116,8 @@ def cached(max_entries: int, *, serial: bool = False) -> Callable[[Callable], Ca
 
     ``serial``: the computation runs once at a time in the process, however many sessions ask at once (the others
     wait for it): for one whose memory peak must not be doubled (the sinks lesson's converted model)."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
-
-    return wrap
+    return lambda func: st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
+                                      hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
 
 
 def _one_at_a_time(func: Callable) -> Callable:
@@ -140,12 +136,8 @@ def resource(max_entries: int, ttl: float = TTL_SECONDS) -> Callable[[Callable],
     be pickled (a live KV cache) or a large read-only array, at most ``max_entries`` argument sets for ``ttl``
     seconds, frozen dataclass arguments hashed by their fields; arguments named with a leading ``_`` (the model) are
     not hashed. The value is shared by every session: it must not be changed."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
-                                 hash_funcs=key_hash_funcs(func))(func)
-
-    return wrap
+    return lambda func: st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
+                                          hash_funcs=key_hash_funcs(func))(func)
 
 
 def figure(max_entries: int) -> Callable[[Callable], Callable]:
@@ -155,12 +147,8 @@ def figure(max_entries: int) -> Callable[[Callable], Callable]:
 
     The language of the run (:func:`explorer.shell.i18n.current`) is part of the key and the figure is built in it
     (its words), as :func:`section` does. Arguments named with a leading ``_`` (the model) are not hashed."""
-
-    def wrap(func: Callable) -> Callable:
-        return _keyed_by_language(func, st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS,
-                                                          show_spinner=False))
-
-    return wrap
+    return lambda func: _keyed_by_language(func, st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS,
+                                                                   show_spinner=False))
 
 
 # --- the idle sweep ------------------------------------------------------------------------------------------
