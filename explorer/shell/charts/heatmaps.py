@@ -160,7 +160,6 @@ def heatmap(
         finite = np.abs(shown[np.isfinite(shown)])
         top = (float(finite.max()) if finite.size else 0.0) or 1.0
         zrange = (-top, top)
-    colorscale = WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE
     if light:
         shown = _light_values(shown, kind, digits)
         true_shown = _light_values(true_shown, kind, digits)
@@ -171,7 +170,7 @@ def heatmap(
     col_name = _("key") if col_name in (None, "key") else col_name
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
-        zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
+        zmin=zrange[0], zmax=zrange[1], colorscale=WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE,
         xgap=1 if n_cols <= GAP_MAX else 0, ygap=1 if n_rows <= GAP_MAX else 0,  # gaps would wash out thin cells
         colorbar=dict(title=dict(text=colorbar_title or (_("weight") if kind == "weights" else _("value"))),
                       thickness=12, **COLORBAR_AT),
@@ -204,9 +203,7 @@ def heatmap(
         chars = (11 if color_scale in ("fixed", "map") else 6) if colorbar_at == "right" else 0
         font = cell_text_font(cells, n_cols, row_labels, colorbar_chars=chars) if show_text else None
         if font:
-            trace["text"] = cells
-            trace["texttemplate"] = "%{text}"
-            trace["textfont"] = font
+            trace.update(text=cells, texttemplate="%{text}", textfont=font)
 
     height = height or int(min(620, max(240, 34 * n_rows + 110)))
     traces = [go.Heatmap(**trace)]
