@@ -1,22 +1,16 @@
 """How many threads NumPy's BLAS (OpenBLAS) may use in the app's process: one, unless the operator says otherwise.
 
 The server runs every learner's script in a thread of its own, in one process. By default OpenBLAS splits every
-matmul over all the machine's cores, and when another core is busy (another learner's run, another process on a
-shared server: always, on a classroom's server) its threads wait for each other. Measured on this project's 2-core
-machine (``BENCHMARKS.md``, "BLAS threads"): SmolLM2-135M's forward pass over 32 tokens took 0.15-0.19 s on one
-OpenBLAS thread and a median of 3.3-3.4 s on the default two beside a busy core. With one BLAS thread per call, two
-learners' runs use the two cores side by side instead of fighting over both.
+matmul over all the machine's cores, and when another core is busy (another learner's run, another process) its
+threads wait for each other. Measured on this project's 2-core machine (``BENCHMARKS.md``, "BLAS threads"):
+SmolLM2-135M's forward pass over 32 tokens took 0.15-0.19 s on one OpenBLAS thread and a median of 3.3-3.4 s on the
+default two beside a busy core.
 
-:func:`apply_once` is called by the entrypoint (``streamlit_app.py``) at the top of every run and acts on the
-process's first; every benchmark in ``bench/`` calls :func:`apply`, so the app runs the way its benchmarks measure.
-The count is process-wide (OpenBLAS has one setting per process) and set through the core's own OpenBLAS handle
+The entrypoint calls :func:`apply_once` on every run; every benchmark in ``bench/`` calls :func:`apply`, so the app
+runs the way its benchmarks measure. The count is process-wide and set through the core's own OpenBLAS handle
 (:func:`attention.blocked.set_blas_threads`): NumPy has loaded its OpenBLAS long before the script runs, so the
-``OPENBLAS_NUM_THREADS`` variable would be read too late.
-
-The operator decides with :data:`THREADS_ENV` (``ATTENTION_BLAS_THREADS=2``: two threads per matmul; ``default``:
-the library's own choice). Without it, a thread variable the operator set for the whole process
-(``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``) is left to the library, which read it at start;
-otherwise :data:`DEFAULT_THREADS`.
+``OPENBLAS_NUM_THREADS`` variable would be read too late. The operator decides with :data:`THREADS_ENV`
+(:func:`wanted`).
 """
 
 from __future__ import annotations

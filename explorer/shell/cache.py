@@ -1,34 +1,19 @@
-"""The caches every lesson uses: cached sections (element replay) and cached computations.
+"""The caches every lesson uses: cached sections (:func:`section`, element replay), computations (:func:`cached`),
+shared values (:func:`resource`) and widget figures (:func:`figure`), all keyed on the arguments' values.
 
-Every section function (a lesson's ``draw.py``) is decorated with :func:`section` at import
-time, so Streamlit records the elements it draws on the first call with given arguments and
-replays them on every later call with equal arguments: a rerun caused by another widget (or a
-second learner opening the same link) does not build or serialize the figures again. Widgets,
-``st.session_state`` and ``st.stop`` stay in the page files. Pure computations that several
-sections share are wrapped with :func:`cached`.
+A frozen dataclass argument (the shared :class:`~explorer.shell.settings.Settings`, a lesson's own key) is hashed
+by its fields as a tuple, in half the time of Streamlit's generic dataclass path (it deep-copies the dataclass into
+a dict first). The caches are per process by design: behind a proxy (``deploy/``) a learner, kept on one replica by
+its cookie, meets the entries that replica stored, and a replica that restarts only starts cold. The module's only
+other state is the idle sweep's bookkeeping (``tests/test_deploy.py`` lists every piece of module state).
 
-Both key on the arguments' values. A frozen dataclass argument (the shared
-:class:`~explorer.shell.settings.Settings`, a lesson's own key) is hashed by its fields as a
-tuple, which Streamlit does in half the time of its generic dataclass path (it deep-copies the
-dataclass into a dict first); the caches are per process, shared by every session.
-
-The caches are per process by design. With several replicas behind a proxy (``deploy/``), each replica fills
-its own and a learner, kept on one replica by the proxy's cookie, meets the entries its own runs stored; nothing
-has to be shared between processes, and a replica that restarts only starts cold. The module's only other
-state is this process's idle-sweep bookkeeping (``tests/test_deploy.py`` lists every piece of module state
-that functions change).
-
-Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.7 GB), so every
-cache is bounded three ways (measured sizes: BENCHMARKS.md, "Memory soak"):
-
-- by count: ``max_entries`` per function, sized from its measured entry size at the largest
-  settings (a section replays at most 3.6 MiB; the multi-head scenario at 512 heads is 26 MiB);
-- by size: ``server.maxCacheDataSize`` in ``.streamlit/config.toml``, Streamlit's one LRU byte
-  budget over every ``st.cache_data`` entry of the process;
-- by time: an entry expires :data:`TTL_SECONDS` after it was stored, and when no script has run
-  for :data:`IDLE_CLEAR_SECONDS` the idle sweep empties every ``st.cache_data`` cache and hands
-  the freed memory back to the system (Streamlit expires entries only when their function is
-  called again, so without it an idle server would keep everything).
+Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.7 GB), so every cache is bounded
+three ways (measured sizes: BENCHMARKS.md, "Memory soak"): by count, ``max_entries`` per function, sized from its
+entry at the largest settings (a section replays at most 3.6 MiB; the multi-head scenario at 512 heads is 26 MiB);
+by size, ``server.maxCacheDataSize`` in ``.streamlit/config.toml`` (one LRU byte budget over every
+``st.cache_data`` entry); by time, :data:`TTL_SECONDS` after an entry was stored, and the idle sweep
+(:data:`IDLE_CLEAR_SECONDS`; Streamlit expires entries only when their function is called again, so without it
+an idle server would keep everything).
 """
 
 from __future__ import annotations
@@ -92,37 +77,36 @@ def key_hash_funcs(func: Callable) -> dict[type, Callable]:
 def section(func):
     """Decorator for a page section drawn from its arguments alone (figures, tables, text; no widgets).
 
-    The first call with given arguments runs ``func`` and Streamlit records every element
-    it draws; a later call with equal arguments (any session) replays the recorded
-    elements instead of building and serializing the figures again
-    (``st.cache_data``'s element replay). This is what keeps a page's rerun close to a
-    trivial page's when a widget elsewhere changes.
-
-    Rules for ``func``: pure (no ``st.session_state``, no ``st.stop``, no widgets:
-    Streamlit refuses widgets inside cached functions); arguments hashable by
-    ``st.cache_data`` (numbers, strings, tuples, NumPy arrays, frozen dataclasses, annotated
-    as such); returns ``None`` or a small value. A section must not call another section
-    inside columns it created (Streamlit would replay the inner one outside them). Each
-    section function keeps at most ``SECTION_MAX_ENTRIES`` argument sets (least recently
-    used dropped).
-
-    The language of the run (:func:`explorer.shell.i18n.current`) is part of the key: a section recorded in
+    The first call with given arguments runs ``func`` and Streamlit records every element it draws; a later call
+    with equal arguments (any session) replays them (``st.cache_data``'s element replay), so a rerun caused by
+    another widget builds and serializes no figure again. Rules for ``func``: pure (no ``st.session_state``, no
+    ``st.stop``, no widgets); arguments hashable by ``st.cache_data`` (numbers, strings, tuples, NumPy arrays, frozen
+    dataclasses, annotated as such); returns ``None`` or a small value; never calls another section inside columns
+    it created (Streamlit would replay the inner one outside them). At most :data:`SECTION_MAX_ENTRIES` argument
+    sets are kept (least recently used dropped). The run's language is part of the key: a section recorded in
     English is never replayed to a learner reading Português or Türkçe.
     """
+    return _keyed_by_language(func, st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS,
+                                                  show_spinner=False, hash_funcs=key_hash_funcs(func)))
+
+
+def _keyed_by_language(func: Callable, cache: Callable[[Callable], Callable]) -> Callable:
+    """``func`` under ``cache`` (a Streamlit cache decorator) with the run's language as one more argument: part of
+    the key, and the language ``func`` runs in."""
 
     @functools.wraps(func)
     def in_language(*args, lang: str, **kwargs):
-        return func(*args, **kwargs)
+        with i18n.using(lang):
+            return func(*args, **kwargs)
 
-    recorded = st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs=key_hash_funcs(func))(in_language)
+    kept = cache(in_language)
 
     @functools.wraps(func)
-    def draw(*args, **kwargs):
-        return recorded(*args, lang=i18n.current(), **kwargs)
+    def call(*args, **kwargs):
+        return kept(*args, lang=i18n.current(), **kwargs)
 
-    draw.clear, draw.recorded = recorded.clear, recorded  # the st.cache_data function behind it
-    return draw
+    call.clear, call.recorded = kept.clear, kept  # the Streamlit cache function behind it
+    return call
 
 
 def cached(max_entries: int, *, serial: bool = False) -> Callable[[Callable], Callable]:
@@ -132,12 +116,8 @@ def cached(max_entries: int, *, serial: bool = False) -> Callable[[Callable], Ca
 
     ``serial``: the computation runs once at a time in the process, however many sessions ask at once (the others
     wait for it): for one whose memory peak must not be doubled (the sinks lesson's converted model)."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
-
-    return wrap
+    return lambda func: st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
+                                      hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
 
 
 def _one_at_a_time(func: Callable) -> Callable:
@@ -156,12 +136,8 @@ def resource(max_entries: int, ttl: float = TTL_SECONDS) -> Callable[[Callable],
     be pickled (a live KV cache) or a large read-only array, at most ``max_entries`` argument sets for ``ttl``
     seconds, frozen dataclass arguments hashed by their fields; arguments named with a leading ``_`` (the model) are
     not hashed. The value is shared by every session: it must not be changed."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
-                                 hash_funcs=key_hash_funcs(func))(func)
-
-    return wrap
+    return lambda func: st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
+                                          hash_funcs=key_hash_funcs(func))(func)
 
 
 def figure(max_entries: int) -> Callable[[Callable], Callable]:
@@ -171,23 +147,8 @@ def figure(max_entries: int) -> Callable[[Callable], Callable]:
 
     The language of the run (:func:`explorer.shell.i18n.current`) is part of the key and the figure is built in it
     (its words), as :func:`section` does. Arguments named with a leading ``_`` (the model) are not hashed."""
-
-    def wrap(func: Callable) -> Callable:
-        @functools.wraps(func)
-        def in_language(*args, lang: str, **kwargs):
-            with i18n.using(lang):
-                return func(*args, **kwargs)
-
-        kept = st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False)(in_language)
-
-        @functools.wraps(func)
-        def build(*args, **kwargs):
-            return kept(*args, lang=i18n.current(), **kwargs)
-
-        build.clear = kept.clear
-        return build
-
-    return wrap
+    return lambda func: _keyed_by_language(func, st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS,
+                                                                   show_spinner=False))
 
 
 # --- the idle sweep ------------------------------------------------------------------------------------------
@@ -250,12 +211,11 @@ def clear_caches() -> None:
 def tune_malloc() -> bool:
     """Make glibc hand freed memory back to the system as the lessons go, not only at the idle sweep.
 
-    A model lesson's run allocates and frees arrays of 1-140 MiB (logits ``[n, 49152]``, a converted model), each
-    session's script runs in a thread of its own, and by default glibc keeps a heap per thread (up to 8 per core)
-    and, once a large block was freed, serves blocks up to 32 MiB from those heaps: freed, they stay in the
-    process. With :data:`MALLOC_ARENA_MAX` heaps and a fixed :data:`MALLOC_MMAP_THRESHOLD` (which also stops
-    that growth) large arrays are mapped on their own and returned when freed. Measured: BENCHMARKS.md,
-    "Memory soak". ``True`` when both settings were taken (Linux with glibc; elsewhere nothing changes).
+    A model lesson's run allocates and frees arrays of 1-140 MiB (logits ``[n, 49152]``, a converted model) in its
+    session's own thread; glibc keeps a heap per thread and serves blocks up to 32 MiB from them, which stay in the
+    process when freed. With :data:`MALLOC_ARENA_MAX` heaps and a fixed :data:`MALLOC_MMAP_THRESHOLD` large arrays
+    are mapped on their own and returned when freed (measured: BENCHMARKS.md, "Memory soak"). ``True`` when both
+    settings were taken (Linux with glibc; elsewhere nothing changes).
     """
     try:
         mallopt = ctypes.CDLL("libc.so.6").mallopt

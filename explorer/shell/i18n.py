@@ -12,25 +12,17 @@ A module gets its domain's functions from its own name::
     st.caption(_n("{n} head", "{n} heads", n).format(n=n))
     LABELS = {"sink": N_("first-token sink")}   # marked at import time, translated where shown: _(LABELS[k])
 
-Messages are written with named ``{placeholders}`` and ``.format`` (an f-string cannot be a message: the
-catalogue would need every value), so a translator can move a value within the sentence. ``tools/i18n.py``
-extracts them (babel's Python extractor, keywords ``_``, ``_n``, ``N_``) and updates the ``.po`` files;
-``tests/test_i18n.py`` fails when a message is missing, untranslated or fuzzy in a catalogue, or a
-translation drops or renames a placeholder. The ``.po`` files are read and compiled in memory once per
-process (babel ``read_po`` + ``write_mo``): no compiled ``.mo`` file is kept in the repository.
+Messages are written with named ``{placeholders}`` and ``.format`` (an f-string cannot be a message: the catalogue
+would need every value), so a translator can move a value within the sentence; ``tools/i18n.py`` extracts them and
+``tests/test_i18n.py`` checks the catalogues (``docs/lessons.md``, "The catalogue"). The ``.po`` files are compiled
+in memory once per process: no ``.mo`` file is kept in the repository.
 
-The language of a run is :func:`current` (set by the entrypoint with :func:`activate` from the sidebar's
-``lang`` control, bound to the link as ``?lang=en|pt|tr``; without it, the browser's language,
-``st.context.locale``, picks, English otherwise). Code that runs outside a Streamlit run (the pure
-``model.py`` / ``charts.py`` modules, their tests) sees English unless :func:`using` says otherwise.
-
-A translated word is capitalised with :func:`capitalize` (Turkish: "indüksiyon" -> "İndüksiyon"; ``str.upper``
-gives "Indüksiyon"), never with ``str.upper``/``capitalize``/``title``. The page tells the browser its language
-(:func:`document_language_js`: ``<html lang="pt">``), for screen readers, hyphenation and CSS case changes.
-
-Numbers shown as text go through :func:`number` / :func:`integer` / :func:`percent`: decimal comma and
-``.`` for thousands in pt and tr (babel's CLDR data for ``pt_BR`` and ``tr_TR``); Plotly figures get
-:func:`plotly_separators`. Code, formulas (LaTeX), link values and downloads (CSV, JSON) keep the
+The language of a run is :func:`current` (set by the entrypoint with :func:`activate` from the sidebar's ``lang``
+control); code outside a Streamlit run (the pure ``model.py`` / ``charts.py`` modules, their tests) sees English
+unless :func:`using` says otherwise. A translated word is capitalised with :func:`capitalize`, never with
+``str.upper``/``capitalize``/``title``. Numbers shown as text go through :func:`number` / :func:`integer` /
+:func:`percent` (decimal comma and ``.`` for thousands in pt and tr: babel's CLDR data for ``pt_BR`` and ``tr_TR``),
+Plotly figures get :func:`plotly_separators`; code, formulas (LaTeX), link values and downloads (CSV, JSON) keep the
 machine-readable ``1234.5``.
 
 Sources: GNU gettext manual (domains, plural forms, ``msgctxt``); Babel's ``babel.messages`` (catalogues)

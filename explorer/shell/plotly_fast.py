@@ -1,18 +1,13 @@
 """A faster ``go.Figure.to_dict`` for the path every chart takes to the browser (issue 20, item 3).
 
-``st.plotly_chart(fig)`` calls ``fig.to_dict()`` and then ``plotly.io.to_json``. Plotly's ``to_dict``
-deep-copies the figure with :func:`copy.deepcopy` (a memo dictionary and a dispatch per object: about
-1-2.5 ms for a small heat map, most of it the ~8 KB default template every figure carries) before it
-turns NumPy arrays into base64 typed arrays, a walk that checks every value of that template too.
-:func:`to_dict` below makes the same fresh copy with a plain recursive walk (dicts, lists and tuples
-rebuilt with their own types, NumPy arrays copied, any other object through :func:`copy.deepcopy` as
-before) and runs Plotly's own base64 conversion on everything but ``layout.template`` (a template is
-JSON-made: lists, never NumPy arrays, so the walk would change nothing there). The result is equal to
-Plotly's, key for key and value for value (``tests/shell/test_plotly_fast.py`` checks every lesson's
-figures at defaults), in about an eighth of the time (0.28 against 2.3 ms for a 6 x 6 heat map here).
-
-:func:`install` puts it on ``plotly.basedatatypes.BaseFigure`` (idempotent); importing
-:mod:`explorer.shell.charts` installs it.
+``st.plotly_chart(fig)`` calls ``fig.to_dict()``, which deep-copies the figure with :func:`copy.deepcopy` (about
+1-2.5 ms for a small heat map, most of it the ~8 KB default template every figure carries) before it turns NumPy
+arrays into base64 typed arrays, a walk that checks every value of that template too. :func:`to_dict` makes the
+same fresh copy with a plain recursive walk (:func:`fresh_copy`) and runs Plotly's own base64 conversion on
+everything but ``layout.template`` (JSON-made: never NumPy arrays). The result is equal to Plotly's, key for key
+(``tests/shell/test_plotly_fast.py`` checks every lesson's figures at defaults), in about an eighth of the time
+(0.28 against 2.3 ms for a 6 x 6 heat map here). Importing :mod:`explorer.shell.charts` installs it
+(:func:`install`).
 """
 
 from __future__ import annotations

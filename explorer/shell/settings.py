@@ -20,13 +20,12 @@ from explorer.shell.textviews import tokens_count
 _, _n = i18n.translator(__name__)
 
 MAX_TOKENS = 64
-EMBEDDINGS = A.EMBEDDING_MODES  # ("lesson", "per-token"): the values of Settings.embedding
 AUTO_EMBEDDING = "auto"  # the sidebar's default choice: "lesson" for the lesson's sentence, else "per-token"
 LESSON_TOKENS = tuple(A.tokenize(A.SENTENCE_EXAMPLE.sentence))  # ("The", "cat", "sat", "on", "the", "mat")
 
 
 def embedding_mode(choice: str, tokens: Iterable[str]) -> str:
-    """The embedding mode (one of :data:`EMBEDDINGS`) the sidebar's ``choice`` means for ``tokens``.
+    """The embedding mode (one of :data:`attention.EMBEDDING_MODES`) the sidebar's ``choice`` means for ``tokens``.
 
     ``"auto"`` (the default) keeps the lesson's random rows for the lesson's own sentence (worked example 2,
     to the last digit) and gives any other sentence per-token embeddings, so copies of a word get the same
@@ -57,11 +56,6 @@ class SentenceInput:
     tokens: tuple[str, ...]
     n_dropped: int
 
-    @property
-    def labels(self) -> list[str]:
-        """One label per position (:func:`token_label`), distinct even for repeated words."""
-        return token_labels(self.tokens)
-
 
 def sentence_tokens(sentence: str, max_tokens: int = MAX_TOKENS) -> SentenceInput:
     """Tokenize ``sentence`` (:func:`attention.tokenize`) and keep at most ``max_tokens`` tokens."""
@@ -72,7 +66,7 @@ def sentence_tokens(sentence: str, max_tokens: int = MAX_TOKENS) -> SentenceInpu
 def embeddings(tokens: tuple[str, ...], d_model: int, seed: int, embedding: str, positional: bool) -> np.ndarray:
     """``X [n, d_model]`` float64: :func:`attention.embed_tokens` plus, when ``positional``, the sinusoidal encoding.
 
-    ``embedding`` is one of :data:`EMBEDDINGS` or ``"auto"`` (:func:`embedding_mode`).
+    ``embedding`` is one of :data:`attention.EMBEDDING_MODES` or ``"auto"`` (:func:`embedding_mode`).
 
     Raises:
         ValueError: as :func:`attention.embed_tokens` (unknown ``embedding``, ``d_model < 1``).
@@ -92,7 +86,7 @@ class Settings:
         d_model: embedding width (columns of ``X``).
         d_k: query/key width; the value width ``d_v`` equals it.
         seed: seeds the embeddings and ``W_q, W_k, W_v`` (each its own ``default_rng(seed)``).
-        embedding: how ``X`` is made, one of :data:`EMBEDDINGS`.
+        embedding: how ``X`` is made, one of :data:`attention.EMBEDDING_MODES` (``"lesson"``, ``"per-token"``).
         positional: whether the sinusoidal positional encoding is added to ``X``.
 
     With the defaults (``"The cat sat on the mat"``, 8, 4, 42, ``"lesson"``, ``False``) this is
@@ -144,8 +138,3 @@ class Settings:
             tokens=tokens_count(self.n), d_model=self.d_model, d_k=self.d_k, seed=self.seed,
             embedding=_(self.embedding))
         return line + (_(" + positional encoding") if self.positional else "")
-
-
-def ragged_cells(matrix: np.ndarray) -> list[tuple[int, int]]:
-    """``(row, col)`` of every blank, NaN or infinite cell of ``matrix``."""
-    return [(int(r), int(c)) for r, c in np.argwhere(~np.isfinite(matrix))]

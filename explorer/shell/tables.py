@@ -78,13 +78,10 @@ def numbers(values: np.ndarray | pd.DataFrame | Mapping[str, pd.DataFrame], rows
         hide_index: hide the row labels; default: hidden when they are just 0, 1, 2, … (a ``RangeIndex``),
             shown when they name the rows (tokens, dims).
     """
-    if isinstance(values, Mapping):
-        tables = dict(values)
-    else:
-        frame = values if isinstance(values, pd.DataFrame) else pd.DataFrame(values, index=rows, columns=cols)
-        tables = {"": frame}
+    if not isinstance(values, Mapping):
+        values = {"": values if isinstance(values, pd.DataFrame) else pd.DataFrame(values, index=rows, columns=cols)}
     with st.expander(_("Numbers") if label is None else label):
-        for heading, frame in tables.items():
+        for heading, frame in values.items():
             if heading:
                 st.markdown(f"**{heading}**")
             hide = isinstance(frame.index, pd.RangeIndex) if hide_index is None else hide_index

@@ -49,17 +49,21 @@ def latex_words(message: str, **math: str) -> str:
     return "".join(math[p] if i % 2 else (rf"\text{{{latex_text(p)}}}" if p else "") for i, p in enumerate(parts))
 
 
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span, shown literally (no emphasis, link, image, heading, HTML, LaTeX or emoji can
+    come from a visitor's text): the fence is one backtick longer than the longest run of backticks inside
+    (``code_span("a`b") == "``a`b``"``); a space pads an empty text and one that starts or ends with a backtick or a
+    space."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if not text or text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_code(text: str, limit: int | None = 30) -> str:
-    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from a visitor's
-    text): runs of white space become one space, the text is shortened to ``limit`` characters (``…`` added;
-    ``None``: never), and the fence is one backtick longer than the longest run of backticks inside
-    (``md_code("a`b") == "``a`b``"``)."""
+    """:func:`code_span` of ``text`` with runs of white space made one space and shortened to ``limit`` characters
+    (``…`` added; ``None``: never)."""
     s = " ".join(str(text).split())
-    s = s if limit is None or len(s) <= limit else s[:limit] + "…"
-    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if not s or s[0] == "`" or s[-1] == "`" else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
+    return code_span(s if limit is None or len(s) <= limit else s[:limit] + "…")
 
 
 def dim_labels(columns) -> list[str]:
@@ -98,23 +102,13 @@ def ascii_heatmap(weights: np.ndarray, tokens) -> str:
     return "\n".join(lines)
 
 
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "^": r"\^{}", "~": r"\~{}", **{ch: "\\" + ch for ch in "{}$&#%_"}}
+
+
 def latex_text(s: str) -> str:
-    r"""``s`` as a LaTeX ``\text{}`` body, with every special character escaped."""
-    out = []
-    for ch in s:
-        if ch in "\\":
-            out.append(r"\textbackslash{}")
-        elif ch in "{}$&#%_":
-            out.append("\\" + ch)
-        elif ch == "^":
-            out.append(r"\^{}")
-        elif ch == "~":
-            out.append(r"\~{}")
-        elif ord(ch) > 0xFFFF or not ch.isprintable():
-            out.append("?")  # KaTeX fonts lack emoji; keep the formula renderable
-        else:
-            out.append(ch)
-    return "".join(out)
+    r"""``s`` as a LaTeX ``\text{}`` body, with every special character escaped; a character KaTeX's fonts lack (an
+    emoji) or one that does not print becomes ``?``, so the formula still renders."""
+    return "".join(_LATEX_ESCAPES.get(ch) or ("?" if ord(ch) > 0xFFFF or not ch.isprintable() else ch) for ch in s)
 
 
 def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray, output: np.ndarray,

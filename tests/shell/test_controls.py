@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.shell import controls
+from explorer.shell import controls, textviews
 from tests.apptest_utils import app_at, assert_clean
 
 
@@ -54,7 +54,7 @@ def test_link_number_takes_valid_numbers_exactly():
 @pytest.mark.parametrize("text", ["`[x](https://example.invalid)`", "``", "a ``` b", "`", " `x` ", "plain"])
 def test_a_code_span_holds_any_text(text):
     """The fence is longer than any backtick run inside, so nothing in the text ends the span early."""
-    span = controls._code(text)
+    span = textviews.code_span(text)
     fence = span[: len(span) - len(span.lstrip("`"))]
     inner = span[len(fence): len(span) - len(fence)]
     assert fence not in inner and inner.strip(" ") == text.strip(" ") and span.endswith(fence)

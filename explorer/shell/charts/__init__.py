@@ -1,8 +1,7 @@
 """Shared figure builders: the attention heat map and the bar charts, with the geometry and colours they share.
 
-``from explorer.shell import charts`` and then ``charts.heatmap(...)``, ``charts.weights_bar(...)``,
-``charts.paired_bars(...)``, ``charts.COLOR_SCALES``: the names in :data:`__all__` are the charts' public API,
-what lessons may use. One module per idea:
+``from explorer.shell import charts``, then ``charts.heatmap(...)``: the names in :data:`__all__` are the charts'
+public API, what lessons may use. One module per idea:
 
 ``geometry``  text and label widths in px, tick choice, cell text sizing, margins (:mod:`.geometry`)
 ``colors``    the colour scales, the learner's scale for weights and its colour bar, row maxima (:mod:`.colors`)

@@ -64,8 +64,7 @@ def weights_bar(
     )
     if title:
         layout["title"] = chart_title(title)
-    fig = go.Figure(data=[bar], layout=layout)
-    return fig
+    return go.Figure(data=[bar], layout=layout)
 
 
 def paired_bars(

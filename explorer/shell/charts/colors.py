@@ -2,12 +2,8 @@
 
 A heat map of attention weights (``kind="weights"``) is coloured on :data:`WEIGHTS_SCALE`, any other matrix on
 :data:`DIVERGING_SCALE` centred on 0; masked cells show :data:`MASKED_COLOR` (the plot's background behind a gap).
-For weights the learner picks one of :data:`COLOR_SCALES` (a sidebar control, also in the link):
-:func:`weight_colors` gives the values and range to colour by, :func:`weight_colorbar` the colour bar with the
-uniform level ``1/n`` marked, :func:`row_max_outline` the outline of each row's largest weight.
-
-Public (in :mod:`explorer.shell.charts`' ``__all__``): the scales, :data:`COLOR_SCALES`, :data:`MASKED_COLOR`,
-:func:`weight_colors` and :func:`weight_colorbar`, for a lesson that draws several maps on one colour axis (the
+For weights the learner picks one of :data:`COLOR_SCALES` (a sidebar control). The names in
+:mod:`explorer.shell.charts`' ``__all__`` are for a lesson that draws several maps on one colour axis (the
 multi-head grids) on the same colours as the shell's heat map.
 """
 
@@ -83,22 +79,14 @@ def weight_colorbar(color_scale: str, zrange: tuple[float, float], n_keys: int, 
     if color_scale == "row":
         return dict(title=dict(text=_("÷ row max")), thickness=12, tickmode="array", tickvals=[0.0, 0.5, 1.0],
                     ticktext=["0", "½", "1"])
-    title = _("weight") if title is None else title
     span = hi - lo or 1.0
-    regular = [lo + span * k / 4 for k in range(5)]
-    uniform = 1.0 / n_keys if n_keys > 0 else None
-    vals, text = [], []
-    for v in regular:
-        if uniform is not None and lo <= uniform <= hi and abs(v - uniform) < 0.3 * span:  # apart on a short bar
-            continue
-        vals.append(v)
-        text.append(i18n.general(v, 3))
-    if uniform is not None and lo <= uniform <= hi:
-        vals.append(uniform)
-        text.append(_("uniform 1/{n}").format(n=n_keys))
-    order = np.argsort(vals)
-    return dict(title=dict(text=title), thickness=12, tickmode="array",
-                tickvals=[float(vals[i]) for i in order], ticktext=[text[i] for i in order])
+    uniform = 1.0 / n_keys if n_keys > 0 and lo <= 1.0 / n_keys <= hi else None
+    ticks = {v: i18n.general(v, 3) for v in (lo + span * k / 4 for k in range(5))
+             if uniform is None or abs(v - uniform) >= 0.3 * span}  # regular ticks apart from 1/n on a short bar
+    if uniform is not None:
+        ticks[uniform] = _("uniform 1/{n}").format(n=n_keys)
+    return dict(title=dict(text=_("weight") if title is None else title), thickness=12, tickmode="array",
+                tickvals=[float(v) for v in sorted(ticks)], ticktext=[ticks[v] for v in sorted(ticks)])
 
 
 def row_max_outline(z, mask=None) -> go.Scatter | None:

@@ -3,13 +3,9 @@
 Estimates of what Plotly.js draws (measured in Chromium, Plotly.js 3.8, Streamlit theme), as pure functions of
 labels and sizes: no figure is built here. The shell's heat map and bars size themselves with them, so that on
 a phone no two labels or values touch (issue 18) and every figure is sent with margins that already hold its
-labels and colour bar, so Plotly lays it out and draws it once (issue 20).
-
-The names exported by :mod:`explorer.shell.charts` (its ``__all__``) are public: a lesson that builds a figure of
-its own (the causal mask maps, the multi-head grids, the KV cache's bars, the lookup's labelled points) uses them
-to follow the same rules. The rest (measured paddings, the theme font's letter widths, the tick settings of the
-shell's own heat map) is the package's inside: a lesson asks :func:`heatmap_margin` or :func:`bar_margin` for a
-margin instead of adding up paddings.
+labels and colour bar, so Plotly lays it out and draws it once (issue 20). A lesson's own figure uses the public
+names (:mod:`explorer.shell.charts`' ``__all__``) and asks :func:`heatmap_margin` or :func:`bar_margin` for a
+margin instead of adding up the paddings measured here.
 """
 
 from __future__ import annotations

@@ -154,27 +154,23 @@ def heatmap(
     true_shown = shown
     if color_scale is not None:
         shown, zrange = weight_colors(z, color_scale, mask)
-    if zrange is None:
-        if kind == "weights":
-            zrange = (0.0, 1.0)
-        else:
-            finite = shown[np.isfinite(shown)]
-            top = float(np.abs(finite).max()) if finite.size else 1.0
-            top = top or 1.0
-            zrange = (-top, top)
-    colorscale = WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE
+    if zrange is None and kind == "weights":
+        zrange = (0.0, 1.0)
+    elif zrange is None:
+        finite = np.abs(shown[np.isfinite(shown)])
+        top = (float(finite.max()) if finite.size else 0.0) or 1.0
+        zrange = (-top, top)
     if light:
         shown = _light_values(shown, kind, digits)
         true_shown = _light_values(true_shown, kind, digits)
     z_plot = np.where(np.isfinite(shown), shown, None)  # masked cells -> gaps (never "NaN" text)
 
-    arrow = col_name in (None, "key")  # query → key; any other pair of axes reads "row · col"
+    sep = " → " if col_name in (None, "key") else " · "  # query → key; any other pair of axes reads "row · col"
     row_name = _("query") if row_name is None else row_name
     col_name = _("key") if col_name in (None, "key") else col_name
-    sep = " → " if arrow else " · "
     trace = dict(
         z=z_plot, x=list(range(n_cols)), y=list(range(n_rows)),
-        zmin=zrange[0], zmax=zrange[1], colorscale=colorscale,
+        zmin=zrange[0], zmax=zrange[1], colorscale=WEIGHTS_SCALE if kind == "weights" else DIVERGING_SCALE,
         xgap=1 if n_cols <= GAP_MAX else 0, ygap=1 if n_rows <= GAP_MAX else 0,  # gaps would wash out thin cells
         colorbar=dict(title=dict(text=colorbar_title or (_("weight") if kind == "weights" else _("value"))),
                       thickness=12, **COLORBAR_AT),
@@ -207,9 +203,7 @@ def heatmap(
         chars = (11 if color_scale in ("fixed", "map") else 6) if colorbar_at == "right" else 0
         font = cell_text_font(cells, n_cols, row_labels, colorbar_chars=chars) if show_text else None
         if font:
-            trace["text"] = cells
-            trace["texttemplate"] = "%{text}"
-            trace["textfont"] = font
+            trace.update(text=cells, texttemplate="%{text}", textfont=font)
 
     height = height or int(min(620, max(240, 34 * n_rows + 110)))
     traces = [go.Heatmap(**trace)]
@@ -261,5 +255,4 @@ def heatmap(
         layout["title"] = chart_title(title)
     if mask is not None:
         layout["plot_bgcolor"] = MASKED_COLOR
-    fig = go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more
-    return fig
+    return go.Figure(data=traces, layout=layout)  # one constructor call: update_* calls cost 3x more

@@ -30,8 +30,6 @@ TITLE_WIDTH_PX = 320  # the narrowest chart (a phone, a column: geometry.PHONE_C
 TITLE_LINE_PX = 20  # the top margin each further line of a wrapped title adds (its lines are raised: TITLE_RAISE_PX)
 TITLE_RAISE_PX = 20.8  # the distance between two lines of a title in Chromium (16 px font)
 TITLE_GAP_PX = 4  # between a wrapped title's last line and the plot (a one-line title's descenders reach 3 px in)
-
-
 AXIS_TITLE_PX = 14  # the theme's axis title size (measured in Chromium)
 
 

@@ -1,20 +1,14 @@
 """Controls declared as data: a lesson lists its controls once; the shell draws, checks and links them.
 
-A lesson's package (``explorer/lessons/<lesson>/__init__.py``) declares ``CONTROLS = controls.declare(__name__,
-name=Kind(key=…, label=N_(…), …), …)`` and the link states its tests visit (``STATES``); its page draws each
-control where it sits with one call, ``controls.draw(CONTROLS["n_heads"], {"d_model": d_model})``, which returns
-the value; other lessons link to it with ``controls.link(lesson, name=value, …)`` (``docs/lessons.md``). A
-declaration says everything about a control but where it sits: its link parameter (``key``, also the widget's
-key), its kind (the class), its range or options and default (values, or functions of the run's context ``ctx``:
-the page's own numbers), its messages (``N_``, translated when drawn in the lesson's catalogue domain and formatted
-with ``ctx``), and what a link value it cannot use gets (its default; a :class:`Choice` may take the nearest).
+A lesson's package declares ``CONTROLS = controls.declare(__name__, name=Kind(key=…, label=N_(…), …), …)``; its
+page draws each control where it sits with :func:`draw`, which returns the value; other lessons link to it with
+:func:`link` (how to: ``docs/lessons.md``). A declaration says everything about a control but where it sits.
 
-The one way a control reaches the link is :meth:`Control.draw` (called by :func:`draw`): the link's value goes
-through the control's parser (:meth:`Control.parse`), a value it cannot use is removed or corrected before the
-widget is seeded (:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names
-the value. :meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and
-whether it warns: what ``tests/shell/test_declare.py`` checks and ``tests/lessons/test_contract.py`` shows on the
-page.
+The one way a control reaches the link is :meth:`Control.draw`: the link's value goes through the control's parser
+(:meth:`Control.parse`), a value it cannot use is removed or corrected before the widget is seeded
+(:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names the value.
+:meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and whether it warns
+(``tests/shell/test_declare.py``; ``tests/lessons/test_contract.py`` shows it on the page).
 """
 
 from __future__ import annotations
@@ -34,7 +28,6 @@ from explorer.shell.controls.link_values import (
     _LINK_KEY,
     _canonical,
     _default_unless_set,
-    _refuse_unusable_number,
     _snapshot_link,
     check_link,
     correct_link,
@@ -73,9 +66,8 @@ def _is_number(x) -> bool:
 def _default_kw(key: str, default) -> dict:
     """``{"value": default}`` for a widget, except on the run after code set its value (:func:`set_value`).
 
-    Always the default, never "none once the key has state": a run that starts again after a widget was drawn
-    (a link value refused further down the page) draws it again without its state's value in the message, and
-    the browser then showed the widget's proto default (an empty sentence box) while the server kept the default.
+    Always the default, never "none once the key has state": a run started again after a widget was drawn (a link
+    value refused further down the page) showed the widget's proto default (an empty sentence box) otherwise.
     """
     return {} if _default_unless_set(key, True, False) is False else {"value": default}
 
@@ -221,8 +213,7 @@ class Number(Control):
         step = self.step_at(ctx)
         if callable(self.lo) or callable(self.hi):
             keep_in_range(self.key, lo, hi)
-        _refuse_unusable_number(self.key, lo, hi, integer=integer, step=1 if self.widget == "number_input"
-                                else step)
+        refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **({"format": self.format} if self.format else {}), **kwargs}
         label = self.say(self.label, ctx)
         if self.widget == "number_input":  # whole numbers; "min" (no default) on the run after set_value
@@ -233,10 +224,8 @@ class Number(Control):
                                    key=self.key, bind="query-params", **kw)
         ends = {"lo": _number_text(lo), "hi": _number_text(hi)}
         expected = self.say(self.expected, ctx, **ends, low=ends["lo"], high=ends["hi"],
-                            step=_number_text(step) if step else "1")
-        if expected is None:
-            expected = (_("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(
-                **ends)
+                            step=_number_text(step) if step else "1") or (
+            _("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(**ends)
         check_link(self.key, got, expected, inline=inline)
         return int(got) if integer else float(got)
 
@@ -267,7 +256,7 @@ class Toggle(Control):
         return _canonical(value) if isinstance(value, bool) else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, self.usable(ctx))
+        refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **kwargs, **_default_kw(self.key, self.default_value(ctx))}
         got = container.toggle(self.say(self.label, ctx), key=self.key, bind="query-params", **kw)
         check_link(self.key, got, self.say(self.expected, ctx) or _("true or false"), inline=inline)
@@ -316,9 +305,6 @@ class Options(Control):
         code = (self.aliases or {}).get(raw, raw)
         return code if code in self.codes(ctx) else None
 
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
-
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         return value if value in self.codes(ctx or {}) else None
 
@@ -328,10 +314,8 @@ class Options(Control):
         # control on its first draw (a value that is not a code leaves the link, and check_link warns), and the link
         # holds the code on every run, except the default, which is left out.
         ss, key, default = st.session_state, self.key, self.default_value(ctx)
-        if callable(self.options):
-            shown = dict(self.options(ctx))
-        else:
-            shown = {code: self.word(name) for code, name in self.options.items()}
+        shown = (dict(self.options(ctx)) if callable(self.options)
+                 else {code: self.word(name) for code, name in self.options.items()})
         if default not in shown:
             raise ValueError(f"default must be one of the codes {list(shown)}, got {default!r}")
         _snapshot_link()
@@ -353,8 +337,7 @@ class Options(Control):
         value = value if value in shown else default
         check_link(key, value, one_of(shown), inline=inline)
         if value == default:
-            if key in st.query_params:
-                del st.query_params[key]
+            st.query_params.pop(key, None)
         elif st.query_params.get(key) != value:
             st.query_params[key] = value
         return value
@@ -437,13 +420,6 @@ class Choice(Control):
             return self.text(self.nearest(value, ctx), ctx)
         return None
 
-    def _expected(self, ctx: Ctx, texts: list[str]) -> str:
-        quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
-        listed = ", ".join(quoted)
-        if self.expected is None:
-            return one_of(quoted)
-        return self.say(self.expected, ctx, valid=listed, values=listed, options=listed, lo=texts[0], hi=texts[-1])
-
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
         ss, key = st.session_state, self.key
         options, default = self.values(ctx), self.default_value(ctx)
@@ -483,8 +459,10 @@ class Choice(Control):
         else:
             got = container.radio(label, options, index=options.index(default), key=key, bind="query-params", **kw)
         texts = [shown(o) for o in options]
-        check_link(key, given if given is not None and self.parse(given, ctx) == got else shown(got),
-                   self._expected(ctx, texts), inline=inline)
+        quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
+        expected = self.say(self.expected, ctx, valid=", ".join(quoted), lo=texts[0], hi=texts[-1]) or one_of(quoted)
+        check_link(key, given if given is not None and self.parse(given, ctx) == got else shown(got), expected,
+                   inline=inline)
         notice = ss.get(_NOTICE_KEY, {}).get(key)
         if notice and notice[1] == got and notice[2] == dict(ctx):
             container.warning(self.say(self.notice, ctx, current=notice[0], nearest=got, valid=", ".join(texts)),
@@ -513,14 +491,11 @@ class Text(Control):
         ok = len(raw) <= self.max_chars and (self.valid is None or self.valid(raw, ctx))
         return raw if ok else None
 
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
-
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         return value if isinstance(value, str) and value and self.parse(value, ctx or {}) is not None else None
 
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
-        refuse_unusable(self.key, self.usable(ctx))  # a link can carry more
+        refuse_unusable({self.key: self.usable(ctx)})  # a link can carry more
         kw = {"help": self.say(self.help, ctx),
               **({"placeholder": self.say(self.placeholder, ctx)} if self.placeholder else {}),
               **({"height": self.height} if self.height else {}), **kwargs,
@@ -611,9 +586,6 @@ class TokenPicker(Control):
     def parse(self, raw: str, ctx: Ctx):
         return raw if raw in ctx["labels"] else None
 
-    def text(self, value, ctx: Ctx) -> str:
-        return str(value)
-
     def link_text(self, value, ctx: Ctx | None) -> str | None:
         if ctx is None:
             raise ValueError(f"{self.key}'s options are the sentence's tokens: give link(..., ctx={{'labels': …}})")
@@ -627,7 +599,7 @@ class TokenPicker(Control):
         n = len(labels)
         last = f"_{key}_position"  # the position chosen on the last run (this control's own key)
         if self.link:
-            refuse_unusable(key, labels.__contains__)
+            refuse_unusable({key: labels.__contains__})
         current = ss.get(key)
         if current is not None and current not in labels:  # a new sentence
             ss[key] = labels[min(max(ss.get(last, self.default), 0), n - 1)]
@@ -707,9 +679,7 @@ def link(lesson: ModuleType, ctx: Ctx | None = None, **values) -> str:
     unknown = sorted(set(values) - set(declared))
     if unknown:
         raise ValueError(f"{lesson.__name__} declares no control {unknown}; it declares {sorted(declared)}")
-    params = []
-    for name, control in declared.items():
-        if values.get(name) is not None and (text := control.link_text(values[name], ctx)) is not None:
-            params.append(f"{control.key}={quote(text, safe='')}")
+    params = [f"{control.key}={quote(text, safe='')}" for name, control in declared.items()
+              if values.get(name) is not None and (text := control.link_text(values[name], ctx)) is not None]
     path = f"./{lesson_entry(lesson.__name__.rsplit('.', 1)[-1]).url_path}"
     return i18n.with_lang(path + (f"?{'&'.join(params)}" if params else ""))

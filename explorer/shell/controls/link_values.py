@@ -1,31 +1,24 @@
 """Link values: reading, checking, correcting and warning about the values a page's link gives its controls.
 
-Every control is bound to a query parameter, so a copied link reproduces what the sender saw. A link
-is a visitor's text: every value it holds is checked before a widget reads it and is shown as text,
-never as Markdown. Streamlit silently drops a link value it cannot use (``?seed=abc``) and falls back
-to the default; :func:`check_link` turns that into a visible warning. Numbers are taken only as the
-app writes them (:func:`link_number`: ``42``, ``0.25``: ASCII digits, no exponent, sign of zero,
-padding or hex), in range and on the control's step; anything else (``inf``, ``1e309``, ``5.0``,
-``٣``, an empty value) is removed from the link before Streamlit parses it (:func:`refuse_unusable`;
-Streamlit's own parsing overflows on ``inf``), so the control opens at its default and
-:func:`check_link` warns. A parameter given more than once (``?seed=1&seed=2``) is refused the same
-way. A link value that must be corrected (the nearest valid head count) is corrected in the link with
-:func:`correct_link`, so Streamlit seeds the widget from it as from any link.
-
-Which parser a control's value goes through is declared with the control
-(:mod:`explorer.shell.controls.declare`); this module is what every declared control shares.
+Every control is bound to a query parameter, so a copied link reproduces what the sender saw. A link is a visitor's
+text: every value it holds is checked before a widget reads it and is shown as text, never as Markdown. Streamlit
+silently drops a link value it cannot use (``?seed=abc``) and misreads others (it overflows on ``inf``), so a value
+the control's parser (:mod:`explorer.shell.controls.declare`) refuses, or one given twice, leaves the link before
+the widget is seeded (:func:`refuse_unusable`) or is corrected in it (:func:`correct_link`), and
+:func:`check_link` warns.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from explorer.shell import i18n
+from explorer.shell.textviews import code_span
 
 _, _n = i18n.translator(__name__)
 
@@ -33,8 +26,6 @@ _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, u
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
 _SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
-REPEATABLE: frozenset[str] = frozenset()
-"""Link keys that may be given more than once (a bound multiselect's); any other repeated key is refused."""
 SHOWN_CHARS = 40  # a link value longer than this is shortened in a warning
 _INT_TEXT = re.compile(r"-?[0-9]+\Z")  # ASCII digits only: int() would also take " 5 ", "1_000" and "٣"
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
@@ -43,15 +34,15 @@ _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
 def _snapshot_link() -> None:
     """Keep the raw query parameters of the session's first run (before widgets clean them).
 
-    A key given more than once (not in :data:`REPEATABLE`) is removed from the link and the
-    run starts again, so its control opens at the default; :func:`check_link` warns about it.
+    A key given more than once is removed from the link and the run starts again, so its control opens at the
+    default; :func:`check_link` warns about it.
     """
     ss = st.session_state
     if _LINK_KEY in ss:
         return
     ss[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
     ss[_WARN_KEY] = {}
-    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1 and k not in REPEATABLE]
+    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1]
     if any([_remove_from_link(k) for k in repeated]):
         _rerun_with_the_new_link()
 
@@ -59,10 +50,9 @@ def _snapshot_link() -> None:
 def _rerun_with_the_new_link() -> None:
     """Start the run again after this run changed the link, every bound widget seeded from the link afresh.
 
-    ``st.rerun`` keeps the values Streamlit seeded from the link earlier in this run as values
-    set through Session State, and then warns (with a stack trace) about every such widget that
-    has a default; so they are forgotten first (only on a session's first run, or the first
-    run of a page, do the link's keys hold link-seeded values: later, a bound key cannot change).
+    ``st.rerun`` keeps the values Streamlit seeded from the link earlier in this run as values set through Session
+    State, and then warns (with a stack trace) about every such widget that has a default; so they are forgotten
+    first (only on a page's first run do the link's keys hold link-seeded values: later, a bound key cannot change).
     """
     for key in list(st.query_params):
         if not key.startswith("_") and key in st.session_state:  # widget keys; never this module's own state
@@ -82,14 +72,10 @@ def _remove_from_link(key: str) -> bool:
 
 
 def correct_link(key: str, value: str | None) -> None:
-    """Make the link hold ``value`` for ``key`` (``None``: no value) before its bound widget is drawn.
-
-    Streamlit seeds a bound widget from the link when a session starts; this is how a link value
-    the page corrects (the nearest valid head count) reaches the widget the supported way,
-    through the link, instead of through ``st.session_state`` (which Streamlit warns about for
-    a widget with a default). When the link changes, the run starts again (``st.rerun``), so
-    the widget reads the corrected link. Nothing happens once the widget is bound (then the
-    learner's value, not the link, is the widget's).
+    """Make the link hold ``value`` for ``key`` (``None``: no value) before its bound widget is drawn, and start the
+    run again if it changed, so the widget is seeded from the corrected link (the nearest valid head count) the
+    supported way: through ``st.session_state`` Streamlit warns about a widget with a default. Nothing happens once
+    the widget is bound (then the learner's value, not the link, is the widget's).
     """
     if st.query_params.get_all(key) == ([] if value is None else [value]):
         return
@@ -115,11 +101,10 @@ def _canonical(value) -> str:
 def link_number(raw: str, lo: float, hi: float, *, integer: bool, step: float | None = None) -> int | float | None:
     """The number a link value stands for, or ``None`` if the control cannot use it.
 
-    Valid: the number written as the app writes it (:func:`_canonical`): ASCII digits, an
-    optional ``-``, for a non-integer control an optional fraction; no padding, exponent,
-    hex, ``_``, ``+``, leading zeros or ``-0``; within ``[lo, hi]`` and, with ``step``, on the
-    grid ``lo + k * step``. ``link_number("8", 1, 512, integer=True) == 8``;
-    ``"inf"``, ``"1e2"``, ``"5.0"``, ``" 5 "``, ``"٣"`` give ``None``.
+    Valid: the number written as the app writes it (:func:`_canonical`): ASCII digits, an optional ``-``, for a
+    non-integer control an optional fraction; no padding, exponent, hex, ``_``, ``+``, leading zeros or ``-0``;
+    within ``[lo, hi]`` and, with ``step``, on the grid ``lo + k * step``. ``link_number("8", 1, 512, integer=True)
+    == 8``; ``"inf"``, ``"1e2"``, ``"5.0"``, ``" 5 "``, ``"٣"`` give ``None``.
     """
     if not (_INT_TEXT if integer else _DECIMAL_TEXT).match(raw):
         return None
@@ -133,42 +118,19 @@ def link_number(raw: str, lo: float, hi: float, *, integer: bool, step: float | 
     return x
 
 
-def refuse_unusable(key: str, usable: Callable[[str], bool]) -> None:
-    """Before ``key``'s bound widget is drawn: unless the link's value for it is one ``usable`` accepts, remove it
-    from the link and start the run again, so the widget opens at its default (:func:`check_link` then warns).
+def refuse_unusable(tests: Mapping[str, Callable[[str], bool]]) -> None:
+    """Before the bound widgets of ``tests`` (``{key: usable}``) are drawn: every link value ``usable`` does not
+    accept leaves the link, then the run starts again once, so each such widget opens at its default
+    (:func:`check_link` then warns).
 
-    For values Streamlit would misread rather than drop: a number it would parse leniently or
-    overflow on, an empty value a segmented control takes as "nothing selected". A value
-    given more than once is removed too. Nothing happens once the widget is bound.
+    For values Streamlit would misread rather than drop: a number it would parse leniently or overflow on, an empty
+    value a segmented control takes as "nothing selected". Nothing happens once the widget is bound.
     """
-    refuse_all({key: usable})
-
-
-def refuse_all(tests: dict[str, Callable[[str], bool]]) -> None:
-    """:func:`refuse_unusable` for several keys at once (``{key: usable}``): every value they cannot use leaves the
-    link, then the run starts again once."""
     _snapshot_link()
     bad = [key for key, usable in tests.items() if (raw := st.query_params.get_all(key))
            and not (len(raw) == 1 and usable(raw[0]))]
     if any([_remove_from_link(key) for key in bad]):
         _rerun_with_the_new_link()
-
-
-def _refuse_unusable_number(key: str, lo: float, hi: float, *, integer: bool, step: float | None) -> None:
-    """:func:`refuse_unusable` with :func:`link_number` as the test."""
-    refuse_unusable(key, lambda raw: link_number(raw, lo, hi, integer=integer, step=step) is not None)
-
-
-def _code(text: str) -> str:
-    """``text`` as one Markdown code span: shown literally (no link, image, heading, HTML, LaTeX or emoji).
-
-    The fence is one backtick longer than the longest run of backticks in ``text``, so no
-    backtick inside can end the span early; a space pads a leading or trailing backtick.
-    """
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _shown(value: str) -> str:
@@ -181,9 +143,8 @@ def _shown(value: str) -> str:
 def link_value(key: str) -> str | None:
     """The raw value the session's link gave for ``key``, or ``None`` (none, given more than once, or judged).
 
-    Read from the snapshot of the session's first run, so it survives the widgets cleaning
-    the address bar; a page run without the entrypoint takes the snapshot here. It does not
-    consume the value: :func:`check_link` still warns about it (and after that this returns ``None``).
+    Read from the snapshot of the session's first run, so it survives the widgets cleaning the address bar. It does
+    not consume the value: :func:`check_link` still warns about it (and after that this returns ``None``).
     """
     _snapshot_link()
     raw = st.session_state[_LINK_KEY].get(key)
@@ -193,16 +154,12 @@ def link_value(key: str) -> str | None:
 def check_link(key: str, value, expected: str, *, inline: bool = True) -> None:
     """Warn once if the link's raw value for ``key`` did not become the widget's value as given.
 
-    Call right after the bound widget with its returned ``value``; ``expected``
-    says what a valid value looks like (``"a whole number from 1 to 128"``). The
-    warning shows right there on this run (next to the control; the sidebar's
-    controls put it on top of the page; with ``inline=False``, for a control in a
-    closed expander, on top of the page too) and, until dismissed, above every page
-    on later runs (:func:`show_link_warnings`). Values are shown as text (a code
-    span that nothing in them can end), never as Markdown.
+    Call right after the bound widget with its returned ``value``; ``expected`` says what a valid value looks like
+    (``"a whole number from 1 to 128"``). The warning shows right there on this run (``inline=False``, for a control
+    in a closed expander: on top of the page) and, until dismissed, above every page on later runs
+    (:func:`show_link_warnings`). Values are shown as text (a code span that nothing in them can end).
     """
-    link = st.session_state.get(_LINK_KEY, {})
-    raw = link.pop(key, None)
+    raw = st.session_state.get(_LINK_KEY, {}).pop(key, None)
     if not raw:
         return
     used = _canonical(value)
@@ -211,12 +168,14 @@ def check_link(key: str, value, expected: str, *, inline: bool = True) -> None:
         if given == used or (isinstance(value, bool) and given.strip().lower() == used):
             return
         message = _("The link's {given} is not valid ({key} must be {expected}); using {used}.").format(
-            given=_code(f"{key}={_shown(given)}"), key=key, expected=expected, used=_code(f"{key}={_shown(used)}"))
+            given=code_span(f"{key}={_shown(given)}"), key=key, expected=expected,
+            used=code_span(f"{key}={_shown(used)}"))
     else:
-        values = ", ".join(_code(_shown(v)) for v in raw[:5]) + (", …" if len(raw) > 5 else "")
+        values = ", ".join(code_span(_shown(v)) for v in raw[:5]) + (", …" if len(raw) > 5 else "")
         message = _("The link gives {key} {n} times ({values}), which is not valid (one value per control; {key} "
-                    "must be {expected}); using {used}.").format(key=_code(key), n=len(raw), values=values,
-                                                                 expected=expected, used=_code(f"{key}={_shown(used)}"))
+                    "must be {expected}); using {used}.").format(key=code_span(key), n=len(raw), values=values,
+                                                                 expected=expected,
+                                                                 used=code_span(f"{key}={_shown(used)}"))
     st.session_state.setdefault(_WARN_KEY, {})[key] = message
     if inline:
         st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
@@ -224,18 +183,15 @@ def check_link(key: str, value, expected: str, *, inline: bool = True) -> None:
 
 
 def retired_link_key(key: str, instead: str) -> None:
-    """A link key an earlier version of the app wrote and no control reads now (``mh_seed``): warn, drop it.
-
-    The warning (shown like :func:`check_link`'s: here on this run, then above the page until
-    dismissed) says the link's value is not used and ``instead`` what is; the key is removed
-    from the address bar, so a copied link no longer carries it. Old links keep opening.
-    """
+    """A link key an earlier version of the app wrote and no control reads now (``mh_seed``): warn as
+    :func:`check_link` does that its value is not used and ``instead`` what is, and drop it from the address bar (old
+    links keep opening; a copied link no longer carries it)."""
     _snapshot_link()
     raw = st.session_state[_LINK_KEY].pop(key, None)
     if raw:
-        values = ", ".join(_code(_shown(v)) for v in raw[:5])
+        values = ", ".join(code_span(_shown(v)) for v in raw[:5])
         message = _("The link's {key} ({values}) is not used any more: {instead}").format(
-            key=_code(key), values=values, instead=instead)
+            key=code_span(key), values=values, instead=instead)
         st.session_state.setdefault(_WARN_KEY, {})[key] = message
         st.session_state.setdefault(_SHOWN_KEY, set()).add(key)
         st.warning(message, icon="⚠️")
@@ -245,10 +201,8 @@ def retired_link_key(key: str, instead: str) -> None:
 def show_link_warnings() -> None:
     """Above the page, the session's link warnings not shown inline on this run, with a Dismiss button.
 
-    The entrypoint calls it after the page ran (a page that stops early calls it before
-    ``st.stop()``). A warning shows inline on the run that read the link, and here on every
-    later run until dismissed; a run that started again (a link value removed, ``st.rerun``)
-    shows here what its first attempt had found.
+    The entrypoint calls it after the page ran (a page that stops early, before ``st.stop()``); a run that started
+    again (a link value removed, ``st.rerun``) shows here what its first attempt had found.
     """
     shown = st.session_state.pop(_SHOWN_KEY, set())
     warnings = [w for k, w in st.session_state.get(_WARN_KEY, {}).items() if k not in shown]
@@ -269,11 +223,9 @@ def one_of(options) -> str:
 def set_value(key: str, value) -> None:
     """Set the value of the widget ``key`` from code (a preset, a clamp), in a callback or before it is drawn.
 
-    The value goes through ``st.session_state``, the way Streamlit supports for a widget bound
-    to the link (the link follows). Streamlit warns (with a stack trace) when a widget that
-    has a default also gets its value through Session State, so the widget, drawn with
-    :func:`number_input` or :func:`slider`, leaves its default out on this one run; on later
-    runs it has its default again (which decides when the link omits the value).
+    The value goes through ``st.session_state``, the way Streamlit supports for a widget bound to the link (the link
+    follows). Streamlit warns (with a stack trace) when a widget that has a default also gets its value through
+    Session State, so the declared control leaves its default out on this one run (:func:`_default_unless_set`).
     """
     st.session_state[key] = value
     st.session_state.setdefault(_SET_KEY, set()).add(key)
@@ -289,11 +241,8 @@ def _default_unless_set(key: str, value, none):
 
 
 def keep_in_range(key: str, lo: int, hi: int) -> None:
-    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…).
-
-    Through :func:`set_value`: draw the widget with :func:`slider` or :func:`number_input`, which
-    leave their default out on that run, or without a default.
-    """
+    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…), through
+    :func:`set_value`."""
     value = st.session_state.get(key)
     if isinstance(value, int | float) and not isinstance(value, bool) and not lo <= value <= hi:
         set_value(key, min(max(value, lo), hi))

@@ -23,7 +23,7 @@ from explorer.shell.controls.link_values import (
     _snapshot_link,
     check_link,
     one_of,
-    refuse_all,
+    refuse_unusable,
     set_value,
     show_link_warnings,
 )
@@ -32,64 +32,49 @@ from explorer.shell.settings import Settings
 
 _, _n = i18n.translator(__name__)
 
-DEFAULTS = {
-    "sentence": "The cat sat on the mat",
-    "embedding": "auto",
-    "positional": False,
-    "seed": 42,
-    "d_model": 8,
-    "d_k": 4,
-}
 SEED_MAX = 2**31 - 1
-D_MODEL_RANGE = (1, 512)
-D_K_RANGE = (1, 128)
 SENTENCE_MAX_CHARS = 1000
 COLOR_SCALE_DEFAULT = "fixed"  # the first of COLOR_SCALES: the radio's default
-EMBEDDING_LABELS = {  # option (also its value in the link) -> caption; the first is the default
-    "auto": N_("per word for your sentence; the lesson's rows for the lesson's sentence"),
-    "lesson": N_("random rows, as in the lesson"),
-    "per-token": N_("one vector per word"),
-}
-EMBEDDING_NAMES = {"auto": N_("auto"), "lesson": N_("lesson"), "per-token": N_("per-token")}  # what the radio shows
-COLOR_SCALE_NAMES = {"fixed": N_("fixed"), "map": N_("map"), "row": N_("row")}  # the radio's options, shown
 SENTENCE_TWINS = {"pt": "O gato sentou no tapete", "tr": "Kedi paspasın üzerine oturdu"}
 """The lesson's sentence in the learner's language, one click away (the default stays the lesson's English
 sentence, whose numbers are the lesson's)."""
 
 SHARED = declare(
     __name__,
-    sentence=Text(key="sentence", label=N_("Sentence"), default=DEFAULTS["sentence"], max_chars=SENTENCE_MAX_CHARS,
+    sentence=Text(key="sentence", label=N_("Sentence"), default="The cat sat on the mat", max_chars=SENTENCE_MAX_CHARS,
                   help=N_("Split into words and punctuation; at most {n} tokens are used."),
                   example={"n": shared_settings.MAX_TOKENS}),
     embedding=Options(
-        key="embedding", label=N_("Embeddings"), options=EMBEDDING_NAMES, default=DEFAULTS["embedding"],
-        captions=list(EMBEDDING_LABELS.values()),
+        key="embedding", label=N_("Embeddings"), default="auto",
+        options={"auto": N_("auto"), "lesson": N_("lesson"), "per-token": N_("per-token")},
+        captions=[N_("per word for your sentence; the lesson's rows for the lesson's sentence"),
+                  N_("random rows, as in the lesson"), N_("one vector per word")],
         help=N_("auto: per-token for a sentence you type, lesson for the lesson's 'The cat sat on the mat'. "
                 "lesson: X = default_rng(seed).normal(0, 1, (n, d_model)), one random row per position "
                 "(the lesson's example; a row belongs to its position, not its word). per-token: each distinct "
                 "word gets its own fixed vector, so the same word has the same embedding in every sentence.")),
-    positional=Toggle(key="positional", label=N_("Add sinusoidal positional encoding"), default=DEFAULTS["positional"],
+    positional=Toggle(key="positional", label=N_("Add sinusoidal positional encoding"), default=False,
                       help=N_("X + PE with PE[p, 2i] = sin(p / 10000^(2i/d_model)), PE[p, 2i+1] = cos(…) "
                               "(Vaswani et al. 2017, §3.5).")),
-    seed=NumberInput(key="seed", label=N_("Seed"), lo=0, hi=SEED_MAX, default=DEFAULTS["seed"],
+    seed=NumberInput(key="seed", label=N_("Seed"), lo=0, hi=SEED_MAX, default=42,
                      help=N_("Seeds the embeddings and the weight matrices W_q, W_k, W_v. As in the lesson, the "
                              "'lesson' embeddings and the weights each start their own default_rng(seed), so with "
                              "the same seed W_q repeats the first numbers of X, scaled.")),
-    d_model=NumberInput(key="d_model", label=N_("d_model (embedding width)"), lo=D_MODEL_RANGE[0], hi=D_MODEL_RANGE[1],
-                        default=DEFAULTS["d_model"], help=N_("Width of each token's embedding row in X.")),
-    d_k=Slider(key="d_k", label=N_("d_k (query/key width, d_v = d_k)"), lo=D_K_RANGE[0], hi=D_K_RANGE[1],
-               default=DEFAULTS["d_k"], help=N_("Width of the queries and keys; the scores are divided by √d_k.")),
+    d_model=NumberInput(key="d_model", label=N_("d_model (embedding width)"), lo=1, hi=512, default=8,
+                        help=N_("Width of each token's embedding row in X.")),
+    d_k=Slider(key="d_k", label=N_("d_k (query/key width, d_v = d_k)"), lo=1, hi=128, default=4,
+               help=N_("Width of the queries and keys; the scores are divided by √d_k.")),
     color_scale=Options(
         key="color_scale", label=N_("Colour scale of attention weights"),
-        options={code: COLOR_SCALE_NAMES[code] for code in COLOR_SCALES}, default=COLOR_SCALE_DEFAULT,
+        options={"fixed": N_("fixed"), "map": N_("map"), "row": N_("row")}, default=COLOR_SCALE_DEFAULT,
         captions=list(COLOR_SCALES.values()), horizontal=False,
         help=N_("fixed compares maps with each other; map and row make near-uniform attention (many tokens) "
                 "visible. The colour bar marks the uniform level 1/n (every key weighted equally), an orange outline "
                 "marks each row's largest weight, and hovering a cell always shows the true weight.")),
 )
 """The sidebar's shared controls, in their order (each lesson that does not use one says so: :func:`not_used`)."""
-NUMBER_RANGES = {name: (c.lo, c.hi) for name, c in SHARED.items() if isinstance(c, NumberInput | Slider)}
-"""The shared numbers' ranges."""
+DEFAULTS = {name: control.default for name, control in SHARED.items() if name != "color_scale"}
+"""The defaults of the shared controls a lesson's settings read (:class:`Shared`: all but the colour scale)."""
 
 _PAGE_KEY = "_shown_page"  # the URL path of the page the session's last run showed
 _SLOTS_KEY = "_sidebar_note_slots"  # {shared control: st.empty() under it in the sidebar}, drawn on every run
@@ -98,10 +83,8 @@ _NOT_USED_KEY = "_not_used"  # {shared control: why this page does not use it}, 
 
 @dataclass(frozen=True)
 class Shared:
-    """The raw values of the shared controls for this run (the sentence untokenized; ``d_v = d_k``).
-
-    Lessons that work on the sentence use :func:`lesson_settings` instead, which tokenizes it.
-    """
+    """The raw values of the shared controls for this run (the sentence untokenized: lessons that work on the
+    sentence use :func:`lesson_settings` instead, which tokenizes it)."""
 
     sentence: str
     embedding: str
@@ -110,20 +93,14 @@ class Shared:
     d_model: int
     d_k: int
 
-    @property
-    def d_v(self) -> int:
-        return self.d_k
-
 
 def _show_kept_values_after_a_page_change(page: str | None) -> None:
     """After a page change, make the browser show (and link) the shared controls' values the server kept.
 
-    Measured (issue 30): opened with ``/?seed=9`` and a sidebar page link clicked before that first run ended, the
-    next page used seed 9 (the server kept the widget's state) while its Seed box showed 42 and its address had no
-    ``seed=9`` (the browser had not yet reported the box, so it drew it anew at its default), and a copied link
-    opened at 42. On the first run of a new page, a shared control whose kept value is not its default and is
-    missing from the link is given that value again through Session State, which the browser shows and the link
-    then holds. Nothing the learner chose is replaced: the value given is the one the page already uses.
+    Measured (issue 30): opened with ``/?seed=9`` and a page link clicked before that first run ended, the next page
+    used seed 9 (the server kept the widget's state) while its Seed box showed 42 and its address had no ``seed=9``,
+    and a copied link opened at 42. So on a new page's first run, a shared control whose kept value is not its
+    default and is missing from the link is given that value again, which the browser shows and the link holds.
     """
     ss = st.session_state
     moved = ss.get(_PAGE_KEY) not in (None, page)
@@ -138,25 +115,20 @@ def _show_kept_values_after_a_page_change(page: str | None) -> None:
                 set_value(key, ss[key])  # the widget leaves its default out on that run
 
 
-def _note_slot(key: str) -> None:
-    """An empty place under the sidebar's control ``key`` (nothing shows until :func:`not_used` fills it)."""
-    st.session_state.setdefault(_SLOTS_KEY, {})[key] = st.sidebar.empty()
-
-
 def not_used(notes: dict[str, str]) -> None:
-    """Say, under each shared control in ``notes`` (a key of :data:`DEFAULTS` -> why), that this lesson does not use it.
+    """Say, under each shared control in ``notes`` (a key of :data:`SHARED` -> why), that this lesson does not use it.
 
-    For a lesson that has its own version of a shared control (the scaling lesson's own ``d_k``)
-    or no use for it (the lookup's fixed table): the sidebar shows, right under the control,
-    "Not used on this page: …" with what the lesson uses instead and its current value, so
-    moving the control and seeing nothing change is never a surprise (issue 18, item 5). The
-    notes also go to ``st.session_state["_not_used"]`` (what tests read). Without the
-    entrypoint's sidebar (a page run alone) they go to the bottom of the sidebar.
+    For a lesson that has its own version of a shared control (the scaling lesson's own ``d_k``) or no use for it
+    (the lookup's fixed table), so moving the control and seeing nothing change is never a surprise (issue 18, item
+    5). The notes also go to ``st.session_state["_not_used"]`` (what tests read); a page run alone (no entrypoint's
+    sidebar) shows them at the bottom of the sidebar.
+
+    Raises:
+        ValueError: a key that is no shared control.
     """
-    shared = [*DEFAULTS, "color_scale"]
-    unknown = set(notes) - set(shared)
+    unknown = set(notes) - set(SHARED)
     if unknown:
-        raise ValueError(f"not shared controls: {sorted(unknown)}; shared: {', '.join(shared)}")
+        raise ValueError(f"not shared controls: {sorted(unknown)}; shared: {', '.join(SHARED)}")
     slots = st.session_state.get(_SLOTS_KEY, {})
     st.session_state[_NOT_USED_KEY] = dict(notes)
     for key, why in notes.items():
@@ -171,11 +143,10 @@ def language_control() -> str:
     """The sidebar's language control (entrypoint only, before the navigation): returns and activates the run's
     language (:mod:`explorer.shell.i18n`).
 
-    In the link as ``?lang=en|pt|tr``; without it, the browser's language (``st.context.locale``) picks,
-    English otherwise. The selectbox shows each language's own name, and its label names itself in the
-    three languages, so a learner finds it whatever the page's language. (A bound selectbox would write
-    the shown name into the link, so this one is not bound: the code is written to the link on every run
-    once chosen or linked.) Changing it keeps every other control: each has its own key and link parameter.
+    In the link as ``?lang=en|pt|tr``; without it, the browser's language (``st.context.locale``) picks, English
+    otherwise. Its label names itself in the three languages, so a learner finds it whatever the page's language. Not
+    bound (a bound selectbox would write the shown name into the link): the code is written to the link on every run
+    once chosen or linked.
     """
     _snapshot_link()
     ss = st.session_state
@@ -199,12 +170,11 @@ def language_control() -> str:
 def fragment(func: Callable) -> Callable:
     """``st.fragment``, in the language of the run that drew the part: use it for every fragment of the app.
 
-    A fragment's rerun runs ``func`` alone, in a context where the language the entrypoint chose
-    (:func:`explorer.shell.i18n.activate`, a context variable) is back at its default, English: after a click, the
-    real model's head grid and two sentences' shuffle part were drawn in English on a Portuguese or Turkish page
-    (issue 30). The full run's language goes to the fragment as its first argument (Streamlit keeps a fragment's
-    arguments for its reruns) and is activated before ``func`` runs. The fragment keeps ``func``'s name, so its id
-    (module and qualified name) is the one ``st.fragment`` gives ``func``.
+    A fragment's rerun runs ``func`` alone, where the language the entrypoint chose (a context variable) is back at
+    English: after a click, parts were drawn in English on a Portuguese or Turkish page (issue 30). So the full run's
+    language goes to the fragment as its first argument (Streamlit keeps a fragment's arguments for its reruns) and
+    is activated before ``func`` runs. The fragment keeps ``func``'s name, so its id is the one ``st.fragment`` gives
+    ``func``.
     """
     @st.fragment
     @functools.wraps(func)
@@ -231,24 +201,19 @@ def sidebar_controls(page: str | None = None) -> Shared:
     cache.note_activity()  # every run passes here: the idle sweep (explorer.shell.cache) waits for a quiet server
     _snapshot_link()
     _show_kept_values_after_a_page_change(page)
-    st.session_state[_SHOWN_KEY] = set()
-    st.session_state[_SLOTS_KEY] = {}
-    st.session_state[_NOT_USED_KEY] = {}
-    st.session_state[_DRAWN_KEY] = {}
+    st.session_state.update({_SHOWN_KEY: set(), _SLOTS_KEY: {}, _NOT_USED_KEY: {}, _DRAWN_KEY: {}})  # this run's
     # The link's values first: every value a control cannot use is removed from the link (and the run starts
     # again) before any of the sidebar's widgets is seeded from it, so one bad link costs one extra run, not three.
-    refuse_all({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
+    refuse_unusable({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
     sb = st.sidebar
     sb.header(_("Shared controls"))
-    values = {}
     for name, control in SHARED.items():
-        values[name] = draw(control, control.example, container=sb)
+        value = draw(control, control.example, container=sb)
         if name == "sentence":
-            _sentence_twin(values[name])
-        _note_slot(name)
+            _sentence_twin(value)
+        st.session_state[_SLOTS_KEY][name] = sb.empty()  # filled by not_used, when the page does not use it
     sb.caption(_("Every control is in the page's link: copy the address bar to share exactly what you see."))
-    return Shared(values["sentence"], values["embedding"], bool(values["positional"]), int(values["seed"]),
-                  int(values["d_model"]), int(values["d_k"]))
+    return shared()
 
 
 def _sentence_twin(sentence: str) -> None:
@@ -263,42 +228,29 @@ def _sentence_twin(sentence: str) -> None:
 
 
 def color_scale() -> str:
-    """The sidebar's colour scale for attention-weight maps, one of :data:`~explorer.shell.charts.COLOR_SCALES`.
-
-    Pages pass it to their cached sections as an argument (it is part of the sections' cache key) and on to
-    :func:`explorer.shell.charts.heatmap` as ``color_scale``.
-    """
+    """The sidebar's colour scale for attention-weight maps, one of :data:`~explorer.shell.charts.COLOR_SCALES` (for
+    :func:`explorer.shell.charts.heatmap`; pages pass it to their sections, so it is part of the cache key)."""
     value = st.session_state.get("color_scale")
     return value if value in COLOR_SCALES else COLOR_SCALE_DEFAULT
 
 
 def lesson_settings(purpose: str | None = None) -> Settings:
-    """The shared settings for a lesson on the sidebar's sentence, with the app's two friendly notes.
-
-    An empty sentence shows a prompt (ending with ``purpose``, an infinitive clause in the run's language such as
-    ``_("to see attention at work")``, the default) and the link's warnings, then stops the page; more than
-    ``MAX_TOKENS`` tokens are truncated with a note.
-    """
+    """The shared settings for a lesson on the sidebar's sentence. An empty sentence shows a prompt (ending with
+    ``purpose``, an infinitive clause in the run's language; default ``_("to see attention at work")``) and the link's
+    warnings, then stops the page; more than ``MAX_TOKENS`` tokens are truncated with a note."""
     sh = shared()
-    inp = sentence_input(purpose)
-    embedding = shared_settings.embedding_mode(sh.embedding, inp.tokens)  # "auto" resolved for this sentence
-    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
-
-
-def sentence_input(purpose: str | None = None) -> shared_settings.SentenceInput:
-    """The sidebar sentence's tokens, with :func:`lesson_settings`' notes (an empty sentence stops the page)."""
-    purpose = purpose or _("to see attention at work")
-    inp = shared_settings.sentence_tokens(shared().sentence)
+    inp = shared_settings.sentence_tokens(sh.sentence)
     if not inp.tokens:
         st.info(_("✍️ Type a sentence in the sidebar (for example *The cat sat on the mat*) {purpose}.").format(
-            purpose=purpose))
+            purpose=purpose or _("to see attention at work")))
         show_link_warnings()  # st.stop() ends the run before the entrypoint would show them
         st.stop()
     if inp.n_dropped:
         st.info(_("Your sentence has {n} tokens; the first {kept} are used ({dropped} dropped) to keep the pictures "
                   "readable.").format(n=len(inp.tokens) + inp.n_dropped, kept=shared_settings.MAX_TOKENS,
                                       dropped=inp.n_dropped))
-    return inp
+    embedding = shared_settings.embedding_mode(sh.embedding, inp.tokens)  # "auto" resolved for this sentence
+    return Settings(inp.tokens, int(sh.d_model), int(sh.d_k), int(sh.seed), embedding, bool(sh.positional))
 
 
 def shared() -> Shared:

@@ -1,13 +1,5 @@
-"""A page's own state between runs, kept in ``st.session_state`` so that pages never write it themselves
+"""A page's own state between runs, per session in ``st.session_state``, so that pages never write it themselves
 (``tests/test_contract_files.py`` checks that a ``page.py`` writes no Session State).
-
-- :func:`last_valid`: the last usable value of something the learner edits (a table, a second sentence), shown
-  while the current one cannot be used.
-- :func:`edition` and :func:`next_edition`: an editor keyed ``f"{name}_{edition}"`` starts over from its default
-  data when its edition number grows (Streamlit keeps an edited widget's state under its key).
-- :func:`reset`: put a widget that is not bound to the link back to a value, in its callback.
-
-All of it is per session (``st.session_state``); nothing here is module state.
 """
 
 from __future__ import annotations
@@ -31,8 +23,9 @@ def edition(key: str) -> int:
 
 
 def next_edition(key: str, *forget: str) -> None:
-    """Start the editor of edition ``key`` over: its edition number grows by one, the keys in ``forget`` (values
-    kept for it, such as its :func:`last_valid` value) are dropped, and the script reruns now."""
+    """Start the editor of edition ``key`` over (an editor keyed ``f"{name}_{edition}"`` starts from its default data:
+    Streamlit keeps an edited widget's state under its key): its edition number grows by one, the keys in ``forget``
+    (values kept for it, such as its :func:`last_valid` value) are dropped, and the script reruns now."""
     st.session_state[key] = st.session_state.get(key, 0) + 1
     for name in forget:
         st.session_state.pop(name, None)
