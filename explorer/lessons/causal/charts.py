@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.lessons.causal.model import exact, significant
+from explorer.lessons.causal.model import exact
 from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
@@ -37,7 +37,7 @@ _, _n = translator(__name__)
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
     "add_row_badges", "add_row_separator", "boolean_mask_figure", "change_map", "exact", "exact_change_text",
-    "output_map", "row_change_bars", "significant", "weights_map",
+    "output_map", "row_change_bars", "weights_map",
 ]
 
 ALLOWED_COLOR = "#3b78c2"
@@ -205,7 +205,7 @@ def exact_change_text(value: float) -> str:
     the run's decimal mark)."""
     if value == 0.0:
         return _("0 (exact)")
-    return significant(value)
+    return i18n.general(value)
 
 
 def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",

@@ -19,7 +19,7 @@ from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
 __all__ = ["LARGE_NEGATIVE", "CausalScenario", "Claim", "MaskingRules", "causal_scenario", "exact", "masking_rules",
-           "mode_name", "no_peeking_claims", "perturb_after", "significant"]
+           "mode_name", "no_peeking_claims", "perturb_after"]
 
 _, _n = translator(__name__)
 
@@ -227,12 +227,6 @@ def mode_name(is_causal: bool) -> str:
 # --- the claims ------------------------------------------------------------------------------------------
 
 
-def significant(value: float, digits: int = 3) -> str:
-    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
-    mark (``0,123`` in pt and tr)."""
-    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
-
-
 def exact(value: float) -> str:
     """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
     return repr(float(value)).replace(".", i18n.plotly_separators()[0])
@@ -284,13 +278,13 @@ def no_peeking_claims(sc: CausalScenario, n_pad: int, t: int) -> tuple[Claim, Cl
     else:  # cannot happen with a correct mask; shown rather than hidden
         causal = Claim("error", (_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
                                  _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
-            t=t, change=significant(float(change_c[: t + 1].max()))))
+            t=t, change=i18n.general(float(change_c[: t + 1].max()))))
     moved = float(change_b[: t + 1].max())
     if moved > 0:
         bidirectional = Claim("warning", (
             _("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
             _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
-            t=t, change=significant(moved)), "👀")
+            t=t, change=i18n.general(moved)), "👀")
     elif t == n - 1:
         bidirectional = Claim("info", _(
             "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "

@@ -19,12 +19,9 @@ from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import fmt, fmt_formula, latex_text
 
 _, _n = translator(__name__)
-
-latex_text = textviews.latex_text
-fmt = textviews.fmt
-fmt_formula = textviews.fmt_formula
 
 
 @section

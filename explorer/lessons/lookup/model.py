@@ -116,13 +116,6 @@ def default_table() -> LookupTable:
     return _table_of(default_rows())
 
 
-def number_text(x: float) -> str:
-    """A number of the table as a sentence shows it: ``1.73``, ``1``, ``1e+06`` (``%g``), with the run's decimal
-    mark (``1,73`` in pt and tr)."""
-    text = f"{x:g}"
-    return text if i18n.current() == i18n.DEFAULT else text.replace(".", i18n.number(0.5, 1)[1])
-
-
 @dataclass(frozen=True)
 class TableCheck:
     """Result of :func:`parse_table`: a table (``None`` when something is wrong) and the problems."""
@@ -153,7 +146,7 @@ def _number(cell) -> tuple[float | None, str | None]:
     if not math.isfinite(x):
         return None, _("is not a finite number")
     if abs(x) > NUMBER_LIMIT:
-        return None, _("must lie between −{limit} and {limit}").format(limit=number_text(NUMBER_LIMIT))
+        return None, _("must lie between −{limit} and {limit}").format(limit=i18n.general(NUMBER_LIMIT, 6))
     return x, None
 
 
@@ -216,7 +209,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
         if key in seen_keys:
             problems.append(_("rows {first} and {other} have the same key vector ({vector}): a lookup table needs "
                               "distinct keys").format(first=seen_keys[key], other=r,
-                                                      vector=sep.join(number_text(x) for x in key)))
+                                                      vector=sep.join(i18n.general(x, 6) for x in key)))
         else:
             seen_keys[key] = r
         if label in seen_labels:
@@ -335,13 +328,13 @@ def table_rows(lang: str) -> list[dict[str, str]]:
     :func:`parse_table` reads and checks every cell.
     """
     with i18n.using(lang):
-        return [{c: (number_text(v) if c in NUMBER_COLUMNS else v) for c, v in row.items()} for row in default_rows()]
+        return [{c: i18n.general(v, 6) if c in NUMBER_COLUMNS else v for c, v in row.items()} for row in default_rows()]
 
 
 def column_texts(lang: str) -> dict[str, tuple[str, str]]:
     """Each column's header and help text in ``lang`` (the table editor's column settings), by column id."""
     with i18n.using(lang):
-        limit = number_text(NUMBER_LIMIT)
+        limit = i18n.general(NUMBER_LIMIT, 6)
         helps = {
             KEY: _("The key's name: what the database matches."),
             K1: _("Key vector, first number (a number from −{limit} to {limit}).").format(limit=limit),

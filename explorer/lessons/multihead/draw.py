@@ -31,7 +31,7 @@ from explorer.shell import charts, controls, tables
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, latex_words
+from explorer.shell.textviews import dim_labels, fmt, latex_words
 
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings, embeddings)
@@ -51,7 +51,7 @@ def matrix_table(mh: MultiHead, name: str) -> None:
 
 @section
 def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
-    """Table ``name`` (see :func:`~explorer.lessons.multihead.model.table_shape`) in its "Numbers" expander
+    """Table ``name`` (see :func:`~explorer.lessons.multihead.model.table_size`) in its "Numbers" expander
     (:func:`~explorer.lessons.multihead.model.numbers_title`); ``window`` matters for ``head_weights`` only."""
     numbers(smh.frame(View(mh, scenario(mh), window), name), label=numbers_title(name, mh.n_heads))
 
@@ -255,7 +255,7 @@ def output(mh: MultiHead) -> None:
         n=v.n, d_model=v.d_model) + mhfig.sample_note(v.d_model))
     out_cols = mhfig.sample_indices(v.d_model)
     st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels,
-                                   [_("dim {j}").format(j=j) for j in out_cols], kind="diverging",
+                                   dim_labels(out_cols), kind="diverging",
                                    row_name=_("token"), col_name=_("dim"), title=_("output = C W_o"),
                                    show_text=False), key="mh_fig_output")
 

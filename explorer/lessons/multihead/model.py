@@ -19,7 +19,7 @@ import pandas as pd
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.settings import Settings
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import dim_labels, fmt
 
 _, _n = i18n.translator(__name__)
 
@@ -369,7 +369,7 @@ class View:
 
     @property
     def dims(self) -> list[str]:
-        return [_("dim {j}").format(j=j) for j in range(self.d_model)]
+        return dim_labels(self.d_model)
 
     @property
     def grid_cols(self) -> int:
@@ -377,30 +377,24 @@ class View:
 
 
 def numbers_title(name: str, n_heads: int) -> str:
-    """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
+    """The title of the expander holding table ``name`` (see :func:`table_size`)."""
     if name == "head_weights":
         return _("Numbers of every head's weights (the heads shown)") if n_heads > GRID_MAX else \
             _("Numbers of every head's weights")
     return _("Numbers of the mean over heads") if name == "mean_weights" else _("Numbers")
 
 
-def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
-    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
-    ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
-    if name == "head_weights":
-        return (window[1] - window[0]) * n, n
-    if name == "mean_weights":
-        return n, n
-    return (d_model if name.startswith("W_") else n), d_model
-
-
 def table_size(mh: MultiHead, name: str, window: Window | None = None) -> tuple[int, int]:
-    """:func:`table_shape` of table ``name`` on the page's settings ``mh`` (``window``: every head by default)."""
-    return table_shape(name, mh.settings.n, mh.d_model, window or (0, mh.n_heads))
+    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``, ``mean_weights``,
+    ``concat``, ``output``) on the page's settings ``mh``, without computing it (``window``: every head by default)."""
+    n, (a, b) = mh.settings.n, window or (0, mh.n_heads)
+    if name in ("head_weights", "mean_weights"):
+        return (b - a if name == "head_weights" else 1) * n, n
+    return (mh.d_model if name.startswith("W_") else n), mh.d_model
 
 
 def frame(v: View, name: str) -> pd.DataFrame:
-    """Table ``name`` (see :func:`table_shape`) with labelled rows and columns."""
+    """Table ``name`` (see :func:`table_size`) with labelled rows and columns."""
     sc, r, labels = v.sc, v.sc.result, v.labels
     if name.startswith("W_"):
         return pd.DataFrame(getattr(sc, name), index=v.dims,
@@ -416,7 +410,7 @@ def frame(v: View, name: str) -> pd.DataFrame:
 
 
 def csv(v: View, name: str) -> str:
-    """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
+    """Table ``name`` (see :func:`table_size`) as CSV, for a download button's deferred ``data``."""
     return frame(v, name).to_csv()
 
 
@@ -451,4 +445,4 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
 
 def diff_text(x: float) -> str:
     """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"`` (``1,2e-16`` in pt and tr)."""
-    return _("0 (same bits)") if x == 0 else f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
+    return _("0 (same bits)") if x == 0 else i18n.scientific(x, 1)

@@ -190,8 +190,3 @@ def temperature_view(temperature: float, logits=A.SOFTMAX_EXAMPLE_LOGITS) -> Tem
 def query_rows(n_samples: int, n_keys: int) -> int:
     """Query rows actually drawn by ``attention.sample_scores``: whole ``n_keys x n_keys`` matrices, ≥ ``n_samples``."""
     return math.ceil(n_samples / n_keys) * n_keys
-
-
-def general(x: float) -> str:
-    """``x`` in the shortest form (``f"{x:g}"``: ``0.5``, ``100``) with the run's decimal mark (``0,5`` in pt, tr)."""
-    return f"{x:g}".replace(".", i18n.plotly_separators()[0])

@@ -272,7 +272,4 @@ def two_sentences_scenario(
 def gap_text(value: float) -> str:
     """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
     and tr), in the run's language."""
-    if value == 0.0:
-        return _("0 (exact)")
-    mantissa, exponent = f"{value:.2e}".split("e")
-    return f"{i18n.number(float(mantissa), 2)}e{exponent}"
+    return _("0 (exact)") if value == 0.0 else i18n.scientific(value, 2)

@@ -208,7 +208,7 @@ def test_no_peeking_claims_report_a_leak_and_speak_each_language():
     for lang in ("pt", "tr"):
         with i18n.using(lang):
             shown = C.no_peeking_claims(sc, 0, 2)
-            assert C.exact(0.0) == "0,0" and C.significant(0.125) == "0,125"
+            assert C.exact(0.0) == "0,0" and i18n.general(0.125) == "0,125"
         assert [c.kind for c in shown] == [c.kind for c in english]
         assert all(a.text != b.text for a, b in zip(shown, english, strict=True)), lang  # translated
         assert "0,0" in shown[0].text and "2" in shown[0].text, shown[0].text
