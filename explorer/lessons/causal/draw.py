@@ -171,7 +171,7 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
-    for claim in model.no_peeking_claims(sc, n_pad, t):  # the causal side, then the bidirectional one
+    for claim in model.no_peeking_claims(sc):  # the causal side, then the bidirectional one
         getattr(st, claim.kind)(claim.text, icon=claim.icon)
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)

@@ -65,8 +65,8 @@ class CausalScenario:
         causal_mask: bool ``[n, n]``, lower triangular (the causal mask alone, without padding).
         bidirectional_steps: :class:`attention.AttentionSteps` with the key padding mask only.
         causal_steps: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
-        X_perturbed: ``[n, d_model]`` the embeddings with every row after ``t`` replaced.
-        bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on ``X_perturbed``.
+        bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on the embeddings with every row
+            after ``t`` replaced (:func:`perturb_after`).
     """
 
     tokens: tuple[str, ...]
@@ -76,7 +76,6 @@ class CausalScenario:
     causal_mask: np.ndarray
     bidirectional_steps: A.AttentionSteps
     causal_steps: A.AttentionSteps
-    X_perturbed: np.ndarray
     bidirectional_perturbed_steps: A.AttentionSteps
     causal_perturbed_steps: A.AttentionSteps
 
@@ -183,7 +182,6 @@ def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalSce
     return CausalScenario(
         tokens=tuple(settings.tokens), n_pad=int(n_pad), t=int(t), key_valid=key_valid, causal_mask=causal_mask,
         bidirectional_steps=layer.steps(X, bidirectional_mask), causal_steps=layer.steps(X, combined_mask),
-        X_perturbed=X_perturbed,
         bidirectional_perturbed_steps=layer.steps(X_perturbed, bidirectional_mask),
         causal_perturbed_steps=layer.steps(X_perturbed, combined_mask),
     )
@@ -242,16 +240,16 @@ class Claim:
     icon: str | None = None
 
 
-def no_peeking_claims(sc: CausalScenario, n_pad: int, t: int) -> tuple[Claim, Claim]:
-    """What part 3 ("no peeking") can say about replacing every token after ``t`` of ``sc`` (built with
-    ``causal_scenario(settings, n_pad, t)``): first the causal side (rows 0..t unchanged; or a test that shows
+def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
+    """What part 3 ("no peeking") can say about replacing every token after ``sc.t`` (with ``sc.n_pad`` padding
+    tokens): first the causal side (rows 0..t unchanged; or a test that shows
     nothing, every replaced key being padding or nothing replaced; or a leak), then the bidirectional side (how far
     rows 0..t moved, or why they could not), each with this run's numbers."""
     # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
     # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
-    n, t = len(sc.key_valid), int(t)
+    n, t = len(sc.key_valid), sc.t
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    vacuous = n_pad >= n - 1 - t
+    vacuous = sc.n_pad >= n - 1 - t
     if sc.unchanged_through_t(True) and vacuous:
         if n == 1:
             note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "

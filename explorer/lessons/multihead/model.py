@@ -234,8 +234,8 @@ class MultiHeadScenario:
         row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
         head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
         overlap: ``[n_heads, n_heads]`` :func:`head_overlap`, or ``None`` above ``OVERLAP_MAX_HEADS`` heads.
-        loop_output: the output of :func:`per_head_loop` on the same inputs ``[n, d_model]``.
-        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights.
+        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights
+            (:func:`per_head_loop` on the same inputs).
     """
 
     tokens: tuple[str, ...]
@@ -252,7 +252,6 @@ class MultiHeadScenario:
     row_entropy: np.ndarray
     head_entropy: np.ndarray
     overlap: np.ndarray | None
-    loop_output: np.ndarray
     max_diff_output: float
     max_diff_weights: float
 
@@ -305,7 +304,6 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
         mask=np.tri(n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
-        loop_output=loop_out,
         max_diff_output=float(np.abs(r.output - loop_out).max()),
         max_diff_weights=max_diff_weights,
     )

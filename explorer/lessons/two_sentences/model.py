@@ -171,7 +171,6 @@ class TwoSentencesScenario:
             positional encoding iff the sidebar says so).
         order_plain, order_positional: the same check without and with the encoding.
         repeat: :class:`RepeatCheck`.
-        pos_encoding: the sinusoidal encoding ``[n_a, d_model]`` of the first sentence's length.
     """
 
     comparison: Comparison | None
@@ -179,7 +178,6 @@ class TwoSentencesScenario:
     order_plain: OrderCheck
     order_positional: OrderCheck
     repeat: RepeatCheck
-    pos_encoding: np.ndarray
 
 
 def shuffle_permutation(n: int, seed: int) -> np.ndarray:
@@ -265,7 +263,6 @@ def two_sentences_scenario(
         comparison=compare(tokens_a, tokens_b, layer, seed, positional) if tokens_b else None,
         order=with_pe if positional else plain, order_plain=plain, order_positional=with_pe,
         repeat=repeat_check(tokens_a, layer, seed),
-        pos_encoding=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
     )
 
 
