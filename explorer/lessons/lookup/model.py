@@ -162,11 +162,9 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
         missing number, duplicate key vectors or key names).
     """
     problems: list[str] = []
-    labels, keys, vlabels, values = [], [], [], []
-    where: list[int] = []
+    good: list[dict] = []  # the rows without a problem: their names, their numbers and their row number
     n_empty = 0
-    for i, row in enumerate(rows):
-        r = i
+    for r, row in enumerate(rows):
         cells = {c: row.get(c) for c in COLUMNS}
         if all(_blank(v) for v in cells.values()):
             n_empty += 1
@@ -191,35 +189,26 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
                                     _("row {row}, column {column} {problem}").format(**cell, problem=err))
         problems += row_problems
         if not row_problems:
-            labels.append(str(cells[KEY]).strip())
-            vlabels.append(str(cells[VALUE]).strip())
-            keys.append(tuple(nums[c] for c in KEY_COLS))
-            values.append(tuple(nums[c] for c in VALUE_COLS))
-            where.append(r)
+            good.append({KEY: str(cells[KEY]).strip(), VALUE: str(cells[VALUE]).strip(), **nums, "row": r})
     n_rows = len(rows) - n_empty
     if n_rows == 0:
         problems.append(_("The table is empty: add at least one row (a key name, k1, k2, a value name, v1, v2)."))
     elif n_rows > MAX_ROWS:
         problems.append(_("The table has {n} rows; use at most {max} so the pictures stay readable.").format(
             n=n_rows, max=MAX_ROWS))
-    seen_keys: dict[tuple[float, ...], int] = {}
-    seen_labels: dict[str, int] = {}
+    first_key: dict[tuple[float, ...], int] = {}
+    first_name: dict[str, int] = {}
     sep = i18n.list_separator()  # between two numbers that may hold a decimal comma
-    for r, label, key in zip(where, labels, keys, strict=True):
-        if key in seen_keys:
+    for g in good:
+        r, key = g["row"], tuple(g[c] for c in KEY_COLS)
+        if (first := first_key.setdefault(key, r)) != r:
             problems.append(_("rows {first} and {other} have the same key vector ({vector}): a lookup table needs "
-                              "distinct keys").format(first=seen_keys[key], other=r,
+                              "distinct keys").format(first=first, other=r,
                                                       vector=sep.join(i18n.general(x, 6) for x in key)))
-        else:
-            seen_keys[key] = r
-        if label in seen_labels:
+        if (first := first_name.setdefault(g[KEY], r)) != r:
             problems.append(_("rows {first} and {other} have the same key name {name}: give every key its own "
-                              "name").format(first=seen_labels[label], other=r, name=md_code(label)))
-        else:
-            seen_labels[label] = r
-    if problems:
-        return TableCheck(None, tuple(problems), n_empty)
-    return TableCheck(LookupTable(tuple(labels), tuple(keys), tuple(vlabels), tuple(values)), (), n_empty)
+                              "name").format(first=first, other=r, name=md_code(g[KEY])))
+    return TableCheck(None, tuple(problems), n_empty) if problems else TableCheck(_table_of(good), (), n_empty)
 
 
 def _on_grid(x: float) -> float:
