@@ -51,24 +51,23 @@ NOT_QUITE = N_("**Not quite.**")
 class Choice:
     """A multiple-choice question.
 
-    ``options`` maps each option's code (what a page stores and grades) to its label; ``answer`` is a code;
-    ``why[code]`` explains that option, right or wrong. ``prompt``, the labels and the explanations are the
-    English messages (marked with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
+    ``options`` maps each option's code (what a page stores and grades) to its label and why that option is right
+    or wrong; ``answer`` is a code. ``prompt``, the labels and the explanations are the English messages (marked
+    with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
     """
 
     qid: str
     prompt: str
-    options: dict[str, str]
     answer: str
-    why: dict[str, str]
+    options: dict[str, tuple[str, str]]
 
     def label(self, code: str) -> str:
         """Option ``code``'s label in the run's language."""
-        return _(self.options[code])
+        return _(self.options[code][0])
 
     def explain(self, code: str) -> str:
         """Why option ``code`` is right or wrong, in the run's language."""
-        return _(self.why[code])
+        return _(self.options[code][1])
 
 
 def grade_choice(question: Choice, picked: str) -> Feedback:
@@ -88,75 +87,59 @@ def grade_choice(question: Choice, picked: str) -> Feedback:
 
 
 SCALE = Choice(
-    "scale", N_("Why are the scores divided by √d_k before the softmax?"),
-    options={
-        "sum_to_one": N_("To make each row of attention weights sum to 1"),
-        "spread": N_("To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate"),
-        "speed": N_("To make the computation faster"),
-        "values": N_("To normalise the value vectors"),
-    },
-    answer="spread",
-    why={
-        "sum_to_one": N_("That is the softmax's job: every row sums to 1 with or without the division."),
-        "spread": N_("A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
-                     "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
-                     "dividing by √d_k brings the variance back to 1."),
-        "speed": N_("The division is extra work (a little); it is about the size of the scores, not speed."),
-        "values": N_("The values are not touched: the division acts on the scores QKᵀ, before the softmax."),
+    "scale", N_("Why are the scores divided by √d_k before the softmax?"), answer="spread", options={
+        "sum_to_one": (N_("To make each row of attention weights sum to 1"),
+                       N_("That is the softmax's job: every row sums to 1 with or without the division.")),
+        "spread": (N_("To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate"),
+                   N_("A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
+                      "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
+                      "dividing by √d_k brings the variance back to 1.")),
+        "speed": (N_("To make the computation faster"),
+                  N_("The division is extra work (a little); it is about the size of the scores, not speed.")),
+        "values": (N_("To normalise the value vectors"),
+                   N_("The values are not touched: the division acts on the scores QKᵀ, before the softmax.")),
     },
 )
 
 QK = Choice(
-    "qk", N_("Which vectors are used to compute the attention scores?"),
-    options={
-        "qv": N_("The queries and the values"),
-        "qk": N_("The queries and the keys"),
-        "kv": N_("The keys and the values"),
-        "qkv": N_("The queries, the keys and the values"),
-    },
-    answer="qk",
-    why={
-        "qv": N_("The values never meet the queries: they are only mixed, with the weights, after the softmax."),
-        "qk": N_("The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
-                 "The values are only mixed afterwards: out_i = Σ_j w_ij v_j."),
-        "kv": N_("Keys are compared with queries, not with values: S = QKᵀ."),
-        "qkv": N_("Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum."),
+    "qk", N_("Which vectors are used to compute the attention scores?"), answer="qk", options={
+        "qv": (N_("The queries and the values"),
+               N_("The values never meet the queries: they are only mixed, with the weights, after the softmax.")),
+        "qk": (N_("The queries and the keys"),
+               N_("The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
+                  "The values are only mixed afterwards: out_i = Σ_j w_ij v_j.")),
+        "kv": (N_("The keys and the values"),
+               N_("Keys are compared with queries, not with values: S = QKᵀ.")),
+        "qkv": (N_("The queries, the keys and the values"),
+                N_("Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum.")),
     },
 )
 
 CAUSAL = Choice(
-    "causal", N_("What does a causal (decoder) mask block?"),
-    options={
-        "self": N_("A token attending to itself"),
-        "past": N_("A token attending to the tokens before it"),
-        "future": N_("A token attending to the tokens after it (key position j > query position i)"),
-        "padding": N_("Padding tokens at the end of a short sentence"),
-    },
-    answer="future",
-    why={
-        "self": N_("The diagonal stays allowed: query i may see keys j ≤ i, itself included."),
-        "past": N_("The opposite: the past stays visible, the future is hidden."),
-        "future": N_("Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
-                     "a model that writes left to right cannot peek at words it has not written yet."),
-        "padding": N_("That is the key padding mask, a different mask; the causal mask depends only on positions."),
+    "causal", N_("What does a causal (decoder) mask block?"), answer="future", options={
+        "self": (N_("A token attending to itself"),
+                 N_("The diagonal stays allowed: query i may see keys j ≤ i, itself included.")),
+        "past": (N_("A token attending to the tokens before it"),
+                 N_("The opposite: the past stays visible, the future is hidden.")),
+        "future": (N_("A token attending to the tokens after it (key position j > query position i)"),
+                   N_("Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
+                      "a model that writes left to right cannot peek at words it has not written yet.")),
+        "padding": (N_("Padding tokens at the end of a short sentence"),
+                    N_("That is the key padding mask, a different mask; the causal mask depends only on positions.")),
     },
 )
 
 COST = Choice(
-    "cost", N_("How does the cost of self-attention grow with the sequence length n?"),
-    options={
-        "linear": N_("Linearly: twice the tokens, twice the work"),
-        "quadratic": N_("Quadratically: twice the tokens, four times the work"),
-        "cubic": N_("Cubically: twice the tokens, eight times the work"),
-        "constant": N_("It does not depend on n"),
-    },
-    answer="quadratic",
-    why={
-        "linear": N_("Every query is compared with every key, so it is n queries × n keys, not n."),
-        "quadratic": N_("The score matrix is n × n: every query meets every key, each a d_k-long dot product "
-                        "(n²·d_k multiply-adds), and the weights have n² entries too."),
-        "cubic": N_("There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n."),
-        "constant": N_("Every token adds a query row and a key column to the n × n score matrix."),
+    "cost", N_("How does the cost of self-attention grow with the sequence length n?"), answer="quadratic", options={
+        "linear": (N_("Linearly: twice the tokens, twice the work"),
+                   N_("Every query is compared with every key, so it is n queries × n keys, not n.")),
+        "quadratic": (N_("Quadratically: twice the tokens, four times the work"),
+                      N_("The score matrix is n × n: every query meets every key, each a d_k-long dot product "
+                         "(n²·d_k multiply-adds), and the weights have n² entries too.")),
+        "cubic": (N_("Cubically: twice the tokens, eight times the work"),
+                  N_("There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n.")),
+        "constant": (N_("It does not depend on n"),
+                     N_("Every token adds a query row and a key column to the n × n score matrix.")),
     },
 )
 
