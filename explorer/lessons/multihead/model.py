@@ -255,14 +255,6 @@ class MultiHeadScenario:
     max_diff_output: float
     max_diff_weights: float
 
-    @property
-    def d_model(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads
-
     def top_keys(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """For query ``query``: the key each head attends to most ``[n_heads]`` (int) and that weight ``[n_heads]``.
 
@@ -342,32 +334,12 @@ class View:
         return self.window or (0, self.mh.n_heads)
 
     @property
-    def labels(self) -> list[str]:
-        return self.mh.settings.labels
-
-    @property
-    def n(self) -> int:
-        return self.mh.settings.n
-
-    @property
-    def d_model(self) -> int:
-        return self.sc.d_model
-
-    @property
-    def n_heads(self) -> int:
-        return self.sc.n_heads
-
-    @property
-    def d_head(self) -> int:
-        return self.sc.d_head
-
-    @property
     def shown(self) -> list[int]:
         return list(range(*self.heads))
 
     @property
     def dims(self) -> list[str]:
-        return dim_labels(self.d_model)
+        return dim_labels(self.mh.d_model)
 
     @property
     def grid_cols(self) -> int:
@@ -393,13 +365,13 @@ def table_size(mh: MultiHead, name: str, window: Window | None = None) -> tuple[
 
 def frame(v: View, name: str) -> pd.DataFrame:
     """Table ``name`` (see :func:`table_size`) with labelled rows and columns."""
-    sc, r, labels = v.sc, v.sc.result, v.labels
+    sc, r, labels, mh = v.sc, v.sc.result, v.mh.settings.labels, v.mh
     if name.startswith("W_"):
         return pd.DataFrame(getattr(sc, name), index=v.dims,
-                            columns=[_("col {j} (head {h})").format(j=j, h=j // v.d_head) for j in range(v.d_model)])
+                            columns=[_("col {j} (head {h})").format(j=j, h=j // mh.d_head) for j in range(mh.d_model)])
     if name == "head_weights":
         a, b = v.heads
-        return pd.DataFrame(r.weights[a:b].reshape(-1, v.n),
+        return pd.DataFrame(r.weights[a:b].reshape(-1, mh.settings.n),
                             index=pd.MultiIndex.from_product([head_labels(v.shown), labels],
                                                              names=[_("head"), _("query")]), columns=labels)
     if name == "mean_weights":
