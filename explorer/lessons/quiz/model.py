@@ -450,32 +450,6 @@ def causal_counts(n: int) -> tuple[int, int]:
     return int((~mask).sum()), int(mask.size)
 
 
-@dataclass(frozen=True)
-class ScaleNumbers:
-    """The sentence's scores with and without the division by √d_k (lesson step 4).
-
-    ``std_*``: standard deviation of all scores; ``top_*``: mean over queries of the largest weight.
-    """
-
-    d_k: int
-    sqrt_d_k: float
-    std_raw: float
-    std_scaled: float
-    top_raw: float
-    top_scaled: float
-
-
-def scale_numbers(steps: A.AttentionSteps) -> ScaleNumbers:
-    """Spread of the scores and mean top weight of ``steps``, unscaled (softmax of ``QKᵀ``) and scaled."""
-    d_k = int(steps.Q.shape[-1])
-    raw_weights = A.softmax(steps.scores, axis=-1)  # [n, n]: what the weights would be without the division
-    return ScaleNumbers(
-        d_k=d_k, sqrt_d_k=math.sqrt(d_k),
-        std_raw=float(steps.scores.std()), std_scaled=float(steps.scaled_scores.std()),
-        top_raw=float(raw_weights.max(axis=-1).mean()), top_scaled=float(steps.weights.max(axis=-1).mean()),
-    )
-
-
 def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
     """``(q_i · k_j, scores[i, j])``: the score recomputed from the query and key rows, and the core's value."""
     return float(np.dot(steps.Q[i], steps.K[j])), float(steps.scores[i, j])
