@@ -109,11 +109,9 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
         st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels,
                                                   title=_("additive mask (0 / −∞)")), key="causal_fig_additive")
         st.caption(_("shape [{n}, {n}] · float · added to the scaled scores").format(n=n))
-    with st.expander(_("Numbers: both masks")):
-        st.markdown(_("Boolean mask"))
-        st.dataframe(pd.DataFrame(mask, index=labels, columns=labels), width="stretch")
-        st.markdown(_("Additive mask"))
-        st.dataframe(pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels), width="stretch")
+    numbers({_("Boolean mask"): pd.DataFrame(mask, index=labels, columns=labels),
+             _("Additive mask"): pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels)},
+            label=_("Numbers: both masks"))
     s_col, w_col = st.columns(2)
     with s_col:
         st.latex(r"\frac{Q K^\top}{\sqrt{d_k}} + M")
