@@ -345,11 +345,7 @@ class GrowthReveal:
 
 def growth_answer(before: float, after: float, tolerance: float = GROWTH_TOLERANCE) -> str:
     """``"up"``, ``"down"`` or ``"same"`` (:data:`GROWTH_OPTIONS`) for a change ``before -> after``."""
-    if after - before > tolerance:
-        return GROWTH_OPTIONS[0]
-    if before - after > tolerance:
-        return GROWTH_OPTIONS[1]
-    return GROWTH_OPTIONS[2]
+    return "up" if after - before > tolerance else "down" if before - after > tolerance else "same"
 
 
 def growth_reveal(d_k: int, n_keys: int, seed: int, factor: int = GROWTH_FACTOR,
@@ -406,10 +402,10 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
                               d1=d1, top0=fmt(t0, 3), top1=fmt(t1, 3))
     if reveal.n_keys == 1:
         why = _("With a single key the softmax always gives it weight 1, whatever the scores.")
-    elif reveal.answer == GROWTH_OPTIONS[0]:
+    elif reveal.answer == "up":
         why = _("Wider vectors give larger dot products (variance d_k), and larger score gaps push the softmax "
                 "towards one-hot: the top key takes almost everything.")
-    elif reveal.answer == GROWTH_OPTIONS[1]:
+    elif reveal.answer == "down":
         why = _("Here the sampled scores happened to spread less, so the softmax got flatter.")
     else:
         why = _("Here the change is too small to call.")
