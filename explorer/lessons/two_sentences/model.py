@@ -235,17 +235,14 @@ def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
                        plain=_run(tokens, layer, seed, False), positional=_run(tokens, layer, seed, True))
 
 
-def two_sentences_scenario(
-    tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], d_model: int, d_k: int, seed: int, positional: bool,
-    shuffle_seed: int = 0,
-) -> TwoSentencesScenario:
+def two_sentences_scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], settings: LayerSettings,
+                           shuffle_seed: int = 0) -> TwoSentencesScenario:
     """Both sentences through ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings.
 
     Args:
         tokens_a: the first (sidebar) sentence, at least one token.
         tokens_b: the second sentence; may be empty (then ``comparison`` is ``None``).
-        d_model, d_k, seed: the layer and the embeddings (``d_v = d_k``).
-        positional: add the sinusoidal positional encoding to the embeddings.
+        settings: the layer, the embeddings' seed (``d_v = d_k``) and whether the positional encoding is added.
         shuffle_seed: seeds the shuffle of the first sentence.
 
     Returns:
@@ -256,7 +253,8 @@ def two_sentences_scenario(
     """
     if not tokens_a:
         raise ValueError("the first sentence needs at least one token")
-    layer = A.SelfAttention(d_model, d_k, d_k, seed=seed)
+    seed, positional = settings.seed, settings.positional
+    layer = A.SelfAttention(settings.d_model, settings.d_k, settings.d_k, seed=seed)
     plain = order_check(tokens_a, layer, seed, False, shuffle_seed)
     with_pe = order_check(tokens_a, layer, seed, True, shuffle_seed)
     return TwoSentencesScenario(
