@@ -283,13 +283,12 @@ def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     steps, allowed, fully = sc.steps(is_causal), sc.mask(is_causal)[q], sc.fully_masked(is_causal)
     r1, r2 = st.columns([2, 3])
     with r1:
-        weight = _("weight")
         tables.dataframe(pd.DataFrame({  # the weights with 4 decimals, a decimal comma in pt and tr
             _("key"): labels,
             _("may attend?"): [_("✓ yes") if a else _("✗ no") for a in allowed],
             _("masked scaled score"): [textviews.fmt(s) if a else cfig.NEG_INF
                                        for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
-            weight: steps.weights[q],
+            _("weight"): steps.weights[q],
         }), hide_index=True, width="stretch")
         if fully[q]:
             st.badge(_(cfig.FULLY_MASKED_BADGE), icon="⛔", color="orange")

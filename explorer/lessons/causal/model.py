@@ -169,8 +169,6 @@ def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalSce
         raise ValueError("tokens must hold at least one token")
     if not 0 <= n_pad <= n:
         raise ValueError(f"n_pad must lie in 0..{n}, got {n_pad}")
-    if not 0 <= t < n:
-        raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
     key_valid = np.arange(n) < n - n_pad  # [n]
     padding = A.padding_mask(key_valid)  # [1, n]
     causal_mask = A.causal_mask(n)  # [n, n]

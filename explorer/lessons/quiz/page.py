@@ -56,17 +56,16 @@ def check(qid: str, picked, reveal: Callable[[], dict] = dict) -> None:
     ss[fb_key(qid)] = answer
 
 
-def retry(qid: str, widget_keys: tuple[str, ...] = ()) -> None:
-    """Forget the answer to one question (and clear its inputs)."""
-    ss[RESULTS].pop(qid, None)
-    for key in (fb_key(qid), f"quiz_{qid}_empty", *widget_keys):
+def retry(qid: str) -> None:
+    """Forget the answer to one question (its form, drawn again, starts empty)."""
+    for key in (fb_key(qid), f"quiz_{qid}_empty"):
         ss.pop(key, None)
+    ss[RESULTS].pop(qid, None)
 
 
 def reset_all() -> None:
     for qid in QUESTIONS:
         retry(qid)
-    ss[RESULTS] = {}
 
 
 def picked_code(key: str, codes) -> object | None:
