@@ -19,7 +19,7 @@ import pandas as pd
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.settings import Settings
-from explorer.shell.textviews import dim_labels, fmt
+from explorer.shell.textviews import fmt
 
 _, _n = i18n.translator(__name__)
 
@@ -226,7 +226,6 @@ class MultiHeadScenario:
     """Everything the multi-head page draws, for one setting of its controls.
 
     Attributes:
-        tokens: the sentence's tokens (``n`` of them).
         X: embeddings ``[n, d_model]`` (the sidebar's).
         W_q, W_k, W_v, W_o: ``[d_model, d_model]`` from ``MultiHeadAttention(d_model, n_heads, seed)``.
         result: :class:`HeadSteps`, the vectorised layer's intermediates the page draws.
@@ -238,7 +237,6 @@ class MultiHeadScenario:
             (:func:`per_head_loop` on the same inputs).
     """
 
-    tokens: tuple[str, ...]
     X: np.ndarray
     W_q: np.ndarray
     W_k: np.ndarray
@@ -291,7 +289,7 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
     row_h = A.entropy(r.weights)  # [n_heads, n]
     n = settings.n
     return MultiHeadScenario(
-        tokens=tuple(settings.tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
+        X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
         n_heads=int(n_heads), seed=int(seed), is_causal=bool(is_causal), result=r,
         mask=np.tri(n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
@@ -339,7 +337,7 @@ class View:
 
     @property
     def dims(self) -> list[str]:
-        return dim_labels(self.mh.d_model)
+        return [_("dim {j}").format(j=j) for j in range(self.mh.d_model)]
 
     @property
     def grid_cols(self) -> int:
