@@ -149,33 +149,30 @@ CHOICES: dict[str, Choice] = {q.qid: q for q in (SCALE, QK, CAUSAL, COST)}
 # ---------------------------------------------------------------------------------------------
 # Ordering the operations for one input word (lesson steps 2-6).
 
-STEP_LABELS = {
-    "project": N_("Project: q = x W_q, k = x W_k, v = x W_v"),
-    "scores": N_("Scores: the query · every key"),
-    "scale": N_("Scale: divide by √d_k"),
-    "softmax": N_("Softmax along the keys"),
-    "sum": N_("Weighted sum of the values"),
+STEP_TEXTS = {
+    "project": (N_("Project: q = x W_q, k = x W_k, v = x W_v"),
+                N_("The query, key and value come first: the scores need queries and keys.")),
+    "scores": (N_("Scores: the query · every key"),
+               N_("The scores compare this word's query with every key: they need q and K.")),
+    "scale": (N_("Scale: divide by √d_k"),
+              N_("The division acts on the raw scores and must happen before the softmax turns them into weights.")),
+    "softmax": (N_("Softmax along the keys"),
+                N_("The softmax turns the scaled scores of the row into weights that sum to 1.")),
+    "sum": (N_("Weighted sum of the values"),
+            N_("The output needs the weights: out = Σ_j w_j v_j, a blend of every value.")),
 }
-"""Each step's code -> its label (the lessons' wording, translated where shown: :func:`step_label`)."""
+"""Each step's code -> its label (the lessons' wording: :func:`step_label`) and why it comes where it does."""
 
-STEPS = tuple(STEP_LABELS)
+STEPS = tuple(STEP_TEXTS)
 """The steps' codes in the right order (lesson steps 2-6)."""
 
 STEPS_SHOWN = ("softmax", "project", "sum", "scale", "scores")
 """The order in which the options are offered (never the answer)."""
 
-_STEP_WHY = (
-    N_("The query, key and value come first: the scores need queries and keys."),
-    N_("The scores compare this word's query with every key: they need q and K."),
-    N_("The division acts on the raw scores and must happen before the softmax turns them into weights."),
-    N_("The softmax turns the scaled scores of the row into weights that sum to 1."),
-    N_("The output needs the weights: out = Σ_j w_j v_j, a blend of every value."),
-)
-
 
 def step_label(code: str) -> str:
     """Step ``code``'s label in the run's language."""
-    return _(STEP_LABELS[code])
+    return _(STEP_TEXTS[code][0])
 
 
 def grade_order(picked: Sequence[str | None]) -> Feedback:
@@ -191,7 +188,8 @@ def grade_order(picked: Sequence[str | None]) -> Feedback:
             raise ValueError(f"{p!r} is not one of the steps")
     wrong = [i for i, p in enumerate(picked) if p != STEPS[i]]
     if not wrong:
-        return Feedback(True, _(RIGHT) + "\n\n" + "\n".join(f"{i + 1}. {_(w)}" for i, w in enumerate(_STEP_WHY)))
+        return Feedback(True, _(RIGHT) + "\n\n" + "\n".join(f"{i + 1}. {_(why)}"
+                                                           for i, (_label, why) in enumerate(STEP_TEXTS.values())))
     notes = [_(NOT_QUITE)]
     repeated = sorted({p for p in picked if p is not None and picked.count(p) > 1}, key=STEPS.index)
     if repeated:
@@ -201,7 +199,7 @@ def grade_order(picked: Sequence[str | None]) -> Feedback:
     if missing:
         notes.append(_("Missing: {steps}.").format(steps="; ".join(f"*{step_label(s)}*" for s in missing)))
     fixes = ["- " + _("Step {position} should be *{step}*.").format(position=i + 1, step=step_label(STEPS[i]))
-             + f" {_(_STEP_WHY[i])}" for i in wrong]
+             + f" {_(STEP_TEXTS[STEPS[i]][1])}" for i in wrong]
     return Feedback(False, " ".join(notes) + "\n\n" + "\n".join(fixes))
 
 
@@ -299,26 +297,22 @@ def grade_top_key(reveal: TopKeyReveal, picked: int) -> Feedback:
 # ---------------------------------------------------------------------------------------------
 # Predict, then reveal: the top weight when d_k grows and the scores are not scaled.
 
-GROWTH_LABELS = {
-    "up": N_("It goes up"),
-    "down": N_("It goes down"),
-    "same": N_("It stays about the same"),
+GROWTH_TEXTS = {
+    "up": (N_("It goes up"), N_("**Not quite** — it goes up.")),
+    "down": (N_("It goes down"), N_("**Not quite** — it goes down.")),
+    "same": (N_("It stays about the same"), N_("**Not quite** — it stays about the same.")),
 }
-"""Each prediction's code -> its label (translated where shown: :func:`growth_label`)."""
-GROWTH_OPTIONS = tuple(GROWTH_LABELS)
+"""Each prediction's code -> its label (:func:`growth_label`) and the feedback's lead when it was the answer and
+another was picked."""
+GROWTH_OPTIONS = tuple(GROWTH_TEXTS)
 """The predictions' codes: ``("up", "down", "same")``."""
-_GROWTH_NOT_QUITE = {
-    "up": N_("**Not quite** — it goes up."),
-    "down": N_("**Not quite** — it goes down."),
-    "same": N_("**Not quite** — it stays about the same."),
-}
 GROWTH_TOLERANCE = 0.01  # a change of the mean top weight below this counts as "about the same"
 GROWTH_FACTOR = 16
 
 
 def growth_label(code: str) -> str:
     """Prediction ``code``'s label in the run's language."""
-    return _(GROWTH_LABELS[code])
+    return _(GROWTH_TEXTS[code][0])
 
 
 @dataclass(frozen=True)
@@ -413,7 +407,7 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
     scaled = (_("With the division by √d_k it moves much less: {before} → {after}.") if abs(c1 - c0) < abs(t1 - t0)
               else _("With the division by √d_k it moves: {before} → {after}.")).format(before=fmt(c0, 3),
                                                                                       after=fmt(c1, 3))
-    lead = _(RIGHT) if picked == reveal.answer else _(_GROWTH_NOT_QUITE[reveal.answer])
+    lead = _(RIGHT) if picked == reveal.answer else _(GROWTH_TEXTS[reveal.answer][1])
     return Feedback(picked == reveal.answer, f"{lead} {numbers} {why} {scaled}")
 
 
