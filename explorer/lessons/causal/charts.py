@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.lessons.causal.model import exact, significant
+from explorer.lessons.causal.model import exact
 from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
@@ -37,7 +37,7 @@ _, _n = translator(__name__)
 __all__ = [
     "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
     "add_row_badges", "add_row_separator", "boolean_mask_figure", "change_map", "exact", "exact_change_text",
-    "output_map", "row_change_bars", "significant", "weights_map",
+    "output_map", "row_change_bars", "weights_map",
 ]
 
 ALLOWED_COLOR = "#3b78c2"
@@ -96,19 +96,16 @@ def _two_level(mask: np.ndarray, labels: Sequence[str], cell_text: tuple[str, st
     # The words while they fit a phone's cells, else their first letters (T / F), else no text (colours, legend).
     legend_chars = max(len(t) for t in legend) if show_legend else 0
     short = [tuple(t[:1] for t in cell_text)] if min(len(t) for t in cell_text) > 2 else []
-    for cells in [cell_text, *short]:
-        size = cell_text_size(cells, n, labels, colorbar_chars=legend_chars) if n <= CELL_TEXT_MAX else None
-        if size:
-            trace["text"] = np.where(mask, cells[1], cells[0])
-            trace["texttemplate"] = "%{text}"
-            trace["textfont"] = dict(size=size)
+    font = None
+    for cells in [cell_text, *short] if n <= CELL_TEXT_MAX else []:
+        if size := cell_text_size(cells, n, labels, colorbar_chars=legend_chars):
+            font = dict(size=size)
             break
     else:  # nothing fits a phone: the words where the chart is wide enough (app.css hides them below)
+        cells = cell_text
         font = cell_text_font(cell_text, n, labels, colorbar_chars=legend_chars) if n <= CELL_TEXT_MAX else None
-        if font:
-            trace["text"] = np.where(mask, cell_text[1], cell_text[0])
-            trace["texttemplate"] = "%{text}"
-            trace["textfont"] = font
+    if font:
+        trace.update(text=np.where(mask, cells[1], cells[0]), texttemplate="%{text}", textfont=font)
     return go.Figure(data=[go.Heatmap(**trace)],
                      layout=_layout(labels, title, height, colorbar_px(legend) if show_legend else 0))
 
@@ -165,14 +162,10 @@ def add_row_badges(fig: go.Figure, rows, n_cols: int, text: str | None = None) -
     return fig
 
 
-def add_row_separator(fig: go.Figure, t: int, n_cols: int, label: str = "") -> go.Figure:
+def add_row_separator(fig: go.Figure, t: int, n_cols: int) -> go.Figure:
     """A dashed line under row ``t`` of a heat map (rows ≤ t above it), in place, returned."""
-    fig.add_shape(type="line", x0=-0.5, x1=n_cols - 0.5, y0=t + 0.5, y1=t + 0.5,
-                  line=dict(color="#d62728", width=2, dash="dash"))
-    if label:
-        fig.add_annotation(x=n_cols - 0.5, y=t + 0.5, text=escape_label(label), showarrow=False, xanchor="right",
-                           yanchor="bottom", font=dict(size=11, color="#d62728"))
-    return fig
+    return fig.add_shape(type="line", x0=-0.5, x1=n_cols - 0.5, y0=t + 0.5, y1=t + 0.5,
+                         line=dict(color="#d62728", width=2, dash="dash"))
 
 
 def weights_map(weights, labels: Sequence[str], mask, fully, *, title: str = "",
@@ -205,7 +198,7 @@ def exact_change_text(value: float) -> str:
     the run's decimal mark)."""
     if value == 0.0:
         return _("0 (exact)")
-    return significant(value)
+    return i18n.general(value)
 
 
 def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",

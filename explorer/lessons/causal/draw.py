@@ -109,11 +109,9 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
         st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels,
                                                   title=_("additive mask (0 / −∞)")), key="causal_fig_additive")
         st.caption(_("shape [{n}, {n}] · float · added to the scaled scores").format(n=n))
-    with st.expander(_("Numbers: both masks")):
-        st.markdown(_("Boolean mask"))
-        st.dataframe(pd.DataFrame(mask, index=labels, columns=labels), width="stretch")
-        st.markdown(_("Additive mask"))
-        st.dataframe(pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels), width="stretch")
+    numbers({_("Boolean mask"): pd.DataFrame(mask, index=labels, columns=labels),
+             _("Additive mask"): pd.DataFrame(np.where(mask, "0", cfig.NEG_INF), index=labels, columns=labels)},
+            label=_("Numbers: both masks"))
     s_col, w_col = st.columns(2)
     with s_col:
         st.latex(r"\frac{Q K^\top}{\sqrt{d_k}} + M")
@@ -171,7 +169,7 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
-    for claim in model.no_peeking_claims(sc, n_pad, t):  # the causal side, then the bidirectional one
+    for claim in model.no_peeking_claims(sc):  # the causal side, then the bidirectional one
         getattr(st, claim.kind)(claim.text, icon=claim.icon)
     d = max(float(np.abs(sc.output_diff(False)).max()), float(np.abs(sc.output_diff(True)).max())) or 1.0
     left, right = st.columns(2)
@@ -285,13 +283,12 @@ def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     steps, allowed, fully = sc.steps(is_causal), sc.mask(is_causal)[q], sc.fully_masked(is_causal)
     r1, r2 = st.columns([2, 3])
     with r1:
-        weight = _("weight")
         tables.dataframe(pd.DataFrame({  # the weights with 4 decimals, a decimal comma in pt and tr
             _("key"): labels,
             _("may attend?"): [_("✓ yes") if a else _("✗ no") for a in allowed],
             _("masked scaled score"): [textviews.fmt(s) if a else cfig.NEG_INF
                                        for s, a in zip(steps.scaled_scores[q], allowed, strict=True)],
-            weight: steps.weights[q],
+            _("weight"): steps.weights[q],
         }), hide_index=True, width="stretch")
         if fully[q]:
             st.badge(_(cfig.FULLY_MASKED_BADGE), icon="⛔", color="orange")

@@ -19,7 +19,7 @@ from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
 __all__ = ["LARGE_NEGATIVE", "CausalScenario", "Claim", "MaskingRules", "causal_scenario", "exact", "masking_rules",
-           "mode_name", "no_peeking_claims", "perturb_after", "significant"]
+           "mode_name", "no_peeking_claims", "perturb_after"]
 
 _, _n = translator(__name__)
 
@@ -65,8 +65,8 @@ class CausalScenario:
         causal_mask: bool ``[n, n]``, lower triangular (the causal mask alone, without padding).
         bidirectional_steps: :class:`attention.AttentionSteps` with the key padding mask only.
         causal_steps: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
-        X_perturbed: ``[n, d_model]`` the embeddings with every row after ``t`` replaced.
-        bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on ``X_perturbed``.
+        bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on the embeddings with every row
+            after ``t`` replaced (:func:`perturb_after`).
     """
 
     tokens: tuple[str, ...]
@@ -76,7 +76,6 @@ class CausalScenario:
     causal_mask: np.ndarray
     bidirectional_steps: A.AttentionSteps
     causal_steps: A.AttentionSteps
-    X_perturbed: np.ndarray
     bidirectional_perturbed_steps: A.AttentionSteps
     causal_perturbed_steps: A.AttentionSteps
 
@@ -170,8 +169,6 @@ def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalSce
         raise ValueError("tokens must hold at least one token")
     if not 0 <= n_pad <= n:
         raise ValueError(f"n_pad must lie in 0..{n}, got {n_pad}")
-    if not 0 <= t < n:
-        raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
     key_valid = np.arange(n) < n - n_pad  # [n]
     padding = A.padding_mask(key_valid)  # [1, n]
     causal_mask = A.causal_mask(n)  # [n, n]
@@ -183,7 +180,6 @@ def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalSce
     return CausalScenario(
         tokens=tuple(settings.tokens), n_pad=int(n_pad), t=int(t), key_valid=key_valid, causal_mask=causal_mask,
         bidirectional_steps=layer.steps(X, bidirectional_mask), causal_steps=layer.steps(X, combined_mask),
-        X_perturbed=X_perturbed,
         bidirectional_perturbed_steps=layer.steps(X_perturbed, bidirectional_mask),
         causal_perturbed_steps=layer.steps(X_perturbed, combined_mask),
     )
@@ -227,12 +223,6 @@ def mode_name(is_causal: bool) -> str:
 # --- the claims ------------------------------------------------------------------------------------------
 
 
-def significant(value: float, digits: int = 3) -> str:
-    """``value`` with ``digits`` significant digits (``f"{value:.3g}"``: ``0.123``, ``1e-17``) and the run's decimal
-    mark (``0,123`` in pt and tr)."""
-    return f"{value:.{digits}g}".replace(".", i18n.plotly_separators()[0])
-
-
 def exact(value: float) -> str:
     """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
     return repr(float(value)).replace(".", i18n.plotly_separators()[0])
@@ -248,16 +238,16 @@ class Claim:
     icon: str | None = None
 
 
-def no_peeking_claims(sc: CausalScenario, n_pad: int, t: int) -> tuple[Claim, Claim]:
-    """What part 3 ("no peeking") can say about replacing every token after ``t`` of ``sc`` (built with
-    ``causal_scenario(settings, n_pad, t)``): first the causal side (rows 0..t unchanged; or a test that shows
+def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
+    """What part 3 ("no peeking") can say about replacing every token after ``sc.t`` (with ``sc.n_pad`` padding
+    tokens): first the causal side (rows 0..t unchanged; or a test that shows
     nothing, every replaced key being padding or nothing replaced; or a leak), then the bidirectional side (how far
     rows 0..t moved, or why they could not), each with this run's numbers."""
     # Every replaced token (after t) is padding, which no query sees, or nothing was replaced: the experiment
     # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
-    n, t = len(sc.key_valid), int(t)
+    n, t = len(sc.key_valid), sc.t
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    vacuous = n_pad >= n - 1 - t
+    vacuous = sc.n_pad >= n - 1 - t
     if sc.unchanged_through_t(True) and vacuous:
         if n == 1:
             note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
@@ -284,13 +274,13 @@ def no_peeking_claims(sc: CausalScenario, n_pad: int, t: int) -> tuple[Claim, Cl
     else:  # cannot happen with a correct mask; shown rather than hidden
         causal = Claim("error", (_("Causal: row 0 changed by up to {change}: the mask leaks.") if t == 0 else
                                  _("Causal: rows 0..{t} changed by up to {change}: the mask leaks.")).format(
-            t=t, change=significant(float(change_c[: t + 1].max()))))
+            t=t, change=i18n.general(float(change_c[: t + 1].max()))))
     moved = float(change_b[: t + 1].max())
     if moved > 0:
         bidirectional = Claim("warning", (
             _("Bidirectional: row 0 changes by up to {change}: every token reads the future.") if t == 0 else
             _("Bidirectional: rows 0..{t} change by up to {change}: every token reads the future.")).format(
-            t=t, change=significant(moved)), "👀")
+            t=t, change=i18n.general(moved)), "👀")
     elif t == n - 1:
         bidirectional = Claim("info", _(
             "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from explorer.shell import i18n
 from explorer.shell.charts import escape_label, text_px
 from explorer.shell.i18n import translator
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import fmt, number_list
 
 _, _n = translator(__name__)
 
@@ -31,9 +31,7 @@ MARKER_MIN, MARKER_MAX = 6.0, 60.0
 def point_text(xs, digits: int = 2) -> str:
     """A point as text in the run's language: ``(1.73, 1.00)`` / ``(1,73; 1,00)`` (a decimal comma needs another
     separator between the coordinates)."""
-    return "(" + i18n.list_separator().join(fmt(float(x), digits) for x in xs) + ")"
-
-
+    return f"({number_list(xs, digits)})"
 
 
 def marker_sizes(weights) -> np.ndarray:

@@ -19,12 +19,9 @@ from explorer.shell import charts, i18n, textviews
 from explorer.shell.cache import section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
+from explorer.shell.textviews import fmt, fmt_formula, latex_text
 
 _, _n = translator(__name__)
-
-latex_text = textviews.latex_text
-fmt = textviews.fmt
-fmt_formula = textviews.fmt_formula
 
 
 @section
@@ -72,10 +69,9 @@ def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, colo
     Replayed from the cache for an equal table, query and sharpness (the table, a frozen dataclass of tuples,
     keys the cache by its fields: :func:`explorer.shell.cache.key_hash_funcs`).
     """
-    qx, qy = query
-    r = S.lookup_scenario(table, (qx, qy), sharp)
+    r = S.lookup_scenario(table, query, sharp)
     keys_l, vals_l, rows_l = list(table.key_labels), list(table.value_labels), table.row_labels
-    note = f"q = {F.point_text((qx, qy), 2)}"
+    note = f"q = {F.point_text(query, 2)}"
     if r.exact is not None:
         note += " — " + _("exactly the key of row {row} ({key}): the database's exact match").format(
             row=r.exact, key=textviews.md_code(keys_l[r.exact]))

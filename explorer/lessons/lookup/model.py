@@ -116,13 +116,6 @@ def default_table() -> LookupTable:
     return _table_of(default_rows())
 
 
-def number_text(x: float) -> str:
-    """A number of the table as a sentence shows it: ``1.73``, ``1``, ``1e+06`` (``%g``), with the run's decimal
-    mark (``1,73`` in pt and tr)."""
-    text = f"{x:g}"
-    return text if i18n.current() == i18n.DEFAULT else text.replace(".", i18n.number(0.5, 1)[1])
-
-
 @dataclass(frozen=True)
 class TableCheck:
     """Result of :func:`parse_table`: a table (``None`` when something is wrong) and the problems."""
@@ -153,7 +146,7 @@ def _number(cell) -> tuple[float | None, str | None]:
     if not math.isfinite(x):
         return None, _("is not a finite number")
     if abs(x) > NUMBER_LIMIT:
-        return None, _("must lie between −{limit} and {limit}").format(limit=number_text(NUMBER_LIMIT))
+        return None, _("must lie between −{limit} and {limit}").format(limit=i18n.general(NUMBER_LIMIT, 6))
     return x, None
 
 
@@ -169,11 +162,9 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
         missing number, duplicate key vectors or key names).
     """
     problems: list[str] = []
-    labels, keys, vlabels, values = [], [], [], []
-    where: list[int] = []
+    good: list[dict] = []  # the rows without a problem: their names, their numbers and their row number
     n_empty = 0
-    for i, row in enumerate(rows):
-        r = i
+    for r, row in enumerate(rows):
         cells = {c: row.get(c) for c in COLUMNS}
         if all(_blank(v) for v in cells.values()):
             n_empty += 1
@@ -198,35 +189,26 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
                                     _("row {row}, column {column} {problem}").format(**cell, problem=err))
         problems += row_problems
         if not row_problems:
-            labels.append(str(cells[KEY]).strip())
-            vlabels.append(str(cells[VALUE]).strip())
-            keys.append(tuple(nums[c] for c in KEY_COLS))
-            values.append(tuple(nums[c] for c in VALUE_COLS))
-            where.append(r)
+            good.append({KEY: str(cells[KEY]).strip(), VALUE: str(cells[VALUE]).strip(), **nums, "row": r})
     n_rows = len(rows) - n_empty
     if n_rows == 0:
         problems.append(_("The table is empty: add at least one row (a key name, k1, k2, a value name, v1, v2)."))
     elif n_rows > MAX_ROWS:
         problems.append(_("The table has {n} rows; use at most {max} so the pictures stay readable.").format(
             n=n_rows, max=MAX_ROWS))
-    seen_keys: dict[tuple[float, ...], int] = {}
-    seen_labels: dict[str, int] = {}
+    first_key: dict[tuple[float, ...], int] = {}
+    first_name: dict[str, int] = {}
     sep = i18n.list_separator()  # between two numbers that may hold a decimal comma
-    for r, label, key in zip(where, labels, keys, strict=True):
-        if key in seen_keys:
+    for g in good:
+        r, key = g["row"], tuple(g[c] for c in KEY_COLS)
+        if (first := first_key.setdefault(key, r)) != r:
             problems.append(_("rows {first} and {other} have the same key vector ({vector}): a lookup table needs "
-                              "distinct keys").format(first=seen_keys[key], other=r,
-                                                      vector=sep.join(number_text(x) for x in key)))
-        else:
-            seen_keys[key] = r
-        if label in seen_labels:
+                              "distinct keys").format(first=first, other=r,
+                                                      vector=sep.join(i18n.general(x, 6) for x in key)))
+        if (first := first_name.setdefault(g[KEY], r)) != r:
             problems.append(_("rows {first} and {other} have the same key name {name}: give every key its own "
-                              "name").format(first=seen_labels[label], other=r, name=md_code(label)))
-        else:
-            seen_labels[label] = r
-    if problems:
-        return TableCheck(None, tuple(problems), n_empty)
-    return TableCheck(LookupTable(tuple(labels), tuple(keys), tuple(vlabels), tuple(values)), (), n_empty)
+                              "name").format(first=first, other=r, name=md_code(g[KEY])))
+    return TableCheck(None, tuple(problems), n_empty) if problems else TableCheck(_table_of(good), (), n_empty)
 
 
 def _on_grid(x: float) -> float:
@@ -335,13 +317,13 @@ def table_rows(lang: str) -> list[dict[str, str]]:
     :func:`parse_table` reads and checks every cell.
     """
     with i18n.using(lang):
-        return [{c: (number_text(v) if c in NUMBER_COLUMNS else v) for c, v in row.items()} for row in default_rows()]
+        return [{c: i18n.general(v, 6) if c in NUMBER_COLUMNS else v for c, v in row.items()} for row in default_rows()]
 
 
 def column_texts(lang: str) -> dict[str, tuple[str, str]]:
     """Each column's header and help text in ``lang`` (the table editor's column settings), by column id."""
     with i18n.using(lang):
-        limit = number_text(NUMBER_LIMIT)
+        limit = i18n.general(NUMBER_LIMIT, 6)
         helps = {
             KEY: _("The key's name: what the database matches."),
             K1: _("Key vector, first number (a number from −{limit} to {limit}).").format(limit=limit),

@@ -51,7 +51,7 @@ def matrix_table(mh: MultiHead, name: str) -> None:
 
 @section
 def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
-    """Table ``name`` (see :func:`~explorer.lessons.multihead.model.table_shape`) in its "Numbers" expander
+    """Table ``name`` (see :func:`~explorer.lessons.multihead.model.table_size`) in its "Numbers" expander
     (:func:`~explorer.lessons.multihead.model.numbers_title`); ``window`` matters for ``head_weights`` only."""
     numbers(smh.frame(View(mh, scenario(mh), window), name), label=numbers_title(name, mh.n_heads))
 
@@ -62,11 +62,11 @@ def table(mh: MultiHead, name: str, window: Window | None = None) -> None:
 @section
 def intro(mh: MultiHead) -> None:
     """The settings caption and part 1's weight matrices with their head bands."""
-    v = View(mh, scenario(mh))
-    sc, d_model, n_heads, d_head, s = v.sc, v.d_model, v.n_heads, v.d_head, mh.settings
+    sc, s = scenario(mh), mh.settings
+    d_model, n_heads, d_head = mh.d_model, mh.n_heads, mh.d_head
     line = _n("{n} token · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
               "{n} tokens · d_model = {d_model} · n_heads = {n_heads} · d_head = {d_head} · embeddings: {embedding}",
-              v.n).format(n=v.n, d_model=d_model, n_heads=n_heads, d_head=d_head, embedding=_shell(s.embedding))
+              s.n).format(n=s.n, d_model=d_model, n_heads=n_heads, d_head=d_head, embedding=_shell(s.embedding))
     line += _shell(" + positional encoding") if s.positional else ""
     line += " · " + _("seed {seed} (X and W_q, W_k, W_v, W_o)").format(seed=sc.seed)
     line += (" · " + _("causal")) if sc.is_causal else ""
@@ -84,7 +84,7 @@ def intro(mh: MultiHead) -> None:
                  "`n_heads` — only how their columns are grouped does.")
     st.markdown(owns.format(d_model=d_model, d_head=d_head, last=d_head - 1))
     st.caption(_("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
-                 "Rows = input dimension, columns = output dimension.") + mhfig.sample_note(v.d_model))
+                 "Rows = input dimension, columns = output dimension.") + mhfig.sample_note(d_model))
     wcols = st.columns(3)
     for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
         with col:
@@ -141,8 +141,8 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
 def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
     """The heads in the window side by side, their mean, and the note that the mean is not a head (weights
     coloured on ``color_scale``, :data:`explorer.shell.charts.COLOR_SCALES`)."""
-    v = View(mh, scenario(mh), window)
-    sc, r, labels, n, n_heads, shown, grid_cols = v.sc, v.sc.result, v.labels, v.n, v.n_heads, v.shown, v.grid_cols
+    v, labels, n = View(mh, scenario(mh), window), mh.settings.labels, mh.settings.n
+    sc, r, n_heads, shown, grid_cols = v.sc, v.sc.result, mh.n_heads, v.shown, v.grid_cols
     a, b = window
     maps = _n("{k} heat map, each [n_q, n_k] = [{n}, {n}], all on one colour range ({scale}); rows = queries (top to "
               "bottom), columns = keys; each row sums to 1.",
@@ -195,7 +195,7 @@ def path(mh: MultiHead, window: Window) -> None:
     st.latex(latex_words(_("output")) + r" = C\, W_o = \sum_i \mathrm{head}_i\, W_o["
              + latex_words(_("rows of head {i}"), i=" i") + r",\ :]")
     st.subheader(_("Per-head outputs"))
-    n, d_head = v.n, v.d_head
+    n, d_head = mh.settings.n, mh.d_head
     heads_line = _n("{k} head, each [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0",
                     "{k} heads, each [n, d_head] = [{n}, {d_head}], one diverging colour range centred on 0",
                     len(v.shown)).format(k=len(v.shown), n=n, d_head=d_head)
@@ -203,23 +203,24 @@ def path(mh: MultiHead, window: Window) -> None:
         heads_line += "; " + _("each head's {d_head} columns are drawn on a sample of {k}").format(
             d_head=d_head, k=len(mhfig.sample_indices(d_head, 16)))
     st.caption(heads_line + ".")
-    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], v.labels, v.shown,
+    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], mh.settings.labels, v.shown,
                                              d_head=d_head), key="mh_fig_head_outputs")
 
 
 def _concat(v: View) -> None:
     st.subheader(_("Concatenation C"))
     st.caption(_("[n, d_model] = [{n}, {d_model}]: head i's output fills the columns head i owns.").format(
-        n=v.n, d_model=v.d_model) + mhfig.sample_note(v.d_model))
-    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.n_heads, row_labels=v.labels, row_name=_("token"),
-                                          col_name=_("dim"), title=_("C = concat(heads)")), key="mh_fig_concat")
+        n=v.mh.settings.n, d_model=v.mh.d_model) + mhfig.sample_note(v.mh.d_model))
+    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.mh.n_heads, row_labels=v.mh.settings.labels,
+                                          row_name=_("token"), col_name=_("dim"), title=_("C = concat(heads)")),
+                    key="mh_fig_concat")
 
 
 def _w_o(v: View) -> None:
     st.subheader(_("Output projection W_o"))
     st.caption(_("[d_model, d_model] = [{d_model}, {d_model}]: the rows of head i (band on the right) multiply "
-                 "head i's output.").format(d_model=v.d_model) + mhfig.sample_note(v.d_model))
-    st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
+                 "head i's output.").format(d_model=v.mh.d_model) + mhfig.sample_note(v.mh.d_model))
+    st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.mh.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 
 
 @section
@@ -229,7 +230,7 @@ def columns(mh: MultiHead) -> None:
     p1, p2 = st.columns(2)
     with p1:
         _concat(v)
-        numbers(smh.frame(v, "concat"), label=numbers_title("concat", v.n_heads))
+        numbers(smh.frame(v, "concat"), label=numbers_title("concat", mh.n_heads))
     with p2:
         _w_o(v)
 
@@ -249,12 +250,11 @@ def w_o(mh: MultiHead) -> None:
 @section
 def output(mh: MultiHead) -> None:
     """The final output C W_o."""
-    v = View(mh, scenario(mh))
     st.subheader(_("Final output"))
     st.caption(_("output = C W_o, [n, d_model] = [{n}, {d_model}]: every output dimension mixes every head.").format(
-        n=v.n, d_model=v.d_model) + mhfig.sample_note(v.d_model))
-    out_cols = mhfig.sample_indices(v.d_model)
-    st.plotly_chart(charts.heatmap(v.sc.result.output[:, out_cols], v.labels,
+        n=mh.settings.n, d_model=mh.d_model) + mhfig.sample_note(mh.d_model))
+    out_cols = mhfig.sample_indices(mh.d_model)
+    st.plotly_chart(charts.heatmap(scenario(mh).result.output[:, out_cols], mh.settings.labels,
                                    [_("dim {j}").format(j=j) for j in out_cols], kind="diverging",
                                    row_name=_("token"), col_name=_("dim"), title=_("output = C W_o"),
                                    show_text=False), key="mh_fig_output")
@@ -263,8 +263,7 @@ def output(mh: MultiHead) -> None:
 @section
 def diagnostics(mh: MultiHead) -> None:
     """Part 4: entropy per head, head-to-head overlap, and the title of the one-query table."""
-    v = View(mh, scenario(mh))
-    sc, n, n_heads = v.sc, v.n, v.n_heads
+    sc, n, n_heads = scenario(mh), mh.settings.n, mh.n_heads
     st.header(_("4 · What each head does"))
     d1, d2 = st.columns(2)
     with d1:
@@ -286,7 +285,7 @@ def diagnostics(mh: MultiHead) -> None:
         else:
             st.info(_("With {n_heads} heads (d_head = {d_head}) the head-to-head matrix is not computed: it would "
                       "be {n_heads} × {n_heads} and cost ~n_heads²·n² operations. Choose at most {most} heads to "
-                      "see it.").format(n_heads=n_heads, d_head=v.d_head, most=smh.OVERLAP_MAX_HEADS))
+                      "see it.").format(n_heads=n_heads, d_head=mh.d_head, most=smh.OVERLAP_MAX_HEADS))
     st.info(smh.random_weights_note(sc.head_entropy, sc.overlap, n, is_causal=sc.is_causal,
                                     link=controls.link(real_model)), icon="🎲")
     st.subheader(_("One query, every head"))
@@ -334,8 +333,8 @@ def heads(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None:
 @section
 def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
     """Query ``qi`` in every head (table and map), then part 5: the vectorised layer against a plain loop."""
-    v = View(mh, scenario(mh))
-    sc, r, labels, n, n_heads = v.sc, v.sc.result, v.labels, v.n, v.n_heads
+    sc, labels, n, n_heads = scenario(mh), mh.settings.labels, mh.settings.n, mh.n_heads
+    r = sc.result
     top, top_w = sc.top_keys(qi)  # [n_heads] each
     q1, q2 = st.columns([1, 1])
     with q1:

@@ -226,7 +226,6 @@ class MultiHeadScenario:
     """Everything the multi-head page draws, for one setting of its controls.
 
     Attributes:
-        tokens: the sentence's tokens (``n`` of them).
         X: embeddings ``[n, d_model]`` (the sidebar's).
         W_q, W_k, W_v, W_o: ``[d_model, d_model]`` from ``MultiHeadAttention(d_model, n_heads, seed)``.
         result: :class:`HeadSteps`, the vectorised layer's intermediates the page draws.
@@ -234,11 +233,10 @@ class MultiHeadScenario:
         row_entropy: ``[n_heads, n]`` entropy (nats) of each head's weight rows.
         head_entropy: ``[n_heads]`` mean of ``row_entropy`` over queries.
         overlap: ``[n_heads, n_heads]`` :func:`head_overlap`, or ``None`` above ``OVERLAP_MAX_HEADS`` heads.
-        loop_output: the output of :func:`per_head_loop` on the same inputs ``[n, d_model]``.
-        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights.
+        max_diff_output, max_diff_weights: max ``|vectorised - loop|`` of the output and the per-head weights
+            (:func:`per_head_loop` on the same inputs).
     """
 
-    tokens: tuple[str, ...]
     X: np.ndarray
     W_q: np.ndarray
     W_k: np.ndarray
@@ -252,17 +250,8 @@ class MultiHeadScenario:
     row_entropy: np.ndarray
     head_entropy: np.ndarray
     overlap: np.ndarray | None
-    loop_output: np.ndarray
     max_diff_output: float
     max_diff_weights: float
-
-    @property
-    def d_model(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads
 
     def top_keys(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """For query ``query``: the key each head attends to most ``[n_heads]`` (int) and that weight ``[n_heads]``.
@@ -300,12 +289,11 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
     row_h = A.entropy(r.weights)  # [n_heads, n]
     n = settings.n
     return MultiHeadScenario(
-        tokens=tuple(settings.tokens), X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
+        X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
         n_heads=int(n_heads), seed=int(seed), is_causal=bool(is_causal), result=r,
         mask=np.tri(n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
-        loop_output=loop_out,
         max_diff_output=float(np.abs(r.output - loop_out).max()),
         max_diff_weights=max_diff_weights,
     )
@@ -344,32 +332,12 @@ class View:
         return self.window or (0, self.mh.n_heads)
 
     @property
-    def labels(self) -> list[str]:
-        return self.mh.settings.labels
-
-    @property
-    def n(self) -> int:
-        return self.mh.settings.n
-
-    @property
-    def d_model(self) -> int:
-        return self.sc.d_model
-
-    @property
-    def n_heads(self) -> int:
-        return self.sc.n_heads
-
-    @property
-    def d_head(self) -> int:
-        return self.sc.d_head
-
-    @property
     def shown(self) -> list[int]:
         return list(range(*self.heads))
 
     @property
     def dims(self) -> list[str]:
-        return [_("dim {j}").format(j=j) for j in range(self.d_model)]
+        return [_("dim {j}").format(j=j) for j in range(self.mh.d_model)]
 
     @property
     def grid_cols(self) -> int:
@@ -377,37 +345,31 @@ class View:
 
 
 def numbers_title(name: str, n_heads: int) -> str:
-    """The title of the expander holding table ``name`` (see :func:`table_shape`)."""
+    """The title of the expander holding table ``name`` (see :func:`table_size`)."""
     if name == "head_weights":
         return _("Numbers of every head's weights (the heads shown)") if n_heads > GRID_MAX else \
             _("Numbers of every head's weights")
     return _("Numbers of the mean over heads") if name == "mean_weights" else _("Numbers")
 
 
-def table_shape(name: str, n: int, d_model: int, window: Window) -> tuple[int, int]:
-    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``,
-    ``mean_weights``, ``concat``, ``output``) for ``n`` tokens, without computing it."""
-    if name == "head_weights":
-        return (window[1] - window[0]) * n, n
-    if name == "mean_weights":
-        return n, n
-    return (d_model if name.startswith("W_") else n), d_model
-
-
 def table_size(mh: MultiHead, name: str, window: Window | None = None) -> tuple[int, int]:
-    """:func:`table_shape` of table ``name`` on the page's settings ``mh`` (``window``: every head by default)."""
-    return table_shape(name, mh.settings.n, mh.d_model, window or (0, mh.n_heads))
+    """``(rows, columns)`` of table ``name`` (``W_q``, ``W_k``, ``W_v``, ``W_o``, ``head_weights``, ``mean_weights``,
+    ``concat``, ``output``) on the page's settings ``mh``, without computing it (``window``: every head by default)."""
+    n, (a, b) = mh.settings.n, window or (0, mh.n_heads)
+    if name in ("head_weights", "mean_weights"):
+        return (b - a if name == "head_weights" else 1) * n, n
+    return (mh.d_model if name.startswith("W_") else n), mh.d_model
 
 
 def frame(v: View, name: str) -> pd.DataFrame:
-    """Table ``name`` (see :func:`table_shape`) with labelled rows and columns."""
-    sc, r, labels = v.sc, v.sc.result, v.labels
+    """Table ``name`` (see :func:`table_size`) with labelled rows and columns."""
+    sc, r, labels, mh = v.sc, v.sc.result, v.mh.settings.labels, v.mh
     if name.startswith("W_"):
         return pd.DataFrame(getattr(sc, name), index=v.dims,
-                            columns=[_("col {j} (head {h})").format(j=j, h=j // v.d_head) for j in range(v.d_model)])
+                            columns=[_("col {j} (head {h})").format(j=j, h=j // mh.d_head) for j in range(mh.d_model)])
     if name == "head_weights":
         a, b = v.heads
-        return pd.DataFrame(r.weights[a:b].reshape(-1, v.n),
+        return pd.DataFrame(r.weights[a:b].reshape(-1, mh.settings.n),
                             index=pd.MultiIndex.from_product([head_labels(v.shown), labels],
                                                              names=[_("head"), _("query")]), columns=labels)
     if name == "mean_weights":
@@ -416,7 +378,7 @@ def frame(v: View, name: str) -> pd.DataFrame:
 
 
 def csv(v: View, name: str) -> str:
-    """Table ``name`` (see :func:`table_shape`) as CSV, for a download button's deferred ``data``."""
+    """Table ``name`` (see :func:`table_size`) as CSV, for a download button's deferred ``data``."""
     return frame(v, name).to_csv()
 
 
@@ -451,4 +413,4 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
 
 def diff_text(x: float) -> str:
     """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"`` (``1,2e-16`` in pt and tr)."""
-    return _("0 (same bits)") if x == 0 else f"{x:.1e}".replace(".", i18n.plotly_separators()[0])
+    return _("0 (same bits)") if x == 0 else i18n.scientific(x, 1)

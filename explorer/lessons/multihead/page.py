@@ -29,8 +29,6 @@ with c1:
 with c3:
     is_causal = controls.draw(CONTROLS["causal"])
 
-# The pictures, tables and text come from draw's sections: replayed from Streamlit's cache when the
-# settings they depend on have not changed.
 controls.not_used({"d_k": _("every head's width is d_head = d_model / n_heads = {d_model} / {n_heads} = "
                              "{d_head} (choose n_heads on the page).").format(d_model=d_model, n_heads=n_heads,
                                                                              d_head=d_model // n_heads)})

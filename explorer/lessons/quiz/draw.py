@@ -8,6 +8,8 @@ sidebar's :class:`~explorer.shell.settings.Settings` (its sentence through
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -15,6 +17,7 @@ import attention as A
 from explorer.lessons import scaling
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
+from explorer.lessons.walkthrough.model import scale_story
 from explorer.shell import charts, controls, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
@@ -42,13 +45,14 @@ def order_reveal(settings: Settings, word: int) -> None:
 @section
 def scale_reveal(settings: Settings) -> None:
     """Question 2's reveal: the spread of the sentence's scores and its top weights, with and without √d_k."""
-    num = quiz.scale_numbers(controls.sentence_steps(settings))
+    num = scale_story(controls.sentence_steps(settings), scaled=True)  # the walkthrough's step 4, measured
     st.markdown(_(
         "**On your sentence** (d_k = {d_k}): the raw scores QKᵀ have a spread (std) of {std_raw}; divided by "
         "√{d_k} = {sqrt_d_k} it is {std_scaled}. The mean largest weight of a row would be {top_raw} without the "
         "division and is {top_scaled} with it. The gap grows with d_k: [see the softmax saturate at d_k = 256]({link})."
-    ).format(d_k=num.d_k, std_raw=textviews.fmt(num.std_raw, 3), sqrt_d_k=textviews.fmt(num.sqrt_d_k, 3),
-             std_scaled=textviews.fmt(num.std_scaled, 3), top_raw=textviews.fmt(num.top_raw, 3),
+    ).format(d_k=num.d_k, std_raw=textviews.fmt(math.sqrt(num.raw_var), 3),
+             sqrt_d_k=textviews.fmt(math.sqrt(num.d_k), 3), std_scaled=textviews.fmt(math.sqrt(num.scaled_var), 3),
+             top_raw=textviews.fmt(num.top_raw, 3),
              top_scaled=textviews.fmt(num.top_scaled, 3), link=controls.link(scaling, d_k=256)))
 
 

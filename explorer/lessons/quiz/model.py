@@ -51,24 +51,23 @@ NOT_QUITE = N_("**Not quite.**")
 class Choice:
     """A multiple-choice question.
 
-    ``options`` maps each option's code (what a page stores and grades) to its label; ``answer`` is a code;
-    ``why[code]`` explains that option, right or wrong. ``prompt``, the labels and the explanations are the
-    English messages (marked with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
+    ``options`` maps each option's code (what a page stores and grades) to its label and why that option is right
+    or wrong; ``answer`` is a code. ``prompt``, the labels and the explanations are the English messages (marked
+    with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
     """
 
     qid: str
     prompt: str
-    options: dict[str, str]
     answer: str
-    why: dict[str, str]
+    options: dict[str, tuple[str, str]]
 
     def label(self, code: str) -> str:
         """Option ``code``'s label in the run's language."""
-        return _(self.options[code])
+        return _(self.options[code][0])
 
     def explain(self, code: str) -> str:
         """Why option ``code`` is right or wrong, in the run's language."""
-        return _(self.why[code])
+        return _(self.options[code][1])
 
 
 def grade_choice(question: Choice, picked: str) -> Feedback:
@@ -88,75 +87,59 @@ def grade_choice(question: Choice, picked: str) -> Feedback:
 
 
 SCALE = Choice(
-    "scale", N_("Why are the scores divided by √d_k before the softmax?"),
-    options={
-        "sum_to_one": N_("To make each row of attention weights sum to 1"),
-        "spread": N_("To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate"),
-        "speed": N_("To make the computation faster"),
-        "values": N_("To normalise the value vectors"),
-    },
-    answer="spread",
-    why={
-        "sum_to_one": N_("That is the softmax's job: every row sums to 1 with or without the division."),
-        "spread": N_("A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
-                     "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
-                     "dividing by √d_k brings the variance back to 1."),
-        "speed": N_("The division is extra work (a little); it is about the size of the scores, not speed."),
-        "values": N_("The values are not touched: the division acts on the scores QKᵀ, before the softmax."),
+    "scale", N_("Why are the scores divided by √d_k before the softmax?"), answer="spread", options={
+        "sum_to_one": (N_("To make each row of attention weights sum to 1"),
+                       N_("That is the softmax's job: every row sums to 1 with or without the division.")),
+        "spread": (N_("To keep the scores' spread near 1 as d_k grows, so the softmax does not saturate"),
+                   N_("A dot product of two d_k-wide vectors with unit-variance components has variance d_k. "
+                      "Large scores make the softmax nearly one-hot (saturated) and its gradients vanish; "
+                      "dividing by √d_k brings the variance back to 1.")),
+        "speed": (N_("To make the computation faster"),
+                  N_("The division is extra work (a little); it is about the size of the scores, not speed.")),
+        "values": (N_("To normalise the value vectors"),
+                   N_("The values are not touched: the division acts on the scores QKᵀ, before the softmax.")),
     },
 )
 
 QK = Choice(
-    "qk", N_("Which vectors are used to compute the attention scores?"),
-    options={
-        "qv": N_("The queries and the values"),
-        "qk": N_("The queries and the keys"),
-        "kv": N_("The keys and the values"),
-        "qkv": N_("The queries, the keys and the values"),
-    },
-    answer="qk",
-    why={
-        "qv": N_("The values never meet the queries: they are only mixed, with the weights, after the softmax."),
-        "qk": N_("The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
-                 "The values are only mixed afterwards: out_i = Σ_j w_ij v_j."),
-        "kv": N_("Keys are compared with queries, not with values: S = QKᵀ."),
-        "qkv": N_("Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum."),
+    "qk", N_("Which vectors are used to compute the attention scores?"), answer="qk", options={
+        "qv": (N_("The queries and the values"),
+               N_("The values never meet the queries: they are only mixed, with the weights, after the softmax.")),
+        "qk": (N_("The queries and the keys"),
+               N_("The score of query i for key j is the dot product q_i · k_j, so S = QKᵀ. "
+                  "The values are only mixed afterwards: out_i = Σ_j w_ij v_j.")),
+        "kv": (N_("The keys and the values"),
+               N_("Keys are compared with queries, not with values: S = QKᵀ.")),
+        "qkv": (N_("The queries, the keys and the values"),
+                N_("Only two of them: S = QKᵀ. The values enter after the softmax, in the weighted sum.")),
     },
 )
 
 CAUSAL = Choice(
-    "causal", N_("What does a causal (decoder) mask block?"),
-    options={
-        "self": N_("A token attending to itself"),
-        "past": N_("A token attending to the tokens before it"),
-        "future": N_("A token attending to the tokens after it (key position j > query position i)"),
-        "padding": N_("Padding tokens at the end of a short sentence"),
-    },
-    answer="future",
-    why={
-        "self": N_("The diagonal stays allowed: query i may see keys j ≤ i, itself included."),
-        "past": N_("The opposite: the past stays visible, the future is hidden."),
-        "future": N_("Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
-                     "a model that writes left to right cannot peek at words it has not written yet."),
-        "padding": N_("That is the key padding mask, a different mask; the causal mask depends only on positions."),
+    "causal", N_("What does a causal (decoder) mask block?"), answer="future", options={
+        "self": (N_("A token attending to itself"),
+                 N_("The diagonal stays allowed: query i may see keys j ≤ i, itself included.")),
+        "past": (N_("A token attending to the tokens before it"),
+                 N_("The opposite: the past stays visible, the future is hidden.")),
+        "future": (N_("A token attending to the tokens after it (key position j > query position i)"),
+                   N_("Before the softmax, the scores of the future keys (j > i) are set to −∞, so they get weight 0: "
+                      "a model that writes left to right cannot peek at words it has not written yet.")),
+        "padding": (N_("Padding tokens at the end of a short sentence"),
+                    N_("That is the key padding mask, a different mask; the causal mask depends only on positions.")),
     },
 )
 
 COST = Choice(
-    "cost", N_("How does the cost of self-attention grow with the sequence length n?"),
-    options={
-        "linear": N_("Linearly: twice the tokens, twice the work"),
-        "quadratic": N_("Quadratically: twice the tokens, four times the work"),
-        "cubic": N_("Cubically: twice the tokens, eight times the work"),
-        "constant": N_("It does not depend on n"),
-    },
-    answer="quadratic",
-    why={
-        "linear": N_("Every query is compared with every key, so it is n queries × n keys, not n."),
-        "quadratic": N_("The score matrix is n × n: every query meets every key, each a d_k-long dot product "
-                        "(n²·d_k multiply-adds), and the weights have n² entries too."),
-        "cubic": N_("There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n."),
-        "constant": N_("Every token adds a query row and a key column to the n × n score matrix."),
+    "cost", N_("How does the cost of self-attention grow with the sequence length n?"), answer="quadratic", options={
+        "linear": (N_("Linearly: twice the tokens, twice the work"),
+                   N_("Every query is compared with every key, so it is n queries × n keys, not n.")),
+        "quadratic": (N_("Quadratically: twice the tokens, four times the work"),
+                      N_("The score matrix is n × n: every query meets every key, each a d_k-long dot product "
+                         "(n²·d_k multiply-adds), and the weights have n² entries too.")),
+        "cubic": (N_("Cubically: twice the tokens, eight times the work"),
+                  N_("There are n² scores, each a dot product of fixed width d_k: n²·d_k, quadratic in n.")),
+        "constant": (N_("It does not depend on n"),
+                     N_("Every token adds a query row and a key column to the n × n score matrix.")),
     },
 )
 
@@ -166,33 +149,30 @@ CHOICES: dict[str, Choice] = {q.qid: q for q in (SCALE, QK, CAUSAL, COST)}
 # ---------------------------------------------------------------------------------------------
 # Ordering the operations for one input word (lesson steps 2-6).
 
-STEP_LABELS = {
-    "project": N_("Project: q = x W_q, k = x W_k, v = x W_v"),
-    "scores": N_("Scores: the query · every key"),
-    "scale": N_("Scale: divide by √d_k"),
-    "softmax": N_("Softmax along the keys"),
-    "sum": N_("Weighted sum of the values"),
+STEP_TEXTS = {
+    "project": (N_("Project: q = x W_q, k = x W_k, v = x W_v"),
+                N_("The query, key and value come first: the scores need queries and keys.")),
+    "scores": (N_("Scores: the query · every key"),
+               N_("The scores compare this word's query with every key: they need q and K.")),
+    "scale": (N_("Scale: divide by √d_k"),
+              N_("The division acts on the raw scores and must happen before the softmax turns them into weights.")),
+    "softmax": (N_("Softmax along the keys"),
+                N_("The softmax turns the scaled scores of the row into weights that sum to 1.")),
+    "sum": (N_("Weighted sum of the values"),
+            N_("The output needs the weights: out = Σ_j w_j v_j, a blend of every value.")),
 }
-"""Each step's code -> its label (the lessons' wording, translated where shown: :func:`step_label`)."""
+"""Each step's code -> its label (the lessons' wording: :func:`step_label`) and why it comes where it does."""
 
-STEPS = tuple(STEP_LABELS)
+STEPS = tuple(STEP_TEXTS)
 """The steps' codes in the right order (lesson steps 2-6)."""
 
 STEPS_SHOWN = ("softmax", "project", "sum", "scale", "scores")
 """The order in which the options are offered (never the answer)."""
 
-_STEP_WHY = (
-    N_("The query, key and value come first: the scores need queries and keys."),
-    N_("The scores compare this word's query with every key: they need q and K."),
-    N_("The division acts on the raw scores and must happen before the softmax turns them into weights."),
-    N_("The softmax turns the scaled scores of the row into weights that sum to 1."),
-    N_("The output needs the weights: out = Σ_j w_j v_j, a blend of every value."),
-)
-
 
 def step_label(code: str) -> str:
     """Step ``code``'s label in the run's language."""
-    return _(STEP_LABELS[code])
+    return _(STEP_TEXTS[code][0])
 
 
 def grade_order(picked: Sequence[str | None]) -> Feedback:
@@ -208,7 +188,8 @@ def grade_order(picked: Sequence[str | None]) -> Feedback:
             raise ValueError(f"{p!r} is not one of the steps")
     wrong = [i for i, p in enumerate(picked) if p != STEPS[i]]
     if not wrong:
-        return Feedback(True, _(RIGHT) + "\n\n" + "\n".join(f"{i + 1}. {_(w)}" for i, w in enumerate(_STEP_WHY)))
+        return Feedback(True, _(RIGHT) + "\n\n" + "\n".join(f"{i + 1}. {_(why)}"
+                                                           for i, (_label, why) in enumerate(STEP_TEXTS.values())))
     notes = [_(NOT_QUITE)]
     repeated = sorted({p for p in picked if p is not None and picked.count(p) > 1}, key=STEPS.index)
     if repeated:
@@ -218,7 +199,7 @@ def grade_order(picked: Sequence[str | None]) -> Feedback:
     if missing:
         notes.append(_("Missing: {steps}.").format(steps="; ".join(f"*{step_label(s)}*" for s in missing)))
     fixes = ["- " + _("Step {position} should be *{step}*.").format(position=i + 1, step=step_label(STEPS[i]))
-             + f" {_(_STEP_WHY[i])}" for i in wrong]
+             + f" {_(STEP_TEXTS[STEPS[i]][1])}" for i in wrong]
     return Feedback(False, " ".join(notes) + "\n\n" + "\n".join(fixes))
 
 
@@ -316,26 +297,22 @@ def grade_top_key(reveal: TopKeyReveal, picked: int) -> Feedback:
 # ---------------------------------------------------------------------------------------------
 # Predict, then reveal: the top weight when d_k grows and the scores are not scaled.
 
-GROWTH_LABELS = {
-    "up": N_("It goes up"),
-    "down": N_("It goes down"),
-    "same": N_("It stays about the same"),
+GROWTH_TEXTS = {
+    "up": (N_("It goes up"), N_("**Not quite** — it goes up.")),
+    "down": (N_("It goes down"), N_("**Not quite** — it goes down.")),
+    "same": (N_("It stays about the same"), N_("**Not quite** — it stays about the same.")),
 }
-"""Each prediction's code -> its label (translated where shown: :func:`growth_label`)."""
-GROWTH_OPTIONS = tuple(GROWTH_LABELS)
+"""Each prediction's code -> its label (:func:`growth_label`) and the feedback's lead when it was the answer and
+another was picked."""
+GROWTH_OPTIONS = tuple(GROWTH_TEXTS)
 """The predictions' codes: ``("up", "down", "same")``."""
-_GROWTH_NOT_QUITE = {
-    "up": N_("**Not quite** — it goes up."),
-    "down": N_("**Not quite** — it goes down."),
-    "same": N_("**Not quite** — it stays about the same."),
-}
 GROWTH_TOLERANCE = 0.01  # a change of the mean top weight below this counts as "about the same"
 GROWTH_FACTOR = 16
 
 
 def growth_label(code: str) -> str:
     """Prediction ``code``'s label in the run's language."""
-    return _(GROWTH_LABELS[code])
+    return _(GROWTH_TEXTS[code][0])
 
 
 @dataclass(frozen=True)
@@ -362,11 +339,7 @@ class GrowthReveal:
 
 def growth_answer(before: float, after: float, tolerance: float = GROWTH_TOLERANCE) -> str:
     """``"up"``, ``"down"`` or ``"same"`` (:data:`GROWTH_OPTIONS`) for a change ``before -> after``."""
-    if after - before > tolerance:
-        return GROWTH_OPTIONS[0]
-    if before - after > tolerance:
-        return GROWTH_OPTIONS[1]
-    return GROWTH_OPTIONS[2]
+    return "up" if after - before > tolerance else "down" if before - after > tolerance else "same"
 
 
 def growth_reveal(d_k: int, n_keys: int, seed: int, factor: int = GROWTH_FACTOR,
@@ -423,10 +396,10 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
                               d1=d1, top0=fmt(t0, 3), top1=fmt(t1, 3))
     if reveal.n_keys == 1:
         why = _("With a single key the softmax always gives it weight 1, whatever the scores.")
-    elif reveal.answer == GROWTH_OPTIONS[0]:
+    elif reveal.answer == "up":
         why = _("Wider vectors give larger dot products (variance d_k), and larger score gaps push the softmax "
                 "towards one-hot: the top key takes almost everything.")
-    elif reveal.answer == GROWTH_OPTIONS[1]:
+    elif reveal.answer == "down":
         why = _("Here the sampled scores happened to spread less, so the softmax got flatter.")
     else:
         why = _("Here the change is too small to call.")
@@ -434,7 +407,7 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
     scaled = (_("With the division by √d_k it moves much less: {before} → {after}.") if abs(c1 - c0) < abs(t1 - t0)
               else _("With the division by √d_k it moves: {before} → {after}.")).format(before=fmt(c0, 3),
                                                                                       after=fmt(c1, 3))
-    lead = _(RIGHT) if picked == reveal.answer else _(_GROWTH_NOT_QUITE[reveal.answer])
+    lead = _(RIGHT) if picked == reveal.answer else _(GROWTH_TEXTS[reveal.answer][1])
     return Feedback(picked == reveal.answer, f"{lead} {numbers} {why} {scaled}")
 
 
@@ -465,32 +438,6 @@ def causal_counts(n: int) -> tuple[int, int]:
     """``(blocked, total)`` query-key pairs of the causal mask for ``n`` tokens (blocked = ``n(n-1)/2``)."""
     mask = A.causal_mask(n)  # [n, n], True = may attend
     return int((~mask).sum()), int(mask.size)
-
-
-@dataclass(frozen=True)
-class ScaleNumbers:
-    """The sentence's scores with and without the division by √d_k (lesson step 4).
-
-    ``std_*``: standard deviation of all scores; ``top_*``: mean over queries of the largest weight.
-    """
-
-    d_k: int
-    sqrt_d_k: float
-    std_raw: float
-    std_scaled: float
-    top_raw: float
-    top_scaled: float
-
-
-def scale_numbers(steps: A.AttentionSteps) -> ScaleNumbers:
-    """Spread of the scores and mean top weight of ``steps``, unscaled (softmax of ``QKᵀ``) and scaled."""
-    d_k = int(steps.Q.shape[-1])
-    raw_weights = A.softmax(steps.scores, axis=-1)  # [n, n]: what the weights would be without the division
-    return ScaleNumbers(
-        d_k=d_k, sqrt_d_k=math.sqrt(d_k),
-        std_raw=float(steps.scores.std()), std_scaled=float(steps.scaled_scores.std()),
-        top_raw=float(raw_weights.max(axis=-1).mean()), top_scaled=float(steps.weights.max(axis=-1).mean()),
-    )
 
 
 def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:

@@ -5,6 +5,8 @@ needs; the feedback is graded again from them each time it is shown, so it is in
 the language keeps every answer and its grade (issue 31).
 """
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -13,7 +15,6 @@ from explorer.lessons.quiz import draw as sections
 from explorer.lessons.quiz import model as quiz
 from explorer.shell import controls
 from explorer.shell.i18n import N_, translator
-from explorer.shell.settings import Settings
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
@@ -44,23 +45,27 @@ def fb_key(qid: str) -> str:
     return f"quiz_{qid}_feedback"
 
 
-def record(qid: str, **answer) -> None:
-    """Grade and store an answer (its codes, and what the reveal needs) for the session."""
+def check(qid: str, picked, reveal: Callable[[], dict] = dict) -> None:
+    """Grade and store the answer ``picked`` (its code) with what its reveal needs, ``reveal()``, computed only now,
+    after the learner committed; ``None`` (nothing chosen yet) asks for an answer instead."""
+    if picked is None:
+        ss[f"quiz_{qid}_empty"] = True
+        return
+    answer = {"picked": picked, **reveal()}
     ss[RESULTS][qid] = GRADERS[qid](answer).correct
     ss[fb_key(qid)] = answer
 
 
-def retry(qid: str, widget_keys: tuple[str, ...] = ()) -> None:
-    """Forget the answer to one question (and clear its inputs)."""
-    ss[RESULTS].pop(qid, None)
-    for key in (fb_key(qid), f"quiz_{qid}_empty", *widget_keys):
+def retry(qid: str) -> None:
+    """Forget the answer to one question (its form, drawn again, starts empty)."""
+    for key in (fb_key(qid), f"quiz_{qid}_empty"):
         ss.pop(key, None)
+    ss[RESULTS].pop(qid, None)
 
 
 def reset_all() -> None:
     for qid in QUESTIONS:
         retry(qid)
-    ss[RESULTS] = {}
 
 
 def picked_code(key: str, codes) -> object | None:
@@ -73,46 +78,9 @@ def picked_code(key: str, codes) -> object | None:
     return value if value in codes else None
 
 
-def check_choice(q: quiz.Choice) -> None:
-    picked = picked_code(f"quiz_{q.qid}_answer", q.options)
-    if picked is None:
-        ss[f"quiz_{q.qid}_empty"] = True
-        return
-    record(q.qid, picked=picked)
-
-
 def check_order() -> None:
     picked = [picked_code(f"quiz_order_{p}", quiz.STEPS) for p in range(1, len(quiz.STEPS) + 1)]
-    if None in picked:
-        ss["quiz_order_empty"] = True
-        return
-    record("order", picked=picked)
-
-
-def check_head() -> None:
-    answer = ss.get("quiz_head_answer")
-    if answer is None:
-        ss["quiz_head_empty"] = True
-        return
-    record("head", picked=answer)
-
-
-def check_topkey(query: int, settings: Settings) -> None:
-    picked = picked_code("quiz_topkey_answer", range(settings.n))
-    if picked is None:
-        ss["quiz_topkey_empty"] = True
-        return
-    reveal = quiz.reveal_top_key(controls.sentence_steps(settings), query)  # computed only now, after the answer
-    record("topkey", picked=picked, reveal=reveal, settings=settings)
-
-
-def check_growth(d_k: int, n_keys: int, seed: int, settings: Settings) -> None:
-    picked = picked_code("quiz_growth_answer", quiz.GROWTH_OPTIONS)
-    if picked is None:
-        ss["quiz_growth_empty"] = True
-        return
-    reveal = sections.growth(d_k, n_keys, seed)  # computed only now, after the learner committed
-    record("growth", picked=picked, reveal=reveal, settings=settings)
+    check("order", None if None in picked else picked)
 
 
 def answered(qid: str) -> dict | None:
@@ -152,7 +120,8 @@ def choice_question(q: quiz.Choice, number: int) -> dict | None:
         with st.form(f"quiz_form_{q.qid}", border=False):
             st.radio(_("Your answer"), list(q.options), index=None, format_func=q.label, key=f"quiz_{q.qid}_answer",
                      label_visibility="collapsed")
-            st.form_submit_button(_("Check"), key=f"quiz_{q.qid}_check", on_click=check_choice, args=(q,))
+            st.form_submit_button(_("Check"), key=f"quiz_{q.qid}_check", on_click=lambda: check(
+                q.qid, picked_code(f"quiz_{q.qid}_answer", q.options)))
     else:
         st.markdown("\n".join(option_line(q.label(o), o == q.answer, o == done["picked"]) for o in q.options))
     return show_feedback(q.qid, _("Pick an answer first."))
@@ -224,7 +193,8 @@ if done is None:
         st.number_input("d_head", min_value=-1_000_000, max_value=1_000_000, value=None, step=1,
                         key="quiz_head_answer",
                         placeholder=_("a whole number"))
-        st.form_submit_button(_("Check"), key="quiz_head_check", on_click=check_head)
+        st.form_submit_button(_("Check"), key="quiz_head_check",
+                              on_click=lambda: check("head", ss.get("quiz_head_answer")))
 else:
     st.markdown(_("Your answer: **{answer}**").format(answer=int(done["picked"])))
 if show_feedback("head", _("Type a number first.")):
@@ -253,8 +223,9 @@ if done is None:
     with st.form("quiz_form_topkey", border=False):
         st.selectbox(_("Your prediction: the key it attends to most"), range(n), index=None,
                      format_func=lambda k: labels[k], key="quiz_topkey_answer", placeholder=_("choose a key…"))
-        st.form_submit_button(_("Check"), key="quiz_topkey_check", on_click=check_topkey,
-                              args=(query, settings))
+        st.form_submit_button(_("Check"), key="quiz_topkey_check", on_click=lambda: check(
+            "topkey", picked_code("quiz_topkey_answer", range(n)),
+            lambda: {"reveal": quiz.reveal_top_key(controls.sentence_steps(settings), query), "settings": settings}))
 if done := show_feedback("topkey", _("Choose a key first.")):
     if done["settings"] != settings:
         st.info(_("The sidebar changed since you answered; this reveal is for the settings you answered with. "
@@ -277,8 +248,9 @@ if done is None:
     with st.form("quiz_form_growth", border=False):
         st.radio(_("Your prediction"), quiz.GROWTH_OPTIONS, index=None, format_func=quiz.growth_label,
                  key="quiz_growth_answer", label_visibility="collapsed")
-        st.form_submit_button(_("Check"), key="quiz_growth_check", on_click=check_growth,
-                              args=(settings.d_k, n, settings.seed, settings))
+        st.form_submit_button(_("Check"), key="quiz_growth_check", on_click=lambda: check(
+            "growth", picked_code("quiz_growth_answer", quiz.GROWTH_OPTIONS),
+            lambda: {"reveal": sections.growth(settings.d_k, n, settings.seed), "settings": settings}))
 else:
     st.markdown(_("Your prediction: **{prediction}**").format(prediction=quiz.growth_label(done["picked"])))
 if done := show_feedback("growth", _("Pick a prediction first.")):

@@ -157,9 +157,7 @@ def query_bars(weights, key_labels: Sequence[str], *, query_label: str, scaled: 
     Red for unscaled scores, blue for scaled ones. Raises ``ValueError`` like ``weights_bar``.
     """
     fig = weights_bar(weights, key_labels, query_label=query_label, title=title, height=height)
-    fig.update_traces(marker_color=SCALED_COLOR if scaled else RAW_COLOR)
-    fig.layout.separators = i18n.plotly_separators()
-    return fig
+    return fig.update_traces(marker_color=SCALED_COLOR if scaled else RAW_COLOR)
 
 
 def temperature_bars(weights, logits, *, temperature: float, height: int = 300) -> go.Figure:
@@ -170,9 +168,7 @@ def temperature_bars(weights, logits, *, temperature: float, height: int = 300) 
     z = np.asarray(logits, dtype=float)
     labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(z)]
     fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)  # a formula: `.`
-    fig.update_xaxes(title_text=_("logit"))
-    fig.layout.separators = i18n.plotly_separators()
-    return fig
+    return fig.update_xaxes(title_text=_("logit"))
 
 
 def temperature_sweep(temperatures, sweep, logits, *, current: float, height: int = 320) -> go.Figure:

@@ -18,9 +18,9 @@ from explorer.lessons.scaling import charts as F
 from explorer.lessons.scaling import model as S
 from explorer.shell import charts, textviews
 from explorer.shell.cache import cached, section
-from explorer.shell.i18n import translator
+from explorer.shell.i18n import general, translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import fmt, fmt_formula
+from explorer.shell.textviews import fmt, fmt_formula, number_list
 
 _, _n = translator(__name__)
 
@@ -155,4 +155,4 @@ def temperature(*, t: float) -> None:
     t2.plotly_chart(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
                     key="scale_fig_temp_sweep")
     st.caption(_("Shape [{n}] → [{n}]. At T = 1 this is the lesson's softmax example; at T = {t} the weights are "
-                 "[{weights}].").format(n=len(tv.logits), t=S.general(t), weights=textviews.number_list(tv.weights, 3)))
+                 "[{weights}].").format(n=len(tv.logits), t=general(t, 6), weights=number_list(tv.weights, 3)))

@@ -42,10 +42,6 @@ class ScalingSetting:
     both ways (rows sum to 1). ``n_scores``: how many scores the histograms count.
     """
 
-    d_k: int
-    n_keys: int
-    n_samples: int
-    seed: int
     n_scores: int
     raw_var: float
     scaled_var: float
@@ -98,8 +94,7 @@ def setting(d_k: int, n_keys: int, n_samples: int, seed: int, bins: int = HIST_B
     w_u, w_s = A.softmax(scores), A.softmax(scaled_scores)
     _readonly(raw_edges, raw_density, scaled_edges, scaled_density, scores, scaled_scores, w_u, w_s)
     return ScalingSetting(
-        d_k=int(d_k), n_keys=int(n_keys), n_samples=int(n_samples), seed=int(seed), n_scores=int(raw.size),
-        raw_var=float(raw.var()), scaled_var=float(scaled.var()),
+        n_scores=int(raw.size), raw_var=float(raw.var()), scaled_var=float(scaled.var()),
         raw_edges=raw_edges, raw_density=raw_density, scaled_edges=scaled_edges, scaled_density=scaled_density,
         scores=scores, scaled_scores=scaled_scores, weights_unscaled=w_u, weights_scaled=w_s,
     )
@@ -190,8 +185,3 @@ def temperature_view(temperature: float, logits=A.SOFTMAX_EXAMPLE_LOGITS) -> Tem
 def query_rows(n_samples: int, n_keys: int) -> int:
     """Query rows actually drawn by ``attention.sample_scores``: whole ``n_keys x n_keys`` matrices, ≥ ``n_samples``."""
     return math.ceil(n_samples / n_keys) * n_keys
-
-
-def general(x: float) -> str:
-    """``x`` in the shortest form (``f"{x:g}"``: ``0.5``, ``100``) with the run's decimal mark (``0,5`` in pt, tr)."""
-    return f"{x:g}".replace(".", i18n.plotly_separators()[0])

@@ -25,12 +25,7 @@ from explorer.shell.textviews import tokens_count
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings)
 
-@cached(max_entries=8)  # up to 6.6 MiB an entry
-def scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSettings,
-             shuffle_seed: int = 0) -> model.TwoSentencesScenario:
-    """:func:`model.two_sentences_scenario` for these sentences and ``layer`` (cached per process)."""
-    return model.two_sentences_scenario(tokens_a, tokens_b, layer.d_model, layer.d_k, layer.seed, layer.positional,
-                                        shuffle_seed)
+scenario = cached(max_entries=8)(model.two_sentences_scenario)  # up to 6.6 MiB an entry
 
 
 @section

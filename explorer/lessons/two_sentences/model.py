@@ -171,7 +171,6 @@ class TwoSentencesScenario:
             positional encoding iff the sidebar says so).
         order_plain, order_positional: the same check without and with the encoding.
         repeat: :class:`RepeatCheck`.
-        pos_encoding: the sinusoidal encoding ``[n_a, d_model]`` of the first sentence's length.
     """
 
     comparison: Comparison | None
@@ -179,7 +178,6 @@ class TwoSentencesScenario:
     order_plain: OrderCheck
     order_positional: OrderCheck
     repeat: RepeatCheck
-    pos_encoding: np.ndarray
 
 
 def shuffle_permutation(n: int, seed: int) -> np.ndarray:
@@ -237,17 +235,14 @@ def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
                        plain=_run(tokens, layer, seed, False), positional=_run(tokens, layer, seed, True))
 
 
-def two_sentences_scenario(
-    tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], d_model: int, d_k: int, seed: int, positional: bool,
-    shuffle_seed: int = 0,
-) -> TwoSentencesScenario:
+def two_sentences_scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], settings: LayerSettings,
+                           shuffle_seed: int = 0) -> TwoSentencesScenario:
     """Both sentences through ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings.
 
     Args:
         tokens_a: the first (sidebar) sentence, at least one token.
         tokens_b: the second sentence; may be empty (then ``comparison`` is ``None``).
-        d_model, d_k, seed: the layer and the embeddings (``d_v = d_k``).
-        positional: add the sinusoidal positional encoding to the embeddings.
+        settings: the layer, the embeddings' seed (``d_v = d_k``) and whether the positional encoding is added.
         shuffle_seed: seeds the shuffle of the first sentence.
 
     Returns:
@@ -258,21 +253,18 @@ def two_sentences_scenario(
     """
     if not tokens_a:
         raise ValueError("the first sentence needs at least one token")
-    layer = A.SelfAttention(d_model, d_k, d_k, seed=seed)
+    seed, positional = settings.seed, settings.positional
+    layer = A.SelfAttention(settings.d_model, settings.d_k, settings.d_k, seed=seed)
     plain = order_check(tokens_a, layer, seed, False, shuffle_seed)
     with_pe = order_check(tokens_a, layer, seed, True, shuffle_seed)
     return TwoSentencesScenario(
         comparison=compare(tokens_a, tokens_b, layer, seed, positional) if tokens_b else None,
         order=with_pe if positional else plain, order_plain=plain, order_positional=with_pe,
         repeat=repeat_check(tokens_a, layer, seed),
-        pos_encoding=A.sinusoidal_positional_encoding(len(tokens_a), d_model),
     )
 
 
 def gap_text(value: float) -> str:
     """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
     and tr), in the run's language."""
-    if value == 0.0:
-        return _("0 (exact)")
-    mantissa, exponent = f"{value:.2e}".split("e")
-    return f"{i18n.number(float(mantissa), 2)}e{exponent}"
+    return _("0 (exact)") if value == 0.0 else i18n.scientific(value, 2)

@@ -16,7 +16,6 @@ import streamlit as st
 
 from explorer.lessons import scaling
 from explorer.lessons.walkthrough import model
-from explorer.lessons.walkthrough.model import scientific
 from explorer.shell import charts, controls, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
@@ -157,7 +156,8 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
              r" = \frac{e^{s_{ij} - \max_k s_{ik}}}{\sum_{k} e^{s_{ik} - \max_k s_{ik}}}")
     off = float(np.abs(steps.weights.sum(axis=-1) - 1).max())
     st.caption(_("shape [{n}, {n}] · each row sums to 1 (largest difference from 1 here: {off}) · row = query, "
-                 "column = key; top-left = first token looking at the first token").format(n=n, off=scientific(off)))
+                 "column = key; top-left = first token looking at the first token").format(
+        n=n, off=i18n.scientific(off)))
     if story.softmax_line():
         st.caption(story.softmax_line())
     st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),
@@ -191,9 +191,9 @@ def softmax_check() -> None:
             config = {c: st.column_config.TextColumn(alignment="right") for c in digits}
         st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
         st.markdown(_("The printed row sums to **{printed_sum}**, so it is not a softmax; the true one is [{true}], "
-                      "which sums to {true_sum}.").format(printed_sum=textviews.fmt(check.printed_sum, 2),
+                      "which sums to {true_sum}.").format(printed_sum=textviews.fmt(sum(check.printed), 2),
                                                           true=textviews.number_list(check.true, 3),
-                                                          true_sum=textviews.fmt(check.true_sum, 6)))
+                                                          true_sum=textviews.fmt(sum(check.true), 6)))
         st.markdown(_("Why a row must sum to 1: every weight of the row is e^(its score) divided by the *same* sum, "
                       "the sum of e^(score) over the row, so the weights are shares of one whole. The output is "
                       "then Σⱼ wᵢⱼ vⱼ, a weighted **average** of the values; with weights that summed to 0.90 it "

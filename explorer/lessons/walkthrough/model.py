@@ -186,14 +186,6 @@ class SoftmaxCheck:
     printed: tuple[float, ...]
     true: tuple[float, ...]
 
-    @property
-    def printed_sum(self) -> float:
-        return float(sum(self.printed))
-
-    @property
-    def true_sum(self) -> float:
-        return float(sum(self.true))
-
 
 def softmax_check(logits=PRINTED_LOGITS, printed=PRINTED_ROW) -> SoftmaxCheck:
     """:class:`SoftmaxCheck` with the true row computed by :func:`attention.softmax`."""
@@ -302,26 +294,12 @@ def computed(source: Source, init: str = DEFAULT_INIT, scaled: bool = True
     hand-written ones); ``scaled=False`` leaves out the division by √d_k (:func:`steps`). At the sentence's own
     weights this is :meth:`explorer.shell.settings.Settings.steps`, the layer every lesson on the sentence runs.
     """
-    if isinstance(source, LessonExample):
-        W = source.weight_matrices()
-        result = steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
-    elif init == DEFAULT_INIT and scaled:
-        W = source.weight_matrices()
-        result = source.steps()
-    else:
-        W = weight_matrices(source.d_model, source.d_k, source.d_v, source.seed, init)
-        result = steps(source.X, W["W_q"], W["W_k"], W["W_v"], scaled)
-    return result, W, token_labels(source.tokens), tuple(source.tokens)
-
-
-def dim_labels(width: int) -> list[str]:
-    """``["dim 0", "dim 1", …]``: the columns of a download (CSV stays in English) and of the lesson's editors."""
-    return [f"dim {j}" for j in range(width)]
-
-
-def scientific(x: float, digits: int = 1) -> str:
-    """``x`` in scientific notation with the run's decimal mark (``1.1e-16`` / ``1,1e-16``)."""
-    return f"{x:.{digits}e}".replace(".", fmt(0.5, 1)[1])
+    labels, tokens = token_labels(source.tokens), tuple(source.tokens)
+    if isinstance(source, Settings) and init == DEFAULT_INIT and scaled:
+        return source.steps(), source.weight_matrices(), labels, tokens
+    W = source.weight_matrices() if isinstance(source, LessonExample) else weight_matrices(
+        source.d_model, source.d_k, source.d_v, source.seed, init)
+    return steps(source.X, **W, scaled=scaled), W, labels, tokens
 
 
 def csv(source: Source, init: str, scaled: bool, name: str) -> str:
@@ -329,7 +307,7 @@ def csv(source: Source, init: str, scaled: bool, name: str) -> str:
     built when it is clicked)."""
     result, _W, labels, _tokens = computed(source, init, scaled)
     matrix = getattr(result, name)
-    cols = labels if name == "weights" else dim_labels(matrix.shape[1])
+    cols = labels if name == "weights" else [f"dim {j}" for j in range(matrix.shape[1])]  # a CSV stays in English
     return pd.DataFrame(matrix, index=labels, columns=cols).to_csv()
 
 

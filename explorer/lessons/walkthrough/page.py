@@ -42,15 +42,12 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
     """
     ex = A.PIPELINE_EXAMPLE
     ss = st.session_state
-    version = ss.setdefault("walk_edit_version", 0)
+    version = controls.edition("walk_edit_version")
     st.markdown(_("Edit any cell; the whole computation below follows. Row-vector convention: "
                   "`Q = X @ W_q` with `W_q` of shape `[d_model, d_k]`. (The sidebar's controls apply to "
                   "*Your sentence*; this example is fixed at 3 words and d = 4.)"))
     if st.button(_("↺ Restore the lesson's values"), key="walk_restore"):
-        ss["walk_edit_version"] = version + 1
-        ss.pop("walk_last_valid", None)
-        ss.pop("walk_cells", None)
-        st.rerun()
+        controls.next_edition("walk_edit_version", "walk_last_valid", "walk_cells")
     kept = ss.setdefault("walk_cells", {})
     if kept and ss.get("walk_cells_lang") != i18n.current():  # the language changed: the cells' numbers follow it
         kept = ss["walk_cells"] = {name: W.cells_in_language(cells) for name, cells in kept.items()}
@@ -77,9 +74,8 @@ def lesson_inputs() -> tuple[dict[str, np.ndarray], list[str]]:
         values, bad = W.parse_matrix(kept[name], index, shown, name)
         problems += bad[:5]
         edited[name] = values
-    if not problems:
-        ss["walk_last_valid"] = edited
-    return ss.get("walk_last_valid", {m: getattr(ex, m) for m in MATRICES}), problems
+    return controls.last_valid("walk_last_valid", None if problems else edited,
+                               {m: getattr(ex, m) for m in MATRICES}), problems
 
 
 if source == LESSON:

@@ -173,23 +173,23 @@ def test_mode_names_are_the_chart_keys_codes():
 def test_no_peeking_claims_say_what_the_run_shows():
     """Part 3's two statements, chosen and numbered from the live scenario."""
     s = sentence()  # 6 tokens
-    causal, bidi = C.no_peeking_claims(C.causal_scenario(s, 0, 2), 0, 2)
+    causal, bidi = C.no_peeking_claims(C.causal_scenario(s, 0, 2))
     assert (causal.kind, causal.icon) == ("success", "✅") and "rows 0..2 are bit-for-bit unchanged" in causal.text
     assert "(largest difference 0.0)" in causal.text
     sc = C.causal_scenario(s, 0, 2)
     moved = float(sc.row_change(False)[:3].max())
     assert moved > 0 and bidi.kind == "warning" and f"up to {moved:.3g}:" in bidi.text
-    first, _ = C.no_peeking_claims(C.causal_scenario(s, 0, 0), 0, 0)
+    first, _ = C.no_peeking_claims(C.causal_scenario(s, 0, 0))
     assert "output row 0 is bit-for-bit" in first.text
     # every key after t is padding: nothing can leak, and the page says the test shows nothing
     padded = C.causal_scenario(s, 3, 2)
-    causal, bidi = C.no_peeking_claims(padded, 3, 2)
+    causal, bidi = C.no_peeking_claims(padded)
     assert causal.kind == "info" and "shows nothing here" in causal.text and "Reduce the padding" in causal.text
     assert bidi.kind == "info" and "every key after t = 2 is padding" in bidi.text
-    last, bidi = C.no_peeking_claims(C.causal_scenario(s, 0, 5), 0, 5)
+    last, bidi = C.no_peeking_claims(C.causal_scenario(s, 0, 5))
     assert "nothing after t was replaced" in last.text and "Move t to the left" in bidi.text
     one = C.causal_scenario(sentence(("word",)), 0, 0)
-    causal, bidi = C.no_peeking_claims(one, 0, 0)
+    causal, bidi = C.no_peeking_claims(one)
     assert "Type a sentence of two or more tokens" in causal.text and "with one token" in bidi.text
 
 
@@ -198,17 +198,17 @@ def test_no_peeking_claims_report_a_leak_and_speak_each_language():
 
     from explorer.shell import i18n
 
-    leaking = SimpleNamespace(key_valid=np.ones(3, bool), unchanged_through_t=lambda is_causal: False,
+    leaking = SimpleNamespace(key_valid=np.ones(3, bool), n_pad=0, t=1, unchanged_through_t=lambda is_causal: False,
                               row_change=lambda is_causal: np.array([0.0, 0.25, 0.5]))
-    causal, bidi = C.no_peeking_claims(leaking, 0, 1)
+    causal, bidi = C.no_peeking_claims(leaking)
     assert causal.kind == "error" and causal.text == "Causal: rows 0..1 changed by up to 0.25: the mask leaks."
     assert bidi.kind == "warning" and "up to 0.25:" in bidi.text
     sc = C.causal_scenario(sentence(), 0, 2)
-    english = C.no_peeking_claims(sc, 0, 2)
+    english = C.no_peeking_claims(sc)
     for lang in ("pt", "tr"):
         with i18n.using(lang):
-            shown = C.no_peeking_claims(sc, 0, 2)
-            assert C.exact(0.0) == "0,0" and C.significant(0.125) == "0,125"
+            shown = C.no_peeking_claims(sc)
+            assert C.exact(0.0) == "0,0" and i18n.general(0.125) == "0,125"
         assert [c.kind for c in shown] == [c.kind for c in english]
         assert all(a.text != b.text for a, b in zip(shown, english, strict=True)), lang  # translated
         assert "0,0" in shown[0].text and "2" in shown[0].text, shown[0].text

@@ -176,7 +176,7 @@ def test_plain_loop_catches_a_wrong_split():
 
 def test_scenario_defaults_and_checks():
     sc = smh.multihead_scenario(Settings(("The", "cat", "sat", "on", "the", "mat"), 8, 4, 42, "lesson", False), 2)
-    assert sc.seed == smh.DEFAULT_SEED and sc.d_head == 4 and sc.mask is None
+    assert sc.seed == smh.DEFAULT_SEED and sc.result.head_outputs.shape[-1] == 4 and sc.mask is None
     X = A.embed_tokens(["The", "cat", "sat", "on", "the", "mat"], 8, 42, "lesson")
     np.testing.assert_array_equal(sc.X, X)
     r = A.MultiHeadAttention(8, 2, seed=smh.DEFAULT_SEED).steps(X)

@@ -10,6 +10,7 @@ from explorer.lessons import lesson
 from explorer.lessons.quiz import charts as quiz_figures
 from explorer.lessons.quiz import model as quiz
 from explorer.lessons.scaling import model as scaling
+from explorer.lessons.walkthrough import model as walkthrough
 from explorer.shell import i18n
 from explorer.shell.textviews import fmt
 from tests.apptest_utils import english_sentences
@@ -17,12 +18,12 @@ from tests.apptest_utils import english_sentences
 
 @pytest.mark.parametrize("q", list(quiz.CHOICES.values()), ids=list(quiz.CHOICES))
 def test_every_choice_explains_every_option(q):
-    assert q.answer in q.options and set(q.why) == set(q.options)
+    assert q.answer in q.options
     right = quiz.grade_choice(q, q.answer)
-    assert right.correct and right.message.startswith("**Right.**") and q.why[q.answer] in right.message
+    assert right.correct and right.message.startswith("**Right.**") and q.explain(q.answer) in right.message
     for wrong in (o for o in q.options if o != q.answer):
         fb = quiz.grade_choice(q, wrong)
-        assert not fb.correct and q.why[wrong] in fb.message and q.options[q.answer] in fb.message
+        assert not fb.correct and q.explain(wrong) in fb.message and q.label(q.answer) in fb.message
     with pytest.raises(ValueError):
         quiz.grade_choice(q, "not an option")
 
@@ -104,8 +105,8 @@ def test_growth_answer_is_what_the_numbers_show():
 
 def test_live_numbers():
     steps = A.SelfAttention(8, 4, seed=42).steps(A.embed_tokens(list("abcdef"), 8, 42))
-    num = quiz.scale_numbers(steps)
-    assert num.sqrt_d_k == 2 and np.isclose(num.std_raw / num.std_scaled, 2)
+    num = walkthrough.scale_story(steps, scaled=True)  # question 2's reveal: the walkthrough's step 4
+    assert num.d_k == 4 and np.isclose(num.raw_var / num.scaled_var, 4)
     assert num.top_raw >= num.top_scaled  # dividing flattens the softmax
     dot, score = quiz.score_check(steps, 0, 1)
     assert np.isclose(dot, score)

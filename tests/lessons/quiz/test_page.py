@@ -66,7 +66,7 @@ def test_choice_right_then_retry_then_wrong(at):
     for qid, q in quiz.CHOICES.items():
         answer_choice(at, qid, q.answer)
         ok, bad = feedback(at)
-        assert len(ok) == 1 and not bad and q.why[q.answer] in ok[0], qid
+        assert len(ok) == 1 and not bad and q.explain(q.answer) in ok[0], qid
         assert score(at) == "### Score: 1 / 1"
         at.button(key=f"quiz_{qid}_retry").click().run()
         assert feedback(at) == ([], []) and score(at) == "### Score: 0 / 0"
@@ -74,7 +74,7 @@ def test_choice_right_then_retry_then_wrong(at):
         wrong = next(o for o in q.options if o != q.answer)
         answer_choice(at, qid, wrong)
         ok, bad = feedback(at)
-        assert not ok and len(bad) == 1 and q.why[wrong] in bad[0] and q.label(q.answer) in bad[0], qid
+        assert not ok and len(bad) == 1 and q.explain(wrong) in bad[0] and q.label(q.answer) in bad[0], qid
         assert score(at) == "### Score: 0 / 1"
         at.button(key=f"quiz_{qid}_retry").click().run()
 

@@ -220,12 +220,11 @@ def test_every_link_value_is_one_the_page_accepts(d_k, n_keys, seed, n_samples):
     assert int(params["scale_seed"]) == min(max(seed, 0), controls.SEED_MAX)
 
 
-def test_general_is_the_shortest_form_with_the_runs_decimal_mark():
-    from explorer.lessons.scaling import model
+def test_the_temperatures_shortest_form_has_the_runs_decimal_mark():
     from explorer.shell import i18n
-    assert (model.general(0.5), model.general(100.0), model.general(2.0)) == ("0.5", "100", "2")
+    assert (i18n.general(0.5, 6), i18n.general(100.0, 6), i18n.general(2.0, 6)) == ("0.5", "100", "2")
     with i18n.using("pt"):
-        assert model.general(0.25) == "0,25"
+        assert i18n.general(0.25, 6) == "0,25"
 
 
 @pytest.mark.parametrize("lang", ["pt", "tr"])

@@ -46,7 +46,7 @@ def test_identical_tokens_give_identical_rows_only_without_positional_encoding()
 
 @pytest.mark.parametrize("positional", [False, True])
 def test_same_sentence_twice_difference_is_exactly_zero(positional):
-    cmp = T.two_sentences_scenario(CAT, CAT, 8, 4, 7, positional).comparison
+    cmp = T.two_sentences_scenario(CAT, CAT, T.LayerSettings(8, 4, 7, positional)).comparison
     assert cmp.identical
     assert np.all(cmp.diff == 0.0)
     np.testing.assert_array_equal(cmp.entropy_a, cmp.entropy_b)
@@ -63,24 +63,24 @@ def test_shared_words_have_the_same_vector_and_flags():
 
 
 def test_different_lengths_compare_the_common_length_and_empty_b_is_none():
-    sc = T.two_sentences_scenario(CAT, ("a", "b"), 8, 4, 42, False)
+    sc = T.two_sentences_scenario(CAT, ("a", "b"), T.LayerSettings(8, 4, 42, False))
     assert sc.comparison.m == 2 and sc.comparison.n_a == 6 and sc.comparison.n_b == 2
     assert sc.comparison.steps_a.weights.shape == (2, 2)
-    assert T.two_sentences_scenario(CAT, (), 8, 4, 42, False).comparison is None
+    assert T.two_sentences_scenario(CAT, (), T.LayerSettings(8, 4, 42, False)).comparison is None
     with pytest.raises(ValueError):
-        T.two_sentences_scenario((), CAT, 8, 4, 42, False)
+        T.two_sentences_scenario((), CAT, T.LayerSettings(8, 4, 42, False))
     with pytest.raises(ValueError):
         T.compare(CAT, (), A.SelfAttention(8, 4), 42, False)
 
 
 def test_order_check_at_both_settings():
-    sc = T.two_sentences_scenario(CAT, DOG, 8, 4, 42, False, shuffle_seed=3)
+    sc = T.two_sentences_scenario(CAT, DOG, T.LayerSettings(8, 4, 42, False), shuffle_seed=3)
     assert sc.order is sc.order_plain
     assert sc.order_plain.weight_gap < 1e-12 and sc.order_plain.output_gap < 1e-12
     assert sc.order_positional.weight_gap > 1e-2 and sc.order_positional.output_gap > 1e-2
     o = sc.order_plain
     assert sorted(o.shuffled_tokens) == sorted(CAT) and o.shuffled_tokens == tuple(CAT[i] for i in o.perm)
-    assert T.two_sentences_scenario(CAT, DOG, 8, 4, 42, True, 3).order.positional
+    assert T.two_sentences_scenario(CAT, DOG, T.LayerSettings(8, 4, 42, True), 3).order.positional
 
 
 def test_repeat_check_uses_the_sentence_or_the_demo():

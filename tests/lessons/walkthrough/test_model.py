@@ -83,7 +83,7 @@ def test_softmax_check_against_the_golden_numbers(golden):
     ex = next(e for e in golden["softmax_examples"] if e["logits"] == list(W.PRINTED_LOGITS))
     check = W.softmax_check()
     np.testing.assert_allclose(check.true, ex["softmax"], atol=1e-12)
-    assert f"{check.printed_sum:.2f}" == "0.90" and abs(check.true_sum - 1) < 1e-12
+    assert f"{sum(check.printed):.2f}" == "0.90" and abs(sum(check.true) - 1) < 1e-12
     assert [f"{w:.3f}" for w in check.true] == ["0.580", "0.096", "0.079", "0.158", "0.087"]
 
 
@@ -181,9 +181,9 @@ def test_downloads_hold_the_pages_numbers_with_english_columns():
     assert out.splitlines()[0] == "," + ",".join(f"dim {j}" for j in range(steps.output.shape[1]))
     np.testing.assert_allclose(data["results"]["output"], steps.output)
     assert data["parameters"] == {"n": 3} and data["inputs"]["X"] == np.asarray(ex.X).tolist()
-    assert W.scientific(1.1e-16) == "1.1e-16"
+    assert i18n.scientific(1.1e-16) == "1.1e-16"
     with i18n.using("tr"):
-        assert W.scientific(1.1e-16) == "1,1e-16"
+        assert i18n.scientific(1.1e-16) == "1,1e-16"
 
 
 def test_downloads_stay_machine_readable_in_every_language():
