@@ -320,10 +320,6 @@ class WeightStorage:
         """Parameters in the file."""
         return sum(self.params.values())
 
-    def share(self, ggml_type: str) -> float:
-        """The fraction of the parameters stored as ``ggml_type`` (0 for a type the file does not use)."""
-        return self.params.get(ggml_type, 0) / self.total
-
 
 def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
     """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
@@ -349,20 +345,13 @@ def weight_storage(model: LlamaModel) -> WeightStorage | None:
 # --- tokens ------------------------------------------------------------------------------------------------
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+_VISIBLE_TABLE = {c: f"\\x{c:02x}" for c in (*range(32), *range(0x7F, 0xA0))} | str.maketrans(VISIBLE)
 
 
 def visible_piece(piece: str) -> str:
     """A BPE token's text made readable: spaces ``␣``, newlines ``↵``, tabs ``⇥``, other control characters
     as ``\\xNN``; everything else as is (shown as text, never markup: charts escape it); ``∅`` for no text."""
-    out = []
-    for ch in piece:
-        if ch in VISIBLE:
-            out.append(VISIBLE[ch])
-        elif ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out) or "∅"
+    return piece.translate(_VISIBLE_TABLE) or "∅"
 
 
 def piece_labels(pieces: Sequence[str]) -> list[str]:
@@ -541,59 +530,33 @@ def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ..
 
 
 @dataclass(frozen=True)
-class Run:
-    """One forward pass over ``ids`` as the lessons read it (:func:`run`, cached; :func:`forward`, not).
+class Run(llama.ForwardOutput):
+    """One forward pass over ``ids`` as the lessons read it (:func:`run`, cached; :func:`forward`, not): the core's
+    :class:`attention.llama.ForwardOutput` (what the door's interventions start from) and the next tokens.
 
     Attributes:
+        logits: float32 logits kept: ``[n, vocab]`` every position's from :func:`forward`, ``[1, vocab]`` the last
+            position's from :func:`run`.
+        attentions: float32 ``[n_layers, n_heads, n, n_past + n]``, causal (exactly 0 above the diagonal and outside
+            a window); ``None`` from ``forward(weights=False)``.
+        cache: the :class:`KVCache` of every token read (:func:`forward` only: a cached :func:`run` keeps none).
+        residuals, head_outputs, mlp_outputs: with ``activations``: float32 ``[n_layers + 1, n, d_model]`` (the
+            stream entering every block and the stream before the final RMSNorm), ``[n_layers, n_heads, n, d_head]``
+            (each head's ``weights · V``), ``[n_layers, n, d_model]`` (what each block's MLP added to the stream).
         ids: the token ids read (after the ``cache``'s, when a pass continued one).
-        output: the core's :class:`attention.llama.ForwardOutput` (what the door's interventions start from).
         top_ids, top_probabilities: the :data:`TOP_K` most likely next tokens after the last position
             (:func:`top_tokens`: softmax in float64). top_pieces: their text (:func:`pieces`).
     """
 
-    ids: tuple[int, ...]
-    output: llama.ForwardOutput
-    top_ids: tuple[int, ...]
-    top_probabilities: tuple[float, ...]
-    top_pieces: tuple[str, ...]
-
-    @property
-    def logits(self) -> np.ndarray:
-        """float32 logits kept: ``[n, vocab]`` every position's from :func:`forward`, ``[1, vocab]`` the last
-        position's from :func:`run`."""
-        return self.output.logits
+    ids: tuple[int, ...] = ()
+    top_ids: tuple[int, ...] = ()
+    top_probabilities: tuple[float, ...] = ()
+    top_pieces: tuple[str, ...] = ()
 
     @property
     def last_logits(self) -> np.ndarray:
         """float32 ``[vocab]``, the last position's logits (the next token's)."""
-        return self.output.logits[-1]
-
-    @property
-    def attentions(self) -> np.ndarray | None:
-        """float32 ``[n_layers, n_heads, n, n_past + n]``, causal (exactly 0 above the diagonal and outside a window);
-        ``None`` from ``forward(weights=False)``."""
-        return self.output.attentions
-
-    @property
-    def cache(self) -> KVCache | None:
-        """The :class:`KVCache` of every token read (:func:`forward` only: a cached :func:`run` keeps none)."""
-        return self.output.cache
-
-    @property
-    def residuals(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers + 1, n, d_model]``, the stream entering every block and the
-        stream before the final RMSNorm."""
-        return self.output.residuals
-
-    @property
-    def head_outputs(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers, n_heads, n, d_head]``, each head's ``weights · V``."""
-        return self.output.head_outputs
-
-    @property
-    def mlp_outputs(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers, n, d_model]``, what each block's MLP added to the stream."""
-        return self.output.mlp_outputs
+        return self.logits[-1]
 
 
 def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = None, weights: bool = True,
@@ -624,13 +587,12 @@ def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = No
                      ablation=ablation, patch=patch, keep_activations=activations, window=window, sinks=sinks,
                      position_offset=position_offset)
     top_ids, top_p = top_tokens(out.logits[-1])
-    return Run(ids, out, top_ids, top_p, tuple(pieces(model, top_ids)))
+    return Run(**vars(out), ids=ids, top_ids=top_ids, top_probabilities=top_p, top_pieces=tuple(pieces(model, top_ids)))
 
 
 def _kept(r: Run) -> Run:
     """What the cache of :func:`run` keeps: the last position's logits, no KV cache."""
-    return dataclasses.replace(r, output=dataclasses.replace(
-        r.output, logits=np.ascontiguousarray(r.output.logits[-1:]), cache=None))
+    return dataclasses.replace(r, logits=np.ascontiguousarray(r.logits[-1:]), cache=None)
 
 
 @_cached(max_entries=RUN_MAX_ENTRIES)
@@ -668,7 +630,7 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
 
 def _clean(model: LlamaModel, ids: Sequence[int]):
     """The prompt's cached run with its activations, as the core's interventions take it."""
-    return run(model, ids, activations=True).output
+    return run(model, ids, activations=True)
 
 
 def logit_lens(model: LlamaModel, ids: Sequence[int]) -> np.ndarray:
@@ -779,7 +741,7 @@ def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_e
                     **options) -> list[int]:
     """Greedy continuation of a :func:`forward` pass (its KV cache; the prompt is not run again), with the same
     ``options`` (``window``, ``sinks``): the new ids (:func:`attention.llama.variants.continue_greedy`)."""
-    return variants.continue_greedy(model, r.output, max_new_tokens, stop_at_eos=stop_at_eos, **options)
+    return variants.continue_greedy(model, r, max_new_tokens, stop_at_eos=stop_at_eos, **options)
 
 
 # --- one head, step by step --------------------------------------------------------------------------------
