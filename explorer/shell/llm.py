@@ -7,7 +7,7 @@ Every lesson that uses the real model goes through it; no page or section calls 
 
     lm = llm.model_or_explain("what this lesson would show")   # the model, or the install note + st.stop()
     controls.not_used(llm.not_used(lm.config, seed=_("…")))    # the sidebar's controls a model lesson ignores
-    p = llm.prompt_input(key="xx_prompt", default="The capital of France is", help="...")   # the prompt box
+    p = llm.prompt_input(CONTROLS["prompt"], model=lm)  # the box declared with llm.prompt_box(key, label, default)
     r = llm.run(lm, p.ids)            # one forward pass, cached per ids: attentions, last logits, the top 5
     r = llm.run(lm, p.ids, activations=True)           # with every block's stream, heads' and MLPs' outputs
     llm.labels(lm, p.ids)             # "The (0)", "␣capital (1)", …
@@ -93,7 +93,7 @@ __all__ = [
     "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
     "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
     "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
-    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_input",
+    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_box", "prompt_input",
     "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution", "score_start",
     "text", "token_ids", "top_tokens", "visible_piece", "weight_storage", "weights_mode", "word_ids",
     "word_token_ids",
@@ -173,9 +173,7 @@ def memory_limit_bytes() -> int | None:
         ram = None
     if ram is not None and ram <= 0:
         ram = None
-    if limit is None:
-        return ram
-    return limit if ram is None else min(limit, ram)
+    return min((x for x in (limit, ram) if x is not None), default=None)
 
 
 def weights_mode() -> str:
@@ -468,6 +466,14 @@ def encode_prompt(model: LlamaModel, text_: str, max_tokens: int = PROMPT_MAX_TO
 def prompt(model: LlamaModel, text: str, max_tokens: int = PROMPT_MAX_TOKENS) -> Prompt:
     """:func:`encode_prompt`, cached per model, text and limit (``ValueError`` for an empty text)."""
     return encode_prompt(model, text, max_tokens)
+
+
+def prompt_box(key: str, label: str, default: str, help=None, height: int = 90) -> controls.Text:
+    """A lesson's declared prompt box: a text area of at most :data:`PROMPT_MAX_CHARS` characters, ``height`` pixels
+    tall (``label``, ``help``: messages, as :class:`explorer.shell.controls.Text` takes them), drawn by
+    :func:`prompt_input`."""
+    return controls.Text(key=key, label=label, default=default, max_chars=PROMPT_MAX_CHARS, widget="text_area",
+                         height=height, help=help)
 
 
 def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, model: LlamaModel | None = None,
