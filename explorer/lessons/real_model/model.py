@@ -165,10 +165,12 @@ class HeadStatistics:
         breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the rows ``FIRST_ROW .. n-1``
             (1 = uniform, 0 = one key); empty like ``values``.
         induction_rows: the query rows ``R`` of the induction score (empty when undefined).
-        graded_rows: the query rows the exercise grades on (:func:`label_scores`): ``R`` when the
-            induction score is defined, else ``FIRST_ROW .. n-1``.
-        graded: ``{label: [n_layers, n_heads]}``, every label's score (:data:`LABELS`) averaged over
-            the same ``graded_rows``, so the scores compare.
+        graded_rows: the query rows the exercise grades on: ``R`` when the induction score is defined, else
+            ``FIRST_ROW .. n-1`` (an induction head often rests on the first token where it has nothing to copy,
+            the first copy of a repeat: a sink score from those rows would not compare with an induction score
+            from ``R``).
+        graded: ``{label: [n_layers, n_heads]}``, every label's score on ``[0, 1]`` (:data:`LABELS`,
+            :func:`graded_scores`) averaged over the same ``graded_rows``, so the scores compare.
     """
 
     n: int
@@ -279,26 +281,13 @@ class QuizHead:
     margin: float
 
 
-def label_scores(stats: HeadStatistics) -> dict[str, np.ndarray]:
-    """The score of each label for every head, all on ``[0, 1]`` and all averaged over the same query rows,
-    ``stats.graded_rows``: ``{label: [n_layers, n_heads]}`` (:func:`graded_scores`).
-
-    previous, sink, self: the weight on those keys; induction: the weight on the induction targets
-    (left out when the prompt has none); broad: the row's entropy over its largest possible value
-    (1 = uniform). When the prompt has induction rows ``R``, every label is graded on ``R``: an induction
-    head often rests on the first token where it has nothing to copy (the first copy of a repeat), and
-    a sink score from those rows set against an induction score from ``R`` would not compare.
-    """
-    return dict(stats.graded)
-
-
 def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Every head's answer and margin: ``(answer index [L, H], margin [L, H], labels)``.
 
-    A head's answer is the label with the largest score (:func:`label_scores`); its margin is that
-    score minus the second largest.
+    A head's answer is the label with the largest score (``stats.graded``); its margin is that score minus the
+    second largest.
     """
-    scores = label_scores(stats)
+    scores = stats.graded
     labels = list(scores)
     stack = np.stack([scores[k] for k in labels])  # [n_labels, L, H]
     order = np.sort(stack, axis=0)
@@ -314,7 +303,7 @@ def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[Q
     if not stats.defined:
         return ()
     answer, margin, labels = head_answers(stats)
-    scores = label_scores(stats)
+    scores = stats.graded
     picked = []
     for index, label in enumerate(labels):
         candidates = np.where(answer == index, margin, -np.inf)
@@ -374,11 +363,6 @@ def label(answer: str) -> str:
 def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> HeadStatistics:
     """:func:`head_statistics` of the prompt's forward pass."""
     return head_statistics(llm.run(_model, ids).attentions, ids)
-
-
-def top_id(_model: llm.LlamaModel, ids: tuple[int, ...]) -> int:
-    """The id of the most likely next token (what greedy decoding appends)."""
-    return llm.run(_model, ids).top_ids[0]
 
 
 def precision(_model: llm.LlamaModel) -> str:

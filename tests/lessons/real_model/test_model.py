@@ -172,7 +172,7 @@ def test_every_label_is_graded_on_the_same_rows():
         induction[i, i - k + 1] = 1  # the second copy: the token after the earlier occurrence
     stats = M.head_statistics(heads_of(induction, uniform(n)), ids)
     assert stats.induction_rows == stats.graded_rows == (4, 5, 6, 7)
-    scores = M.label_scores(stats)
+    scores = stats.graded
     assert list(scores) == ["previous", "sink", "self", "induction", "broad"]
     np.testing.assert_allclose([scores[k][0, 0] for k in scores], [0, 0, 0, 1, 0], atol=1e-12)
     rows = np.arange(4, 8)
@@ -182,8 +182,8 @@ def test_every_label_is_graded_on_the_same_rows():
     (q,) = [q for q in M.quiz_heads(stats) if (q.layer, q.head) == (0, 0)]
     assert q.answer == "induction" and q.margin == pytest.approx(1.0)
     no_repeat = M.head_statistics(heads_of(uniform(5)), [1, 2, 3, 4, 5])
-    assert no_repeat.graded_rows == (2, 3, 4) and "induction" not in M.label_scores(no_repeat)
-    np.testing.assert_allclose(M.label_scores(no_repeat)["sink"], no_repeat.get("sink"))
+    assert no_repeat.graded_rows == (2, 3, 4) and "induction" not in no_repeat.graded
+    np.testing.assert_allclose(no_repeat.graded["sink"], no_repeat.get("sink"))
 
 
 def test_quiz_picks_one_clear_head_per_label_and_grades():
