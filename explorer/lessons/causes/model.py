@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from attention import heads
 from explorer.shell import head_statistics, i18n, llm
@@ -188,17 +189,7 @@ def last_row_statistics(attentions) -> dict[str, np.ndarray]:
 
 def spearman(x, y) -> float:
     """Spearman's rank correlation of two equally long arrays (ties get their mean rank); 0 when one is constant."""
-    def ranks(a):
-        a = np.asarray(a, dtype=np.float64).ravel()
-        order = np.argsort(a, kind="stable")
-        r = np.empty(len(a))
-        r[order] = np.arange(len(a))
-        for value in np.unique(a):  # mean rank for ties
-            same = a == value
-            r[same] = r[same].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
+    rx, ry = (pd.Series(np.asarray(a, dtype=np.float64).ravel()).rank().to_numpy() for a in (x, y))
     if rx.std() == 0 or ry.std() == 0:
         return 0.0
     return float(np.corrcoef(rx, ry)[0, 1])
