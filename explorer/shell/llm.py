@@ -26,10 +26,6 @@ instead of 540 MB, slower) when the host has less than :data:`COMPACT_BELOW_BYTE
 its file stores the parameters, :func:`describe` its shape in words, :func:`not_used` the sidebar controls a
 real-model lesson has no use for.
 
-**Tokens.** :func:`token_ids` (the byte-level BPE), :func:`pieces` (each token's text), :func:`text` (the text of
-ids, an unfinished character kept pending, never U+FFFD), :func:`labels` (one unique readable label per token),
-:func:`word_ids` (the vocabulary's whole words, for repeated random prompts).
-
 **The prompt.** One :class:`Prompt` type and one set of limits (:data:`PROMPT_MAX_TOKENS`, :data:`PROMPT_MAX_CHARS`;
 a lesson may pass a smaller ``max_tokens``), and one prompt box, :func:`prompt_input`: bound to the link (a link
 value the box cannot hold is refused with the app's usual warning), an empty box shows a friendly warning and keeps
@@ -41,13 +37,10 @@ sinks, shifted positions, a KV-cache variant), a :class:`Run`; :func:`forward` i
 position's logits and the KV cache (a generation step continues it), for a lesson's own cached computation.
 :func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k.
 
-**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`), each
-from the prompt's cached :func:`run` with its activations: :func:`logit_lens`, :func:`logit_lens_top`,
-:func:`logit_attribution`, :func:`knock_out`, :func:`knockout_sweep` (a layer per cached stacked pass, with
-progress), :func:`patch_residual_sweep` (a block per cached pass, with progress), :func:`patch_head_layer`;
-:func:`kv_variant`, :func:`renumbered_logits`, :func:`continue_greedy`; :func:`head_steps` (one head's every
-intermediate). The core's pure helpers and result types the lessons read are re-exported here under their own
-names (``llm.sample_next``, ``llm.Attribution``, …).
+**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`) start from
+the prompt's cached :func:`run` with its activations; the sweeps cache one stacked pass a layer or block, with
+progress. The core's pure helpers and result types the lessons read are re-exported here under their own names
+(``llm.sample_next``, ``llm.Attribution``, …).
 
 Cache sizes (measured at the 64-token limit): a plain :class:`Run` holds ``n_layers * n_heads * n * n`` float32
 attention weights (30 * 9 * 64 * 64 * 4 B = 4.4 MB) and the last row of logits (49,152 * 4 B = 197 kB), so the
