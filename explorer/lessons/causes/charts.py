@@ -131,7 +131,7 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
     marked = {tuple(h) for h in highlight}
     colors = [PICK_COLOR if (int(layer), int(head)) in marked else BLUE for layer, head in zip(layers, heads,
                                                                                               strict=True)]
-    codes = [f"L{layer}H{head}" for layer, head in zip(layers, heads, strict=True)]
+    codes = [model.head_code(layer, head) for layer, head in zip(layers, heads, strict=True)]
     dots = go.Scatter(
         x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
         customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in

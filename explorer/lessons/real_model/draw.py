@@ -31,8 +31,8 @@ from explorer.shell.textviews import fmt, latex_words, tokens_count
 _, _n = translator(__name__)
 
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
-LIGHT_DIMS_ABOVE = 32
 STEP_CHARTS = 11  # the charts rmsnorm_step and head_steps draw (the expander's label says how many it holds)
+LIGHT_DIMS_ABOVE = 32
 """Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
 64-token page near 3 MB of chart data instead of 4."""

@@ -31,9 +31,6 @@ from explorer.shell.textviews import fmt, integer_formula, latex_words, md_code,
 _, _n = translator(__name__)
 
 
-REFERENCE_MAX_ENTRIES = 2
-
-
 # --- cached computations -------------------------------------------------------------------------------------
 
 
@@ -41,7 +38,7 @@ summary = cached(max_entries=16)(model.sink_summary)  # one forward pass with we
 first_token = cached(max_entries=16)(model.first_token_experiment)  # first_token(m, ids, summary(m, ids), choice)
 shift = cached(max_entries=16)(model.shift_experiment)  # two forward passes
 stream = cached(max_entries=32)(model.streamed)  # a windowed pass, StreamingLLM's numbering, a greedy continuation
-reference = resource(max_entries=REFERENCE_MAX_ENTRIES)(model.reference_logits)
+reference = resource(max_entries=2)(model.reference_logits)  # 12.6 MB an entry at 64 tokens: the 2 latest prompts
 measured = cached(max_entries=96, serial=True)(model.measured)  # one variant at a time in the process: the
 # converted model's pass (its logits and one layer's converted matrix) alive once, however many sessions measure
 
