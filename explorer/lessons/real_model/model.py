@@ -162,8 +162,6 @@ class HeadStatistics:
         n: the prompt's tokens. values: ``{statistic key: [n_layers, n_heads]}``; ``induction`` is
             missing when no row has an induction target (:func:`attention.heads.induction_targets`: the score is
             undefined), and everything is missing when ``n < FIRST_ROW + 1`` (no row to average over).
-        breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the rows ``FIRST_ROW .. n-1``
-            (1 = uniform, 0 = one key); empty like ``values``.
         induction_rows: the query rows ``R`` of the induction score (empty when undefined).
         graded_rows: the query rows the exercise grades on: ``R`` when the induction score is defined, else
             ``FIRST_ROW .. n-1`` (an induction head often rests on the first token where it has nothing to copy,
@@ -175,7 +173,6 @@ class HeadStatistics:
 
     n: int
     values: Mapping[str, np.ndarray]
-    breadth: np.ndarray | None
     induction_rows: tuple[int, ...]
     graded_rows: tuple[int, ...] = ()
     graded: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -188,12 +185,6 @@ class HeadStatistics:
     def get(self, key: str) -> np.ndarray | None:
         """``[n_layers, n_heads]`` of statistic ``key``, or ``None`` when it is undefined for this prompt."""
         return self.values.get(key)
-
-
-def _breadth(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``[L, H]``: the mean over ``rows`` of each row's entropy over its largest possible value, ``log2(i + 1)``."""
-    entropy, _defined = heads.per_row("entropy", A)
-    return (entropy[..., rows] / np.log2(rows + 1)).mean(-1)
 
 
 def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistics:
@@ -214,12 +205,12 @@ def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistic
     if A.ndim < 2 or A.shape[-2] != n or len(ids) != n:
         raise ValueError(f"attentions must be [..., n, n] for the n = {len(ids)} ids, got {A.shape}")
     if n <= FIRST_ROW:
-        return HeadStatistics(n, {}, None, ())
+        return HeadStatistics(n, {}, ())
     rows = heads.rows(n)
     values = heads.statistics(A, ids)
     targets = heads.induction_rows(ids)
     graded_rows = targets or tuple(int(i) for i in rows)
-    return HeadStatistics(n, values, _breadth(A, rows), targets, graded_rows, graded_scores(A, graded_rows, ids))
+    return HeadStatistics(n, values, targets, graded_rows, graded_scores(A, graded_rows, ids))
 
 
 def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dict[str, np.ndarray]:
@@ -237,7 +228,8 @@ def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dic
     scores = {key: heads.score(key, A, rows=r) for key in ("previous", "sink", "self")}
     if r.size and set(int(i) for i in r) <= set(heads.induction_rows(ids)):
         scores["induction"] = heads.induction(A, ids, rows=r)
-    scores["broad"] = _breadth(A, r)
+    entropy, _defined = heads.per_row("entropy", A)
+    scores["broad"] = (entropy[..., r] / np.log2(r + 1)).mean(-1)  # over its largest possible value, log2(i + 1)
     return scores
 
 
