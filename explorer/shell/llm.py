@@ -7,7 +7,7 @@ Every lesson that uses the real model goes through it; no page or section calls 
 
     lm = llm.model_or_explain("what this lesson would show")   # the model, or the install note + st.stop()
     controls.not_used(llm.not_used(lm.config, seed=_("…")))    # the sidebar's controls a model lesson ignores
-    p = llm.prompt_input(key="xx_prompt", default="The capital of France is", help="...")   # the prompt box
+    p = llm.prompt_input(CONTROLS["prompt"], model=lm)  # the box declared with llm.prompt_box(key, label, default)
     r = llm.run(lm, p.ids)            # one forward pass, cached per ids: attentions, last logits, the top 5
     r = llm.run(lm, p.ids, activations=True)           # with every block's stream, heads' and MLPs' outputs
     llm.labels(lm, p.ids)             # "The (0)", "␣capital (1)", …
@@ -26,10 +26,6 @@ instead of 540 MB, slower) when the host has less than :data:`COMPACT_BELOW_BYTE
 its file stores the parameters, :func:`describe` its shape in words, :func:`not_used` the sidebar controls a
 real-model lesson has no use for.
 
-**Tokens.** :func:`token_ids` (the byte-level BPE), :func:`pieces` (each token's text), :func:`text` (the text of
-ids, an unfinished character kept pending, never U+FFFD), :func:`labels` (one unique readable label per token),
-:func:`word_ids` (the vocabulary's whole words, for repeated random prompts).
-
 **The prompt.** One :class:`Prompt` type and one set of limits (:data:`PROMPT_MAX_TOKENS`, :data:`PROMPT_MAX_CHARS`;
 a lesson may pass a smaller ``max_tokens``), and one prompt box, :func:`prompt_input`: bound to the link (a link
 value the box cannot hold is refused with the app's usual warning), an empty box shows a friendly warning and keeps
@@ -41,13 +37,10 @@ sinks, shifted positions, a KV-cache variant), a :class:`Run`; :func:`forward` i
 position's logits and the KV cache (a generation step continues it), for a lesson's own cached computation.
 :func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k.
 
-**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`), each
-from the prompt's cached :func:`run` with its activations: :func:`logit_lens`, :func:`logit_lens_top`,
-:func:`logit_attribution`, :func:`knock_out`, :func:`knockout_sweep` (a layer per cached stacked pass, with
-progress), :func:`patch_residual_sweep` (a block per cached pass, with progress), :func:`patch_head_layer`;
-:func:`kv_variant`, :func:`renumbered_logits`, :func:`continue_greedy`; :func:`head_steps` (one head's every
-intermediate). The core's pure helpers and result types the lessons read are re-exported here under their own
-names (``llm.sample_next``, ``llm.Attribution``, …).
+**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`) start from
+the prompt's cached :func:`run` with its activations; the sweeps cache one stacked pass a layer or block, with
+progress. The core's pure helpers and result types the lessons read are re-exported here under their own names
+(``llm.sample_next``, ``llm.Attribution``, …).
 
 Cache sizes (measured at the 64-token limit): a plain :class:`Run` holds ``n_layers * n_heads * n * n`` float32
 attention weights (30 * 9 * 64 * 64 * 4 B = 4.4 MB) and the last row of logits (49,152 * 4 B = 197 kB), so the
@@ -93,7 +86,7 @@ __all__ = [
     "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
     "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
     "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
-    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_input",
+    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_box", "prompt_input",
     "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution", "score_start",
     "text", "token_ids", "top_tokens", "visible_piece", "weight_storage", "weights_mode", "word_ids",
     "word_token_ids",
@@ -173,9 +166,7 @@ def memory_limit_bytes() -> int | None:
         ram = None
     if ram is not None and ram <= 0:
         ram = None
-    if limit is None:
-        return ram
-    return limit if ram is None else min(limit, ram)
+    return min((x for x in (limit, ram) if x is not None), default=None)
 
 
 def weights_mode() -> str:
@@ -320,10 +311,6 @@ class WeightStorage:
         """Parameters in the file."""
         return sum(self.params.values())
 
-    def share(self, ggml_type: str) -> float:
-        """The fraction of the parameters stored as ``ggml_type`` (0 for a type the file does not use)."""
-        return self.params.get(ggml_type, 0) / self.total
-
 
 def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
     """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
@@ -349,20 +336,13 @@ def weight_storage(model: LlamaModel) -> WeightStorage | None:
 # --- tokens ------------------------------------------------------------------------------------------------
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+_VISIBLE_TABLE = {c: f"\\x{c:02x}" for c in (*range(32), *range(0x7F, 0xA0))} | str.maketrans(VISIBLE)
 
 
 def visible_piece(piece: str) -> str:
     """A BPE token's text made readable: spaces ``␣``, newlines ``↵``, tabs ``⇥``, other control characters
     as ``\\xNN``; everything else as is (shown as text, never markup: charts escape it); ``∅`` for no text."""
-    out = []
-    for ch in piece:
-        if ch in VISIBLE:
-            out.append(VISIBLE[ch])
-        elif ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out) or "∅"
+    return piece.translate(_VISIBLE_TABLE) or "∅"
 
 
 def piece_labels(pieces: Sequence[str]) -> list[str]:
@@ -481,6 +461,14 @@ def prompt(model: LlamaModel, text: str, max_tokens: int = PROMPT_MAX_TOKENS) ->
     return encode_prompt(model, text, max_tokens)
 
 
+def prompt_box(key: str, label: str, default: str, help=None, height: int = 90) -> controls.Text:
+    """A lesson's declared prompt box: a text area of at most :data:`PROMPT_MAX_CHARS` characters, ``height`` pixels
+    tall (``label``, ``help``: messages, as :class:`explorer.shell.controls.Text` takes them), drawn by
+    :func:`prompt_input`."""
+    return controls.Text(key=key, label=label, default=default, max_chars=PROMPT_MAX_CHARS, widget="text_area",
+                         height=height, help=help)
+
+
 def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, model: LlamaModel | None = None,
                  max_tokens: int = PROMPT_MAX_TOKENS, **kwargs) -> Prompt:
     """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
@@ -541,59 +529,33 @@ def top_tokens(logits, k: int = TOP_K) -> tuple[tuple[int, ...], tuple[float, ..
 
 
 @dataclass(frozen=True)
-class Run:
-    """One forward pass over ``ids`` as the lessons read it (:func:`run`, cached; :func:`forward`, not).
+class Run(llama.ForwardOutput):
+    """One forward pass over ``ids`` as the lessons read it (:func:`run`, cached; :func:`forward`, not): the core's
+    :class:`attention.llama.ForwardOutput` (what the door's interventions start from) and the next tokens.
 
     Attributes:
+        logits: float32 logits kept: ``[n, vocab]`` every position's from :func:`forward`, ``[1, vocab]`` the last
+            position's from :func:`run`.
+        attentions: float32 ``[n_layers, n_heads, n, n_past + n]``, causal (exactly 0 above the diagonal and outside
+            a window); ``None`` from ``forward(weights=False)``.
+        cache: the :class:`KVCache` of every token read (:func:`forward` only: a cached :func:`run` keeps none).
+        residuals, head_outputs, mlp_outputs: with ``activations``: float32 ``[n_layers + 1, n, d_model]`` (the
+            stream entering every block and the stream before the final RMSNorm), ``[n_layers, n_heads, n, d_head]``
+            (each head's ``weights · V``), ``[n_layers, n, d_model]`` (what each block's MLP added to the stream).
         ids: the token ids read (after the ``cache``'s, when a pass continued one).
-        output: the core's :class:`attention.llama.ForwardOutput` (what the door's interventions start from).
         top_ids, top_probabilities: the :data:`TOP_K` most likely next tokens after the last position
             (:func:`top_tokens`: softmax in float64). top_pieces: their text (:func:`pieces`).
     """
 
-    ids: tuple[int, ...]
-    output: llama.ForwardOutput
-    top_ids: tuple[int, ...]
-    top_probabilities: tuple[float, ...]
-    top_pieces: tuple[str, ...]
-
-    @property
-    def logits(self) -> np.ndarray:
-        """float32 logits kept: ``[n, vocab]`` every position's from :func:`forward`, ``[1, vocab]`` the last
-        position's from :func:`run`."""
-        return self.output.logits
+    ids: tuple[int, ...] = ()
+    top_ids: tuple[int, ...] = ()
+    top_probabilities: tuple[float, ...] = ()
+    top_pieces: tuple[str, ...] = ()
 
     @property
     def last_logits(self) -> np.ndarray:
         """float32 ``[vocab]``, the last position's logits (the next token's)."""
-        return self.output.logits[-1]
-
-    @property
-    def attentions(self) -> np.ndarray | None:
-        """float32 ``[n_layers, n_heads, n, n_past + n]``, causal (exactly 0 above the diagonal and outside a window);
-        ``None`` from ``forward(weights=False)``."""
-        return self.output.attentions
-
-    @property
-    def cache(self) -> KVCache | None:
-        """The :class:`KVCache` of every token read (:func:`forward` only: a cached :func:`run` keeps none)."""
-        return self.output.cache
-
-    @property
-    def residuals(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers + 1, n, d_model]``, the stream entering every block and the
-        stream before the final RMSNorm."""
-        return self.output.residuals
-
-    @property
-    def head_outputs(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers, n_heads, n, d_head]``, each head's ``weights · V``."""
-        return self.output.head_outputs
-
-    @property
-    def mlp_outputs(self) -> np.ndarray | None:
-        """With ``activations``: float32 ``[n_layers, n, d_model]``, what each block's MLP added to the stream."""
-        return self.output.mlp_outputs
+        return self.logits[-1]
 
 
 def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = None, weights: bool = True,
@@ -624,13 +586,12 @@ def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = No
                      ablation=ablation, patch=patch, keep_activations=activations, window=window, sinks=sinks,
                      position_offset=position_offset)
     top_ids, top_p = top_tokens(out.logits[-1])
-    return Run(ids, out, top_ids, top_p, tuple(pieces(model, top_ids)))
+    return Run(**vars(out), ids=ids, top_ids=top_ids, top_probabilities=top_p, top_pieces=tuple(pieces(model, top_ids)))
 
 
 def _kept(r: Run) -> Run:
     """What the cache of :func:`run` keeps: the last position's logits, no KV cache."""
-    return dataclasses.replace(r, output=dataclasses.replace(
-        r.output, logits=np.ascontiguousarray(r.output.logits[-1:]), cache=None))
+    return dataclasses.replace(r, logits=np.ascontiguousarray(r.logits[-1:]), cache=None)
 
 
 @_cached(max_entries=RUN_MAX_ENTRIES)
@@ -668,7 +629,7 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
 
 def _clean(model: LlamaModel, ids: Sequence[int]):
     """The prompt's cached run with its activations, as the core's interventions take it."""
-    return run(model, ids, activations=True).output
+    return run(model, ids, activations=True)
 
 
 def logit_lens(model: LlamaModel, ids: Sequence[int]) -> np.ndarray:
@@ -779,7 +740,7 @@ def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_e
                     **options) -> list[int]:
     """Greedy continuation of a :func:`forward` pass (its KV cache; the prompt is not run again), with the same
     ``options`` (``window``, ``sinks``): the new ids (:func:`attention.llama.variants.continue_greedy`)."""
-    return variants.continue_greedy(model, r.output, max_new_tokens, stop_at_eos=stop_at_eos, **options)
+    return variants.continue_greedy(model, r, max_new_tokens, stop_at_eos=stop_at_eos, **options)
 
 
 # --- one head, step by step --------------------------------------------------------------------------------

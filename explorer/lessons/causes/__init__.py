@@ -2,7 +2,7 @@
 
 from explorer.lessons.causes import model
 from explorer.shell import controls, head_statistics, llm
-from explorer.shell.controls import Heads, NumberInput, Options, Slider, Text
+from explorer.shell.controls import Heads, NumberInput, Options, Slider
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -15,15 +15,9 @@ def head_codes(ctx) -> list[str]:
     return [model.head_code(layer, head) for layer in range(ctx["n_layers"]) for head in range(ctx["n_heads"])]
 
 
-def prompt_box(key: str, label: str, default: str, help=None) -> Text:
-    """One of the page's prompt boxes (a text area of at most :data:`llm.PROMPT_MAX_CHARS` characters)."""
-    return Text(key=key, label=label, default=default, max_chars=llm.PROMPT_MAX_CHARS, widget="text_area", height=90,
-                help=help)
-
-
 CONTROLS = controls.declare(
     __name__,
-    prompt=prompt_box("ca_prompt", N_("Prompt"), model.DEFAULT_PROMPT, help=lambda ctx: _(
+    prompt=llm.prompt_box("ca_prompt", N_("Prompt"), model.DEFAULT_PROMPT, help=lambda ctx: _(
         "Any text; the page reads its first {n} tokens (the 270-head sweep grows with the length). Press Ctrl+Enter "
         "to run.").format(n=model.PROMPT_MAX_TOKENS)),
     answer=Options(  # which of the top 5 to follow: its rank in the link; the token and its probability on screen
@@ -60,8 +54,8 @@ CONTROLS = controls.declare(
                   widget="selectbox", example=SIZES),
     stat=Options(key="ca_stat", label=N_("Attention statistic (x axis)"), default="self", widget="selectbox",
                  options=lambda ctx: {k: head_statistics.name(k) for k in model.STATISTICS}),
-    clean=prompt_box("ca_clean", N_("Clean prompt"), model.DEFAULT_CLEAN),
-    corrupt=prompt_box("ca_corrupt", N_("Corrupted prompt"), model.DEFAULT_CORRUPTED),
+    clean=llm.prompt_box("ca_clean", N_("Clean prompt"), model.DEFAULT_CLEAN),
+    corrupt=llm.prompt_box("ca_corrupt", N_("Corrupted prompt"), model.DEFAULT_CORRUPTED),
     layer=Slider(  # the layer whose heads are patched: at first the layer the fact moves through
         key="ca_layer", label=N_("Layer whose heads are patched"), lo=0, hi=lambda ctx: ctx["n_layers"] - 1,
         default=lambda ctx: min(ctx["default"], ctx["n_layers"] - 1), example={"n_layers": 30, "default": 23},

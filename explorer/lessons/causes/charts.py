@@ -86,14 +86,13 @@ def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go
             block="%{x}", answer=label, p="%{customdata[0]}", rank="%{customdata[1]}") + "<extra></extra>",
     )
     layout = dict(
+        title=chart_title(title) if title else None,
         xaxis=dict(title=dict(text=_("stream entering block ({last} = after the last block)").format(last=len(p) - 1)),
                    range=[-0.5, len(p) - 0.5]),
         yaxis=dict(title=dict(text=f"p({label})"), range=[0, 1.02]), height=300,
         margin=bar_margin(["0", "0.5", "1"], title_top(title)), showlegend=False,
         separators=i18n.plotly_separators(),
     )
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[line], layout=layout)
 
 
@@ -109,13 +108,12 @@ def component_bars(embedding: float, mlps, *, title: str = "") -> go.Figure:
     )
     ticks = list(range(0, len(values), 5))
     layout = dict(
+        title=chart_title(title) if title else None,
         xaxis=dict(tickmode="array", tickvals=ticks, ticktext=[names[i] for i in ticks], title=dict(text=_("part"))),
         yaxis=dict(title=dict(text=_("share of the logit")), zeroline=True), height=300,
         margin=bar_margin([fmt(values.min(), 1), fmt(values.max(), 1)], title_top(title)),
         separators=i18n.plotly_separators(),
     )
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
@@ -133,7 +131,7 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
     marked = {tuple(h) for h in highlight}
     colors = [PICK_COLOR if (int(layer), int(head)) in marked else BLUE for layer, head in zip(layers, heads,
                                                                                               strict=True)]
-    codes = [f"L{layer}H{head}" for layer, head in zip(layers, heads, strict=True)]
+    codes = [model.head_code(layer, head) for layer, head in zip(layers, heads, strict=True)]
     dots = go.Scatter(
         x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
         customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in
@@ -141,12 +139,10 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
         hovertemplate=_("{head}: statistic {statistic} · effect {effect}").format(
             head="%{customdata[0]}", statistic="%{customdata[1]}", effect="%{customdata[2]}") + "<extra></extra>",
     )
-    layout = dict(xaxis=dict(title=dict(text=escape_label(x_title))),
+    layout = dict(title=chart_title(title) if title else None, xaxis=dict(title=dict(text=escape_label(x_title))),
                   yaxis=dict(title=dict(text=escape_label(y_title))),
                   height=380, margin=dict(l=70, r=10, t=title_top(title), b=60), showlegend=False,
                   clickmode="event+select", dragmode=False, hovermode="closest", separators=i18n.plotly_separators())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[dots], layout=layout)
 
 
@@ -190,12 +186,11 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
              for y, t, c in ((clean, _("clean"), BLUE), (corrupted, _("corrupted"), GREY))]
     margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], title_top(title))
     margin["r"] = 72  # the two lines' names, right of the plot
-    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text=_("head"))),
+    layout = dict(title=chart_title(title) if title else None,
+                  xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text=_("head"))),
                   yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
                   margin=margin, shapes=lines, annotations=notes, clickmode="event+select", dragmode=False,
                   separators=i18n.plotly_separators())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 
@@ -212,13 +207,12 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
         hovertemplate=_("{run}: loss {loss} nats · top-1 {accuracy}").format(
             run="%{customdata[0]}", loss="%{customdata[1]}", accuracy="%{customdata[2]}") + "<extra></extra>",
     )
-    layout = dict(xaxis=dict(tickmode="array", tickvals=list(range(len(loss))), ticktext=labels),
+    layout = dict(title=chart_title(title) if title else None,
+                  xaxis=dict(tickmode="array", tickvals=list(range(len(loss))), ticktext=labels),
                   yaxis=dict(title=dict(text=_("second-copy loss (nats)")),
                              range=[0, float(loss.max(initial=1)) * 1.2]),
                   height=320, margin=bar_margin(["0", fmt(float(loss.max(initial=1)), 1)], title_top(title)),
                   separators=i18n.plotly_separators())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 

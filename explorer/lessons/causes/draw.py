@@ -26,7 +26,7 @@ from explorer.shell import controls, head_statistics, i18n, llm
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, latex_words
+from explorer.shell.textviews import fmt, latex_words, md_code
 
 _, _n = translator(__name__)
 
@@ -285,7 +285,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     s = model.STATISTICS[stat]
     name = model.piece(_model, answer)
     r = model.attention_vs_effect(values, effect)
-    st.latex(model.statistic_formula(s))
+    st.latex(s.last_formula)  # the same row formula as every lesson's (attention.heads.formula), on the last row
     same = r.busiest == r.strongest
     short = head_statistics.short(stat)
     if same:
@@ -325,7 +325,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                  "differing token are the corrupted run itself (the two streams are equal there).").format(
         clean=fmt(c_diff, 2), corrupted=fmt(x_diff, 2)))
     move = model.fact_move(model.recovered(grid, c_diff, x_diff))
-    where = model.md_code(labels[move.other_position]) if move.other_position is not None else ""
+    where = md_code(labels[move.other_position], limit=None) if move.other_position is not None else ""
     if move.moves:
         st.markdown(_("**The fact moves between layers {until} and {last_from}.** Up to block {until}, copying the "
                       "stream at position {where} carries the answer; from block {last_from} on, only the last "
@@ -340,7 +340,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                       "carries at least half of it at any block.").format(last_from=move.last_from))
     else:
         st.markdown(_("No single stream copied from the clean run carries at least half of the difference here."))
-    numbers(pd.DataFrame(grid, index=model.block_labels(grid.shape[0]), columns=labels),
+    numbers(pd.DataFrame(grid, index=cfig.block_labels(grid.shape[0]), columns=labels),
             label=_("Numbers: the patching map"))
 
 

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from attention import heads
 from explorer.shell import head_statistics, i18n, llm
 from explorer.shell.i18n import N_, translator
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import fmt, md_code
 
 _, _n = translator(__name__)
 
@@ -57,15 +58,6 @@ HEAD_CODE = re.compile(r"L([0-9]{1,2})H([0-9])\Z")
 
 
 # --- heads and links ----------------------------------------------------------------------------------------
-
-
-def md_code(text: str) -> str:
-    """``text`` as one Markdown code span, shown literally (no emphasis, link, HTML or LaTeX can come from it): the
-    fence is one backtick longer than the longest run of backticks inside (a visitor's token is text)."""
-    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") or not text else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def head_code(layer: int, head: int) -> str:
@@ -197,17 +189,7 @@ def last_row_statistics(attentions) -> dict[str, np.ndarray]:
 
 def spearman(x, y) -> float:
     """Spearman's rank correlation of two equally long arrays (ties get their mean rank); 0 when one is constant."""
-    def ranks(a):
-        a = np.asarray(a, dtype=np.float64).ravel()
-        order = np.argsort(a, kind="stable")
-        r = np.empty(len(a))
-        r[order] = np.arange(len(a))
-        for value in np.unique(a):  # mean rank for ties
-            same = a == value
-            r[same] = r[same].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
+    rx, ry = (pd.Series(np.asarray(a, dtype=np.float64).ravel()).rank().to_numpy() for a in (x, y))
     if rx.std() == 0 or ry.std() == 0:
         return 0.0
     return float(np.corrcoef(rx, ry)[0, 1])
@@ -295,9 +277,8 @@ def second_copy_metrics(logits, ids: Sequence[int], k: int) -> tuple[float, floa
     if z.shape[0] != 2 * k or len(ids) != 2 * k:
         raise ValueError(f"logits and ids must cover 2k = {2 * k} positions, got {z.shape[0]} and {len(ids)}")
     pos = np.arange(k, 2 * k - 1)
-    top = z[pos].max(-1, keepdims=True)
-    logp = z[pos, ids[pos + 1]] - (top[:, 0] + np.log(np.exp(z[pos] - top).sum(-1)))
-    return float(-logp.mean()), float((z[pos].argmax(-1) == ids[pos + 1]).mean())
+    loss = llm.next_token_losses(z, ids)[pos]  # the one next-token loss (attention.llama.variants)
+    return float(loss.mean()), float((z[pos].argmax(-1) == ids[pos + 1]).mean())
 
 
 # --- activation patching ------------------------------------------------------------------------------------
@@ -361,14 +342,6 @@ def pair_labels(clean_pieces: Sequence[str], corrupted_pieces: Sequence[str]) ->
     position (``"␣France/␣Italy (3)"``); pieces already readable (``visible_piece``)."""
     return [f"{a if a == b else f'{a}/{b}'} ({i})" for i, (a, b) in enumerate(zip(clean_pieces, corrupted_pieces,
                                                                                    strict=True))]
-
-
-def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:
-    """The first position where two token lists differ (``None`` when one is the other's beginning)."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return None
 
 
 # --- the knockouts' claims: which sentence is true, with its numbers ----------------------------------------------
@@ -520,7 +493,7 @@ def plain(_model: llm.LlamaModel, token: int) -> str:
 
 def piece(_model: llm.LlamaModel, token: int) -> str:
     """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
-    return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]))
+    return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]), limit=None)
 
 
 def layer_labels(n: int) -> list[str]:
@@ -531,17 +504,6 @@ def layer_labels(n: int) -> list[str]:
 def head_labels(n: int) -> list[str]:
     """``head 0 … head n-1`` in the run's language (a table's column labels)."""
     return [_("head {h}").format(h=h) for h in range(n)]
-
-
-def statistic_formula(s: head_statistics.Statistic) -> str:
-    """The statistic's formula on the last row (:func:`attention.heads.formula`, the same row formula as every
-    lesson's)."""
-    return s.last_formula
-
-
-def block_labels(n: int) -> list[str]:
-    """``block 0 … block n-1`` in the run's language (row labels)."""
-    return [_("block {b}").format(b=b) for b in range(n)]
 
 
 def latex_safe(text: str) -> str:

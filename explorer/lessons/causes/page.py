@@ -109,11 +109,6 @@ st.markdown(_("Remove heads' outputs and run the model again from the first chan
 by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 
-def pick_top(codes: list[str]) -> None:
-    """Button callback: the top k heads by the chosen statistic become the knockout selection."""
-    controls.set_value(HEADS, codes)
-
-
 c1, c2 = st.columns([3, 2])
 with c1:
     heads = tuple(model.parse_heads(",".join(controls.draw(CONTROLS["heads"], HEADS_CTX)), L, H) or ())
@@ -121,8 +116,8 @@ with c1:
 with c2:
     by = controls.draw(CONTROLS["by"])
     k = controls.draw(CONTROLS["k"])
-    st.button(_("Pick the top {k}").format(k=k), key="ca_pick", on_click=pick_top,
-              args=([model.head_code(*h) for h in model.top_heads(by_values[by], k)],))
+    st.button(_("Pick the top {k}").format(k=k), key="ca_pick", on_click=controls.set_value,  # the new selection
+              args=(HEADS, [model.head_code(*h) for h in model.top_heads(by_values[by], k)]))
     seed = controls.draw(CONTROLS["seed"])
 if not heads:
     st.info(_("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”)."), icon="👆")

@@ -3,7 +3,7 @@ visit."""
 
 from explorer.lessons.kv_cache import model
 from explorer.shell import controls, i18n, llm
-from explorer.shell.controls import Choice, NumberInput, Options, Slider, Text
+from explorer.shell.controls import Choice, NumberInput, Options, Slider
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -26,9 +26,8 @@ def group(ctx) -> list[int]:
 
 CONTROLS = controls.declare(
     __name__,
-    prompt=Text(
-        key="kv_prompt", label=N_("Prompt"), default=model.DEFAULT_PROMPT, max_chars=llm.PROMPT_MAX_CHARS,
-        widget="text_area", height=80,
+    prompt=llm.prompt_box(
+        "kv_prompt", N_("Prompt"), model.DEFAULT_PROMPT, height=80,
         help=lambda ctx: _("Read by the model's own tokenizer (byte-level BPE). The first {prompt} tokens are used: "
                            "with up to {steps} generated tokens that is at most {positions} positions, where every "
                            "heat map keeps one readable row per token. Special tokens written out, such as "

@@ -22,20 +22,11 @@ import streamlit as st
 
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
-from explorer.lessons.kv_cache.model import (
-    difference_note,
-    difference_text,
-    pending_marker,
-    pending_note,
-    probability_text,
-    status_text,
-    storage_note,
-)
 from explorer.shell import i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import integer_formula, latex_words
+from explorer.shell.textviews import integer_formula, latex_words, tokens_count
 
 _, _n = translator(__name__)
 
@@ -75,7 +66,7 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
              + r"}}\right) V")
     st.caption(
         _("Computed by this page, not looked up: every token, probability and number below comes from running the "
-          "model here, in NumPy float32.") + " " + storage_note(storage)
+          "model here, in NumPy float32.") + " " + model.storage_note(storage)
     )
 
 
@@ -87,28 +78,28 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     c = _model.config
     st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
         prompt=_n("{n} prompt token", "{n} prompt tokens", run.n_prompt).format(n=run.n_prompt), steps=run.steps,
-        tokens=_n("{n} token", "{n} tokens", run.n).format(n=run.n)) + " · " + run.sampling.describe())
+        tokens=tokens_count(run.n)) + " · " + run.sampling.describe())
     text = llm.text(_model, state.ids)  # complete characters + the bytes of one not finished yet
-    st.code(text.text + pending_marker(text.pending), language=None, wrap_lines=True)
+    st.code(text.text + model.pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                  "them (␣ = a space, ↵ = a new line):"))
     st.text(" | ".join(llm.visible_piece(p) for p in pieces))
     if text.pending:
-        st.caption(pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
+        st.caption(model.pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 
     at_limit = state.steps >= model.MAX_STEPS
     shown = sorted({i for choice in state.choices for i in (choice.token_id, *choice.top_ids)})
     piece = dict(zip(shown, (llm.visible_piece(p) for p in llm.pieces(_model, shown)), strict=True))  # one call
     rows = []
     for choice in state.choices:
-        alternatives = " · ".join(f"{piece[i]} {probability_text(p)}"
+        alternatives = " · ".join(f"{piece[i]} {model.probability_text(p)}"
                                   for i, p in zip(choice.top_ids, choice.top_probabilities, strict=True))
         row = {_("step"): choice.step, _("position"): choice.position, _("token"): piece[choice.token_id],
-               _("probability"): probability_text(choice.probability), _("rank"): choice.rank}
+               _("probability"): model.probability_text(choice.probability), _("rank"): choice.rank}
         if not run.sampling.is_greedy:
-            row[_("chance of being drawn")] = probability_text(choice.sampling_probability)
+            row[_("chance of being drawn")] = model.probability_text(choice.sampling_probability)
         row[_("the model's top {k} (probability)").format(k=model.TOP_ALTERNATIVES)] = alternatives
-        row[_("status")] = status_text(choice, choice.step <= state.steps, at_limit)
+        row[_("status")] = model.status_text(choice, choice.step <= state.steps, at_limit)
         rows.append(row)
     st.markdown(_("**The generated tokens.** *probability*: softmax of the logits (temperature 1), the model's own "
                   "belief; *rank*: 1 = the model's most likely token; *chance of being drawn*: its probability after "
@@ -220,9 +211,9 @@ def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head
                     key="kv_fig_compare")
     st.markdown(_("**max |cached − full|** for head {head} of layer {layer}: {head_diff} · over all {layers} × "
                   "{heads} heads: {all_diff}").format(head=head, layer=layer, layers=c.n_layers, heads=c.n_heads,
-                                                      head_diff=f"`{difference_text(diff_head)}`",
-                                                      all_diff=f"`{difference_text(full.difference_all)}`"))
-    st.markdown(difference_note(diff_head, full.difference_all, head, layer, c.n_layers))
+                                                      head_diff=f"`{model.difference_text(diff_head)}`",
+                                                      all_diff=f"`{model.difference_text(full.difference_all)}`"))
+    st.markdown(model.difference_note(diff_head, full.difference_all, head, layer, c.n_layers))
     numbers(pd.DataFrame({_("key"): labels, _("cached step"): cached_row.astype(float), _("full recomputation"):
                           full_row.astype(float), _("|difference|"): np.abs(cached_row.astype(float) -
                                                                            full_row.astype(float))}),

@@ -39,9 +39,9 @@ _, _n = translator(__name__)
 
 __all__ = [
     "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "METHOD_LABELS", "TEMPERATURES", "TOP_ALTERNATIVES",
-    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step", "full_last_rows",
+    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step",
     "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
-    "run", "sampling_distribution", "CacheView", "FullPass", "cache_view", "difference_note", "full_pass",
+    "run", "sampling_distribution", "CacheView", "FullPass", "difference_note",
     "pending_marker", "pending_note", "probability_text", "status_text", "storage_note",
 ]
 
@@ -308,12 +308,6 @@ def run(model: llm.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeSta
     return state
 
 
-def full_last_rows(model: llm.LlamaModel, ids) -> np.ndarray:
-    """The full recomputation: one forward pass over all ``ids`` without a cache, the last query's attention
-    weights of every head, float32 ``[n_layers, n_heads, n]``."""
-    return np.ascontiguousarray(llm.forward(model, ids).attentions[:, :, -1, :])
-
-
 def max_difference(cached: np.ndarray, full: np.ndarray) -> float:
     """``max |cached - full|`` (float), e.g. a cached step's new row against the full recomputation's last row."""
     cached, full = np.asarray(cached, dtype=np.float64), np.asarray(full, dtype=np.float64)
@@ -532,22 +526,6 @@ class FullPass:
     difference_all: float
 
 
-def cache_view(state: DecodeState, labels: tuple[str, ...], layer: int, kv_head: int, group_size: int) -> CacheView:
-    """The cache of ``layer`` and ``kv_head`` in ``state`` (its K after RoPE, its V, the newest query's weights from the
-    cached step for the query heads that read it), with the tokens' ``labels``."""
-    heads = tuple(range(kv_head * group_size, (kv_head + 1) * group_size))
-    return CacheView(labels=labels, keys=state.keys(layer, kv_head), values=state.values(layer, kv_head), heads=heads,
-                     cached_rows=np.array(state.new_rows[layer, list(heads)]))
-
-
-def full_pass(state: DecodeState, full, layer: int, kv_head: int, group_size: int) -> FullPass:
-    """The full recomputation beside ``state``'s cached step: ``full`` the full pass's newest row of weights
-    ``[n_layers, n_heads, n]``; the rows of the query heads that read ``kv_head``, and the largest difference over
-    every layer and head."""
-    return FullPass(full_rows=np.array(full[layer, kv_head * group_size:(kv_head + 1) * group_size]),
-                    difference_all=max_difference(state.new_rows, full))
-
-
 def decode_state(_model: llm.LlamaModel, ids: tuple[int, ...], sampling: Sampling, steps: int,
                  _states: Callable[..., DecodeState]) -> DecodeState:
     """:func:`run`, incrementally: the state of ``steps`` is the state of ``steps - 1`` plus one decode step (or that
@@ -571,14 +549,18 @@ def cache_view_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
                     _states: Callable[..., DecodeState]) -> CacheView:
     """Everything the cache view draws for one layer and key/value head, from the cached :func:`decode_state` alone
     (``_states``): one more generated token costs one decode step before these charts are drawn, not a full pass."""
-    state = state_of(_model, run, _states)
-    return cache_view(state, tuple(llm.labels(_model, state.ids)), layer, kv_head, _model.config.group_size)
+    state, g = state_of(_model, run, _states), _model.config.group_size
+    heads = tuple(range(kv_head * g, (kv_head + 1) * g))
+    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
+                     values=state.values(layer, kv_head), heads=heads,
+                     cached_rows=np.array(state.new_rows[layer, list(heads)]))
 
 
 def full_pass_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
                    _states: Callable[..., DecodeState]) -> FullPass:
     """The full recomputation the comparison draws, per (run, layer, key/value head): from the door's
     :func:`explorer.shell.llm.run` (cached per sequence, so another layer or head runs nothing)."""
-    state = state_of(_model, run, _states)
+    state, g = state_of(_model, run, _states), _model.config.group_size
     full = llm.run(_model, state.ids).attentions[:, :, -1, :]  # [n_layers, n_heads, n]: the full pass's last row
-    return full_pass(state, full, layer, kv_head, _model.config.group_size)
+    return FullPass(full_rows=np.array(full[layer, kv_head * g:(kv_head + 1) * g]),
+                    difference_all=max_difference(state.new_rows, full))

@@ -22,11 +22,9 @@ def sizes(config: llm.LlamaConfig) -> dict[str, int]:
 
 CONTROLS = controls.declare(
     __name__,
-    prompt=Text(key="rm_prompt", label=N_("Prompt"), default=model.DEFAULT_PROMPT, max_chars=llm.PROMPT_MAX_CHARS,
-                widget="text_area", height=90,
-                help=lambda ctx: _("Any text. The model reads its first {n} tokens (a limit of these lessons, so every "
-                                   "map keeps one readable row per token). Press Ctrl+Enter to run.").format(
-                    n=llm.PROMPT_MAX_TOKENS)),
+    prompt=llm.prompt_box("rm_prompt", N_("Prompt"), model.DEFAULT_PROMPT, help=lambda ctx: _(
+        "Any text. The model reads its first {n} tokens (a limit of these lessons, so every map keeps one readable row "
+        "per token). Press Ctrl+Enter to run.").format(n=llm.PROMPT_MAX_TOKENS)),
     then=Text(  # the token ids appended by greedy decoding, after the prompt's own ("30 198 198")
         key="rm_then", label=N_("Token ids appended after the prompt"), max_chars=APPENDED_MAX_CHARS,
         valid=lambda raw, ctx: model.parse_ids(raw, ctx["vocab"]) is not None,

@@ -22,7 +22,6 @@ _, _n = translator(__name__)
 __all__ = ["angle_map", "prediction_bars"]
 
 
-
 def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, title: str = "",
                     height: int = 260) -> go.Figure:
     """The top next tokens as horizontal bars, most likely on top; ``labels`` (readable pieces) are escaped.
@@ -42,13 +41,12 @@ def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, ti
         + "<extra></extra>",
     )
     layout = dict(
+        title=chart_title(title) if title else None,
         xaxis=dict(range=[0, 1.12], title=dict(text=_("probability"))),
         yaxis=dict(tickmode="array", tickvals=list(range(len(p))), ticktext=ticks, autorange="reversed"),
         height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=[bar], layout=layout)
 
 

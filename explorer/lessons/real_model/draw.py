@@ -31,15 +31,11 @@ from explorer.shell.textviews import fmt, latex_words, tokens_count
 _, _n = translator(__name__)
 
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
-LIGHT_DIMS_ABOVE = 32
 STEP_CHARTS = 11  # the charts rmsnorm_step and head_steps draw (the expander's label says how many it holds)
+LIGHT_DIMS_ABOVE = 32
 """Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
 64-token page near 3 MB of chart data instead of 4."""
-
-
-statistic_name = head_statistics.name  # the statistic's name in the run's language (one table for every lesson)
-statistic_unit = head_statistics.unit  # its unit (``weight``, ``bits``, ``tokens``)
 
 
 # --- cached computations -------------------------------------------------------------------------
@@ -137,7 +133,7 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
 def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> None:
     """The chosen statistic's formula, what it measures, and which query rows it averages over."""
     s = model.STATISTICS[stat]
-    name = statistic_name(stat)
+    name = head_statistics.name(stat)
     st.markdown(f"**{i18n.capitalize(name)}**")  # Turkish: "İndüksiyon", not str.upper's "Indüksiyon"
     st.latex(s.formula)
     st.markdown(head_statistics.meaning(stat))
@@ -159,7 +155,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
            "distance": _("the top is every query on the first token.")}.get(stat)
     top = top or _("a weight (or a sum of weights).")
     st.caption(_("Colour range [{lo}, {hi}] {unit}: {top}").format(
-        lo=fmt(lo, 2), hi=fmt(hi, 2), unit=statistic_unit(stat), top=top))
+        lo=fmt(lo, 2), hi=fmt(hi, 2), unit=head_statistics.unit(stat), top=top))
 
 
 @section
@@ -167,7 +163,7 @@ def grid_numbers(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str) -> Non
     """The grid's numbers, a layer per row, a head per column."""
     values, c = statistics(_model, ids).get(stat), _model.config
     numbers(values, model.dims(c.n_layers, "layer"), model.dims(c.n_heads, "head"),
-            label=_("Numbers: {statistic} of every head").format(statistic=statistic_name(stat)))
+            label=_("Numbers: {statistic} of every head").format(statistic=head_statistics.name(stat)))
 
 
 @section
@@ -213,8 +209,8 @@ def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     if stats.defined:
         undefined = (_("undefined (repeats too close)") if model.repeats_too_close(ids)
                      else _("undefined (no repeated token)"))
-        rows = [{_("statistic"): statistic_name(k), _("value"): fmt(float(stats.get(k)[layer, head]), 4)
-                 if stats.get(k) is not None else undefined, _("unit"): statistic_unit(k)}
+        rows = [{_("statistic"): head_statistics.name(k), _("value"): fmt(float(stats.get(k)[layer, head]), 4)
+                 if stats.get(k) is not None else undefined, _("unit"): head_statistics.unit(k)}
                 for k in model.STATISTICS]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 

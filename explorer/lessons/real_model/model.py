@@ -162,18 +162,17 @@ class HeadStatistics:
         n: the prompt's tokens. values: ``{statistic key: [n_layers, n_heads]}``; ``induction`` is
             missing when no row has an induction target (:func:`attention.heads.induction_targets`: the score is
             undefined), and everything is missing when ``n < FIRST_ROW + 1`` (no row to average over).
-        breadth: ``[n_layers, n_heads]`` mean of ``H_i / log2(i + 1)`` over the rows ``FIRST_ROW .. n-1``
-            (1 = uniform, 0 = one key); empty like ``values``.
         induction_rows: the query rows ``R`` of the induction score (empty when undefined).
-        graded_rows: the query rows the exercise grades on (:func:`label_scores`): ``R`` when the
-            induction score is defined, else ``FIRST_ROW .. n-1``.
-        graded: ``{label: [n_layers, n_heads]}``, every label's score (:data:`LABELS`) averaged over
-            the same ``graded_rows``, so the scores compare.
+        graded_rows: the query rows the exercise grades on: ``R`` when the induction score is defined, else
+            ``FIRST_ROW .. n-1`` (an induction head often rests on the first token where it has nothing to copy,
+            the first copy of a repeat: a sink score from those rows would not compare with an induction score
+            from ``R``).
+        graded: ``{label: [n_layers, n_heads]}``, every label's score on ``[0, 1]`` (:data:`LABELS`,
+            :func:`graded_scores`) averaged over the same ``graded_rows``, so the scores compare.
     """
 
     n: int
     values: Mapping[str, np.ndarray]
-    breadth: np.ndarray | None
     induction_rows: tuple[int, ...]
     graded_rows: tuple[int, ...] = ()
     graded: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -186,12 +185,6 @@ class HeadStatistics:
     def get(self, key: str) -> np.ndarray | None:
         """``[n_layers, n_heads]`` of statistic ``key``, or ``None`` when it is undefined for this prompt."""
         return self.values.get(key)
-
-
-def _breadth(A: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``[L, H]``: the mean over ``rows`` of each row's entropy over its largest possible value, ``log2(i + 1)``."""
-    entropy, _defined = heads.per_row("entropy", A)
-    return (entropy[..., rows] / np.log2(rows + 1)).mean(-1)
 
 
 def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistics:
@@ -212,12 +205,12 @@ def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistic
     if A.ndim < 2 or A.shape[-2] != n or len(ids) != n:
         raise ValueError(f"attentions must be [..., n, n] for the n = {len(ids)} ids, got {A.shape}")
     if n <= FIRST_ROW:
-        return HeadStatistics(n, {}, None, ())
+        return HeadStatistics(n, {}, ())
     rows = heads.rows(n)
     values = heads.statistics(A, ids)
     targets = heads.induction_rows(ids)
     graded_rows = targets or tuple(int(i) for i in rows)
-    return HeadStatistics(n, values, _breadth(A, rows), targets, graded_rows, graded_scores(A, graded_rows, ids))
+    return HeadStatistics(n, values, targets, graded_rows, graded_scores(A, graded_rows, ids))
 
 
 def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dict[str, np.ndarray]:
@@ -235,7 +228,8 @@ def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dic
     scores = {key: heads.score(key, A, rows=r) for key in ("previous", "sink", "self")}
     if r.size and set(int(i) for i in r) <= set(heads.induction_rows(ids)):
         scores["induction"] = heads.induction(A, ids, rows=r)
-    scores["broad"] = _breadth(A, r)
+    entropy, _defined = heads.per_row("entropy", A)
+    scores["broad"] = (entropy[..., r] / np.log2(r + 1)).mean(-1)  # over its largest possible value, log2(i + 1)
     return scores
 
 
@@ -279,26 +273,13 @@ class QuizHead:
     margin: float
 
 
-def label_scores(stats: HeadStatistics) -> dict[str, np.ndarray]:
-    """The score of each label for every head, all on ``[0, 1]`` and all averaged over the same query rows,
-    ``stats.graded_rows``: ``{label: [n_layers, n_heads]}`` (:func:`graded_scores`).
-
-    previous, sink, self: the weight on those keys; induction: the weight on the induction targets
-    (left out when the prompt has none); broad: the row's entropy over its largest possible value
-    (1 = uniform). When the prompt has induction rows ``R``, every label is graded on ``R``: an induction
-    head often rests on the first token where it has nothing to copy (the first copy of a repeat), and
-    a sink score from those rows set against an induction score from ``R`` would not compare.
-    """
-    return dict(stats.graded)
-
-
 def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Every head's answer and margin: ``(answer index [L, H], margin [L, H], labels)``.
 
-    A head's answer is the label with the largest score (:func:`label_scores`); its margin is that
-    score minus the second largest.
+    A head's answer is the label with the largest score (``stats.graded``); its margin is that score minus the
+    second largest.
     """
-    scores = label_scores(stats)
+    scores = stats.graded
     labels = list(scores)
     stack = np.stack([scores[k] for k in labels])  # [n_labels, L, H]
     order = np.sort(stack, axis=0)
@@ -314,7 +295,7 @@ def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[Q
     if not stats.defined:
         return ()
     answer, margin, labels = head_answers(stats)
-    scores = label_scores(stats)
+    scores = stats.graded
     picked = []
     for index, label in enumerate(labels):
         candidates = np.where(answer == index, margin, -np.inf)
@@ -374,11 +355,6 @@ def label(answer: str) -> str:
 def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> HeadStatistics:
     """:func:`head_statistics` of the prompt's forward pass."""
     return head_statistics(llm.run(_model, ids).attentions, ids)
-
-
-def top_id(_model: llm.LlamaModel, ids: tuple[int, ...]) -> int:
-    """The id of the most likely next token (what greedy decoding appends)."""
-    return llm.run(_model, ids).top_ids[0]
 
 
 def precision(_model: llm.LlamaModel) -> str:

@@ -36,11 +36,6 @@ def set_prompt(text: str, stat: str | None = None) -> None:
         controls.set_value(STAT, stat)
 
 
-def clear_appended() -> None:
-    """Prompt box callback: a new text starts without the ids appended to the last one."""
-    controls.set_value(APPENDED, "")
-
-
 def append_id(token_id: int, appended: tuple[int, ...]) -> None:
     """Button callback: greedy decoding by hand, by id: the top token's id goes after the ids already appended
     (never its text tokenized again, which can merge tokens or hold half a character)."""
@@ -59,11 +54,6 @@ def make_repeated_prompt() -> None:
         controls.set_value(HEAD, head)
 
 
-def reveal_answers(signature: tuple) -> None:
-    """Button callback: show the answers for this prompt and these heads (a new prompt hides them again)."""
-    ss[REVEALED] = signature
-
-
 def open_clicked_head() -> None:
     """Grid callback: the clicked cell's layer and head go to the sliders before they are drawn."""
     chosen = charts.clicked_head(ss.get(GRID), config.n_layers, config.n_heads)
@@ -76,7 +66,8 @@ def open_clicked_head() -> None:
 st.header(_("Your prompt"))
 st.caption(_("This lesson reads its own prompt: the sidebar's controls (sentence, embeddings, seed, d_model, d_k) "
              "drive the lessons on random weights and do not apply here."))
-typed = llm.prompt_input(CONTROLS["prompt"], model=lm, on_change=clear_appended)
+# a new text starts without the ids appended to the last one
+typed = llm.prompt_input(CONTROLS["prompt"], model=lm, on_change=controls.set_value, args=(APPENDED, ""))
 vocab = config.vocab_size
 raw_appended = controls.draw(CONTROLS["then"], {"vocab": vocab})
 appended = model.parse_ids(raw_appended, vocab)
@@ -110,7 +101,7 @@ if p.is_cut:
     st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=llm.PROMPT_MAX_TOKENS))
 full = p.is_cut or p.n >= llm.PROMPT_MAX_TOKENS
 st.button(_("➕ Append the top token and run again"), key="rm_append", on_click=append_id,
-          args=(model.top_id(lm, ids), appended[: p.n - typed.n]), disabled=full,
+          args=(llm.run(lm, ids).top_ids[0], appended[: p.n - typed.n]), disabled=full,
           help=_("Greedy decoding by hand: the most likely token's id is appended to the prompt's tokens, and the "
                  "whole page runs again on the longer sequence."))
 if full:
@@ -194,6 +185,7 @@ else:
                                      placeholder=_("your guess"), key=f"rm_guess_{q.layer}_{q.head}")
                 guesses.append(guess if guess in model.LABELS else None)
     signature = (ids, tuple((q.layer, q.head) for q in heads))
-    st.button(_("Check my answers"), key="rm_check", on_click=reveal_answers, args=(signature,), type="primary")
+    st.button(_("Check my answers"), key="rm_check", on_click=ss.__setitem__, args=(REVEALED, signature),
+              type="primary")  # the answers for this prompt and these heads (a new prompt hides them again)
     if ss.get(REVEALED) == signature:
         draw.reveal(lm, ids, tuple(guesses))

@@ -3,18 +3,16 @@ tests visit."""
 
 from explorer.lessons.sinks import model
 from explorer.shell import controls, i18n, llm
-from explorer.shell.controls import Options, Slider, Text, Toggle
+from explorer.shell.controls import Options, Slider, Toggle
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
 
 CONTROLS = controls.declare(
     __name__,
-    prompt=Text(key="sk_prompt", label=N_("Text"), default=model.DEFAULT_PROMPT, max_chars=llm.PROMPT_MAX_CHARS,
-                widget="text_area", height=90,
-                help=lambda ctx: _("Any text; a paragraph works best (the window needs positions after it to score). "
-                                   "The model reads its first {n} tokens. Press Ctrl+Enter to run.").format(
-                    n=llm.PROMPT_MAX_TOKENS)),
+    prompt=llm.prompt_box("sk_prompt", N_("Text"), model.DEFAULT_PROMPT, help=lambda ctx: _(
+        "Any text; a paragraph works best (the window needs positions after it to score). The model reads its first "
+        "{n} tokens. Press Ctrl+Enter to run.").format(n=llm.PROMPT_MAX_TOKENS)),
     first=Options(  # the token put first
         key="sk_first", label=N_("Put first"), default="newline", horizontal=True,
         options={"newline": N_("↵ a new line"), "the": "␣the", "stop": N_(". a full stop"),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell import i18n
+from explorer.shell import charts, i18n
 from explorer.shell.charts import auto_tick_labels, bar_margin, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
@@ -64,28 +64,23 @@ def sink_layers(mean, top, uniform: float, *, title: str = "", height: int = 380
                    hovertemplate=_("a head spreading evenly: {value}").format(value=fmt(uniform, 3))
                    + "<extra></extra>"),
     ]
-    layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, len(mean) - 0.5]),
+    layout = dict(title=chart_title(title) if title else None,
+                  xaxis=dict(title=dict(text=_("layer")), range=[-0.5, len(mean) - 0.5]),
                   yaxis=dict(title=dict(text=_("weight on the first token")), range=[0, 1.02]),
                   separators=i18n.plotly_separators(),
                   height=height, margin={**bar_margin(auto_tick_labels(0, 1), title_top(title)), "b": LEGEND_PX},
                   legend=_legend())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
 def sink_grid(mass, *, title: str, height: int = 620) -> go.Figure:
-    """Every head's weight on the first token, ``mass [n_layers, n_heads]`` in ``[0, 1]``: layer 0 on top.
+    """Every head's weight on the first token, ``mass [n_layers, n_heads]`` in ``[0, 1]``: layer 0 on top (the
+    shell's grid of every head, :func:`explorer.shell.charts.head_grid`).
 
     Raises:
-        ValueError: ``mass`` is not 2-D (from :func:`explorer.shell.charts.heatmap`).
+        ValueError: ``mass`` is not 2-D.
     """
-    mass = np.asarray(mass, dtype=float)
-    if mass.ndim != 2:
-        raise ValueError(f"mass must be [n_layers, n_heads], got shape {mass.shape}")
-    return heatmap(mass, [str(i) for i in range(mass.shape[0])], [str(h) for h in range(mass.shape[1])],
-                   title=title, row_name=_("layer"), col_name=_("head"), zrange=(0.0, 1.0), digits=3, show_text=False,
-                   height=height, colorbar_title=_("weight"), light=False)
+    return charts.head_grid(mass, title=title, colorbar_title=_("weight"), zrange=(0.0, 1.0), height=height)
 
 
 def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: str = "",
@@ -110,12 +105,11 @@ def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: 
                                  customdata=[fmt(v, 3) for v in values],
                                  hovertemplate=_("{name}, layer {x}: {value}").format(
                                      name=safe, x="%{x}", value="%{customdata}") + "<extra></extra>"))
-    layout = dict(xaxis=dict(title=dict(text=_("layer")), range=[-0.5, n - 0.5]),
+    layout = dict(title=chart_title(title) if title else None,
+                  xaxis=dict(title=dict(text=_("layer")), range=[-0.5, n - 0.5]),
                   yaxis=dict(title=dict(text=_("mean weight (over the heads)")), range=[0, 1.02]),
                   height=height, legend=_legend(), separators=i18n.plotly_separators(),
                   margin={**bar_margin(auto_tick_labels(0, 1), title_top(title)), "b": LEGEND_PX + 20})
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -170,13 +164,12 @@ def losses_along(series: Sequence[tuple[str, np.ndarray, str]], score_from: int,
                 name=safe, token="%{customdata[0]}", next="%{customdata[1]}", loss="%{customdata[2]}")
             + "<extra></extra>"))
     layout = dict(  # numbered ticks (short on a phone); the hover names the tokens
+        title=chart_title(title) if title else None,
         xaxis=dict(title=dict(text=_("query position (predicting the next token)")), range=[-0.5, m - 0.5]),
         yaxis=dict(title=dict(text=_("loss (nats)")), range=[0, top * 1.08]), separators=i18n.plotly_separators(),
         shapes=[dict(type="line", x0=score_from - 0.5, x1=score_from - 0.5, y0=0, y1=top * 1.08,
                      line=dict(color=UNIFORM_COLOR, dash="dot", width=2))],
         height=height, margin=dict(l=60, r=10, t=title_top(title), b=LEGEND_PX + 20), legend=_legend())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -229,7 +222,8 @@ def cache_tradeoff(rows: Sequence[tuple[str, str, float, float]], *, reference: 
                              + "<extra></extra>"))
     x_ticks = _log_ticks(lo, hi)
     y_ticks = _log_ticks(min(ys) / 1.3, max(ys) * 1.3)
-    layout = dict(xaxis=dict(type="log", title=dict(text=_("KV cache bytes per token of your text (log)")),
+    layout = dict(title=chart_title(title) if title else None,
+                  xaxis=dict(type="log", title=dict(text=_("KV cache bytes per token of your text (log)")),
                              range=[np.log10(lo), np.log10(hi)], tickvals=x_ticks,
                              ticktext=[_short(v) for v in x_ticks]),
                   yaxis=dict(type="log", title=dict(text=_("perplexity (log)")), range=[np.log10(min(ys) / 1.3),
@@ -237,6 +231,4 @@ def cache_tradeoff(rows: Sequence[tuple[str, str, float, float]], *, reference: 
                              tickvals=y_ticks, ticktext=[_short(v) for v in y_ticks]),
                   separators=i18n.plotly_separators(),
                   height=height, margin=dict(l=60, r=10, t=title_top(title), b=LEGEND_PX + 20), legend=_legend())
-    if title:
-        layout["title"] = chart_title(title)
     return go.Figure(data=traces, layout=layout)

@@ -26,40 +26,19 @@ from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, integer_formula, latex_words, tokens_count
+from explorer.shell.textviews import fmt, integer_formula, latex_words, md_code, tokens_count
 
 _, _n = translator(__name__)
-
-
-REFERENCE_MAX_ENTRIES = 2
 
 
 # --- cached computations -------------------------------------------------------------------------------------
 
 
-@cached(max_entries=16)
-def summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> model.SinkSummary:
-    """:func:`model.sink_summary`: one forward pass with weights."""
-    return model.sink_summary(_model, ids)
-
-
-first_token = cached(max_entries=16)(model.first_token)  # first_token(m, ids, choice, summary(m, ids))
-
-
-@cached(max_entries=16)
-def shift(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> model.Shift:
-    """:func:`model.shift_experiment`: two forward passes."""
-    return model.shift_experiment(_model, ids, offset)
-
-
-@cached(max_entries=32)
-def stream(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: int | None,
-           n_new: int) -> model.Streamed:
-    """:func:`model.streamed`: a windowed pass, StreamingLLM's numbering, a greedy continuation."""
-    return model.streamed(_model, ids, window, sinks, n_new)
-
-
-reference = resource(max_entries=REFERENCE_MAX_ENTRIES)(model.shared_reference)
+summary = cached(max_entries=16)(model.sink_summary)  # one forward pass with weights
+first_token = cached(max_entries=16)(model.first_token_experiment)  # first_token(m, ids, summary(m, ids), choice)
+shift = cached(max_entries=16)(model.shift_experiment)  # two forward passes
+stream = cached(max_entries=32)(model.streamed)  # a windowed pass, StreamingLLM's numbering, a greedy continuation
+reference = resource(max_entries=2)(model.reference_logits)  # 12.6 MB an entry at 64 tokens: the 2 latest prompts
 measured = cached(max_entries=96, serial=True)(model.measured)  # one variant at a time in the process: the
 # converted model's pass (its logits and one layer's converted matrix) alive once, however many sessions measure
 
@@ -166,9 +145,9 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
 @section
 def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> None:
     """Another token first: where the weight on the first position goes."""
-    f = first_token(_model, ids, choice, summary(_model, ids))
+    f = first_token(_model, ids, summary(_model, ids), choice)
     old_piece, new_piece = (llm.visible_piece(piece) for piece in llm.pieces(_model, [ids[0], f.ids[0]]))
-    old, new = model.md_code(old_piece), model.md_code(new_piece)  # in sentences: shown literally
+    old, new = md_code(old_piece, 24), md_code(new_piece, 24)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
     pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)
     dropped = model.FIRST_CHOICES[choice] is None
@@ -277,7 +256,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
             st.code(part.text, language=None, wrap_lines=True)
             if part.pending:
                 st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
-                    bytes=model.md_code(part.pending_escaped)))
+                    bytes=md_code(part.pending_escaped, 24)))
     series = [((_("full attention") if s is None else model.kept(s)), runs[s].losses, sfig.SINK_COLORS[s])
               for s in (*model.SINK_COUNTS, None)]
     st.plotly_chart(sfig.losses_along(series, window, labels, title=_("next-token loss along your text")),

@@ -40,7 +40,7 @@ __all__ = [
     "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
     "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "CacheVariant", "FirstToken",
     "Measured", "Shift", "SinkSummary", "Streamed", "allowed_keys", "cache_variants", "changed_ids",
-    "first_token_experiment", "md_code", "measure", "reference_logits", "shift_experiment", "sink_mass",
+    "first_token_experiment", "measure", "reference_logits", "shift_experiment", "sink_mass",
     "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "variant_bytes", "window_max",
 ]
 
@@ -70,19 +70,6 @@ FIRST_CHOICES = {  # the option's code (the link's value) -> the text of the tok
     "im_start": "<|im_start|>",
     "drop": None,
 }
-
-
-def md_code(text: str, limit: int = 24) -> str:
-    """A token's text as a Markdown code span (shown literally: no bold, link, HTML or LaTeX), shortened to ``limit``
-    characters; the fence is longer than any run of backticks inside."""
-    s = str(text) if len(str(text)) <= limit else str(text)[:limit] + "…"
-    longest = run = 0
-    for ch in s:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 # --- the sink ------------------------------------------------------------------------------------
@@ -147,9 +134,9 @@ class SinkSummary:
         return int((self.mass > HALF).sum())
 
 
-def sink_summary(model: llm.LlamaModel, ids) -> SinkSummary:
+def sink_summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> SinkSummary:
     """One forward pass over ``ids`` (at least ``FIRST_QUERY + 1`` tokens) and its :class:`SinkSummary`."""
-    out = llm.forward(model, ids)
+    out = llm.forward(_model, ids)
     mass = sink_mass(out.attentions)
     norms = np.linalg.norm(out.cache.values.astype(np.float64), axis=-1)  # [L, KV, n]
     ratio = (norms[:, :, 0] / np.median(norms[:, :, 1:], axis=-1)).mean(axis=1)  # [L]
@@ -207,19 +194,21 @@ class FirstToken:
         return bool(b >= 0.5 * a and c < 0.5 * b)
 
 
-def first_token_experiment(model: llm.LlamaModel, ids, original: SinkSummary, choice: str) -> FirstToken:
-    """Run the changed text (:func:`changed_ids`) and measure where the weight on the first position goes.
+def first_token_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], _original: SinkSummary,
+                           choice: str) -> FirstToken:
+    """Run the changed text (:func:`changed_ids`) and measure where the weight on the first position goes, against
+    ``_original``, the text's own :func:`sink_summary` (fixed by the model and ``ids``: not part of a cache key).
 
     Raises:
         ValueError: as :func:`changed_ids`; a text too short for :func:`sink_mass`.
     """
-    new = changed_ids(model, ids, choice)
-    a = llm.forward(model, new).attentions
+    new = changed_ids(_model, ids, choice)
+    a = llm.forward(_model, new).attentions
     changed = sink_mass(a, 0).mean(axis=1)
     # dropped: the new first token was at position 1 of the learner's text; put first: the learner's first token is
     # at position 1 now
-    followed = original.second if FIRST_CHOICES[choice] is None else sink_mass(a, 1).mean(axis=1)
-    return FirstToken(choice, new, original.per_layer, changed, followed, uniform_mass(len(new)))
+    followed = _original.second if FIRST_CHOICES[choice] is None else sink_mass(a, 1).mean(axis=1)
+    return FirstToken(choice, new, _original.per_layer, changed, followed, uniform_mass(len(new)))
 
 
 @dataclass(frozen=True)
@@ -242,14 +231,14 @@ class Shift:
     same_next: bool
 
 
-def shift_experiment(model: llm.LlamaModel, ids, offset: int) -> Shift:
+def shift_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> Shift:
     """Two forward passes: positions from 0 and from ``offset``.
 
     Raises:
         ValueError: ``offset`` outside ``0 .. context_length - n`` (from :meth:`LlamaModel.forward`).
     """
-    plain = llm.forward(model, ids)
-    shifted = llm.forward(model, ids, position_offset=offset)
+    plain = llm.forward(_model, ids)
+    shifted = llm.forward(_model, ids, position_offset=offset)
     return Shift(int(offset), float(np.abs(shifted.logits - plain.logits).max()),
                  float(np.abs(plain.logits).max()), float(np.abs(shifted.attentions - plain.attentions).max()),
                  sink_mass(plain.attentions).mean(axis=1), sink_mass(shifted.attentions).mean(axis=1),
@@ -301,7 +290,7 @@ class Streamed:
     generated: tuple[int, ...]
 
 
-def streamed(model: llm.LlamaModel, ids, window: int, sinks: int | None, n_new: int) -> Streamed:
+def streamed(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: int | None, n_new: int) -> Streamed:
     """Perplexity, per-position losses and a greedy continuation of ``n_new`` tokens with a window of ``window``
     positions and ``sinks`` kept first tokens (``None``: full attention, scored on the same positions).
 
@@ -311,13 +300,13 @@ def streamed(model: llm.LlamaModel, ids, window: int, sinks: int | None, n_new: 
     ids = list(ids)
     start = llm.score_start(len(ids), None, window)
     options = {} if sinks is None else {"window": window, "sinks": sinks}
-    out = llm.forward(model, ids, weights=False, **options)  # scored, then continued (one prompt pass)
+    out = llm.forward(_model, ids, weights=False, **options)  # scored, then continued (one prompt pass)
     losses = llm.next_token_losses(out.logits, ids)
     renumbered = None
     if sinks:
-        shifted = llm.renumbered_logits(model, ids, window=window, sinks=sinks)
+        shifted = llm.renumbered_logits(_model, ids, window=window, sinks=sinks)
         renumbered = float(np.exp(llm.next_token_losses(shifted, ids)[start:].mean()))
-    generated = tuple(llm.continue_greedy(model, out, n_new, **options))
+    generated = tuple(llm.continue_greedy(_model, out, n_new, **options))
     return Streamed(window, sinks, start, float(np.exp(losses[start:].mean())), losses, renumbered, generated)
 
 
@@ -329,14 +318,14 @@ class CacheVariant:
     """One way to shrink (or widen) the KV cache, measured by :func:`measure`.
 
     Attributes:
-        key: a short unique name (``"mqa"``, ``"latent-128"``, ``"window-16"``). label: what the table shows.
+        key: a short unique name (``"mqa"``, ``"latent-128"``, ``"window-16"``); the table names it with
+            :func:`variant_label`.
         family: ``"heads"`` (MHA, GQA, MQA), ``"latent"`` or ``"window"``.
         kind: :func:`explorer.shell.llm.kv_variant`'s argument, or ``None`` for the model's own projections.
         window, sinks: a sliding window (``None``: every token kept).
     """
 
     key: str
-    label: str
     family: str
     kind: object = None
     window: int | None = None
@@ -348,14 +337,10 @@ def cache_variants(config: llm.LlamaConfig, n: int) -> tuple[CacheVariant, ...]:
     :data:`LATENT_RANKS`, and the :data:`SWEEP_WINDOWS` (with :data:`SWEEP_SINKS` kept first tokens) that leave
     :data:`MIN_SCORED` scored positions."""
     c = config
-    out = [CacheVariant("mha", f"MHA: {c.n_heads} key/value heads", "heads", "mha"),
-           CacheVariant("gqa", f"GQA: {c.n_kv_heads} key/value heads (the model)", "heads"),
-           CacheVariant("mqa", f"MQA: 1 key/value head (mean of {c.n_kv_heads})", "heads", "mqa")]
-    full = 2 * c.n_kv_heads * c.d_head
-    out += [CacheVariant(f"latent-{r}", f"latent, rank {r}" + (" (full rank)" if r == full else ""), "latent",
-                         ("latent", r)) for r in LATENT_RANKS if r <= full]
-    out += [CacheVariant(f"window-{w}", f"window {w} + {SWEEP_SINKS} first tokens", "window", None, w, SWEEP_SINKS)
-            for w in SWEEP_WINDOWS if w <= window_max(n)]
+    out = [CacheVariant("mha", "heads", "mha"), CacheVariant("gqa", "heads"), CacheVariant("mqa", "heads", "mqa")]
+    out += [CacheVariant(f"latent-{r}", "latent", ("latent", r)) for r in LATENT_RANKS
+            if r <= 2 * c.n_kv_heads * c.d_head]
+    out += [CacheVariant(f"window-{w}", "window", None, w, SWEEP_SINKS) for w in SWEEP_WINDOWS if w <= window_max(n)]
     return tuple(out)
 
 
@@ -372,9 +357,12 @@ def sweep_score_from(variants_: tuple[CacheVariant, ...]) -> int:
     return max((v.window for v in variants_ if v.window is not None), default=0)
 
 
-def reference_logits(model: llm.LlamaModel, ids) -> np.ndarray:
-    """The model's own logits ``[n, vocab]`` float32: what every variant is compared with."""
-    return llm.forward(model, ids, weights=False).logits
+def reference_logits(_model: llm.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
+    """The model's own logits ``[n, vocab]`` float32, read-only (shared by every session): what every variant is
+    compared with."""
+    logits = llm.forward(_model, ids, weights=False).logits
+    logits.flags.writeable = False
+    return logits
 
 
 @dataclass(frozen=True)
@@ -428,14 +416,9 @@ def positions(n: int) -> str:
     return _n("{n} position", "{n} positions", n).format(n=n)
 
 
-def describe(config: llm.LlamaConfig, n: int) -> str:
-    """The model's shape in words and the text's length (the caption under the text box)."""
-    return llm.describe(config) + " · " + _n("your text: {n} token", "your text: {n} tokens", n).format(n=n)
-
-
 def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
-    """A cache variant's name in the run's language (``variant.label`` is its English name, part of the caches'
-    keys: a measurement is shared by every language)."""
+    """A cache variant's name in the run's language (the caches key on the variant, not its name: a measurement is
+    shared by every language)."""
     c = config
     if variant.key == "mha":
         return _("MHA: {n} key/value heads").format(n=c.n_heads)
@@ -447,29 +430,14 @@ def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
         rank = variant.kind[1]
         return (_("latent, rank {r} (full rank)") if rank == 2 * c.n_kv_heads * c.d_head
                 else _("latent, rank {r}")).format(r=rank)
-    if variant.family == "window":
-        return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
-            w=variant.window, k=variant.sinks)
-    return variant.label
-
-
-def first_token(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str, _summary: SinkSummary) -> FirstToken:
-    """:func:`first_token_experiment` against ``_summary``, the text's own :func:`sink_summary` (fixed by the model
-    and ``ids``): one forward pass of the changed text."""
-    return first_token_experiment(_model, ids, _summary, choice)
-
-
-def shared_reference(_model: llm.LlamaModel, ids: tuple[int, ...]) -> np.ndarray:
-    """:func:`reference_logits`, read-only (shared by every session)."""
-    logits = reference_logits(_model, ids)
-    logits.flags.writeable = False
-    return logits
+    return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
+        w=variant.window, k=variant.sinks)
 
 
 def measured(_model: llm.LlamaModel, ids: tuple[int, ...], variant: CacheVariant, score_from: int,
              _reference: Callable[[llm.LlamaModel, tuple[int, ...]], np.ndarray]) -> Measured:
     """:func:`measure` against the model's own logits, read from ``_reference`` (the cached
-    :func:`shared_reference`) when a measurement is made."""
+    :func:`reference_logits`) when a measurement is made."""
     return measure(_model, ids, variant, _reference(_model, ids), score_from)
 
 

@@ -30,7 +30,7 @@ controls.not_used(llm.not_used(c, seed=_(
 st.header(_("Your text"))
 p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=llm.PROMPT_MAX_TOKENS)
 ids = p.ids
-st.caption(model.describe(c, p.n))
+st.caption(llm.describe(c) + " · " + _n("your text: {n} token", "your text: {n} tokens", p.n).format(n=p.n))
 with st.expander(_("The tokens the model reads")):
     st.text(" | ".join(p.labels))
 
@@ -54,7 +54,7 @@ if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
 else:
     with st.spinner(_("Reading the changed text: one more forward pass…")):
-        draw.first_token(lm, ids, choice, draw.summary(lm, ids))
+        draw.first_token(lm, ids, draw.summary(lm, ids), choice)
     draw.first_token_section(lm, ids, choice)
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------

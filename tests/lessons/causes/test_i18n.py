@@ -214,12 +214,12 @@ def test_the_charts_words_keep_their_letters():
     with i18n.using("pt"):
         parts = C.component_bars(0.5, [0.25, 1.5])
         head_bars = C.head_bars(np.array([1.0, 2.5]), clean=3.0, corrupted=-1.0, y_title="dif. de logit")
-        formula = M.statistic_formula(M.STATISTICS["sink"])
+        formula = M.STATISTICS["sink"].last_formula
     assert parts.layout.yaxis.title.text == "parcela do logit" and parts.layout.xaxis.title.text == "parte"
     assert [a.text for a in head_bars.layout.annotations] == ["limpo", "corrompido"]
     assert head_bars.data[0].customdata == ("1,00", "2,50")
     # one row formula in every language and lesson (attention.heads), on the last row
-    assert formula == M.statistic_formula(M.STATISTICS["sink"]) == r"w_{i,0}\quad (i = n-1)"
+    assert formula == M.STATISTICS["sink"].last_formula == r"w_{i,0}\quad (i = n-1)"
 
 
 @pytest.mark.slow

@@ -137,11 +137,9 @@ def test_fact_move_and_recovered():
     assert M.fact_move(np.ones((4, 1))).last_from == 0
 
 
-def test_labels_and_code_spans():
+def test_pair_labels():
     assert M.pair_labels(["The", "␣France", "␣is"], ["The", "␣Italy", "␣is"]) == ["The (0)", "␣France/␣Italy (1)",
                                                                                "␣is (2)"]
-    assert M.md_code("a*b*") == "`a*b*`" and M.md_code("x`y") == "``x`y``" and M.md_code("`") == "`` ` ``"
-    assert M.first_difference([1, 2, 3], [1, 5, 3]) == 1 and M.first_difference([1, 2], [1, 2, 3]) is None
 
 
 def test_knockout_result_and_top_tokens():

@@ -19,9 +19,8 @@ import pytest
 
 from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.real_model import charts as rfig
-from explorer.lessons.real_model import draw
 from explorer.lessons.real_model import model as M
-from explorer.shell import controls, i18n
+from explorer.shell import controls, head_statistics, i18n
 from explorer.shell import llm as rm
 from explorer.shell.textviews import tokens_count
 from tests.apptest_utils import app_at, assert_clean, english_left, figure_array, figures
@@ -216,10 +215,10 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     assert "%0,0" in note or "%0,1" in note
     with i18n.using("pt"):
         angles = rfig.angle_map(np.array([[0.0, 0.0], [1.0, 0.5]]), ["a (0)", "b (1)"])
-        assert draw.statistic_name("induction") == "pontuação de indução" and M.label("sink") == \
+        assert head_statistics.name("induction") == "pontuação de indução" and M.label("sink") == \
             "sumidouro no primeiro token"
         assert tokens_count(1) == "1 token" and M.rows_count(2) == "2 linhas"
     assert angles.data[0].customdata[1][1][2] == "28,6° (p·θᵢ = 0,5 rad)"
     # outside a run: English, the point
     assert rfig.angle_map(np.array([[1.0]]), ["a"]).data[0].customdata[0][0][2] == "57.3° (p·θᵢ = 1 rad)"
-    assert draw.statistic_name("induction") == "induction score" and M.rows_count(1) == "1 row"
+    assert head_statistics.name("induction") == "induction score" and M.rows_count(1) == "1 row"

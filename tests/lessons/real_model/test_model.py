@@ -55,7 +55,7 @@ def test_statistics_follow_their_formulas_on_pure_heads():
     np.testing.assert_allclose(get["entropy"][:3], 0, atol=1e-15)
     np.testing.assert_allclose(get["entropy"][3], np.mean(np.log2([3, 4, 5, 6])))
     np.testing.assert_allclose(get["distance"][:3], [1, np.mean([2, 3, 4, 5]), 0])
-    np.testing.assert_allclose(stats.breadth[0], [0, 0, 0, 1])  # uniform rows: entropy at its largest
+    np.testing.assert_allclose(stats.graded["broad"][0], [0, 0, 0, 1])  # uniform rows: entropy at its largest
     assert stats.get("induction") is None and stats.induction_rows == ()  # ids 0..5 repeat nothing
 
 
@@ -73,7 +73,7 @@ def test_rows_0_and_1_are_left_out():
 @pytest.mark.parametrize("n", [1, 2])
 def test_statistics_undefined_below_three_tokens(n):
     stats = M.head_statistics(np.ones((L, H, n, n)) * np.tri(n), [7] * n)
-    assert not stats.defined and stats.get("sink") is None and stats.breadth is None
+    assert not stats.defined and stats.get("sink") is None and not stats.graded
     assert M.quiz_heads(stats) == ()
 
 
@@ -157,7 +157,7 @@ def fake_stats(scores: dict[str, np.ndarray]) -> M.HeadStatistics:
     values.setdefault("entropy", np.zeros((2, 3)))
     values.setdefault("distance", np.zeros((2, 3)))
     rows = (5,) if "induction" in scores else tuple(range(2, 10))
-    return M.HeadStatistics(10, values, scores["broad"], (5,) if "induction" in scores else (), rows, scores)
+    return M.HeadStatistics(10, values, (5,) if "induction" in scores else (), rows, scores)
 
 
 def test_every_label_is_graded_on_the_same_rows():
@@ -172,7 +172,7 @@ def test_every_label_is_graded_on_the_same_rows():
         induction[i, i - k + 1] = 1  # the second copy: the token after the earlier occurrence
     stats = M.head_statistics(heads_of(induction, uniform(n)), ids)
     assert stats.induction_rows == stats.graded_rows == (4, 5, 6, 7)
-    scores = M.label_scores(stats)
+    scores = stats.graded
     assert list(scores) == ["previous", "sink", "self", "induction", "broad"]
     np.testing.assert_allclose([scores[k][0, 0] for k in scores], [0, 0, 0, 1, 0], atol=1e-12)
     rows = np.arange(4, 8)
@@ -182,8 +182,8 @@ def test_every_label_is_graded_on_the_same_rows():
     (q,) = [q for q in M.quiz_heads(stats) if (q.layer, q.head) == (0, 0)]
     assert q.answer == "induction" and q.margin == pytest.approx(1.0)
     no_repeat = M.head_statistics(heads_of(uniform(5)), [1, 2, 3, 4, 5])
-    assert no_repeat.graded_rows == (2, 3, 4) and "induction" not in M.label_scores(no_repeat)
-    np.testing.assert_allclose(M.label_scores(no_repeat)["sink"], no_repeat.get("sink"))
+    assert no_repeat.graded_rows == (2, 3, 4) and "induction" not in no_repeat.graded
+    np.testing.assert_allclose(no_repeat.graded["sink"], no_repeat.get("sink"))
 
 
 def test_quiz_picks_one_clear_head_per_label_and_grades():
