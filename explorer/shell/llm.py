@@ -15,42 +15,23 @@ Every lesson that uses the real model goes through it; no page or section calls 
 
 The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text.
 
-**The model.** :func:`model_or_explain` returns the loaded :class:`LlamaModel`, or, when the weights are not
-installed (or the file is damaged), shows the one-line install command and what the lesson would show, and stops
-the page (never an exception box; the other lessons are unaffected); :func:`available_model` is the same model or
-``None`` without a word (a lesson whose model part is optional). Weights in memory: ``$ATTENTION_MODEL_WEIGHTS``
-(``float32`` or ``compact``) decides; when it is not set, :func:`weights_mode` picks ``compact`` (about 135 MB
-instead of 540 MB, slower) when the host has less than :data:`COMPACT_BELOW_BYTES` of memory for this process
-(Streamlit Community Cloud gives an app between about 0.7 and 2.7 GB). The model is cached per process
-(``st.cache_resource``): every session of this server shares the one read-only copy. :func:`weight_storage` says how
-its file stores the parameters, :func:`describe` its shape in words, :func:`not_used` the sidebar controls a
-real-model lesson has no use for.
+**The model** is cached per process (``st.cache_resource``: every session shares one read-only copy), in the weights
+mode :func:`weights_mode` picks: ``compact`` (about 135 MB instead of 540 MB, slower) below
+:data:`COMPACT_BELOW_BYTES` of memory (Streamlit Community Cloud gives an app about 0.7 to 2.7 GB). Without its
+weights, :func:`model_or_explain` shows the install command and stops the page (never an exception box);
+:func:`available_model` returns ``None`` for a lesson whose model part is optional.
 
-**The prompt.** One :class:`Prompt` type and one set of limits (:data:`PROMPT_MAX_TOKENS`, :data:`PROMPT_MAX_CHARS`;
-a lesson may pass a smaller ``max_tokens``), and one prompt box, :func:`prompt_input`: bound to the link (a link
-value the box cannot hold is refused with the app's usual warning), an empty box shows a friendly warning and keeps
-the last prompt, a cut prompt warns with its true length and the limit. :meth:`Prompt.extend` appends token ids
-(greedy decoding by id).
+**The prompt**: one :class:`Prompt` type, one set of limits and one box, :func:`prompt_input`. **Runs**: :func:`run`
+is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV cache);
+:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k. The interventions
+(:mod:`attention.llama.interventions`) start from the prompt's cached run with its activations; their sweeps cache
+one stacked pass a layer or block. The core's result types and pure helpers the lessons read are re-exported here.
 
-**Runs.** :func:`run` is the one cached forward pass (per ids and options: knocked-out heads, a patch, a window with
-sinks, shifted positions, a KV-cache variant), a :class:`Run`; :func:`forward` is the same pass uncached, with every
-position's logits and the KV cache (a generation step continues it), for a lesson's own cached computation.
-:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k.
-
-**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`) start from
-the prompt's cached :func:`run` with its activations; the sweeps cache one stacked pass a layer or block, with
-progress. The core's pure helpers and result types the lessons read are re-exported here under their own names
-(``llm.sample_next``, ``llm.Attribution``, …).
-
-Cache sizes (measured at the 64-token limit): a plain :class:`Run` holds ``n_layers * n_heads * n * n`` float32
-attention weights (30 * 9 * 64 * 64 * 4 B = 4.4 MB) and the last row of logits (49,152 * 4 B = 197 kB), so the
-:data:`RUN_MAX_ENTRIES` plain runs hold at most about 37 MB; a run with its activations adds the streams, heads' and
-MLPs' outputs (7.6 MB at the causes lesson's 32 tokens), :data:`ACTIVATION_RUN_MAX_ENTRIES` of them; a knockout
-layer or patch block is under 1 kB, a head's steps about 0.9 MB; a :class:`Prompt` is under 10 kB. Every cache
-keys on the model too (:func:`model_key`: its file, weights mode and config, not its arrays), so two models in one
-process (a test's tiny file beside SmolLM2) never share an entry. Every entry expires
-:data:`explorer.shell.cache.TTL_SECONDS` after it was stored, and the idle sweep empties them
-(:mod:`explorer.shell.cache`).
+Cache sizes (at the 64-token limit): a plain :class:`Run` holds 30 * 9 * 64 * 64 float32 attention weights (4.4 MB)
+and the last logits (197 kB); a run with activations adds 7.6 MB at 32 tokens; a knockout layer or patch block is
+under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every cache keys on the model too
+(:func:`model_key`), so two models in one process (a test's tiny file beside SmolLM2) never share an entry, and every
+entry expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored (:mod:`explorer.shell.cache`).
 """
 
 from __future__ import annotations
@@ -69,7 +50,16 @@ from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference
 from attention.llama.sampling import sample_next, sampling_distribution
-from attention.llama.variants import Agreement, compare, converted_config, next_token_losses, score_start
+from attention.llama.variants import (
+    Agreement,
+    compare,
+    continue_greedy,
+    converted_config,
+    kv_variant,
+    next_token_losses,
+    renumbered_logits,
+    score_start,
+)
 from explorer.shell import controls, i18n
 from explorer.shell.cache import TTL_SECONDS, key_hash_funcs
 from explorer.shell.i18n import N_
@@ -719,28 +709,6 @@ def patch_head_layer(model: LlamaModel, clean: tuple[int, ...], corrupted: tuple
     difference (:func:`attention.llama.interventions.patch_head_layer`), cached."""
     return interventions.patch_head_layer(model, list(clean), list(corrupted), answer, foil, layer,
                                           clean_run=_clean(model, clean), corrupted_run=_clean(model, corrupted))
-
-
-# --- cheaper attention (attention.llama.variants) ----------------------------------------------------------
-
-
-def kv_variant(model: LlamaModel, kind) -> LlamaModel:
-    """The model with its key/value projections converted before any fine-tuning: ``"mha"``, ``"mqa"`` or
-    ``("latent", r)`` (:func:`attention.llama.variants.kv_variant`; it shares every weight of the model)."""
-    return variants.kv_variant(model, kind)
-
-
-def renumbered_logits(model: LlamaModel, ids: Sequence[int], *, window: int, sinks: int) -> np.ndarray:
-    """Logits ``[n, vocab]`` of a sliding window with ``sinks`` kept first tokens, positions numbered inside the
-    cache as StreamingLLM does (:func:`attention.llama.variants.renumbered_logits`)."""
-    return variants.renumbered_logits(model, list(ids), window=window, sinks=sinks)
-
-
-def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_eos: bool = True,
-                    **options) -> list[int]:
-    """Greedy continuation of a :func:`forward` pass (its KV cache; the prompt is not run again), with the same
-    ``options`` (``window``, ``sinks``): the new ids (:func:`attention.llama.variants.continue_greedy`)."""
-    return variants.continue_greedy(model, r, max_new_tokens, stop_at_eos=stop_at_eos, **options)
 
 
 # --- one head, step by step --------------------------------------------------------------------------------
