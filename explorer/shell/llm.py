@@ -37,6 +37,7 @@ entry expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored (:mod
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -61,7 +62,7 @@ from attention.llama.variants import (
     score_start,
 )
 from explorer.shell import controls, i18n
-from explorer.shell.cache import TTL_SECONDS, key_hash_funcs
+from explorer.shell.cache import cached, resource
 from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
@@ -114,21 +115,12 @@ def model_key(model: LlamaModel) -> tuple:
     return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
 
 
-def _cached(max_entries: int) -> Callable[[Callable], Callable]:
-    """:func:`explorer.shell.cache.cached` for the door's computations: the model argument is part of the key, by
-    :func:`model_key` (``st.cache_data``, ``max_entries`` argument sets, :data:`~explorer.shell.cache.TTL_SECONDS`)."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs={LlamaModel: model_key, **key_hash_funcs(func)})(func)
-
-    return wrap
-
-
-def _resource(func: Callable) -> Callable:
-    """``st.cache_resource`` of one entry per process, the model argument keyed by :func:`model_key`: a value read
-    once from the model (never copied on a hit)."""
-    return st.cache_resource(max_entries=1, show_spinner=False, hash_funcs={LlamaModel: model_key})(func)
+_MODEL_KEY = {LlamaModel: model_key}
+_cached = functools.partial(cached, hash_funcs=_MODEL_KEY)
+"""``cached(max_entries)`` (:func:`explorer.shell.cache.cached`) with the model argument keyed by :func:`model_key`."""
+_resource = resource(1, ttl=None, hash_funcs=_MODEL_KEY)
+"""``st.cache_resource`` of one entry per process, the model keyed by :func:`model_key`: a value read once from the
+model (never copied on a hit)."""
 
 
 # --- the model ---------------------------------------------------------------------------------------------
