@@ -453,17 +453,13 @@ def prompt_box(key: str, label: str, default: str, help=None, height: int = 90) 
 
 def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, model: LlamaModel | None = None,
                  max_tokens: int = PROMPT_MAX_TOKENS, **kwargs) -> Prompt:
-    """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
+    """The page's prompt box (``control``: a :func:`prompt_box`, drawn with :func:`explorer.shell.controls.draw` in
+    ``ctx``, ``kwargs`` for this run), one way for every real-model lesson; returns the :class:`Prompt` actually used.
 
-    ``control``: the lesson's declared :class:`~explorer.shell.controls.Text` (a text area of at most
-    :data:`PROMPT_MAX_CHARS` characters, bound to the link), drawn with :func:`explorer.shell.controls.draw` in
-    ``ctx`` (``kwargs``: ``on_change`` and the like for this run). A link value it cannot hold is refused with the
-    app's warning and the box opens at its default. An empty box shows a friendly warning and keeps the last prompt
-    (the default at first); a text longer than ``max_tokens`` tokens is cut, with a warning giving its true length,
-    the limit, and where it ends.
-
-    A button sets the box with :func:`explorer.shell.controls.set_value` (in its callback). Call it after
-    :func:`model_or_explain` (``model`` defaults to the loaded model).
+    An empty box warns and keeps the last prompt (the default at first); a text longer than ``max_tokens`` tokens is
+    cut, with a warning giving its true length, the limit and where it ends. A button sets the box with
+    :func:`explorer.shell.controls.set_value` (in its callback). Call it after :func:`model_or_explain` (``model``
+    defaults to the loaded model).
     """
     lm = model if model is not None else load_model(weights_mode())
     ss = st.session_state
