@@ -127,12 +127,9 @@ model (never copied on a hit)."""
 
 
 def memory_limit_bytes() -> int | None:
-    """The memory this process may use: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a number
-    (containers, Community Cloud), or the machine's RAM when that is smaller or no file holds one.
-
-    A file that is missing, unreadable, ``max`` (cgroup v2: no limit), a huge number (cgroup v1's "no limit",
-    about 2**63) or anything else not a whole number is skipped. ``None`` when nothing can be read.
-    """
+    """The memory this process may use, in bytes: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a
+    number (containers, Community Cloud; ``max`` and cgroup v1's 2**63 mean none), or the machine's RAM when that is
+    smaller or no file holds one; ``None`` when nothing can be read."""
     limit = None
     for path in CGROUP_LIMIT_FILES:
         try:
@@ -585,12 +582,9 @@ def _activation_run(model: LlamaModel, ids: tuple[int, ...], options: tuple) -> 
 def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
         ablate: Sequence[tuple[int, int]] | None = None, ablation: str = "zero", patch: dict | None = None,
         window: int | None = None, sinks: int = 0, position_offset: int | None = None, variant=None) -> Run:
-    """The forward pass of ``ids`` with its attention weights (:func:`forward`'s options), cached per model, ids and
-    options: a lesson's head change, statistic or second section never runs it again.
-
-    The cache keeps the last position's logits (``run.logits`` is ``[1, vocab]``) and no KV cache;
-    ``activations=True`` adds every block's stream and each head's and MLP's output (what :func:`logit_lens`,
-    :func:`logit_attribution`, the knockouts and the patching start from). Sizes: the module docstring.
+    """:func:`forward` with its attention weights, cached per model, ids and options (a lesson's head change,
+    statistic or second section never runs it again), keeping the last position's logits and no KV cache (a
+    :class:`Run`); ``activations=True`` is what the interventions start from. Sizes: the module docstring.
 
     Raises:
         ValueError: as :func:`forward`.
