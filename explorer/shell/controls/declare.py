@@ -111,7 +111,7 @@ class Control:
             return None
         if callable(message):
             return message(ctx)
-        text = i18n.catalog(i18n.current(), self.domain).gettext(message)
+        text = self.word(message)
         return text.format(**{**ctx, **values}) if ("{" in text) else text
 
     def word(self, message: str) -> str:
