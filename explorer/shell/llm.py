@@ -142,10 +142,8 @@ def memory_limit_bytes() -> int | None:
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        ram = None
-    if ram is not None and ram <= 0:
-        ram = None
-    return min((x for x in (limit, ram) if x is not None), default=None)
+        ram = 0
+    return min((x for x in (limit, ram if ram > 0 else None) if x is not None), default=None)
 
 
 def weights_mode() -> str:
