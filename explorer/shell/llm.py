@@ -238,13 +238,9 @@ def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
         seed: the lesson's own reason for not using the shared seed (its own words, translated), or ``None`` when
             the lesson uses the seed (it is then not listed).
     """
-    def why(key: str) -> str:
-        return _(NOT_USED[key]).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
-
-    notes = {key: why(key) for key in ("sentence", "embedding", "positional")}
-    if seed is not None:
-        notes["seed"] = seed  # in the sidebar's order
-    return notes | {key: why(key) for key in ("d_model", "d_k")}
+    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
+             for key, why in NOT_USED.items()} | ({} if seed is None else {"seed": seed})
+    return {key: notes[key] for key in controls.SHARED if key in notes}  # in the sidebar's order
 
 
 @dataclass(frozen=True)
