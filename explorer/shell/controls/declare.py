@@ -448,8 +448,8 @@ class Choice(Control):
             # No default of its own: the value stored on the session's first run instead (a link value that is an
             # option still wins over it), so the lines above may move it without Streamlit's Session State warning.
             ss.setdefault(key, default)
-        opens_at = {"selectbox": {"index": None, "required": True}, "select_slider": {"value": default},
-                    "radio": {"index": options.index(default)}}[self.widget]
+        opens_at = {"selectbox": {"index": None, "required": True}, "select_slider": {"value": default}}.get(
+            self.widget) or {"index": options.index(default)}  # a radio's
         got = getattr(container, self.widget)(self.say(self.label, ctx), options, key=key, bind="query-params",
                                               **opens_at, **kw)
         got = default if got is None else got  # a selectbox's None
