@@ -26,7 +26,7 @@ import threading
 import time
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
@@ -109,15 +109,18 @@ def _keyed_by_language(func: Callable, cache: Callable[[Callable], Callable]) ->
     return call
 
 
-def cached(max_entries: int, *, serial: bool = False) -> Callable[[Callable], Callable]:
+def cached(max_entries: int, *, serial: bool = False,
+           hash_funcs: Mapping[type, Callable] | None = None) -> Callable[[Callable], Callable]:
     """Decorator for a pure computation shared by sections: ``st.cache_data`` keeping ``max_entries`` argument
     sets for at most :data:`TTL_SECONDS`, frozen dataclass arguments hashed by their fields (see the module
-    docstring). Size ``max_entries`` from the function's measured entry size at the largest settings.
+    docstring), other types by ``hash_funcs`` if given (the door's model). Size ``max_entries`` from the function's
+    measured entry size at the largest settings.
 
     ``serial``: the computation runs once at a time in the process, however many sessions ask at once (the others
     wait for it): for one whose memory peak must not be doubled (the sinks lesson's converted model)."""
     return lambda func: st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                                      hash_funcs=key_hash_funcs(func))(_one_at_a_time(func) if serial else func)
+                                      hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})})(
+        _one_at_a_time(func) if serial else func)
 
 
 def _one_at_a_time(func: Callable) -> Callable:
@@ -131,13 +134,15 @@ def _one_at_a_time(func: Callable) -> Callable:
     return run
 
 
-def resource(max_entries: int, ttl: float = TTL_SECONDS) -> Callable[[Callable], Callable]:
+def resource(max_entries: int, ttl: float | None = TTL_SECONDS,
+             hash_funcs: Mapping[type, Callable] | None = None) -> Callable[[Callable], Callable]:
     """Decorator for a computation whose result is shared, never copied (``st.cache_resource``): a value that cannot
     be pickled (a live KV cache) or a large read-only array, at most ``max_entries`` argument sets for ``ttl``
-    seconds, frozen dataclass arguments hashed by their fields; arguments named with a leading ``_`` (the model) are
-    not hashed. The value is shared by every session: it must not be changed."""
+    seconds (``None``: the process's life), frozen dataclass arguments hashed by their fields, other types by
+    ``hash_funcs`` if given; arguments named with a leading ``_`` (the model) are not hashed. The value is shared by
+    every session: it must not be changed."""
     return lambda func: st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
-                                          hash_funcs=key_hash_funcs(func))(func)
+                                          hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})})(func)
 
 
 def figure(max_entries: int) -> Callable[[Callable], Callable]:

@@ -1,9 +1,8 @@
 """The app in its learners' languages: English, Português, Türkçe (gettext catalogues read with babel).
 
-Every sentence a learner reads is a gettext message, one catalogue per language and *domain*: a
-lesson's strings are in the domain of its folder name (``explorer/locale/pt/LC_MESSAGES/walkthrough.po``),
-everything the lessons share (the sidebar, the shell's warnings and charts, the entrypoint) in ``shell``.
-A module gets its domain's functions from its own name::
+Every sentence a learner reads is a gettext message, one catalogue per language and *domain* (a lesson's folder
+name, or ``shell`` for what the lessons share; ``docs/lessons.md``, "The catalogue"). A module gets its domain's
+functions from its own name::
 
     from explorer.shell.i18n import translator
     _, _n = translator(__name__)             # gettext and ngettext of this module's domain
@@ -13,9 +12,8 @@ A module gets its domain's functions from its own name::
     LABELS = {"sink": N_("first-token sink")}   # marked at import time, translated where shown: _(LABELS[k])
 
 Messages are written with named ``{placeholders}`` and ``.format`` (an f-string cannot be a message: the catalogue
-would need every value), so a translator can move a value within the sentence; ``tools/i18n.py`` extracts them and
-``tests/test_i18n.py`` checks the catalogues (``docs/lessons.md``, "The catalogue"). The ``.po`` files are compiled
-in memory once per process: no ``.mo`` file is kept in the repository.
+would need every value), so a translator can move a value within the sentence. The ``.po`` files are compiled in
+memory once per process: no ``.mo`` file is kept in the repository.
 
 The language of a run is :func:`current` (set by the entrypoint with :func:`activate` from the sidebar's ``lang``
 control); code outside a Streamlit run (the pure ``model.py`` / ``charts.py`` modules, their tests) sees English

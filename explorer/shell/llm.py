@@ -15,47 +15,29 @@ Every lesson that uses the real model goes through it; no page or section calls 
 
 The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text.
 
-**The model.** :func:`model_or_explain` returns the loaded :class:`LlamaModel`, or, when the weights are not
-installed (or the file is damaged), shows the one-line install command and what the lesson would show, and stops
-the page (never an exception box; the other lessons are unaffected); :func:`available_model` is the same model or
-``None`` without a word (a lesson whose model part is optional). Weights in memory: ``$ATTENTION_MODEL_WEIGHTS``
-(``float32`` or ``compact``) decides; when it is not set, :func:`weights_mode` picks ``compact`` (about 135 MB
-instead of 540 MB, slower) when the host has less than :data:`COMPACT_BELOW_BYTES` of memory for this process
-(Streamlit Community Cloud gives an app between about 0.7 and 2.7 GB). The model is cached per process
-(``st.cache_resource``): every session of this server shares the one read-only copy. :func:`weight_storage` says how
-its file stores the parameters, :func:`describe` its shape in words, :func:`not_used` the sidebar controls a
-real-model lesson has no use for.
+**The model** is cached per process (``st.cache_resource``: every session shares one read-only copy), in the weights
+mode :func:`weights_mode` picks: ``compact`` (about 135 MB instead of 540 MB, slower) below
+:data:`COMPACT_BELOW_BYTES` of memory (Streamlit Community Cloud gives an app about 0.7 to 2.7 GB). Without its
+weights, :func:`model_or_explain` shows the install command and stops the page (never an exception box);
+:func:`available_model` returns ``None`` for a lesson whose model part is optional.
 
-**The prompt.** One :class:`Prompt` type and one set of limits (:data:`PROMPT_MAX_TOKENS`, :data:`PROMPT_MAX_CHARS`;
-a lesson may pass a smaller ``max_tokens``), and one prompt box, :func:`prompt_input`: bound to the link (a link
-value the box cannot hold is refused with the app's usual warning), an empty box shows a friendly warning and keeps
-the last prompt, a cut prompt warns with its true length and the limit. :meth:`Prompt.extend` appends token ids
-(greedy decoding by id).
+**The prompt**: one :class:`Prompt` type, one set of limits and one box, :func:`prompt_input`. **Runs**: :func:`run`
+is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV cache);
+:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k. The interventions
+(:mod:`attention.llama.interventions`) start from the prompt's cached run with its activations; their sweeps cache
+one stacked pass a layer or block. The core's result types and pure helpers the lessons read are re-exported here.
 
-**Runs.** :func:`run` is the one cached forward pass (per ids and options: knocked-out heads, a patch, a window with
-sinks, shifted positions, a KV-cache variant), a :class:`Run`; :func:`forward` is the same pass uncached, with every
-position's logits and the KV cache (a generation step continues it), for a lesson's own cached computation.
-:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k.
-
-**Interventions and variants** (:mod:`attention.llama.interventions`, :mod:`attention.llama.variants`) start from
-the prompt's cached :func:`run` with its activations; the sweeps cache one stacked pass a layer or block, with
-progress. The core's pure helpers and result types the lessons read are re-exported here under their own names
-(``llm.sample_next``, ``llm.Attribution``, …).
-
-Cache sizes (measured at the 64-token limit): a plain :class:`Run` holds ``n_layers * n_heads * n * n`` float32
-attention weights (30 * 9 * 64 * 64 * 4 B = 4.4 MB) and the last row of logits (49,152 * 4 B = 197 kB), so the
-:data:`RUN_MAX_ENTRIES` plain runs hold at most about 37 MB; a run with its activations adds the streams, heads' and
-MLPs' outputs (7.6 MB at the causes lesson's 32 tokens), :data:`ACTIVATION_RUN_MAX_ENTRIES` of them; a knockout
-layer or patch block is under 1 kB, a head's steps about 0.9 MB; a :class:`Prompt` is under 10 kB. Every cache
-keys on the model too (:func:`model_key`: its file, weights mode and config, not its arrays), so two models in one
-process (a test's tiny file beside SmolLM2) never share an entry. Every entry expires
-:data:`explorer.shell.cache.TTL_SECONDS` after it was stored, and the idle sweep empties them
-(:mod:`explorer.shell.cache`).
+Cache sizes (at the 64-token limit): a plain :class:`Run` holds 30 * 9 * 64 * 64 float32 attention weights (4.4 MB)
+and the last logits (197 kB); a run with activations adds 7.6 MB at 32 tokens; a knockout layer or patch block is
+under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every cache keys on the model too
+(:func:`model_key`), so two models in one process (a test's tiny file beside SmolLM2) never share an entry, and every
+entry expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored (:mod:`explorer.shell.cache`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -69,9 +51,18 @@ from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference
 from attention.llama.sampling import sample_next, sampling_distribution
-from attention.llama.variants import Agreement, compare, converted_config, next_token_losses, score_start
+from attention.llama.variants import (
+    Agreement,
+    compare,
+    continue_greedy,
+    converted_config,
+    kv_variant,
+    next_token_losses,
+    renumbered_logits,
+    score_start,
+)
 from explorer.shell import controls, i18n
-from explorer.shell.cache import TTL_SECONDS, key_hash_funcs
+from explorer.shell.cache import cached, resource
 from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
@@ -124,33 +115,21 @@ def model_key(model: LlamaModel) -> tuple:
     return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
 
 
-def _cached(max_entries: int) -> Callable[[Callable], Callable]:
-    """:func:`explorer.shell.cache.cached` for the door's computations: the model argument is part of the key, by
-    :func:`model_key` (``st.cache_data``, ``max_entries`` argument sets, :data:`~explorer.shell.cache.TTL_SECONDS`)."""
-
-    def wrap(func: Callable) -> Callable:
-        return st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                             hash_funcs={LlamaModel: model_key, **key_hash_funcs(func)})(func)
-
-    return wrap
-
-
-def _resource(func: Callable) -> Callable:
-    """``st.cache_resource`` of one entry per process, the model argument keyed by :func:`model_key`: a value read
-    once from the model (never copied on a hit)."""
-    return st.cache_resource(max_entries=1, show_spinner=False, hash_funcs={LlamaModel: model_key})(func)
+_MODEL_KEY = {LlamaModel: model_key}
+_cached = functools.partial(cached, hash_funcs=_MODEL_KEY)
+"""``cached(max_entries)`` (:func:`explorer.shell.cache.cached`) with the model argument keyed by :func:`model_key`."""
+_resource = resource(1, ttl=None, hash_funcs=_MODEL_KEY)
+"""``st.cache_resource`` of one entry per process, the model keyed by :func:`model_key`: a value read once from the
+model (never copied on a hit)."""
 
 
 # --- the model ---------------------------------------------------------------------------------------------
 
 
 def memory_limit_bytes() -> int | None:
-    """The memory this process may use: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a number
-    (containers, Community Cloud), or the machine's RAM when that is smaller or no file holds one.
-
-    A file that is missing, unreadable, ``max`` (cgroup v2: no limit), a huge number (cgroup v1's "no limit",
-    about 2**63) or anything else not a whole number is skipped. ``None`` when nothing can be read.
-    """
+    """The memory this process may use, in bytes: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a
+    number (containers, Community Cloud; ``max`` and cgroup v1's 2**63 mean none), or the machine's RAM when that is
+    smaller or no file holds one; ``None`` when nothing can be read."""
     limit = None
     for path in CGROUP_LIMIT_FILES:
         try:
@@ -163,10 +142,8 @@ def memory_limit_bytes() -> int | None:
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        ram = None
-    if ram is not None and ram <= 0:
-        ram = None
-    return min((x for x in (limit, ram) if x is not None), default=None)
+        ram = 0
+    return min((x for x in (limit, ram if ram > 0 else None) if x is not None), default=None)
 
 
 def weights_mode() -> str:
@@ -261,13 +238,9 @@ def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
         seed: the lesson's own reason for not using the shared seed (its own words, translated), or ``None`` when
             the lesson uses the seed (it is then not listed).
     """
-    def why(key: str) -> str:
-        return _(NOT_USED[key]).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
-
-    notes = {key: why(key) for key in ("sentence", "embedding", "positional")}
-    if seed is not None:
-        notes["seed"] = seed  # in the sidebar's order
-    return notes | {key: why(key) for key in ("d_model", "d_k")}
+    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
+             for key, why in NOT_USED.items()} | ({} if seed is None else {"seed": seed})
+    return {key: notes[key] for key in controls.SHARED if key in notes}  # in the sidebar's order
 
 
 @dataclass(frozen=True)
@@ -471,17 +444,13 @@ def prompt_box(key: str, label: str, default: str, help=None, height: int = 90) 
 
 def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, model: LlamaModel | None = None,
                  max_tokens: int = PROMPT_MAX_TOKENS, **kwargs) -> Prompt:
-    """The page's prompt box, one way for every real-model lesson; returns the :class:`Prompt` actually used.
+    """The page's prompt box (``control``: a :func:`prompt_box`, drawn with :func:`explorer.shell.controls.draw` in
+    ``ctx``, ``kwargs`` for this run), one way for every real-model lesson; returns the :class:`Prompt` actually used.
 
-    ``control``: the lesson's declared :class:`~explorer.shell.controls.Text` (a text area of at most
-    :data:`PROMPT_MAX_CHARS` characters, bound to the link), drawn with :func:`explorer.shell.controls.draw` in
-    ``ctx`` (``kwargs``: ``on_change`` and the like for this run). A link value it cannot hold is refused with the
-    app's warning and the box opens at its default. An empty box shows a friendly warning and keeps the last prompt
-    (the default at first); a text longer than ``max_tokens`` tokens is cut, with a warning giving its true length,
-    the limit, and where it ends.
-
-    A button sets the box with :func:`explorer.shell.controls.set_value` (in its callback). Call it after
-    :func:`model_or_explain` (``model`` defaults to the loaded model).
+    An empty box warns and keeps the last prompt (the default at first); a text longer than ``max_tokens`` tokens is
+    cut, with a warning giving its true length, the limit and where it ends. A button sets the box with
+    :func:`explorer.shell.controls.set_value` (in its callback). Call it after :func:`model_or_explain` (``model``
+    defaults to the loaded model).
     """
     lm = model if model is not None else load_model(weights_mode())
     ss = st.session_state
@@ -607,12 +576,9 @@ def _activation_run(model: LlamaModel, ids: tuple[int, ...], options: tuple) -> 
 def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
         ablate: Sequence[tuple[int, int]] | None = None, ablation: str = "zero", patch: dict | None = None,
         window: int | None = None, sinks: int = 0, position_offset: int | None = None, variant=None) -> Run:
-    """The forward pass of ``ids`` with its attention weights (:func:`forward`'s options), cached per model, ids and
-    options: a lesson's head change, statistic or second section never runs it again.
-
-    The cache keeps the last position's logits (``run.logits`` is ``[1, vocab]``) and no KV cache;
-    ``activations=True`` adds every block's stream and each head's and MLP's output (what :func:`logit_lens`,
-    :func:`logit_attribution`, the knockouts and the patching start from). Sizes: the module docstring.
+    """:func:`forward` with its attention weights, cached per model, ids and options (a lesson's head change,
+    statistic or second section never runs it again), keeping the last position's logits and no KV cache (a
+    :class:`Run`); ``activations=True`` is what the interventions start from. Sizes: the module docstring.
 
     Raises:
         ValueError: as :func:`forward`.
@@ -719,28 +685,6 @@ def patch_head_layer(model: LlamaModel, clean: tuple[int, ...], corrupted: tuple
     difference (:func:`attention.llama.interventions.patch_head_layer`), cached."""
     return interventions.patch_head_layer(model, list(clean), list(corrupted), answer, foil, layer,
                                           clean_run=_clean(model, clean), corrupted_run=_clean(model, corrupted))
-
-
-# --- cheaper attention (attention.llama.variants) ----------------------------------------------------------
-
-
-def kv_variant(model: LlamaModel, kind) -> LlamaModel:
-    """The model with its key/value projections converted before any fine-tuning: ``"mha"``, ``"mqa"`` or
-    ``("latent", r)`` (:func:`attention.llama.variants.kv_variant`; it shares every weight of the model)."""
-    return variants.kv_variant(model, kind)
-
-
-def renumbered_logits(model: LlamaModel, ids: Sequence[int], *, window: int, sinks: int) -> np.ndarray:
-    """Logits ``[n, vocab]`` of a sliding window with ``sinks`` kept first tokens, positions numbered inside the
-    cache as StreamingLLM does (:func:`attention.llama.variants.renumbered_logits`)."""
-    return variants.renumbered_logits(model, list(ids), window=window, sinks=sinks)
-
-
-def continue_greedy(model: LlamaModel, r: Run, max_new_tokens: int, *, stop_at_eos: bool = True,
-                    **options) -> list[int]:
-    """Greedy continuation of a :func:`forward` pass (its KV cache; the prompt is not run again), with the same
-    ``options`` (``window``, ``sinks``): the new ids (:func:`attention.llama.variants.continue_greedy`)."""
-    return variants.continue_greedy(model, r, max_new_tokens, stop_at_eos=stop_at_eos, **options)
 
 
 # --- one head, step by step --------------------------------------------------------------------------------

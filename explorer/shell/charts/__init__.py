@@ -1,21 +1,11 @@
-"""Shared figure builders: the attention heat map and the bar charts, with the geometry and colours they share.
+"""Shared figure builders: the attention heat map (:mod:`.heatmaps`), the clickable head grid (:mod:`.head_grid`)
+and the bar charts (:mod:`.bars`), with the geometry, colours and labels they share (:mod:`.geometry`,
+:mod:`.colors`, :mod:`.labels`: a visitor's text stays text on a chart).
 
-``from explorer.shell import charts``, then ``charts.heatmap(...)``: the names in :data:`__all__` are the charts'
-public API, what lessons may use. One module per idea:
-
-``geometry``  text and label widths in px, tick choice, cell text sizing, margins (:mod:`.geometry`)
-``colors``    the colour scales, the learner's scale for weights and its colour bar, row maxima (:mod:`.colors`)
-``labels``    a visitor's text stays text on a chart (:func:`escape_label`)
-``heatmaps``  the heat map (:func:`heatmap`)
-``head_grid`` every head of a model at a glance, clickable, and the click read back (:func:`head_grid`,
-              :func:`clicked_head`)
-``bars``      the bar charts (:func:`weights_bar`, :func:`paired_bars`)
-
-A lesson imports from this package only (never from a module above), and only names of :data:`__all__`
-(``tests/test_imports.py`` checks it): the builders first; for a figure a builder cannot draw (the causal mask
-maps, the multi-head grids, the KV cache's bars), the public geometry and colours, which follow the same rules.
-
-Importing the package also sets how figures are encoded for the browser (below).
+A lesson imports from this package only, and only names of :data:`__all__` (``tests/test_imports.py`` checks it):
+the builders first; for a figure a builder cannot draw (the causal mask maps, the multi-head grids, the KV cache's
+bars), the public geometry and colours, which follow the same rules. Importing the package also sets how figures
+are encoded for the browser (below).
 """
 
 from __future__ import annotations

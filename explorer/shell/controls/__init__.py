@@ -1,13 +1,6 @@
-"""Controls: the shared sidebar, the lessons' declared controls, and the link values they read.
-
-Four modules, one idea each: :mod:`~explorer.shell.controls.link_values` (reading, checking, correcting and warning
-about a link's values), :mod:`~explorer.shell.controls.declare` (controls declared as data in each lesson's package,
-drawn with :func:`draw`, linked with :func:`link`), :mod:`~explorer.shell.controls.state` (a page's own state
-between runs, so that no page writes ``st.session_state`` itself) and :mod:`~explorer.shell.controls.sidebar` (the
-shared controls, the language, the "not used here" notes, :func:`fragment`).
-
-Pages import the package (``from explorer.shell import controls``) and use the names below.
-"""
+"""Controls: the shared sidebar (:mod:`.sidebar`), the lessons' declared controls (:mod:`.declare`), the link values
+they read (:mod:`.link_values`) and a page's own state between runs (:mod:`.state`). Pages import the package
+(``from explorer.shell import controls``) and use the names below."""
 
 from explorer.shell.controls.declare import (
     Choice,

@@ -111,7 +111,7 @@ class Control:
             return None
         if callable(message):
             return message(ctx)
-        text = i18n.catalog(i18n.current(), self.domain).gettext(message)
+        text = self.word(message)
         return text.format(**{**ctx, **values}) if ("{" in text) else text
 
     def word(self, message: str) -> str:
@@ -216,12 +216,10 @@ class Number(Control):
         refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **({"format": self.format} if self.format else {}), **kwargs}
         label = self.say(self.label, ctx)
-        if self.widget == "number_input":  # whole numbers; "min" (no default) on the run after set_value
-            got = container.number_input(label, lo, hi, _default_unless_set(self.key, default, "min"), step=1,
-                                         key=self.key, bind="query-params", **kw)
-        else:
-            got = container.slider(label, lo, hi, _default_unless_set(self.key, default, None), step,
-                                   key=self.key, bind="query-params", **kw)
+        # A number box: whole numbers, and "min" (its "no default") on the run after set_value.
+        no_default, widget_step = ("min", 1) if self.widget == "number_input" else (None, step)
+        got = getattr(container, self.widget)(label, lo, hi, _default_unless_set(self.key, default, no_default),
+                                              widget_step, key=self.key, bind="query-params", **kw)
         ends = {"lo": _number_text(lo), "hi": _number_text(hi)}
         expected = self.say(self.expected, ctx, **ends, low=ends["lo"], high=ends["hi"],
                             step=_number_text(step) if step else "1") or (
@@ -446,18 +444,15 @@ class Choice(Control):
             kw["horizontal"] = self.horizontal
         if self.captions is not None:
             kw["captions"] = self.captions(ctx)
-        label = self.say(self.label, ctx)
         if self.widget == "selectbox":
             # No default of its own: the value stored on the session's first run instead (a link value that is an
             # option still wins over it), so the lines above may move it without Streamlit's Session State warning.
             ss.setdefault(key, default)
-            got = container.selectbox(label, options, index=None, key=key, bind="query-params",
-                                       required=True, **kw)
-            got = default if got is None else got
-        elif self.widget == "select_slider":
-            got = container.select_slider(label, options, value=default, key=key, bind="query-params", **kw)
-        else:
-            got = container.radio(label, options, index=options.index(default), key=key, bind="query-params", **kw)
+        opens_at = {"selectbox": {"index": None, "required": True}, "select_slider": {"value": default}}.get(
+            self.widget) or {"index": options.index(default)}  # a radio's
+        got = getattr(container, self.widget)(self.say(self.label, ctx), options, key=key, bind="query-params",
+                                              **opens_at, **kw)
+        got = default if got is None else got  # a selectbox's None
         texts = [shown(o) for o in options]
         quoted = [f"'{t}'" for t in texts] if self.translated else texts  # words, not numbers: quoted
         expected = self.say(self.expected, ctx, valid=", ".join(quoted), lo=texts[0], hi=texts[-1]) or one_of(quoted)

@@ -207,24 +207,17 @@ def sidebar_controls(page: str | None = None) -> Shared:
     refuse_unusable({c.key: c.usable(c.example) for c in SHARED.values() if not isinstance(c, Options)})
     sb = st.sidebar
     sb.header(_("Shared controls"))
+    twin = SENTENCE_TWINS.get(i18n.current())
     for name, control in SHARED.items():
         value = draw(control, control.example, container=sb)
-        if name == "sentence":
-            _sentence_twin(value)
+        if name == "sentence" and twin and value != twin:  # the lesson's sentence in the run's language, one click away
+            sb.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin) if i18n.current() == "pt"
+                      else _("↳ Try it in Turkish: {sentence}").format(sentence=twin),
+                      key="sentence_twin", type="tertiary", on_click=set_value, args=("sentence", twin),
+                      help=_("The lesson's own numbers are for its English sentence; any sentence works."))
         st.session_state[_SLOTS_KEY][name] = sb.empty()  # filled by not_used, when the page does not use it
     sb.caption(_("Every control is in the page's link: copy the address bar to share exactly what you see."))
     return shared()
-
-
-def _sentence_twin(sentence: str) -> None:
-    """Under the sentence box: the lesson's sentence in the run's language, one click away."""
-    twin = SENTENCE_TWINS.get(i18n.current())
-    if twin and sentence != twin:
-        st.sidebar.button(_("↳ Try it in Portuguese: {sentence}").format(sentence=twin) if i18n.current() == "pt"
-                          else _("↳ Try it in Turkish: {sentence}").format(sentence=twin),
-                          key="sentence_twin", type="tertiary", on_click=set_value,
-                          args=("sentence", twin),
-                          help=_("The lesson's own numbers are for its English sentence; any sentence works."))
 
 
 def color_scale() -> str:
