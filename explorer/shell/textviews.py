@@ -78,15 +78,6 @@ def tokens_count(n: int) -> str:
     return _n("{n} token", "{n} tokens", n).format(n=n)
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and ``noun`` agreeing in number: ``count(1, "head") == "1 head"``, ``count(2, "head") == "2 heads"``.
-
-    ``plural`` for nouns that do not just take an ``s`` (``count(3, "query", "queries")``). Every
-    sentence a count appears in is written for 1 as well as for n (issue 18, item 6).
-    """
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
 def ascii_heatmap(weights: np.ndarray, tokens) -> str:
     """The lesson's ASCII heat map: one character per weight, level = ``weight * 4 / max weight``.
 
@@ -139,6 +130,7 @@ def weighted_sum_latex(query_label: str, weights: np.ndarray, values: np.ndarray
         lines.append(rf"&{op}\ {fmt_formula(w[j], digits)} \cdot {vec(values[j])}_{{v_{{{j}}}}} \\")
     rest = len(w) - len(keep)
     if rest:
-        lines.append(rf"&+\ \dots\ (\text{{{count(rest, 'smaller term')}}}) \\")
+        left_out = latex_text(_n("{n} smaller term", "{n} smaller terms", rest).format(n=rest))
+        lines.append(rf"&+\ \dots\ (\text{{{left_out}}}) \\")
     lines.append(rf"&= {vec(np.asarray(output, dtype=float))}")
     return "\\begin{aligned}" + "\n".join(lines) + "\\end{aligned}"

@@ -12,7 +12,6 @@ import re
 import pytest
 
 from explorer.lessons import LESSONS
-from explorer.shell.textviews import count
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PLURAL_AFTER_ONE = re.compile(
@@ -29,11 +28,6 @@ def _texts(at) -> list[str]:
         out.append(str((layout.get("title") or {}).get("text", "")))
         out += [str(a.get("text", "")) for a in layout.get("annotations", [])]
     return out
-
-
-def test_count_agrees_in_number():
-    assert count(1, "head") == "1 head" and count(2, "head") == "2 heads" and count(0, "key") == "0 keys"
-    assert count(1, "query", "queries") == "1 query" and count(3, "query", "queries") == "3 queries"
 
 
 @pytest.mark.slow

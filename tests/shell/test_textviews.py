@@ -1,5 +1,7 @@
 """Unit tests of the shared text views (explorer/shell/textviews.py; no Streamlit)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -52,3 +54,21 @@ def test_dim_labels_name_a_vectors_components_in_each_language(lang, word):
         assert dim_labels(3) == [f"{word} 0", f"{word} 1", f"{word} 2"]
         assert dim_labels(np.array([0, 8, 16])) == [f"{word} 0", f"{word} 8", f"{word} 16"]  # a sampled axis
     assert dim_labels(0) == []
+
+
+def test_a_weighted_sums_left_out_terms_are_counted_in_the_language():
+    """The note under a long weighted sum (more keys than the 8 terms shown) is a sentence: translated, plural by
+    CLDR (it was English on every page)."""
+
+    def formula(n_keys: int, lang: str) -> str:
+        w = np.full(n_keys, 1 / n_keys)
+        with i18n.using(lang):
+            return weighted_sum_latex("x", w, np.eye(n_keys, 2), w @ np.eye(n_keys, 2), max_terms=8)
+
+    def left_out(n_keys: int, lang: str) -> str:
+        return re.search(r"\\dots\\ \(\\text\{([^}]*)\}\)", formula(n_keys, lang))[1]
+
+    assert "dots" not in formula(8, "en")
+    assert left_out(9, "en") == "1 smaller term" and left_out(10, "en") == "2 smaller terms"
+    assert left_out(9, "pt") == "1 termo menor" and left_out(10, "pt") == "2 termos menores"
+    assert left_out(9, "tr") == "1 küçük terim daha" and left_out(10, "tr") == "2 küçük terim daha"
