@@ -255,13 +255,14 @@ _LESSON_LINK = re.compile(r"\./[a-z][\w-]*(?:\?\S*)?")
 PROSE = ("markdown", "caption", "info", "warning", "error", "success")
 
 
-def check_run(at, lang: str) -> None:
+def check_run(at, lang: str, link: dict | None = None) -> None:
     """No exception or "nan", the link, the language control and every link to a lesson on the page hold ``lang``,
-    a visitor's text is shown as text, every figure writes the language's separators."""
+    a visitor's text is shown as text (the text boxes' and the values of ``link``, the link the page was opened
+    with), every figure writes the language's separators."""
     assert_clean(at)
     assert at.query_params.get("lang", "en") == lang
     assert at.selectbox(key="_lang_choice").value == lang
-    check_text_is_text(at)
+    check_text_is_text(at, link)
     with i18n.using(lang):
         separators = i18n.plotly_separators()
     plain = {str(el.value) for el in at.text}  # (plain text and code spans show a visitor's "[a](./b)" as typed)
@@ -276,19 +277,22 @@ def check_run(at, lang: str) -> None:
 
 
 _MARKUP = re.compile(r"[<>*$\[\]{}_`]")
+_TAGS = re.compile(r"[<>*$\[\]{}]")
 _CODE = re.compile(r"(`+).*?\1")
 
 
-def check_text_is_text(at) -> None:
+def check_text_is_text(at, link: dict | None = None) -> None:
     """A visitor's text is shown as text: no word of a text box's value that holds markup (``<b>``, ``**``, ``$``,
-    ``[a](b)``, ``{field}``) is written in a sentence outside a code span, nor raw in a chart's labels (Plotly
-    reads HTML there)."""
+    ``[a](b)``, ``{field}``), nor a link's value that holds a tag (``?ca_heads=L99H1,<b>x</b>``: its warning quotes
+    it), is written in a sentence outside a code span, nor raw in a chart's labels (Plotly reads HTML there)."""
     marked = {w for kind in ("text_input", "text_area") for el in getattr(at, kind) for w in str(el.value or "").split()
               if _MARKUP.search(w)}
+    marked |= {w for value in (link or {}).values() for w in str(value).split(",") if _TAGS.search(w)}
     if not marked:
         return
     bare = [_CODE.sub(" ", str(el.value)) for kind in PROSE for el in getattr(at, kind)]
-    assert not [(w, t) for t in bare for w in marked if w in t]
+    shown = [(w, t) for t in bare for w in marked if w in t]
+    assert not shown, f"a visitor's text written as markup: {shown}"
     labels = []
     for fig in figures(at).values():
         for key, axis in fig.get("layout", {}).items():
@@ -296,7 +300,8 @@ def check_text_is_text(at) -> None:
                 labels += [str(t) for t in axis.get("ticktext") or []]
         labels += [str(a.get("text", "")) for a in fig.get("layout", {}).get("annotations", [])]
         labels += [str(trace.get("name") or "") for trace in fig.get("data", [])]
-    assert not [(w, t) for t in labels for w in marked if "<" in w and w in t]
+    raw = [(w, t) for t in labels for w in marked if "<" in w and w in t]
+    assert not raw, f"a visitor's tag raw in a chart: {raw}"
 
 
 def check_translated(en, at) -> None:
@@ -337,8 +342,8 @@ _LINK_VALUE = re.compile(r"`\w+=")
 _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,]|\.\d)")
 
 
-_EN_NUMBER = re.compile(r"(?<![\w.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])|\d+(?:\.\d+)?")
-_LOCAL_NUMBER = re.compile(r"(?<![\w.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.])|\d+(?:,\d+)?")
+_EN_NUMBER = re.compile(r"(?<![\w.,])[1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d)|\d+(?:\.\d+)?")
+_LOCAL_NUMBER = re.compile(r"(?<![\w.,])[1-9]\d{0,2}(?:\.\d{3})+(?!\d|\.\d)|\d+(?:,\d+)?")
 
 
 def numbers_in(text: str, lang: str) -> list[float]:
@@ -386,7 +391,7 @@ def check_every_language(lesson: str, query: dict | None = None, session: dict |
         at = app_at(lesson, query={**(query or {}), **({"lang": lang} if lang != "en" else {})}, session=session,
                     timeout=120)
         runs[lang] = act(at, lang) if act is not None else at
-        check_run(runs[lang], lang)
+        check_run(runs[lang], lang, query)
     for lang in OTHER_LANGS:
         check_translated(runs["en"], runs[lang])
         check_same_claims(runs["en"], runs[lang], lang)
@@ -400,7 +405,7 @@ def check_every_language(lesson: str, query: dict | None = None, session: dict |
 @pytest.mark.parametrize("lang", i18n.LANGUAGES)
 @pytest.mark.parametrize(("lesson", "state"), CASES)
 def test_the_page_runs_clean_and_the_link_keeps_the_language(lesson, state, lang):
-    check_run(page(lesson, state, lang), lang)
+    check_run(page(lesson, state, lang), lang, states(lesson)[state][0])
 
 
 @pytest.mark.parametrize("lang", OTHER_LANGS)

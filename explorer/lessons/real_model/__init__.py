@@ -53,8 +53,9 @@ CONTROLS = controls.declare(
 STATES = ()
 TEXT_STATES = {
     "repeated": ({"rm_steps": "true"}, ("rm_repeat", "rm_check")),
-    "appended": ({"rm_then": "30 198", "rm_steps": "true"}, ("rm_append",)),
+    "appended": ({"rm_then": "30 198", "rm_steps": "true", "rm_stat": "entropy"}, ("rm_append",)),
 }
 """States whose text no other state shows: the link, then the buttons pressed in order (the repeated random prompt
-with the exercise checked unanswered; ids appended by greedy decoding), the six steps' expander open.
+with the exercise checked unanswered; ids appended by greedy decoding, every head coloured by its entropy), the six
+steps' expander open.
 ``tests/lessons/test_languages.py`` checks each in every language."""
