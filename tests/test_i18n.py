@@ -229,10 +229,6 @@ NOT_SHOWN_AS_IS = {  # (file, literal): an English sentence in the code that is 
                             ("causes/model.py", _causes.DEFAULT_CORRUPTED))},
     ("explorer/lessons/sinks/model.py", _sinks.DEFAULT_PROMPT): "the default text: a visitor's text",
     ("explorer/lessons/training/model.py", _training.REAL_PROMPT): "the prompt SmolLM2 reads: the model's input",
-    **{("explorer/lessons/sinks/model.py", name): "a cache variant's English name, part of the caches' keys; the page "
-       "shows variant_label's translation" for name in ("GQA: {} key/value heads (the model)",
-                                                        "MQA: 1 key/value head (mean of {})",
-                                                        "window {} + {} first tokens")},
     ("explorer/lessons/training/page.py", f"python -m {llm.INSTALL_COMMAND}"): "the door's install command "
         "(llm.INSTALL_COMMAND written out again), the same in every language",
     ("explorer/lessons/causes/__init__.py", "The capital of the United Kingdom is"):
