@@ -68,3 +68,14 @@ STATES = (  # the patch pair as the page opens (the other runs give it odd texts
 AFTER_A_CLICK = ("stat",)
 """Controls drawn only after a button (the sweep's statistic, under the sweep's result): no link state reaches them,
 so ``tests/lessons/test_contract.py`` does not require them drawn; ``tests/lessons/causes/test_page.py`` clicks."""
+TEXT_STATES = {
+    "one-head-mean": ({"ca_heads": "L23H4", "ca_k": "1", "ca_ind_k": "1", "ca_ablation": "mean"}, ()),
+    "sweep": ({"ca_guess": "L0H4", "ca_stat": "entropy"}, ("ca_reveal",)),
+    "no-heads-unequal": ({"ca_heads": "", "ca_corrupt": "The capital of the United Kingdom is"}, ()),
+    "same-answer": ({"ca_corrupt": model.DEFAULT_CLEAN}, ()),
+    "markup-link": ({"ca_heads": "L99H1,<b>x</b>", "ca_ablation": "half"}, ()),
+}
+"""States whose text no other state shows: the link, then the buttons pressed in order (one head knocked out by its
+mean; the 270-head sweep with a guess graded, its scatter by entropy; no heads and a corrupted prompt of another
+length; a corrupted prompt with the clean answer; a link whose heads hold markup, quoted in its warning).
+``tests/lessons/test_languages.py`` checks each in every language."""

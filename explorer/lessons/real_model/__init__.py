@@ -51,3 +51,11 @@ CONTROLS = controls.declare(
         key="rm_steps", label=N_("Show the six steps, with their {n} charts"), example={"n": 11}),
 )
 STATES = ()
+TEXT_STATES = {
+    "repeated": ({"rm_steps": "true"}, ("rm_repeat", "rm_check")),
+    "appended": ({"rm_then": "30 198", "rm_steps": "true", "rm_stat": "entropy"}, ("rm_append",)),
+}
+"""States whose text no other state shows: the link, then the buttons pressed in order (the repeated random prompt
+with the exercise checked unanswered; ids appended by greedy decoding, every head coloured by its entropy), the six
+steps' expander open.
+``tests/lessons/test_languages.py`` checks each in every language."""

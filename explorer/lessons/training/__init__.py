@@ -82,3 +82,15 @@ STATES = ()
 AFTER_A_CLICK = ("step",)
 """Controls drawn only after a button (the snapshot slider, once the run is trained): no link state reaches them,
 so ``tests/lessons/test_contract.py`` does not require them drawn; ``tests/lessons/training/test_page.py`` trains."""
+TEXT_STATES = {  # a run of 300 steps: an induction head forms at about step 220 on the default model
+    "trained": ({"tr_steps": "300"}, ("tr_train", "tr_show_before", "tr_run_layers", "tr_run_shortcut", "tr_real")),
+    "scaling": ({"tr_steps": "300", "tr_sc_d_head": "32"}, ("tr_train", "tr_run_scaling")),
+    "context": ({"tr_ctx_steps": "400"}, ("tr_run_context",)),
+    "fixed-task": ({"tr_steps": "300", "tr_task": "repeat_fixed"}, ("tr_train",)),
+    "too-big": ({"tr_layers": "3", "tr_heads": "4", "tr_d_model": "64", "tr_d_head": "64", "tr_n_ctx": "64",
+                 "tr_steps": "2000"}, ()),
+}
+"""States whose text no other state shows: the link, then the buttons pressed in order (a run, its snapshot before
+the induction head, the experiments, SmolLM2's heads; a run too big for the server). ``tests/lessons/test_languages.py``
+checks each in every language; the runs are shared by every session of the process (``model.WORKER``), so the
+other languages draw the English page's finished runs."""

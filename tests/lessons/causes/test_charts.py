@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.lessons.causes import charts as C
+from explorer.lessons.causes import model as M
+from explorer.shell import i18n
 
 
 def test_lens_map_prints_the_top_token_escaped_and_hovers_it():
@@ -69,3 +71,27 @@ def test_lens_map_text_that_does_not_fit_a_phone_is_drawn_only_where_it_fits():
     assert font.family is not None or fig.data[0].text is None
     short = C.lens_map([["a"] * 2] * 3, np.full((3, 2), 0.5), labels[:2])
     assert short.data[0].textfont.size in (10, 12) and short.data[0].textfont.family is None
+
+
+def test_the_charts_words_keep_their_letters():
+    labels = ["İzmir (0)", "ılık (1)"]  # Turkish dotted capital and dotless small i in token labels
+    with i18n.using("tr"):
+        lens = C.lens_map([["İ", "ı"], ["ş", "ğ"]], np.array([[0.5, 0.25], [1.0, 0.125]]), labels,
+                          title="son konumda p(“İstanbul”)")
+        bars = C.loss_bars(["devre dışı bırakma yok", "ılık"], [3.2, 6.5], [0.9, 0.1])
+        curve = C.answer_curve(np.array([0.0, 0.5]), np.array([3, 1]), "“İ”")
+    assert list(lens.layout.xaxis.ticktext) == labels and list(lens.data[0].text[0]) == ["İ", "ı"]
+    assert lens.layout.title.text == "son konumda p(“İstanbul”)" and lens.layout.yaxis.title.text == "bloğa giren akış"
+    assert list(lens.layout.yaxis.ticktext)[:2] == ["blok 0", "blok 1"]
+    assert list(bars.data[0].text) == ["3,20 nat", "6,50 nat"] and bars.data[0].customdata[0][2] == "%90"
+    assert list(bars.layout.xaxis.ticktext) == ["devre dışı bırakma yok", "ılık"]
+    assert curve.layout.separators == ",." and "(1 = son bloktan sonra)" in curve.layout.xaxis.title.text
+    with i18n.using("pt"):
+        parts = C.component_bars(0.5, [0.25, 1.5])
+        head_bars = C.head_bars(np.array([1.0, 2.5]), clean=3.0, corrupted=-1.0, y_title="dif. de logit")
+        formula = M.STATISTICS["sink"].last_formula
+    assert parts.layout.yaxis.title.text == "parcela do logit" and parts.layout.xaxis.title.text == "parte"
+    assert [a.text for a in head_bars.layout.annotations] == ["limpo", "corrompido"]
+    assert head_bars.data[0].customdata == ("1,00", "2,50")
+    # one row formula in every language and lesson (attention.heads), on the last row
+    assert formula == M.STATISTICS["sink"].last_formula == r"w_{i,0}\quad (i = n-1)"

@@ -205,3 +205,26 @@ def test_bad_links_warn_and_open_at_the_defaults(lm):
     assert at.multiselect(key="ca_heads").value == default_heads(lm)
     assert at.radio(key="ca_ablation").value == "zero" and at.number_input(key="ca_k").value == 3
     assert at.selectbox(key="ca_guess").value == "none" and at.selectbox(key="ca_answer").value == "0"
+
+
+def test_the_other_grade_of_the_sweep_is_shown_in_every_language(lm):
+    """The manifest's ``TEXT_STATES["sweep"]`` grades a fixed guess (L0H4) in every language: one of the two grades
+    on the served model. Here the other one (the best head if L0H4 is not, else another head) is checked in every
+    language the same way, so both "Right: … matters most" and "… ranks k of n" are read in pt and tr."""
+    from explorer.lessons import causes
+    from tests.lessons.test_languages import check_every_language
+
+    fixed = causes.TEXT_STATES["sweep"][0]["ca_guess"]
+    ids = lm.encode(M.DEFAULT_PROMPT)
+    best = M.head_code(*M.grade_guess(iv.knockout_sweep(lm, ids, predicted(lm, ids)[0]).effect, (0, 0)).best)
+    other = best if fixed != best else next(M.head_code(0, h) for h in range(lm.config.n_heads)
+                                            if M.head_code(0, h) != best)
+
+    def reveal(at, lang):
+        at.button(key="ca_reveal").click().run()
+        return at
+
+    runs = check_every_language(PAGE, {"ca_guess": other}, act=reveal)
+    said = texts(runs["en"])
+    assert (f"**Right: {best} matters most.**" in said) == (other == best)
+    assert (f"**{other} ranks " in said) == (other != best)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention import heads
 from explorer.lessons.real_model import model as M
-from explorer.shell import controls, llm
+from explorer.shell import controls, i18n, llm
 from explorer.shell.llm import INSTALL_COMMAND
 from tests.apptest_utils import app_at, assert_clean, figures
 
@@ -423,3 +423,29 @@ def test_turkish_capitals_and_the_prediction_formulas_words_follow_the_language(
     pt = app_at(PAGE, query={"lang": "pt"})
     formula = next(x.value for x in pt.latex if "softmax" in x.value and "logits" in x.value)
     assert r"\text{próximo}" in formula and "next" not in formula
+
+
+@pytest.mark.slow
+def test_every_head_read_correctly_is_graded_the_same_in_every_language(lm):
+    """The exercise answered rightly (its answers from the live numbers, as a learner would) is checked in every
+    language like a manifest state (no link or button alone reaches it: ``TEXT_STATES`` checks it unanswered), and
+    grades the same heads right in each."""
+    from tests.lessons.test_languages import check_every_language
+
+    _, _, stats = expected(lm)
+    asked = M.quiz_heads(stats)
+    assert asked
+
+    def answer_all(at, lang):
+        with i18n.using(lang):  # AppTest finds an option through the page's format_func, in the test's thread
+            for q in asked:
+                at.selectbox(key=f"rm_guess_{q.layer}_{q.head}").set_value(q.answer)
+            at.button(key="rm_check").click().run()
+        return at
+
+    runs = check_every_language(PAGE, act=answer_all)
+    n = len(asked)
+    assert any(f"{n} of {n} right" in s.value for s in runs["en"].success)
+    for at in runs.values():
+        assert len(at.success) == len(runs["en"].success)
+        assert [b.value for b in at.selectbox if b.key and b.key.startswith("rm_guess_")] == [q.answer for q in asked]

@@ -8,6 +8,7 @@ import pytest
 
 from explorer.lessons.sinks import charts as S
 from explorer.lessons.sinks import model as M
+from explorer.shell import i18n
 
 
 def test_sink_layers_bars_dots_and_the_uniform_line():
@@ -69,3 +70,27 @@ def test_cache_tradeoff_takes_its_columns_width():
     (the browser tour reads the page at its defaults, without it; tests/e2e/test_sinks.py checked its 390 px)."""
     fig = S.cache_tradeoff([("MHA", "heads", 138240.0, 21.0), ("GQA", "heads", 46080.0, 21.0)], reference=21.0)
     assert fig.layout.width is None and fig.layout.autosize is not False
+
+
+@pytest.mark.slow
+def test_the_charts_words_keep_their_letters(door_model):
+    labels = ["İzmir (0)", "ılık (1)", "şöyle (2)", "ağaç (3)"]  # Turkish dotted capital and dotless small i
+    with i18n.using("tr"):
+        fig = S.losses_along([("tutulan ilk 4 token", np.array([1.5, 2.25, 3.0]), "#000")], 2, labels)
+        mask = S.window_mask(M.allowed_keys(4, 2, 1), labels, title="hangi anahtarlar")
+        trade = S.cache_tradeoff([("gizil, rank 32", "latent", 3840.0, 1234.5)], reference=10.0)
+    assert fig.layout.xaxis.title.text == "sorgu konumu (sonraki tokeni tahmin ederken)"
+    assert fig.data[0].customdata[0][:2] == ["İzmir (0)", "ılık (1)"] and fig.data[0].customdata[0][2] == "1,500"
+    assert fig.layout.separators == ",."
+    assert list(mask.layout.yaxis.ticktext) == labels
+    assert np.asarray(mask.data[0].customdata, dtype=object)[3, 0, 2] == "tutulan bir ilk token"
+    assert np.asarray(mask.data[0].customdata, dtype=object)[0, 3, 2] == "gelecek (nedensel maske)"
+    with i18n.using("pt"):
+        heads = S.cache_tradeoff([("MHA", "heads", 138240.0, 12.5)], reference=10.0)
+    assert heads.data[0].name == "cabeças de chave/valor"
+    assert trade.data[0].name == "gizil önbellek" and trade.data[0].customdata[0][1:] == ["3.840", "1234,5"]
+    with i18n.using("pt"):
+        assert M.variant_label(door_model.config, M.cache_variants(door_model.config, 64)[-1]) == \
+            "janela 32 + 4 primeiros tokens"
+        assert S.sink_layers([0.5, 0.75], [0.5, 1.0], 0.125).data[2].hovertemplate.startswith(
+            "uma cabeça que distribui por igual: 0,125")
