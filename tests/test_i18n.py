@@ -13,7 +13,7 @@ from explorer.lessons.causes import model as _causes
 from explorer.lessons.real_model import model as _real_model
 from explorer.lessons.sinks import model as _sinks
 from explorer.lessons.training import model as _training
-from explorer.shell import i18n, llm
+from explorer.shell import i18n
 from tests.apptest_utils import ROOT, app_at
 
 
@@ -229,8 +229,6 @@ NOT_SHOWN_AS_IS = {  # (file, literal): an English sentence in the code that is 
                             ("causes/model.py", _causes.DEFAULT_CORRUPTED))},
     ("explorer/lessons/sinks/model.py", _sinks.DEFAULT_PROMPT): "the default text: a visitor's text",
     ("explorer/lessons/training/model.py", _training.REAL_PROMPT): "the prompt SmolLM2 reads: the model's input",
-    ("explorer/lessons/training/page.py", f"python -m {llm.INSTALL_COMMAND}"): "the door's install command "
-        "(llm.INSTALL_COMMAND written out again), the same in every language",
     ("explorer/lessons/causes/__init__.py", "The capital of the United Kingdom is"):
         "a corrupted prompt of another length in the manifest's TEXT_STATES: a visitor's text",
 }

