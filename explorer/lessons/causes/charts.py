@@ -30,9 +30,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["answer_curve", "component_bars", "head_bars", "lens_map", "loss_bars", "patch_map",
-           "scatter_effect"]
-
 PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
 BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
 LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions

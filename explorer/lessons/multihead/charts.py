@@ -491,8 +491,3 @@ def sample_note(d_model: int) -> str:
     return " " + _("d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give "
                    "the true indices); the numbers expander has them all.").format(d_model=d_model, step=step)
 
-
-__all__ = [
-    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_labels",
-    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "sample_note", "split_panels",
-]
