@@ -32,30 +32,20 @@ _, _n = translator(__name__)
 
 
 # --- cached computations -------------------------------------------------------------------------------------
-
-
 lens_top = cached(max_entries=8)(model.lens_top)
-
-
 answer_by_layer = cached(max_entries=16)(model.answer_readout)
+knockout = cached(max_entries=32)(model.knockout)
+statistics = cached(max_entries=8)(model.statistics)
+induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
+attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
+sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
+scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
 
 
 @cached(max_entries=16)
 def attribution(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> llm.Attribution:
     """Direct logit attribution of the answer's logit."""
     return llm.logit_attribution(_model, ids, answer)
-
-
-knockout = cached(max_entries=32)(model.knockout)
-
-
-statistics = cached(max_entries=8)(model.statistics)
-attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
-sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
-scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
-
-
-induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
 
 
 LINK_HEADER = N_("open in Inside a real model")
