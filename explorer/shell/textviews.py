@@ -7,6 +7,7 @@ run's language (:mod:`explorer.shell.i18n`); numbers in formulas do not.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -66,11 +67,26 @@ def md_code(text: str, limit: int | None = 30) -> str:
     return code_span(s if limit is None or len(s) <= limit else s[:limit] + "…")
 
 
+def _indices(n_or_indices) -> Iterable[int]:
+    return range(n_or_indices) if isinstance(n_or_indices, int | np.integer) else n_or_indices
+
+
 def dim_labels(columns) -> list[str]:
     """``["dim 0", "dim 1", …]`` in the run's language (``boyut 0`` in tr): the labels of a vector's components, for
     ``columns`` components or the given component indices (``dim_labels([0, 8, 16])`` for a sampled axis)."""
-    indices = range(columns) if isinstance(columns, int | np.integer) else columns
-    return [_("dim {j}").format(j=int(j)) for j in indices]
+    return [_("dim {j}").format(j=int(j)) for j in _indices(columns)]
+
+
+def layer_labels(layers) -> list[str]:
+    """``["layer 0", "layer 1", …]`` in the run's language (``camada 0``, ``katman 0``): a layer × head table's row
+    labels, for ``layers`` layers or the given layer indices."""
+    return [_("layer {i}").format(i=int(i)) for i in _indices(layers)]
+
+
+def head_labels(heads) -> list[str]:
+    """``["head 0", "head 1", …]`` in the run's language (``cabeça 0``, ``kafa 0``): a layer × head table's column
+    labels, or a grid's panel titles, for ``heads`` heads or the given head indices."""
+    return [_("head {h}").format(h=int(h)) for h in _indices(heads)]
 
 
 def tokens_count(n: int) -> str:

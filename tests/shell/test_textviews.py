@@ -10,8 +10,10 @@ from explorer.shell.textviews import (
     ascii_heatmap,
     dim_labels,
     fmt,
+    head_labels,
     integer_formula,
     latex_text,
+    layer_labels,
     md_code,
     weighted_sum_latex,
 )
@@ -72,3 +74,12 @@ def test_a_weighted_sums_left_out_terms_are_counted_in_the_language():
     assert left_out(9, "en") == "1 smaller term" and left_out(10, "en") == "2 smaller terms"
     assert left_out(9, "pt") == "1 termo menor" and left_out(10, "pt") == "2 termos menores"
     assert left_out(9, "tr") == "1 küçük terim daha" and left_out(10, "tr") == "2 küçük terim daha"
+
+
+@pytest.mark.parametrize(("lang", "layer", "head"), [("en", "layer", "head"), ("pt", "camada", "cabeça"),
+                                                     ("tr", "katman", "kafa")])
+def test_layer_and_head_labels_name_a_head_tables_rows_and_columns_in_each_language(lang, layer, head):
+    """One home for a layer × head table's labels (causes, sinks, real_model and multihead had their own)."""
+    with i18n.using(lang):
+        assert layer_labels(2) == [f"{layer} 0", f"{layer} 1"]
+        assert head_labels([3, np.int64(15)]) == [f"{head} 3", f"{head} 15"]  # a window of heads

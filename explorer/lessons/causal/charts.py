@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.lessons.causal.model import exact
 from explorer.shell import i18n
 from explorer.shell.charts import (
     CELL_TEXT_MAX,
@@ -33,12 +32,6 @@ from explorer.shell.charts import (
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
-
-__all__ = [
-    "ALLOWED_COLOR", "BLOCKED_COLOR", "FULLY_MASKED_BADGE", "NEG_INF", "additive_mask_figure",
-    "add_row_badges", "add_row_separator", "boolean_mask_figure", "change_map", "exact", "exact_change_text",
-    "output_map", "row_change_bars", "weights_map",
-]
 
 ALLOWED_COLOR = "#3b78c2"
 BLOCKED_COLOR = "#d4d4d4"

@@ -18,9 +18,6 @@ from explorer.shell import i18n
 from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
-__all__ = ["LARGE_NEGATIVE", "CausalScenario", "Claim", "MaskingRules", "causal_scenario", "exact", "masking_rules",
-           "mode_name", "no_peeking_claims", "perturb_after"]
-
 _, _n = translator(__name__)
 
 

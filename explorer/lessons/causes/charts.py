@@ -30,9 +30,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["answer_curve", "component_bars", "head_bars", "lens_map", "loss_bars", "patch_map",
-           "scatter_effect"]
-
 PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
 BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
 LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions
@@ -216,24 +213,20 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
     return go.Figure(data=[bar], layout=layout)
 
 
-def diverging_head_grid(values, *, title: str, colorbar_title: str, outlined) -> go.Figure:
-    """A clickable grid of every head on the red-blue scale (0 white), ``outlined`` heads framed in dark."""
-    return head_grid(values, title=title, colorbar_title=colorbar_title, outlined=outlined, kind="diverging",
-                     outline=(DARK_OUTLINE, 2.5))
-
-
 def attribution_grid(shares: np.ndarray, answer: str, picked: tuple[tuple[int, int], ...]) -> go.Figure:
     """The clickable grid of every head's share ``[n_layers, n_heads]`` of the logit of ``answer`` (the token as
-    charts show it), the knockout's ``picked`` heads outlined (a widget: bound with
-    :func:`explorer.shell.cache.figure` in ``draw.py``, the same object on every rerun)."""
-    return diverging_head_grid(shares, title=_("every head's share of {answer}'s logit").format(answer=answer),
-                               colorbar_title=_("share"), outlined=picked)
+    charts show it) on the red-blue scale (0 white), the knockout's ``picked`` heads framed in dark (a widget: bound
+    with :func:`explorer.shell.cache.figure` in ``draw.py``, the same object on every rerun)."""
+    return head_grid(shares, title=_("every head's share of {answer}'s logit").format(answer=answer),
+                     colorbar_title=_("share"), outlined=picked, kind="diverging", outline=(DARK_OUTLINE, 2.5))
 
 
 def sweep_grid(effect: np.ndarray, answer: str, guess: tuple[int, int] | None) -> go.Figure:
-    """The clickable grid of the sweep's effects ``[n_layers, n_heads]`` on log p(``answer``), the guess outlined."""
-    return diverging_head_grid(effect, title=_("change of log p({answer}) per head").format(answer=answer),
-                               colorbar_title="Δ log p", outlined=(guess,) if guess else ())
+    """The clickable grid of the sweep's effects ``[n_layers, n_heads]`` on log p(``answer``), as
+    :func:`attribution_grid`'s, the guess framed."""
+    return head_grid(effect, title=_("change of log p({answer}) per head").format(answer=answer),
+                     colorbar_title="Δ log p", outlined=(guess,) if guess else (), kind="diverging",
+                     outline=(DARK_OUTLINE, 2.5))
 
 
 def scatter_figure(values: np.ndarray, effect: np.ndarray, stat: str, answer: str) -> go.Figure:

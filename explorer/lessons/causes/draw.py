@@ -26,36 +26,26 @@ from explorer.shell import controls, head_statistics, i18n, llm
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, latex_words, md_code
+from explorer.shell.textviews import fmt, head_labels, latex_words, layer_labels, md_code
 
 _, _n = translator(__name__)
 
 
 # --- cached computations -------------------------------------------------------------------------------------
-
-
 lens_top = cached(max_entries=8)(model.lens_top)
-
-
 answer_by_layer = cached(max_entries=16)(model.answer_readout)
+knockout = cached(max_entries=32)(model.knockout)
+statistics = cached(max_entries=8)(model.statistics)
+induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
+attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
+sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
+scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
 
 
 @cached(max_entries=16)
 def attribution(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> llm.Attribution:
     """Direct logit attribution of the answer's logit."""
     return llm.logit_attribution(_model, ids, answer)
-
-
-knockout = cached(max_entries=32)(model.knockout)
-
-
-statistics = cached(max_entries=8)(model.statistics)
-attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
-sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
-scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
-
-
-induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an entry; 12 forward passes
 
 
 LINK_HEADER = N_("open in Inside a real model")
@@ -186,8 +176,8 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                  "below measure that).").format(s=fmt(a.scale, 3)))
     head_table(_model.config, prompt, model.top_heads(a.heads, 5),
                {_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]})
-    numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=model.layer_labels(a.heads.shape[0]),
-                                                            columns=model.head_labels(a.heads.shape[1])),
+    numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
+                                                            columns=head_labels(a.heads.shape[1])),
              _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},
             label=_("Numbers: every part's share"))
     every_head_links(_model.config, prompt, _("share"), a.heads, _("Every head, with its link"))
@@ -243,8 +233,8 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
                                       + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
                                       _("top-1 accuracy"): accs}),
-             _("induction score of every head"): pd.DataFrame(r.scores, index=model.layer_labels(r.scores.shape[0]),
-                                                              columns=model.head_labels(r.scores.shape[1]))},
+             _("induction score of every head"): pd.DataFrame(r.scores, index=layer_labels(r.scores.shape[0]),
+                                                              columns=head_labels(r.scores.shape[1]))},
             label=_("Numbers: the repeated prompt"))
 
 

@@ -496,16 +496,6 @@ def piece(_model: llm.LlamaModel, token: int) -> str:
     return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]), limit=None)
 
 
-def layer_labels(n: int) -> list[str]:
-    """``layer 0 … layer n-1`` in the run's language (a table's row labels)."""
-    return [_("layer {i}").format(i=i) for i in range(n)]
-
-
-def head_labels(n: int) -> list[str]:
-    """``head 0 … head n-1`` in the run's language (a table's column labels)."""
-    return [_("head {h}").format(h=h) for h in range(n)]
-
-
 def latex_safe(text: str) -> str:
     """A token for ``\\text{}`` in a formula: letters, digits and spaces kept, anything else a placeholder."""
     kept = "".join(ch if ch.isalnum() or ch == " " else "·" for ch in text.strip("“”").replace("␣", " "))

@@ -20,9 +20,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["CACHED_COLOR", "FULL_COLOR", "NEWEST_COLOR", "cache_matrix", "cache_size_chart", "cached_vs_full",
-           "cost_chart", "new_query_weights"]
-
 NEWEST_COLOR = "#d62728"  # the row this step appended
 PROMPT_COLOR = "#555555"  # the line after the prompt's rows
 CACHED_COLOR = "#3b78c2"

@@ -37,14 +37,6 @@ from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
 
-__all__ = [
-    "DEFAULT_PROMPT", "MAX_PROMPT_TOKENS", "MAX_STEPS", "METHODS", "METHOD_LABELS", "TEMPERATURES", "TOP_ALTERNATIVES",
-    "Choice", "DecodeState", "Run", "Sampling", "cache_bytes", "choose", "decode_step",
-    "macs_attention", "macs_per_layer_weights", "macs_with_cache", "macs_without_cache", "max_difference", "prefill",
-    "run", "sampling_distribution", "CacheView", "FullPass", "difference_note",
-    "pending_marker", "pending_note", "probability_text", "status_text", "storage_note",
-]
-
 DEFAULT_PROMPT = "The capital of France is"
 MAX_PROMPT_TOKENS = 32
 """Prompt tokens the page reads (its ``max_tokens`` for :func:`explorer.shell.llm.prompt_input`, below the

@@ -16,7 +16,6 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.lessons.multihead import model as smh
-from explorer.lessons.multihead.model import head_label, head_labels
 from explorer.shell import i18n
 from explorer.shell.charts import (
     BAR_PLOT_PX,
@@ -40,7 +39,7 @@ from explorer.shell.charts import (
     weight_colors,
 )
 from explorer.shell.plotly_fast import axis_names, hline, subplot_layout
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import fmt, head_labels
 
 _, _n = i18n.translator(__name__)
 
@@ -196,7 +195,8 @@ def blocked_heatmap(
             if a > first:
                 shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07, line=line))
             if label_heads:
-                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper", text=head_label(h) if wide else short,
+                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
+                                  text=head_labels([h])[0] if wide else short,
                                   showarrow=False, font=dict(size=10, color="black")))
         else:
             shapes.append(dict(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
@@ -409,10 +409,10 @@ def head_weights_grid(
             f.data = [t for t in f.data if not (isinstance(t, go.Scatter) and t.mode == "text")]
     top = max((weight_colors(w[i], color_scale, mask)[1][1] for i in range(len(heads))), default=1.0)
     # Short titles (a phone's panels are narrow): the entropy only in a grid of one column.
-    titles = [head_label(h) + (f" · H {fmt(float(entropy[i]), 2)}" if entropy is not None and n_cols == 1 else "")
-              for i, h in enumerate(heads)]
+    titles = [name + (f" · H {fmt(float(entropy[i]), 2)}" if entropy is not None and n_cols == 1 else "")
+              for i, name in enumerate(head_labels(heads))]
     per_row = int(min(420, max(220, 22 * n + 120)))
-    return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[head_label(h) + " · " for h in heads],
+    return _grid(figs, titles, n_cols=n_cols, hover_prefixes=[name + " · " for name in head_labels(heads)],
                  light_hover=_("query %{y} → key %{x}: %{z:.3f}") + "<extra></extra>",
                  coloraxis=dict(cmin=0.0, cmax=top, colorscale=WEIGHTS_SCALE,
                                 colorbar=weight_colorbar(color_scale, (0.0, top), n)),
@@ -446,7 +446,7 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
     n_cols = n_cols or min(len(heads), 4)
     n = o.shape[1]
     return _grid(figs, head_labels(heads), n_cols=n_cols,  # short titles: the caption gives the shape
-                 hover_prefixes=[head_label(h) + " · " for h in heads],
+                 hover_prefixes=[name + " · " for name in head_labels(heads)],
                  light_hover=_("token %{y} · head column %{x}: %{z:.3f}") + "<extra></extra>",
                  coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
                                 colorbar=dict(title=dict(text=_("value")), thickness=12)),
@@ -491,8 +491,3 @@ def sample_note(d_model: int) -> str:
     return " " + _("d_model = {d_model} is large, so one row and column in every {step} is drawn (ticks give "
                    "the true indices); the numbers expander has them all.").format(d_model=d_model, step=step)
 
-
-__all__ = [
-    "HEAD_COLORS", "MAX_AXIS", "blocked_heatmap", "entropy_bars", "head_color", "head_label", "head_labels",
-    "head_output_panels", "head_weights_grid", "lighten", "sample_indices", "sample_note", "split_panels",
-]

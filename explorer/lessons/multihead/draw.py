@@ -26,12 +26,12 @@ import streamlit as st
 from explorer.lessons import real_model
 from explorer.lessons.multihead import charts as mhfig
 from explorer.lessons.multihead import model as smh
-from explorer.lessons.multihead.model import MultiHead, View, Window, diff_text, head_labels, numbers_title
+from explorer.lessons.multihead.model import MultiHead, View, Window, diff_text, numbers_title
 from explorer.shell import charts, controls, tables
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, latex_words
+from explorer.shell.textviews import dim_labels, fmt, head_labels, latex_words
 
 _, _n = translator(__name__)
 _shell = translator("explorer.shell")[0]  # the shell's own words shown here (its colour scales' meanings, embeddings)
@@ -255,9 +255,8 @@ def output(mh: MultiHead) -> None:
         n=mh.settings.n, d_model=mh.d_model) + mhfig.sample_note(mh.d_model))
     out_cols = mhfig.sample_indices(mh.d_model)
     st.plotly_chart(charts.heatmap(scenario(mh).result.output[:, out_cols], mh.settings.labels,
-                                   [_("dim {j}").format(j=j) for j in out_cols], kind="diverging",
-                                   row_name=_("token"), col_name=_("dim"), title=_("output = C W_o"),
-                                   show_text=False), key="mh_fig_output")
+                                   dim_labels(out_cols), kind="diverging", row_name=_("token"), col_name=_("dim"),
+                                   title=_("output = C W_o"), show_text=False), key="mh_fig_output")
 
 
 @section

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,7 @@ import pandas as pd
 import attention as A
 from explorer.shell import i18n
 from explorer.shell.settings import Settings
-from explorer.shell.textviews import fmt
+from explorer.shell.textviews import dim_labels, fmt, head_labels
 
 _, _n = i18n.translator(__name__)
 
@@ -308,16 +307,6 @@ Window = tuple[int, int]  # heads first … last + 1 shown in the grids
 TABLES = ("head_weights", "mean_weights", "concat", "output")  # the "Numbers" of parts 2-3, in page order
 
 
-def head_label(h: int) -> str:
-    """``"head 3"``, in the run's language (``"cabeça 3"``, ``"kafa 3"``)."""
-    return _("head {h}").format(h=h)
-
-
-def head_labels(heads: Sequence[int]) -> list[str]:
-    """``["head 0", "head 1", …]``, in the run's language."""
-    return [head_label(h) for h in heads]
-
-
 @dataclass(frozen=True)
 class View:
     """One scenario as the sections draw it: the page's settings ``mh``, their scenario ``sc``, and the heads
@@ -334,10 +323,6 @@ class View:
     @property
     def shown(self) -> list[int]:
         return list(range(*self.heads))
-
-    @property
-    def dims(self) -> list[str]:
-        return [_("dim {j}").format(j=j) for j in range(self.mh.d_model)]
 
     @property
     def grid_cols(self) -> int:
@@ -365,7 +350,7 @@ def frame(v: View, name: str) -> pd.DataFrame:
     """Table ``name`` (see :func:`table_size`) with labelled rows and columns."""
     sc, r, labels, mh = v.sc, v.sc.result, v.mh.settings.labels, v.mh
     if name.startswith("W_"):
-        return pd.DataFrame(getattr(sc, name), index=v.dims,
+        return pd.DataFrame(getattr(sc, name), index=dim_labels(mh.d_model),
                             columns=[_("col {j} (head {h})").format(j=j, h=j // mh.d_head) for j in range(mh.d_model)])
     if name == "head_weights":
         a, b = v.heads
@@ -374,7 +359,7 @@ def frame(v: View, name: str) -> pd.DataFrame:
                                                              names=[_("head"), _("query")]), columns=labels)
     if name == "mean_weights":
         return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
-    return pd.DataFrame(getattr(r, name), index=labels, columns=v.dims)  # concat, output
+    return pd.DataFrame(getattr(r, name), index=labels, columns=dim_labels(mh.d_model))  # concat, output
 
 
 def csv(v: View, name: str) -> str:

@@ -19,8 +19,6 @@ from explorer.shell.textviews import dim_labels, fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["GROWTH_COLORS", "growth_bars", "query_and_keys"]
-
 GROWTH_COLORS = ("#9ab8de", "#c2413b", "#3b78c2")
 
 

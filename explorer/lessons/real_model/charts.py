@@ -19,8 +19,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["angle_map", "prediction_bars"]
-
 
 def prediction_bars(labels: Sequence[str], probabilities: Sequence[float], *, title: str = "",
                     height: int = 260) -> go.Figure:

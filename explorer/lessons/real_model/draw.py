@@ -26,7 +26,7 @@ from explorer.shell import charts, head_statistics, i18n, llm, tables
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import fmt, latex_words, tokens_count
+from explorer.shell.textviews import dim_labels, fmt, head_labels, latex_words, layer_labels, tokens_count
 
 _, _n = translator(__name__)
 
@@ -162,7 +162,7 @@ def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> 
 def grid_numbers(_model: llm.LlamaModel, ids: tuple[int, ...], stat: str) -> None:
     """The grid's numbers, a layer per row, a head per column."""
     values, c = statistics(_model, ids).get(stat), _model.config
-    numbers(values, model.dims(c.n_layers, "layer"), model.dims(c.n_heads, "head"),
+    numbers(values, layer_labels(c.n_layers), head_labels(c.n_heads),
             label=_("Numbers: {statistic} of every head").format(statistic=head_statistics.name(stat)))
 
 
@@ -259,11 +259,11 @@ def rmsnorm_step(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _head
                   "x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), shape "
                   "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
                   "head of the layer starts from this x̂.", layer).format(layer=layer, n=n, d_model=c.d_model))
-    st.plotly_chart(charts.heatmap(s.x_normed, labels, model.dims(c.d_model), kind="diverging", row_name=_("token"),
+    st.plotly_chart(charts.heatmap(s.x_normed, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
                                    col_name=_("dim"), title=_("x̂ entering layer {layer}").format(layer=layer),
                                    max_xticks=12),
                     key="rm_fig_x")
-    numbers(s.x_normed, labels, model.dims(c.d_model), label=_("Numbers: x after RMSNorm"))
+    numbers(s.x_normed, labels, dim_labels(c.d_model), label=_("Numbers: x after RMSNorm"))
 
 
 @section
@@ -273,7 +273,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     s, c = llm.head_steps(_model, ids, layer, head), _model.config
     labels, n = llm.labels(_model, ids), len(ids)
     dh, root = c.d_head, float(np.sqrt(c.d_head))
-    d = model.dims(dh)
+    d = dim_labels(dh)
     light = n > LIGHT_DIMS_ABOVE
 
     st.subheader(_("2 · Queries, keys and values"))
@@ -315,7 +315,8 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                      "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
                      "angles in radians").format(half=dh // 2, last=dh // 2 - 1,
                                                  slowest=slowest.replace(".", i18n.plotly_separators()[0])))
-        numbers(angles, labels, model.dims(angles.shape[1], "pair"), label=_("Numbers: angles (radians)"))
+        numbers(angles, labels, [_("pair") + f" {j}" for j in range(angles.shape[1])],
+                label=_("Numbers: angles (radians)"))
     for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):
         with col:
             st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),

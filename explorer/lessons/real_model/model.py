@@ -364,18 +364,9 @@ def precision(_model: llm.LlamaModel) -> str:
     return llm.MODEL_FILENAME if storage is None else precision_note(storage.tensors)
 
 
-DIM_PREFIXES = {"dim": N_("dim"), "layer": N_("layer"), "head": N_("head"), "pair": N_("pair")}
-
-
 def head_title(layer: int, head: int) -> str:
     """``layer 16, head 0`` in the run's language (a map's title)."""
     return _("layer {layer}, head {head}").format(layer=layer, head=head)
-
-
-def dims(width: int, prefix: str = "dim") -> list[str]:
-    """``["dim 0", "dim 1", …]``: the labels of a table's rows or columns, the word in the run's language."""
-    word = _(DIM_PREFIXES[prefix])
-    return [f"{word} {j}" for j in range(width)]
 
 
 def power_of_ten(x: float) -> str:

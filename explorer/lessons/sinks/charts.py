@@ -19,9 +19,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["FAMILY_COLORS", "FAMILY_NAMES", "SINK_COLORS", "cache_tradeoff", "first_token_layers", "losses_along",
-           "sink_grid", "sink_layers", "window_mask"]
-
 MEAN_COLOR, TOP_COLOR, UNIFORM_COLOR = "#3b78c2", "#d62728", "#777777"
 SINK_COLORS = {0: "#d62728", 1: "#e07b39", 4: "#2ca02c", None: "#3b78c2"}  # kept first tokens -> line colour
 FAMILY_COLORS = {"heads": "#3b78c2", "latent": "#9467bd", "window": "#2ca02c"}

@@ -26,7 +26,7 @@ from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, integer_formula, latex_words, md_code, tokens_count
+from explorer.shell.textviews import fmt, head_labels, integer_formula, latex_words, layer_labels, md_code, tokens_count
 
 _, _n = translator(__name__)
 
@@ -133,9 +133,8 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     st.caption(_("The strongest sink head of your text: layer {layer}, head {head}, sink mass {mass}. Rows are "
                  "queries, columns keys: the first column is the first token.").format(
         layer=s.top_layer, head=s.top_head, mass=fmt(float(s.mass[s.top_layer, s.top_head]), 3)))
-    numbers({_("Sink mass of every head"): pd.DataFrame(s.mass,
-                                                        index=[_("layer {i}").format(i=i) for i in range(c.n_layers)],
-                                                        columns=[_("head {h}").format(h=h) for h in range(c.n_heads)]),
+    numbers({_("Sink mass of every head"): pd.DataFrame(s.mass, index=layer_labels(c.n_layers),
+                                                        columns=head_labels(c.n_heads)),
              _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): per_layer,
                                            _("strongest head"): s.mass.max(axis=1),
                                            _("first token's value length / median"): s.value_ratio})},

@@ -36,14 +36,6 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__name__)
 
-__all__ = [
-    "DEFAULT_OFFSET", "DEFAULT_PROMPT", "DEFAULT_WINDOW", "FIRST_CHOICES", "FIRST_QUERY", "LATENT_RANKS",
-    "MIN_SCORED", "SINK_COUNTS", "SWEEP_SINKS", "SWEEP_WINDOWS", "CacheVariant", "FirstToken",
-    "Measured", "Shift", "SinkSummary", "Streamed", "allowed_keys", "cache_variants", "changed_ids",
-    "first_token_experiment", "measure", "reference_logits", "shift_experiment", "sink_mass",
-    "sink_summary", "streamed", "sweep_score_from", "uniform_mass", "variant_bytes", "window_max",
-]
-
 DEFAULT_PROMPT = (
     "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He lit the great lamp, wound the "
     "clockwork that turned the lens, and wrote the weather in his logbook. Ships passing in the night never saw him, "

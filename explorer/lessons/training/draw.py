@@ -32,6 +32,7 @@ from explorer.lessons.training.model import (
 from explorer.shell import charts, head_statistics, i18n, textviews
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import N_, translator
+from explorer.shell.settings import token_labels
 from explorer.shell.tables import dataframe, numbers
 from explorer.shell.textviews import tokens_count
 
@@ -100,7 +101,7 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
                       "filler). The answer for position i is always at position i − p + 1: a position, not a token, "
                       "can solve it (the shortcut, section 4).").format(run=tokens_count(period), p=period)
     st.caption(task_text + " " + _("Hover a cell for its token id and role."))
-    labels = model.token_labels(tokens)
+    labels = token_labels(map(str, tokens))  # "17 (0)": the token id and its position
     st.subheader(_("The untrained model's attention"))
     best_pm = float(pm[min(1, pm.shape[0] - 1):].max())
     st.markdown(_(
@@ -176,7 +177,7 @@ def snapshot(result: RunResult, step: int, color_scale: str) -> None:
     spec = result.spec
     k = int(np.argmin(np.abs(result.snapshot_steps - step)))
     at = int(result.snapshot_steps[k])
-    labels = model.token_labels(result.probe)
+    labels = token_labels(map(str, result.probe))
     pm, prev = result.prefix_match[at], result.previous_token[at]
     st.caption(_("Step {step}: accuracy {accuracy}, loss {loss}. The probe sequence (period {p}; its second copy "
                  "starts at position {start}). An induction head's map shows a stripe one step right of the diagonal "
@@ -273,7 +274,7 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
                       "compare a real induction head with the shortcut.").format(
             verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
     head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
-    labels = model.token_labels(fixed_run.probe)
+    labels = token_labels(map(str, fixed_run.probe))
     st.columns(2)[0].plotly_chart(  # half the width, as one of the page's head maps
         charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
                        mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24, height=MAP_HEIGHT,

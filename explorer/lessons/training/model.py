@@ -108,9 +108,8 @@ class RunSpec:
         """One line naming the run's settings (plain text, in the run's language)."""
         return _("{layers} × {heads}, d_model {d_model}, d_head {d_head}, vocab {vocab}, n {n}, {task}, {scaling}, "
                  "{init}, {positions}, batch {batch}, Adam lr {lr}, {steps} steps, seed {seed}").format(
-            layers=_n("{n} layer", "{n} layers", self.n_layers).format(n=self.n_layers),
-            heads=_n("{n} head", "{n} heads", self.n_heads).format(n=self.n_heads), d_model=self.d_model,
-            d_head=self.d_head, vocab=self.vocab, n=self.n_ctx, task=_(TASK_LABELS[self.task]),
+            layers=layers_count(self.n_layers), heads=_n("{n} head", "{n} heads", self.n_heads).format(n=self.n_heads),
+            d_model=self.d_model, d_head=self.d_head, vocab=self.vocab, n=self.n_ctx, task=_(TASK_LABELS[self.task]),
             scaling="÷√d_head" if self.scale else _("no scaling"), init=_(INIT_PHRASES[self.init]),
             positions=_(POSITION_PHRASES[self.positions]), batch=self.batch, lr=i18n.general(self.lr), steps=self.steps,
             seed=self.seed)
@@ -264,11 +263,6 @@ def untrained_attention(spec: RunSpec) -> tuple[np.ndarray, np.ndarray, int, np.
         attention = model.attention(probe.tokens[0])
     return (probe.tokens[0], attention.astype(np.float32), int(probe.period[0]),
             training.prefix_match(fw.weights, first), training.previous_token(fw.weights))
-
-
-def token_labels(tokens: np.ndarray) -> list[str]:
-    """``"17 (0)"``: each token id with its position (labels stay distinct when an id repeats)."""
-    return [f"{int(t)} ({i})" for i, t in enumerate(tokens)]
 
 
 def probe_roles(n: int, period: int) -> np.ndarray:

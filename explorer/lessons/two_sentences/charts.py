@@ -19,8 +19,6 @@ from explorer.shell.textviews import fmt
 
 _, _n = translator(__name__)
 
-__all__ = ["SHARED_MARK", "entropy_bars", "marked_labels", "pair_labels"]
-
 SHARED_MARK = "★"  # after a label: this word also occurs in the other sentence
 COLOR_A, COLOR_B = "#3b78c2", "#e07b39"
 

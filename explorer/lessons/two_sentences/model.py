@@ -19,9 +19,6 @@ import attention as A
 from explorer.shell import i18n, settings
 from explorer.shell.i18n import translator
 
-__all__ = ["REPEAT_DEMO", "Comparison", "LayerSettings", "OrderCheck", "RepeatCheck", "TwoSentencesScenario", "compare",
-           "gap_text", "order_check", "repeat_check", "shuffle_permutation", "two_sentences_scenario"]
-
 _, _n = translator(__name__)
 
 EMBEDDING = "per-token"

@@ -7,6 +7,7 @@ import pytest
 
 import attention as A
 from explorer.lessons.causal import charts as F
+from explorer.lessons.causal.model import exact
 from explorer.shell import i18n
 
 LABELS = ["The (0)", "cat (1)", "<b>x</b> (2)"]
@@ -125,4 +126,4 @@ def test_the_charts_words_keep_their_letters():
         badge = F.add_row_badges(F.boolean_mask_figure(A.causal_mask(3), labels), [0], 3)
     assert list(add.data[0].colorbar.ticktext) == ["−∞: bloqueado", "0: permitido"]
     assert badge.layout.annotations[0].text == "⛔ totalmente mascarada: sem chaves"
-    assert F.exact_change_text(1e-17) == "1e-17" and F.exact(0.0) == "0.0"  # English outside a run
+    assert F.exact_change_text(1e-17) == "1e-17" and exact(0.0) == "0.0"  # English outside a run
