@@ -93,7 +93,8 @@ def build_reference(path: Path | None = None, model_and_tokenizer=None) -> dict[
     from attention.llama import gguf_file
 
     path = path or gguf_file.find_model_file(download=False)
-    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    if model_and_tokenizer is None:  # a caller that passes its model keeps its own thread count (the tests use 1)
+        torch.set_num_threads(min(2, os.cpu_count() or 1))
     model, tokenizer = model_and_tokenizer or load_transformers(path)
     cases = {name: run_case(model, tokenizer, text, n_keep, LONG_LAYERS if n_keep else None)
              for name, (text, n_keep) in CASES.items()}

@@ -1,7 +1,8 @@
 """The interventions on SmolLM2-135M itself: the issue's exact identities, the measured facts the lesson states, the
-KV cache with a patch or a knockout, and one knockout's and one patch's logits against transformers with hooks.
+KV cache with a patch or a knockout. One knockout's and one patch's logits against transformers with hooks are in
+``test_llama_live.py`` (the one file that loads transformers' model).
 
-All ``slow`` (the real model; transformers takes about 20 s to load, once per process: ``test_llama_live._hf``).
+All ``slow`` (the real model).
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import pytest
 
 from attention.llama import interventions as iv
 from attention.llama.weights import _Dense
-from tests.core.llama_support import real_model, real_model_path
-from tests.core.test_llama_live import _hf
+from tests.core.llama_support import real_model
 
 pytestmark = pytest.mark.slow
 
@@ -162,78 +162,3 @@ def test_the_capital_fact_moves_between_layers_23_and_24_and_one_head_carries_it
     assert heads[4] == pytest.approx(6.44, abs=0.01) and int(np.argmax(heads)) == 4
     one = model.forward(corrupted, patch={"head": {(23, 4): clean_run.head_outputs[23, 4]}})
     assert iv.logit_difference(one.logits, paris, rome) == pytest.approx(heads[4], abs=1e-4)
-
-
-# --- against transformers, with hooks --------------------------------------------------------------------------
-
-
-def _hooked_logits(hf_model, ids, *, zero_heads=(), resid=None, head_values=None):
-    """transformers' logits with hooks: the named heads' inputs to ``o_proj`` zeroed or replaced (``[n, 64]``
-    per head), or the stream entering decoder layer ``block`` at ``pos`` replaced (``resid = (block, pos, v)``)."""
-    import torch
-
-    layers = hf_model.model.layers
-    dh = hf_model.config.head_dim
-    handles = []
-    by_layer: dict[int, list] = {}
-    for layer, head in zero_heads:
-        by_layer.setdefault(layer, []).append((head, None))
-    for (layer, head), value in (head_values or {}).items():
-        by_layer.setdefault(layer, []).append((head, torch.tensor(value)))
-
-    def o_proj_hook(changes):
-        def hook(module, args):
-            z = args[0].clone()  # [1, n, n_heads * d_head]: the heads' weights @ V, head-major
-            for head, value in changes:
-                z[0, :, head * dh:(head + 1) * dh] = 0.0 if value is None else value
-            return (z,) + args[1:]
-        return hook
-
-    for layer, changes in by_layer.items():
-        handles.append(layers[layer].self_attn.o_proj.register_forward_pre_hook(o_proj_hook(changes)))
-    if resid is not None:
-        block, pos, vector = resid
-        target = layers[block] if block < len(layers) else hf_model.model.norm
-
-        def resid_hook(module, args, kwargs):
-            if args:
-                x = args[0].clone()
-                x[0, pos] = torch.tensor(vector)
-                return (x,) + args[1:], kwargs
-            x = kwargs["hidden_states"].clone()
-            x[0, pos] = torch.tensor(vector)
-            return args, {**kwargs, "hidden_states": x}
-
-        handles.append(target.register_forward_pre_hook(resid_hook, with_kwargs=True))
-    try:
-        with torch.no_grad():
-            return hf_model(torch.tensor([list(ids)])).logits[0].numpy()
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-@pytest.mark.torch
-def test_knockout_and_patches_match_transformers_with_hooks(model, pair):
-    hf_model, _ = _hf(real_model_path())
-    clean, corrupted, paris, rome, clean_run, corrupted_run = pair
-
-    def close(ours, theirs):
-        scale = np.abs(theirs).max(axis=-1, keepdims=True)
-        assert (np.abs(ours - theirs) <= 1e-4 * scale).all(), np.abs(ours - theirs).max()
-
-    plain = _hooked_logits(hf_model, clean)
-    heads = [(18, 6), (23, 4), (0, 2)]
-    knocked = _hooked_logits(hf_model, clean, zero_heads=heads)
-    assert np.abs(knocked - plain).max() > 0.5  # the hooks did something
-    close(model.forward(clean, ablate=heads).logits, knocked)
-    # one residual patch: the clean run's stream entering block 23 at " France" copied into the corrupted run
-    vector = clean_run.residuals[23, 3]
-    close(model.forward(corrupted, patch={"resid": {(23, 3): vector}}).logits,
-          _hooked_logits(hf_model, corrupted, resid=(23, 3, vector)))
-    # one head patch: layer 23, head 4 of the clean run into the corrupted one (the lesson's flip)
-    value = clean_run.head_outputs[23, 4]
-    theirs = _hooked_logits(hf_model, corrupted, head_values={(23, 4): value})
-    close(model.forward(corrupted, patch={"head": {(23, 4): value}}).logits, theirs)
-    assert iv.logit_difference(theirs, paris, rome) > 6
-    del corrupted_run

@@ -1,6 +1,6 @@
-"""Sinks, windows, position shifts and smaller KV caches on SmolLM2-135M itself (slow: about 20 forward passes),
-and the same perplexities from transformers with the same 4-D attention mask and the same converted weights
-(slow + torch; the transformers model is loaded once per process, shared with ``test_llama_live.py``)."""
+"""Sinks, windows, position shifts and smaller KV caches on SmolLM2-135M itself (slow: about 20 forward passes).
+The same perplexities from transformers with the same 4-D attention mask and the same converted weights are in
+``test_llama_live.py``, the one file that loads transformers' model (about 20 s), so one worker loads it once."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from attention.llama import variants
-from tests.core.llama_support import real_model, real_model_path
-from tests.core.test_llama_live import _hf
+from tests.core.llama_support import real_model
 
 TEXTS = (
     "The old lighthouse keeper climbed the spiral stairs every evening at dusk. He lit the great lamp, wound the "
@@ -93,73 +92,3 @@ def test_at_an_equal_budget_latent_beats_mqa(model, text):
     assert variants.kv_variant(model, "mqa").config.kv_floats_per_token_per_layer == 128
     assert latent.perplexity < mqa.perplexity and latent.kl < mqa.kl
     assert mqa.perplexity > 2 * variants.perplexity(model, ids)  # before any uptraining, MQA costs a lot
-
-
-# --- against transformers -----------------------------------------------------------------------------------------
-
-
-def _hf_perplexity(hf_model, ids, *, window=None, sinks=0, offset=0, score_from=0):
-    import torch
-
-    n = len(ids)
-    p, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    allowed = j <= p
-    if window is not None:
-        allowed &= (j > p - window) | (j < sinks)
-    mask = torch.where(torch.tensor(allowed), 0.0, torch.finfo(torch.float32).min)[None, None]  # [1, 1, n, n]
-    with torch.no_grad():
-        logits = hf_model(torch.tensor([ids]), attention_mask=mask,
-                          position_ids=torch.arange(offset, offset + n)[None]).logits[0].numpy()
-    return float(np.exp(variants.next_token_losses(logits, ids)[score_from:].mean()))
-
-
-@pytest.mark.slow
-@pytest.mark.torch
-def test_perplexity_equals_transformers_with_the_same_4d_mask(model):
-    hf_model, _ = _hf(real_model_path())
-    ids = model.encode(TEXTS[0])
-    for options in ({}, {"window": 16, "sinks": 0}, {"window": 16, "sinks": 4}, {"window": 8, "sinks": 1},
-                    {"window": 16, "sinks": 4, "position_offset": 1000}):
-        ours = variants.perplexity(model, ids, score_from=16, **options)
-        theirs = _hf_perplexity(hf_model, ids, window=options.get("window"), sinks=options.get("sinks", 0),
-                                offset=options.get("position_offset", 0), score_from=16)
-        assert abs(ours - theirs) <= 1e-3 * theirs, (options, ours, theirs)
-
-
-@pytest.mark.slow
-@pytest.mark.torch
-def test_converted_perplexities_equal_transformers_with_its_own_conversion(model):
-    """MQA as the mean of transformers' own k_proj/v_proj heads, latent as torch's SVD of its [k_proj; v_proj],
-    written into transformers' model (and restored): the same perplexities as our variants."""
-    import torch
-
-    hf_model, _ = _hf(real_model_path())
-    ids = model.encode(TEXTS[1])
-    c = model.config
-    attns = [layer.self_attn for layer in hf_model.model.layers]
-    saved = [(a.k_proj.weight.detach().clone(), a.v_proj.weight.detach().clone()) for a in attns]
-    try:
-        with torch.no_grad():
-            for a, (k, v) in zip(attns, saved, strict=True):  # [KV dh, d_model] each
-                for proj, w in ((a.k_proj, k), (a.v_proj, v)):
-                    mean = w.reshape(c.n_kv_heads, c.d_head, -1).double().mean(0, keepdim=True)
-                    proj.weight.copy_(mean.expand(c.n_kv_heads, -1, -1).reshape(w.shape).float())
-        theirs_mqa = _hf_perplexity(hf_model, ids)
-        with torch.no_grad():
-            for a, (k, v) in zip(attns, saved, strict=True):
-                U, S, Vh = torch.linalg.svd(torch.cat([k, v]).double(), full_matrices=False)  # [2 KV dh, d_model]
-                low = (U[:, :128] * S[:128]) @ Vh[:128]
-                a.k_proj.weight.copy_(low[:len(k)].float())
-                a.v_proj.weight.copy_(low[len(k):].float())
-        theirs_latent = _hf_perplexity(hf_model, ids)
-    finally:
-        with torch.no_grad():
-            for a, (k, v) in zip(attns, saved, strict=True):
-                a.k_proj.weight.copy_(k)
-                a.v_proj.weight.copy_(v)
-    ours_mqa = variants.perplexity(variants.kv_variant(model, "mqa"), ids)
-    ours_latent = variants.perplexity(variants.kv_variant(model, ("latent", 128)), ids)
-    assert abs(ours_mqa - theirs_mqa) <= 1e-3 * theirs_mqa
-    assert abs(ours_latent - theirs_latent) <= 1e-3 * theirs_latent
-    ours = variants.perplexity(model, ids)
-    assert abs(_hf_perplexity(hf_model, ids) - ours) <= 1e-3 * ours  # restored
