@@ -309,30 +309,6 @@ def test_alternating_words_give_previous_token_heads_no_induction_credit(lm):
     assert M.repeats_too_close(the) and "induction" not in M.head_statistics(lm.forward(the).attentions, the).values
 
 
-@pytest.mark.slow
-def test_the_precision_note_matches_the_file(lm):
-    """Issue 26, item 6: the tensor types and shares are those of the file (read here by gguf's own reader)."""
-    import gguf
-
-    reader = gguf.GGUFReader(lm.path)
-    types = {t.name: (t.tensor_type.name, tuple(int(d) for d in t.shape)) for t in reader.tensors}
-    total = sum(int(np.prod(s)) for _, s in types.values())
-    emb_type, emb_shape = types["token_embd.weight"]
-    emb_share = int(np.prod(emb_shape)) / total
-    note = M.precision_note(types)
-    assert "output.weight" not in types  # tied: the embedding is also the output matrix
-    assert emb_type == "Q8_0" and round(emb_share * 100) == 21
-    assert note.startswith(f"the token embedding (also the tied output matrix behind every logit) is 8-bit "
-                           f"({emb_type}, {emb_share:.0%} of the parameters)")
-    others = {k for name, (k, s) in types.items() if name != "token_embd.weight" and len(s) == 2}
-    assert others == {"Q4_1"} and "every other matrix is 4-bit (Q4_1, 79%)" in note
-    assert "the norms are float32" in note
-    storage = llm.read_weight_storage(lm.path)  # the door's reading of the same file: what the page shows
-    assert {n: (t, int(np.prod(shape))) for n, (t, shape) in storage.tensors.items()} == \
-        {n: (t, int(np.prod(shape))) for n, (t, shape) in types.items()}
-    assert M.precision_note(storage.tensors) == note
-
-
 def test_the_causal_check_states_the_mask_and_the_row_sums_with_the_languages_decimal_mark():
     w = np.array([[1.0, 0.0], [0.25, 0.75]], dtype=np.float32)
     assert M.causal_check(w) == ("largest weight above the diagonal = 0.0 (exactly 0: the causal mask) · largest "
