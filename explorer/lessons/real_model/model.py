@@ -79,12 +79,6 @@ def write_ids(ids: Sequence[int]) -> str:
     return " ".join(str(int(i)) for i in ids)
 
 
-def top_head(values: np.ndarray) -> tuple[int, int]:
-    """The ``(layer, head)`` of the largest value of ``[n_layers, n_heads]`` (the first on a tie)."""
-    layer, head = np.unravel_index(int(np.argmax(values)), np.shape(values))
-    return int(layer), int(head)
-
-
 # --- head statistics (attention.heads; their words: explorer.shell.head_statistics) --------------------------
 
 

@@ -149,7 +149,7 @@ def test_appended_ids_are_written_and_read_back():
     assert M.parse_ids("", 10) == () and M.parse_ids("  5 ", 10) == (5,)
     for bad in ("1,2", "1  2", "x", "-1", "01", "10", "1.5", "٣", "1e2"):
         assert M.parse_ids(bad, 10) is None, bad
-    assert M.top_head(np.array([[0.1, 0.2], [0.9, 0.3]])) == (1, 0)
+    assert heads.top_heads(np.array([[0.1, 0.2], [0.9, 0.3]]))[0] == (1, 0)
 
 
 def fake_stats(scores: dict[str, np.ndarray]) -> M.HeadStatistics:
@@ -279,7 +279,7 @@ def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
     stats = M.head_statistics(out.attentions, ids)
     induction = stats.get("induction")
     assert induction is not None and stats.induction_rows == tuple(range(k, 2 * k))
-    layer, head = M.top_head(induction)
+    layer, head = heads.top_heads(induction)[0]
     assert induction.max() > 0.8 and 15 <= layer <= 20  # SmolLM2's induction heads sit in the middle layers
     assert np.median(induction) < 0.05  # most heads do not do this
     quiz = M.quiz_heads(stats)

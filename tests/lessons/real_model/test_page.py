@@ -169,7 +169,7 @@ def test_repeated_prompt_seed_at_its_ends(lm, seed):
     shown = [t.value for t in at.text if "│" in t.value][0].split(" │ ")
     assert shown[: M.REPEAT_WORDS] == shown[M.REPEAT_WORDS:]  # the pieces, as shown, repeat exactly
     stats = M.head_statistics(lm.forward(list(ids)).attentions, list(ids))
-    top = M.top_head(stats.get("induction"))
+    top = heads.top_heads(stats.get("induction"))[0]
     assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value) == top != (16, 0)
     assert any(h.value == f"One head up close: layer {top[0]}, head {top[1]}" for h in at.header)
 
