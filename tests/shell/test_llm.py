@@ -203,6 +203,8 @@ def test_tokens_pieces_text_and_labels(tiny):
     ids = llm.token_ids(tiny, "the cat 👍")
     assert llm.pieces(tiny, ids)[:4] == ["t", "he", " cat", " "] and len(ids) == 4 + 4  # the emoji: its 4 bytes
     assert llm.labels(tiny, ids)[:3] == ["t (0)", "he (1)", "␣cat (2)"]
+    assert llm.visible_pieces(tiny, ids)[:4] == ["t", "he", "␣cat", "␣"]
+    assert llm.visible_pieces(tiny, ids) == [llm.visible_piece(p) for p in llm.pieces(tiny, ids)]
     assert llm.text(tiny, ids).text == "the cat 👍" and llm.text(tiny, ids).pending == b""
     cut = llm.text(tiny, ids[:-1])  # three bytes of four: pending, never U+FFFD
     assert cut.text == "the cat " and cut.pending == "👍".encode()[:3]

@@ -213,7 +213,7 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     """The repeated random prompt's second-copy loss and accuracy, with and without its induction heads."""
     r = induction(_model, seed, n_knock, ablation)
     k = len(r.ids) // 2
-    st.text(" ".join(llm.visible_piece(s) for s in llm.pieces(_model, r.ids[:k])) + "  ×2")
+    st.text(" ".join(llm.visible_pieces(_model, r.ids[:k])) + "  ×2")
     st.caption(_n("{k} random word token (seed {seed}), written twice: {n} tokens.",
                   "{k} random word tokens (seed {seed}), written twice: {n} tokens.", k).format(
         k=k, seed=seed, n=len(r.ids)) + " " + _n(
@@ -303,7 +303,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
 def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
                  foil: int, grid: np.ndarray) -> None:
     """The residual patching map and where the fact moves."""
-    labels = model.pair_labels(*([llm.visible_piece(x) for x in llm.pieces(_model, t)] for t in (clean, corrupted)))
+    labels = model.pair_labels(*(llm.visible_pieces(_model, t) for t in (clean, corrupted)))
     runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
     c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
     a, f = model.plain(_model, answer), model.plain(_model, foil)

@@ -457,7 +457,7 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
 def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
     top = llm.logit_lens_top(_model, ids, 1)
-    pieces = tuple(tuple(llm.visible_piece(s) for s in llm.pieces(_model, row.tolist())) for row in top.ids[..., 0])
+    pieces = tuple(tuple(llm.visible_pieces(_model, row.tolist())) for row in top.ids[..., 0])
     return pieces, top.probabilities[..., 0]
 
 
@@ -479,12 +479,12 @@ def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.nda
 
 def plain(_model: llm.LlamaModel, token: int) -> str:
     """A token as charts and tables show it (text, escaped by the chart): its readable piece in quotes, ``“␣Paris”``."""
-    return f"“{llm.visible_piece(llm.pieces(_model, [token])[0])}”"
+    return f"“{llm.visible_pieces(_model, [token])[0]}”"
 
 
 def piece(_model: llm.LlamaModel, token: int) -> str:
     """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
-    return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]), limit=None)
+    return md_code(llm.visible_pieces(_model, [token])[0], limit=None)
 
 
 def latex_safe(text: str) -> str:
