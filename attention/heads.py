@@ -53,7 +53,7 @@ from ._validate import as_float_array
 
 __all__ = ["FIRST_ROW", "FORMULAS", "KEYS", "LAST", "entropy_bits", "formula", "induction", "induction_mask",
            "induction_rows", "induction_targets", "key_weight", "per_row", "repeated_random_ids", "repeats_too_close",
-           "rows", "score", "statistics", "uniform"]
+           "rows", "score", "statistics", "top_heads", "uniform"]
 
 FIRST_ROW = 2
 """The first query row a statistic averages over by default (see the module docstring)."""
@@ -358,3 +358,28 @@ def key_weight(attentions, key: int = 0) -> np.ndarray:
 def induction(attentions, ids, rows=None, *, batch: bool = False) -> np.ndarray:
     """The induction (prefix-matching) score: :func:`score` of ``"induction"`` (see the module docstring)."""
     return score("induction", attentions, ids, rows, batch=batch)
+
+
+def top_heads(values, k: int = 1, *, largest: bool = True) -> list[tuple[int, int]]:
+    """The ``k`` heads with the largest (or, ``largest=False``, smallest) value of a layer × head grid, best first:
+    ``[(layer, head), ...]`` (ints; fewer than ``k`` when the grid has fewer heads). Ties go to the lower layer, then
+    the lower head (the first in row-major order).
+
+    Args:
+        values: one number per head, ``[n_layers, n_heads]`` (any real dtype; compared as float64).
+        k: how many heads, a whole number >= 1.
+
+    Raises:
+        ValueError: ``values`` is not a non-empty 2-D grid of numbers; ``k`` is not a whole number >= 1.
+    """
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"values must be numbers [n_layers, n_heads]: {exc}") from None
+    if v.ndim != 2 or v.size == 0:
+        raise ValueError(f"values must be a non-empty [n_layers, n_heads] grid, got shape {v.shape}")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
+    flat = v.ravel()
+    order = np.argsort(-flat if largest else flat, kind="stable")[:k]
+    return [(int(i // v.shape[1]), int(i % v.shape[1])) for i in order]

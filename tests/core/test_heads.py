@@ -229,3 +229,18 @@ def test_key_weight_is_the_sink_on_key_0_and_reads_rows_that_see_the_key():
         heads.key_weight(w, 6)
     with pytest.raises(ValueError, match="key"):
         heads.key_weight(w, -1)
+
+
+def test_top_heads_order_ties_and_bad_input():
+    v = np.zeros((3, 4))
+    v[2, 1], v[0, 3], v[1, 0] = 5, 4, 4
+    assert heads.top_heads(v, 3) == [(2, 1), (0, 3), (1, 0)]  # the tie: lower layer first
+    assert heads.top_heads(-v, 1, largest=False) == [(2, 1)]
+    assert heads.top_heads(v) == [(2, 1)] and heads.top_heads(np.array([[0.1, 0.2], [0.9, 0.3]])) == [(1, 0)]
+    assert heads.top_heads(v.astype(np.float32), 20) == heads.top_heads(v, 12)  # at most every head
+    for bad in (np.zeros(4), np.zeros((0, 3)), np.zeros((2, 2, 2)), [["a", "b"]]):
+        with pytest.raises(ValueError, match="values"):
+            heads.top_heads(bad)
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="k must"):
+            heads.top_heads(v, k)

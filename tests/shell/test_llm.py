@@ -139,10 +139,72 @@ def test_weight_storage_of_a_file_moved_since_the_load_is_none(tmp_path):
         llm.weight_storage.clear()
 
 
+def test_the_precision_note_for_other_files():
+    untied = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "output.weight": ("Q4_1", (5, 10)),
+                                "blk.0.attn_q.weight": ("Q4_1", (2, 10))})  # Q4_1 70, F16 30 (the embedding)
+    note = llm.precision_note(untied)
+    assert note == ("the token embedding (the input) is float16 (F16, 30% of the parameters); the output matrix behind "
+                    "every logit is 4-bit (Q4_1, 50%); every other matrix is 4-bit (Q4_1, 20%)") and "tied" not in note
+    one_type = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
+    assert llm.precision_note(one_type) == ("the token embedding (also the tied output matrix behind every logit) is "
+                                            "float32 (F32, 40% of the parameters); the norms are float32 (F32, 60%)")
+    tiny_norm = llm.WeightStorage({"token_embd.weight": ("Q8_0", (100, 1000)), "blk.0.attn_norm.weight": ("F32", (3,))})
+    assert "the norms are float32 (F32, under 0.01%)" in llm.precision_note(tiny_norm)
+    with pytest.raises(ValueError, match="storage"):
+        llm.precision_note(llm.WeightStorage({"blk.0.attn_q.weight": ("Q4_1", (2, 10))}))
+
+
+def test_the_precision_note_keeps_the_languages_letters_and_decimal_mark():
+    storage = llm.WeightStorage({"token_embd.weight": ("Q8_0", (576, 49152)),
+                                 "blk.0.attn_q.weight": ("Q4_1", (576, 576)),
+                                 "blk.0.attn_norm.weight": ("F32", (576,))})
+    with i18n.using("tr"):
+        note = llm.precision_note(storage)
+    assert note.startswith("token gömmesi (aynı zamanda her logitin arkasındaki paylaşılan çıktı matrisi) 8 bit (Q8_0, "
+                           "parametrelerin %")
+    assert "%0,0" in note or "%0,1" in note
+
+
+@pytest.mark.slow
+def test_the_precision_note_matches_the_file(lm):
+    """Issue 26, item 6: the tensor types and shares are those of the file (read here by gguf's own reader); every
+    type is named with its share; the door's reading of the file says the same."""
+    import gguf
+
+    reader = gguf.GGUFReader(lm.path)
+    types = {t.name: (t.tensor_type.name, tuple(int(d) for d in t.shape)) for t in reader.tensors}
+    counts: dict[str, int] = {}
+    for kind, shape in types.values():
+        counts[kind] = counts.get(kind, 0) + int(np.prod(shape))
+    total = sum(counts.values())
+    emb_type, emb_shape = types["token_embd.weight"]
+    emb_params = int(np.prod(emb_shape))
+    note = llm.precision_note(llm.WeightStorage(types))
+    assert "output.weight" not in types  # tied: the embedding is also the output matrix
+    assert emb_type == "Q8_0" and round(100 * emb_params / total) == 21
+    assert note.startswith(f"the token embedding (also the tied output matrix behind every logit) is 8-bit "
+                           f"({emb_type}, {emb_params / total:.0%} of the parameters)")
+    assert "21% of the parameters" in note  # issue 26: ~21%
+    rest = {t: n - (emb_params if t == emb_type else 0) for t, n in counts.items()}
+    for t, n in rest.items():
+        if n:
+            share = 100 * n / total
+            assert f"({t}, {share:.0f}%)" in note or f"({t}, {share:.2f}%)" in note, (t, note)
+    others = {k for name, (k, s) in types.items() if name != "token_embd.weight" and len(s) == 2}
+    assert others == {"Q4_1"} and "every other matrix is 4-bit (Q4_1, 79%)" in note
+    assert "the norms are float32" in note
+    storage = llm.read_weight_storage(lm.path)  # the door's reading of the same file: what the pages show
+    assert {n: (t, int(np.prod(shape))) for n, (t, shape) in storage.tensors.items()} == \
+        {n: (t, int(np.prod(shape))) for n, (t, shape) in types.items()}
+    assert llm.precision_note(storage) == note
+
+
 def test_tokens_pieces_text_and_labels(tiny):
     ids = llm.token_ids(tiny, "the cat 👍")
     assert llm.pieces(tiny, ids)[:4] == ["t", "he", " cat", " "] and len(ids) == 4 + 4  # the emoji: its 4 bytes
     assert llm.labels(tiny, ids)[:3] == ["t (0)", "he (1)", "␣cat (2)"]
+    assert llm.visible_pieces(tiny, ids)[:4] == ["t", "he", "␣cat", "␣"]
+    assert llm.visible_pieces(tiny, ids) == [llm.visible_piece(p) for p in llm.pieces(tiny, ids)]
     assert llm.text(tiny, ids).text == "the cat 👍" and llm.text(tiny, ids).pending == b""
     cut = llm.text(tiny, ids[:-1])  # three bytes of four: pending, never U+FFFD
     assert cut.text == "the cat " and cut.pending == "👍".encode()[:3]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention import heads
 from explorer.lessons import real_model
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
@@ -160,8 +161,8 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                     _("sum of the parts"), _("the real logit"), _("difference")],
         _("share of the logit"): [a.embedding, heads_total, mlps_total, a.total, a.logit, a.total - a.logit]}),
         digits=6, hide_index=True, width="stretch")
-    best = model.top_heads(a.heads, 1)[0]
-    worst = model.top_heads(a.heads, 1, largest=False)[0]
+    best = heads.top_heads(a.heads, 1)[0]
+    worst = heads.top_heads(a.heads, 1, largest=False)[0]
     st.markdown(_(
         "The parts add up to **{total}**, the real logit is **{logit}** (difference {difference}: float32 rounding of "
         "the stream). The head that pushes {answer} most directly is **{best}** ({best_share}); the one that pushes "
@@ -174,8 +175,8 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                  "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
                  "not what removing it would do (that would change s and every later layer's input; the knockouts "
                  "below measure that).").format(s=fmt(a.scale, 3)))
-    head_table(_model.config, prompt, model.top_heads(a.heads, 5),
-               {_("share"): [float(a.heads[h]) for h in model.top_heads(a.heads, 5)]})
+    head_table(_model.config, prompt, heads.top_heads(a.heads, 5),
+               {_("share"): [float(a.heads[h]) for h in heads.top_heads(a.heads, 5)]})
     numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
                                                             columns=head_labels(a.heads.shape[1])),
              _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},
@@ -212,7 +213,7 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     """The repeated random prompt's second-copy loss and accuracy, with and without its induction heads."""
     r = induction(_model, seed, n_knock, ablation)
     k = len(r.ids) // 2
-    st.text(" ".join(llm.visible_piece(s) for s in llm.pieces(_model, r.ids[:k])) + "  ×2")
+    st.text(" ".join(llm.visible_pieces(_model, r.ids[:k])) + "  ×2")
     st.caption(_n("{k} random word token (seed {seed}), written twice: {n} tokens.",
                   "{k} random word tokens (seed {seed}), written twice: {n} tokens.", k).format(
         k=k, seed=seed, n=len(r.ids)) + " " + _n(
@@ -246,7 +247,7 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
     log_probs, effect = sweep.log_probs, sweep.effect
     name = model.piece(_model, answer)
-    best = model.top_heads(effect, 1, largest=False)[0]
+    best = heads.top_heads(effect, 1, largest=False)[0]
     if guess is not None:
         g = model.grade_guess(effect, guess)
         text = (_("**Right: {guess} matters most.** Its knockout changes log p({answer}) by {effect}.").format(
@@ -259,7 +260,7 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     else:
         st.info(_("The head that matters most is **{best}**: its knockout changes log p({answer}) by {effect}.").format(
             best=model.head_code(*best), answer=name, effect=fmt(float(effect[best]), 3)))
-    top = model.top_heads(effect, 8, largest=False)
+    top = heads.top_heads(effect, 8, largest=False)
     head_table(_model.config, prompt, top, {_("change of log p"): [float(effect[h]) for h in top],
                                             _("p after"): [float(np.exp(log_probs[h])) for h in top]})
     every_head_links(_model.config, prompt, _("change of log p"), effect, _("Every head's effect, with its link"))
@@ -302,7 +303,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
 def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
                  foil: int, grid: np.ndarray) -> None:
     """The residual patching map and where the fact moves."""
-    labels = model.pair_labels(*([llm.visible_piece(x) for x in llm.pieces(_model, t)] for t in (clean, corrupted)))
+    labels = model.pair_labels(*(llm.visible_pieces(_model, t) for t in (clean, corrupted)))
     runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
     c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
     a, f = model.plain(_model, answer), model.plain(_model, foil)

@@ -105,15 +105,6 @@ def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
     return sorted(pool[i] for i in chosen)
 
 
-def top_heads(values, k: int, *, largest: bool = True) -> list[tuple[int, int]]:
-    """The ``k`` heads with the largest (or smallest) ``values [n_layers, n_heads]``, best first (ties: lower
-    layer, then lower head first)."""
-    v = np.asarray(values, dtype=np.float64).ravel()
-    order = np.argsort(-v if largest else v, kind="stable")[:k]
-    n_heads = np.asarray(values).shape[1]
-    return [(int(i // n_heads), int(i % n_heads)) for i in order]
-
-
 # --- the prediction -----------------------------------------------------------------------------------------
 
 
@@ -230,8 +221,8 @@ def rank_of(values, layer: int, head: int, *, largest: bool = True) -> int:
 def attention_vs_effect(statistic, effect) -> AttentionVsEffect:
     """Compare a statistic ``[L, H]`` with the knockout effect ``[L, H]`` (change of the answer's log-probability)."""
     s, e = np.asarray(statistic, dtype=np.float64), np.asarray(effect, dtype=np.float64)
-    busiest = top_heads(s, 1)[0]
-    strongest = top_heads(e, 1, largest=False)[0]
+    busiest = heads.top_heads(s, 1)[0]
+    strongest = heads.top_heads(e, 1, largest=False)[0]
     return AttentionVsEffect(
         busiest, float(s[busiest]), float(e[busiest]), rank_of(e, *busiest, largest=False),
         strongest, float(s[strongest]), float(e[strongest]), rank_of(s, *strongest),
@@ -257,7 +248,7 @@ def grade_guess(effect, guess: tuple[int, int]) -> Grade:
     """Grade ``guess`` against the sweep's ``effect [L, H]``: the head that matters most is the one whose knockout
     lowers the answer's log-probability the most."""
     e = np.asarray(effect, dtype=np.float64)
-    best = top_heads(e, 1, largest=False)[0]
+    best = heads.top_heads(e, 1, largest=False)[0]
     return Grade(tuple(guess), rank_of(e, *guess, largest=False), float(e[guess]), best, float(e[best]))
 
 
@@ -423,7 +414,7 @@ def induction_experiment(_model: llm.LlamaModel, seed: int, n_knock: int, ablati
     ids = heads.repeated_random_ids(llm.word_ids(_model), k, seed)
     out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
     scores = heads.induction(out.attentions, ids)  # the one induction score: w[i, i-k+1] over the second copy
-    top = tuple(top_heads(scores, n_knock))
+    top = tuple(heads.top_heads(scores, n_knock))
 
     def metrics(knocked) -> tuple[float, float]:
         logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
@@ -466,7 +457,7 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
 def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
     top = llm.logit_lens_top(_model, ids, 1)
-    pieces = tuple(tuple(llm.visible_piece(s) for s in llm.pieces(_model, row.tolist())) for row in top.ids[..., 0])
+    pieces = tuple(tuple(llm.visible_pieces(_model, row.tolist())) for row in top.ids[..., 0])
     return pieces, top.probabilities[..., 0]
 
 
@@ -488,12 +479,12 @@ def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.nda
 
 def plain(_model: llm.LlamaModel, token: int) -> str:
     """A token as charts and tables show it (text, escaped by the chart): its readable piece in quotes, ``“␣Paris”``."""
-    return f"“{llm.visible_piece(llm.pieces(_model, [token])[0])}”"
+    return f"“{llm.visible_pieces(_model, [token])[0]}”"
 
 
 def piece(_model: llm.LlamaModel, token: int) -> str:
     """A token as a sentence shows it: its readable piece as a Markdown code span (a visitor's token is text)."""
-    return md_code(llm.visible_piece(llm.pieces(_model, [token])[0]), limit=None)
+    return md_code(llm.visible_pieces(_model, [token])[0], limit=None)
 
 
 def latex_safe(text: str) -> str:

@@ -10,6 +10,7 @@ import functools
 
 import streamlit as st
 
+from attention.heads import top_heads
 from explorer.lessons import real_model
 from explorer.lessons.causes import CONTROLS, draw, model
 from explorer.shell import charts, controls, i18n, jobs, llm
@@ -78,7 +79,7 @@ st.caption(_("The stream before the final RMSNorm is the sum of what every part 
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
 # directly (read here, before the grid outlines it; the multiselect is drawn in section 3).
-HEADS_CTX = {**SIZES, "top": [model.head_code(*h) for h in model.top_heads(att.heads, 3)]}
+HEADS_CTX = {**SIZES, "top": [model.head_code(*h) for h in top_heads(att.heads, 3)]}
 
 
 def add_clicked_head() -> None:
@@ -117,7 +118,7 @@ with c2:
     by = controls.draw(CONTROLS["by"])
     k = controls.draw(CONTROLS["k"])
     st.button(_("Pick the top {k}").format(k=k), key="ca_pick", on_click=controls.set_value,  # the new selection
-              args=(HEADS, [model.head_code(*h) for h in model.top_heads(by_values[by], k)]))
+              args=(HEADS, [model.head_code(*h) for h in top_heads(by_values[by], k)]))
     seed = controls.draw(CONTROLS["seed"])
 if not heads:
     st.info(_("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”)."), icon="👆")

@@ -89,7 +89,7 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
 
     at_limit = state.steps >= model.MAX_STEPS
     shown = sorted({i for choice in state.choices for i in (choice.token_id, *choice.top_ids)})
-    piece = dict(zip(shown, (llm.visible_piece(p) for p in llm.pieces(_model, shown)), strict=True))  # one call
+    piece = dict(zip(shown, llm.visible_pieces(_model, shown), strict=True))  # one call
     rows = []
     for choice in state.choices:
         alternatives = " · ".join(f"{piece[i]} {model.probability_text(p)}"

@@ -369,56 +369,18 @@ def probability_text(p: float) -> str:
     return i18n.number(p, 3) if p >= 0.001 or p == 0 else i18n.scientific(p, 2)
 
 
-TYPE_WORDS = {"Q4_0": N_("4-bit codes"), "Q4_1": N_("4-bit codes"), "Q5_0": N_("5-bit codes"),
-              "Q5_1": N_("5-bit codes"), "Q8_0": N_("8-bit codes"), "F16": "float16", "BF16": "bfloat16",
-              "F32": "float32"}
-"""How a GGUF tensor type is said in words (a type not listed is said by its name; translated where shown)."""
-
-
-def percent_text(share: float) -> str:
-    """``21%``; below 1%: ``0.03%`` (never "0%" for a part that is there), in the run's language (``%0,03``)."""
-    return i18n.percent(share, 0) if share >= 0.01 else i18n.percent(share, 2)
-
-
-def stored_as(ggml_type: str, share: str | None = None) -> str:
-    """``8-bit codes (Q8_0)``, or with a share ``4-bit codes (Q4_1, 79%)``; a type without words by its name."""
-    words = TYPE_WORDS.get(ggml_type)
-    inside = ggml_type if share is None else f"{ggml_type}, {share}"
-    if words:
-        return f"{_(words)} ({inside})"
-    return ggml_type if share is None else f"{ggml_type} ({share})"
-
-
 def storage_note(storage: llm.WeightStorage | None) -> str:
-    """How the weights file stores the parameters, from its tensor table (``None``: the file could not be read),
-    in the run's language:
+    """How the weights file stores the parameters (:func:`explorer.shell.llm.precision_note` of its tensor table;
+    ``None``: the file could not be read) and that every weight is widened to float32, in the run's language:
 
-    ``"The weights file stores the token embedding (21% of the parameters; tied: it is also the output matrix
-    behind every logit) as 8-bit codes (Q8_0), and the other parameters as 4-bit codes (Q4_1, 79%) and float32
-    (F32, 0.03%). …"``
+    ``"In the weights file, the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21%
+    of the parameters); every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (F32, 0.03%). …"``
     """
     widened = _("Every weight is widened to float32 when it is used, so the numbers are close to, not identical "
                 "with, the full-precision model's.")
     if storage is None:
         return _("The weights are read from a quantized file.") + " " + widened
-    emb = storage.embedding_type
-    share = percent_text(storage.embedding_params / storage.total)
-    rest = dict(storage.params)
-    rest[emb] -= storage.embedding_params
-    others = [stored_as(t, percent_text(n / storage.total)) for t, n in rest.items() if n > 0]
-    listed = (_("{first} and {last}").format(first=", ".join(others[:-1]), last=others[-1]) if len(others) > 1
-              else others[0] if others else "")
-    facts = dict(share=share, stored=stored_as(emb), others=listed)
-    if storage.tied:
-        text = (_("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
-                  "output matrix behind every logit) as {stored}, and the other parameters as {others}.") if others
-                else _("The weights file stores the token embedding ({share} of the parameters; tied: it is also the "
-                       "output matrix behind every logit) as {stored}."))
-    else:
-        text = (_("The weights file stores the token embedding ({share} of the parameters) as {stored}, and the "
-                  "other parameters as {others}.") if others
-                else _("The weights file stores the token embedding ({share} of the parameters) as {stored}."))
-    return text.format(**facts) + " " + widened
+    return _("In the weights file, {stored}.").format(stored=llm.precision_note(storage)) + " " + widened
 
 
 def status_text(choice: Choice, read: bool, at_limit: bool) -> str:

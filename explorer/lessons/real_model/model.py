@@ -79,78 +79,6 @@ def write_ids(ids: Sequence[int]) -> str:
     return " ".join(str(int(i)) for i in ids)
 
 
-def top_head(values: np.ndarray) -> tuple[int, int]:
-    """The ``(layer, head)`` of the largest value of ``[n_layers, n_heads]`` (the first on a tie)."""
-    layer, head = np.unravel_index(int(np.argmax(values)), np.shape(values))
-    return int(layer), int(head)
-
-
-# --- how the weights are stored ----------------------------------------------------------------------
-
-BITS = {"Q4_0": N_("4-bit"), "Q4_1": N_("4-bit"), "Q5_0": N_("5-bit"), "Q5_1": N_("5-bit"), "Q8_0": N_("8-bit"),
-        "F16": N_("16-bit"), "BF16": N_("16-bit"), "F32": "float32"}
-"""Words for the GGUF tensor types (ggml's names; messages, shown with ``_()``); another type is named as is."""
-EMBEDDING, OUTPUT = "token_embd.weight", "output.weight"
-
-
-def share(part: int, whole: int) -> str:
-    """``part / whole`` as a percentage a learner reads: ``21%``, ``0.03%`` below 1%, ``under 0.01%`` (in the run's
-    language: ``0,03%``, ``%0,03``, :func:`explorer.shell.i18n.percent`)."""
-    x = part / whole
-    if x >= 0.01:
-        return i18n.percent(x, 0)
-    return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
-
-
-def precision_note(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> str:
-    """How the model file stores its parameters, in words, from its tensor table: ``{name: (ggml type name, shape)}``.
-
-    ``"the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21% of the parameters);
-    every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (0.03%)"`` for SmolLM2-135M's Q4_1 file.
-
-    Raises:
-        ValueError: the table has no token embedding.
-    """
-    if EMBEDDING not in tensors:
-        raise ValueError(f"the tensor table has no {EMBEDDING!r}")
-    size = {name: int(np.prod(shape, dtype=np.int64)) for name, (_, shape) in tensors.items()}
-    total = sum(size.values())
-
-    def words(kind: str) -> str:
-        return _(BITS[kind]) if kind in BITS else kind
-
-    emb_type = tensors[EMBEDDING][0]
-    tied = OUTPUT not in tensors
-    parts = [(_("the token embedding (also the tied output matrix behind every logit) is {bits} ({type}, {share} of "
-                "the parameters)") if tied else
-              _("the token embedding (the input) is {bits} ({type}, {share} of the parameters)")).format(
-        bits=words(emb_type), type=emb_type, share=share(size[EMBEDDING], total))]
-    if not tied:
-        out_type = tensors[OUTPUT][0]
-        parts.append(_("the output matrix behind every logit is {bits} ({type}, {share})").format(
-            bits=words(out_type), type=out_type, share=share(size[OUTPUT], total)))
-    matrices: dict[str, int] = {}
-    vectors: dict[str, int] = {}
-    for name, (kind, shape) in tensors.items():
-        if name not in (EMBEDDING, OUTPUT):
-            group = matrices if len(shape) >= 2 else vectors
-            group[kind] = group.get(kind, 0) + size[name]
-    listed = [_("{bits} ({type}, {share})").format(bits=words(k), type=k, share=share(v, total))
-              for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("every other matrix is {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the other matrices are {kinds} and {last}").format(kinds=", ".join(listed[:-1]),
-                                                                           last=listed[-1]))
-    listed = [_("{bits} ({share})").format(bits=words(k), share=share(v, total))
-              for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("the norms are {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the norms are {kinds} and {last}").format(kinds=", ".join(listed[:-1]), last=listed[-1]))
-    return "; ".join(parts)
-
-
 # --- head statistics (attention.heads; their words: explorer.shell.head_statistics) --------------------------
 
 
@@ -358,10 +286,10 @@ def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> HeadStatistics:
 
 
 def precision(_model: llm.LlamaModel) -> str:
-    """How the loaded model's file stores its weights, in the run's language (:func:`precision_note` of the
-    door's :func:`explorer.shell.llm.weight_storage`; the file's name when it cannot be read again)."""
+    """How the loaded model's file stores its weights, in the run's language (:func:`explorer.shell.llm.precision_note`
+    of the door's :func:`explorer.shell.llm.weight_storage`; the file's name when it cannot be read again)."""
     storage = llm.weight_storage(_model)
-    return llm.MODEL_FILENAME if storage is None else precision_note(storage.tensors)
+    return llm.MODEL_FILENAME if storage is None else llm.precision_note(storage)
 
 
 def head_title(layer: int, head: int) -> str:

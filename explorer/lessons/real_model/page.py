@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from attention.heads import top_heads
 from explorer.lessons.real_model import CONTROLS, draw, model, sizes
 from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.i18n import translator
@@ -49,7 +50,7 @@ def make_repeated_prompt() -> None:
     set_prompt(text, "induction")
     induction = draw.statistics(lm, ids).get("induction")
     if induction is not None:
-        layer, head = model.top_head(induction)
+        layer, head = top_heads(induction)[0]
         controls.set_value(LAYER, layer)
         controls.set_value(HEAD, head)
 

@@ -145,7 +145,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
 def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: str) -> None:
     """Another token first: where the weight on the first position goes."""
     f = first_token(_model, ids, summary(_model, ids), choice)
-    old_piece, new_piece = (llm.visible_piece(piece) for piece in llm.pieces(_model, [ids[0], f.ids[0]]))
+    old_piece, new_piece = llm.visible_pieces(_model, [ids[0], f.ids[0]])
     old, new = md_code(old_piece, 24), md_code(new_piece, 24)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
     pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)

@@ -132,7 +132,7 @@ def sink_summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> SinkSummary:
     mass = sink_mass(out.attentions)
     norms = np.linalg.norm(out.cache.values.astype(np.float64), axis=-1)  # [L, KV, n]
     ratio = (norms[:, :, 0] / np.median(norms[:, :, 1:], axis=-1)).mean(axis=1)  # [L]
-    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    layer, head = heads.top_heads(mass)[0]
     return SinkSummary(len(ids), mass, uniform_mass(len(ids)), ratio, int(layer), int(head),
                        out.attentions[layer, head].copy(), sink_mass(out.attentions, 1).mean(axis=1))
 

@@ -273,7 +273,7 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
         st.markdown(_("The random-period model's verdict here is *{verdict}* (accuracy {accuracy}): train it longer to "
                       "compare a real induction head with the shortcut.").format(
             verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
-    head = fm.induction_head or (0, int(np.argmax(fm.prefix_match[0])))
+    head = fm.induction_head or heads.top_heads(fm.prefix_match[:1])[0]
     labels = token_labels(map(str, fixed_run.probe))
     st.columns(2)[0].plotly_chart(  # half the width, as one of the page's head maps
         charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,

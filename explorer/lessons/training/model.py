@@ -313,9 +313,8 @@ def final_heads(result: RunResult) -> tuple[tuple[int, int], tuple[int, int]]:
     """``(induction head, previous-token head)`` of the run at its last step (see :class:`Jump`)."""
     pm, prev = result.prefix_match[-1], result.previous_token[-1]
     lo = 1 if pm.shape[0] > 1 else 0
-    flat = int(np.argmax(pm[lo:]))
-    H = pm.shape[1]
-    return (lo + flat // H, flat % H), (0, int(np.argmax(prev[0])))
+    layer, head = heads.top_heads(pm[lo:])[0]
+    return (lo + layer, head), heads.top_heads(prev[:1])[0]
 
 
 def jump(result: RunResult) -> Jump:
@@ -509,8 +508,7 @@ def real_heads(attentions: np.ndarray, ids, top: int = REAL_MODEL_TOP) -> RealHe
     pm, prev = heads.induction(w, ids), heads.score("previous", w)  # [L, H] each
 
     def best(scores):
-        order = np.argsort(-scores, axis=None, kind="stable")[:top]
-        return tuple((int(k // H), int(k % H), float(scores.reshape(-1)[k])) for k in order)
+        return tuple((layer, head, float(scores[layer, head])) for layer, head in heads.top_heads(scores, top))
 
     return RealHeads(pm, prev, best(pm), best(prev), n, n // 2)
 

@@ -46,11 +46,9 @@ def test_random_heads_are_seeded_distinct_and_avoid_the_chosen_ones():
         M.random_heads(0, 268, 30, 9, chosen)
 
 
-def test_top_heads_order_and_ties():
+def test_rank_of_counts_ties_together():
     v = np.zeros((3, 4))
     v[2, 1], v[0, 3], v[1, 0] = 5, 4, 4
-    assert M.top_heads(v, 3) == [(2, 1), (0, 3), (1, 0)]  # the tie: lower layer first
-    assert M.top_heads(-v, 1, largest=False) == [(2, 1)]
     assert M.rank_of(v, 0, 3) == 2 and M.rank_of(v, 1, 0) == 2 and M.rank_of(v, 2, 1) == 1
 
 
@@ -161,7 +159,7 @@ def test_knocking_out_the_top_induction_heads_raises_the_second_copy_loss():
     for seed in (0, 1, 2):
         ids = heads.repeated_random_ids(words, k, seed)
         out = lm.forward(list(ids))
-        top = M.top_heads(heads.induction(out.attentions, ids), 3)
+        top = heads.top_heads(heads.induction(out.attentions, ids), 3)
         assert set(top) == {(18, 6), (17, 4), (17, 3)}, (seed, top)
         base, _ = M.second_copy_metrics(out.logits, ids, k)
         knocked, acc = M.second_copy_metrics(lm.forward(list(ids), ablate=top, need_weights=False).logits, ids, k)

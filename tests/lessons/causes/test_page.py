@@ -9,6 +9,7 @@ import base64
 import numpy as np
 import pytest
 
+from attention.heads import top_heads
 from attention.llama import interventions as iv
 from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.causes import model as M
@@ -55,7 +56,7 @@ def default_heads(lm) -> list[str]:
     """The knockout's default: the 3 heads that push the default prompt's answer most directly."""
     ids = lm.encode(M.DEFAULT_PROMPT)
     att = iv.logit_attribution(lm, ids, predicted(lm, ids)[0])
-    return [M.head_code(*h) for h in M.top_heads(att.heads, 3)]
+    return [M.head_code(*h) for h in top_heads(att.heads, 3)]
 
 
 @pytest.mark.smollm2  # the lesson's one page run on the real file: every sentence states SmolLM2's numbers
@@ -124,7 +125,7 @@ def test_a_knockout_changes_the_top_5(lm):
     at.selectbox(key="ca_by").set_value("sink").run()
     at.button(key="ca_pick").click().run()
     stats = M.last_row_statistics(lm.forward(ids).attentions)
-    assert at.multiselect(key="ca_heads").value == [M.head_code(*h) for h in M.top_heads(stats["sink"], 3)]
+    assert at.multiselect(key="ca_heads").value == [M.head_code(*h) for h in top_heads(stats["sink"], 3)]
     at.multiselect(key="ca_heads").set_value([]).run()
     assert_clean(at)
     assert "Pick heads to knock out" in texts(at) and "ca_heads" not in at.query_params

@@ -1,8 +1,8 @@
 """The KV-cache lesson's sentences, checked against the live numbers they describe (issue 26, items 2, 6, 7).
 
 * the text of a generation that ends inside a character shows its bytes as pending, never U+FFFD;
-* the note on how the weights are stored is derived from the file's tensor table (checked here against
-  ``gguf.GGUFReader``, an independent reader of the same file);
+* the door's reading of the file's tensor table (checked here against ``gguf.GGUFReader``, an independent reader
+  of the same file), and the lesson's sentence around the door's words for it;
 * "the difference is not exactly 0 only because…" is said only when it is not 0;
 * the view draws what one cached function returns, the full recomputation through the door.
 """
@@ -90,33 +90,16 @@ def test_weight_storage_is_the_files_tensor_table(file_counts):
     assert storage.total == sum(counts.values())
 
 
-@pytest.mark.slow
-def test_storage_note_names_every_type_with_its_share_of_the_file(file_counts):
-    counts, emb_type, emb_params, tied = file_counts
-    total = sum(counts.values())
-    note = M.storage_note(llm.read_weight_storage(gguf_file.find_model_file()))
-    assert (emb_type, tied) == ("Q8_0", True)  # the pinned file: an 8-bit embedding, tied to the output
-    assert f"the token embedding ({round(100 * emb_params / total)}% of the parameters; tied: it is also the output " \
-           "matrix behind every logit) as 8-bit codes (Q8_0)" in note
-    assert "21% of the parameters" in note  # issue 26: ~21%
-    rest = {t: n - (emb_params if t == emb_type else 0) for t, n in counts.items()}
-    for t, n in rest.items():
-        if n:
-            share = 100 * n / total
-            assert f"({t}, {share:.0f}%)" in note or f"({t}, {share:.2f}%)" in note, (t, note)
-    assert "4-bit codes (Q4_1, 79%)" in note
-    assert "close to, not identical with" in note
-
-
-def test_storage_note_for_other_files():
+def test_storage_note_frames_the_doors_words_and_says_the_weights_are_widened():
+    """The lesson's sentence around the door's words (the words themselves: tests/shell/test_llm.py's
+    test_the_precision_note_matches_the_file and test_the_precision_note_for_other_files)."""
     untied = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "output.weight": ("Q4_1", (5, 10)),
-                                "blk.0.attn_q.weight": ("Q4_1", (2, 10))})  # Q4_1 70, F16 30 (the embedding)
+                                "blk.0.attn_q.weight": ("Q4_1", (2, 10))})
     note = M.storage_note(untied)
-    assert "the token embedding (30% of the parameters) as float16 (F16), and the other parameters as 4-bit " \
-           "codes (Q4_1, 70%)." in note and "tied" not in note
-    one_type = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
-    assert "as float32 (F32), and the other parameters as float32 (F32, 60%)." in M.storage_note(one_type)
+    assert note.startswith(f"In the weights file, {llm.precision_note(untied)}. Every weight is widened to float32")
+    assert "close to, not identical with" in note
     assert "The weights are read from a quantized file." in M.storage_note(None)
+    assert "close to, not identical with" in M.storage_note(None)
 
 
 # --- the difference sentence (item 7) -------------------------------------------------------------------------

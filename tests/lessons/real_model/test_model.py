@@ -149,7 +149,7 @@ def test_appended_ids_are_written_and_read_back():
     assert M.parse_ids("", 10) == () and M.parse_ids("  5 ", 10) == (5,)
     for bad in ("1,2", "1  2", "x", "-1", "01", "10", "1.5", "٣", "1e2"):
         assert M.parse_ids(bad, 10) is None, bad
-    assert M.top_head(np.array([[0.1, 0.2], [0.9, 0.3]])) == (1, 0)
+    assert heads.top_heads(np.array([[0.1, 0.2], [0.9, 0.3]]))[0] == (1, 0)
 
 
 def fake_stats(scores: dict[str, np.ndarray]) -> M.HeadStatistics:
@@ -279,7 +279,7 @@ def test_repeated_random_prompt_reveals_induction_heads(lm, seed):
     stats = M.head_statistics(out.attentions, ids)
     induction = stats.get("induction")
     assert induction is not None and stats.induction_rows == tuple(range(k, 2 * k))
-    layer, head = M.top_head(induction)
+    layer, head = heads.top_heads(induction)[0]
     assert induction.max() > 0.8 and 15 <= layer <= 20  # SmolLM2's induction heads sit in the middle layers
     assert np.median(induction) < 0.05  # most heads do not do this
     quiz = M.quiz_heads(stats)
@@ -307,30 +307,6 @@ def test_alternating_words_give_previous_token_heads_no_induction_credit(lm):
     assert previous[16, 0] > 0.7 and induction[16, 0] < 0.1  # the page's previous-token head
     the = lm.encode("the the the")
     assert M.repeats_too_close(the) and "induction" not in M.head_statistics(lm.forward(the).attentions, the).values
-
-
-@pytest.mark.slow
-def test_the_precision_note_matches_the_file(lm):
-    """Issue 26, item 6: the tensor types and shares are those of the file (read here by gguf's own reader)."""
-    import gguf
-
-    reader = gguf.GGUFReader(lm.path)
-    types = {t.name: (t.tensor_type.name, tuple(int(d) for d in t.shape)) for t in reader.tensors}
-    total = sum(int(np.prod(s)) for _, s in types.values())
-    emb_type, emb_shape = types["token_embd.weight"]
-    emb_share = int(np.prod(emb_shape)) / total
-    note = M.precision_note(types)
-    assert "output.weight" not in types  # tied: the embedding is also the output matrix
-    assert emb_type == "Q8_0" and round(emb_share * 100) == 21
-    assert note.startswith(f"the token embedding (also the tied output matrix behind every logit) is 8-bit "
-                           f"({emb_type}, {emb_share:.0%} of the parameters)")
-    others = {k for name, (k, s) in types.items() if name != "token_embd.weight" and len(s) == 2}
-    assert others == {"Q4_1"} and "every other matrix is 4-bit (Q4_1, 79%)" in note
-    assert "the norms are float32" in note
-    storage = llm.read_weight_storage(lm.path)  # the door's reading of the same file: what the page shows
-    assert {n: (t, int(np.prod(shape))) for n, (t, shape) in storage.tensors.items()} == \
-        {n: (t, int(np.prod(shape))) for n, (t, shape) in types.items()}
-    assert M.precision_note(storage.tensors) == note
 
 
 def test_the_causal_check_states_the_mask_and_the_row_sums_with_the_languages_decimal_mark():

@@ -83,8 +83,8 @@ def test_defaults_tokens_prediction_grid_and_head(lm):
     assert "key/value head 0" in texts(at) and "adjacent" in texts(at) and "GGUF" in texts(at)
     # the honest note, and no statistic ever NaN
     note = texts(at, ("info",))
-    assert M.precision_note(llm.weight_storage(lm).tensors) in note and "computed by this page" in note
-    # (the real file's 4-bit / Q8_0 words: test_model.py's test_the_precision_note_matches_the_file)
+    assert llm.precision_note(llm.weight_storage(lm)) in note and "computed by this page" in note
+    # (the real file's 4-bit / Q8_0 words: tests/shell/test_llm.py's test_the_precision_note_matches_the_file)
 
 
 STEP_CHARTS = ("rm_fig_x", "rm_fig_Q", "rm_fig_K", "rm_fig_V", "rm_fig_angles", "rm_fig_Q_rope", "rm_fig_K_rope",
@@ -169,7 +169,7 @@ def test_repeated_prompt_seed_at_its_ends(lm, seed):
     shown = [t.value for t in at.text if "│" in t.value][0].split(" │ ")
     assert shown[: M.REPEAT_WORDS] == shown[M.REPEAT_WORDS:]  # the pieces, as shown, repeat exactly
     stats = M.head_statistics(lm.forward(list(ids)).attentions, list(ids))
-    top = M.top_head(stats.get("induction"))
+    top = heads.top_heads(stats.get("induction"))[0]
     assert (at.slider(key="rm_layer").value, at.slider(key="rm_head").value) == top != (16, 0)
     assert any(h.value == f"One head up close: layer {top[0]}, head {top[1]}" for h in at.header)
 
