@@ -411,6 +411,7 @@ def test_the_asked_heads_clearly_do_one_thing_on_the_rows_graded(lm):
         assert float(row["margin"]) == pytest.approx(first - second, abs=6e-4)
 
 
+@pytest.mark.slow  # a whole page run (2-3 s): the capitals' rule itself is tests/test_i18n.py's, in the fast tier
 def test_turkish_capitals_and_the_prediction_formulas_words_follow_the_language():
     """Issue 48: the statistic's heading capitalises by Turkish rules ("İndüksiyon", where ``str.upper`` wrote
     "Indüksiyon"), and the prediction formula's words are the page's language's, not "next" and "prompt"."""
