@@ -21,11 +21,14 @@ TOKENS = ["The (0)", "cat (1)", "sat (2)", "on (3)", "the (4)", "mat (5)"]
 def test_top_left_cell_is_query0_key0():
     z = np.zeros((6, 6))
     z[0, 0] = 1.0
+    z[0, 4] = 0.5  # query 0 -> key 4: off the diagonal, so a transposed map (keys down) is caught too
     fig = heatmap(z, TOKENS, TOKENS)
     trace = fig.data[0]
     assert fig.layout.yaxis.autorange == "reversed"  # row 0 drawn at the top
     assert trace.z[0][0] == 1.0 and trace.x[0] == 0 and trace.y[0] == 0
+    assert trace.z[0][4] == 0.5 and trace.z[4][0] == 0.0  # rows are queries, columns keys
     assert trace.customdata[0][0][0] == "The (0)" and trace.customdata[0][0][1] == "The (0)"
+    assert list(trace.customdata[0][4][:2]) == ["The (0)", "the (4)"]  # hover: query of the row, key of the column
     assert "query %{customdata[0]} → key %{customdata[1]}" in trace.hovertemplate
 
 
