@@ -123,22 +123,7 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
                                           title=_("p({answer}) at the last position").format(
                                               answer=model.plain(_model, answer))),
                         key="ca_fig_answer_curve")
-        n_blocks = len(a.probability) - 1
-        if a.first_top is None:
-            st.markdown(_("{answer} is not the model's most likely token at the end (it ranks {rank}); it reaches "
-                          "probability {p} at most, at block {block}.").format(
-                answer=name, rank=int(a.rank[-1]), p=fmt(float(a.probability.max()), 3),
-                block=int(np.argmax(a.probability))))
-        elif a.first_top == n_blocks:
-            st.markdown(_("**{answer} becomes the most likely token only after the last block** (probability {p}): "
-                          "read out of the stream entering block {block}, it ranks {rank}. The last layer puts it on "
-                          "top.").format(answer=name, p=fmt(float(a.probability[-1]), 3), block=n_blocks - 1,
-                                         rank=int(a.rank[-2])))
-        else:
-            st.markdown(_("**{answer} is the most likely readout from block {block} on** (probability {p} there, "
-                          "{p_end} at the end); before block {block} it ranks {rank}.").format(
-                answer=name, block=a.first_top, p=fmt(float(a.probability[a.first_top]), 3),
-                p_end=fmt(float(a.probability[-1]), 3), rank=int(a.rank[a.first_top - 1])))
+        st.markdown(model.lens_claim(a, name))
         below = np.nonzero(a.probability < 0.01)[0]
         if len(below):
             st.caption(_("Its probability stays under {one_percent} up to block {block} of the readout.").format(

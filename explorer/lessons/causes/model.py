@@ -137,26 +137,63 @@ class AnswerByLayer:
     """The answer token read out of every block's stream at the last position (logit lens).
 
     Attributes:
-        probability: float64 ``[n_layers + 1]``. rank: int ``[n_layers + 1]`` (1 = the most likely token).
-        first_top: the first block from which the answer is the most likely token at every later block
-            (``None`` when it is not the top token at the end).
+        probability: float64 ``[n_layers + 1]``. rank: int ``[n_layers + 1]`` (1 = the most likely token); row ℓ is
+            the stream entering block ℓ, the last row the stream after the last block (the model's output).
     """
 
     probability: np.ndarray
     rank: np.ndarray
-    first_top: int | None
 
 
 def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
     """:class:`AnswerByLayer` from the logit lens ``[n_layers + 1, vocab]`` of the last position."""
     z = np.asarray(lens_logits, dtype=np.float64)
-    p = llm.probabilities(z)[:, answer]
-    rank = 1 + (z > z[:, answer:answer + 1]).sum(axis=1)
-    top = rank == 1
-    first = None
-    if top[-1]:
-        first = int(len(top) - np.argmin(top[::-1])) if not top.all() else 0
-    return AnswerByLayer(p, rank, first)
+    return AnswerByLayer(llm.probabilities(z)[:, answer], 1 + (z > z[:, answer:answer + 1]).sum(axis=1))
+
+
+def off_top_runs(rank, start: int) -> list[tuple[int, int]]:
+    """The stretches of blocks ``(first, last)`` from ``start`` to the end of ``rank`` where it is not 1, in order."""
+    off = np.asarray(rank)[start:] != 1
+    edges = np.flatnonzero(np.diff(np.r_[0, off.astype(int), 0]))  # where a stretch starts, then where it stops
+    return [(start + int(a), start + int(b) - 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def lens_claim(a: AnswerByLayer, answer: str) -> str:
+    """What the logit lens says of the answer (``answer``: its piece, already a code span), from its whole run of
+    ranks: the first block where it is the most likely readout, whether it stays on top to the output, and where it
+    is off the top after that (Markdown in the run's language)."""
+    rank, p, out = a.rank, a.probability, len(a.rank) - 1
+    top = np.flatnonzero(rank[:-1] == 1)  # the blocks before the output where it is the top readout
+    if not len(top):
+        if rank[-1] == 1:
+            return _("**{answer} becomes the most likely token only after the last block** (probability {p}): "
+                     "read out of the stream entering block {block}, it ranks {rank}. The last layer puts it on "
+                     "top.").format(answer=answer, p=fmt(float(p[-1]), 3), block=out - 1, rank=int(rank[-2]))
+        return _("{answer} is the most likely readout at no block: at the output it ranks {rank}; it reaches "
+                 "probability {p} at most, at block {block}.").format(answer=answer, rank=int(rank[-1]),
+                                                                      p=fmt(float(p.max()), 3), block=int(np.argmax(p)))
+    first, runs = int(top[0]), off_top_runs(rank, int(top[0]))
+    values = dict(answer=answer, first=first, p=fmt(float(p[first]), 3), p_end=fmt(float(p[-1]), 3),
+                  rank=int(rank[-1]))
+    if not runs:
+        return (_("**{answer} is the most likely readout from block {first} on**, to the output (probability {p} "
+                  "there, {p_end} at the output); at block {before} it ranks {rank_before}.").format(
+            before=first - 1, rank_before=int(rank[first - 1]), **values) if first else
+            _("**{answer} is the most likely readout at every block**, from the token embedding to the output "
+              "(probability {p_end} at the output).").format(**values))
+    where = i18n.list_separator().join(
+        (_("{rank} at the output") if b == out else _("{rank} at block {block}")).format(rank=int(rank[b]), block=b)
+        if b == e else _("{rank} at blocks {block} to {last}").format(rank=int(rank[b]), block=b, last=e)
+        if rank[b:e + 1].min() == rank[b:e + 1].max() else _("{low} to {high} at blocks {block} to {last}").format(
+            low=int(rank[b:e + 1].min()), high=int(rank[b:e + 1].max()), block=b, last=e)
+        for b, e in runs)
+    end = (_("and it is the model's answer at the output (probability {p_end}).") if rank[-1] == 1 else
+           _("so the model's answer is another token."))
+    until = runs[0][0] - 1  # the end of its first stretch on top
+    return (_("**{answer} is first the most likely readout at block {first}** (probability {p}) and stays on top up "
+              "to block {until}; then it ranks {where},") if until > first else
+            _("**{answer} is first the most likely readout at block {first}** (probability {p}); then it ranks "
+              "{where},")).format(until=until, where=where, **values) + " " + end.format(**values)
 
 
 # --- the statistics of the last query's attention -----------------------------------------------------------

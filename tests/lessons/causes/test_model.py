@@ -52,17 +52,53 @@ def test_rank_of_counts_ties_together():
     assert M.rank_of(v, 0, 3) == 2 and M.rank_of(v, 1, 0) == 2 and M.rank_of(v, 2, 1) == 1
 
 
-def test_the_answer_by_layer_says_from_which_block_it_is_on_top():
-    lens = np.zeros((5, 4))
-    lens[:, 0] = 1.0  # token 0 leads everywhere but ...
-    lens[3:, 2] = 2.0  # ... token 2 takes over from block 3
-    a = M.answer_by_layer(lens, 2)
-    assert a.first_top == 3 and list(a.rank) == [2, 2, 2, 1, 1]
-    np.testing.assert_allclose(a.probability, llm.probabilities(lens)[:, 2])
-    assert M.answer_by_layer(lens, 0).first_top is None  # not the top token at the end
-    lens[1, 2] = 9.0  # on top at block 1, then not: "from block 3 on" still
-    assert M.answer_by_layer(lens, 2).first_top == 3
-    assert M.answer_by_layer(np.tile([0.0, 1.0], (3, 1)), 1).first_top == 0
+def lens_with_ranks(ranks) -> np.ndarray:
+    """Logit-lens logits ``[len(ranks), 12]`` in which token 0, the answer, has rank ``ranks[b]`` at block ``b``."""
+    z = np.tile(-np.arange(12.0), (len(ranks), 1))  # token k at -k
+    z[:, 0] = 0.5 - np.asarray(ranks)  # between tokens r - 1 and r: r - 1 tokens above it
+    return z
+
+
+def test_the_answer_by_layer_reads_the_answers_probability_and_rank():
+    lens = lens_with_ranks([3, 2, 1, 1, 4])
+    a = M.answer_by_layer(lens, 0)
+    assert list(a.rank) == [3, 2, 1, 1, 4]
+    np.testing.assert_allclose(a.probability, llm.probabilities(lens)[:, 0])
+
+
+@pytest.mark.parametrize("ranks, said", [
+    ([5, 4, 3, 2, 2], "`a` is the most likely readout at no block: at the output it ranks 2; it reaches probability"),
+    ([5, 1, 2, 2], "**`a` is first the most likely readout at block 1** (probability"),
+    ([5, 3, 1, 1, 1], "**`a` is the most likely readout from block 2 on**, to the output (probability"),
+    ([1, 1, 1], "**`a` is the most likely readout at every block**, from the token embedding to the output"),
+    ([4, 3, 3, 1], "**`a` becomes the most likely token only after the last block** (probability"),
+])
+def test_the_logit_lens_claim_follows_the_whole_run_of_ranks(ranks, said):
+    """Never on top; on top from block k to the output; on top then lost; on top only at the output."""
+    assert said in M.lens_claim(M.answer_by_layer(lens_with_ranks(ranks), 0), "`a`")
+
+
+def test_the_logit_lens_claim_says_where_the_answer_leaves_the_top():
+    claim = M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 2, 2]), 0), "`a`")
+    assert claim.endswith("at block 1** (probability 0.510); then it ranks 2 at blocks 2 to 3, so the model's "
+                          "answer is another token.")
+    claim = M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 1, 3, 1, 2, 4, 1]), 0), "`a`")
+    assert "stays on top up to block 2; then it ranks 3 at block 3, 2 to 4 at blocks 5 to 6, and it is the model's " \
+           "answer at the output" in claim
+    assert M.lens_claim(M.answer_by_layer(lens_with_ranks([1, 1, 2]), 0), "`a`").endswith(
+        "then it ranks 2 at the output, so the model's answer is another token.")
+    with i18n.using("pt"):
+        assert "{" not in M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 2, 2]), 0), "`a`")
+
+
+def test_the_logit_lens_claim_on_the_issues_example():
+    """Issue 49: on top from block 14 to 28, rank 3 entering block 29, the answer at the output (30). The page said
+    "becomes the most likely token only after the last block"."""
+    a = M.answer_by_layer(lens_with_ranks([9] * 10 + [4, 3, 2, 2] + [1] * 15 + [3, 1]), 0)
+    assert M.lens_claim(a, "`↵`") == (
+        f"**`↵` is first the most likely readout at block 14** (probability {a.probability[14]:.3f}) and stays on top "
+        f"up to block 28; then it ranks 3 at block 29, and it is the model's answer at the output (probability "
+        f"{a.probability[-1]:.3f}).")
 
 
 def test_last_row_statistics():

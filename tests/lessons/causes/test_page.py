@@ -73,7 +73,7 @@ def test_defaults_state_what_the_numbers_say(lm):
     np.testing.assert_allclose(z(at, "ca_fig_lens"), top.probabilities[..., 0], rtol=1e-6)
     lens = iv.logit_lens(lm, ids)
     a = M.answer_by_layer(lens, paris)
-    assert a.first_top == 30 and "becomes the most likely token only after the last block" in said
+    assert M.lens_claim(a, "`␣Paris`") in said and "becomes the most likely token only after the last block" in said
     np.testing.assert_allclose(array(figures(at)["ca_fig_answer_curve"]["data"][0]["y"]), a.probability, rtol=1e-9)
     # the attribution: the grid, the parts summed beside the logit, the head named
     att = iv.logit_attribution(lm, ids, paris)
