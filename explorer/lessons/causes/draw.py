@@ -171,8 +171,10 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
 
 @section
 def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...],
-                    random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int) -> None:
-    """The new top 5 with the heads knocked out, beside the clean prediction and the random control."""
+                    random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int,
+                    carried: str | None) -> None:
+    """The new top 5 with the heads knocked out, beside the clean prediction and the random control (``carried``:
+    the note when the heads were picked for another prompt, :func:`model.carried_note`)."""
     name = model.piece(_model, answer)
     clean = model.knockout_result(llm.run(_model, ids, activations=True).last_logits, (), answer)
     chosen = knockout(_model, ids, heads, ablation, answer)
@@ -189,6 +191,8 @@ def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[t
             st.caption(f"p({name}) = {fmt(r.answer_probability, 4)}")
     sentence, comparison = model.knockout_sentences(clean, chosen, control, heads, random, ablation, answer, name,
                                                     model.piece(_model, chosen.top_ids[0]))
+    if carried:
+        st.warning(carried, icon="↩️")
     st.markdown(sentence)
     st.caption(comparison)
 

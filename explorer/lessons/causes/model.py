@@ -105,6 +105,53 @@ def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
     return sorted(pool[i] for i in chosen)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The knockout's heads and what they were chosen for.
+
+    Attributes:
+        heads: their codes (``"L18H6"``). made_for: the ``(prompt's ids, answer id)`` they were chosen for; prompt,
+            answer: that prompt's text and the answer's piece as a code span (for the note).
+        picked: chosen by the learner (by hand, a click on the grid, "Pick the top k", a link); ``False`` for the
+            page's default, the top heads for ``made_for``.
+    """
+
+    heads: tuple[str, ...]
+    made_for: tuple
+    prompt: str
+    answer: str
+    picked: bool
+
+
+def knockout_selection(previous: Selection | None, heads: Sequence[str], made_for: tuple, prompt: str, answer: str,
+                       top: Sequence[str]) -> Selection:
+    """The knockout's selection on this run, from the last run's (``None``: the session's first draw), the widget's
+    ``heads`` and the page's default ``top`` heads for ``made_for``, this run's ``(ids, answer id)``.
+
+    New heads (a first draw, from the link or the default, or heads the learner changed) are chosen for this prompt.
+    Unchanged heads on a new prompt or answer are chosen again (the new ``top``, as on a first visit) when they were
+    the page's default, and kept, still marked as made for the old prompt, when the learner picked them
+    (:func:`carried_note`).
+    """
+    heads, top = tuple(heads), tuple(top)
+    if previous is None or heads != previous.heads:
+        return Selection(heads, made_for, prompt, answer, heads != top)
+    if previous.made_for == made_for or previous.picked:
+        return previous
+    return Selection(top, made_for, prompt, answer, False)
+
+
+def carried_note(selection: Selection, made_for: tuple) -> str | None:
+    """The note on the knockout's sentences when its heads were picked for another prompt or answer (``None`` when
+    they were chosen for ``made_for``)."""
+    if selection.made_for == made_for:
+        return None
+    return _("**Carried over:** these heads were picked for the prompt {prompt} and the answer {answer}, not for "
+             "this one. The numbers below are measured on this prompt; to knock out heads chosen for it, press “Pick "
+             "the top k” or pick them again.").format(prompt=md_code(selection.prompt, limit=60),
+                                                    answer=selection.answer)
+
+
 # --- the prediction -----------------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 
 HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
-REVEALED = "_ca_revealed"
+REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
 ss = st.session_state
 
 
@@ -78,8 +78,15 @@ st.caption(_("The stream before the final RMSNorm is the sum of what every part 
              "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
-# directly (read here, before the grid outlines it; the multiselect is drawn in section 3).
+# directly, chosen again for a new prompt or answer unless the learner picked them (read here, before the grid
+# outlines it; the multiselect is drawn in section 3).
 HEADS_CTX = {**SIZES, "top": [model.head_code(*h) for h in top_heads(att.heads, 3)]}
+made_for = (ids, answer)
+selection = controls.last_valid(SELECTION, model.knockout_selection(
+    controls.last_valid(SELECTION, None), controls.value(CONTROLS["heads"], HEADS_CTX), made_for, p.kept_text,
+    model.piece(lm, answer), HEADS_CTX["top"]))
+if list(selection.heads) != controls.value(CONTROLS["heads"], HEADS_CTX):
+    controls.set_value(HEADS, list(selection.heads))
 
 
 def add_clicked_head() -> None:
@@ -125,7 +132,8 @@ if not heads:
 else:
     random = tuple(model.random_heads(seed, len(heads), L, H, heads))
     with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
-        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed)
+        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed,
+                             model.carried_note(selection, made_for))
 
 st.subheader(_("Induction heads on a repeated random prompt"))
 st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "

@@ -46,6 +46,31 @@ def test_random_heads_are_seeded_distinct_and_avoid_the_chosen_ones():
         M.random_heads(0, 268, 30, 9, chosen)
 
 
+def test_a_selection_made_for_another_prompt_is_chosen_again_or_marked_carried_over():
+    """Issue 49: after a new prompt the knockout still held the heads chosen for "Paris" and reported their effect as a
+    finding. The default is chosen again for the new prompt; heads the learner picked are kept, with a note."""
+    paris, rome = ((1, 2, 3), 10), ((1, 2, 4), 11)  # (ids, answer) of two prompts
+    first = M.knockout_selection(None, ["L23H4", "L29H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"])
+    assert first == M.Selection(("L23H4", "L29H1"), paris, "France", "`␣Paris`", False)
+    assert M.knockout_selection(first, ["L23H4", "L29H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"]) == first
+    again = M.knockout_selection(first, ["L23H4", "L29H1"], rome, "Italy", "`␣Rome`", ["L5H0"])  # a new prompt
+    assert again == M.Selection(("L5H0",), rome, "Italy", "`␣Rome`", False) and M.carried_note(again, rome) is None
+    by_hand = M.knockout_selection(first, ["L1H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"])
+    assert by_hand.picked and by_hand.made_for == paris
+    kept = M.knockout_selection(by_hand, ["L1H1"], rome, "Italy", "`␣Rome`", ["L5H0"])
+    assert kept == by_hand  # kept, still made for the old prompt
+    assert M.carried_note(kept, rome).startswith("**Carried over:** these heads were picked for the prompt `France` "
+                                                 "and the answer `␣Paris`, not for this one.")
+    assert M.knockout_selection(kept, ["L1H1"], paris, "France", "`␣Paris`", ["L23H4"]) == by_hand  # back: no note
+    assert M.carried_note(by_hand, paris) is None
+    edited = M.knockout_selection(kept, ["L1H1", "L2H2"], rome, "Italy", "`␣Rome`", ["L5H0"])  # picked for Rome
+    assert edited.made_for == rome and M.carried_note(edited, rome) is None
+    linked = M.knockout_selection(None, ["L1H1"], rome, "Italy", "`␣Rome`", ["L5H0"])  # a link's heads: its prompt's
+    assert linked.heads == ("L1H1",) and M.carried_note(linked, rome) is None
+    with i18n.using("tr"):
+        assert "{" not in M.carried_note(kept, rome) and "`France`" in M.carried_note(kept, rome)
+
+
 def test_rank_of_counts_ties_together():
     v = np.zeros((3, 4))
     v[2, 1], v[0, 3], v[1, 0] = 5, 4, 4
