@@ -124,10 +124,9 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
                                               answer=model.plain(_model, answer))),
                         key="ca_fig_answer_curve")
         st.markdown(model.lens_claim(a, name))
-        below = np.nonzero(a.probability < 0.01)[0]
-        if len(below):
+        if a.under(0.01) is not None:
             st.caption(_("Its probability stays under {one_percent} up to block {block} of the readout.").format(
-                one_percent=i18n.percent(0.01, 0), block=int(below[-1])))
+                one_percent=i18n.percent(0.01, 0), block=a.under(0.01)))
     numbers({_("the answer by block"): pd.DataFrame({_("block"): range(len(a.probability)),
                                                       _("probability"): a.probability, _("rank"): a.rank}),
              _("top token by block and position"): pd.DataFrame(list(pieces), columns=labels)},
@@ -220,8 +219,8 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     sentence, comparison = model.induction_sentences(r, ablation)
     st.markdown(sentence)
     st.caption(comparison)
-    numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
-                                      + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
+    numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_list(r.heads)]
+                                      + [model.heads_list(h) for h in r.random], _("loss (nats)"): losses,
                                       _("top-1 accuracy"): accs}),
              _("induction score of every head"): pd.DataFrame(r.scores, index=layer_labels(r.scores.shape[0]),
                                                               columns=head_labels(r.scores.shape[1]))},
@@ -293,8 +292,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                  foil: int, grid: np.ndarray) -> None:
     """The residual patching map and where the fact moves."""
     labels = model.pair_labels(*(llm.visible_pieces(_model, t) for t in (clean, corrupted)))
-    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
-    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
+    c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
     a, f = model.plain(_model, answer), model.plain(_model, foil)
     st.latex(latex_words(_("logit diff"))
              + rf" = \text{{logit}}_{{{model.latex_safe(a)}}} - \text{{logit}}_{{{model.latex_safe(f)}}}")
@@ -329,8 +327,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
                       foil: int, layer: int, clean_prompt: str) -> None:
     """Each head of one layer patched alone, with links."""
     values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
-    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
-    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
+    c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
     a, f = model.piece(_model, answer), model.piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),

@@ -23,7 +23,6 @@ Sources:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,7 +53,6 @@ ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 """How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
 MAX_HEADS = 27
 """At most this many heads knocked out at once (a tenth of the model's 270)."""
-HEAD_CODE = re.compile(r"L([0-9]{1,2})H([0-9])\Z")
 
 
 # --- heads and links ----------------------------------------------------------------------------------------
@@ -65,30 +63,11 @@ def head_code(layer: int, head: int) -> str:
     return f"L{layer}H{head}"
 
 
-def parse_head(code: str, n_layers: int, n_heads: int) -> tuple[int, int] | None:
-    """``"L18H6" -> (18, 6)``; ``None`` for anything else or a head outside the model (as the app writes it: no
-    leading zero, no space)."""
-    m = HEAD_CODE.match(code)
-    if not m or head_code(int(m[1]), int(m[2])) != code:
-        return None
-    layer, head = int(m[1]), int(m[2])
-    return (layer, head) if 0 <= layer < n_layers and 0 <= head < n_heads else None
-
-
-def parse_heads(text: str, n_layers: int, n_heads: int) -> list[tuple[int, int]] | None:
-    """``"L18H6,L17H4" -> [(18, 6), (17, 4)]`` (the link's form); ``""`` -> ``[]``; ``None`` when any code is not a
-    head of the model, a head repeats, or there are more than :data:`MAX_HEADS`."""
-    if text == "":
-        return []
-    heads = [parse_head(code, n_layers, n_heads) for code in text.split(",")]
-    if any(h is None for h in heads) or len(set(heads)) != len(heads) or len(heads) > MAX_HEADS:
-        return None
-    return heads
-
-
-def heads_text(heads: Sequence[tuple[int, int]]) -> str:
-    """``[(18, 6), (17, 4)] -> "L18H6,L17H4"``."""
-    return ",".join(head_code(layer, head) for layer, head in heads)
+def head_of(code: str) -> tuple[int, int]:
+    """``"L18H6" -> (18, 6)``: a code the page's controls checked (:class:`explorer.shell.controls.Heads`,
+    :class:`explorer.shell.controls.Options`: one of the model's heads)."""
+    layer, head = code[1:].split("H")
+    return int(layer), int(head)
 
 
 def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
@@ -191,6 +170,11 @@ class AnswerByLayer:
     probability: np.ndarray
     rank: np.ndarray
 
+    def under(self, level: float = 0.01) -> int | None:
+        """The last block of the readout up to which p(answer) < ``level`` at every block (``None``: not at block 0)."""
+        reach = np.flatnonzero(self.probability >= level)
+        return None if self.probability[0] >= level else int(reach[0]) - 1 if len(reach) else len(self.probability) - 1
+
 
 def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
     """:class:`AnswerByLayer` from the logit lens ``[n_layers + 1, vocab]`` of the last position."""
@@ -198,11 +182,10 @@ def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
     return AnswerByLayer(llm.probabilities(z)[:, answer], 1 + (z > z[:, answer:answer + 1]).sum(axis=1))
 
 
-def off_top_runs(rank, start: int) -> list[tuple[int, int]]:
-    """The stretches of blocks ``(first, last)`` from ``start`` to the end of ``rank`` where it is not 1, in order."""
-    off = np.asarray(rank)[start:] != 1
-    edges = np.flatnonzero(np.diff(np.r_[0, off.astype(int), 0]))  # where a stretch starts, then where it stops
-    return [(start + int(a), start + int(b) - 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+def stretches(mask) -> list[tuple[int, int]]:
+    """The runs ``(first, last)`` of consecutive ``True`` in the boolean ``mask [n]``, in order."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=int), 0]))  # where a run starts, then stops
+    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def lens_claim(a: AnswerByLayer, answer: str) -> str:
@@ -219,7 +202,8 @@ def lens_claim(a: AnswerByLayer, answer: str) -> str:
         return _("{answer} is the most likely readout at no block: at the output it ranks {rank}; it reaches "
                  "probability {p} at most, at block {block}.").format(answer=answer, rank=int(rank[-1]),
                                                                       p=fmt(float(p.max()), 3), block=int(np.argmax(p)))
-    first, runs = int(top[0]), off_top_runs(rank, int(top[0]))
+    first = int(top[0])
+    runs = stretches((rank != 1) & (np.arange(len(rank)) > first))  # off the top after it
     values = dict(answer=answer, first=first, p=fmt(float(p[first]), 3), p_end=fmt(float(p[-1]), 3),
                   rank=int(rank[-1]))
     if not runs:
@@ -359,6 +343,13 @@ def second_copy_metrics(logits, ids: Sequence[int], k: int) -> tuple[float, floa
 # --- activation patching ------------------------------------------------------------------------------------
 
 
+def logit_differences(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
+                      foil: int) -> tuple[float, float]:
+    """logit(answer) - logit(foil) at the last position of the clean and of the corrupted run (the door's runs)."""
+    return tuple(llm.logit_difference(llm.run(_model, ids, activations=True).last_logits, answer, foil)
+                 for ids in (clean, corrupted))
+
+
 def recovered(values, clean: float, corrupted: float) -> np.ndarray:
     """How much of the way from the corrupted logit difference to the clean one a patch goes: ``(v - corrupted) /
     (clean - corrupted)`` (0 = nothing, 1 = all of it; float64, the shape of ``values``).
@@ -398,10 +389,8 @@ def fact_move(fraction) -> FactMove:
     """:class:`FactMove` from the recovered fractions ``[n_layers + 1, n]`` (:func:`recovered`)."""
     r = np.asarray(fraction, dtype=np.float64)
     half = 0.5
-    last_ok = r[:, -1] >= half
-    last_from = None
-    if last_ok[-1]:
-        last_from = int(len(last_ok) - np.argmin(last_ok[::-1])) if not last_ok.all() else 0
+    runs = stretches(r[:, -1] >= half)  # the last position's: the last run is the one that reaches the end, if any
+    last_from = runs[-1][0] if runs and runs[-1][1] == len(r) - 1 else None
     other_until = other_position = None
     if r.shape[1] > 1:
         others = r[:, :-1]

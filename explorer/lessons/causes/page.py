@@ -101,7 +101,7 @@ def add_clicked_head() -> None:
 
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
-    picked = model.parse_heads(",".join(controls.value(CONTROLS["heads"], HEADS_CTX)), L, H) or []
+    picked = [model.head_of(code) for code in controls.value(CONTROLS["heads"], HEADS_CTX)]
     st.plotly_chart(draw.attribution_grid(att.heads, model.plain(lm, answer), tuple(picked)), key=GRID,
                     on_select=add_clicked_head, selection_mode="points")
     clicked = charts.clicked_head(ss.get(GRID), L, H)
@@ -119,7 +119,7 @@ by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 c1, c2 = st.columns([3, 2])
 with c1:
-    heads = tuple(model.parse_heads(",".join(controls.draw(CONTROLS["heads"], HEADS_CTX)), L, H) or ())
+    heads = tuple(map(model.head_of, controls.draw(CONTROLS["heads"], HEADS_CTX)))
     ablation = controls.draw(CONTROLS["ablation"])
 with c2:
     by = controls.draw(CONTROLS["by"])
@@ -155,7 +155,7 @@ st.markdown(_("Knock out each of the {n} heads alone and measure the change in l
               "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
               "for this answer?").format(n=L * H, answer=model.piece(lm, answer), h=H))
 guess_code = controls.draw(CONTROLS["guess"], SIZES)
-guess = model.parse_head(guess_code, L, H)
+guess = None if guess_code == "none" else model.head_of(guess_code)
 signature = (ids, answer, ablation)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
@@ -215,9 +215,8 @@ else:
                                                a_corrupt), functools.partial(model.patch_step, config, clean_p.n),
                              model.patch_done(config, clean_p.n))
         draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
-        runs = llm.run(lm, clean_p.ids, activations=True), llm.run(lm, corrupt_p.ids, activations=True)
-        move = model.fact_move(model.recovered(
-            grid, *(llm.logit_difference(r.last_logits, a_clean, a_corrupt) for r in runs)))
+        move = model.fact_move(model.recovered(grid, *model.logit_differences(lm, clean_p.ids, corrupt_p.ids, a_clean,
+                                                                             a_corrupt)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
         layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})

@@ -16,14 +16,10 @@ from explorer.shell import controls, i18n, llm
 from tests.core.llama_support import real_model
 
 
-def test_head_codes_round_trip_and_refuse_anything_else():
-    assert M.head_code(18, 6) == "L18H6" and M.parse_head("L18H6", 30, 9) == (18, 6)
-    for bad in ("L30H0", "L0H9", "L01H2", "l1h2", " L1H2", "L1H2 ", "L1H", "1,2", "", "L-1H2"):
-        assert M.parse_head(bad, 30, 9) is None, bad
-    assert M.parse_heads("L18H6,L17H4", 30, 9) == [(18, 6), (17, 4)] and M.parse_heads("", 30, 9) == []
-    for bad in ("L18H6,L18H6", "L18H6,", "L18H6;L17H4", ",".join(f"L{i}H0" for i in range(M.MAX_HEADS + 1))):
-        assert M.parse_heads(bad, 30, 9) is None, bad
-    assert M.heads_text([(18, 6), (17, 4)]) == "L18H6,L17H4"
+def test_head_codes_round_trip():
+    codes = causes.head_codes(causes.SIZES)
+    assert [M.head_code(*M.head_of(c)) for c in codes] == codes and M.head_of("L18H6") == (18, 6)
+    assert M.heads_list([(18, 6), (17, 4)]) == "L18H6, L17H4"
 
 
 def test_links_are_percent_encoded():
@@ -114,6 +110,13 @@ def test_the_logit_lens_claim_says_where_the_answer_leaves_the_top():
         "then it ranks 2 at the output, so the model's answer is another token.")
     with i18n.using("pt"):
         assert "{" not in M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 2, 2]), 0), "`a`")
+
+
+def test_the_readout_says_up_to_which_block_the_answer_stays_unlikely():
+    """The caption "stays under 1% up to block k" named the last block under 1%, even after blocks above it."""
+    a = M.AnswerByLayer(np.array([0.001, 0.002, 0.5, 0.9, 0.005, 0.9]), np.array([9, 8, 1, 1, 3, 1]))
+    assert a.under(0.01) == 1 and a.under(0.6) == 2 and a.under(0.0001) is None
+    assert M.AnswerByLayer(np.full(3, 0.001), np.full(3, 7)).under(0.01) == 2
 
 
 def test_the_logit_lens_claim_on_the_issues_example():
