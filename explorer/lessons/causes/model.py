@@ -126,7 +126,7 @@ def carried_note(selection: Selection, made_for: tuple) -> str | None:
     if selection.made_for == made_for:
         return None
     return _("**Carried over:** these heads were picked for the prompt {prompt} and the answer {answer}, not for "
-             "this one. The numbers below are measured on this prompt; to knock out heads chosen for it, press “Pick "
+             "this one. The numbers here are measured on this prompt; to knock out heads chosen for it, press “Pick "
              "the top k” or pick them again.").format(prompt=md_code(selection.prompt, limit=60),
                                                     answer=selection.answer)
 

@@ -133,7 +133,7 @@ def test_a_knockout_changes_the_top_5(lm):
     assert at.multiselect(key="ca_heads").value == picked
     assert [w.value for w in at.warning] == [
         f"**Carried over:** these heads were picked for the prompt `{M.DEFAULT_PROMPT}` and the answer "
-        f"`{predicted(lm, ids)[1]}`, not for this one. The numbers below are measured on this prompt; to knock out "
+        f"`{predicted(lm, ids)[1]}`, not for this one. The numbers here are measured on this prompt; to knock out "
         "heads chosen for it, press “Pick the top k” or pick them again."]
     at.multiselect(key="ca_heads").set_value([]).run()
     assert_clean(at)
