@@ -645,35 +645,17 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
 # --- what made it say that (attention.llama.interventions) -------------------------------------------------
 
 
+def from_prompt(analysis: Callable, model: LlamaModel, ids: Sequence[int], *args, **kwargs):
+    """``analysis(model, ids, *args, **kwargs)``, one of :mod:`attention.llama.interventions` (``llm.interventions``),
+    started from the prompt's cached run with its activations (:func:`run`): ``logit_lens`` (float32
+    ``[n_layers + 1, vocab]``), ``logit_lens_top`` (:class:`LensTop`), ``logit_attribution`` (:class:`Attribution`:
+    the parts add up to the logit), ``knock_out`` (the last position's logits ``[vocab]``)."""
+    return analysis(model, list(ids), *args, run=_clean(model, ids), **kwargs)
+
+
 def _clean(model: LlamaModel, ids: Sequence[int]):
     """The prompt's cached run with its activations, as the core's interventions take it."""
     return run(model, ids, activations=True)
-
-
-def logit_lens(model: LlamaModel, ids: Sequence[int]) -> np.ndarray:
-    """The last position's logits read out of every block's input stream, float32 ``[n_layers + 1, vocab]``
-    (the last row is the model's own logits; :func:`attention.llama.interventions.logit_lens`)."""
-    return interventions.logit_lens(model, list(ids), run=_clean(model, ids))
-
-
-def logit_lens_top(model: LlamaModel, ids: Sequence[int], k: int = 1) -> LensTop:
-    """The ``k`` most likely tokens read out of every block's stream at every position: :class:`LensTop`
-    (``ids`` and ``probabilities`` ``[n_layers + 1, n, k]``; :func:`attention.llama.interventions.logit_lens_top`)."""
-    return interventions.logit_lens_top(model, list(ids), k, run=_clean(model, ids))
-
-
-def logit_attribution(model: LlamaModel, ids: Sequence[int], token_id: int) -> Attribution:
-    """Direct logit attribution of the last position's logit for ``token_id``: the embedding's, each head's
-    ``[n_layers, n_heads]`` and each MLP's ``[n_layers]`` share, the final RMSNorm's scale frozen (the parts add up
-    to the logit; :func:`attention.llama.interventions.logit_attribution`)."""
-    return interventions.logit_attribution(model, list(ids), token_id, run=_clean(model, ids))
-
-
-def knock_out(model: LlamaModel, ids: Sequence[int], heads: Sequence[tuple[int, int]], *,
-              ablation: str = "zero") -> np.ndarray:
-    """The last position's logits ``[vocab]`` with the query ``heads`` knocked out (recomputed from the first
-    knocked-out layer on; :func:`attention.llama.interventions.knock_out`)."""
-    return interventions.knock_out(model, list(ids), list(heads), ablation=ablation, run=_clean(model, ids))
 
 
 @_cached(max_entries=4 * 30)
