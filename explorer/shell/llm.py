@@ -1,7 +1,7 @@
 """The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
 
-This is the only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it).
-Every lesson that uses the real model goes through it; no page or section calls the model itself::
+The only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it); no page or
+section calls the model itself::
 
     from explorer.shell import llm
 
@@ -13,25 +13,22 @@ Every lesson that uses the real model goes through it; no page or section calls 
     llm.labels(lm, p.ids)             # "The (0)", "␣capital (1)", …
     llm.describe(lm.config)           # "30 layers, 9 query heads of d_head 64 sharing 3 key/value heads, …"
 
-The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text.
+The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text. The model
+is cached per process (``st.cache_resource``: one read-only copy for every session), ``compact`` (about 135 MB
+instead of 540 MB, slower) below :data:`COMPACT_BELOW_BYTES` of memory (:func:`weights_mode`; Streamlit Community
+Cloud gives an app about 0.7 to 2.7 GB). Without its weights, :func:`model_or_explain` shows the install command and
+stops the page; :func:`available_model` returns ``None`` for a lesson whose model part is optional.
 
-**The model** is cached per process (``st.cache_resource``: every session shares one read-only copy), in the weights
-mode :func:`weights_mode` picks: ``compact`` (about 135 MB instead of 540 MB, slower) below
-:data:`COMPACT_BELOW_BYTES` of memory (Streamlit Community Cloud gives an app about 0.7 to 2.7 GB). Without its
-weights, :func:`model_or_explain` shows the install command and stops the page (never an exception box);
-:func:`available_model` returns ``None`` for a lesson whose model part is optional.
-
-**The prompt**: one :class:`Prompt` type, one set of limits and one box, :func:`prompt_input`. **Runs**: :func:`run`
-is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV cache);
-:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k. The interventions
-(:mod:`attention.llama.interventions`) start from the prompt's cached run with its activations; their sweeps cache
-one stacked pass a layer or block. The core's result types and pure helpers the lessons read are re-exported here.
+:func:`run` is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV
+cache); :func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k; the interventions
+(:func:`from_prompt`, the sweeps) start from the prompt's cached run with its activations. The core's result types
+and pure helpers the lessons read are re-exported here.
 
 Cache sizes (at the 64-token limit): a plain :class:`Run` holds 30 * 9 * 64 * 64 float32 attention weights (4.4 MB)
 and the last logits (197 kB); a run with activations adds 7.6 MB at 32 tokens; a knockout layer or patch block is
 under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every cache keys on the model too
-(:func:`model_key`), so two models in one process (a test's tiny file beside SmolLM2) never share an entry, and every
-entry expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored (:mod:`explorer.shell.cache`).
+(:func:`model_key`: a test's tiny file beside SmolLM2 never shares an entry) and expires
+:data:`explorer.shell.cache.TTL_SECONDS` after it was stored.
 """
 
 from __future__ import annotations

@@ -205,14 +205,6 @@ class DecodeState:
         """Every chosen id, the pending one included (what ``model.generate(ids, steps + 1)`` returns)."""
         return tuple(c.token_id for c in self.choices)
 
-    def keys(self, layer: int, kv_head: int) -> np.ndarray:
-        """K of one layer and key/value head, after RoPE: float32 ``[P + steps, d_head]`` (a copy)."""
-        return np.array(self.cache.keys[layer, kv_head])
-
-    def values(self, layer: int, kv_head: int) -> np.ndarray:
-        """V of one layer and key/value head: float32 ``[P + steps, d_head]`` (a copy)."""
-        return np.array(self.cache.values[layer, kv_head])
-
 
 @dataclass(frozen=True)
 class Run:
@@ -505,8 +497,8 @@ def cache_view_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
     (``_states``): one more generated token costs one decode step before these charts are drawn, not a full pass."""
     state, g = state_of(_model, run, _states), _model.config.group_size
     heads = tuple(range(kv_head * g, (kv_head + 1) * g))
-    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
-                     values=state.values(layer, kv_head), heads=heads,
+    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=np.array(state.cache.keys[layer, kv_head]),
+                     values=np.array(state.cache.values[layer, kv_head]), heads=heads,
                      cached_rows=np.array(state.new_rows[layer, list(heads)]))
 
 
