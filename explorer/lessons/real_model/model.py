@@ -174,11 +174,6 @@ def color_range(key: str, n: int) -> tuple[float, float]:
     return 0.0, 1.0
 
 
-def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
-    """The mean over the heads of one layer: ``[n_layers, n_heads, n, n] -> [n, n]`` (float64). A mean, not a head."""
-    return np.asarray(attentions[layer], dtype=np.float64).mean(axis=0)
-
-
 # --- guess, then reveal -------------------------------------------------------------------------
 
 LABELS: dict[str, str] = {  # answer key -> what the learner reads (messages: shown with ``_(LABELS[key])``)
@@ -201,29 +196,20 @@ class QuizHead:
     margin: float
 
 
-def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Every head's answer and margin: ``(answer index [L, H], margin [L, H], labels)``.
+def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[QuizHead, ...]:
+    """One clear example per label: the head whose answer is that label with the largest margin.
 
     A head's answer is the label with the largest score (``stats.graded``); its margin is that score minus the
-    second largest.
+    second largest. A label with no head whose margin reaches ``min_margin`` is left out (and induction whenever
+    the prompt repeats no token). Ordered by layer, then head. Empty when the statistics are undefined.
     """
+    if not stats.defined:
+        return ()
     scores = stats.graded
     labels = list(scores)
     stack = np.stack([scores[k] for k in labels])  # [n_labels, L, H]
     order = np.sort(stack, axis=0)
-    return stack.argmax(axis=0), order[-1] - order[-2], labels
-
-
-def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[QuizHead, ...]:
-    """One clear example per label: the head whose answer is that label with the largest margin.
-
-    A label with no head whose margin reaches ``min_margin`` is left out (and induction whenever the
-    prompt repeats no token). Ordered by layer, then head. Empty when the statistics are undefined.
-    """
-    if not stats.defined:
-        return ()
-    answer, margin, labels = head_answers(stats)
-    scores = stats.graded
+    answer, margin = stack.argmax(axis=0), order[-1] - order[-2]
     picked = []
     for index, label in enumerate(labels):
         candidates = np.where(answer == index, margin, -np.inf)
