@@ -2,27 +2,22 @@
 
 Generation, one token at a time, through the model's real KV cache (``llm.forward(model, ids, cache=…)``):
 
-* **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds
-  their keys (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last row of
-  the logits chooses generated token 1;
-* **decode step** ``s`` (:func:`decode_step`): only generated token ``s`` goes through the model, with
-  the cache. Each layer computes its query, key and value for that one position, appends the key and
-  value rows to the cache (``P + s`` rows now) and lets the one new query attend over all of them;
-  the logits choose token ``s + 1``.
+* **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds their keys
+  (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last logits choose generated token 1;
+* **decode step** ``s`` (:func:`decode_step`): only generated token ``s`` goes through the model, with the cache:
+  each layer appends its key and value rows (``P + s`` rows now) and lets the one new query attend over all of
+  them; the logits choose token ``s + 1``.
 
-This is what :meth:`attention.llama.LlamaModel.generate` does, step by step and keeping what the page
-shows: the new query row's attention weights of every head, the cache itself, each choice's
-probability and rank. The choice is :func:`attention.llama.sample_next` (``llm.sample_next``) with the same random
-stream as ``generate`` (one ``np.random.default_rng(seed)``; its state is carried from step to step), so
-``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)`` returns.
+This is :meth:`attention.llama.LlamaModel.generate` step by step, keeping what the page shows: the new query row's
+attention weights of every head, the cache, each choice's probability and rank. The choice is
+:func:`attention.llama.sample_next` with ``generate``'s random stream (one ``np.random.default_rng(seed)``, its state
+carried from step to step), so ``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)``
+returns. The cache is an exact shortcut: under the causal mask, token ``j``'s key and value depend only on tokens
+``0 … j`` (only float32 rounding differs from a full pass; :func:`max_difference`).
 
-The cache is an exact shortcut: under the causal mask, the key and value of token ``j`` depend only on
-tokens ``0 … j``, so they are the same numbers whether computed when ``j`` was new or again in a full
-pass (only float32 rounding differs; :func:`max_difference`).
-
-Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3;
-grouped-query attention (several query heads share one key/value head): Ainslie et al. (2023); RoPE:
-Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
+Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3; grouped-query attention
+(several query heads share one key/value head): Ainslie et al. (2023); RoPE: Su et al. (2021). Cost counts:
+:func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Sections of the real-model lesson, and the cached computations behind them.
 
-Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the
-loaded model is passed as ``_model`` (not hashed: there is one per process, see
-:mod:`explorer.shell.llm`, the lessons' one door to the model). One forward pass per prompt
-is cached by the door (:func:`explorer.shell.llm.run`): the statistics, the grid, the
-maps and the prediction all read it, so choosing another statistic runs no model at all, and
-choosing another head runs only what the door's :func:`explorer.shell.llm.head_steps` needs for that head's
-intermediates (the layers below it, not the whole pass). The model's sizes in the text come from ``_model.config``.
+Every computation keys on the prompt's token ids and the page's choices; the model is passed as ``_model`` (not
+hashed: one per process, :mod:`explorer.shell.llm`). The statistics, the grid, the maps and the prediction all read
+the door's one cached forward pass (:func:`explorer.shell.llm.run`), so another statistic runs no model, and another
+head runs only the layers below it (:func:`explorer.shell.llm.head_steps`).
 
 Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB and a head's steps about 0.9 MB (the
 door's), the head statistics 7 x 30 x 9 float64 (15 kB, 16 entries here); the sections' recorded elements are

@@ -1,24 +1,18 @@
-"""Inside a real model: the arrays of the lesson (pure NumPy on top of :mod:`attention.llama`; no Streamlit).
+"""Inside a real model: the arrays of the lesson (pure NumPy on the door, :mod:`explorer.shell.llm`; no Streamlit).
 
-Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each),
-the repeated random prompt that reveals induction heads, the "guess, then reveal" exercise graded
-from the live numbers, and the causal map's check. The prompt, its tokens and the forward pass come from the
-lessons' door to the model, :mod:`explorer.shell.llm` (links to a head here are built from the lesson's
-declarations: ``controls.link(real_model, real_model.sizes(config), layer=…, head=…)``).
-
-Every statistic is :mod:`attention.heads`' (the one home of the head statistics, their formulas and the
-repeated-random-prompt rule; their words are :mod:`explorer.shell.head_statistics`): computed from one head's
-causal attention weights ``w [n, n]`` and averaged over the query rows ``i = 2 .. n-1`` (:data:`FIRST_ROW`; the
+Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each), the repeated random
+prompt that reveals induction heads, the "guess, then reveal" exercise graded from the live numbers, and the causal
+map's check. Every statistic is :mod:`attention.heads`' (their one home, with the repeated-random-prompt rule; their
+words: :mod:`explorer.shell.head_statistics`), averaged over the query rows ``i = 2 .. n-1`` (:data:`FIRST_ROW`; the
 induction score over the rows with a target). This module adds the breadth, the exercise's labels and grades.
 
 Sources:
-    * Attention sinks (weight piled on the first token): Xiao et al. (2023), "Efficient Streaming
-      Language Models with Attention Sinks", section 3.1.
-    * Induction heads and the repeated-random-tokens score: Olsson et al. (2022), "In-context
-      Learning and Induction Heads", section "Definitions" (prefix matching: a token attends to the
-      token that followed an earlier occurrence of itself).
-    * Grouped-query attention (9 query heads read 3 key/value heads): Ainslie et al. (2023).
-    * RoPE: Su et al. (2021), section 3.2.
+    * Attention sinks: Xiao et al. (2023), "Efficient Streaming Language Models with Attention Sinks", section 3.1.
+    * Induction heads and the repeated-random-tokens score: Olsson et al. (2022), "In-context Learning and Induction
+      Heads", section "Definitions" (prefix matching: a token attends to the token that followed an earlier
+      occurrence of itself).
+    * Grouped-query attention (9 query heads read 3 key/value heads): Ainslie et al. (2023). RoPE: Su et al. (2021),
+      section 3.2.
 """
 
 from __future__ import annotations

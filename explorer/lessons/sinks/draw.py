@@ -1,17 +1,15 @@
 """Sections of the page "Attention sinks and smaller KV caches", and the cached computations behind them.
 
-Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the loaded model is
-passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.llm`, the lessons' one door to the
-model). Entry sizes, measured at the 64-token prompt limit: :func:`summary` 20 kB (270 masses, one head's 64 x 64
-map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`measured` 0.3 kB each;
-:func:`reference` (the model's own logits, ``[64, 49152]`` float32 = 12.6 MB, held once in memory by
-``st.cache_resource``, never copied) keeps the 2 most recent prompts. So the lesson's caches stay under about
-30 MB besides the model; a variant model (no weights of its own: one layer's converted matrix, up to 4 MB, while a
-pass runs; :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
+Every computation keys on the prompt's token ids and the page's choices; the model is passed as ``_model`` (not
+hashed: one per process, :mod:`explorer.shell.llm`). Entry sizes at the 64-token limit: :func:`summary` 20 kB (270
+masses, one head's 64 x 64 map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`measured`
+0.3 kB each; :func:`reference` (the model's own logits, ``[64, 49152]`` float32 = 12.6 MB, ``st.cache_resource``:
+never copied) keeps the 2 latest prompts. So the lesson's caches stay under about 30 MB besides the model; a variant
+model (one layer's converted matrix, up to 4 MB, while a pass runs) lives only while one row of the sweep is measured.
 
-The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one
-cached measurement per variant, one at a time in the process, under a progress bar: a prompt already measured
-costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
+The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one cached
+measurement per variant, one at a time in the process: a prompt already measured costs nothing, a new one about 10-15
+forward passes (``BENCHMARKS.md``).
 """
 
 from __future__ import annotations
