@@ -121,7 +121,8 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform,
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
-        st.plotly_chart(sfig.sink_grid(s.mass, title=_("every head's sink mass")), key="sk_fig_grid")
+        st.plotly_chart(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
+                                         zrange=(0.0, 1.0), height=620), key="sk_fig_grid")
     labels = llm.labels(_model, ids)
     st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
                                    title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
