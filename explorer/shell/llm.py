@@ -91,9 +91,8 @@ WORD_PATTERN = re.compile(r" [a-z]{4,9}")
 
 
 def model_key(model: LlamaModel) -> tuple:
-    """What tells one loaded model from another in the door's caches: its file, weights mode and config (a KV-cache
-    variant has the model's file and mode but its own config). Hashed instead of the model's arrays, so a process
-    that loads two models (the tests' tiny file beside SmolLM2) never gets one model's numbers for the other's."""
+    """What tells one loaded model from another in the door's caches, hashed instead of its arrays: its file, weights
+    mode and config (a KV-cache variant has the model's file and mode but its own config)."""
     return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
 
 
@@ -101,8 +100,7 @@ _MODEL_KEY = {LlamaModel: model_key}
 _cached = functools.partial(cached, hash_funcs=_MODEL_KEY)
 """``cached(max_entries)`` (:func:`explorer.shell.cache.cached`) with the model argument keyed by :func:`model_key`."""
 _resource = resource(1, ttl=None, hash_funcs=_MODEL_KEY)
-"""``st.cache_resource`` of one entry per process, the model keyed by :func:`model_key`: a value read once from the
-model (never copied on a hit)."""
+"""``st.cache_resource`` of one entry per process (a value read once from the model, never copied), keyed likewise."""
 
 
 # --- the model ---------------------------------------------------------------------------------------------

@@ -31,10 +31,9 @@ DECODE_MAX_ENTRIES = 40
 """States kept: one generation of 32 steps is 33 states sharing one cache buffer (at most 2 x 1.5 MB at 64
 tokens, plus the 1.5 MB buffer of the prefill), so 40 entries hold at most a few such chains (~150 MB worst case:
 40 distinct prompts each at 64 tokens)."""
-DECODE_TTL_S = 1800
 
 
-decode_state = resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_S)(model.decode_state)
+decode_state = resource(max_entries=DECODE_MAX_ENTRIES)(model.decode_state)  # expires after cache.TTL_SECONDS
 """The generation, step by step: call it with itself as ``_states`` (:func:`model.decode_state`)."""
 
 

@@ -39,11 +39,7 @@ light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes
 
 
 statistics = cached(max_entries=16)(model.statistics)
-
-
 repeated_prompt = cached(max_entries=8)(model.repeated_prompt)  # two short texts an entry
-
-
 grid_figure = figure(max_entries=32)(rfig.grid_figure)
 
 
