@@ -148,20 +148,19 @@ def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: st
     old, new = md_code(old_piece, 24), md_code(new_piece, 24)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
     pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)
-    dropped = model.FIRST_CHOICES[choice] is None
-    if dropped:
+    if model.FIRST_CHOICES[choice] is None:  # the first token dropped
         st.markdown(_("Without your first token {old}, {new} comes first. On your text, position 0 took {a} of the "
                       "attention with {old} there; it takes **{b}** with {new} there. The same {new} got **{moved}** "
                       "at position 1 in your text.").format(**pct))
-        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
-                  (_("without it: position 0 ({token})").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
-                  (_("{token} at position 1 in your text").format(token=new_piece), f.followed, sfig.SINK_COLORS[0])]
+        names = (_("without it: position 0 ({token})").format(token=new_piece),
+                 _("{token} at position 1 in your text").format(token=new_piece))
     else:
         st.markdown(_("With {new} put before your text, position 0 takes **{b}** of the attention (it took {a} with "
                       "your first token {old} there), and {old}, now at position 1, gets **{moved}**.").format(**pct))
-        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
-                  (_("{token} put first: position 0").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
-                  (_("{token}, now at position 1").format(token=old_piece), f.followed, sfig.SINK_COLORS[0])]
+        names = (_("{token} put first: position 0").format(token=new_piece),
+                 _("{token}, now at position 1").format(token=old_piece))
+    series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
+              (names[0], f.changed, sfig.SINK_COLORS[4]), (names[1], f.followed, sfig.SINK_COLORS[0])]
     if f.follows_position:
         st.success(_("Measured on your text: the sink follows the first position, not the word. Whatever token comes "
                      "first takes the weight; the token that was there loses it when it moves."), icon="📍")
