@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.lessons.walkthrough.model import parse_cell
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import md_code
@@ -133,23 +134,6 @@ def _blank(cell) -> bool:
     return isinstance(cell, float | np.floating) and math.isnan(cell)
 
 
-def _number(cell) -> tuple[float | None, str | None]:
-    """``(value, None)`` or ``(None, what is wrong)`` for one numeric cell."""
-    if _blank(cell):
-        return None, None
-    if isinstance(cell, bool):
-        return None, _("is not a number")
-    try:
-        x = float(str(cell).strip().replace(",", ".")) if isinstance(cell, str) else float(cell)
-    except (TypeError, ValueError):
-        return None, _("holds {text}, which is not a number").format(text=md_code(cell))
-    if not math.isfinite(x):
-        return None, _("is not a finite number")
-    if abs(x) > NUMBER_LIMIT:
-        return None, _("must lie between −{limit} and {limit}").format(limit=i18n.general(NUMBER_LIMIT, 6))
-    return x, None
-
-
 def parse_table(rows: Sequence[Mapping]) -> TableCheck:
     """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``).
 
@@ -180,7 +164,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
                             (VALUE_COLS, _("row {row}, column {column} is blank — every value needs {n} numbers "
                                            "({columns})"))):
             for col in cols:
-                x, err = _number(cells[col])
+                x, err = (None, None) if _blank(cells[col]) else parse_cell(cells[col], NUMBER_LIMIT)
                 if x is not None:
                     nums[col] = x
                     continue

@@ -215,12 +215,12 @@ def cell_text(x: float) -> str:
     return text if i18n.current() == i18n.DEFAULT else text.replace(".", fmt(0.5, 1)[1])
 
 
-def parse_cell(cell) -> tuple[float | None, str | None]:
-    """``(value, None)`` or ``(None, what is wrong)`` for one cell of an editable matrix (issue #18, item 12).
+def parse_cell(cell, limit: float = NUMBER_LIMIT) -> tuple[float | None, str | None]:
+    """``(value, None)`` or ``(None, what is wrong)`` for one cell of an editable matrix or table (issue #18, item 12).
 
     A cell holds the learner's text. Blank (or missing) -> ``"is blank"``; text that is not a
     number -> ``"holds `abc`, which is not a number"`` (the text shown literally); ``nan``/``inf``
-    -> not finite; beyond ±:data:`NUMBER_LIMIT` -> out of range. A decimal comma (``0,5``) is read as a point.
+    -> not finite; beyond ±``limit`` -> out of range. A decimal comma (``0,5``) is read as a point.
     """
     if cell is None or (isinstance(cell, float) and math.isnan(cell)) or (isinstance(cell, str) and not cell.strip()):
         return None, _("is blank")
@@ -233,8 +233,8 @@ def parse_cell(cell) -> tuple[float | None, str | None]:
         return None, _("holds {text}, which is not a number").format(text=md_code(text))
     if not math.isfinite(x):
         return None, _("holds {text}, which is not a finite number").format(text=md_code(text))
-    if abs(x) > NUMBER_LIMIT:
-        return None, _("holds {text}, beyond ±{limit}").format(text=md_code(text), limit=f"{NUMBER_LIMIT:g}")
+    if abs(x) > limit:
+        return None, _("holds {text}, beyond ±{limit}").format(text=md_code(text), limit=f"{limit:g}")
     return x, None
 
 
