@@ -362,11 +362,6 @@ def frame(v: View, name: str) -> pd.DataFrame:
     return pd.DataFrame(getattr(r, name), index=labels, columns=dim_labels(mh.d_model))  # concat, output
 
 
-def csv(v: View, name: str) -> str:
-    """Table ``name`` (see :func:`table_size`) as CSV, for a download button's deferred ``data``."""
-    return frame(v, name).to_csv()
-
-
 # --- the claims ------------------------------------------------------------------------------------------
 
 
