@@ -1,8 +1,6 @@
-"""Arrays for the "attention as a soft lookup" page (pure: no Streamlit, no Plotly).
-
-The page edits a small key -> value table (key name, 2-D key vector, value name,
-2-D value vector), validates it with :func:`parse_table`, and draws what
-:func:`lookup_scenario` computes from it with ``attention.lookup``.
+"""Arrays for the "attention as a soft lookup" page (pure: no Streamlit, no Plotly): the page edits a small key ->
+value table (key name, 2-D key vector, value name, 2-D value vector), validates it with :func:`parse_table`, and
+draws what :func:`lookup_scenario` computes from it with ``attention.lookup``.
 """
 
 from __future__ import annotations
@@ -135,15 +133,11 @@ def _blank(cell) -> bool:
 
 
 def parse_table(rows: Sequence[Mapping]) -> TableCheck:
-    """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``).
-
-    Rows whose every cell is blank (a row just added) are skipped and counted.
-    Every problem names the row (0-based, as every position in the app) and the column.
-
-    Returns:
-        :class:`TableCheck`: the table, or ``None`` plus one message per problem
-        (empty table, too many rows, a blank or non-numeric cell, a key with a
-        missing number, duplicate key vectors or key names).
+    """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``): a
+    :class:`TableCheck` with the table, or ``None`` and one message per problem (empty table, too many rows, a blank
+    or bad number cell (:func:`~explorer.lessons.walkthrough.model.parse_cell`), duplicate key vectors or names),
+    each naming the row (0-based, as every position in the app) and the column. Rows whose every cell is blank (a
+    row just added) are skipped and counted.
     """
     problems: list[str] = []
     good: list[dict] = []  # the rows without a problem: their names, their numbers and their row number
@@ -224,22 +218,17 @@ def presets(table: LookupTable) -> dict[str, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class LookupScenario:
-    """Everything the page draws for one table, query and sharpness.
+    """Everything the page draws for one table, query and sharpness (float64).
 
     Attributes:
-        query: ``[2]``. keys: ``[m, 2]``. values: ``[m, 2]``.
-        scores: ``q · k_j`` ``[m]``; scaled: ``sharpness * scores`` ``[m]``.
-        weights, blend: the soft lookup ``[m]``, ``[2]``.
-        hard: the database lookup (:class:`attention.HardLookup`).
-        nearest: row of the value nearest to the blend.
-        gap: distance from the blend to the database's value (Euclidean).
+        query: ``[2]``. keys, values: ``[m, 2]``. scores: ``q · k_j`` ``[m]``; scaled: ``sharpness * scores``.
+        weights, blend: the soft lookup ``[m]``, ``[2]``. hard: the database lookup (:class:`attention.HardLookup`).
+        nearest: row of the value nearest to the blend. gap: Euclidean distance from the blend to the database's value.
         exact: row whose key equals the query exactly (the database's "exact match"), else ``None``.
-        batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``;
-        batch_queries: ``[n_q, 2]`` (your query, then every row's key);
-        batch_weights, batch_hard: the attention matrix and the database's one-hot
+        batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``; batch_queries: ``[n_q, 2]`` (your
+            query, then every row's key); batch_weights, batch_hard: the attention matrix and the database's one-hot
             matrix ``[n_q, m]``; batch_blends: ``[n_q, 2]``.
-        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap: distance from the
-            blend to the hard lookup's value ``[s]``.
+        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap: blend to hard value distance ``[s]``.
     """
 
     query: np.ndarray
