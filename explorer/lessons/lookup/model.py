@@ -228,7 +228,7 @@ class LookupScenario:
         batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``; batch_queries: ``[n_q, 2]`` (your
             query, then every row's key); batch_weights, batch_hard: the attention matrix and the database's one-hot
             matrix ``[n_q, m]``; batch_blends: ``[n_q, 2]``.
-        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap: blend to hard value distance ``[s]``.
+        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap ``[s]``: the blend's distance to hard.value.
     """
 
     query: np.ndarray
