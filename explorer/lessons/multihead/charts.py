@@ -207,15 +207,6 @@ def blocked_heatmap(
     return fig
 
 
-def _no_gaps_when_dense(fig: go.Figure, limit: int) -> None:
-    """Drop the white cell gaps on an axis with more than ``limit`` cells (a grid's narrow panels)."""
-    for tr in fig.data:
-        if isinstance(tr, go.Heatmap) and tr.z is not None:
-            rows = len(tr.z)
-            cols = len(tr.z[0]) if rows else 0
-            tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
-
-
 def _thin_ticks(axis, max_ticks: int) -> dict:
     """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept, the first and
     the last always: :func:`~explorer.shell.charts.tick_positions`)."""
@@ -310,10 +301,11 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
         xa, ya = axis_names(r * n_cols + c + 1)
         if total > HOVER_CELL_MAX:  # keep the payload small: positions and rounded values, not labels
             lighten(f, digits=3, hover=f"{prefix}{light_hover}")
-        _no_gaps_when_dense(f, limit=16)
         for tr in f.data:
             if isinstance(tr, go.Heatmap):
-                tr.update(coloraxis="coloraxis", colorbar=None)
+                rows, cols = len(tr.z), len(tr.z[0]) if len(tr.z) else 0  # a narrow panel's dense axis: no white gaps
+                tr.update(coloraxis="coloraxis", colorbar=None, xgap=0 if cols > 16 else tr.xgap,
+                          ygap=0 if rows > 16 else tr.ygap)
                 if total <= HOVER_CELL_MAX:
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             tr.update(xaxis=xa, yaxis=ya)
