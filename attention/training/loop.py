@@ -116,6 +116,11 @@ class Record:
             (the softmax's input; over the batch, every head and every allowed query-key pair).
         max_weight: ``[n_layers]`` the mean over heads and queries ``i >= 1`` of the largest attention weight
             (1 = a one-hot, saturated softmax).
+        score_std: ``[n_layers]`` the spread of the scores ``s`` (the softmax's input, after any ÷√d_head): the
+            standard deviation of a query's scores over the keys it may see (``j <= i``), averaged over heads
+            and queries ``i >= 1``. Only differences within a row reach the weights, so this is what saturates.
+        saturated: ``[n_layers]`` the share of those (head, query) rows whose largest weight exceeds
+            :data:`SATURATED_WEIGHT`: rows where the softmax is nearly one-hot.
         attention: ``[n_layers, n_heads, n, n]`` float32, the probe sequence's attention weights, on the
             snapshot steps only (else ``None``).
     """
@@ -127,11 +132,37 @@ class Record:
     previous_token: np.ndarray
     score_grad: np.ndarray
     max_weight: np.ndarray
+    score_std: np.ndarray
+    saturated: np.ndarray
     attention: np.ndarray | None = None
 
 
-def _max_weight(weights: Sequence[np.ndarray]) -> np.ndarray:
-    return np.array([float(w[:, :, 1:].max(axis=-1).mean()) for w in weights])  # [L]
+SATURATED_WEIGHT = 0.99
+"""A row of attention weights whose largest weight exceeds this counts as saturated (:attr:`Record.saturated`)."""
+
+
+def row_score_std(q: np.ndarray, k: np.ndarray, score_scale: float) -> float:
+    """The mean over heads and queries ``i >= 1`` of the standard deviation of ``s_i· = c q_i·k_j`` over the keys
+    ``j <= i`` (causal): the scores' spread within a row, the part the softmax turns into unequal weights.
+
+    Args:
+        q, k: ``[B, n_heads, n, d_head]`` one layer's queries and keys (``Forward.q``, ``Forward.k``), ``n >= 2``.
+        score_scale: ``c`` (:attr:`Config.score_scale`: ``1/√d_head`` or 1).
+    """
+    n = q.shape[-2]
+    s = (q @ k.swapaxes(-1, -2)).astype(np.float64) * score_scale  # [B, H, n, n]
+    causal = np.tri(n, dtype=bool)[1:]  # [n-1, n]: rows i >= 1, keys j <= i
+    s = np.where(causal, s[..., 1:, :], 0.0)
+    count = causal.sum(axis=-1)  # [n-1]: i + 1 keys
+    mean = s.sum(axis=-1) / count  # [B, H, n-1]
+    var = (np.where(causal, s - mean[..., None], 0.0) ** 2).sum(axis=-1) / count
+    return float(np.sqrt(var).mean())
+
+
+def _max_weight(weights: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean top weight [L], share of saturated rows [L])`` over heads and queries ``i >= 1``."""
+    top = [w[:, :, 1:].max(axis=-1) for w in weights]  # per layer [B, H, n-1]
+    return np.array([float(t.mean()) for t in top]), np.array([float((t > SATURATED_WEIGHT).mean()) for t in top])
 
 
 def check_train_args(cfg: Config, steps: int, batch: int, lr: float, task: str, seed: int,
@@ -162,12 +193,16 @@ def probe_batch(cfg: Config, task: str, seed: int) -> Batch:
 
 
 def measure(fw: Forward, score_grads: Sequence[np.ndarray], batch: Batch, step: int,
-            loss: float) -> Record:
-    """The :class:`Record` of one step from its forward pass, its score gradients and its batch."""
+            loss: float, score_scale: float) -> Record:
+    """The :class:`Record` of one step from its forward pass, its score gradients, its batch and the model's
+    score factor ``c`` (:attr:`Config.score_scale`)."""
+    top, saturated = _max_weight(fw.weights)
     return Record(step=step, loss=loss, accuracy=accuracy(fw.logits, batch),
                   prefix_match=prefix_match(fw.weights, batch), previous_token=previous_token(fw.weights),
                   score_grad=np.array([float(np.sqrt(np.sum(np.square(ds, dtype=np.float64)))) for ds in score_grads]),
-                  max_weight=_max_weight(fw.weights))
+                  max_weight=top, score_std=np.array([row_score_std(q, k, score_scale)
+                                                      for q, k in zip(fw.q, fw.k, strict=True)]),
+                  saturated=saturated)
 
 
 def train(cfg: Config, steps: int = 600, batch: int = 32, lr: float = 1e-2, task: str = "repeat", seed: int = 0,
@@ -210,7 +245,7 @@ def train(cfg: Config, steps: int = 600, batch: int = 32, lr: float = 1e-2, task
         with one_blas_thread():  # small matrices: a multi-threaded BLAS only waits for its threads (BENCHMARKS.md)
             b = make_batch(task, batch, cfg.n_ctx, cfg.vocab, rng)
             out = model.backward(b.tokens, loss_mask=b.predictable if loss_on == "predictable" else None)
-            rec = measure(out.forward, out.score_grads, b, step, out.loss)
+            rec = measure(out.forward, out.score_grads, b, step, out.loss, cfg.score_scale)
             if step in snaps:
                 rec = replace(rec, attention=model.attention(probe.tokens[0]).astype(np.float32))
         yield rec
