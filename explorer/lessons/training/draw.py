@@ -122,13 +122,9 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, pm: np
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            title = (_("layer {layer} head {head} · prefix {score}").format(
-                         layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
-                     _("layer {layer} head {head} · previous {score}").format(
-                         layer=layer, head=head, score=num(prev[layer, head])))
-            fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
-                                 mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
-                                 height=MAP_HEIGHT)
+            fig = charts.heatmap(attention[layer, head], labels, labels, title=model.head_title(layer, head, pm, prev),
+                                 color_scale=color_scale, mask=np.tri(len(labels), dtype=bool), max_xticks=24,
+                                 show_text=False, height=MAP_HEIGHT)
             col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
 
 
@@ -246,7 +242,8 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
 def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> None:
     """The shortcut trap: a fixed period is solved by position; the mechanism check tells it apart."""
     rm, fm = runs = random_run.mechanism, fixed_run.mechanism
-    best = [(float(model.best_prefix_match(m.prefix_match[None])[0]), float(m.previous_token[0].max())) for m in runs]
+    best = [(float(model.best_prefix_match(r.prefix_match)[-1]), float(r.previous_token[-1, 0].max()))  # the maps'
+            for r in (random_run, fixed_run)]
     dataframe(pd.DataFrame([{_("task"): _(model.TASK_LABELS[m.task]), _("accuracy (own task)"): m.accuracy,
                              _("best prefix-match"): pm, _("best previous-token (layer 0)"): prev,
                              _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)}

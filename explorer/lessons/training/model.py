@@ -138,7 +138,7 @@ class RunResult:
         spec: its settings.
         step: ``[S]`` the steps measured, ``0 .. steps`` (``S = steps + 1``).
         loss, accuracy: ``[S]``; prefix_match, previous_token: ``[S, n_layers, n_heads]``;
-        score_grad, max_weight: ``[S, n_layers]`` (see :class:`attention.training.Record`).
+        score_grad, max_weight, score_std, saturated: ``[S, n_layers]`` (see :class:`attention.training.Record`).
         snapshot_steps: ``[K]``; snapshots: ``[K, n_layers, n_heads, n, n]`` float32, the probe's attention weights.
         probe: ``[n]`` the probe sequence's token ids; probe_period: its run length.
         params: the trained weights; mechanism: :func:`attention.training.mechanism` of the trained model.
@@ -153,6 +153,8 @@ class RunResult:
     previous_token: np.ndarray
     score_grad: np.ndarray
     max_weight: np.ndarray
+    score_std: np.ndarray
+    saturated: np.ndarray
     snapshot_steps: np.ndarray
     snapshots: np.ndarray
     probe: np.ndarray
@@ -233,7 +235,7 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
     snaps = [r for r in records if r.attention is not None]
     return RunResult(
         spec, *stack(records, ("step", "loss", "accuracy", "prefix_match", "previous_token", "score_grad",
-                               "max_weight")),
+                               "max_weight", "score_std", "saturated")),
         *stack(snaps, ("step", "attention")), probe=probe.tokens[0], probe_period=int(probe.period[0]),
         params={k: v.copy() for k, v in trained.params.items()},
         mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)
@@ -544,6 +546,15 @@ def head_name(head: tuple[int, int]) -> str:
     return _("layer {layer} head {head}").format(layer=head[0], head=head[1])
 
 
+def head_title(layer: int, head: int, pm: np.ndarray, prev: np.ndarray) -> str:
+    """An attention map's title: the head and its prefix-match (layers >= 1, or the only layer) or previous-token
+    score (layer 0), from ``pm``, ``prev`` ``[n_layers, n_heads]``."""
+    words = dict(layer=layer, head=head)
+    if layer >= 1 or pm.shape[0] == 1:
+        return _("layer {layer} head {head} · prefix {score}").format(score=num(pm[layer, head]), **words)
+    return _("layer {layer} head {head} · previous {score}").format(score=num(prev[layer, head]), **words)
+
+
 def verdict(label: str) -> str:
     """The mechanism check's verdict in the run's language (:data:`VERDICTS`)."""
     return _(VERDICTS[label]) if label in VERDICTS else label
@@ -626,8 +637,10 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
 
 
 def mechanism_sentences(result: RunResult) -> list[str]:
-    """What the knockouts show, computed from them."""
+    """What the knockouts show, computed from them; each head's scores are the last step's, the numbers its map is
+    titled with (:func:`head_title`), and its induction head the one :func:`jump` follows (:func:`final_heads`)."""
     spec, mech = result.spec, result.mechanism
+    pm, prev = result.prefix_match[-1], result.previous_token[-1]  # [L, H] each
     acc = mech.accuracy
     out = []
     if mech.label == "not learned":
@@ -640,28 +653,27 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                      "after the earlier occurrence; see section 4.").format(
             accuracy=num(acc), random=num(mech.random_period_accuracy)))
     if spec.n_layers > 1:
-        head = mech.induction_head
+        head = final_heads(result)[0]
         li = head[0]
         k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
         out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
                      "(where the best prefix-matching head is), to {ki}.").format(
             accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
         if mech.label == "induction":
-            out.append(_("So layer {layer}'s heads (prefix-match {pms}) work only with what layer 0's heads "
-                         "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
-                         "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
-                         "knocking it out, not just a pattern that looks like it.").format(
-                layer=li, pms=number_list(mech.prefix_match[li], 2),
-                prev=number_list(mech.previous_token[0], 2)))
+            out.append(_("So layer {layer}'s heads (prefix-match {pms} at step {step}) work only with what layer 0's "
+                         "heads (previous-token {prev}) wrote into the residual stream: the two layers **compose**, "
+                         "the circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked "
+                         "by knocking it out, not just a pattern that looks like it.").format(
+                layer=li, pms=number_list(pm[li], 2), prev=number_list(prev[0], 2), step=int(result.step[-1])))
         alone = mech.knockout_accuracy[head]
-        others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
-        words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
+        others = [h for h in range(spec.n_heads) if h != head[1] and pm[head[0], h] > 0.4]
+        words = dict(head=head_name(head), pm=num(pm[head]), alone=num(alone))
         if alone < 0.5 * acc:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
                          "copying.").format(**words))
         elif others:
             names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = number_list((mech.prefix_match[head[0], h] for h in others), 2)
+            scores = number_list((pm[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",

@@ -24,6 +24,7 @@ TINY = RunSpec(n_layers=2, n_heads=1, d_model=16, d_head=8, n_ctx=12, vocab=64, 
 def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None = None,
                 accuracy: np.ndarray | None = None, loss: np.ndarray | None = None,
                 score_grad: np.ndarray | None = None, max_weight: np.ndarray | None = None,
+                score_std: np.ndarray | None = None, saturated: np.ndarray | None = None,
                 label: str = "induction") -> RunResult:
     """A RunResult with the given curves (layer 1 head 0 carries ``best_pm``), for the sentence functions."""
     S, L, H, n = len(best_pm), spec.n_layers, spec.n_heads, spec.n_ctx
@@ -38,6 +39,8 @@ def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None =
                      best_pm if accuracy is None else accuracy, pm, pt,
                      np.ones((S, L)) if score_grad is None else score_grad,
                      np.full((S, L), 0.5) if max_weight is None else max_weight,
+                     np.ones((S, L)) if score_std is None else score_std,
+                     np.zeros((S, L)) if saturated is None else saturated,
                      snaps, np.zeros((len(snaps), L, H, n, n), np.float32), np.arange(n), 3, {}, mech)
 
 
@@ -122,6 +125,25 @@ def test_the_mechanism_sentences_follow_the_verdict():
     found = " ".join(model.mechanism_sentences(fake_result(spec, ramp(201, 50, 20), label="induction")))
     shortcut = " ".join(model.mechanism_sentences(fake_result(spec, ramp(201, 50, 20), label="shortcut")))
     assert found != shortcut and "0.90" in found  # the check's accuracy, from the run
+
+
+def test_the_mechanism_sentences_quote_the_step_maps_numbers():
+    """One number per head: the knockout check's sentences quote the prefix-match and previous-token scores the
+    attention maps at the last step are titled with (that step's batch, :func:`model.head_title`), not another
+    measurement of the same heads (the fresh batch of the knockouts: 0.93, 0.92 beside maps titled 0.94, 0.93)."""
+    spec = replace(TINY, n_heads=2, steps=200)
+    r = fake_result(spec, ramp(201, 50, 20))
+    r.prefix_match[-1, 1] = (0.94, 0.93)
+    r.previous_token[-1, 0] = (0.71, 0.12)
+    fresh = replace(r.mechanism, prefix_match=np.array([[0.0, 0.0], [0.93, 0.92]]),
+                    previous_token=np.array([[0.7, 0.11], [0.0, 0.0]]), knockout_accuracy=np.full((2, 2), 0.8))
+    r = replace(r, mechanism=fresh)
+    titles = [model.head_title(layer, head, r.prefix_match[-1], r.previous_token[-1])
+              for layer in range(2) for head in range(2)]
+    text = " ".join(model.mechanism_sentences(r))
+    for title in titles:
+        assert title.rsplit(" ", 1)[1] in text, (title, text)
+    assert "0.92" not in text and "0.11" not in text
 
 
 @pytest.mark.parametrize("lang", ["pt", "tr"])
