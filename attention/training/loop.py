@@ -141,22 +141,19 @@ SATURATED_WEIGHT = 0.99
 """A row of attention weights whose largest weight exceeds this counts as saturated (:attr:`Record.saturated`)."""
 
 
-def row_score_std(q: np.ndarray, k: np.ndarray, score_scale: float) -> float:
-    """The mean over heads and queries ``i >= 1`` of the standard deviation of ``s_i· = c q_i·k_j`` over the keys
+def row_score_std(scores: np.ndarray) -> float:
+    """The mean over heads and queries ``i >= 1`` of the standard deviation of a query's scores over the keys
     ``j <= i`` (causal): the scores' spread within a row, the part the softmax turns into unequal weights.
 
     Args:
-        q, k: ``[B, n_heads, n, d_head]`` one layer's queries and keys (``Forward.q``, ``Forward.k``), ``n >= 2``.
-        score_scale: ``c`` (:attr:`Config.score_scale`: ``1/√d_head`` or 1).
+        scores: ``[B, n_heads, n, n]`` one layer's softmax input (``Forward.scores``), ``n >= 2``.
     """
-    n = q.shape[-2]
-    s = (q @ k.swapaxes(-1, -2)).astype(np.float64) * score_scale  # [B, H, n, n]
+    n = scores.shape[-1]
     causal = np.tri(n, dtype=bool)[1:]  # [n-1, n]: rows i >= 1, keys j <= i
-    s = np.where(causal, s[..., 1:, :], 0.0)
     count = causal.sum(axis=-1)  # [n-1]: i + 1 keys
-    mean = s.sum(axis=-1) / count  # [B, H, n-1]
-    var = (np.where(causal, s - mean[..., None], 0.0) ** 2).sum(axis=-1) / count
-    return float(np.sqrt(var).mean())
+    s = scores[..., 1:, :] * causal  # [B, H, n-1, n]
+    dev = (s - (s.sum(axis=-1) / count)[..., None]) * causal  # each score minus its row's mean, 0 off the mask
+    return float(np.sqrt(np.einsum("...j,...j->...", dev, dev) / count).mean())
 
 
 def _max_weight(weights: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -193,15 +190,13 @@ def probe_batch(cfg: Config, task: str, seed: int) -> Batch:
 
 
 def measure(fw: Forward, score_grads: Sequence[np.ndarray], batch: Batch, step: int,
-            loss: float, score_scale: float) -> Record:
-    """The :class:`Record` of one step from its forward pass, its score gradients, its batch and the model's
-    score factor ``c`` (:attr:`Config.score_scale`)."""
+            loss: float) -> Record:
+    """The :class:`Record` of one step from its forward pass, its score gradients and its batch."""
     top, saturated = _max_weight(fw.weights)
     return Record(step=step, loss=loss, accuracy=accuracy(fw.logits, batch),
                   prefix_match=prefix_match(fw.weights, batch), previous_token=previous_token(fw.weights),
                   score_grad=np.array([float(np.sqrt(np.sum(np.square(ds, dtype=np.float64)))) for ds in score_grads]),
-                  max_weight=top, score_std=np.array([row_score_std(q, k, score_scale)
-                                                      for q, k in zip(fw.q, fw.k, strict=True)]),
+                  max_weight=top, score_std=np.array([row_score_std(s) for s in fw.scores]),
                   saturated=saturated)
 
 
@@ -245,7 +240,7 @@ def train(cfg: Config, steps: int = 600, batch: int = 32, lr: float = 1e-2, task
         with one_blas_thread():  # small matrices: a multi-threaded BLAS only waits for its threads (BENCHMARKS.md)
             b = make_batch(task, batch, cfg.n_ctx, cfg.vocab, rng)
             out = model.backward(b.tokens, loss_mask=b.predictable if loss_on == "predictable" else None)
-            rec = measure(out.forward, out.score_grads, b, step, out.loss, cfg.score_scale)
+            rec = measure(out.forward, out.score_grads, b, step, out.loss)
             if step in snaps:
                 rec = replace(rec, attention=model.attention(probe.tokens[0]).astype(np.float32))
         yield rec

@@ -86,26 +86,23 @@ def test_the_same_seed_gives_the_same_weights_and_the_same_run():
 def test_the_scores_spread_and_the_saturated_share_are_measured_row_by_row():
     """``Record.score_std`` against a loop over rows (the std of the softmax's input over the keys j <= i, rows
     i >= 1), with and without ÷√d_head; ``Record.saturated`` against the rows' top weights."""
-    cfg = training.Config(**{**SMALL.__dict__, "d_head": 16})
-    records, model = run(cfg, 0)
-    unscaled = training.AttentionOnly(replace(cfg, scale=False))
     rng = np.random.default_rng(0)
-    q, k = rng.normal(size=(2, 3, 2, 6, 16))  # [B, H, n, d_head] each
-    want = np.mean([np.std(q[b, h, i] @ k[b, h, :i + 1].T) for b in range(3) for h in range(2) for i in range(1, 6)])
-    assert training.loop.row_score_std(q, k, 1.0) == pytest.approx(want)
-    assert training.loop.row_score_std(q, k, 0.25) == pytest.approx(want / 4)  # ÷√16 divides the spread by 4
+    s = rng.normal(size=(3, 2, 6, 6)) * 5  # [B, H, n, n]
+    want = np.mean([np.std(s[b, h, i, :i + 1]) for b in range(3) for h in range(2) for i in range(1, 6)])
+    assert training.loop.row_score_std(s) == pytest.approx(want)
+    cfg = training.Config(**{**SMALL.__dict__, "d_head": 16})
     b = training.make_batch("repeat", 32, cfg.n_ctx, cfg.vocab, np.random.default_rng(0))
-    for m, c in ((model, 0.25), (unscaled, 1.0)):
-        fw = m.forward(b.tokens)
-        s = [np.where(np.tri(12, dtype=bool), (qq @ kk.swapaxes(-1, -2)) * c, np.nan)
-             for qq, kk in zip(fw.q, fw.k, strict=True)]
-        spread = [float(np.nanstd(x[:, :, 1:], axis=-1).mean()) for x in s]
-        rec = training.loop.measure(fw, [np.zeros(1)] * 2, b, 0, 0.0, c)
-        np.testing.assert_allclose(rec.score_std, spread, rtol=1e-5)
+    spreads = []
+    for scale in (True, False):
+        fw = training.AttentionOnly(replace(cfg, scale=scale)).forward(b.tokens)
+        raw = [qq @ kk.swapaxes(-1, -2) for qq, kk in zip(fw.q, fw.k, strict=True)]  # q·k, [B, H, n, n]
+        np.testing.assert_allclose(fw.scores, [r / (4 if scale else 1) for r in raw], rtol=1e-5)  # ÷√16
+        rec = training.loop.measure(fw, [np.zeros(1)] * 2, b, 0, 0.0)
+        np.testing.assert_allclose(rec.score_std, [training.loop.row_score_std(x) for x in fw.scores])
         top = [w[:, :, 1:].max(axis=-1) for w in fw.weights]
         np.testing.assert_allclose(rec.saturated, [(t > training.SATURATED_WEIGHT).mean() for t in top])
-    assert records[0].score_std.tolist() == pytest.approx(
-        training.loop.measure(model.forward(b.tokens), [np.zeros(1)] * 2, b, 0, 0.0, 0.25).score_std.tolist())
+        spreads.append(rec.score_std)
+    assert spreads[0][0] * 4 == pytest.approx(spreads[1][0], rel=1e-4)  # layer 0 reads the same x: the factor √16
     one_hot = np.zeros((1, 1, 4, 4))
     one_hot[..., 0] = 1.0
     assert training.loop._max_weight([one_hot])[1].tolist() == [1.0]
