@@ -306,16 +306,16 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
                          key=f"tr_fig_scale_{key}")
     for text in scaling_sentences(c):
         st.markdown(text)
-    left, right = st.columns([3, 2])
-    left.dataframe(pd.DataFrame(model.scaling_rows(c)), hide_index=True, width="stretch")
-    right.latex(r"\operatorname{std}(q\cdot k) \approx \sqrt{d_{head}}\,\sigma_q\sigma_k")
+    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch")
+    left, right = st.columns(2)
+    left.latex(r"\operatorname{std}(q\cdot k) \approx \sqrt{d_{head}}\,\sigma_q\sigma_k")
     right.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
                 r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
-    right.caption(_("A dot product adds up d_head terms, so its spread grows like √d_head: ÷√d_head brings it back. "
-                    "The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = "
-                    "0) or cancels (w = 1), so no gradient reaches that row's scores."))
-    st.caption(_("Running means over {smooth} steps of each step's batch, in layer {layer} (the induction head's)."
-                 ).format(smooth=model.SMOOTH, layer=c.layer))
+    st.caption(_("A dot product adds up d_head terms, so its spread grows like √d_head: ÷√d_head brings it back. "
+                 "The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = "
+                 "0) or cancels (w = 1), so no gradient reaches that row's scores.") + " " + _(
+        "Running means over {smooth} steps of each step's batch, in layer {layer} (the induction head's)."
+    ).format(smooth=model.SMOOTH, layer=c.layer))
     numbers(pd.DataFrame({_("step"): c.step, **{s.name: s.y for s in pair(c.accuracy, _("{run}: accuracy"))
                                                 + pair(c.spread, _("{run}: spread")) + pair(c.saturated,
                                                 _("{run}: saturated rows")) + pair(c.grad, "{run}: ‖∂L/∂s‖")}}),
