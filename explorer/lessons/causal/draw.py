@@ -1,10 +1,8 @@
 """Sections of the causal-mask page: the intro, the masks (parts 1-2), "no peeking" and padding (3-4), one row (5).
 
-Every function but :func:`intro` takes the page's shared :class:`~explorer.shell.settings.Settings`
-(the sidebar's sentence through ``SelfAttention(d_model, d_k, d_v, seed)``; a frozen dataclass,
-so it keys the caches) and the page's widget values: ``is_causal`` (the toggle), ``n_pad`` (the
-padding slider), ``t`` (the "no peeking" slider), ``q`` (the query). Parts 1, 2, 4 and 5 do not
-depend on ``t``; they read the scenario at ``t = 0``.
+Every function but :func:`intro` takes the page's shared :class:`~explorer.shell.settings.Settings` (a frozen
+dataclass: it keys the caches) and the page's widget values: ``is_causal``, ``n_pad`` (padding), ``t`` (the "no
+peeking" position), ``q`` (the query). Parts 1, 2, 4 and 5 do not depend on ``t``: they read the scenario at ``t = 0``.
 """
 
 from __future__ import annotations
@@ -265,10 +263,8 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
 
 @section
 def peeking_and_padding(settings: Settings, is_causal: bool, n_pad: int, t: int) -> None:
-    """Everything between the "no peeking" slider and the query box: the rest of part 3, part 4, part 5's intro.
-
-    For a one-token sentence (no slider) it first says that ``t`` is fixed at 0.
-    """
+    """Everything between the "no peeking" slider and the query box: the rest of part 3, part 4, part 5's intro (for
+    a one-token sentence, with no slider, first that ``t`` is fixed at 0)."""
     if settings.n == 1:
         st.caption(_("One token: t = 0 (there is no later token to replace)."))
     no_peeking(settings, n_pad, t)

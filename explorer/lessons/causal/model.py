@@ -1,10 +1,7 @@
-"""Arrays for the causal-mask page: bidirectional vs causal attention, padding, "no peeking".
+"""Arrays for the causal-mask page: bidirectional vs causal attention, padding, "no peeking" (no Streamlit, no Plotly).
 
-Pure functions (no Streamlit, no Plotly); the page's sections call :func:`causal_scenario`
-with the shared :class:`~explorer.shell.settings.Settings` through ``st.cache_data``.
-
-Source: lesson exercise 1 (a mask that sets chosen positions to −∞ before the
-softmax); Vaswani et al. (2017) section 3.2.3 (masking in the decoder).
+Source: lesson exercise 1 (a mask that sets chosen positions to −∞ before the softmax); Vaswani et al. (2017)
+section 3.2.3 (masking in the decoder).
 """
 
 from __future__ import annotations
@@ -26,18 +23,15 @@ LARGE_NEGATIVE = -1e9  # the "large negative constant" some code adds instead of
 
 @dataclass(frozen=True)
 class MaskingRules:
-    """What three ways of masking give for one query row (the "why −∞" panel).
+    """What three ways of masking give for one query row (the "why −∞" panel); every field is ``[n_k]``.
 
     Attributes:
-        scores: the row's scaled scores ``[n_k]`` before any mask.
-        allowed: bool ``[n_k]``, ``True`` = may attend (the row as masked on the page).
-        neg_inf: weights with ``−∞`` added to blocked scores and the zero rule for an
-            all-blocked row ``[n_k]`` (what the core does).
-        large_negative: weights with ``LARGE_NEGATIVE`` added instead ``[n_k]``.
-        all_blocked_large_negative: weights if *every* key of this row were blocked with
-            ``LARGE_NEGATIVE`` ``[n_k]``: the softmax of the unmasked scores, i.e. the
-            row attends to keys it must not see.
-        all_blocked_rule: the same all-blocked row under the zero rule ``[n_k]`` (zeros).
+        scores: the row's scaled scores before any mask. allowed: bool, ``True`` = may attend.
+        neg_inf: weights with ``−∞`` added to blocked scores and the zero rule for an all-blocked row (the core's).
+        large_negative: weights with ``LARGE_NEGATIVE`` added instead.
+        all_blocked_large_negative: weights if *every* key of this row were blocked with ``LARGE_NEGATIVE``: the
+            softmax of the unmasked scores, i.e. the row attends to keys it must not see.
+        all_blocked_rule: the same all-blocked row under the zero rule (zeros).
     """
 
     scores: np.ndarray
@@ -50,18 +44,15 @@ class MaskingRules:
 
 @dataclass(frozen=True)
 class CausalScenario:
-    """Everything the causal page draws, for one sentence and one setting of the controls.
-
-    ``n`` = number of tokens. Masks are boolean, ``True`` = may attend.
+    """Everything the causal page draws, for one sentence (``n`` tokens) and one setting of the controls. Masks are
+    boolean, ``True`` = may attend.
 
     Attributes:
-        tokens: the tokens ``(n,)``.
-        n_pad: how many trailing tokens are marked as padding (``0..n``).
-        t: the "no peeking" position (``0..n-1``); rows after it are replaced.
+        tokens: ``(n,)``. n_pad: trailing padding tokens (``0..n``). t: the "no peeking" position (``0..n-1``).
         key_valid: bool ``[n]``, ``False`` for padded keys (the key padding mask's row).
         causal_mask: bool ``[n, n]``, lower triangular (the causal mask alone, without padding).
-        bidirectional_steps: :class:`attention.AttentionSteps` with the key padding mask only.
-        causal_steps: :class:`attention.AttentionSteps` with causal ∧ key padding mask.
+        bidirectional_steps, causal_steps: :class:`attention.AttentionSteps` with the key padding mask only, and
+            with causal ∧ key padding.
         bidirectional_perturbed_steps, causal_perturbed_steps: the same two runs on the embeddings with every row
             after ``t`` replaced (:func:`perturb_after`).
     """
@@ -125,12 +116,9 @@ class CausalScenario:
 
 
 def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
-    """Replace every row of ``X [n, d_model]`` after position ``t`` by a fresh standard-normal row.
-
-    As if other words stood at positions ``t+1 .. n-1`` (works for both embeddings:
-    with ``"lesson"`` embeddings a row depends on its position, not on the word).
-    Rows ``0..t`` are returned bit-for-bit unchanged. Drawn from
-    ``np.random.default_rng([seed, t, 7])`` so a link reproduces it.
+    """Replace every row of ``X [n, d_model]`` after position ``t`` by a fresh standard-normal row, as if other words
+    stood there (for both embeddings: a ``"lesson"`` row depends on its position, not on the word). Rows ``0..t``
+    stay bit-for-bit; drawn from ``np.random.default_rng([seed, t, 7])``, so a link reproduces it.
 
     Raises:
         ValueError: ``t`` is outside ``0..n-1``.
@@ -146,17 +134,13 @@ def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
 
 
 def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalScenario:
-    """Bidirectional and causal self-attention on a sentence, with a key padding mask and a perturbation.
+    """Bidirectional and causal self-attention on a sentence, with a key padding mask and a perturbation: a
+    :class:`CausalScenario` (float64).
 
     Args:
-        settings: the shared settings (at least one token); the layer is :meth:`Settings.layer`
-            (``SelfAttention(d_model, d_k, d_v, seed)``, ``d_v = d_k``) on :attr:`Settings.X`.
+        settings: the shared settings (at least one token): :meth:`Settings.layer` on :attr:`Settings.X`.
         n_pad: the last ``n_pad`` tokens are padding (their keys are blocked), ``0..n``.
-        t: the "no peeking" position: rows after ``t`` of ``X`` are replaced
-            (:func:`perturb_after`, seeded with ``settings.seed``), ``0..n-1``.
-
-    Returns:
-        :class:`CausalScenario` (all float64).
+        t: the "no peeking" position (``0..n-1``): rows of ``X`` after it are replaced (:func:`perturb_after`).
 
     Raises:
         ValueError: no tokens, ``n_pad`` outside ``0..n`` or ``t`` outside ``0..n-1``.
@@ -183,16 +167,10 @@ def causal_scenario(settings: Settings, n_pad: int = 0, t: int = 0) -> CausalSce
 
 
 def masking_rules(scores, allowed) -> MaskingRules:
-    """Compare ``−∞``, a large negative constant, and the zero rule on one query row.
-
-    Args:
-        scores: scaled scores of one query ``[n_k]`` (finite).
-        allowed: bool ``[n_k]``, ``True`` = may attend.
-
-    Returns:
-        :class:`MaskingRules`. ``neg_inf`` and ``large_negative`` agree whenever at
-        least one key is allowed (``exp(-1e9)`` underflows to exactly 0 in float64);
-        they part ways on an all-blocked row.
+    """Compare ``−∞``, a large negative constant, and the zero rule on one query row: ``scores [n_k]`` (finite,
+    scaled) under ``allowed`` (bool ``[n_k]``, ``True`` = may attend). In the :class:`MaskingRules` returned,
+    ``neg_inf`` and ``large_negative`` agree whenever a key is allowed (``exp(-1e9)`` underflows to exactly 0 in
+    float64); they part ways on an all-blocked row.
 
     Raises:
         ValueError: shapes differ or ``allowed`` is not boolean.

@@ -46,7 +46,7 @@ scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
 @cached(max_entries=16)
 def attribution(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> llm.Attribution:
     """Direct logit attribution of the answer's logit."""
-    return llm.logit_attribution(_model, ids, answer)
+    return llm.from_prompt(llm.interventions.logit_attribution, _model, ids, answer)
 
 
 LINK_HEADER = N_("open in Inside a real model")

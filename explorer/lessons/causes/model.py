@@ -529,20 +529,21 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
 
 def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
-    top = llm.logit_lens_top(_model, ids, 1)
+    top = llm.from_prompt(llm.interventions.logit_lens_top, _model, ids, 1)
     pieces = tuple(tuple(llm.visible_pieces(_model, row.tolist())) for row in top.ids[..., 0])
     return pieces, top.probabilities[..., 0]
 
 
 def answer_readout(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> AnswerByLayer:
     """The answer's probability and rank read out of every block's stream at the last position."""
-    return answer_by_layer(llm.logit_lens(_model, ids), answer)
+    return answer_by_layer(llm.from_prompt(llm.interventions.logit_lens, _model, ids), answer)
 
 
 def knockout(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], ablation: str,
              answer: int) -> Knockout:
     """The prediction with ``heads`` knocked out (recomputed from the first knocked-out layer on)."""
-    return knockout_result(llm.knock_out(_model, ids, heads, ablation=ablation), heads, answer)
+    return knockout_result(llm.from_prompt(llm.interventions.knock_out, _model, ids, heads, ablation=ablation), heads,
+                           answer)
 
 
 def statistics(_model: llm.LlamaModel, ids: tuple[int, ...]) -> dict[str, np.ndarray]:

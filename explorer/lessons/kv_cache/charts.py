@@ -34,12 +34,6 @@ def _row_box(n_cols: int, row: int) -> dict:
                 line=dict(color=NEWEST_COLOR, width=3), fillcolor="rgba(0,0,0,0)")
 
 
-def _prompt_line(n_cols: int, n_prompt: int) -> dict:
-    """A dashed line under the prompt's last row (shape dict)."""
-    return dict(type="line", x0=-0.5, x1=n_cols - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
-                line=dict(color=PROMPT_COLOR, width=2, dash="dash"))
-
-
 def cache_matrix(z, token_labels: Sequence[str], n_prompt: int, *, title: str, colorbar_title: str,
                  height: int | None = None) -> go.Figure:
     """The K or V cache of one layer and key/value head: ``z [n, d_head]``, one row per cached token.
@@ -56,8 +50,9 @@ def cache_matrix(z, token_labels: Sequence[str], n_prompt: int, *, title: str, c
     fig = heatmap(z, token_labels, [str(j) for j in range(d)], title=title, kind="diverging", row_name=_("token"),
                   col_name=_("dim"), colorbar_title=colorbar_title, max_xticks=8, height=height)
     shapes = [_row_box(d, n - 1)]
-    if 0 < n_prompt < n:
-        shapes.append(_prompt_line(d, n_prompt))
+    if 0 < n_prompt < n:  # under the prompt's last row
+        shapes.append(dict(type="line", x0=-0.5, x1=d - 0.5, y0=n_prompt - 0.5, y1=n_prompt - 0.5,
+                           line=dict(color=PROMPT_COLOR, width=2, dash="dash")))
     fig.update_layout(shapes=shapes)
     return fig
 

@@ -1,14 +1,11 @@
-"""Sections of the page "Generating with a KV cache", and its two cached computations.
+"""Sections of the page "Generating with a KV cache", and its cached computations.
 
-* :func:`decode_state` — the generation itself, one :class:`~explorer.lessons.kv_cache.model.DecodeState` per
-  (prompt ids, sampling, steps). It holds the model's live :class:`attention.llama.KVCache`, which is not
-  picklable, so it is a :func:`explorer.shell.cache.resource` (shared, never copied; the cache is read-only and safe
-  to share between sessions) and *incremental*: the state of step ``s`` extends the cached state of step ``s - 1``
-  by one forward pass of one token (``forward([token], cache=…)``), which is what one more click costs.
-* :func:`cache_view_data` — everything :func:`cache_view` draws for one layer and key/value head (the labels, K
-  and V from the cache, the new query rows both ways, the largest difference), ``st.cache_data`` per (run, layer,
-  key/value head). Its full recomputation is the door's cached forward pass
-  (:func:`explorer.shell.llm.run`, per sequence): a layer or head change runs the model again never.
+* :func:`decode_state`: the generation, one :class:`~explorer.lessons.kv_cache.model.DecodeState` per (prompt ids,
+  sampling, steps). Its live :class:`attention.llama.KVCache` is not picklable, so it is a
+  :func:`explorer.shell.cache.resource` (shared, read-only, never copied) and *incremental*: step ``s`` extends the
+  cached step ``s - 1`` by one forward pass of one token, which is what one more click costs.
+* :func:`cache_view_data`: what :func:`cache_view` draws for one layer and key/value head, per (run, layer, key/value
+  head); its full recomputation is the door's cached forward pass (:func:`explorer.shell.llm.run`, per sequence).
 
 The sections take the model as ``_model`` (not hashed) and the page's :class:`~explorer.lessons.kv_cache.model.Run`
 (hashed by its fields) plus the widget values they depend on.
@@ -34,10 +31,9 @@ DECODE_MAX_ENTRIES = 40
 """States kept: one generation of 32 steps is 33 states sharing one cache buffer (at most 2 x 1.5 MB at 64
 tokens, plus the 1.5 MB buffer of the prefill), so 40 entries hold at most a few such chains (~150 MB worst case:
 40 distinct prompts each at 64 tokens)."""
-DECODE_TTL_S = 1800
 
 
-decode_state = resource(max_entries=DECODE_MAX_ENTRIES, ttl=DECODE_TTL_S)(model.decode_state)
+decode_state = resource(max_entries=DECODE_MAX_ENTRIES)(model.decode_state)  # expires after cache.TTL_SECONDS
 """The generation, step by step: call it with itself as ``_states`` (:func:`model.decode_state`)."""
 
 

@@ -2,27 +2,22 @@
 
 Generation, one token at a time, through the model's real KV cache (``llm.forward(model, ids, cache=…)``):
 
-* **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds
-  their keys (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last row of
-  the logits chooses generated token 1;
-* **decode step** ``s`` (:func:`decode_step`): only generated token ``s`` goes through the model, with
-  the cache. Each layer computes its query, key and value for that one position, appends the key and
-  value rows to the cache (``P + s`` rows now) and lets the one new query attend over all of them;
-  the logits choose token ``s + 1``.
+* **prefill** (:func:`prefill`): the prompt's ``P`` tokens in one forward pass; the cache then holds their keys
+  (after RoPE) and values, ``[n_layers, n_kv_heads, P, d_head]`` each, and the last logits choose generated token 1;
+* **decode step** ``s`` (:func:`decode_step`): only generated token ``s`` goes through the model, with the cache:
+  each layer appends its key and value rows (``P + s`` rows now) and lets the one new query attend over all of
+  them; the logits choose token ``s + 1``.
 
-This is what :meth:`attention.llama.LlamaModel.generate` does, step by step and keeping what the page
-shows: the new query row's attention weights of every head, the cache itself, each choice's
-probability and rank. The choice is :func:`attention.llama.sample_next` (``llm.sample_next``) with the same random
-stream as ``generate`` (one ``np.random.default_rng(seed)``; its state is carried from step to step), so
-``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)`` returns.
+This is :meth:`attention.llama.LlamaModel.generate` step by step, keeping what the page shows: the new query row's
+attention weights of every head, the cache, each choice's probability and rank. The choice is
+:func:`attention.llama.sample_next` with ``generate``'s random stream (one ``np.random.default_rng(seed)``, its state
+carried from step to step), so ``run(model, ids, sampling, s)`` chooses the tokens ``model.generate(ids, s + 1, …)``
+returns. The cache is an exact shortcut: under the causal mask, token ``j``'s key and value depend only on tokens
+``0 … j`` (only float32 rounding differs from a full pass; :func:`max_difference`).
 
-The cache is an exact shortcut: under the causal mask, the key and value of token ``j`` depend only on
-tokens ``0 … j``, so they are the same numbers whether computed when ``j`` was new or again in a full
-pass (only float32 rounding differs; :func:`max_difference`).
-
-Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3;
-grouped-query attention (several query heads share one key/value head): Ainslie et al. (2023); RoPE:
-Su et al. (2021). Cost counts: :func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
+Source: KV cache as in Pope et al. (2022), "Efficiently Scaling Transformer Inference", §2-3; grouped-query attention
+(several query heads share one key/value head): Ainslie et al. (2023); RoPE: Su et al. (2021). Cost counts:
+:func:`macs_with_cache`, :func:`macs_without_cache`, :func:`cache_bytes`.
 """
 
 from __future__ import annotations
@@ -204,14 +199,6 @@ class DecodeState:
     def generated_ids(self) -> tuple[int, ...]:
         """Every chosen id, the pending one included (what ``model.generate(ids, steps + 1)`` returns)."""
         return tuple(c.token_id for c in self.choices)
-
-    def keys(self, layer: int, kv_head: int) -> np.ndarray:
-        """K of one layer and key/value head, after RoPE: float32 ``[P + steps, d_head]`` (a copy)."""
-        return np.array(self.cache.keys[layer, kv_head])
-
-    def values(self, layer: int, kv_head: int) -> np.ndarray:
-        """V of one layer and key/value head: float32 ``[P + steps, d_head]`` (a copy)."""
-        return np.array(self.cache.values[layer, kv_head])
 
 
 @dataclass(frozen=True)
@@ -505,8 +492,8 @@ def cache_view_data(_model: llm.LlamaModel, run: Run, layer: int, kv_head: int,
     (``_states``): one more generated token costs one decode step before these charts are drawn, not a full pass."""
     state, g = state_of(_model, run, _states), _model.config.group_size
     heads = tuple(range(kv_head * g, (kv_head + 1) * g))
-    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=state.keys(layer, kv_head),
-                     values=state.values(layer, kv_head), heads=heads,
+    return CacheView(labels=tuple(llm.labels(_model, state.ids)), keys=np.array(state.cache.keys[layer, kv_head]),
+                     values=np.array(state.cache.values[layer, kv_head]), heads=heads,
                      cached_rows=np.array(state.new_rows[layer, list(heads)]))
 
 

@@ -1,7 +1,5 @@
-"""Figures of the "attention as a soft lookup" page (pure: arrays in, ``go.Figure`` out).
-
-Labels come from the learner's table and are escaped with ``escape_label``.
-The heat maps of this page use :func:`explorer.shell.charts.heatmap` directly.
+"""Figures of the "attention as a soft lookup" page (pure: arrays in, ``go.Figure`` out; the heat maps are
+:func:`explorer.shell.charts.heatmap`'s). Labels come from the learner's table and are escaped with ``escape_label``.
 """
 
 from __future__ import annotations
@@ -68,11 +66,10 @@ def _overlap(a, b, pad: float = 2.0) -> float:
 def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacles=()) -> list[int]:
     """For each point, the index in :data:`LABEL_POSITIONS` of a place for its label where it overlaps no other.
 
-    Greedy, in the given order (put the label that matters most first): each label takes the first
-    position of :data:`LABEL_POSITIONS` that overlaps none of the labels placed before it and stays
-    in the plot, on every plot area of :data:`PLOT_AREAS` (a phone's and a desktop column's; with
-    ``square`` both axes share one scale, as on a plane with ``scaleanchor``); when there is none,
-    the one that overlaps least.
+    Greedy, in the given order (the label that matters most first): each label takes the first position that
+    overlaps none of the labels placed before it and stays in the plot, on every plot area of :data:`PLOT_AREAS`
+    (with ``square`` both axes share one scale, as with ``scaleanchor``); when there is none, the one that overlaps
+    least.
 
     Args:
         points: ``[m, 2]`` data coordinates. radii: ``[m]`` marker radii (px). sizes: ``m`` label sizes
@@ -133,10 +130,8 @@ def _square_range(points: np.ndarray, pad: float = 0.4) -> list[float]:
 def keys_plane(
     keys, key_labels: Sequence[str], query, weights, chosen: Sequence[int], *, height: int = 480,
 ) -> go.Figure:
-    """The keys as points in the plane, the query as an arrow from the origin.
-
-    Each key's marker is sized by its attention weight and labelled ``name`` and
-    ``weight``; the key(s) the database picks get an orange ring.
+    """The keys as points in the plane, the query as an arrow from the origin. Each key's marker is sized by its
+    attention weight and labelled ``name`` and ``weight``; the key(s) the database picks get an orange ring.
 
     Args:
         keys: ``[m, 2]``. key_labels: ``m`` names (escaped here). query: ``[2]``.
@@ -239,10 +234,8 @@ def values_plane(
     values, value_labels: Sequence[str], weights, blend, hard_value, *, axis_titles: tuple[str, str] = ("v1", "v2"),
     height: int = 480,
 ) -> go.Figure:
-    """The values as points, with what each lookup hands over: the blend (star) and the database's value.
-
-    Markers are sized by the weight each value receives. The blend is always
-    inside the values' convex hull: a weighted average.
+    """The values as points (sized by the weight each receives), with what each lookup hands over: the blend (a
+    star, always inside the values' convex hull: a weighted average) and the database's value.
 
     Args:
         values: ``[m, 2]``. value_labels: ``m`` names (escaped here). weights: ``[m]``.
@@ -294,18 +287,14 @@ def sharpness_dial(
     sharpnesses, weights, row_labels: Sequence[str], *, current: float, lesson: float, gap=None,
     height: int = 400,
 ) -> go.Figure:
-    """Each row's weight as the sharpness grows (log axis), with the current and the lesson's sharpness.
-
-    Sharpness 0 cannot sit on a log axis: the curves start at the grid's smallest
-    positive value, where the weights are already all but uniform (``1/m``).
+    """Each row's weight as the sharpness grows (log axis), with the current and the lesson's sharpness. Sharpness 0
+    cannot sit on a log axis: the curves start at the grid's smallest positive value (weights all but ``1/m``).
 
     Args:
         sharpnesses: ``[s]`` (0 allowed; dropped from the picture). weights: ``[s, m]``.
-        row_labels: ``m`` labels (escaped here; at most ``len(ROW_COLORS)`` colours, then
-            they repeat). current: the page's sharpness (a red line when > 0; at 0 a red
-            arrow to the left edge). lesson: ``1/sqrt(d_k)`` (a dashed line).
-        gap: optional ``[s]`` distance from the blend to the database's value
-            (dotted, on a second axis).
+        row_labels: ``m`` labels (escaped here; the ``len(ROW_COLORS)`` colours repeat). current: the page's
+            sharpness (a red line when > 0; at 0 a red arrow to the left edge). lesson: ``1/sqrt(d_k)`` (dashed).
+        gap: optional ``[s]`` distance from the blend to the database's value (dotted, on a second axis).
     """
     s = np.asarray(sharpnesses, dtype=float)
     W = np.asarray(weights, dtype=float)

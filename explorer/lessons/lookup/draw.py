@@ -1,11 +1,8 @@
 """Sections of the "attention as a soft lookup" page: the intro, the table's help, the sharpness, both lookups.
 
-The lookups take the validated table (:class:`explorer.lessons.lookup.model.LookupTable`,
-frozen tuples), the query ``(qx, qy)`` and the sharpness; the page keeps the editor, the
-sliders and the "last valid table" state (it does not use the sidebar's settings). The
-sections are called with keyword arguments (they are keyword-only): Streamlit then hashes
-the values without looking up the parameter names in the function's signature, a few
-hundredths of a millisecond per argument.
+The lookups take the validated table (:class:`explorer.lessons.lookup.model.LookupTable`, frozen tuples), the query
+``(qx, qy)`` and the sharpness; the page keeps the editor, the sliders and the "last valid table" state. A
+keyword-only section is hashed without looking up its parameter names (a few hundredths of a millisecond each).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Arrays for the "attention as a soft lookup" page (pure: no Streamlit, no Plotly).
-
-The page edits a small key -> value table (key name, 2-D key vector, value name,
-2-D value vector), validates it with :func:`parse_table`, and draws what
-:func:`lookup_scenario` computes from it with ``attention.lookup``.
+"""Arrays for the "attention as a soft lookup" page (pure: no Streamlit, no Plotly): the page edits a small key ->
+value table (key name, 2-D key vector, value name, 2-D value vector), validates it with :func:`parse_table`, and
+draws what :func:`lookup_scenario` computes from it with ``attention.lookup``.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
+from explorer.lessons.walkthrough.model import parse_cell
 from explorer.shell import i18n
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import md_code
@@ -133,33 +132,12 @@ def _blank(cell) -> bool:
     return isinstance(cell, float | np.floating) and math.isnan(cell)
 
 
-def _number(cell) -> tuple[float | None, str | None]:
-    """``(value, None)`` or ``(None, what is wrong)`` for one numeric cell."""
-    if _blank(cell):
-        return None, None
-    if isinstance(cell, bool):
-        return None, _("is not a number")
-    try:
-        x = float(str(cell).strip().replace(",", ".")) if isinstance(cell, str) else float(cell)
-    except (TypeError, ValueError):
-        return None, _("holds {text}, which is not a number").format(text=md_code(cell))
-    if not math.isfinite(x):
-        return None, _("is not a finite number")
-    if abs(x) > NUMBER_LIMIT:
-        return None, _("must lie between −{limit} and {limit}").format(limit=i18n.general(NUMBER_LIMIT, 6))
-    return x, None
-
-
 def parse_table(rows: Sequence[Mapping]) -> TableCheck:
-    """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``).
-
-    Rows whose every cell is blank (a row just added) are skipped and counted.
-    Every problem names the row (0-based, as every position in the app) and the column.
-
-    Returns:
-        :class:`TableCheck`: the table, or ``None`` plus one message per problem
-        (empty table, too many rows, a blank or non-numeric cell, a key with a
-        missing number, duplicate key vectors or key names).
+    """Validate the edited table (one mapping per row, columns ``key, k1, k2, value, v1, v2``): a
+    :class:`TableCheck` with the table, or ``None`` and one message per problem (empty table, too many rows, a blank
+    or bad number cell (:func:`~explorer.lessons.walkthrough.model.parse_cell`), duplicate key vectors or names),
+    each naming the row (0-based, as every position in the app) and the column. Rows whose every cell is blank (a
+    row just added) are skipped and counted.
     """
     problems: list[str] = []
     good: list[dict] = []  # the rows without a problem: their names, their numbers and their row number
@@ -180,7 +158,7 @@ def parse_table(rows: Sequence[Mapping]) -> TableCheck:
                             (VALUE_COLS, _("row {row}, column {column} is blank — every value needs {n} numbers "
                                            "({columns})"))):
             for col in cols:
-                x, err = _number(cells[col])
+                x, err = (None, None) if _blank(cells[col]) else parse_cell(cells[col], NUMBER_LIMIT)
                 if x is not None:
                     nums[col] = x
                     continue
@@ -240,22 +218,17 @@ def presets(table: LookupTable) -> dict[str, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class LookupScenario:
-    """Everything the page draws for one table, query and sharpness.
+    """Everything the page draws for one table, query and sharpness (float64).
 
     Attributes:
-        query: ``[2]``. keys: ``[m, 2]``. values: ``[m, 2]``.
-        scores: ``q · k_j`` ``[m]``; scaled: ``sharpness * scores`` ``[m]``.
-        weights, blend: the soft lookup ``[m]``, ``[2]``.
-        hard: the database lookup (:class:`attention.HardLookup`).
-        nearest: row of the value nearest to the blend.
-        gap: distance from the blend to the database's value (Euclidean).
+        query: ``[2]``. keys, values: ``[m, 2]``. scores: ``q · k_j`` ``[m]``; scaled: ``sharpness * scores``.
+        weights, blend: the soft lookup ``[m]``, ``[2]``. hard: the database lookup (:class:`attention.HardLookup`).
+        nearest: row of the value nearest to the blend. gap: Euclidean distance from the blend to the database's value.
         exact: row whose key equals the query exactly (the database's "exact match"), else ``None``.
-        batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``;
-        batch_queries: ``[n_q, 2]`` (your query, then every row's key);
-        batch_weights, batch_hard: the attention matrix and the database's one-hot
+        batch_labels: ``["your query", "capital of France", ...]`` ``[n_q]``; batch_queries: ``[n_q, 2]`` (your
+            query, then every row's key); batch_weights, batch_hard: the attention matrix and the database's one-hot
             matrix ``[n_q, m]``; batch_blends: ``[n_q, 2]``.
-        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap: distance from the
-            blend to the hard lookup's value ``[s]``.
+        sweep: sharpness grid ``[s]``; sweep_weights ``[s, m]``; sweep_gap ``[s]``: the blend's distance to hard.value.
     """
 
     query: np.ndarray

@@ -81,14 +81,11 @@ def _head_edges(idx: np.ndarray, step: int, d_head: int, n_heads: int) -> list[t
 
 
 def lighten(fig: go.Figure, *, digits: int = 4, hover: str | None = None) -> go.Figure:
-    """Make a heat map cheap to send: rounded values, no per-cell hover labels, no cell text.
+    """Make a heat map cheap to send (in place, returned): every ``go.Heatmap``'s ``z`` rounded to ``digits``
+    decimals (gaps stay gaps), no cell text, and ``hover`` (default ``y · x: z``) instead of per-cell labels.
 
-    For a grid's panels: :func:`~explorer.shell.charts.heatmap` makes each panel light on its
-    own size, a grid decides on the size of all its panels together.
-
-    Every ``go.Heatmap`` trace gets ``z`` rounded to ``digits`` decimals (gaps stay gaps) and
-    ``hover`` (default: ``y · x: z``, positions or true indices) instead of its ``customdata``.
-    Returns the same figure.
+    For a grid's panels: :func:`~explorer.shell.charts.heatmap` makes each panel light on its own size, a grid decides
+    on the size of all its panels together.
     """
     for tr in fig.data:
         if isinstance(tr, go.Heatmap):
@@ -109,28 +106,22 @@ def blocked_heatmap(
     row_name: str | None = None, col_name: str | None = None, title: str = "", height: int | None = None,
     colorbar_title: str | None = None, max_size: int = MAX_AXIS,
 ) -> go.Figure:
-    """A matrix with one axis split into ``n_heads`` head blocks: coloured bands and separators.
+    """A matrix with one axis split into ``n_heads`` head blocks: coloured bands and separators (diverging colours
+    centred on 0, y axis reversed).
 
-    ``block_axis="columns"`` (``W_q, W_k, W_v``, the concatenation): head h owns columns
-    ``h*d_head:(h+1)*d_head``, marked by a band above the plot. ``"rows"`` (``W_o``): head h's
-    rows, marked by a band to the right. A dimension axis longer than ``max_size`` is drawn
-    on every k-th entry (:func:`sample_indices`); dimension axes are plotted at their true
-    indices, so ticks and hover give the real row/column. A sampled map, or one above
-    ``HOVER_CELL_MAX`` cells, is light: the hover shows indices only and values are rounded to 4 decimals.
+    ``block_axis="columns"`` (``W_q, W_k, W_v``, the concatenation): head h owns columns ``h*d_head:(h+1)*d_head``,
+    marked by a band above the plot; ``"rows"`` (``W_o``): head h's rows, a band to the right. A dimension axis
+    longer than ``max_size`` is drawn on every k-th entry (:func:`sample_indices`), plotted at its true indices (ticks
+    and hover give the real row/column). A sampled map, or one above ``HOVER_CELL_MAX`` cells, is light: indices in
+    the hover, values rounded to 4 decimals.
 
     Args:
-        z: ``[n_rows, n_cols]`` finite numbers; the blocked axis has length ``d_model``,
-            a multiple of ``n_heads``.
-        row_labels: labels of the rows (e.g. tokens) when the rows are not a dimension axis;
-            such rows are never sampled.
+        z: ``[n_rows, n_cols]`` finite numbers; the blocked axis has length ``d_model``, a multiple of ``n_heads``.
+        row_labels: labels of rows that are not a dimension axis (e.g. tokens; never sampled).
         row_name, col_name, colorbar_title: default "input dim", "output dim", "value" (in the run's language).
 
-    Returns:
-        ``go.Figure`` (diverging colours centred on 0, y axis reversed).
-
     Raises:
-        ValueError: ``z`` is not 2-D, the blocked axis is not a multiple of ``n_heads``,
-            or ``block_axis`` is unknown.
+        ValueError: ``z`` is not 2-D, the blocked axis is not a multiple of ``n_heads``, or ``block_axis`` is unknown.
     """
     z = np.asarray(z, dtype=float)
     if z.ndim != 2:
@@ -216,15 +207,6 @@ def blocked_heatmap(
     return fig
 
 
-def _no_gaps_when_dense(fig: go.Figure, limit: int) -> None:
-    """Drop the white cell gaps on an axis with more than ``limit`` cells (a grid's narrow panels)."""
-    for tr in fig.data:
-        if isinstance(tr, go.Heatmap) and tr.z is not None:
-            rows = len(tr.z)
-            cols = len(tr.z[0]) if rows else 0
-            tr.update(xgap=0 if cols > limit else tr.xgap, ygap=0 if rows > limit else tr.ygap)
-
-
 def _thin_ticks(axis, max_ticks: int) -> dict:
     """``tickvals``/``ticktext`` of a layout axis thinned to at most ``max_ticks`` (every k-th kept, the first and
     the last always: :func:`~explorer.shell.charts.tick_positions`)."""
@@ -236,11 +218,8 @@ def _thin_ticks(axis, max_ticks: int) -> dict:
 
 
 def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | None = None) -> go.Figure:
-    """Panels of readable numbers, each cell coloured by the head that owns its column.
-
-    Used for the ``split_heads`` example: one panel per head ``[n, d_head]`` (or a single
-    ``[n, d_model]`` panel before the split). Colour = owning head, text = the number,
-    hover ``panel · token row · column: value (head h's column)``.
+    """Panels of readable numbers, each cell coloured by the head that owns its column: the ``split_heads`` example,
+    one panel per head ``[n, d_head]`` (or one ``[n, d_model]`` panel before the split).
 
     Args:
         values: ``[panels, n, width]`` numbers.
@@ -322,10 +301,11 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
         xa, ya = axis_names(r * n_cols + c + 1)
         if total > HOVER_CELL_MAX:  # keep the payload small: positions and rounded values, not labels
             lighten(f, digits=3, hover=f"{prefix}{light_hover}")
-        _no_gaps_when_dense(f, limit=16)
         for tr in f.data:
             if isinstance(tr, go.Heatmap):
-                tr.update(coloraxis="coloraxis", colorbar=None)
+                rows, cols = len(tr.z), len(tr.z[0]) if len(tr.z) else 0  # a narrow panel's dense axis: no white gaps
+                tr.update(coloraxis="coloraxis", colorbar=None, xgap=0 if cols > 16 else tr.xgap,
+                          ygap=0 if rows > 16 else tr.ygap)
                 if total <= HOVER_CELL_MAX:
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             tr.update(xaxis=xa, yaxis=ya)
@@ -372,21 +352,16 @@ def head_weights_grid(
     weights, labels: Sequence[str], heads: Sequence[int], *, entropy=None, mask=None,
     n_cols: int | None = None, show_text: bool | None = None, color_scale: str = "fixed",
 ) -> go.Figure:
-    """Every head's attention weights as a grid of heat maps on ONE colour range: ``[0, 1]``, ``[0, largest
-    weight of any head]`` or, per row, ``[0, the row's largest weight]`` (``color_scale``, one of
-    :data:`explorer.shell.charts.COLOR_SCALES`); the colour bar marks the uniform level ``1/n``, each row's
-    largest weight is outlined, and the hover shows the true weights.
+    """Every head's attention weights as a grid of heat maps on ONE colour range (``color_scale``, one of
+    :data:`explorer.shell.charts.COLOR_SCALES`); the colour bar marks the uniform level ``1/n``, each row's largest
+    weight is outlined, and the hover (``head h · query tok (i) → key tok (j): w``) shows the true weights.
 
     Args:
-        weights: ``[len(heads), n, n]`` (queries × keys) of the heads drawn.
-        labels: ``n`` token labels ``"tok (i)"``.
+        weights: ``[len(heads), n, n]`` (queries × keys) of the heads drawn; labels: ``n`` token labels.
         heads: the head index of each panel (titles, hover).
         entropy: optional ``[len(heads)]`` mean row entropy (nats), written in each title.
         mask: optional ``[n, n]`` bool, ``True`` = may attend (masked cells blank; a × on small maps).
         show_text: cell values; default while ``n <= GRID_TEXT_MAX`` and at most 8 panels.
-
-    Returns:
-        one figure; hover ``head h · query tok (i) → key tok (j): w``.
     """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 3 or w.shape[0] != len(heads):

@@ -1,18 +1,14 @@
 """Sections of the multi-head page: the split, every head's weights, the rest of the path, the diagnostics, the check.
 
-Every section takes the page's :class:`~explorer.lessons.multihead.model.MultiHead` (the shared
-settings (whose seed also seeds the weights) plus ``n_heads`` and ``is_causal``), a frozen dataclass that keys the
-caches; the per-head sections also take ``window``, the heads ``(first, last + 1)`` shown in the
-grids. The page calls them in page order. Each draws a :class:`~explorer.lessons.multihead.model.View` of the
-cached :func:`scenario`.
+Every section takes the page's :class:`~explorer.lessons.multihead.model.MultiHead` (a frozen dataclass: it keys the
+caches); the per-head sections also take ``window``, the heads ``(first, last + 1)`` shown in the grids. Each draws a
+:class:`~explorer.lessons.multihead.model.View` of the cached :func:`scenario`.
 
-A table too big for the page is offered as a CSV download instead (:func:`explorer.shell.tables.too_big`), and a
-download button is a widget, which no section may draw: the page draws it
-(:func:`explorer.shell.tables.csv_download`) where :func:`table` would draw the table. Parts 2 to 4 are written
-once, in :func:`heads_to_diagnostics`, with the way a table is drawn as an argument: the page runs it
-with its downloads when a table is too big, and otherwise calls :func:`heads`, which runs it
-inside one section (a rerun then replays parts 2 to 4 in one cached call instead of eight;
-each cached call costs about 0.4 ms here).
+A table too big for the page is a CSV download (:func:`explorer.shell.tables.too_big`), a widget, which no section
+may draw: the page draws it where :func:`table` would draw the table. So parts 2 to 4 are written once, in
+:func:`heads_to_diagnostics`, with the way a table is drawn as an argument: the page runs it with its downloads when
+a table is too big, and otherwise calls :func:`heads`, which runs it inside one section (a rerun replays parts 2 to
+4 in one cached call instead of eight, each about 0.4 ms).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Arrays for the multi-head page (pure NumPy, no Streamlit): the split, every head, the checks.
 
-Lesson exercise 2: split Q, K, V into ``n_heads`` heads of width ``d_head = d_model / n_heads``,
-attend in each head, concatenate, project with ``W_o`` (Vaswani et al. 2017, section 3.2.2).
-The page's settings are one :class:`MultiHead`: the shared
-:class:`~explorer.shell.settings.Settings` plus the lesson's own controls.
+Lesson exercise 2: split Q, K, V into ``n_heads`` heads of width ``d_head = d_model / n_heads``, attend in each head,
+concatenate, project with ``W_o`` (Vaswani et al. 2017, section 3.2.2). The page's settings are one :class:`MultiHead`.
 """
 
 from __future__ import annotations
@@ -46,8 +44,7 @@ class SplitExample:
     Attributes:
         x: ``[n, d_model]`` with ``x[i, j] = 100 * i + j`` (hundreds = token, rest = column).
         heads: ``split_heads(x, n_heads)``, ``[n_heads, n, d_head]``.
-        wrong: ``x.reshape(n_heads, n, d_head)`` (the reshape without the transpose),
-            which mixes tokens inside a head.
+        wrong: ``x.reshape(n_heads, n, d_head)`` (the reshape without the transpose): mixes tokens inside a head.
         stand_in: ``True`` when ``d_model``/``n_heads`` are a smaller stand-in for the page's sizes.
     """
 
@@ -79,11 +76,8 @@ class SplitExample:
 
 
 def split_example(d_model: int, n_heads: int, n: int = 3, max_width: int = 16) -> SplitExample:
-    """``split_heads`` on a ``[n, d_model]`` matrix of readable numbers.
-
-    Uses the page's ``d_model`` and ``n_heads`` while ``d_model <= max_width``; otherwise a
-    stand-in with ``min(n_heads, 4)`` heads of width 2 or more (``d_model = 8`` or 6),
-    so the picture stays readable.
+    """``split_heads`` on a ``[n, d_model]`` matrix of readable numbers: the page's ``d_model`` and ``n_heads`` while
+    ``d_model <= max_width``, else a readable stand-in with ``min(n_heads, 4)`` heads of width 2 or more.
 
     Raises:
         ValueError: ``d_model % n_heads != 0``.
@@ -107,19 +101,13 @@ def split_example(d_model: int, n_heads: int, n: int = 3, max_width: int = 16) -
 
 
 def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads: int, is_causal: bool = False):
-    """Multi-head attention written as a plain loop over heads (lesson exercise 2, by hand).
+    """Multi-head attention as a plain loop over heads (lesson exercise 2, by hand): no ``split_heads``, no batched
+    matmul; per head, its columns of Q, K, V and ``softmax(q kᵀ / sqrt(d_head)) v`` with an explicit max-subtracted
+    softmax; then the heads concatenated and projected with ``W_o``.
 
-    No ``split_heads``, no batched matmul: per head, slice its columns of Q, K, V,
-    compute ``softmax(q kᵀ / sqrt(d_head)) v`` with an explicit max-subtracted softmax,
-    then concatenate the heads and project with ``W_o``.
-
-    Args:
-        X: ``[n, d_model]``; W_q, W_k, W_v, W_o: ``[d_model, d_model]``.
-        n_heads: a divisor of ``d_model``.
-        is_causal: block key j > query i in every head.
-
-    Returns:
-        ``(output [n, d_model], weights [n_heads, n, n], concat [n, d_model])``, float64.
+    ``X [n, d_model]``; ``W_q, W_k, W_v, W_o [d_model, d_model]``; ``n_heads`` divides ``d_model``; ``is_causal``
+    blocks key j > query i in every head. Returns ``(output [n, d_model], weights [n_heads, n, n], concat [n,
+    d_model])``, float64.
     """
     n, d_model = X.shape
     d_head = d_model // n_heads
@@ -146,17 +134,11 @@ def uniform_entropy(n_keys: int, *, is_causal: bool = False) -> float:
 
 
 def head_overlap(weights) -> np.ndarray:
-    """How alike two heads' attention patterns are: ``[n_heads, n_heads]`` in ``[0, 1]``.
+    """How alike two heads' attention patterns are: ``[n_heads, n_heads]`` in ``[0, 1]`` from ``weights [n_heads, n_q,
+    n_k]`` (non-negative; ``ValueError`` if not 3-D).
 
-    ``overlap[a, b] = mean_i Σ_j min(w_a[i, j], w_b[i, j])``: the attention mass two heads
-    put on the same keys, averaged over queries (``1 - total variation distance``). 1 =
-    identical patterns, 0 = no key in common. Symmetric, 1 on the diagonal for rows that sum to 1.
-
-    Args:
-        weights: ``[n_heads, n_q, n_k]`` non-negative.
-
-    Raises:
-        ValueError: ``weights`` is not 3-D.
+    ``overlap[a, b] = mean_i Σ_j min(w_a[i, j], w_b[i, j])``: the attention mass two heads put on the same keys,
+    averaged over queries (``1 - total variation distance``). 1 = identical patterns, 0 = no key in common.
     """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 3:
@@ -169,17 +151,9 @@ def head_overlap(weights) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MultiHead:
-    """The multi-head page's settings: the sidebar's shared ones and the lesson's own controls.
-
-    Frozen and made of hashable fields, so Streamlit's caches key on it.
-
-    Attributes:
-        settings: the shared controls (sentence, embeddings, seed, ``d_model``; ``d_k`` is not used:
-            every head's width is ``d_model / n_heads``).
-        n_heads: a divisor of ``settings.d_model``.
-        seed: seeds ``W_q, W_k, W_v, W_o`` of ``MultiHeadAttention(d_model, n_heads, seed)``.
-        is_causal: the causal mask in every head.
-    """
+    """The multi-head page's settings (frozen and hashable: Streamlit's caches key on it): the sidebar's ``settings``
+    (``d_k`` unused: every head is ``d_model / n_heads`` wide), ``n_heads`` (a divisor of ``d_model``), the ``seed`` of
+    ``MultiHeadAttention(d_model, n_heads, seed)``'s ``W_q, W_k, W_v, W_o``, and ``is_causal`` (every head)."""
 
     settings: Settings
     n_heads: int
@@ -197,16 +171,11 @@ class MultiHead:
 
 @dataclass(frozen=True)
 class HeadSteps:
-    """The intermediates of :meth:`attention.MultiHeadAttention.steps` that the page draws (float64).
+    """The intermediates of :meth:`attention.MultiHeadAttention.steps` that the page draws (float64): ``weights
+    [n_heads, n, n]``, ``head_outputs [n_heads, n, d_head]``, ``concat [n, d_model]``, ``output = concat @ W_o``.
 
-    The scaled scores ``[n_heads, n, n]`` are left out: the page never draws them, and at 512 heads and 64 tokens
-    they are 16 MiB of every cached scenario (BENCHMARKS.md, "Memory soak").
-
-    Attributes:
-        weights: per-head attention weights ``[n_heads, n, n]``.
-        head_outputs: ``[n_heads, n, d_head]``.
-        concat: heads merged back, ``[n, d_model]``.
-        output: ``concat @ W_o`` ``[n, d_model]``.
+    The scaled scores are left out: never drawn, and at 512 heads and 64 tokens they are 16 MiB of every cached
+    scenario (BENCHMARKS.md, "Memory soak").
     """
 
     weights: np.ndarray
@@ -264,14 +233,8 @@ class MultiHeadScenario:
 
 def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEED,
                        is_causal: bool = False) -> MultiHeadScenario:
-    """The sidebar's sentence through ``MultiHeadAttention(d_model, n_heads, seed)``, with its checks.
-
-    Args:
-        settings: the shared settings; their ``X`` (tokens, ``d_model``, seed, embedding,
-            positional encoding) is the layer's input. Their ``d_k`` is not used.
-        n_heads: a divisor of ``settings.d_model``.
-        seed: seeds ``W_q, W_k, W_v, W_o`` (in that order).
-        is_causal: the causal mask in every head.
+    """The sidebar's sentence (``settings.X``; ``d_k`` unused) through ``MultiHeadAttention(d_model, n_heads, seed)``
+    (``seed`` draws ``W_q, W_k, W_v, W_o`` in that order; ``is_causal``: the causal mask in every head), and checks.
 
     Raises:
         ValueError: ``d_model % n_heads != 0`` (the message lists the valid counts), empty tokens.
@@ -360,11 +323,6 @@ def frame(v: View, name: str) -> pd.DataFrame:
     if name == "mean_weights":
         return pd.DataFrame(r.mean_weights, index=labels, columns=labels)
     return pd.DataFrame(getattr(r, name), index=labels, columns=dim_labels(mh.d_model))  # concat, output
-
-
-def csv(v: View, name: str) -> str:
-    """Table ``name`` (see :func:`table_size`) as CSV, for a download button's deferred ``data``."""
-    return frame(v, name).to_csv()
 
 
 # --- the claims ------------------------------------------------------------------------------------------

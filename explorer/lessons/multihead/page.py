@@ -38,7 +38,7 @@ mh = smh.MultiHead(settings, n_heads, settings.seed, is_causal)  # W_q, W_k, W_v
 def download(name: str, heads: tuple[int, int] | None = None) -> None:
     """A table too big for the page: its size and a CSV download, generated only when clicked."""
     tables.csv_download(name, smh.table_size(mh, name, heads),
-                        lambda: smh.csv(smh.View(mh, draw.scenario(mh), heads), name), key=f"mh_dl_{name}")
+                        lambda: smh.frame(smh.View(mh, draw.scenario(mh), heads), name).to_csv(), key=f"mh_dl_{name}")
 
 
 def too_big(name: str, heads: tuple[int, int] | None = None) -> bool:

@@ -1,9 +1,5 @@
-"""Figures of the check-yourself page: the clue before a prediction and the picture after it.
-
-Pure functions, arrays in, ``go.Figure`` out; tokens are escaped by the base builders. Their words are in the run's
-language (they are drawn inside the page's sections, which are cached per language), numbers in the hover with its
-decimal mark.
-"""
+"""Figures of the check-yourself page: the clue before a prediction and the picture after it (arrays in,
+``go.Figure`` out; tokens escaped by the base builders; words and decimal marks in the run's language)."""
 
 from __future__ import annotations
 
@@ -23,16 +19,9 @@ GROWTH_COLORS = ("#9ab8de", "#c2413b", "#3b78c2")
 
 
 def query_and_keys(q, K, query_label: str, key_labels: Sequence[str]) -> go.Figure:
-    """The clue for "which key will this query attend to most?": the query row above the key rows.
-
-    Args:
-        q: the query ``[d_k]``; K: the keys ``[n_k, d_k]``.
-        query_label, key_labels: ``"tok (i)"`` labels (escaped by :func:`heatmap`).
-
-    Returns:
-        a diverging heat map ``[1 + n_k, d_k]``: row 0 is the query, then one row per key
-        (top to bottom), columns are the dimensions. The score of key j is the dot product of
-        row 0 with row 1 + j.
+    """The clue for "which key will this query attend to most?": a diverging heat map ``[1 + n_k, d_k]``, the query
+    ``q [d_k]`` in row 0 above the keys ``K [n_k, d_k]`` (labels ``"tok (i)"``, escaped by :func:`heatmap`); the
+    score of key j is the dot product of row 0 with row 1 + j.
 
     Raises:
         ValueError: ``q`` is not ``[d_k]`` or ``K`` not ``[n_k, d_k]`` with one label per key.

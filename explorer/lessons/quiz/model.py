@@ -1,17 +1,15 @@
 """Check-yourself questions: what is asked, how an answer is graded, and the numbers behind the feedback.
 
-Pure functions (no Streamlit). Feedback messages are Markdown written here and never
-contain a user's token: a page shows tokens through figures and tables only.
+Pure functions (no Streamlit). Feedback messages are Markdown written here and never contain a user's token: a page
+shows tokens through figures and tables only.
 
-Languages (issue 31): an answer is a *code* (an option's key, a step's code, a number, a key position), never
-a shown label, so the grade is the same in every language. The questions' texts are marked with ``N_`` and
-translated where they are shown; a :class:`Feedback` is written in the run's language when it is graded, so a
-page grades again (cheaply, from the stored codes and reveal) each time it shows one.
+Languages (issue 31): an answer is a *code* (an option's key, a step's code, a number, a key position), never a shown
+label, so the grade is the same in every language. A :class:`Feedback` is written in the run's language when it is
+graded, so a page grades again (cheaply, from the stored codes and reveal) each time it shows one.
 
-Source: the lessons' check-yourself questions and the curriculum quiz (order of the
-operations, why divide by sqrt(d_k), which vectors make the scores, head width for
-d_model 512 with 8 heads, the causal mask, cost in the sequence length), plus
-predict-then-reveal questions computed from the current settings.
+Source: the lessons' check-yourself questions and the curriculum quiz (order of the operations, why divide by
+sqrt(d_k), which vectors make the scores, head width for d_model 512 with 8 heads, the causal mask, cost in the
+sequence length), plus predict-then-reveal questions computed from the current settings.
 """
 
 from __future__ import annotations
@@ -49,12 +47,9 @@ NOT_QUITE = N_("**Not quite.**")
 
 @dataclass(frozen=True)
 class Choice:
-    """A multiple-choice question.
-
-    ``options`` maps each option's code (what a page stores and grades) to its label and why that option is right
-    or wrong; ``answer`` is a code. ``prompt``, the labels and the explanations are the English messages (marked
-    with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language.
-    """
+    """A multiple-choice question: ``options`` maps each option's code (what a page stores and grades) to its label
+    and why that option is right or wrong; ``answer`` is a code. ``prompt``, the labels and the explanations are the
+    English messages (marked with ``N_``): :meth:`label` and :meth:`explain` give them in the run's language."""
 
     qid: str
     prompt: str
@@ -344,10 +339,8 @@ def growth_answer(before: float, after: float, tolerance: float = GROWTH_TOLERAN
 
 def growth_reveal(d_k: int, n_keys: int, seed: int, factor: int = GROWTH_FACTOR,
                   n_samples: int = 512) -> GrowthReveal:
-    """Measure the top weight at ``d_k`` and ``factor * d_k`` with unit-variance queries and keys.
-
-    The lesson's argument: ``q · k`` of unit-variance d_k-wide vectors has variance d_k, so
-    without the ``1/sqrt(d_k)`` the softmax saturates as d_k grows.
+    """Measure the top weight at ``d_k`` and ``factor * d_k`` with unit-variance queries and keys (the lesson's
+    argument: ``q · k`` then has variance d_k, so without ``1/sqrt(d_k)`` the softmax saturates as d_k grows).
 
     Args:
         d_k: the current key width (>= 1); n_keys: keys per query row (the sentence length).
@@ -416,14 +409,9 @@ def grade_growth(reveal: GrowthReveal, picked: str) -> Feedback:
 
 
 def cost_rows(n: int, d_k: int, doublings: int = 3) -> list[dict[str, int]]:
-    """Work of one attention head for ``n, 2n, 4n, ...`` tokens: score entries ``n²`` and ``n²·d_k`` multiply-adds.
-
-    Returns one dict per length with ``tokens``, ``score_entries``, ``multiply_adds`` (for ``QKᵀ``)
-    and ``times_first`` (work relative to the first row).
-
-    Raises:
-        ValueError: ``n`` or ``d_k`` is not a positive integer.
-    """
+    """Work of one attention head for ``n, 2n, 4n, ...`` tokens: one dict per length with ``tokens``,
+    ``score_entries`` (``n²``), ``multiply_adds`` (``n²·d_k``, for ``QKᵀ``) and ``times_first`` (work relative to the
+    first row). ``ValueError``: ``n`` or ``d_k`` is not a positive integer."""
     if int(n) < 1 or int(d_k) < 1:
         raise ValueError(f"n and d_k must be positive integers, got n={n}, d_k={d_k}")
     rows = []
@@ -446,10 +434,7 @@ def score_check(steps: A.AttentionSteps, i: int, j: int) -> tuple[float, float]:
 
 
 def growth_link_values(reveal: GrowthReveal) -> dict[str, int]:
-    """The saturation page's controls preset to question 8's reveal: its larger ``d_k``, its keys and its seed.
-
-    The link is built from these with that page's declared controls (``controls.link(scaling, **values)``, in
-    ``draw.py``), which makes every value one the page accepts (``d_k`` to the nearest power of two it offers, the
-    keys clamped to its range).
-    """
+    """The saturation page's controls preset to question 8's reveal: its larger ``d_k``, its keys and its seed (the
+    link built from them, ``controls.link(scaling, **values)``, makes each one the page accepts: ``d_k`` to the
+    nearest power of two it offers, the keys clamped to its range)."""
     return {"d_k": reveal.d_k[1], "n_keys": reveal.n_keys, "seed": reveal.seed}

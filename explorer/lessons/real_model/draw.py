@@ -1,12 +1,9 @@
 """Sections of the real-model lesson, and the cached computations behind them.
 
-Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the
-loaded model is passed as ``_model`` (not hashed: there is one per process, see
-:mod:`explorer.shell.llm`, the lessons' one door to the model). One forward pass per prompt
-is cached by the door (:func:`explorer.shell.llm.run`): the statistics, the grid, the
-maps and the prediction all read it, so choosing another statistic runs no model at all, and
-choosing another head runs only what the door's :func:`explorer.shell.llm.head_steps` needs for that head's
-intermediates (the layers below it, not the whole pass). The model's sizes in the text come from ``_model.config``.
+Every computation keys on the prompt's token ids and the page's choices; the model is passed as ``_model`` (not
+hashed: one per process, :mod:`explorer.shell.llm`). The statistics, the grid, the maps and the prediction all read
+the door's one cached forward pass (:func:`explorer.shell.llm.run`), so another statistic runs no model, and another
+head runs only the layers below it (:func:`explorer.shell.llm.head_steps`).
 
 Cache sizes (SmolLM2-135M at the 64-token limit): a forward pass 4.6 MB and a head's steps about 0.9 MB (the
 door's), the head statistics 7 x 30 x 9 float64 (15 kB, 16 entries here); the sections' recorded elements are
@@ -42,11 +39,7 @@ light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes
 
 
 statistics = cached(max_entries=16)(model.statistics)
-
-
 repeated_prompt = cached(max_entries=8)(model.repeated_prompt)  # two short texts an entry
-
-
 grid_figure = figure(max_entries=32)(rfig.grid_figure)
 
 
@@ -188,7 +181,7 @@ def layer_mean_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, col
     """The mean of the heads' maps of one layer, labelled as a mean."""
     labels, n, h = llm.labels(_model, ids), len(ids), _model.config.n_heads
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
-    mean = model.layer_mean(llm.run(_model, ids).attentions, layer)
+    mean = llm.run(_model, ids).attentions[layer].astype(np.float64).mean(axis=0)  # a mean, not a head
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),

@@ -1,24 +1,18 @@
-"""Inside a real model: the arrays of the lesson (pure NumPy on top of :mod:`attention.llama`; no Streamlit).
+"""Inside a real model: the arrays of the lesson (pure NumPy on the door, :mod:`explorer.shell.llm`; no Streamlit).
 
-Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each),
-the repeated random prompt that reveals induction heads, the "guess, then reveal" exercise graded
-from the live numbers, and the causal map's check. The prompt, its tokens and the forward pass come from the
-lessons' door to the model, :mod:`explorer.shell.llm` (links to a head here are built from the lesson's
-declarations: ``controls.link(real_model, real_model.sizes(config), layer=…, head=…)``).
-
-Every statistic is :mod:`attention.heads`' (the one home of the head statistics, their formulas and the
-repeated-random-prompt rule; their words are :mod:`explorer.shell.head_statistics`): computed from one head's
-causal attention weights ``w [n, n]`` and averaged over the query rows ``i = 2 .. n-1`` (:data:`FIRST_ROW`; the
+Six statistics of every attention head of SmolLM2-135M-Instruct (``[n_layers, n_heads]`` each), the repeated random
+prompt that reveals induction heads, the "guess, then reveal" exercise graded from the live numbers, and the causal
+map's check. Every statistic is :mod:`attention.heads`' (their one home, with the repeated-random-prompt rule; their
+words: :mod:`explorer.shell.head_statistics`), averaged over the query rows ``i = 2 .. n-1`` (:data:`FIRST_ROW`; the
 induction score over the rows with a target). This module adds the breadth, the exercise's labels and grades.
 
 Sources:
-    * Attention sinks (weight piled on the first token): Xiao et al. (2023), "Efficient Streaming
-      Language Models with Attention Sinks", section 3.1.
-    * Induction heads and the repeated-random-tokens score: Olsson et al. (2022), "In-context
-      Learning and Induction Heads", section "Definitions" (prefix matching: a token attends to the
-      token that followed an earlier occurrence of itself).
-    * Grouped-query attention (9 query heads read 3 key/value heads): Ainslie et al. (2023).
-    * RoPE: Su et al. (2021), section 3.2.
+    * Attention sinks: Xiao et al. (2023), "Efficient Streaming Language Models with Attention Sinks", section 3.1.
+    * Induction heads and the repeated-random-tokens score: Olsson et al. (2022), "In-context Learning and Induction
+      Heads", section "Definitions" (prefix matching: a token attends to the token that followed an earlier
+      occurrence of itself).
+    * Grouped-query attention (9 query heads read 3 key/value heads): Ainslie et al. (2023). RoPE: Su et al. (2021),
+      section 3.2.
 """
 
 from __future__ import annotations
@@ -174,11 +168,6 @@ def color_range(key: str, n: int) -> tuple[float, float]:
     return 0.0, 1.0
 
 
-def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
-    """The mean over the heads of one layer: ``[n_layers, n_heads, n, n] -> [n, n]`` (float64). A mean, not a head."""
-    return np.asarray(attentions[layer], dtype=np.float64).mean(axis=0)
-
-
 # --- guess, then reveal -------------------------------------------------------------------------
 
 LABELS: dict[str, str] = {  # answer key -> what the learner reads (messages: shown with ``_(LABELS[key])``)
@@ -201,29 +190,20 @@ class QuizHead:
     margin: float
 
 
-def head_answers(stats: HeadStatistics) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Every head's answer and margin: ``(answer index [L, H], margin [L, H], labels)``.
+def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[QuizHead, ...]:
+    """One clear example per label: the head whose answer is that label with the largest margin.
 
     A head's answer is the label with the largest score (``stats.graded``); its margin is that score minus the
-    second largest.
+    second largest. A label with no head whose margin reaches ``min_margin`` is left out (and induction whenever
+    the prompt repeats no token). Ordered by layer, then head. Empty when the statistics are undefined.
     """
+    if not stats.defined:
+        return ()
     scores = stats.graded
     labels = list(scores)
     stack = np.stack([scores[k] for k in labels])  # [n_labels, L, H]
     order = np.sort(stack, axis=0)
-    return stack.argmax(axis=0), order[-1] - order[-2], labels
-
-
-def quiz_heads(stats: HeadStatistics, min_margin: float = MIN_MARGIN) -> tuple[QuizHead, ...]:
-    """One clear example per label: the head whose answer is that label with the largest margin.
-
-    A label with no head whose margin reaches ``min_margin`` is left out (and induction whenever the
-    prompt repeats no token). Ordered by layer, then head. Empty when the statistics are undefined.
-    """
-    if not stats.defined:
-        return ()
-    answer, margin, labels = head_answers(stats)
-    scores = stats.graded
+    answer, margin = stack.argmax(axis=0), order[-1] - order[-2]
     picked = []
     for index, label in enumerate(labels):
         candidates = np.where(answer == index, margin, -np.inf)

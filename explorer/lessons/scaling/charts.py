@@ -1,8 +1,5 @@
-"""Figures for the page "Why divide by √d_k": score histograms, saturation curves, temperature.
-
-Pure functions, arrays in, ``go.Figure`` out; the heat maps and weight bars come from
-:mod:`explorer.shell.charts`.
-"""
+"""Figures for the page "Why divide by √d_k": score histograms, saturation curves, temperature (arrays in,
+``go.Figure`` out; the heat maps and weight bars come from :mod:`explorer.shell.charts`)."""
 
 from __future__ import annotations
 
@@ -35,7 +32,8 @@ def score_histograms(
     raw_edges, raw_density, scaled_edges, scaled_density, *, d_k: int, raw_var: float, scaled_var: float,
     log_y: bool = False, height: int = 380,
 ) -> go.Figure:
-    """Raw scores ``q·k`` and scaled scores ``q·k/√d_k`` as overlaid density histograms.
+    """Raw scores ``q·k`` and scaled scores ``q·k/√d_k`` as two overlaid density histograms (bar traces) with dotted
+    ±std lines (full height).
 
     Args:
         raw_edges, scaled_edges: bin edges ``[n_bins + 1]`` (each histogram has its own bins).
@@ -43,10 +41,6 @@ def score_histograms(
         d_k: key width; the theory lines are drawn at ``±√d_k`` (raw) and ``±1`` (scaled).
         raw_var, scaled_var: measured variances, printed in the legend next to the theory.
         log_y: a logarithmic density axis (both bells stay visible at large ``d_k``; empty bins vanish).
-
-    Returns:
-        ``go.Figure`` with two bar traces (``raw``, ``scaled``) and dotted ±std lines
-        (full height, ``yref="paper"``).
 
     Raises:
         ValueError: edges and densities of mismatched shapes.
@@ -94,13 +88,8 @@ def saturation_curves(
 
     Args:
         d_k: the x values ``[m]`` (positive ints, e.g. 1, 2, 4, …, 1024).
-        panels: ``{panel title: (unscaled [m], scaled [m])}``, in display order.
-        current_d_k: marked with a vertical dashed line in every panel.
-        yranges: optional fixed y range per panel title.
-
-    Returns:
-        ``go.Figure`` with one subplot per panel; traces named ``unscaled`` / ``scaled``
-        (legend shown once).
+        panels: ``{panel title: (unscaled [m], scaled [m])}``, in display order (one subplot each; one legend).
+        current_d_k: marked with a vertical dashed line in every panel. yranges: optional y range per panel title.
 
     Raises:
         ValueError: an empty ``panels``, or a series whose length differs from ``d_k``.
@@ -172,17 +161,9 @@ def temperature_bars(weights, logits, *, temperature: float, height: int = 300) 
 
 
 def temperature_sweep(temperatures, sweep, logits, *, current: float, height: int = 320) -> go.Figure:
-    """Each weight of ``softmax(logits / T)`` as a line over ``T`` (log x axis), current ``T`` marked.
-
-    Args:
-        temperatures: ``[t]`` positive temperatures.
-        sweep: ``[t, n]`` weights, row ``i`` = softmax at ``temperatures[i]``.
-        logits: ``[n]`` the logits (labels of the lines).
-        current: the chosen temperature (vertical dashed line).
-
-    Raises:
-        ValueError: shapes that do not match.
-    """
+    """Each weight of ``softmax(logits / T)`` as a line over ``T`` (log x axis), ``current`` ``T`` marked (dashed):
+    ``temperatures [t]`` positive, ``sweep [t, n]`` (row ``i`` = softmax at ``temperatures[i]``), ``logits [n]`` (the
+    lines' labels). ``ValueError`` for shapes that do not match."""
     temps, w, z = (np.asarray(a, dtype=float) for a in (temperatures, sweep, logits))
     if w.ndim != 2 or w.shape != (temps.shape[0], z.shape[0]):
         raise ValueError(f"sweep must be [{temps.shape[0]}, {z.shape[0]}], got {w.shape}")

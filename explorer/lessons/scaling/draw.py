@@ -1,11 +1,9 @@
 """Sections of the page "Why divide by √d_k": the intro, the verdict, parts 1-3, the temperature.
 
-The sections take the page's widget values (``d_k, n_keys, n_samples, seed``, the
-histogram's ``log_y``, the ``temperature``; the page does not use the sidebar's settings).
-The Monte Carlo numbers come from :mod:`explorer.lessons.scaling.model` through the caches
-below, shared by the sections. The sections are called with keyword arguments (they are
-keyword-only): Streamlit then hashes the values without looking up the parameter names in
-the function's signature, a few hundredths of a millisecond per argument.
+The sections take the page's widget values (``d_k, n_keys, n_samples, seed``, the histogram's ``log_y``, the
+``temperature``), keyword-only: Streamlit then hashes them without looking up the parameter names (a few hundredths
+of a millisecond each). The Monte Carlo numbers come from :mod:`explorer.lessons.scaling.model` through the caches
+below.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Arrays for the page "Why divide by √d_k" (scaling vs saturation). Pure NumPy, no Streamlit.
 
-Every number is a Monte Carlo measurement from :func:`attention.sample_scores`
-(queries and keys with i.i.d. ``N(0, 1)`` components, ``default_rng([seed, d_k])``),
-so the page, the curves and the tests all see the same samples for a given seed.
-Source: lesson, "why scale by sqrt(d_k)"; Vaswani et al. (2017) §3.2.1, footnote 4.
+Every number is a Monte Carlo measurement from :func:`attention.sample_scores` (i.i.d. ``N(0, 1)`` components,
+``default_rng([seed, d_k])``): the page, the curves and the tests see the same samples for a seed. Source: lesson,
+"why scale by sqrt(d_k)"; Vaswani et al. (2017) §3.2.1, footnote 4.
 """
 
 from __future__ import annotations
@@ -61,19 +60,14 @@ def _readonly(*arrays: np.ndarray) -> None:
 
 
 def curves(n_keys: int, n_samples: int, seed: int) -> A.SaturationStats:
-    """:func:`attention.saturation_sweep` over ``D_K_CHOICES`` (1 … 1024): the curves over d_k.
-
-    Each array of the result is ``[11]``, float64. Raises ``ValueError`` for a
-    non-positive size (from the core).
-    """
+    """:func:`attention.saturation_sweep` over ``D_K_CHOICES`` (1 … 1024): the curves over d_k, each ``[11]``
+    float64. ``ValueError`` for a non-positive size (from the core)."""
     return A.saturation_sweep(D_K_CHOICES, n_keys=n_keys, n_samples=n_samples, seed=seed)
 
 
 def setting(d_k: int, n_keys: int, n_samples: int, seed: int, bins: int = HIST_BINS) -> ScalingSetting:
-    """Histograms, variances and one sampled weight matrix for the current ``d_k``.
-
-    Uses the same samples as :func:`curves` for this ``d_k`` (same seed), binned in
-    NumPy so the page ships ``bins`` bars per histogram, not thousands of raw scores.
+    """Histograms, variances and one sampled weight matrix for the current ``d_k``, from the same samples as
+    :func:`curves` (same seed), binned here so the page ships ``bins`` bars per histogram, not every score.
 
     Raises:
         ValueError: a non-positive ``d_k``, ``n_keys``, ``n_samples`` or ``bins``.
@@ -164,10 +158,8 @@ class TemperatureView:
 
 
 def temperature_view(temperature: float, logits=A.SOFTMAX_EXAMPLE_LOGITS) -> TemperatureView:
-    """The lesson's softmax example ``[2.0, 1.0, 0.1]`` divided by a temperature ``T > 0``.
-
-    ``T → 0`` gives one-hot on the largest logit, ``T → ∞`` the uniform row; the core's
-    stable softmax keeps every ``T`` in ``TEMPERATURE_CHOICES`` finite.
+    """The lesson's softmax example ``[2.0, 1.0, 0.1]`` divided by a temperature ``T > 0`` (``T → 0``: one-hot on the
+    largest logit, ``T → ∞``: uniform; the core's stable softmax keeps every ``T`` of ``TEMPERATURE_CHOICES`` finite).
 
     Raises:
         ValueError: ``temperature`` not finite and positive.

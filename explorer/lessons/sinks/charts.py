@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.shell import charts, i18n
+from explorer.shell import i18n
 from explorer.shell.charts import auto_tick_labels, bar_margin, chart_title, escape_label, heatmap, title_top
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt
@@ -68,16 +68,6 @@ def sink_layers(mean, top, uniform: float, *, title: str = "", height: int = 380
                   height=height, margin={**bar_margin(auto_tick_labels(0, 1), title_top(title)), "b": LEGEND_PX},
                   legend=_legend())
     return go.Figure(data=traces, layout=layout)
-
-
-def sink_grid(mass, *, title: str, height: int = 620) -> go.Figure:
-    """Every head's weight on the first token, ``mass [n_layers, n_heads]`` in ``[0, 1]``: layer 0 on top (the
-    shell's grid of every head, :func:`explorer.shell.charts.head_grid`).
-
-    Raises:
-        ValueError: ``mass`` is not 2-D.
-    """
-    return charts.head_grid(mass, title=title, colorbar_title=_("weight"), zrange=(0.0, 1.0), height=height)
 
 
 def first_token_layers(series: Sequence[tuple[str, np.ndarray, str]], *, title: str = "",

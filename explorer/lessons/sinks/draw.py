@@ -1,17 +1,15 @@
 """Sections of the page "Attention sinks and smaller KV caches", and the cached computations behind them.
 
-Every computation keys on the prompt's token ids (a tuple of ints) and the page's choices; the loaded model is
-passed as ``_model`` (not hashed: one per process, :mod:`explorer.shell.llm`, the lessons' one door to the
-model). Entry sizes, measured at the 64-token prompt limit: :func:`summary` 20 kB (270 masses, one head's 64 x 64
-map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`measured` 0.3 kB each;
-:func:`reference` (the model's own logits, ``[64, 49152]`` float32 = 12.6 MB, held once in memory by
-``st.cache_resource``, never copied) keeps the 2 most recent prompts. So the lesson's caches stay under about
-30 MB besides the model; a variant model (no weights of its own: one layer's converted matrix, up to 4 MB, while a
-pass runs; :mod:`attention.llama.variants`) lives only while one row of the sweep is measured.
+Every computation keys on the prompt's token ids and the page's choices; the model is passed as ``_model`` (not
+hashed: one per process, :mod:`explorer.shell.llm`). Entry sizes at the 64-token limit: :func:`summary` 20 kB (270
+masses, one head's 64 x 64 map), :func:`first_token`, :func:`shift` and :func:`stream` under 2 kB, :func:`measured`
+0.3 kB each; :func:`reference` (the model's own logits, ``[64, 49152]`` float32 = 12.6 MB, ``st.cache_resource``:
+never copied) keeps the 2 latest prompts. So the lesson's caches stay under about 30 MB besides the model; a variant
+model (one layer's converted matrix, up to 4 MB, while a pass runs) lives only while one row of the sweep is measured.
 
-The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one
-cached measurement per variant, one at a time in the process, under a progress bar: a prompt already measured
-costs nothing, a new one about 10-15 forward passes (``BENCHMARKS.md``).
+The sweep over every cache variant (the page's :func:`explorer.shell.jobs.each` over :func:`measured`) is one cached
+measurement per variant, one at a time in the process: a prompt already measured costs nothing, a new one about 10-15
+forward passes (``BENCHMARKS.md``).
 """
 
 from __future__ import annotations
@@ -123,7 +121,8 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform,
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
-        st.plotly_chart(sfig.sink_grid(s.mass, title=_("every head's sink mass")), key="sk_fig_grid")
+        st.plotly_chart(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
+                                         zrange=(0.0, 1.0), height=620), key="sk_fig_grid")
     labels = llm.labels(_model, ids)
     st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
                                    title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
@@ -149,20 +148,19 @@ def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: st
     old, new = md_code(old_piece, 24), md_code(new_piece, 24)  # in sentences: shown literally
     a, b, moved = float(f.original.mean()), float(f.changed.mean()), float(f.followed.mean())
     pct = dict(a=i18n.percent(a, 0), b=i18n.percent(b, 0), moved=i18n.percent(moved, 0), old=old, new=new)
-    dropped = model.FIRST_CHOICES[choice] is None
-    if dropped:
+    if model.FIRST_CHOICES[choice] is None:  # the first token dropped
         st.markdown(_("Without your first token {old}, {new} comes first. On your text, position 0 took {a} of the "
                       "attention with {old} there; it takes **{b}** with {new} there. The same {new} got **{moved}** "
                       "at position 1 in your text.").format(**pct))
-        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
-                  (_("without it: position 0 ({token})").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
-                  (_("{token} at position 1 in your text").format(token=new_piece), f.followed, sfig.SINK_COLORS[0])]
+        names = (_("without it: position 0 ({token})").format(token=new_piece),
+                 _("{token} at position 1 in your text").format(token=new_piece))
     else:
         st.markdown(_("With {new} put before your text, position 0 takes **{b}** of the attention (it took {a} with "
                       "your first token {old} there), and {old}, now at position 1, gets **{moved}**.").format(**pct))
-        series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
-                  (_("{token} put first: position 0").format(token=new_piece), f.changed, sfig.SINK_COLORS[4]),
-                  (_("{token}, now at position 1").format(token=old_piece), f.followed, sfig.SINK_COLORS[0])]
+        names = (_("{token} put first: position 0").format(token=new_piece),
+                 _("{token}, now at position 1").format(token=old_piece))
+    series = [(_("your text: position 0 ({token})").format(token=old_piece), f.original, sfig.SINK_COLORS[None]),
+              (names[0], f.changed, sfig.SINK_COLORS[4]), (names[1], f.followed, sfig.SINK_COLORS[0])]
     if f.follows_position:
         st.success(_("Measured on your text: the sink follows the first position, not the word. Whatever token comes "
                      "first takes the weight; the token that was there loses it when it moves."), icon="📍")

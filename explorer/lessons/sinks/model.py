@@ -386,11 +386,8 @@ def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.nda
     (it holds no weights of its own, a pass one layer's converted matrix: :mod:`attention.llama.variants`)."""
     ids = list(ids)
     n, c = len(ids), model.config
-    if variant.kind is not None:
-        logits = llm.forward(model, ids, weights=False, variant=variant.kind).logits  # the variant dropped after
-    else:
-        options = {} if variant.window is None else {"window": variant.window, "sinks": variant.sinks}
-        logits = llm.forward(model, ids, weights=False, **options).logits
+    options = {} if variant.window is None else {"window": variant.window, "sinks": variant.sinks}
+    logits = llm.forward(model, ids, weights=False, variant=variant.kind, **options).logits  # a variant dropped after
     floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
     agreement = llm.compare(reference, logits, ids, score_from)
     diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())

@@ -1,7 +1,5 @@
-"""Figures of the two-sentences page: labels that mark shared words, and per-row entropy bars.
-
-The heat maps themselves come from :func:`explorer.shell.charts.heatmap` (same rules everywhere).
-"""
+"""Figures of the two-sentences page: labels that mark shared words, and per-row entropy bars (the heat maps are
+:func:`explorer.shell.charts.heatmap`'s)."""
 
 from __future__ import annotations
 
@@ -44,17 +42,9 @@ def pair_labels(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:
 
 def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[str, str] = ("A", "B"),
                  title: str = "", height: int = 320) -> go.Figure:
-    """Per-row entropy of two attention maps, side by side per position, with the uniform maximum ``log n`` (words
-    and numbers in the run's language).
-
-    Args:
-        entropy_a, entropy_b: ``[n]`` row entropies in nats.
-        labels: one label per position (e.g. :func:`pair_labels`).
-        names: the legend names of the two sentences.
-
-    Raises:
-        ValueError: lengths differ.
-    """
+    """Per-row entropy (``entropy_a``, ``entropy_b``: ``[n]`` nats, one per label, e.g. :func:`pair_labels`) of two
+    attention maps (legend ``names``), side by side per position, with the uniform maximum ``log n`` (words and
+    numbers in the run's language). ``ValueError`` when the lengths differ."""
     a = np.asarray(entropy_a, dtype=float)
     b = np.asarray(entropy_b, dtype=float)
     n = len(labels)  # paired_bars checks that both series have one value per label

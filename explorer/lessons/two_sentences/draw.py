@@ -1,9 +1,7 @@
 """Sections of the two-sentences page: the intro, sentence A, the comparison (part 1) and the order test (part 2).
 
-The layer's settings come as a :class:`~explorer.lessons.two_sentences.model.LayerSettings`
-(the sidebar's ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings, with or
-without the positional encoding); sentences as tuples of tokens. The page keeps the text box,
-the shuffle controls and the "last valid sentence B" state.
+The layer's settings come as a :class:`~explorer.lessons.two_sentences.model.LayerSettings`, sentences as tuples of
+tokens. The page keeps the text box, the shuffle controls and the "last valid sentence B" state.
 """
 
 from __future__ import annotations

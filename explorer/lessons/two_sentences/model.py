@@ -1,12 +1,8 @@
-"""Arrays for the two-sentences page: one SelfAttention, two sentences, and the word-order test.
+"""Arrays for the two-sentences page: one SelfAttention, two sentences, and the word-order test (no Streamlit, no
+Plotly). Embeddings are always per-token here, so a word shared by both sentences has the same vector in both.
 
-Pure functions (no Streamlit, no Plotly); the page calls :func:`two_sentences_scenario`
-through ``st.cache_data`` with the sidebar's :class:`LayerSettings`. Embeddings are always
-per-token here, so a word shared by both sentences has the same vector in both.
-
-Source: lesson exercise 3 (feed two sentences of the same length through the same
-SelfAttention and compare); Vaswani et al. (2017) section 3.5 (positional encoding:
-attention alone is permutation-equivariant).
+Source: lesson exercise 3 (feed two sentences of the same length through the same SelfAttention and compare);
+Vaswani et al. (2017) section 3.5 (positional encoding: attention alone is permutation-equivariant).
 """
 
 from __future__ import annotations
@@ -27,15 +23,11 @@ REPEAT_DEMO = ("the", "dog", "saw", "the", "cat")  # used when the sentence repe
 
 @dataclass(frozen=True)
 class LayerSettings:
-    """The sidebar's settings this page uses: ``SelfAttention(d_model, d_k, d_k, seed)``, with or without positions.
+    """The sidebar's settings this page uses: ``SelfAttention(d_model, d_k, d_k, seed)`` (``seed`` also draws the
+    embeddings), with or without the sinusoidal positional encoding (``positional``). Frozen: it keys the caches.
 
-    The sidebar's embedding choice is left out on purpose: this page always uses per-token
-    embeddings (:data:`EMBEDDING`), and so a change of that choice does not redraw it. The
-    sentences travel on their own. Frozen, so it keys the page's caches.
-
-    Attributes:
-        d_model, d_k, seed: the layer and the embeddings (``d_v = d_k``).
-        positional: whether the sinusoidal positional encoding is added to the embeddings.
+    The sidebar's embedding choice is left out on purpose: this page always uses per-token embeddings
+    (:data:`EMBEDDING`), so a change of that choice does not redraw it. The sentences travel on their own.
     """
 
     d_model: int
@@ -93,17 +85,12 @@ class Comparison:
 
 @dataclass(frozen=True)
 class OrderCheck:
-    """A sentence and a shuffled copy through the same layer.
+    """A sentence and a shuffled copy through the same layer (``tokens``, ``shuffled_tokens``: ``(n,)``;
+    ``original``, ``shuffled``: :class:`attention.AttentionSteps`; ``positional``: the encoding was added).
 
-    ``perm[i]`` is the original position of the token at shuffled position ``i``
-    (``shuffled = tokens[perm]``); ``inverse`` undoes it. If attention ignores
-    order, ``shuffled.weights[inverse][:, inverse] == original.weights``.
-
-    Attributes:
-        tokens, shuffled_tokens: ``(n,)`` each.
-        perm, inverse: int ``[n]``.
-        original, shuffled: :class:`attention.AttentionSteps`.
-        positional: whether the sinusoidal encoding was added.
+    ``perm`` (int ``[n]``): ``perm[i]`` is the original position of the token at shuffled position ``i``
+    (``shuffled = tokens[perm]``); ``inverse`` undoes it. If attention ignores order,
+    ``shuffled.weights[inverse][:, inverse] == original.weights``.
     """
 
     tokens: tuple[str, ...]
@@ -137,14 +124,9 @@ class OrderCheck:
 
 @dataclass(frozen=True)
 class RepeatCheck:
-    """A sentence with a repeated word, with and without positional encoding.
-
-    Attributes:
-        tokens: the sentence (the user's, or ``REPEAT_DEMO`` when it repeats no word).
-        demo: ``True`` when ``tokens`` is ``REPEAT_DEMO``.
-        positions: the positions of the first repeated word (at least two).
-        plain, positional: :class:`attention.AttentionSteps` without / with the encoding.
-    """
+    """A sentence with a repeated word (``tokens``: the user's, or ``REPEAT_DEMO`` when it repeats none, then
+    ``demo``), the ``positions`` of its first repeated word (two or more), and the :class:`attention.AttentionSteps`
+    without (``plain``) and with (``positional``) the encoding."""
 
     tokens: tuple[str, ...]
     demo: bool
@@ -160,15 +142,9 @@ class RepeatCheck:
 
 @dataclass(frozen=True)
 class TwoSentencesScenario:
-    """Everything the two-sentences page draws.
-
-    Attributes:
-        comparison: :class:`Comparison` of the two sentences (``None`` if the second is empty).
-        order: :class:`OrderCheck` of the first sentence at the page's setting (with
-            positional encoding iff the sidebar says so).
-        order_plain, order_positional: the same check without and with the encoding.
-        repeat: :class:`RepeatCheck`.
-    """
+    """Everything the two-sentences page draws: the :class:`Comparison` of the two sentences (``None`` if the second
+    is empty), the first one's :class:`OrderCheck` at the page's setting (``order``) and without and with the encoding
+    (``order_plain``, ``order_positional``), and its :class:`RepeatCheck`."""
 
     comparison: Comparison | None
     order: OrderCheck
@@ -234,20 +210,9 @@ def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
 
 def two_sentences_scenario(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], settings: LayerSettings,
                            shuffle_seed: int = 0) -> TwoSentencesScenario:
-    """Both sentences through ``SelfAttention(d_model, d_k, d_k, seed)`` with per-token embeddings.
-
-    Args:
-        tokens_a: the first (sidebar) sentence, at least one token.
-        tokens_b: the second sentence; may be empty (then ``comparison`` is ``None``).
-        settings: the layer, the embeddings' seed (``d_v = d_k``) and whether the positional encoding is added.
-        shuffle_seed: seeds the shuffle of the first sentence.
-
-    Returns:
-        :class:`TwoSentencesScenario` (float64 arrays).
-
-    Raises:
-        ValueError: ``tokens_a`` is empty or a size is not a positive integer.
-    """
+    """Both sentences through ``SelfAttention(d_model, d_k, d_k, seed)`` of ``settings``, per-token embeddings: a
+    :class:`TwoSentencesScenario` (float64). ``tokens_b`` may be empty (then no comparison); ``shuffle_seed`` seeds the
+    shuffle of ``tokens_a``. ``ValueError``: ``tokens_a`` is empty or a size is not a positive integer."""
     if not tokens_a:
         raise ValueError("the first sentence needs at least one token")
     seed, positional = settings.seed, settings.positional

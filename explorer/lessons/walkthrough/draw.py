@@ -1,11 +1,10 @@
 """Sections of the walkthrough: lesson steps 1-6, one query, the ASCII map, the downloads.
 
-Every function takes the page's ``source``: a :class:`~explorer.shell.settings.Settings` (the
-sidebar's sentence through ``SelfAttention(d_model, d_k, d_v, seed)``, lesson worked example 2)
-or a :class:`~explorer.lessons.walkthrough.model.LessonExample` (the lesson's editable worked
-example 1). Both are frozen dataclasses, so Streamlit's caches key on them. ``init`` (one of :data:`model.INITS`; the
-sentence's weight initialisation, ignored for the lesson example's hand-written weights) and
-``scaled`` (divide by √d_k in step 4) are the page's own two switches.
+Every function takes the page's ``source`` (frozen, so it keys the caches): a
+:class:`~explorer.shell.settings.Settings` (lesson worked example 2) or a
+:class:`~explorer.lessons.walkthrough.model.LessonExample` (the editable worked example 1). ``init`` (one of
+:data:`model.INITS`; ignored for the lesson example's hand-written weights) and ``scaled`` (divide by √d_k in step 4)
+are the page's own two switches.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Arrays for the walkthrough: the weight initialisation, the √d_k switch, and what they do to the scores.
 
-Pure NumPy on top of :mod:`attention` (no Streamlit). The page's sentence runs through
-``SelfAttention(d_model, d_k, d_v, seed)`` (lesson worked example 2); here its weights can be
-drawn at another scale and the division by √d_k can be switched off, and every sentence the
-page writes about the scores' variance and the softmax's saturation is measured from the
-arrays it shows (issue #18, item 1). Source: lesson steps 2-5; Vaswani et al. (2017) §3.2.1
-and footnote 4.
+Pure NumPy on top of :mod:`attention` (no Streamlit). The sentence's weights can be drawn at another scale and the
+division by √d_k switched off; every sentence the page writes about the scores' variance and the softmax's saturation
+is measured from the arrays it shows (issue #18, item 1). Source: lesson steps 2-5; Vaswani et al. (2017) §3.2.1 and
+footnote 4.
 """
 
 from __future__ import annotations
@@ -43,12 +41,9 @@ PRINTED_ROW = (0.52, 0.09, 0.07, 0.14, 0.08)
 
 
 def init_std(init: str, d_model: int, d_out: int) -> float:
-    """Standard deviation of each weight under ``init`` for a ``[d_model, d_out]`` projection.
-
-    ``"lesson"``: ``sqrt(2 / (d_model + d_out))`` (the lesson's Xavier-like scale, :class:`attention.SelfAttention`);
-    ``"unit-variance"``: ``sqrt(1 / d_model)``, so a unit-variance input row gives unit-variance query, key and
-    value components. Raises ``ValueError`` for another ``init``.
-    """
+    """Standard deviation of each weight under ``init`` for a ``[d_model, d_out]`` projection: ``"lesson"``:
+    ``sqrt(2 / (d_model + d_out))`` (:class:`attention.SelfAttention`'s Xavier-like scale); ``"unit-variance"``:
+    ``sqrt(1 / d_model)`` (a unit-variance input row gives unit-variance components). ``ValueError`` for another."""
     if init == "lesson":
         return math.sqrt(2.0 / (d_model + d_out))
     if init == "unit-variance":
@@ -57,12 +52,9 @@ def init_std(init: str, d_model: int, d_out: int) -> float:
 
 
 def weight_matrices(d_model: int, d_k: int, d_v: int, seed: int, init: str) -> dict[str, np.ndarray]:
-    """``{"W_q", "W_k", "W_v"}``: ``[d_model, d_k]``, ``[d_model, d_k]``, ``[d_model, d_v]`` float64.
-
-    The same standard-normal draws as ``SelfAttention(d_model, d_k, d_v, seed)`` (one
-    ``default_rng(seed)``, in the order ``W_q, W_k, W_v``), scaled to :func:`init_std`: with
-    ``"lesson"`` exactly that layer's weights, with ``"unit-variance"`` the same pattern at another scale.
-    """
+    """``{"W_q", "W_k", "W_v"}``: ``[d_model, d_k]``, ``[d_model, d_k]``, ``[d_model, d_v]`` float64: the draws of
+    ``SelfAttention(d_model, d_k, d_v, seed)`` (one ``default_rng(seed)``, in the order ``W_q, W_k, W_v``) scaled to
+    :func:`init_std` (``"lesson"``: exactly that layer's weights; ``"unit-variance"``: the same pattern, rescaled)."""
     layer = A.SelfAttention(d_model, d_k, d_v, seed=seed)
     W = {"W_q": layer.W_q, "W_k": layer.W_k, "W_v": layer.W_v}
     if init == "lesson":
@@ -73,12 +65,8 @@ def weight_matrices(d_model: int, d_k: int, d_v: int, seed: int, init: str) -> d
 
 
 def steps(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, scaled: bool = True) -> A.AttentionSteps:
-    """Lesson steps 1-6 on ``X [n, d_model]``; ``scaled=False`` skips step 4 (the softmax gets ``Q Kᵀ`` itself).
-
-    With ``scaled`` this is :func:`attention.attention_steps`. Without, ``scaled_scores`` holds the
-    raw scores (nothing was divided) and ``weights = softmax(Q Kᵀ)``. Raises ``ValueError`` as
-    :func:`attention.attention_steps` (shapes that do not chain, NaN/inf, scores that overflow).
-    """
+    """Lesson steps 1-6 on ``X [n, d_model]`` (:func:`attention.attention_steps`, whose ``ValueError`` it raises);
+    ``scaled=False`` skips step 4: ``scaled_scores`` holds the raw scores and ``weights = softmax(Q Kᵀ)``."""
     s = A.attention_steps(X, W_q, W_k, W_v)
     if scaled:
         return s
@@ -97,8 +85,7 @@ class ScaleStory:
     """What dividing by √d_k does to this run's scores, measured (lesson step 4).
 
     Attributes:
-        n, d_k: tokens and key width.
-        scaled: whether the page divides by √d_k.
+        n, d_k: tokens and key width. scaled: whether the page divides by √d_k.
         var_q, var_k: variance of the query and key components (``Q [n, d_k]``, ``K [n, d_k]``, all entries).
         raw_var, scaled_var: variance of the ``n²`` scores ``Q Kᵀ`` and of ``Q Kᵀ / √d_k``.
         top_raw, top_scaled: :func:`mean_top_weight` of the raw and of the scaled scores.
@@ -215,12 +202,12 @@ def cell_text(x: float) -> str:
     return text if i18n.current() == i18n.DEFAULT else text.replace(".", fmt(0.5, 1)[1])
 
 
-def parse_cell(cell) -> tuple[float | None, str | None]:
-    """``(value, None)`` or ``(None, what is wrong)`` for one cell of an editable matrix (issue #18, item 12).
+def parse_cell(cell, limit: float = NUMBER_LIMIT) -> tuple[float | None, str | None]:
+    """``(value, None)`` or ``(None, what is wrong)`` for one cell of an editable matrix or table (issue #18, item 12).
 
     A cell holds the learner's text. Blank (or missing) -> ``"is blank"``; text that is not a
     number -> ``"holds `abc`, which is not a number"`` (the text shown literally); ``nan``/``inf``
-    -> not finite; beyond ±:data:`NUMBER_LIMIT` -> out of range. A decimal comma (``0,5``) is read as a point.
+    -> not finite; beyond ±``limit`` -> out of range. A decimal comma (``0,5``) is read as a point.
     """
     if cell is None or (isinstance(cell, float) and math.isnan(cell)) or (isinstance(cell, str) and not cell.strip()):
         return None, _("is blank")
@@ -233,8 +220,8 @@ def parse_cell(cell) -> tuple[float | None, str | None]:
         return None, _("holds {text}, which is not a number").format(text=md_code(text))
     if not math.isfinite(x):
         return None, _("holds {text}, which is not a finite number").format(text=md_code(text))
-    if abs(x) > NUMBER_LIMIT:
-        return None, _("holds {text}, beyond ±{limit}").format(text=md_code(text), limit=f"{NUMBER_LIMIT:g}")
+    if abs(x) > limit:
+        return None, _("holds {text}, beyond ±{limit}").format(text=md_code(text), limit=f"{limit:g}")
     return x, None
 
 
@@ -288,11 +275,9 @@ Source = Settings | LessonExample
 
 def computed(source: Source, init: str = DEFAULT_INIT, scaled: bool = True
              ) -> tuple[A.AttentionSteps, dict[str, np.ndarray], list[str], tuple[str, ...]]:
-    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2).
-
-    ``init`` draws the sentence's weights (:func:`weight_matrices`; the lesson example keeps its
-    hand-written ones); ``scaled=False`` leaves out the division by √d_k (:func:`steps`). At the sentence's own
-    weights this is :meth:`explorer.shell.settings.Settings.steps`, the layer every lesson on the sentence runs.
+    """``(steps, {"W_q", "W_k", "W_v"}, labels, tokens)`` for ``source`` (lesson worked examples 1 and 2): ``init``
+    draws the sentence's weights (:func:`weight_matrices`; the lesson example keeps its own), ``scaled=False`` leaves
+    out the division by √d_k (:func:`steps`); at the defaults, :meth:`explorer.shell.settings.Settings.steps`.
     """
     labels, tokens = token_labels(source.tokens), tuple(source.tokens)
     if isinstance(source, Settings) and init == DEFAULT_INIT and scaled:

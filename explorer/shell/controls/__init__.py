@@ -2,7 +2,7 @@
 they read (:mod:`.link_values`) and a page's own state between runs (:mod:`.state`). Pages import the package
 (``from explorer.shell import controls``) and use the names below."""
 
-from explorer.shell.controls.declare import (
+from explorer.shell.controls.declare import (  # noqa: F401 (re-exported)
     Choice,
     Control,
     Ctx,
@@ -20,7 +20,7 @@ from explorer.shell.controls.declare import (
     link,
     value,
 )
-from explorer.shell.controls.link_values import (
+from explorer.shell.controls.link_values import (  # noqa: F401 (re-exported)
     SHOWN_CHARS,
     _shown,
     check_link,
@@ -30,7 +30,7 @@ from explorer.shell.controls.link_values import (
     set_value,
     show_link_warnings,
 )
-from explorer.shell.controls.sidebar import (
+from explorer.shell.controls.sidebar import (  # noqa: F401 (re-exported)
     DEFAULTS,
     SEED_MAX,
     SENTENCE_MAX_CHARS,
@@ -45,12 +45,4 @@ from explorer.shell.controls.sidebar import (
     shared,
     sidebar_controls,
 )
-from explorer.shell.controls.state import edition, last_valid, next_edition, reset
-
-__all__ = [
-    "DEFAULTS", "SEED_MAX", "SENTENCE_MAX_CHARS", "SENTENCE_TWINS", "SHARED", "SHOWN_CHARS", "Choice", "Control", "Ctx",
-    "Expander", "Heads", "Number", "NumberInput", "Options", "Slider", "Text", "Toggle", "TokenPicker",
-    "_shown", "check_link", "color_scale", "declare", "draw", "edition", "fragment", "language_control", "last_valid",
-    "lesson_settings", "link", "link_number", "link_value", "next_edition", "not_used", "reset", "retired_link_key",
-    "sentence_steps", "set_value", "shared", "show_link_warnings", "sidebar_controls", "value",
-]
+from explorer.shell.controls.state import edition, last_valid, next_edition, reset  # noqa: F401 (re-exported)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["edition", "last_valid", "next_edition", "reset"]
-
 
 def last_valid(key: str, value, default=None):
     """``value`` when it is usable (not ``None``), kept under ``key`` for later runs; otherwise the last usable value

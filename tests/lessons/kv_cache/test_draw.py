@@ -128,8 +128,8 @@ def test_the_cache_view_is_the_cache_and_the_comparison_the_doors_forward_pass(l
         m.setattr(llm, "run", lambda *a, **k: pytest.fail("the cache view ran the full pass"))
         view = D.cache_view_data(lm, run, 11, 1, D.decode_state)
     assert view.heads == (3, 4, 5) and view.labels == tuple(llm.labels(lm, state.ids))
-    np.testing.assert_array_equal(view.keys, state.keys(11, 1))
-    np.testing.assert_array_equal(view.values, state.values(11, 1))
+    np.testing.assert_array_equal(view.keys, state.cache.keys[11, 1])
+    np.testing.assert_array_equal(view.values, state.cache.values[11, 1])
     np.testing.assert_array_equal(view.cached_rows, state.new_rows[11, 3:6])
     full_pass = D.full_pass_data(lm, run, 11, 1, D.decode_state)
     full = llm.run(lm, state.ids).attentions[:, :, -1, :]  # the door's cached pass

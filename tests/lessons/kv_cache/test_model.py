@@ -175,7 +175,6 @@ def test_each_step_appends_one_row_and_keeps_the_cached_rows(lm):
         # the rows already cached are the very same numbers (nothing recomputed, nothing moved)
         np.testing.assert_array_equal(state.cache.keys[:, :, :-1], previous.cache.keys)
         np.testing.assert_array_equal(state.cache.values[:, :, :-1], previous.cache.values)
-        np.testing.assert_array_equal(state.keys(3, 1), state.cache.keys[3, 1])
         np.testing.assert_allclose(state.new_rows.sum(axis=-1), 1.0, atol=1e-5)
 
 
@@ -189,8 +188,8 @@ def test_cached_step_equals_full_recomputation_within_float32_rounding(lm):
     assert 0 < difference <= 1e-5  # not 0: float32 sums in another order; tiny: nothing is approximated
     # the cache's keys and values are the full pass's (K after RoPE, as head_steps computes them from scratch)
     steps = lm.head_steps(list(state.ids), layer=11, head=4)
-    np.testing.assert_allclose(state.keys(11, 1), steps.k, atol=2e-4, rtol=1e-4)
-    np.testing.assert_allclose(state.values(11, 1), steps.v, atol=2e-4, rtol=1e-4)
+    np.testing.assert_allclose(state.cache.keys[11, 1], steps.k, atol=2e-4, rtol=1e-4)
+    np.testing.assert_allclose(state.cache.values[11, 1], steps.v, atol=2e-4, rtol=1e-4)
     np.testing.assert_allclose(state.new_rows[11, 4], steps.weights[-1], atol=1e-5)
 
 

@@ -306,7 +306,7 @@ def test_tables_are_sized_labelled_and_exported_without_being_computed_twice():
     heads = smh.frame(view, "head_weights")
     assert heads.shape == (12, 6) and heads.index[0] == ("head 1", mh.settings.labels[0])
     np.testing.assert_array_equal(heads.to_numpy(), sc.result.weights[1:3].reshape(-1, 6))
-    assert smh.csv(smh.View(mh, sc), "output").splitlines()[0].startswith(",dim 0,dim 1")
+    assert smh.frame(smh.View(mh, sc), "output").to_csv().splitlines()[0].startswith(",dim 0,dim 1")
     assert smh.numbers_title("head_weights", smh.GRID_MAX + 1).endswith("(the heads shown)")
     assert smh.View(mh, sc).grid_cols == 2 and smh.View(mh, sc, (0, 3)).grid_cols == 3
     with i18n.using("pt"):

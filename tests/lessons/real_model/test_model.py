@@ -216,11 +216,6 @@ def test_link_presets_the_controls_and_encodes_the_prompt():
         controls.link(real_model, layer=3)
 
 
-def test_layer_mean_is_the_mean_over_heads():
-    A = np.random.default_rng(0).random((3, 9, 4, 4)).astype(np.float32)
-    np.testing.assert_allclose(M.layer_mean(A, 1), A[1].astype(np.float64).mean(0))
-
-
 # --- on the real model -------------------------------------------------------------------------------
 
 

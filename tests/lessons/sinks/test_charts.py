@@ -22,14 +22,6 @@ def test_sink_layers_bars_dots_and_the_uniform_line():
         S.sink_layers(mean, top[:3], 0.06)
 
 
-def test_sink_grid_is_layers_by_heads_on_0_to_1():
-    fig = S.sink_grid(np.full((30, 9), 0.5), title="grid")
-    assert np.array(fig.data[0].z, dtype=float).shape == (30, 9)
-    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0) and fig.layout.yaxis.autorange == "reversed"
-    with pytest.raises(ValueError):
-        S.sink_grid(np.zeros(4), title="")
-
-
 def test_series_names_and_tokens_are_escaped():
     fig = S.first_token_layers([("<b>x</b> first", np.zeros(30), "#000"), ("[a](b)", np.ones(30), "#111")])
     assert fig.data[0].name == "&lt;b&gt;x&lt;/b&gt; first" and fig.data[1].name == "[a](b)"

@@ -57,6 +57,10 @@ def test_defaults_measure_the_caches_when_asked(lm, default_ids):
     assert_clean(at)
     assert [w.icon for w in at.warning] == sink_warnings(lm, default_ids) and "sk_fig_tradeoff" not in figures(at)
     assert "Turn on *Measure*" in texts(at, "info") and not at.toggle(key="sk_measure").value
+    grid = figures(at)["sk_fig_grid"]  # every head's sink mass, a layer per row (layer 0 on top), on [0, 1]
+    assert values(grid["data"][0]["z"]).size == lm.config.n_layers * lm.config.n_heads
+    assert (grid["data"][0]["zmin"], grid["data"][0]["zmax"]) == (0.0, 1.0)
+    assert grid["layout"]["yaxis"]["autorange"] == "reversed"
     table = at.dataframe[-1].value  # the bytes of every variant, from the formulas (SmolLM2's: test_model.py)
     n = len(default_ids)
     assert list(table["KV cache bytes per token"]) == [round(M.variant_bytes(lm.config, v, n)[1])
