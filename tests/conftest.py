@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -68,6 +69,34 @@ def require(module: str):
     except ImportError as exc:
         pytest.fail(f"{module} is needed for this test (python -m pip install -r requirements-dev.txt): {exc}",
                     pytrace=False)
+
+
+def scan_installed_components_once() -> None:
+    """Let every AppTest of the process share one scan of the installed packages for Streamlit components.
+
+    Each new ``AppTest`` (Streamlit 1.67, ``AppTest._run``) builds its own component manager, which calls
+    ``streamlit.components.v2.manifest_scanner.scan_component_manifests()``: it reads the metadata of every installed
+    distribution (about 150 here), 0.14 s on a quiet machine and more under load, before the page runs at all, so the
+    page tests paid it once per AppTest (hundreds per worker). The packages installed do not change during a test
+    run: the first call scans for real and later calls get a copy of its result (the app has no v2 component, and
+    if one were installed it would be registered the same). A real server (the browser tests) is not touched."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    if getattr(scan, "scans_once", False):
+        return
+    found: list = []
+    lock = threading.Lock()
+
+    def scan_once(max_workers: int | None = None):
+        with lock:
+            if not found:
+                found.append(scan(max_workers))
+            return list(found[0])
+
+    scan_once.scans_once = True
+    scan_once.scan = scan  # the real scan (tests/test_lesson_model.py compares the two)
+    manifest_scanner.scan_component_manifests = scan_once
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects
@@ -183,6 +212,8 @@ LESSON_MODEL = LessonModel()
 
 @pytest.hookimpl(tryfirst=True)  # before the test's fixtures are set up
 def pytest_runtest_setup(item):
+    if "streamlit.testing.v1" in sys.modules:
+        scan_installed_components_once()
     LESSON_MODEL.install()
     real = item.get_closest_marker(SMOLLM2) or item.config.getoption("--lesson-model") == SMOLLM2
     LESSON_MODEL.use(SMOLLM2 if real else TINY)

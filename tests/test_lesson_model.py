@@ -119,3 +119,18 @@ def test_the_real_model_pages_read_the_models_sizes_from_its_config(page, smalle
     finally:
         st.cache_data.clear()
         st.cache_resource.clear()
+
+
+def test_every_apptest_shares_one_real_scan_of_the_installed_components():
+    """``tests/conftest.py`` lets the AppTests of a process share one scan for Streamlit components: an AppTest's
+    component manager gets it, and it holds what a fresh real scan of the installed packages finds."""
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string("import streamlit as st\nst.write('hi')").run()
+    assert at.markdown[0].value == "hi"
+    once = manifest_scanner.scan_component_manifests
+    assert getattr(once, "scans_once", False), "the AppTests scan the installed packages again each"
+    assert at._bidi_component_manager is not None  # the AppTest built its manager (through the shared scan)
+    fresh = once.scan()
+    assert [(m.name, str(root)) for m, root in once()] == [(m.name, str(root)) for m, root in fresh]

@@ -88,7 +88,7 @@ def test_the_page_draws_its_declared_controls_and_reads_each_link_value_through_
             odd[tried[0]] = [a_valid_value(declared[tried[0]])] * 2  # a valid value, given twice
         valid = {k: a_valid_value(declared[k]) for k in tried}
         for values in (odd, valid):
-            at = app_at(lesson, query={**state, **values})
+            at = app_at(lesson, query={**state, **values}, opened_by_link=True)
             drawn_somewhere |= set(check(at, lesson, state, values, declared, own, problems))
     after_a_click = {package.CONTROLS[name].key for name in getattr(package, "AFTER_A_CLICK", ())}
     # (a control out of the link may wait for an answer: the quiz)

@@ -99,7 +99,7 @@ def page(lesson: str, state: str, lang: str):
     if lang != "en":
         page(lesson, state, "en")
     link, buttons = states(lesson)[state]
-    at = app_at(lesson, query={**link, **({"lang": lang} if lang != "en" else {})}, timeout=600)
+    at = app_at(lesson, query={**link, **({"lang": lang} if lang != "en" else {})}, timeout=600, opened_by_link=True)
     return press(at, buttons, lesson)
 
 
@@ -432,7 +432,7 @@ def test_switching_the_language_keeps_every_control_and_every_number(lesson):
     switched to Turkish: every value stays (in the widget, and in the link when it was there), the page is in
     Turkish, its numbers are the same."""
     declared = {c.key: c for c in package(lesson).CONTROLS.values() if c.linked}
-    at = app_at(lesson, query={k: a_valid_value(c) for k, c in declared.items()}, timeout=120)
+    at = app_at(lesson, query={k: a_valid_value(c) for k, c in declared.items()}, timeout=120, opened_by_link=True)
     assert_clean(at)
     drawn = set(at.session_state["_controls_drawn"]) & set(declared)
     before = {k: at.session_state[k] for k in drawn}

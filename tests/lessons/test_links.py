@@ -53,7 +53,7 @@ def collect_links() -> set[tuple[int, str]]:
     out = set()
     for n in LENGTHS:
         for entry in LESSONS:
-            at = app_at(entry.name, session={"sentence": sentence(n)})
+            at = app_at(entry.name, session={"sentence": sentence(n)}, opened_by_link=True)
             assert_clean(at)
             if entry.name == "quiz":
                 reveal_everything(at)
@@ -90,10 +90,11 @@ def test_every_link_opens_its_lesson_without_a_warning(all_links):
             problems.append(f"{n} tokens: {link} names no lesson (paths: {sorted(URL_PATHS)})")
             continue
         query = dict(parse_qsl(url.query))
-        at = app_at(target, query=query, session={"sentence": sentence(n)})
+        at = app_at(target, query=query, session={"sentence": sentence(n)}, opened_by_link=True)
         assert_clean(at)
         if (target, n) not in own:
-            own[target, n] = [w.value for w in app_at(target, session={"sentence": sentence(n)}).warning]
+            alone = app_at(target, session={"sentence": sentence(n)}, opened_by_link=True)
+            own[target, n] = [w.value for w in alone.warning]
         warnings = [w.value for w in at.warning if w.value not in own[target, n]]
         if warnings:
             problems.append(f"{n} tokens: {link} -> {warnings}")

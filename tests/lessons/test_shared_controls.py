@@ -43,7 +43,7 @@ def test_every_shared_control_is_moved():
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", CHECKED)
 def test_a_shared_control_changes_the_lesson_or_the_sidebar_says_it_is_not_used(lesson):
-    base = app_at(lesson)
+    base = app_at(lesson, opened_by_link=True)
     assert_clean(base)
     not_used = dict(base.session_state["_not_used"]) if "_not_used" in base.session_state else {}
     sidebar = " ".join(c.value for c in base.sidebar.caption)
@@ -52,7 +52,7 @@ def test_a_shared_control_changes_the_lesson_or_the_sidebar_says_it_is_not_used(
     before = _numbers(base)
     problems = []
     for key, value in MOVED.items():
-        at = app_at(lesson, session={key: value})
+        at = app_at(lesson, session={key: value}, opened_by_link=True)
         assert_clean(at)
         changed = _numbers(at) != before
         if not changed and key not in not_used:
