@@ -32,6 +32,7 @@ def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) 
         link=controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1]))
 
 draw.intro()
+controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 lm = llm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
     "wrote it, knock heads out (beside random heads as a control), sweep all 270 heads, and copy activations from "
