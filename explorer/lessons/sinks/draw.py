@@ -55,6 +55,10 @@ def intro() -> None:
         "cache (fewer key/value heads, a latent cache, a window), each as bytes per token against perplexity."
     ).format(model=llm.MODEL_NAME))
     st.caption(_(
+        "**Perplexity** = exp(mean next-token loss), the loss of one prediction being −ln p(the actual next token) "
+        "in nats: 1 means every next token predicted with certainty, and lower is better. A **latent cache** keeps a "
+        "few numbers per token from which the keys and values are rebuilt (section 5)."))
+    st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
         "the model here, in NumPy float32, on the text below. The model's weights are stored 4-bit quantized "
         "(Q4_1) and widened to float32, so the numbers are close to, not identical with, the full-precision model's."
