@@ -31,8 +31,9 @@ def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) 
         head=model.head_code(*head),
         link=controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1]))
 
-draw.intro()
+draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
+draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
     "wrote it, knock heads out (beside random heads as a control), sweep all 270 heads, and copy activations from "
@@ -78,12 +79,12 @@ st.header(_("2 · Who pushed the answer (direct logit attribution)"))
 st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
          r"\cdot \frac{u_t}{s}")
 st.latex(r"u_t = g \odot E_t")
-st.caption(_("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
-             "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
-             "unembedding. Click a head in the grid to add it to the knockout below.") + " " + _(
-    "x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of layer ℓ's "
-    "output projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP (SwiGLU, a small "
-    "network applied to each position alone) writes."))
+st.caption(_("x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of "
+             "layer ℓ's output projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP "
+             "(SwiGLU, a small network applied to each position alone) writes.") + " " + _(
+    "The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
+    "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
+    "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
 # directly (read here, before the grid outlines it; the multiselect is drawn in section 3).
