@@ -45,9 +45,14 @@ measured = cached(max_entries=96, serial=True)(model.measured)  # one variant at
 
 
 @section
-def intro() -> None:
-    """Title, the two questions, the honest note."""
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
     st.title(_("Attention sinks and smaller KV caches"))
+
+
+@section
+def intro() -> None:
+    """The two questions, the terms they use, the honest note."""
     st.markdown(_(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
         "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "

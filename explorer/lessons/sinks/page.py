@@ -16,8 +16,9 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
-draw.intro()
+draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
+draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
     "weight follows whatever token comes first, that shifting every position changes nothing, how a sliding window "
