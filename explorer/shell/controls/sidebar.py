@@ -150,7 +150,7 @@ def you_need(page_file: str) -> None:
     needs = [lesson(name) for name in lesson(Path(page_file).parent.name).needs]
     if needs:
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.caption(_("Builds on:"))
+            st.caption(_("Builds on:"), width="content")
             for entry in needs:
                 st.page_link(entry.page, label=_(entry.title), icon=entry.icon)
 
