@@ -17,6 +17,7 @@ from .loop import (
     EMERGENCE_THRESHOLD,
     LEARNED_ACCURACY,
     LOSS_ON,
+    SATURATED_WEIGHT,
     Adam,
     Mechanism,
     Record,
@@ -38,5 +39,5 @@ __all__ = [
     "TASKS", "P_MIN", "Batch", "make_batch",
     "Adam", "Record", "Mechanism", "train", "mechanism", "emergence_step", "accuracy",
     "prefix_match", "previous_token", "probe_batch", "knockout_accuracy", "mechanism_batch",
-    "EMERGENCE_THRESHOLD", "LEARNED_ACCURACY", "LOSS_ON", "COLLAPSE_FRACTION",
+    "EMERGENCE_THRESHOLD", "LEARNED_ACCURACY", "LOSS_ON", "COLLAPSE_FRACTION", "SATURATED_WEIGHT",
 ]

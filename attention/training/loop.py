@@ -116,6 +116,11 @@ class Record:
             (the softmax's input; over the batch, every head and every allowed query-key pair).
         max_weight: ``[n_layers]`` the mean over heads and queries ``i >= 1`` of the largest attention weight
             (1 = a one-hot, saturated softmax).
+        score_std: ``[n_layers]`` the spread of the scores ``s`` (the softmax's input, after any ÷√d_head): the
+            standard deviation of a query's scores over the keys it may see (``j <= i``), averaged over heads
+            and queries ``i >= 1``. Only differences within a row reach the weights, so this is what saturates.
+        saturated: ``[n_layers]`` the share of those (head, query) rows whose largest weight exceeds
+            :data:`SATURATED_WEIGHT`: rows where the softmax is nearly one-hot.
         attention: ``[n_layers, n_heads, n, n]`` float32, the probe sequence's attention weights, on the
             snapshot steps only (else ``None``).
     """
@@ -127,11 +132,34 @@ class Record:
     previous_token: np.ndarray
     score_grad: np.ndarray
     max_weight: np.ndarray
+    score_std: np.ndarray
+    saturated: np.ndarray
     attention: np.ndarray | None = None
 
 
-def _max_weight(weights: Sequence[np.ndarray]) -> np.ndarray:
-    return np.array([float(w[:, :, 1:].max(axis=-1).mean()) for w in weights])  # [L]
+SATURATED_WEIGHT = 0.99
+"""A row of attention weights whose largest weight exceeds this counts as saturated (:attr:`Record.saturated`)."""
+
+
+def row_score_std(scores: np.ndarray) -> float:
+    """The mean over heads and queries ``i >= 1`` of the standard deviation of a query's scores over the keys
+    ``j <= i`` (causal): the scores' spread within a row, the part the softmax turns into unequal weights.
+
+    Args:
+        scores: ``[B, n_heads, n, n]`` one layer's softmax input (``Forward.scores``), ``n >= 2``.
+    """
+    n = scores.shape[-1]
+    causal = np.tri(n, dtype=bool)[1:]  # [n-1, n]: rows i >= 1, keys j <= i
+    count = causal.sum(axis=-1)  # [n-1]: i + 1 keys
+    s = scores[..., 1:, :] * causal  # [B, H, n-1, n]
+    dev = (s - (s.sum(axis=-1) / count)[..., None]) * causal  # each score minus its row's mean, 0 off the mask
+    return float(np.sqrt(np.einsum("...j,...j->...", dev, dev) / count).mean())
+
+
+def _max_weight(weights: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean top weight [L], share of saturated rows [L])`` over heads and queries ``i >= 1``."""
+    top = [w[:, :, 1:].max(axis=-1) for w in weights]  # per layer [B, H, n-1]
+    return np.array([float(t.mean()) for t in top]), np.array([float((t > SATURATED_WEIGHT).mean()) for t in top])
 
 
 def check_train_args(cfg: Config, steps: int, batch: int, lr: float, task: str, seed: int,
@@ -164,10 +192,12 @@ def probe_batch(cfg: Config, task: str, seed: int) -> Batch:
 def measure(fw: Forward, score_grads: Sequence[np.ndarray], batch: Batch, step: int,
             loss: float) -> Record:
     """The :class:`Record` of one step from its forward pass, its score gradients and its batch."""
+    top, saturated = _max_weight(fw.weights)
     return Record(step=step, loss=loss, accuracy=accuracy(fw.logits, batch),
                   prefix_match=prefix_match(fw.weights, batch), previous_token=previous_token(fw.weights),
                   score_grad=np.array([float(np.sqrt(np.sum(np.square(ds, dtype=np.float64)))) for ds in score_grads]),
-                  max_weight=_max_weight(fw.weights))
+                  max_weight=top, score_std=np.array([row_score_std(s) for s in fw.scores]),
+                  saturated=saturated)
 
 
 def train(cfg: Config, steps: int = 600, batch: int = 32, lr: float = 1e-2, task: str = "repeat", seed: int = 0,

@@ -150,6 +150,7 @@ class Forward:
         tokens: ``[B, n]`` int64, the ids read.
         x: the residual stream before each layer and after the last, ``n_layers + 1`` arrays ``[B, n, d_model]``.
         q, k, v: per layer ``[B, n_heads, n, d_head]``.
+        scores: per layer ``[B, n_heads, n, n]``, the softmax's input ``s = q kᵀ · c`` before the causal mask.
         weights: per layer ``[B, n_heads, n, n]``, the attention weights (0 above the diagonal).
         z: per layer ``[B, n_heads, n, d_head]``, each head's ``a v`` (zeros for a knocked-out head).
         logits: ``[B, n, vocab]``.
@@ -161,6 +162,7 @@ class Forward:
     q: list[np.ndarray] = field(default_factory=list)
     k: list[np.ndarray] = field(default_factory=list)
     v: list[np.ndarray] = field(default_factory=list)
+    scores: list[np.ndarray] = field(default_factory=list)
     weights: list[np.ndarray] = field(default_factory=list)
     z: list[np.ndarray] = field(default_factory=list)
     keep: list[np.ndarray] = field(default_factory=list)
@@ -303,6 +305,7 @@ class AttentionOnly:
             fw.q.append(q)
             fw.k.append(k)
             fw.v.append(v)
+            fw.scores.append(s)
             fw.weights.append(a)
             fw.z.append(z)
             fw.x.append(x)

@@ -5,6 +5,7 @@ out breaks it, and the fixed-period task is solved by the positional shortcut.""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -78,7 +79,33 @@ def test_the_same_seed_gives_the_same_weights_and_the_same_run():
     assert np.array_equal(first[-1].attention, again[-1].attention)
     assert [r.step for r in first] == [0, 1, 2, 3, 4] and first[1].attention is None
     assert first[0].prefix_match.shape == first[0].previous_token.shape == (2, 2)
-    assert first[0].score_grad.shape == first[0].max_weight.shape == (2,)
+    assert first[0].score_grad.shape == first[0].max_weight.shape == first[0].score_std.shape == (2,)
+    assert first[0].saturated.shape == (2,)
+
+
+def test_the_scores_spread_and_the_saturated_share_are_measured_row_by_row():
+    """``Record.score_std`` against a loop over rows (the std of the softmax's input over the keys j <= i, rows
+    i >= 1), with and without ÷√d_head; ``Record.saturated`` against the rows' top weights."""
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=(3, 2, 6, 6)) * 5  # [B, H, n, n]
+    want = np.mean([np.std(s[b, h, i, :i + 1]) for b in range(3) for h in range(2) for i in range(1, 6)])
+    assert training.loop.row_score_std(s) == pytest.approx(want)
+    cfg = training.Config(**{**SMALL.__dict__, "d_head": 16})
+    b = training.make_batch("repeat", 32, cfg.n_ctx, cfg.vocab, np.random.default_rng(0))
+    spreads = []
+    for scale in (True, False):
+        fw = training.AttentionOnly(replace(cfg, scale=scale)).forward(b.tokens)
+        raw = [qq @ kk.swapaxes(-1, -2) for qq, kk in zip(fw.q, fw.k, strict=True)]  # q·k, [B, H, n, n]
+        np.testing.assert_allclose(fw.scores, [r / (4 if scale else 1) for r in raw], rtol=1e-5)  # ÷√16
+        rec = training.loop.measure(fw, [np.zeros(1)] * 2, b, 0, 0.0)
+        np.testing.assert_allclose(rec.score_std, [training.loop.row_score_std(x) for x in fw.scores])
+        top = [w[:, :, 1:].max(axis=-1) for w in fw.weights]
+        np.testing.assert_allclose(rec.saturated, [(t > training.SATURATED_WEIGHT).mean() for t in top])
+        spreads.append(rec.score_std)
+    assert spreads[0][0] * 4 == pytest.approx(spreads[1][0], rel=1e-4)  # layer 0 reads the same x: the factor √16
+    one_hot = np.zeros((1, 1, 4, 4))
+    one_hot[..., 0] = 1.0
+    assert training.loop._max_weight([one_hot])[1].tolist() == [1.0]
 
 
 def test_knocking_out_every_head_leaves_the_direct_path():
@@ -173,7 +200,7 @@ def test_the_scores_measure_what_they_say():
 def test_emergence_step_reads_the_layers_it_is_told():
     def rec(step, pm):
         z = np.zeros((2, 1))
-        return training.Record(step, 0.0, 0.0, np.array(pm), z, z[:, 0], z[:, 0])
+        return training.Record(step, 0.0, 0.0, np.array(pm), z, z[:, 0], z[:, 0], z[:, 0], z[:, 0])
     records = [rec(0, [[0.9], [0.1]]), rec(1, [[0.9], [0.5]])]
     assert training.emergence_step(records) == 1
     assert training.emergence_step(records, min_layer=0) == 0

@@ -128,26 +128,10 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
                                           title=_("p({answer}) at the last position").format(
                                               answer=model.plain(_model, answer))),
                         key="ca_fig_answer_curve")
-        n_blocks = len(a.probability) - 1
-        if a.first_top is None:
-            st.markdown(_("{answer} is not the model's most likely token at the end (it ranks {rank}); it reaches "
-                          "probability {p} at most, at block {block}.").format(
-                answer=name, rank=int(a.rank[-1]), p=fmt(float(a.probability.max()), 3),
-                block=int(np.argmax(a.probability))))
-        elif a.first_top == n_blocks:
-            st.markdown(_("**{answer} becomes the most likely token only after the last block** (probability {p}): "
-                          "read out of the stream entering block {block}, it ranks {rank}. The last layer puts it on "
-                          "top.").format(answer=name, p=fmt(float(a.probability[-1]), 3), block=n_blocks - 1,
-                                         rank=int(a.rank[-2])))
-        else:
-            st.markdown(_("**{answer} is the most likely readout from block {block} on** (probability {p} there, "
-                          "{p_end} at the end); before block {block} it ranks {rank}.").format(
-                answer=name, block=a.first_top, p=fmt(float(a.probability[a.first_top]), 3),
-                p_end=fmt(float(a.probability[-1]), 3), rank=int(a.rank[a.first_top - 1])))
-        below = np.nonzero(a.probability < 0.01)[0]
-        if len(below):
+        st.markdown(model.lens_claim(a, name))
+        if a.under(0.01) is not None:
             st.caption(_("Its probability stays under {one_percent} up to block {block} of the readout.").format(
-                one_percent=i18n.percent(0.01, 0), block=int(below[-1])))
+                one_percent=i18n.percent(0.01, 0), block=a.under(0.01)))
     numbers({_("the answer by block"): pd.DataFrame({_("block"): range(len(a.probability)),
                                                       _("probability"): a.probability, _("rank"): a.rank}),
              _("top token by block and position"): pd.DataFrame(list(pieces), columns=labels)},
@@ -191,8 +175,10 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
 
 @section
 def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[tuple[int, int], ...],
-                    random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int) -> None:
-    """The new top 5 with the heads knocked out, beside the clean prediction and the random control."""
+                    random: tuple[tuple[int, int], ...], ablation: str, answer: int, seed: int,
+                    carried: str | None) -> None:
+    """The new top 5 with the heads knocked out, beside the clean prediction and the random control (``carried``:
+    the note when the heads were picked for another prompt, :func:`model.carried_note`)."""
     name = model.piece(_model, answer)
     clean = model.knockout_result(llm.run(_model, ids, activations=True).last_logits, (), answer)
     chosen = knockout(_model, ids, heads, ablation, answer)
@@ -209,6 +195,8 @@ def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[t
             st.caption(f"p({name}) = {fmt(r.answer_probability, 4)}")
     sentence, comparison = model.knockout_sentences(clean, chosen, control, heads, random, ablation, answer, name,
                                                     model.piece(_model, chosen.top_ids[0]))
+    if carried:
+        st.warning(carried, icon="↩️")
     st.markdown(sentence)
     st.caption(comparison)
 
@@ -236,8 +224,8 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     sentence, comparison = model.induction_sentences(r, ablation)
     st.markdown(sentence)
     st.caption(comparison)
-    numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_text(r.heads)]
-                                      + [model.heads_text(h) for h in r.random], _("loss (nats)"): losses,
+    numbers({_("runs"): pd.DataFrame({_("run"): names, _("heads"): ["—", model.heads_list(r.heads)]
+                                      + [model.heads_list(h) for h in r.random], _("loss (nats)"): losses,
                                       _("top-1 accuracy"): accs}),
              _("induction score of every head"): pd.DataFrame(r.scores, index=layer_labels(r.scores.shape[0]),
                                                               columns=head_labels(r.scores.shape[1]))},
@@ -309,8 +297,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                  foil: int, grid: np.ndarray) -> None:
     """The residual patching map and where the fact moves."""
     labels = model.pair_labels(*(llm.visible_pieces(_model, t) for t in (clean, corrupted)))
-    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
-    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
+    c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
     a, f = model.plain(_model, answer), model.plain(_model, foil)
     st.latex(latex_words(_("logit diff"))
              + rf" = \text{{logit}}_{{{model.latex_safe(a)}}} - \text{{logit}}_{{{model.latex_safe(f)}}}")
@@ -345,8 +332,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
                       foil: int, layer: int, clean_prompt: str) -> None:
     """Each head of one layer patched alone, with links."""
     values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
-    runs = llm.run(_model, clean, activations=True), llm.run(_model, corrupted, activations=True)
-    c_diff, x_diff = (llm.logit_difference(r.last_logits, answer, foil) for r in runs)
+    c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
     a, f = model.piece(_model, answer), model.piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),

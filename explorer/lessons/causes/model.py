@@ -23,7 +23,6 @@ Sources:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,7 +53,6 @@ ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 """How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
 MAX_HEADS = 27
 """At most this many heads knocked out at once (a tenth of the model's 270)."""
-HEAD_CODE = re.compile(r"L([0-9]{1,2})H([0-9])\Z")
 
 
 # --- heads and links ----------------------------------------------------------------------------------------
@@ -65,30 +63,11 @@ def head_code(layer: int, head: int) -> str:
     return f"L{layer}H{head}"
 
 
-def parse_head(code: str, n_layers: int, n_heads: int) -> tuple[int, int] | None:
-    """``"L18H6" -> (18, 6)``; ``None`` for anything else or a head outside the model (as the app writes it: no
-    leading zero, no space)."""
-    m = HEAD_CODE.match(code)
-    if not m or head_code(int(m[1]), int(m[2])) != code:
-        return None
-    layer, head = int(m[1]), int(m[2])
-    return (layer, head) if 0 <= layer < n_layers and 0 <= head < n_heads else None
-
-
-def parse_heads(text: str, n_layers: int, n_heads: int) -> list[tuple[int, int]] | None:
-    """``"L18H6,L17H4" -> [(18, 6), (17, 4)]`` (the link's form); ``""`` -> ``[]``; ``None`` when any code is not a
-    head of the model, a head repeats, or there are more than :data:`MAX_HEADS`."""
-    if text == "":
-        return []
-    heads = [parse_head(code, n_layers, n_heads) for code in text.split(",")]
-    if any(h is None for h in heads) or len(set(heads)) != len(heads) or len(heads) > MAX_HEADS:
-        return None
-    return heads
-
-
-def heads_text(heads: Sequence[tuple[int, int]]) -> str:
-    """``[(18, 6), (17, 4)] -> "L18H6,L17H4"``."""
-    return ",".join(head_code(layer, head) for layer, head in heads)
+def head_of(code: str) -> tuple[int, int]:
+    """``"L18H6" -> (18, 6)``: a code the page's controls checked (:class:`explorer.shell.controls.Heads`,
+    :class:`explorer.shell.controls.Options`: one of the model's heads)."""
+    layer, head = code[1:].split("H")
+    return int(layer), int(head)
 
 
 def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
@@ -103,6 +82,53 @@ def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
         raise ValueError(f"count must be in 0..{len(pool)} (heads left to draw from), got {count}")
     chosen = np.random.default_rng(seed).choice(len(pool), size=count, replace=False)
     return sorted(pool[i] for i in chosen)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The knockout's heads and what they were chosen for.
+
+    Attributes:
+        heads: their codes (``"L18H6"``). made_for: the ``(prompt's ids, answer id)`` they were chosen for; prompt,
+            answer: that prompt's text and the answer's piece as a code span (for the note).
+        picked: chosen by the learner (by hand, a click on the grid, "Pick the top k", a link); ``False`` for the
+            page's default, the top heads for ``made_for``.
+    """
+
+    heads: tuple[str, ...]
+    made_for: tuple
+    prompt: str
+    answer: str
+    picked: bool
+
+
+def knockout_selection(previous: Selection | None, heads: Sequence[str], made_for: tuple, prompt: str, answer: str,
+                       top: Sequence[str]) -> Selection:
+    """The knockout's selection on this run, from the last run's (``None``: the session's first draw), the widget's
+    ``heads`` and the page's default ``top`` heads for ``made_for``, this run's ``(ids, answer id)``.
+
+    New heads (a first draw, from the link or the default, or heads the learner changed) are chosen for this prompt.
+    Unchanged heads on a new prompt or answer are chosen again (the new ``top``, as on a first visit) when they were
+    the page's default, and kept, still marked as made for the old prompt, when the learner picked them
+    (:func:`carried_note`).
+    """
+    heads, top = tuple(heads), tuple(top)
+    if previous is None or heads != previous.heads:
+        return Selection(heads, made_for, prompt, answer, heads != top)
+    if previous.made_for == made_for or previous.picked:
+        return previous
+    return Selection(top, made_for, prompt, answer, False)
+
+
+def carried_note(selection: Selection, made_for: tuple) -> str | None:
+    """The note on the knockout's sentences when its heads were picked for another prompt or answer (``None`` when
+    they were chosen for ``made_for``)."""
+    if selection.made_for == made_for:
+        return None
+    return _("**Carried over:** these heads were picked for the prompt {prompt} and the answer {answer}, not for "
+             "this one. The numbers here are measured on this prompt; to knock out heads chosen for it, press “Pick "
+             "the top k” or pick them again.").format(prompt=md_code(selection.prompt, limit=60),
+                                                    answer=selection.answer)
 
 
 # --- the prediction -----------------------------------------------------------------------------------------
@@ -137,26 +163,68 @@ class AnswerByLayer:
     """The answer token read out of every block's stream at the last position (logit lens).
 
     Attributes:
-        probability: float64 ``[n_layers + 1]``. rank: int ``[n_layers + 1]`` (1 = the most likely token).
-        first_top: the first block from which the answer is the most likely token at every later block
-            (``None`` when it is not the top token at the end).
+        probability: float64 ``[n_layers + 1]``. rank: int ``[n_layers + 1]`` (1 = the most likely token); row ℓ is
+            the stream entering block ℓ, the last row the stream after the last block (the model's output).
     """
 
     probability: np.ndarray
     rank: np.ndarray
-    first_top: int | None
+
+    def under(self, level: float = 0.01) -> int | None:
+        """The last block of the readout up to which p(answer) < ``level`` at every block (``None``: not at block 0)."""
+        reach = np.flatnonzero(self.probability >= level)
+        return None if self.probability[0] >= level else int(reach[0]) - 1 if len(reach) else len(self.probability) - 1
 
 
 def answer_by_layer(lens_logits, answer: int) -> AnswerByLayer:
     """:class:`AnswerByLayer` from the logit lens ``[n_layers + 1, vocab]`` of the last position."""
     z = np.asarray(lens_logits, dtype=np.float64)
-    p = llm.probabilities(z)[:, answer]
-    rank = 1 + (z > z[:, answer:answer + 1]).sum(axis=1)
-    top = rank == 1
-    first = None
-    if top[-1]:
-        first = int(len(top) - np.argmin(top[::-1])) if not top.all() else 0
-    return AnswerByLayer(p, rank, first)
+    return AnswerByLayer(llm.probabilities(z)[:, answer], 1 + (z > z[:, answer:answer + 1]).sum(axis=1))
+
+
+def stretches(mask) -> list[tuple[int, int]]:
+    """The runs ``(first, last)`` of consecutive ``True`` in the boolean ``mask [n]``, in order."""
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=int), 0]))  # where a run starts, then stops
+    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def lens_claim(a: AnswerByLayer, answer: str) -> str:
+    """What the logit lens says of the answer (``answer``: its piece, already a code span), from its whole run of
+    ranks: the first block where it is the most likely readout, whether it stays on top to the output, and where it
+    is off the top after that (Markdown in the run's language)."""
+    rank, p, out = a.rank, a.probability, len(a.rank) - 1
+    top = np.flatnonzero(rank[:-1] == 1)  # the blocks before the output where it is the top readout
+    if not len(top):
+        if rank[-1] == 1:
+            return _("**{answer} becomes the most likely token only after the last block** (probability {p}): "
+                     "read out of the stream entering block {block}, it ranks {rank}. The last layer puts it on "
+                     "top.").format(answer=answer, p=fmt(float(p[-1]), 3), block=out - 1, rank=int(rank[-2]))
+        return _("{answer} is the most likely readout at no block: at the output it ranks {rank}; it reaches "
+                 "probability {p} at most, at block {block}.").format(answer=answer, rank=int(rank[-1]),
+                                                                      p=fmt(float(p.max()), 3), block=int(np.argmax(p)))
+    first = int(top[0])
+    runs = stretches((rank != 1) & (np.arange(len(rank)) > first))  # off the top after it
+    values = dict(answer=answer, first=first, p=fmt(float(p[first]), 3), p_end=fmt(float(p[-1]), 3),
+                  rank=int(rank[-1]))
+    if not runs:
+        return (_("**{answer} is the most likely readout from block {first} on**, to the output (probability {p} "
+                  "there, {p_end} at the output); at block {before} it ranks {rank_before}.").format(
+            before=first - 1, rank_before=int(rank[first - 1]), **values) if first else
+            _("**{answer} is the most likely readout at every block**, from the token embedding to the output "
+              "(probability {p_end} at the output).").format(**values))
+    where = i18n.list_separator().join(
+        (_("{rank} at the output") if b == out else _("{rank} at block {block}")).format(rank=int(rank[b]), block=b)
+        if b == e else _("{rank} at blocks {block} to {last}").format(rank=int(rank[b]), block=b, last=e)
+        if rank[b:e + 1].min() == rank[b:e + 1].max() else _("{low} to {high} at blocks {block} to {last}").format(
+            low=int(rank[b:e + 1].min()), high=int(rank[b:e + 1].max()), block=b, last=e)
+        for b, e in runs)
+    end = (_("and it is the model's answer at the output (probability {p_end}).") if rank[-1] == 1 else
+           _("so the model's answer is another token."))
+    until = runs[0][0] - 1  # the end of its first stretch on top
+    return (_("**{answer} is first the most likely readout at block {first}** (probability {p}) and stays on top up "
+              "to block {until}; then it ranks {where},") if until > first else
+            _("**{answer} is first the most likely readout at block {first}** (probability {p}); then it ranks "
+              "{where},")).format(until=until, where=where, **values) + " " + end.format(**values)
 
 
 # --- the statistics of the last query's attention -----------------------------------------------------------
@@ -275,6 +343,13 @@ def second_copy_metrics(logits, ids: Sequence[int], k: int) -> tuple[float, floa
 # --- activation patching ------------------------------------------------------------------------------------
 
 
+def logit_differences(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tuple[int, ...], answer: int,
+                      foil: int) -> tuple[float, float]:
+    """logit(answer) - logit(foil) at the last position of the clean and of the corrupted run (the door's runs)."""
+    return tuple(llm.logit_difference(llm.run(_model, ids, activations=True).last_logits, answer, foil)
+                 for ids in (clean, corrupted))
+
+
 def recovered(values, clean: float, corrupted: float) -> np.ndarray:
     """How much of the way from the corrupted logit difference to the clean one a patch goes: ``(v - corrupted) /
     (clean - corrupted)`` (0 = nothing, 1 = all of it; float64, the shape of ``values``).
@@ -314,10 +389,8 @@ def fact_move(fraction) -> FactMove:
     """:class:`FactMove` from the recovered fractions ``[n_layers + 1, n]`` (:func:`recovered`)."""
     r = np.asarray(fraction, dtype=np.float64)
     half = 0.5
-    last_ok = r[:, -1] >= half
-    last_from = None
-    if last_ok[-1]:
-        last_from = int(len(last_ok) - np.argmin(last_ok[::-1])) if not last_ok.all() else 0
+    runs = stretches(r[:, -1] >= half)  # the last position's: the last run is the one that reaches the end, if any
+    last_from = runs[-1][0] if runs and runs[-1][1] == len(r) - 1 else None
     other_until = other_position = None
     if r.shape[1] > 1:
         others = r[:, :-1]

@@ -20,7 +20,7 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 
 HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
-REVEALED = "_ca_revealed"
+REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
 ss = st.session_state
 
 
@@ -87,8 +87,15 @@ st.caption(_("x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output
     "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
-# directly (read here, before the grid outlines it; the multiselect is drawn in section 3).
+# directly, chosen again for a new prompt or answer unless the learner picked them (read here, before the grid
+# outlines it; the multiselect is drawn in section 3).
 HEADS_CTX = {**SIZES, "top": [model.head_code(*h) for h in top_heads(att.heads, 3)]}
+made_for = (ids, answer)
+selection = controls.last_valid(SELECTION, model.knockout_selection(
+    controls.last_valid(SELECTION, None), controls.value(CONTROLS["heads"], HEADS_CTX), made_for, p.kept_text,
+    model.piece(lm, answer), HEADS_CTX["top"]))
+if list(selection.heads) != controls.value(CONTROLS["heads"], HEADS_CTX):
+    controls.set_value(HEADS, list(selection.heads))
 
 
 def add_clicked_head() -> None:
@@ -103,7 +110,7 @@ def add_clicked_head() -> None:
 
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
-    picked = model.parse_heads(",".join(controls.value(CONTROLS["heads"], HEADS_CTX)), L, H) or []
+    picked = [model.head_of(code) for code in controls.value(CONTROLS["heads"], HEADS_CTX)]
     st.plotly_chart(draw.attribution_grid(att.heads, model.plain(lm, answer), tuple(picked)), key=GRID,
                     on_select=add_clicked_head, selection_mode="points")
     clicked = charts.clicked_head(ss.get(GRID), L, H)
@@ -123,7 +130,7 @@ by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 c1, c2 = st.columns([3, 2])
 with c1:
-    heads = tuple(model.parse_heads(",".join(controls.draw(CONTROLS["heads"], HEADS_CTX)), L, H) or ())
+    heads = tuple(map(model.head_of, controls.draw(CONTROLS["heads"], HEADS_CTX)))
     ablation = controls.draw(CONTROLS["ablation"])
 with c2:
     by = controls.draw(CONTROLS["by"])
@@ -136,7 +143,8 @@ if not heads:
 else:
     random = tuple(model.random_heads(seed, len(heads), L, H, heads))
     with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
-        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed)
+        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed,
+                             model.carried_note(selection, made_for))
 
 st.subheader(_("Induction heads on a repeated random prompt"))
 st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "
@@ -160,7 +168,7 @@ st.markdown(_("Knock out each of the {n} heads alone and measure the change in l
               "layer run together in one stacked pass from that layer on. **Guess first:** which head matters most "
               "for this answer?").format(n=L * H, answer=model.piece(lm, answer), h=H))
 guess_code = controls.draw(CONTROLS["guess"], SIZES)
-guess = model.parse_head(guess_code, L, H)
+guess = None if guess_code == "none" else model.head_of(guess_code)
 signature = (ids, answer, ablation)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
@@ -220,9 +228,8 @@ else:
                                                a_corrupt), functools.partial(model.patch_step, config, clean_p.n),
                              model.patch_done(config, clean_p.n))
         draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
-        runs = llm.run(lm, clean_p.ids, activations=True), llm.run(lm, corrupt_p.ids, activations=True)
-        move = model.fact_move(model.recovered(
-            grid, *(llm.logit_difference(r.last_logits, a_clean, a_corrupt) for r in runs)))
+        move = model.fact_move(model.recovered(grid, *model.logit_differences(lm, clean_p.ids, corrupt_p.ids, a_clean,
+                                                                             a_corrupt)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
         layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})

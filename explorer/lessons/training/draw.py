@@ -122,13 +122,9 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, pm: np
     per_row = min(H, MAPS_PER_ROW)
     for start in range(0, len(heads), per_row):
         for col, (layer, head) in zip(st.columns(per_row), heads[start:start + per_row], strict=False):
-            title = (_("layer {layer} head {head} · prefix {score}").format(
-                         layer=layer, head=head, score=num(pm[layer, head])) if layer >= 1 or L == 1 else
-                     _("layer {layer} head {head} · previous {score}").format(
-                         layer=layer, head=head, score=num(prev[layer, head])))
-            fig = charts.heatmap(attention[layer, head], labels, labels, title=title, color_scale=color_scale,
-                                 mask=np.tri(len(labels), dtype=bool), max_xticks=24, show_text=False,
-                                 height=MAP_HEIGHT)
+            fig = charts.heatmap(attention[layer, head], labels, labels, title=model.head_title(layer, head, pm, prev),
+                                 color_scale=color_scale, mask=np.tri(len(labels), dtype=bool), max_xticks=24,
+                                 show_text=False, height=MAP_HEIGHT)
             col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
 
 
@@ -246,7 +242,8 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
 def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> None:
     """The shortcut trap: a fixed period is solved by position; the mechanism check tells it apart."""
     rm, fm = runs = random_run.mechanism, fixed_run.mechanism
-    best = [(float(model.best_prefix_match(m.prefix_match[None])[0]), float(m.previous_token[0].max())) for m in runs]
+    best = [(float(model.best_prefix_match(r.prefix_match)[-1]), float(r.previous_token[-1, 0].max()))  # the maps'
+            for r in (random_run, fixed_run)]
     dataframe(pd.DataFrame([{_("task"): _(model.TASK_LABELS[m.task]), _("accuracy (own task)"): m.accuracy,
                              _("best prefix-match"): pm, _("best previous-token (layer 0)"): prev,
                              _("accuracy on random periods"): m.random_period_accuracy, _("verdict"): verdict(m.label)}
@@ -286,36 +283,42 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
 
 @section
 def scaling(scaled: RunResult, unscaled: RunResult) -> None:
-    """The ÷√d_k experiment: the same wide-head model with and without the scaling, measured."""
+    """The ÷√d_k experiment: the same wide-head model with and without the division, what it changes, measured."""
     c = model.compare_scaling(scaled, unscaled)
-    spec = scaled.spec
-    x = scaled.step
-    styles = (("÷√d_head", tfig.SCALED_COLOR, "solid"), (_("no scaling"), tfig.UNSCALED_COLOR, "dash"))
-    loss = [r.loss for r in (scaled, unscaled)]
-    grad = [r.score_grad.mean(axis=1) for r in (scaled, unscaled)]  # [S] each, mean over layers
-    top = [r.max_weight.mean(axis=1) for r in (scaled, unscaled)]
+    runs = (("÷√d_head", tfig.SCALED_COLOR, "solid"), (_("no scaling"), tfig.UNSCALED_COLOR, "dash"))
 
-    def pair(ys, name: str = "{run}") -> list[tfig.Series]:
-        """Both runs' curves ``ys``, each named ``name`` with its run."""
-        return [tfig.Series(name.format(run=run), y, color, dash) for (run, color, dash), y in zip(styles, ys,
-                                                                                                    strict=True)]
+    def pair(ys: np.ndarray, name: str = "{run}") -> list[tfig.Series]:
+        """Both runs' curves ``ys [2, S]``, each named ``name`` with its run."""
+        return [tfig.Series(name.format(run=run), y, color, dash) for (run, color, dash), y in zip(runs, ys,
+                                                                                                  strict=True)]
 
-    st.plotly_chart(tfig.curves(x, pair(loss, _("{run}: loss")), title=_("training loss"),
-                                y_title=_("nats"), hlines=[(math.log(spec.vocab), f"ln {spec.vocab}")]),
-                    key="tr_fig_scale_loss")
-    left, right = st.columns(2)
-    left.plotly_chart(tfig.curves(x, pair(grad), title=_("gradient reaching the scores ‖∂L/∂s‖"),
-                                  y_title=_("norm (log scale)"), log_y=True), key="tr_fig_scale_grad")
-    right.plotly_chart(tfig.curves(x, pair(top), title=_("softmax's top weight (1 = saturated)"),
-                                   y_title=_("mean top weight"), y_range=(0, 1.05)), key="tr_fig_scale_top")
-    st.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
-             r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
-    st.caption(_("The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = 0) "
-                 "or cancels (w = 1), so no gradient reaches that row's scores."))
-    for text in scaling_sentences(spec, c):
+    fell = [(s, _("fell apart")) for s in c.collapsed if s is not None]
+    st.plotly_chart(tfig.curves(c.step, pair(c.accuracy), title=_("accuracy"), y_title=_("accuracy"), vlines=fell,
+                                y_range=(0, 1.05)), key="tr_fig_scale_accuracy")
+    where, top = _("layer {layer}").format(layer=c.layer), i18n.general(training.SATURATED_WEIGHT)
+    for col, (key, ys, title, axis, log) in zip(st.columns(3), (
+            ("spread", c.spread, _("{layer}: spread of the scores the softmax gets"), _("std (log scale)"), True),
+            ("saturated", c.saturated, _("{layer}: saturated rows (top weight > {top})"), _("share of rows"), False),
+            ("grad", c.grad, _("{layer}: gradient reaching the scores ‖∂L/∂s‖"), _("norm (log scale)"), True)),
+            strict=True):
+        col.plotly_chart(tfig.curves(c.step, pair(ys), title=title.format(layer=where, top=top), y_title=axis,
+                                     log_y=log, vlines=fell, y_range=None if log else (0, 1.05)),
+                         key=f"tr_fig_scale_{key}")
+    for text in scaling_sentences(c):
         st.markdown(text)
-    numbers(pd.DataFrame({_("step"): x, **{s.name: s.y for s in pair(loss, _("{run}: loss"))
-                                           + pair(grad, "{run}: ‖∂L/∂s‖") + pair(top, _("{run}: top weight"))}}),
+    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch")
+    left, right = st.columns(2)
+    left.latex(r"\operatorname{std}(q\cdot k) \approx \sqrt{d_{head}}\,\sigma_q\sigma_k")
+    right.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
+                r"\sum_k w_{ik}\frac{\partial L}{\partial w_{ik}}\Big)")
+    st.caption(_("A dot product adds up d_head terms, so its spread grows like √d_head: ÷√d_head brings it back. "
+                 "The softmax's backward pass: when a row of weights is one-hot (saturated), every term is 0 (w = "
+                 "0) or cancels (w = 1), so no gradient reaches that row's scores.") + " " + _(
+        "Running means over {smooth} steps of each step's batch, in layer {layer} (the induction head's)."
+    ).format(smooth=model.SMOOTH, layer=c.layer))
+    numbers(pd.DataFrame({_("step"): c.step, **{s.name: s.y for s in pair(c.accuracy, _("{run}: accuracy"))
+                                                + pair(c.spread, _("{run}: spread")) + pair(c.saturated,
+                                                _("{run}: saturated rows")) + pair(c.grad, "{run}: ‖∂L/∂s‖")}}),
             label=_("Numbers: both runs, every step"))
 
 

@@ -138,7 +138,7 @@ class RunResult:
         spec: its settings.
         step: ``[S]`` the steps measured, ``0 .. steps`` (``S = steps + 1``).
         loss, accuracy: ``[S]``; prefix_match, previous_token: ``[S, n_layers, n_heads]``;
-        score_grad, max_weight: ``[S, n_layers]`` (see :class:`attention.training.Record`).
+        score_grad, max_weight, score_std, saturated: ``[S, n_layers]`` (see :class:`attention.training.Record`).
         snapshot_steps: ``[K]``; snapshots: ``[K, n_layers, n_heads, n, n]`` float32, the probe's attention weights.
         probe: ``[n]`` the probe sequence's token ids; probe_period: its run length.
         params: the trained weights; mechanism: :func:`attention.training.mechanism` of the trained model.
@@ -153,6 +153,8 @@ class RunResult:
     previous_token: np.ndarray
     score_grad: np.ndarray
     max_weight: np.ndarray
+    score_std: np.ndarray
+    saturated: np.ndarray
     snapshot_steps: np.ndarray
     snapshots: np.ndarray
     probe: np.ndarray
@@ -233,7 +235,7 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
     snaps = [r for r in records if r.attention is not None]
     return RunResult(
         spec, *stack(records, ("step", "loss", "accuracy", "prefix_match", "previous_token", "score_grad",
-                               "max_weight")),
+                               "max_weight", "score_std", "saturated")),
         *stack(snaps, ("step", "attention")), probe=probe.tokens[0], probe_period=int(probe.period[0]),
         params={k: v.copy() for k, v in trained.params.items()},
         mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)
@@ -348,27 +350,46 @@ def final_accuracy(result: RunResult) -> float:
 
 @dataclass(frozen=True)
 class ScalingComparison:
-    """The ÷√d_k experiment's numbers: one run with the scaling and one without, otherwise equal.
+    """The ÷√d_k experiment's numbers: one run with the division and one without, otherwise equal.
+
+    Every pair is ``(scaled, unscaled)``. Every curve is ``[2, S]``, in one layer: ``layer``, the induction head's
+    (the best prefix-matching head's at the scaled run's end, :func:`final_heads`; layer 0 with one layer), where
+    the copying happens; as a running mean over :data:`SMOOTH` steps (one batch is noisy), so the charts, the table
+    and the sentences quote the same number.
 
     Attributes:
-        emerged: ``(scaled, unscaled)`` emergence steps (``None``: not within the steps).
-        final_accuracy, best_accuracy: ``(scaled, unscaled)``; the best is over the smoothed curve.
-        first_max_weight, last_max_weight: ``(scaled, unscaled)`` the mean top attention weight at step 0 and at
-            the end (1 = a saturated, one-hot softmax).
-        grad_ratio: the median over steps ``1 .. steps`` of ``‖∂L/∂s‖ scaled / ‖∂L/∂s‖ unscaled`` (mean over
-            layers): above 1, the gradient reaching the unscaled scores is the smaller one.
-        early_grad: ``(scaled, unscaled)`` median ``‖∂L/∂s‖`` over the first tenth of the run.
-        collapsed: ``(scaled, unscaled)``: the run reached accuracy 0.5 and ended below half of its best.
+        step: ``[S]``; d_head: the heads' width (the division is ÷√d_head); layer: the layer the curves read.
+        emerged: the steps the best prefix-match passed 0.4 (:func:`jump`; ``None``: not within the run).
+        best: ``(step, accuracy)`` of each run's best accuracy.
+        collapsed: the first step after its best at which a run that reached
+            :data:`attention.training.LEARNED_ACCURACY` fell below half of its best (``None``: it did not).
+        accuracy: on the predictable positions. spread: the scores' spread (the softmax's input,
+            :attr:`attention.training.Record.score_std`: q·k for the unscaled run, q·k/√d_head for the other).
+        saturated: the share of rows whose top weight exceeds :data:`attention.training.SATURATED_WEIGHT`.
+        grad: ``‖∂L/∂s‖``, the gradient that reaches the scores through the softmax.
     """
 
+    step: np.ndarray
+    d_head: int
+    layer: int
     emerged: tuple[int | None, int | None]
-    final_accuracy: tuple[float, float]
-    best_accuracy: tuple[float, float]
-    first_max_weight: tuple[float, float]
-    last_max_weight: tuple[float, float]
-    grad_ratio: float
-    early_grad: tuple[float, float]
-    collapsed: tuple[bool, bool]
+    best: tuple[tuple[int, float], tuple[int, float]]
+    collapsed: tuple[int | None, int | None]
+    accuracy: np.ndarray
+    spread: np.ndarray
+    saturated: np.ndarray
+    grad: np.ndarray
+
+    @property
+    def moment(self) -> int:
+        """The step the two runs are compared at: the first collapse (the moment the division matters), else the
+        last step."""
+        falls = [s for s in self.collapsed if s is not None]
+        return min(falls) if falls else int(self.step[-1])
+
+    def raw_spread(self, run: int, i: int) -> float:
+        """The spread of q·k itself at index ``i``: the scaled run's ``spread`` times √d_head."""
+        return float(self.spread[run, i] * (math.sqrt(self.d_head) if run == 0 else 1.0))
 
 
 def compare_scaling(scaled: RunResult, unscaled: RunResult) -> ScalingComparison:
@@ -380,17 +401,104 @@ def compare_scaling(scaled: RunResult, unscaled: RunResult) -> ScalingComparison
     if replace(scaled.spec, scale=False) != unscaled.spec or not scaled.spec.scale:
         raise ValueError(f"scaled and unscaled must differ in scale only: {scaled.spec} vs {unscaled.spec}")
     runs = (scaled, unscaled)
-    sg = [r.score_grad.mean(axis=1) for r in runs]  # [S] each
-    ratio = float(np.median(sg[0][1:] / np.maximum(sg[1][1:], 1e-30)))
-    early = max(2, len(sg[0]) // 10)
-    best = [float(smooth(r.accuracy).max()) for r in runs]
-    final = [final_accuracy(r) for r in runs]
+    acc = np.stack([smooth(r.accuracy) for r in runs])  # [2, S]
+    peak = acc.argmax(axis=1)
+    collapsed = []
+    for a, p in zip(acc, peak, strict=True):
+        below = np.flatnonzero(a[p:] < 0.5 * a[p])
+        collapsed.append(int(scaled.step[p + below[0]]) if a[p] >= training.LEARNED_ACCURACY and below.size else None)
+    layer = final_heads(scaled)[0][0]
     return ScalingComparison(
-        emerged=tuple(jump(r).emerged for r in runs), final_accuracy=tuple(final), best_accuracy=tuple(best),
-        first_max_weight=tuple(float(r.max_weight[0].mean()) for r in runs),
-        last_max_weight=tuple(float(r.max_weight[-SMOOTH:].mean()) for r in runs),
-        grad_ratio=ratio, early_grad=tuple(float(np.median(g[1:early])) for g in sg),
-        collapsed=tuple(b >= training.LEARNED_ACCURACY and f < 0.5 * b for b, f in zip(best, final, strict=True)))
+        scaled.step, scaled.spec.d_head, layer, tuple(jump(r).emerged for r in runs),
+        tuple((int(scaled.step[p]), float(a[p])) for a, p in zip(acc, peak, strict=True)), tuple(collapsed), acc,
+        *(np.stack([smooth(getattr(r, name)[:, layer]) for r in runs]) for name in ("score_std", "saturated",
+                                                                                   "score_grad")))
+
+
+def spread_text(x: float) -> str:
+    """A spread as the page writes it: two significant digits (``0.041``, ``3.4``, ``68``)."""
+    return i18n.general(x, 2)
+
+
+def scaling_rows(c: ScalingComparison) -> list[dict]:
+    """The table beside the formula: both runs at step 0, when the first of them learned and at :attr:`moment`
+    (columns named in the run's language; the numbers are the curves' of :class:`ScalingComparison`)."""
+    moments = [(0, _("start"))]
+    learned = [e for e in c.emerged if e is not None]
+    if learned and 0 < min(learned) < c.moment:
+        moments.append((min(learned), _("first prefix-match > {threshold}").format(threshold=threshold())))
+    moments.append((c.moment, _("fell apart") if c.moment in c.collapsed else _("last step")))
+    rows = []
+    for step, name in moments:
+        i = int(np.searchsorted(c.step, step))
+        for run, label in enumerate(("÷√d_head", _("no scaling"))):
+            rows.append({_("step"): step, _("moment"): name, _("run"): label, _("accuracy"): c.accuracy[run, i],
+                         _("spread of q·k"): c.raw_spread(run, i), _("spread the softmax gets"): c.spread[run, i],
+                         _("saturated rows"): c.saturated[run, i], "‖∂L/∂s‖": c.grad[run, i]})
+    return rows
+
+
+def scaling_sentences(c: ScalingComparison) -> list[str]:
+    """What THIS pair of runs shows, decided from its numbers: which learned faster, whether and when one fell apart,
+    and how spread, saturated and starved of gradient each run's softmax was at :attr:`ScalingComparison.moment`."""
+    (e_s, e_u), steps = c.emerged, int(c.step[-1])
+    words = dict(scaled=e_s, unscaled=e_u, steps=steps, threshold=threshold())
+    if e_s is not None and e_u is not None:
+        out = [{-1: _("**With ÷√d_head this run learned faster**: prefix-match passed {threshold} at step {scaled}, "
+                      "against {unscaled} without it."),
+                0: _("Both runs learned at the same step: prefix-match passed {threshold} at step {scaled}."),
+                1: _("**Without ÷√d_head this run learned faster**: prefix-match passed {threshold} at step "
+                     "{unscaled}, against {scaled} with it.")}[int(np.sign(e_s - e_u))].format(**words)]
+        fast, slow = (0, 1) if e_s < e_u else (1, 0)
+        i = int(np.searchsorted(c.step, c.emerged[fast]))
+        if e_s != e_u and c.spread[fast, i] > c.spread[slow, i]:
+            out.append(_("At that step its scores were spread wider than the other run's (std {fast} against {slow}): "
+                         "its attention sharpened sooner.").format(fast=spread_text(c.spread[fast, i]),
+                                                                   slow=spread_text(c.spread[slow, i])))
+    elif e_s is not None:
+        out = [_("**Only the run with ÷√d_head learned**: prefix-match passed {threshold} at step {scaled}; without "
+                 "it, not within {steps} steps.").format(**words)]
+    elif e_u is not None:
+        out = [_("**Only the run without ÷√d_head learned**: prefix-match passed {threshold} at step {unscaled}; "
+                 "with it, not within {steps} steps.").format(**words)]
+    else:
+        out = [_("Neither run learned within {steps} steps (prefix-match never passed {threshold}): train longer to "
+                 "compare them.").format(**words)]
+    for run, fell in enumerate(c.collapsed):
+        if fell is not None:
+            text = (_("**Then the run with ÷√d_head fell apart**: its accuracy went from {best} (step {best_step}) to "
+                      "below half of that by step {step}; {final} at the end.") if run == 0 else
+                    _("**Then the run without ÷√d_head fell apart**: its accuracy went from {best} (step {best_step}) "
+                      "to below half of that by step {step}; {final} at the end."))
+            out.append(text.format(best=num(c.best[run][1]), best_step=c.best[run][0], step=fell,
+                                   final=num(c.accuracy[run, -1])))
+    if c.collapsed == (None, None):
+        out.append(_("Neither run fell apart within {steps} steps: accuracy at the end {scaled} with ÷√d_head, "
+                     "{unscaled} without.").format(steps=steps, scaled=num(c.accuracy[0, -1]),
+                                                   unscaled=num(c.accuracy[1, -1])))
+    i = int(np.searchsorted(c.step, c.moment))
+    when = {c.collapsed[0]: _("when the run with ÷√d_head fell apart"),
+            c.collapsed[1]: _("when the run without ÷√d_head fell apart")}.get(c.moment, _("the last step"))
+    out.append(_("At step {step} ({when}), in layer {layer} (the induction head's), the scores the softmax got were "
+                 "spread (std) {unscaled} without the division against {scaled} with it ({raw} before ÷√{d_head}); "
+                 "{sat_unscaled} of the rows without it were saturated (top weight > {top}) against {sat_scaled}, and "
+                 "the gradient reaching the scores was {grad_unscaled} against {grad_scaled}.").format(
+        step=c.moment, when=when, layer=c.layer, unscaled=spread_text(c.spread[1, i]),
+        scaled=spread_text(c.spread[0, i]), raw=spread_text(c.raw_spread(0, i)), d_head=c.d_head,
+        sat_unscaled=i18n.percent(c.saturated[1, i], 0),
+        sat_scaled=i18n.percent(c.saturated[0, i], 0), top=i18n.general(training.SATURATED_WEIGHT),
+        grad_unscaled=i18n.scientific(c.grad[1, i]), grad_scaled=i18n.scientific(c.grad[0, i])))
+    if c.saturated[1, i] <= c.saturated[0, i]:
+        out.append(_("Here the run without the division was not the more saturated one at that step: at these "
+                     "settings its scores did not outgrow the other run's."))
+    elif c.grad[1, i] < 0.5 * c.grad[0, i]:
+        out.append(_("That is what ÷√d_head is for: q·k grows with d_head and with training, the division keeps the "
+                     "spread the softmax gets small, and a softmax that is not saturated still passes gradient back "
+                     "to the scores."))
+    else:
+        out.append(_("Its softmax was the more saturated one, yet its scores still got more than half as much "
+                     "gradient: the rows that were not saturated still passed it back."))
+    return out
 
 
 @dataclass(frozen=True)
@@ -544,6 +652,15 @@ def head_name(head: tuple[int, int]) -> str:
     return _("layer {layer} head {head}").format(layer=head[0], head=head[1])
 
 
+def head_title(layer: int, head: int, pm: np.ndarray, prev: np.ndarray) -> str:
+    """An attention map's title: the head and its prefix-match (layers >= 1, or the only layer) or previous-token
+    score (layer 0), from ``pm``, ``prev`` ``[n_layers, n_heads]``."""
+    words = dict(layer=layer, head=head)
+    if layer >= 1 or pm.shape[0] == 1:
+        return _("layer {layer} head {head} · prefix {score}").format(score=num(pm[layer, head]), **words)
+    return _("layer {layer} head {head} · previous {score}").format(score=num(prev[layer, head]), **words)
+
+
 def verdict(label: str) -> str:
     """The mechanism check's verdict in the run's language (:data:`VERDICTS`)."""
     return _(VERDICTS[label]) if label in VERDICTS else label
@@ -626,8 +743,10 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
 
 
 def mechanism_sentences(result: RunResult) -> list[str]:
-    """What the knockouts show, computed from them."""
+    """What the knockouts show, computed from them; each head's scores are the last step's, the numbers its map is
+    titled with (:func:`head_title`), and its induction head the one :func:`jump` follows (:func:`final_heads`)."""
     spec, mech = result.spec, result.mechanism
+    pm, prev = result.prefix_match[-1], result.previous_token[-1]  # [L, H] each
     acc = mech.accuracy
     out = []
     if mech.label == "not learned":
@@ -640,28 +759,27 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                      "after the earlier occurrence; see section 4.").format(
             accuracy=num(acc), random=num(mech.random_period_accuracy)))
     if spec.n_layers > 1:
-        head = mech.induction_head
+        head = final_heads(result)[0]
         li = head[0]
         k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
         out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
                      "(where the best prefix-matching head is), to {ki}.").format(
             accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
         if mech.label == "induction":
-            out.append(_("So layer {layer}'s heads (prefix-match {pms}) work only with what layer 0's heads "
-                         "(previous-token {prev}) wrote into the residual stream: the two layers **compose**, the "
-                         "circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked by "
-                         "knocking it out, not just a pattern that looks like it.").format(
-                layer=li, pms=number_list(mech.prefix_match[li], 2),
-                prev=number_list(mech.previous_token[0], 2)))
+            out.append(_("So layer {layer}'s heads (prefix-match {pms} at step {step}) work only with what layer 0's "
+                         "heads (previous-token {prev}) wrote into the residual stream: the two layers **compose**, "
+                         "the circuit of Elhage et al. (2021) and Olsson et al. (2022). That is the mechanism, checked "
+                         "by knocking it out, not just a pattern that looks like it.").format(
+                layer=li, pms=number_list(pm[li], 2), prev=number_list(prev[0], 2), step=int(result.step[-1])))
         alone = mech.knockout_accuracy[head]
-        others = [h for h in range(spec.n_heads) if h != head[1] and mech.prefix_match[head[0], h] > 0.4]
-        words = dict(head=head_name(head), pm=num(mech.prefix_match[head]), alone=num(alone))
+        others = [h for h in range(spec.n_heads) if h != head[1] and pm[head[0], h] > 0.4]
+        words = dict(head=head_name(head), pm=num(pm[head]), alone=num(alone))
         if alone < 0.5 * acc:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
                          "copying.").format(**words))
         elif others:
             names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = number_list((mech.prefix_match[head[0], h] for h in others), 2)
+            scores = number_list((pm[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",
@@ -677,62 +795,6 @@ def mechanism_sentences(result: RunResult) -> list[str]:
         out.append(_("Accuracy {accuracy} on any period, and knocking out layer 0 leaves {k0}: the model solves the "
                      "task without the two-layer circuit these checks look for.").format(
             accuracy=num(acc), k0=num(mech.layer_knockout_accuracy[0])))
-    return out
-
-
-def scaling_sentences(spec: RunSpec, c: ScalingComparison) -> list[str]:
-    """What the ÷√d_k experiment measured, in sentences computed from it."""
-    out = [_("At step 0 the softmax's top weight averages {scaled} with ÷√d_head (d_head = {d_head}, {init}) "
-             "and {unscaled} without; at the end, {scaled_end} and {unscaled_end}.").format(
-        scaled=num(c.first_max_weight[0]), d_head=spec.d_head, init=_(INIT_PHRASES[spec.init]),
-        unscaled=num(c.first_max_weight[1]), scaled_end=num(c.last_max_weight[0]),
-        unscaled_end=num(c.last_max_weight[1]))]
-    grads = dict(early_scaled=i18n.scientific(c.early_grad[0]),
-                 early_unscaled=i18n.scientific(c.early_grad[1]))
-    if c.grad_ratio >= 1:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the smaller one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio, 1), **grads))
-    elif c.first_max_weight[1] < 0.5:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled): at this initialisation the unscaled softmax started far from "
-                     "saturation (top weight {top} at step 0), so its larger scores pass more gradient, not less.")
-                   .format(ratio=num(c.grad_ratio), top=num(c.first_max_weight[1]), **grads))
-    else:
-        out.append(_("Over the run, the gradient reaching the unscaled scores was the larger one: the median ratio "
-                     "‖∂L/∂s‖ scaled / unscaled is {ratio} (first tenth of the run: {early_scaled} scaled, "
-                     "{early_unscaled} unscaled).").format(ratio=num(c.grad_ratio), **grads))
-    out.append(_("Prefix-match passed {threshold} {scaled} with the scaling and {unscaled} without; accuracy at the "
-                 "end {accuracy} and {accuracy_unscaled}.").format(
-        threshold=threshold(), scaled=emerged_text(c.emerged[0], spec.steps),
-        unscaled=emerged_text(c.emerged[1], spec.steps), accuracy=num(c.final_accuracy[0]),
-        accuracy_unscaled=num(c.final_accuracy[1])))
-    if c.collapsed[1] and not c.collapsed[0]:
-        out.append(_("**Without the scaling the run learned and then fell apart**: its accuracy reached {best}, then "
-                     "dropped to {final} as its scores grew and the softmax saturated (top weight {top}). With the "
-                     "scaling it ended at {scaled}.").format(
-            best=num(c.best_accuracy[1]), final=num(c.final_accuracy[1]), top=num(c.last_max_weight[1]),
-            scaled=num(c.final_accuracy[0])))
-    if c.emerged[1] is None and c.emerged[0] is not None:
-        saturated, starved = c.first_max_weight[1] >= 0.8, c.grad_ratio > 1
-        words = dict(steps=spec.steps, top=num(c.first_max_weight[1]), ratio=num(c.grad_ratio, 1))
-        text = {
-            (True, True): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
-                            "saturated (top weight {top} at step 0) and its scores got {ratio}× less gradient than the "
-                            "scaled run's (median over the run). That is the lessons' claim about ÷√d_k, measured."),
-            (True, False): _("**Without the scaling it never learned within {steps} steps**: its softmax started "
-                             "saturated (top weight {top} at step 0)."),
-            (False, True): _("**Without the scaling it never learned within {steps} steps**: its scores got {ratio}× "
-                             "less gradient than the scaled run's (median over the run)."),
-            (False, False): _("**Without the scaling it never learned within {steps} steps**, although its softmax "
-                              "did not start saturated and its scores got no less gradient."),
-        }[saturated, starved]
-        out.append(text.format(**words))
-    if c.final_accuracy[1] > c.final_accuracy[0] + 0.1 and not c.collapsed[1]:
-        out.append(_("Here the unscaled run ended ahead: at this width and initialisation its larger scores sharpen "
-                     "attention sooner, and they did not saturate within these steps. Try the unit-variance "
-                     "initialisation or a wider d_head."))
     return out
 
 

@@ -16,14 +16,10 @@ from explorer.shell import controls, i18n, llm
 from tests.core.llama_support import real_model
 
 
-def test_head_codes_round_trip_and_refuse_anything_else():
-    assert M.head_code(18, 6) == "L18H6" and M.parse_head("L18H6", 30, 9) == (18, 6)
-    for bad in ("L30H0", "L0H9", "L01H2", "l1h2", " L1H2", "L1H2 ", "L1H", "1,2", "", "L-1H2"):
-        assert M.parse_head(bad, 30, 9) is None, bad
-    assert M.parse_heads("L18H6,L17H4", 30, 9) == [(18, 6), (17, 4)] and M.parse_heads("", 30, 9) == []
-    for bad in ("L18H6,L18H6", "L18H6,", "L18H6;L17H4", ",".join(f"L{i}H0" for i in range(M.MAX_HEADS + 1))):
-        assert M.parse_heads(bad, 30, 9) is None, bad
-    assert M.heads_text([(18, 6), (17, 4)]) == "L18H6,L17H4"
+def test_head_codes_round_trip():
+    codes = causes.head_codes(causes.SIZES)
+    assert [M.head_code(*M.head_of(c)) for c in codes] == codes and M.head_of("L18H6") == (18, 6)
+    assert M.heads_list([(18, 6), (17, 4)]) == "L18H6, L17H4"
 
 
 def test_links_are_percent_encoded():
@@ -46,23 +42,91 @@ def test_random_heads_are_seeded_distinct_and_avoid_the_chosen_ones():
         M.random_heads(0, 268, 30, 9, chosen)
 
 
+def test_a_selection_made_for_another_prompt_is_chosen_again_or_marked_carried_over():
+    """Issue 49: after a new prompt the knockout still held the heads chosen for "Paris" and reported their effect as a
+    finding. The default is chosen again for the new prompt; heads the learner picked are kept, with a note."""
+    paris, rome = ((1, 2, 3), 10), ((1, 2, 4), 11)  # (ids, answer) of two prompts
+    first = M.knockout_selection(None, ["L23H4", "L29H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"])
+    assert first == M.Selection(("L23H4", "L29H1"), paris, "France", "`␣Paris`", False)
+    assert M.knockout_selection(first, ["L23H4", "L29H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"]) == first
+    again = M.knockout_selection(first, ["L23H4", "L29H1"], rome, "Italy", "`␣Rome`", ["L5H0"])  # a new prompt
+    assert again == M.Selection(("L5H0",), rome, "Italy", "`␣Rome`", False) and M.carried_note(again, rome) is None
+    by_hand = M.knockout_selection(first, ["L1H1"], paris, "France", "`␣Paris`", ["L23H4", "L29H1"])
+    assert by_hand.picked and by_hand.made_for == paris
+    kept = M.knockout_selection(by_hand, ["L1H1"], rome, "Italy", "`␣Rome`", ["L5H0"])
+    assert kept == by_hand  # kept, still made for the old prompt
+    assert M.carried_note(kept, rome).startswith("**Carried over:** these heads were picked for the prompt `France` "
+                                                 "and the answer `␣Paris`, not for this one.")
+    assert M.knockout_selection(kept, ["L1H1"], paris, "France", "`␣Paris`", ["L23H4"]) == by_hand  # back: no note
+    assert M.carried_note(by_hand, paris) is None
+    edited = M.knockout_selection(kept, ["L1H1", "L2H2"], rome, "Italy", "`␣Rome`", ["L5H0"])  # picked for Rome
+    assert edited.made_for == rome and M.carried_note(edited, rome) is None
+    linked = M.knockout_selection(None, ["L1H1"], rome, "Italy", "`␣Rome`", ["L5H0"])  # a link's heads: its prompt's
+    assert linked.heads == ("L1H1",) and M.carried_note(linked, rome) is None
+    with i18n.using("tr"):
+        assert "{" not in M.carried_note(kept, rome) and "`France`" in M.carried_note(kept, rome)
+
+
 def test_rank_of_counts_ties_together():
     v = np.zeros((3, 4))
     v[2, 1], v[0, 3], v[1, 0] = 5, 4, 4
     assert M.rank_of(v, 0, 3) == 2 and M.rank_of(v, 1, 0) == 2 and M.rank_of(v, 2, 1) == 1
 
 
-def test_the_answer_by_layer_says_from_which_block_it_is_on_top():
-    lens = np.zeros((5, 4))
-    lens[:, 0] = 1.0  # token 0 leads everywhere but ...
-    lens[3:, 2] = 2.0  # ... token 2 takes over from block 3
-    a = M.answer_by_layer(lens, 2)
-    assert a.first_top == 3 and list(a.rank) == [2, 2, 2, 1, 1]
-    np.testing.assert_allclose(a.probability, llm.probabilities(lens)[:, 2])
-    assert M.answer_by_layer(lens, 0).first_top is None  # not the top token at the end
-    lens[1, 2] = 9.0  # on top at block 1, then not: "from block 3 on" still
-    assert M.answer_by_layer(lens, 2).first_top == 3
-    assert M.answer_by_layer(np.tile([0.0, 1.0], (3, 1)), 1).first_top == 0
+def lens_with_ranks(ranks) -> np.ndarray:
+    """Logit-lens logits ``[len(ranks), 12]`` in which token 0, the answer, has rank ``ranks[b]`` at block ``b``."""
+    z = np.tile(-np.arange(12.0), (len(ranks), 1))  # token k at -k
+    z[:, 0] = 0.5 - np.asarray(ranks)  # between tokens r - 1 and r: r - 1 tokens above it
+    return z
+
+
+def test_the_answer_by_layer_reads_the_answers_probability_and_rank():
+    lens = lens_with_ranks([3, 2, 1, 1, 4])
+    a = M.answer_by_layer(lens, 0)
+    assert list(a.rank) == [3, 2, 1, 1, 4]
+    np.testing.assert_allclose(a.probability, llm.probabilities(lens)[:, 0])
+
+
+@pytest.mark.parametrize("ranks, said", [
+    ([5, 4, 3, 2, 2], "`a` is the most likely readout at no block: at the output it ranks 2; it reaches probability"),
+    ([5, 1, 2, 2], "**`a` is first the most likely readout at block 1** (probability"),
+    ([5, 3, 1, 1, 1], "**`a` is the most likely readout from block 2 on**, to the output (probability"),
+    ([1, 1, 1], "**`a` is the most likely readout at every block**, from the token embedding to the output"),
+    ([4, 3, 3, 1], "**`a` becomes the most likely token only after the last block** (probability"),
+])
+def test_the_logit_lens_claim_follows_the_whole_run_of_ranks(ranks, said):
+    """Never on top; on top from block k to the output; on top then lost; on top only at the output."""
+    assert said in M.lens_claim(M.answer_by_layer(lens_with_ranks(ranks), 0), "`a`")
+
+
+def test_the_logit_lens_claim_says_where_the_answer_leaves_the_top():
+    claim = M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 2, 2]), 0), "`a`")
+    assert claim.endswith("at block 1** (probability 0.510); then it ranks 2 at blocks 2 to 3, so the model's "
+                          "answer is another token.")
+    claim = M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 1, 3, 1, 2, 4, 1]), 0), "`a`")
+    assert "stays on top up to block 2; then it ranks 3 at block 3, 2 to 4 at blocks 5 to 6, and it is the model's " \
+           "answer at the output" in claim
+    assert M.lens_claim(M.answer_by_layer(lens_with_ranks([1, 1, 2]), 0), "`a`").endswith(
+        "then it ranks 2 at the output, so the model's answer is another token.")
+    with i18n.using("pt"):
+        assert "{" not in M.lens_claim(M.answer_by_layer(lens_with_ranks([5, 1, 2, 2]), 0), "`a`")
+
+
+def test_the_readout_says_up_to_which_block_the_answer_stays_unlikely():
+    """The caption "stays under 1% up to block k" named the last block under 1%, even after blocks above it."""
+    a = M.AnswerByLayer(np.array([0.001, 0.002, 0.5, 0.9, 0.005, 0.9]), np.array([9, 8, 1, 1, 3, 1]))
+    assert a.under(0.01) == 1 and a.under(0.6) == 2 and a.under(0.0001) is None
+    assert M.AnswerByLayer(np.full(3, 0.001), np.full(3, 7)).under(0.01) == 2
+
+
+def test_the_logit_lens_claim_on_the_issues_example():
+    """Issue 49: on top from block 14 to 28, rank 3 entering block 29, the answer at the output (30). The page said
+    "becomes the most likely token only after the last block"."""
+    a = M.answer_by_layer(lens_with_ranks([9] * 10 + [4, 3, 2, 2] + [1] * 15 + [3, 1]), 0)
+    assert M.lens_claim(a, "`↵`") == (
+        f"**`↵` is first the most likely readout at block 14** (probability {a.probability[14]:.3f}) and stays on top "
+        f"up to block 28; then it ranks 3 at block 29, and it is the model's answer at the output (probability "
+        f"{a.probability[-1]:.3f}).")
 
 
 def test_last_row_statistics():

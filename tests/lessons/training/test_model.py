@@ -24,6 +24,7 @@ TINY = RunSpec(n_layers=2, n_heads=1, d_model=16, d_head=8, n_ctx=12, vocab=64, 
 def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None = None,
                 accuracy: np.ndarray | None = None, loss: np.ndarray | None = None,
                 score_grad: np.ndarray | None = None, max_weight: np.ndarray | None = None,
+                score_std: np.ndarray | None = None, saturated: np.ndarray | None = None,
                 label: str = "induction") -> RunResult:
     """A RunResult with the given curves (layer 1 head 0 carries ``best_pm``), for the sentence functions."""
     S, L, H, n = len(best_pm), spec.n_layers, spec.n_heads, spec.n_ctx
@@ -38,6 +39,8 @@ def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None =
                      best_pm if accuracy is None else accuracy, pm, pt,
                      np.ones((S, L)) if score_grad is None else score_grad,
                      np.full((S, L), 0.5) if max_weight is None else max_weight,
+                     np.ones((S, L)) if score_std is None else score_std,
+                     np.zeros((S, L)) if saturated is None else saturated,
                      snaps, np.zeros((len(snaps), L, H, n, n), np.float32), np.arange(n), 3, {}, mech)
 
 
@@ -124,46 +127,98 @@ def test_the_mechanism_sentences_follow_the_verdict():
     assert found != shortcut and "0.90" in found  # the check's accuracy, from the run
 
 
+def test_the_mechanism_sentences_quote_the_step_maps_numbers():
+    """One number per head: the knockout check's sentences quote the prefix-match and previous-token scores the
+    attention maps at the last step are titled with (that step's batch, :func:`model.head_title`), not another
+    measurement of the same heads (the fresh batch of the knockouts: 0.93, 0.92 beside maps titled 0.94, 0.93)."""
+    spec = replace(TINY, n_heads=2, steps=200)
+    r = fake_result(spec, ramp(201, 50, 20))
+    r.prefix_match[-1, 1] = (0.94, 0.93)
+    r.previous_token[-1, 0] = (0.71, 0.12)
+    fresh = replace(r.mechanism, prefix_match=np.array([[0.0, 0.0], [0.93, 0.92]]),
+                    previous_token=np.array([[0.7, 0.11], [0.0, 0.0]]), knockout_accuracy=np.full((2, 2), 0.8))
+    r = replace(r, mechanism=fresh)
+    titles = [model.head_title(layer, head, r.prefix_match[-1], r.previous_token[-1])
+              for layer in range(2) for head in range(2)]
+    text = " ".join(model.mechanism_sentences(r))
+    for title in titles:
+        assert title.rsplit(" ", 1)[1] in text, (title, text)
+    assert "0.92" not in text and "0.11" not in text
+
+
 @pytest.mark.parametrize("lang", ["pt", "tr"])
 def test_every_claim_renders_in_each_language(lang):
     """The claims are composed in model.py from the run's numbers: in Portuguese and Turkish each one is translated
     (not the English text), every placeholder filled, and the numbers written with the language's decimal mark."""
     spec = replace(TINY, steps=400)
     sudden, none = fake_result(spec, ramp(401, 200, 30)), fake_result(replace(TINY, steps=100), np.full(101, 0.1))
-    ok = fake_result(replace(spec, steps=200), ramp(201, 50, 20), score_grad=np.full((201, 2), 1e-2))
-    bad = fake_result(replace(spec, steps=200, scale=False), ramp(201, 30, 10), score_grad=np.full((201, 2), 1e-3),
-                      accuracy=np.concatenate([ramp(120, 30, 10), np.full(81, 0.1)]),
-                      max_weight=np.full((201, 2), 0.97))
     claims = {
         "jump": lambda: model.jump_sentences(sudden, model.jump(sudden)),
         "no jump": lambda: model.jump_sentences(none, model.jump(none)),
         "mechanism": lambda: model.mechanism_sentences(sudden),
-        "scaling": lambda: model.scaling_sentences(ok.spec, model.compare_scaling(ok, bad)),
+        **{f"scaling {i}": lambda pair=pair: model.scaling_sentences(pair) for i, pair in enumerate((
+            scaling_pair(), scaling_pair(at=(30, 50), fall=(100, None), saturated=(0.5, 0.2)),
+            scaling_pair(at=(30, 30), grad=(1e-2, 6e-3)), scaling_pair(at=(30, None), fall=(None, None)),
+            scaling_pair(at=(None, 30)), scaling_pair(at=(None, None))))},
     }
     for name, claim in claims.items():
         english = claim()
         with i18n.using(lang):
             said = claim()
-        assert len(said) == len(english) and said != english, name
+        assert len(said) == len(english) and all(a != b for a, b in zip(said, english, strict=True)), name
         for text in said:
             assert not re.search(r"\{[a-z_]+\}", text) and "0.9" not in text, (name, text)
 
 
-def test_compare_scaling_measures_the_gradient_ratio_and_a_collapse():
-    spec = replace(TINY, steps=200)
-    S = 201
-    ok = fake_result(spec, ramp(S, 50, 20), score_grad=np.full((S, 2), 1e-2))
-    acc = np.concatenate([ramp(120, 30, 10), np.full(81, 0.1)])
-    bad = fake_result(replace(spec, scale=False), ramp(S, 30, 10), accuracy=acc, score_grad=np.full((S, 2), 1e-3),
-                      max_weight=np.full((S, 2), 0.97))
-    c = model.compare_scaling(ok, bad)
-    assert c.grad_ratio == pytest.approx(10.0) and c.collapsed == (False, True)
-    assert c.last_max_weight[1] == pytest.approx(0.97)
-    text = " ".join(model.scaling_sentences(spec, c))
-    assert "the gradient reaching the unscaled scores was the smaller one" in text
-    assert "learned and then fell apart" in text
+def scaling_pair(at=(50, 30), fall=(None, 120), spread=(1.0, 8.0), saturated=(0.1, 0.8), grad=(1e-2, 1e-3),
+                 S=201) -> model.ScalingComparison:
+    """Two fake runs, ``(scaled, unscaled)``: prefix-match rising at ``at`` (``None``: never), accuracy with it,
+    falling to 0.1 from ``fall`` (``None``: never), flat layer-1 curves ``spread``, ``saturated`` and ``grad``."""
+    runs = []
+    for i, spec in enumerate((replace(TINY, steps=S - 1), replace(TINY, steps=S - 1, scale=False))):
+        pm = np.full(S, 0.05) if at[i] is None else ramp(S, at[i], 10)
+        acc = pm if fall[i] is None else np.where(np.arange(S) < fall[i], pm, 0.1)
+        layer1 = [np.column_stack([np.full(S, 99.0), np.full(S, v[i])]) for v in (spread, saturated, grad)]
+        runs.append(fake_result(spec, pm, accuracy=acc, score_std=layer1[0], saturated=layer1[1], score_grad=layer1[2]))
+    return model.compare_scaling(*runs)
+
+
+def test_the_scaling_sentences_say_what_this_pair_of_runs_shows():
+    """Which run learned faster, whether and when one fell apart, and how spread, saturated and starved of gradient
+    each softmax was then: each branch from arrays, its numbers the table's (one number per run and step)."""
+    c = scaling_pair()
+    assert c.layer == 1 and c.emerged == (int(np.argmax(ramp(201, 50, 10) > 0.4)), int(np.argmax(ramp(201, 30, 10)
+                                                                                                  > 0.4)))
+    assert c.collapsed[0] is None and 116 <= c.collapsed[1] <= 124 and c.moment == c.collapsed[1]
+    text = " ".join(model.scaling_sentences(c))
+    for said in ("**Without ÷√d_head this run learned faster**: prefix-match passed 0.4 at step "
+                 f"{c.emerged[1]}, against {c.emerged[0]} with it.", "spread wider than the other run's (std 8 "
+                 "against 1)", f"without ÷√d_head fell apart**: its accuracy went from 0.95 (step {c.best[1][0]}) "
+                 f"to below half of that by step {c.collapsed[1]}; 0.10 at the end",
+                 f"At step {c.moment} (when the run without ÷√d_head fell apart), in layer 1", "spread (std) 8 "
+                 "without the division against 1 with it (2.8 before ÷√8)", "80% of the rows without it were "
+                 "saturated (top weight > 0.99) against 10%", "1.0e-03 against 1.0e-02",
+                 "That is what ÷√d_head is for"):
+        assert said in text, (said, text)
+    row = [r for r in model.scaling_rows(c) if r["step"] == c.moment and r["run"] == "no scaling"][0]
+    assert (row["spread the softmax gets"], row["saturated rows"], row["‖∂L/∂s‖"]) == pytest.approx((8.0, 0.8, 1e-3))
+    assert [r["moment"] for r in model.scaling_rows(c)][::2] == ["start", "first prefix-match > 0.4", "fell apart"]
+    text = " ".join(model.scaling_sentences(scaling_pair(at=(30, 50), fall=(None, None), saturated=(0.5, 0.2))))
+    assert "**With ÷√d_head this run learned faster**" in text and "spread wider" not in text
+    assert "Neither run fell apart within 200 steps: accuracy at the end 0.95 with ÷√d_head, 0.95 without" in text
+    assert "(the last step)" in text and "was not the more saturated one" in text
+    text = " ".join(model.scaling_sentences(scaling_pair(at=(30, 30), grad=(1e-2, 6e-3))))
+    assert "Both runs learned at the same step: prefix-match passed 0.4 at step" in text
+    assert "yet its scores still got more than half as much gradient" in text
+    assert "Only the run with ÷√d_head learned" in " ".join(model.scaling_sentences(scaling_pair(at=(30, None),
+                                                                                                 fall=(None, None))))
+    assert "Only the run without ÷√d_head learned" in " ".join(model.scaling_sentences(scaling_pair(at=(None, 30))))
+    assert "Neither run learned within 200 steps" in " ".join(model.scaling_sentences(scaling_pair(at=(None, None))))
+    text = " ".join(model.scaling_sentences(scaling_pair(fall=(100, None))))
+    assert "**Then the run with ÷√d_head fell apart**" in text and "(when the run with ÷√d_head fell apart)" in text
     with pytest.raises(ValueError, match="scale only"):
-        model.compare_scaling(ok, fake_result(replace(spec, scale=False, seed=1), ramp(S, 30, 10)))
+        model.compare_scaling(fake_result(TINY, ramp(101, 30, 10)),
+                              fake_result(replace(TINY, scale=False, seed=1), ramp(101, 30, 10)))
 
 
 def test_context_growth_fits_the_exponent_and_names_it():

@@ -75,6 +75,9 @@ def test_a_training_run_draws_the_curves_the_snapshots_and_the_knockouts():
     text = texts(at)
     assert "An induction head formed" in text and "rose from" in text
     assert "Knocking out all of layer 0 takes the accuracy from" in text
+    for head in (0, 1):  # one number per head: the last step's maps are titled with the sentence's scores
+        title = figs[f"tr_fig_step_1_{head}"]["layout"]["title"]["text"].replace("<br>", " ")
+        assert "prefix" in title and title.rsplit(" ", 1)[1] in text.split("So layer 1's heads")[1][:60], title
     scores = {tr["name"]: array(tr["y"]) for tr in figs["tr_fig_scores"]["data"]}
     assert max(scores["prefix-match L1H0"][-20:].max(), scores["prefix-match L1H1"][-20:].max()) > 0.8
     # the snapshot slider and its shortcut buttons
