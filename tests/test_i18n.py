@@ -167,8 +167,10 @@ def test_capitalising_follows_the_languages_rules(lang, text, expected):
 
 CASE_CHANGES = {"upper", "lower", "capitalize", "title", "casefold", "swapcase"}
 NOT_TRANSLATED = {  # (file, call): a call by one of those names that does not change a translated text's case
+    ("explorer/lessons/causes/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/kv_cache/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/real_model/page.py", "draw.title()"): "the lesson's function that draws its title",
+    ("explorer/lessons/sinks/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/training/model.py", "str(value).lower()"): "a bool written as a link value: true/false",
     ("explorer/lessons/two_sentences/draw.py", "name.lower()"): "sentence A/B in a widget key",
     ("explorer/shell/blas.py", "raw.lower()"): "an environment variable's value",

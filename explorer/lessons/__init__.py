@@ -26,13 +26,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Lesson:
-    """One entry of the navigation: the lesson's package ``name``, its title, icon, URL path and group."""
+    """One entry of the navigation: the lesson's package ``name``, its title, icon, URL path and group, and
+    ``needs``: the names of the earlier lessons that teach the ideas it uses (its "Builds on" line, drawn under its
+    title by :func:`explorer.shell.controls.you_need`)."""
 
     name: str
     title: str
     icon: str
     url_path: str
     group: str
+    needs: tuple[str, ...] = ()
 
     @property
     def page(self) -> str:
@@ -48,10 +51,14 @@ LESSONS: tuple[Lesson, ...] = (  # the first is the default page
     Lesson("causal", "The causal mask", "⏳", "causal", "Learn"),
     Lesson("two_sentences", "Two sentences, one set of weights", "🔀", "two-sentences", "Learn"),
     Lesson("training", "Watch attention learn", "🌱", "training", "Learn"),
-    Lesson("real_model", "Inside a real model", "🔬", "real-model", "A real model"),
-    Lesson("causes", "What made it say that?", "🧪", "causes", "A real model"),
-    Lesson("kv_cache", "Generating with a KV cache", "🗃️", "kv-cache", "A real model"),
-    Lesson("sinks", "Attention sinks, smaller caches", "⚓", "attention-sinks", "A real model"),
+    Lesson("real_model", "Inside a real model", "🔬", "real-model", "A real model",
+           needs=("walkthrough", "scaling", "multihead", "causal", "training")),
+    Lesson("causes", "What made it say that?", "🧪", "causes", "A real model",
+           needs=("multihead", "training", "real_model")),
+    Lesson("kv_cache", "Generating with a KV cache", "🗃️", "kv-cache", "A real model",
+           needs=("walkthrough", "multihead", "causal", "real_model")),
+    Lesson("sinks", "Attention sinks, smaller caches", "⚓", "attention-sinks", "A real model",
+           needs=("walkthrough", "causal", "real_model", "kv_cache")),
     Lesson("quiz", "Check yourself", "✅", "quiz", "Practice"),
 )
 

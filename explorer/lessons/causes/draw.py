@@ -73,9 +73,14 @@ def every_head_links(config: llm.LlamaConfig, prompt: str, name: str, values: np
 
 
 @section
-def intro() -> None:
-    """Title, what the page does."""
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
     st.title(_("What made it say that?"))
+
+
+@section
+def intro() -> None:
+    """What the page does."""
     st.markdown(_(
         "“Inside a real model” shows what {model}'s heads *look at*. This page asks what they **cause**. "
         "The model runs here in NumPy with interventions: read its stream out after every layer, "

@@ -31,6 +31,8 @@ def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) 
         head=model.head_code(*head),
         link=controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1]))
 
+draw.title()
+controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
@@ -64,6 +66,10 @@ st.header(_("1 · Read out every layer (logit lens)"))
 st.markdown(_("What would the model predict if it stopped after block ℓ? Apply its final RMSNorm and unembedding to "
               "the stream there. Left: the top token at every block and position; right: your answer's probability "
               "at the last position, block by block."))
+st.caption(_("The **residual stream** x is each position's running vector: it starts as the token's embedding and "
+             "every block adds what its attention and its MLP write. The **final RMSNorm** divides it by its root mean "
+             "square (times a learned gain); the **unembedding** E (the embedding matrix, tied) turns it into one "
+             "**logit** per token of the vocabulary, and the softmax turns those into probabilities."))
 with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
                    "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
     draw.lens(lm, ids, answer)
@@ -73,9 +79,12 @@ st.header(_("2 · Who pushed the answer (direct logit attribution)"))
 st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
          r"\cdot \frac{u_t}{s}")
 st.latex(r"u_t = g \odot E_t")
-st.caption(_("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
-             "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
-             "unembedding. Click a head in the grid to add it to the knockout below."))
+st.caption(_("x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of "
+             "layer ℓ's output projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP "
+             "(SwiGLU, a small network applied to each position alone) writes.") + " " + _(
+    "The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
+    "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
+    "unembedding. Click a head in the grid to add it to the knockout below."))
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
 # directly, chosen again for a new prompt or answer unless the learner picked them (read here, before the grid
@@ -113,7 +122,9 @@ with parts_col:
 # --- 3 · knock heads out --------------------------------------------------------------------------------------
 st.header(_("3 · Knock heads out"))
 st.markdown(_("Remove heads' outputs and run the model again from the first changed layer: the new top 5 and the "
-              "change in your answer's probability, beside the same number of random heads as a control."))
+              "change in your answer's probability, beside the same number of random heads as a control.") + " " + _(
+    "**Zero ablation** replaces a head's output by zeros; **mean ablation** by its average over the prompt's "
+    "positions, so only what varies from token to token is removed."))
 by_values = {"attribution": att.heads} | draw.statistics(lm, ids)
 
 
@@ -140,6 +151,8 @@ st.markdown(_("{n} random word tokens written twice: a model that copies (“las
               "followed?”) predicts the second copy well. Induction heads do that copying (Olsson et al. 2022). "
               "Knock out the heads with the highest induction score, and the same number of random "
               "heads:").format(n=model.REPEAT_TOKENS))
+st.caption(_("The **loss** of one prediction is −ln p(the actual next token), in nats: 0 when the model gives that "
+             "token probability 1, larger the less it expected it."))
 c1, c2 = st.columns(2)
 with c1:
     rseed = controls.draw(CONTROLS["rseed"])

@@ -60,6 +60,10 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
              r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{" + str(config.d_head)
              + r"}}\right) V")
+    st.caption(_("x_t: token t's residual stream entering the layer (its running vector, after RMSNorm); RoPE turns "
+                 "q and k by an angle proportional to the position t (“Inside a real model”, step 3). The "
+                 "**logits** are the model's score for each token of its vocabulary, read from the last position; "
+                 "their softmax is the next token's probabilities."))
     st.caption(
         _("Computed by this page, not looked up: every token, probability and number below comes from running the "
           "model here, in NumPy float32.") + " " + model.storage_note(storage)
@@ -235,7 +239,9 @@ def cost(config: llm.LlamaConfig, n_prompt: int, n: int) -> None:
         "the n tokens goes through every layer again (query i over its i keys); the logits are needed for the last "
         "token only. RMSNorm, RoPE, softmax and SiLU (a few operations per number) are left out."
     ).format(d_model=c.d_model, heads=c.n_heads, kv=c.n_kv_heads, d_head=c.d_head, hd=c.n_heads * c.d_head,
-             d_ff=c.d_ff, W=ints(W), vocab=ints(c.vocab_size)))
+             d_ff=c.d_ff, W=ints(W), vocab=ints(c.vocab_size)) + " " + _(
+        "W_o is the output projection that maps the heads' concatenated outputs back to d_model; SwiGLU is the "
+        "block's MLP, down(SiLU(x W_gate) ⊙ x W_up) with SiLU(z) = z·σ(z), applied to each token alone."))
     formula = dict(with_=r"L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}",
                    without=r"L\,\Big(n W + 2 H d_{\text{head}} \tfrac{n(n+1)}{2}\Big) + d_{\text{model}}\, "
                            r"V_{\text{vocab}}")

@@ -19,6 +19,7 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 STEPS_KEY = CONTROLS["steps"].key
 
 draw.title()
+controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 lm = llm.model_or_explain(_(
     "This lesson generates text one token at a time with the model's real KV cache and shows the cache growing: "
     "the K and V rows each new token appends, its query attending over all of them, the cost with and without "

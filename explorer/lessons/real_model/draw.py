@@ -61,6 +61,14 @@ def intro(config: llm.LlamaConfig, stored: str) -> None:
         "decoder: {shape}, RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next "
         "one, and every one of its {heads} heads shows you what it attends to."
     ).format(model=llm.MODEL_NAME, shape=llm.describe(config), heads=config.n_layers * config.n_heads))
+    st.caption(_(
+        "New here: a **decoder** predicts each token from the ones before it (the causal mask). Each token's "
+        "**residual stream** is its running vector of {d_model} numbers: it starts as the token's embedding, and each "
+        "of the {layers} blocks adds to it what its attention writes (the heads' outputs through the output "
+        "projection W_o) and what its **MLP** writes (SwiGLU, a small network applied to each token alone). "
+        "**RMSNorm** divides a token's vector by its root mean square, √(mean(x²) + ε), times a learned gain, before "
+        "each attention and MLP. **RoPE** turns each query and key by an angle proportional to its position (step 3 "
+        "below).").format(d_model=config.d_model, layers=config.n_layers))
     st.info(_(
         "**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
         "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
@@ -74,7 +82,8 @@ def tokens(p: llm.Prompt, vocab_size: int) -> None:
     st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
                  "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
                  "BPE may cut between any two). No BOS token is added, as the model file says.").format(
-        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)))
+        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)) + " " + _(
+        "(BOS: a “beginning of sequence” token some models put before every text.)"))
     st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
     with st.expander(_("Numbers: token ids")):
         st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [llm.visible_piece(s) for s in p.pieces],
@@ -119,7 +128,10 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(" + str(c.n_layers) + r")}_{n-1})\, E^\top")
     st.caption(_("The last position's logits over all {vocab} tokens (the output projection is the embedding matrix E, "
                  "tied), softmax in float64. The top {k} hold {share} of the probability.").format(
-        vocab=i18n.integer(c.vocab_size), k=len(shown), share=i18n.percent(sum(f.top_probabilities), 1)))
+        vocab=i18n.integer(c.vocab_size), k=len(shown), share=i18n.percent(sum(f.top_probabilities), 1))
+               + " " + _("x^({layers})ₙ₋₁: the residual stream at the last position after all {layers} blocks; the "
+                         "**logits**: one score per token of the vocabulary, which the softmax turns into the "
+                         "probabilities.").format(layers=c.n_layers))
 
 
 @section
@@ -220,7 +232,9 @@ def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
         "{model} has {heads} query heads but only {kv_heads} key/value heads (Ainslie et al. 2023): query head *h* "
         "reads key/value head *h* // {g}. {sharing}: the same K and V rows, its own queries, so its own map. The "
         "KV cache holds {kv_heads} heads' keys and values per layer instead of {heads} (1/{g} of the memory)."
-    ).format(model=llm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing))
+    ).format(model=llm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing) + " " + _(
+        "(The KV cache: the keys and values of the tokens so far, which a decoder keeps while it generates instead "
+        "of computing them again; “Generating with a KV cache” builds it.)"))
     mask = np.tri(n, dtype=bool)
     cols = st.columns(g)
     for col, h in zip(cols, group, strict=True):

@@ -16,6 +16,7 @@ REVEALED = "_rm_revealed"
 ss = st.session_state
 
 draw.title()
+controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 lm = llm.model_or_explain(_(
     "Here you would type a prompt and watch the model predict the next token, see every one of its attention heads "
     "at a glance (which look at the first token, the previous token, themselves, or copy an earlier pattern), "

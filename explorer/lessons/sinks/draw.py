@@ -45,15 +45,24 @@ measured = cached(max_entries=96, serial=True)(model.measured)  # one variant at
 
 
 @section
-def intro() -> None:
-    """Title, the two questions, the honest note."""
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
     st.title(_("Attention sinks and smaller KV caches"))
+
+
+@section
+def intro() -> None:
+    """The two questions, the terms they use, the honest note."""
     st.markdown(_(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
         "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "
         "the last few tokens needs those first ones. Then it measures the other ways modern models shrink the KV "
         "cache (fewer key/value heads, a latent cache, a window), each as bytes per token against perplexity."
     ).format(model=llm.MODEL_NAME))
+    st.caption(_(
+        "**Perplexity** = exp(mean next-token loss), the loss of one prediction being −ln p(the actual next token) "
+        "in nats: 1 means every next token predicted with certainty, and lower is better. A **latent cache** keeps a "
+        "few numbers per token from which the keys and values are rebuilt (section 5)."))
     st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
         "the model here, in NumPy float32, on the text below. The model's weights are stored 4-bit quantized "

@@ -16,6 +16,8 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
+draw.title()
+controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
@@ -97,6 +99,10 @@ st.header(_("5 · Smaller caches: what each one costs"))
 st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every way to keep fewer is measured here "
               "on your text: bytes per token against perplexity, how far the next-token distributions move (KL) and "
               "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
+st.caption(_("**MHA** (multi-head attention) gives each query head its own key/value head, **GQA** (grouped-query, "
+             "this model) lets a group of query heads share one, **MQA** (multi-query) keeps one for all. **KL** "
+             "divergence, Σₜ p(t) ln(p(t) / q(t)) in nats, measures how far a variant's next-token distribution q "
+             "moves from the model's p: 0 when they are the same."))
 draw.cache_formulas(c, p.n)
 variants = model.cache_variants(c, p.n)
 measure = controls.draw(CONTROLS["measure"], {"variants": len(variants)})

@@ -44,5 +44,6 @@ from explorer.shell.controls.sidebar import (  # noqa: F401 (re-exported)
     sentence_steps,
     shared,
     sidebar_controls,
+    you_need,
 )
 from explorer.shell.controls.state import edition, last_valid, next_edition, reset  # noqa: F401 (re-exported)

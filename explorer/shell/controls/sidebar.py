@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -134,6 +135,24 @@ def not_used(notes: dict[str, str]) -> None:
     for key, why in notes.items():
         slot = slots.get(key)
         (st.sidebar if slot is None else slot).caption(_("↳ Not used on this page: {why}").format(why=why))
+
+
+def you_need(page_file: str) -> None:
+    """Under a lesson's title: the earlier lessons it builds on (its ``Lesson.needs``), each a link that opens that
+    lesson as the sidebar's own links do (``st.page_link``: the session keeps the language and the shared controls).
+    ``page_file``: the page's ``__file__`` (its folder names the lesson). Draws nothing for a lesson without needs.
+
+    Raises:
+        KeyError: a page that is no lesson of the navigation.
+    """
+    from explorer.lessons import lesson  # the navigation's table (no Streamlit)
+
+    needs = [lesson(name) for name in lesson(Path(page_file).parent.name).needs]
+    if needs:
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            st.caption(_("Builds on:"), width="content")
+            for entry in needs:
+                st.page_link(entry.page, label=_(entry.title), icon=entry.icon)
 
 
 _LANG_WIDGET = "_lang_choice"  # the language selectbox (its link parameter is written by this module: see below)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import attention as A
-from explorer.lessons import LESSONS
+from explorer.lessons import LESSONS, lesson
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import settings
 from explorer.shell.settings import Settings
@@ -49,6 +49,10 @@ def test_every_page_in_navigation_renders(entry):
     else:
         nxt = LESSONS[i + 1]
         assert [(p.label, p.page.strip("/")) for p in links] == [(f"Next lesson: {nxt.title}", nxt.url_path)]
+    # Under its title, the earlier lessons it builds on, each a link that opens that lesson (issue 49).
+    first = {LESSONS[0].url_path: ""}  # the default page is served at "/"
+    shown = [(e.proto.label, e.proto.page.strip("/")) for e in at.main.get("page_link")][:len(entry.needs)]
+    assert shown == [(n.title, first.get(n.url_path, n.url_path)) for n in map(lesson, entry.needs)]
 
 
 def test_the_real_models_pages_are_found():
