@@ -2,7 +2,8 @@
 
 One ``streamlit run streamlit_app.py`` per session, i.e. per xdist worker (free localhost port, output in
 ``.screenshots/e2e-server.log`` or ``e2e-server-gw0.log``…, checked for warnings and tracebacks when it
-stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), a fresh tab per test.
+stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), one tab the tests share, each test's
+first load a new document (a new Streamlit session).
 ``st_app`` wraps the page with explicit waits: an action is finished when the app has completed a script run, has been
 quiet for a moment, shows no stale element and every Plotly chart has drawn. ``tour(lang)`` visits every lesson once
 per language in a touch context and records what it shows at 1440 px and, resized in place, 390 px
@@ -339,7 +340,7 @@ class App:
         self.dialogs: list[str] = []
         self.page_errors: list[str] = []
         page.on("dialog", self._on_dialog)
-        page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+        page.on("pageerror", self._on_page_error)
         # Runs ended, counted on the websocket too: a run quick enough (a fragment's 10-50 ms, a replay) can start and
         # end inside one React render, so the page's script state never shows 'running' and the DOM count stays.
         self.finished = 0
@@ -356,6 +357,15 @@ class App:
                 if msg.WhichOneof("type") == "script_finished":
                     self.finished += 1
         ws.on("framereceived", received)
+
+    def detach(self) -> None:
+        """Stop listening to the tab (it goes on to another test)."""
+        for event, listener in (("dialog", self._on_dialog), ("pageerror", self._on_page_error),
+                                ("websocket", self._watch)):
+            self.page.remove_listener(event, listener)
+
+    def _on_page_error(self, exc) -> None:
+        self.page_errors.append(str(exc))
 
     def _on_dialog(self, dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
@@ -1044,7 +1054,8 @@ def tour(ready, tour_context):
 def context(browser):
     """One browser context for the session: its HTTP cache keeps Plotly's 4 MB bundle between tests.
 
-    Every test gets its own tab, and a tab is its own Streamlit session (own session_state).
+    Every test's first load is a new document, and a document is its own Streamlit session (own session_state):
+    the tests share one tab (:func:`st_app`), a test that needs a second session at once opens a tab of its own.
     """
     ctx = browser.new_context(viewport=VIEWPORT)
     ctx.add_init_script(OBSERVER_JS)
@@ -1054,13 +1065,14 @@ def context(browser):
 
 
 @pytest.fixture(scope="session")
-def ready(context, server):
-    """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
+def ready(context, server, _tab):
+    """The app is up: the tests' tab (:func:`_tab`) has loaded the default page and drawn a chart (timed from server
+    start), and is back at about:blank.
 
     Yields ``{"base", "nav", "default_charts", "default_values", "root_h1"}``: the navigation's pages, the
     default walkthrough's charts, the shared controls' values at defaults and the title of the page at "/".
     """
-    page = context.new_page()
+    page = _tab["page"]
     app = App(page, server["base"])
     page.goto(server["base"] + "/", wait_until="domcontentloaded")
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullLayout)",
@@ -1071,17 +1083,39 @@ def ready(context, server):
             "default_values": {k: app.widget_value(k) for k in DEFAULTS},
             "root_h1": page.locator("h1").first.inner_text().strip()}
     record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
-    page.close()
+    app.detach()
+    page.goto("about:blank")
+    assert not app.dialogs, f"dialogs opened: {app.dialogs}"
     yield info
 
 
+@pytest.fixture(scope="session")
+def _tab(context):
+    """The tab :func:`ready` and then the tests' :func:`st_app` use, one after the other: ``{"page": page}`` (a new one
+    after a test that left its tab unusable)."""
+    tab = {"page": context.new_page()}
+    yield tab
+    with contextlib.suppress(PlaywrightError):
+        tab["page"].close()
+
+
 @pytest.fixture
-def st_app(ready, context):
-    """A new tab (a new Streamlit session) on the running app; fails the test if a dialog opened."""
-    page = context.new_page()
-    app = App(page, ready["base"])
+def st_app(ready, context, _tab):
+    """A tab on the running app, at about:blank like a new tab: the test's first load is a new document, a new
+    Streamlit session (nothing kept from the test before: seen in the browser 2026-12-07, a control set before a load
+    in the same tab shows its default after it) and a first run. The tab is shared by the session's tests (a new tab
+    compiles Streamlit's and Plotly's code again: :func:`visit_all`); after the test it goes back to about:blank (the
+    session ends) at :data:`VIEWPORT`, with the test's listeners removed. Fails the test if a dialog opened."""
+    app = App(_tab["page"], ready["base"])
     yield app
-    page.close()
+    app.detach()
+    try:
+        app.page.goto("about:blank", timeout=30_000)
+        app.page.set_viewport_size(VIEWPORT)
+    except PlaywrightError:  # stuck or crashed: the next test gets a new tab
+        with contextlib.suppress(PlaywrightError):
+            app.page.close()
+        _tab["page"] = context.new_page()
     assert not app.dialogs, f"dialogs opened: {app.dialogs}"
 
 
