@@ -2,7 +2,8 @@
 
 One ``streamlit run streamlit_app.py`` per session, i.e. per xdist worker (free localhost port, output in
 ``.screenshots/e2e-server.log`` or ``e2e-server-gw0.log``…, checked for warnings and tracebacks when it
-stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), a fresh tab per test.
+stops), one Chromium (the system ``/usr/bin/chromium`` or Playwright's own), one tab the tests share, each test's
+first load a new document (a new Streamlit session).
 ``st_app`` wraps the page with explicit waits: an action is finished when the app has completed a script run, has been
 quiet for a moment, shows no stale element and every Plotly chart has drawn. ``tour(lang)`` visits every lesson once
 per language in a touch context and records what it shows at 1440 px and, resized in place, 390 px
@@ -339,7 +340,7 @@ class App:
         self.dialogs: list[str] = []
         self.page_errors: list[str] = []
         page.on("dialog", self._on_dialog)
-        page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+        page.on("pageerror", self._on_page_error)
         # Runs ended, counted on the websocket too: a run quick enough (a fragment's 10-50 ms, a replay) can start and
         # end inside one React render, so the page's script state never shows 'running' and the DOM count stays.
         self.finished = 0
@@ -357,6 +358,15 @@ class App:
                     self.finished += 1
         ws.on("framereceived", received)
 
+    def detach(self) -> None:
+        """Stop listening to the tab (it goes on to another test)."""
+        for event, listener in (("dialog", self._on_dialog), ("pageerror", self._on_page_error),
+                                ("websocket", self._watch)):
+            self.page.remove_listener(event, listener)
+
+    def _on_page_error(self, exc) -> None:
+        self.page_errors.append(str(exc))
+
     def _on_dialog(self, dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
         dialog.dismiss()
@@ -369,6 +379,7 @@ class App:
     def open(self, path: str = "", params: dict | None = None) -> float:
         """Load ``path`` (url path of a page) with query ``params``; returns seconds until settled."""
         t0 = time.perf_counter()
+        self._marks.clear()  # counts of the tab's last document: a new one counts from 0 again
         self.page.goto(self.url(path, params), wait_until="domcontentloaded")
         self.settle(before=0)
         return time.perf_counter() - t0
@@ -889,15 +900,18 @@ def to_phone(app: App) -> None:
 
 def layout_record(app: App, *, phone: bool) -> dict:
     """What the page shows at its present width: the charts' text boxes (overlaps, cut text), text wider than the
-    column or cut with "…", the charts' margins and cell texts; on a phone also the toolbars, the display formulas and
-    the real model's head maps."""
+    column or cut with "…", the charts' cell texts; on a desktop also the charts' margins (what
+    ``test_charts_keep_the_margins_they_were_sent`` reads); on a phone also whether it is a touch screen, the toolbars,
+    the display formulas and the real model's head maps (what the tests read at that width only)."""
     out = {"charts": app.page.evaluate(OVERLAPS_JS, SLACK_PX), "wider": app.page.evaluate(WIDER_JS),
-           "cut": app.page.evaluate(ELLIPSIS_JS), "margins": app.page.evaluate(MARGINS_JS),
-           "cells": app.page.evaluate(CELL_TEXT_JS), "width": app.page.evaluate("() => innerWidth"),
-           "touch": app.page.evaluate("() => matchMedia('(hover: none)').matches")}
+           "cut": app.page.evaluate(ELLIPSIS_JS), "cells": app.page.evaluate(CELL_TEXT_JS),
+           "width": app.page.evaluate("() => innerWidth")}
     if phone:
         out |= {"toolbars": app.page.evaluate(TOOLBARS_JS), "formulas": app.page.evaluate(FORMULAS_JS),
-                "maps": app.page.evaluate(MAPS_JS, list(HEAD_MAPS))}
+                "maps": app.page.evaluate(MAPS_JS, list(HEAD_MAPS)),
+                "touch": app.page.evaluate("() => matchMedia('(hover: none)').matches")}
+    else:  # the margins a chart was laid out with are read at the width the page loaded at
+        out["margins"] = app.page.evaluate(MARGINS_JS)
     return out
 
 
@@ -942,15 +956,22 @@ def new_tab(context, base: str) -> App:
     return App(page, base)
 
 
-def visit(context, base: str, path: str, params: dict | None, shot: str) -> dict:
-    """Open ``path`` with ``params`` in a new tab of ``context`` (:func:`tour_context`) at a desktop's width, record
-    what the page shows (title, address, dialogs, exceptions, charts, navigation) and its layout at both widths
-    (:func:`record_both_widths`), close the tab.
+def visit(app: App, path: str, params: dict | None, shot: str) -> dict:
+    """Load ``path`` with ``params`` as a new document in ``app``'s tab (a tab of :func:`tour_context`) at a desktop's
+    width, record what the page shows (title, address, dialogs, exceptions, charts, navigation) and its layout at both
+    widths (:func:`record_both_widths`).
 
-    A page that does not load is recorded with its ``error`` (the tests that read the tour report it)."""
-    app = new_tab(context, base)
+    A new document is a first load: a new Streamlit session (nothing kept from the tab's last page: a control set on
+    one page shows its default after a load in the same tab, seen in the browser 2026-12-07), the page script's first
+    run, and the touch screen read at render time (Streamlit's toolbars, ``hover: none``). The window is put back to
+    the desktop's width before the load, so the page is first laid out at 1440 px. The dialogs and JavaScript errors
+    recorded are this load's. A page that does not load is recorded with its ``error`` (the tests that read the tour
+    report it)."""
     rec = {"path": path, "params": params or {}, "error": None}
+    dialogs, errors = len(app.dialogs), len(app.page_errors)
     try:
+        if app.page.viewport_size != DESKTOP:
+            app.page.set_viewport_size(DESKTOP)
         rec["load_s"] = round(app.open(path, params), 3)
         rec |= app.page.evaluate(PAGE_JS) | {"url": app.page.url, "address": urlparse(app.page.url).path.strip("/"),
                                              "nav": app.nav()}
@@ -962,21 +983,40 @@ def visit(context, base: str, path: str, params: dict | None, shot: str) -> dict
         with contextlib.suppress(Exception):
             app.screenshot(f"tour-failed-{shot}")
     finally:
-        rec["browser_dialogs"], rec["page_errors"] = list(app.dialogs), list(app.page_errors)
-        app.page.close()
+        rec["browser_dialogs"], rec["page_errors"] = app.dialogs[dialogs:], app.page_errors[errors:]
     return rec
+
+
+def visit_all(context, base: str, pages: list[tuple[str, dict | None, str]]) -> list[dict]:
+    """:func:`visit` each ``(path, params, shot)`` of ``pages`` in order, in one tab of ``context``: each page a new
+    document (a first load and a new session, as in a new tab) without a new tab's cost (measured 2026-12-07, load
+    4-5, the same pages alternately: 2.5-11 s from the script run's end to the charts drawn in a new tab, 1.4-3.9 s in
+    the same tab, which has Streamlit's and Plotly's code compiled already). After a page that did not load, the
+    next page gets a new tab (the old one may be stuck or crashed)."""
+    out, app = [], new_tab(context, base)
+    try:
+        for path, params, shot in pages:
+            out.append(visit(app, path, params, shot))
+            if out[-1]["error"]:
+                with contextlib.suppress(Exception):
+                    app.page.close()
+                app = new_tab(context, base)
+    finally:
+        with contextlib.suppress(Exception):
+            app.page.close()
+    return out
 
 
 def take_tour(context, base: str, lang: str) -> dict[str, dict]:
     """One visit of every lesson (``explorer.lessons.LESSONS``, each at its own path, the default one included) in
-    ``lang`` at its defaults: ``{lesson name: record}`` (:func:`visit`)."""
+    ``lang`` at its defaults: ``{lesson name: record}`` (:func:`visit_all`)."""
     from explorer.lessons import LESSONS
 
-    out, t0 = {}, time.perf_counter()
-    for entry in LESSONS:
-        params = {} if lang == "en" else {"lang": lang}
-        out[entry.name] = visit(context, base, entry.url_path, params,
-                                entry.name if lang == "en" else f"{entry.name}-{lang}")
+    t0 = time.perf_counter()
+    params = {} if lang == "en" else {"lang": lang}
+    records = visit_all(context, base, [(e.url_path, params, e.name if lang == "en" else f"{e.name}-{lang}")
+                                        for e in LESSONS])
+    out = {e.name: r for e, r in zip(LESSONS, records, strict=True)}
     record_timing(f"tour_{lang}_s", round(time.perf_counter() - t0, 1))
     record_timing(f"tour_{lang}_page_load_s", {k: r.get("load_s") for k, r in out.items()})
     record_timing(f"tour_{lang}_measure_s", {k: r.get("measure_s") for k, r in out.items()})
@@ -1014,7 +1054,8 @@ def tour(ready, tour_context):
 def context(browser):
     """One browser context for the session: its HTTP cache keeps Plotly's 4 MB bundle between tests.
 
-    Every test gets its own tab, and a tab is its own Streamlit session (own session_state).
+    Every test's first load is a new document, and a document is its own Streamlit session (own session_state):
+    the tests share one tab (:func:`st_app`), a test that needs a second session at once opens a tab of its own.
     """
     ctx = browser.new_context(viewport=VIEWPORT)
     ctx.add_init_script(OBSERVER_JS)
@@ -1024,13 +1065,14 @@ def context(browser):
 
 
 @pytest.fixture(scope="session")
-def ready(context, server):
-    """The app is up: one tab has loaded the default page and drawn a chart (timed from server start).
+def ready(context, server, _tab):
+    """The app is up: the tests' tab (:func:`_tab`) has loaded the default page and drawn a chart (timed from server
+    start), and is back at about:blank.
 
     Yields ``{"base", "nav", "default_charts", "default_values", "root_h1"}``: the navigation's pages, the
     default walkthrough's charts, the shared controls' values at defaults and the title of the page at "/".
     """
-    page = context.new_page()
+    page = _tab["page"]
     app = App(page, server["base"])
     page.goto(server["base"] + "/", wait_until="domcontentloaded")
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(g => g._fullLayout)",
@@ -1041,17 +1083,39 @@ def ready(context, server):
             "default_values": {k: app.widget_value(k) for k in DEFAULTS},
             "root_h1": page.locator("h1").first.inner_text().strip()}
     record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
-    page.close()
+    app.detach()
+    page.goto("about:blank")
+    assert not app.dialogs, f"dialogs opened: {app.dialogs}"
     yield info
 
 
+@pytest.fixture(scope="session")
+def _tab(context):
+    """The tab :func:`ready` and then the tests' :func:`st_app` use, one after the other: ``{"page": page}`` (a new one
+    after a test that left its tab unusable)."""
+    tab = {"page": context.new_page()}
+    yield tab
+    with contextlib.suppress(PlaywrightError):
+        tab["page"].close()
+
+
 @pytest.fixture
-def st_app(ready, context):
-    """A new tab (a new Streamlit session) on the running app; fails the test if a dialog opened."""
-    page = context.new_page()
-    app = App(page, ready["base"])
+def st_app(ready, context, _tab):
+    """A tab on the running app, at about:blank like a new tab: the test's first load is a new document, a new
+    Streamlit session (nothing kept from the test before: seen in the browser 2026-12-07, a control set before a load
+    in the same tab shows its default after it) and a first run. The tab is shared by the session's tests (a new tab
+    compiles Streamlit's and Plotly's code again: :func:`visit_all`); after the test it goes back to about:blank (the
+    session ends) at :data:`VIEWPORT`, with the test's listeners removed. Fails the test if a dialog opened."""
+    app = App(_tab["page"], ready["base"])
     yield app
-    page.close()
+    app.detach()
+    try:
+        app.page.goto("about:blank", timeout=30_000)
+        app.page.set_viewport_size(VIEWPORT)
+    except PlaywrightError:  # stuck or crashed: the next test gets a new tab
+        with contextlib.suppress(PlaywrightError):
+            app.page.close()
+        _tab["page"] = context.new_page()
     assert not app.dialogs, f"dialogs opened: {app.dialogs}"
 
 

@@ -1,7 +1,8 @@
 """The tour: every lesson page, in each language, loaded once and read at a desktop's and a phone's width.
 
-``conftest.tour(lang)`` opens each lesson of ``explorer.lessons.LESSONS`` at its own path, at its defaults, in a new
-tab 1440 px wide of a touch screen (``conftest.tour_context``); records its title, address, dialogs, exceptions,
+``conftest.tour(lang)`` opens each lesson of ``explorer.lessons.LESSONS`` at its own path, at its defaults, as a new
+document (a first load, a new session) in one tab 1440 px wide of a touch screen (``conftest.tour_context``,
+``conftest.visit_all``); records its title, address, dialogs, exceptions,
 charts, navigation and layout; resizes the same page in place (no reload, no rerun) to 390 px and records the layout
 again (``conftest.visit``). The tests below read those records: no page is loaded again. A screenshot of each page
 at each width goes to ``.screenshots/layout-<width>-<lesson>[-<lang>].png``.
@@ -23,7 +24,7 @@ import re
 import pytest
 
 from explorer.lessons import LESSONS
-from tests.e2e.conftest import DESKTOP, LANGS, PHONE, layout_problems, visit
+from tests.e2e.conftest import DESKTOP, LANGS, PHONE, layout_problems, visit_all
 
 pytestmark = pytest.mark.e2e
 
@@ -198,8 +199,9 @@ def test_a_real_model_map_on_a_phone_keeps_its_width_for_its_keys(tour, lang):
 def test_no_chart_text_overlaps_at_crowded_settings(tour_context, ready):
     """Issue 18's crowded cases, each loaded once and measured at a desktop's and, resized in place, a phone's width."""
     problems = []
-    for n, (path, params) in enumerate(CROWDED):
-        r = visit(tour_context, ready["base"], path, params, f"{path}-crowded-{n}")
+    records = visit_all(tour_context, ready["base"],
+                        [(path, params, f"{path}-crowded-{n}") for n, (path, params) in enumerate(CROWDED)])
+    for (path, params), r in zip(CROWDED, records, strict=True):
         assert not r["error"] and not r["exceptions"], (path, r["error"], r["exceptions"])
         for width in WIDTHS:
             problems += layout_problems(r[width], f"{WIDTHS[width]['width']}px {path} {str(params)[:60]}")
