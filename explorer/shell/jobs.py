@@ -141,6 +141,12 @@ class Jobs:
         with self._cond:
             return sum(_nbytes(e.result) for e in self._entries.values())
 
+    def clear(self) -> None:
+        """Forget every finished job (the queued and running ones stay)."""
+        with self._cond:
+            for key in [k for k, e in self._entries.items() if e.finished]:
+                del self._entries[key]
+
     def _work(self) -> None:
         while True:
             with self._cond:
