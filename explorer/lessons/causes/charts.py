@@ -54,8 +54,7 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
     rows = block_labels(n_rows)
     fig = heatmap(p, rows, token_labels, title=title, row_name=_("stream entering"), col_name=_("position"),
                   zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140),
-                  colorbar_title=_("probability"),
-                  light=False, max_xticks=16)
+                  colorbar_title=_("probability"), light=False, max_xticks=16)
     trace = fig.data[0]
     pieces = np.array([[escape_label(s) for s in row] for row in top_pieces], dtype=object)
     custom = np.array(trace.customdata, dtype=object)
@@ -65,16 +64,13 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
     # enough for it (app.css hides it below), else hover only. Measured on the pieces as shown (not escaped).
     font = cell_text_font([str(s) for row in top_pieces for s in row], n, rows) if n <= LENS_TEXT_MAX else None
     if font is not None:
-        trace.text = pieces.tolist()
-        trace.texttemplate = "%{text}"
-        trace.textfont = font
+        trace.update(text=pieces.tolist(), texttemplate="%{text}", textfont=font)
     return fig
 
 
 def answer_curve(probability, rank, answer_label: str, *, title: str = "") -> go.Figure:
     """The answer's probability read out of each block's stream at the last position (hover: its rank too)."""
     p = np.asarray(probability, dtype=float)
-    rank = np.asarray(rank)
     label = escape_label(answer_label)
     line = go.Scatter(
         x=list(range(len(p))), y=p, mode="lines+markers", marker=dict(color=BLUE), line=dict(color=BLUE),
@@ -123,12 +119,10 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
     s, e = np.asarray(statistic, dtype=float), np.asarray(effect, dtype=float)
     if s.shape != e.shape or s.ndim != 2:
         raise ValueError(f"statistic and effect must both be [n_layers, n_heads], got {s.shape} and {e.shape}")
-    n_heads = s.shape[1]
-    layers, heads = np.divmod(np.arange(s.size), n_heads)
+    layers, heads = np.divmod(np.arange(s.size), s.shape[1])
     marked = {tuple(h) for h in highlight}
-    colors = [PICK_COLOR if (int(layer), int(head)) in marked else BLUE for layer, head in zip(layers, heads,
-                                                                                              strict=True)]
     codes = [model.head_code(layer, head) for layer, head in zip(layers, heads, strict=True)]
+    colors = [PICK_COLOR if model.head_of(code) in marked else BLUE for code in codes]
     dots = go.Scatter(
         x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
         customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in
@@ -181,8 +175,7 @@ def head_bars(values, *, clean: float, corrupted: float, y_title: str, title: st
     notes = [dict(xref="paper", x=1.01, y=y, text=t, showarrow=False, xanchor="left", yanchor="middle",
                   font=dict(size=11, color=c))
              for y, t, c in ((clean, _("clean"), BLUE), (corrupted, _("corrupted"), GREY))]
-    margin = bar_margin([fmt(lo, 1), fmt(hi, 1)], title_top(title))
-    margin["r"] = 72  # the two lines' names, right of the plot
+    margin = {**bar_margin([fmt(lo, 1), fmt(hi, 1)], title_top(title)), "r": 72}  # the lines' names on the right
     layout = dict(title=chart_title(title) if title else None,
                   xaxis=dict(tickmode="array", tickvals=list(range(len(v))), title=dict(text=_("head"))),
                   yaxis=dict(title=dict(text=escape_label(y_title)), range=[lo - pad, hi + pad]), height=320,
@@ -198,9 +191,7 @@ def loss_bars(names: Sequence[str], losses, accuracies, *, title: str = "") -> g
     bar = go.Bar(
         x=list(range(len(loss))), y=loss, marker_color=[BLUE] + [PICK_COLOR] + [GREY] * (len(loss) - 2),
         text=[_("{loss} nats").format(loss=fmt(v, 2)) for v in loss], textposition="outside", cliponaxis=False,
-        customdata=np.array([[nm, fmt(v, 3), i18n.percent(float(a), 0)] for nm, v, a in zip(labels, loss, acc,
-                                                                                              strict=True)],
-                            dtype=object),
+        customdata=[[nm, fmt(v, 3), i18n.percent(float(a), 0)] for nm, v, a in zip(labels, loss, acc, strict=True)],
         hovertemplate=_("{run}: loss {loss} nats · top-1 {accuracy}").format(
             run="%{customdata[0]}", loss="%{customdata[1]}", accuracy="%{customdata[2]}") + "<extra></extra>",
     )

@@ -23,11 +23,11 @@ from attention import heads
 from explorer.lessons import real_model
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import controls, head_statistics, i18n, llm
+from explorer.shell import controls, i18n, llm
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, head_labels, latex_words, layer_labels, md_code
+from explorer.shell.textviews import fmt, head_labels, latex_words, layer_labels
 
 _, _n = translator(__name__)
 
@@ -60,6 +60,14 @@ def head_table(config: llm.LlamaConfig, prompt: str, heads, columns: dict) -> No
     dataframe(pd.DataFrame({_("head"): [model.head_code(*h) for h in heads], _(LINK_HEADER): links}).assign(**columns),
               hide_index=True, width="stretch",
               column_config={_(LINK_HEADER): st.column_config.LinkColumn(display_text=_("six steps →"))})
+
+
+@section
+def open_head(_model: llm.LlamaModel, prompt: str, head: tuple[int, int]) -> None:
+    """A Markdown link to ``head``'s six steps in "Inside a real model" on ``prompt`` (a head clicked on a grid)."""
+    st.markdown(_("[Open {head}'s six steps in “Inside a real model” →]({link})").format(head=model.head_code(*head),
+                link=controls.link(real_model, real_model.sizes(_model.config), prompt=prompt, layer=head[0],
+                                   head=head[1])))
 
 
 def every_head_links(config: llm.LlamaConfig, prompt: str, name: str, values: np.ndarray, label: str) -> None:
@@ -112,8 +120,7 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     """The logit lens: the top token at every block and position, and the answer's probability block by block."""
     pieces, probs = lens_top(_model, ids)
     a = answer_by_layer(_model, ids, answer)
-    labels = llm.labels(_model, ids)
-    name = model.piece(_model, answer)
+    labels, plain = llm.labels(_model, ids), model.plain(_model, answer)
     st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
     st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
     st.caption(_("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
@@ -124,14 +131,12 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
         st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
                         key="ca_fig_lens")
     with right:
-        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, model.plain(_model, answer),
-                                          title=_("p({answer}) at the last position").format(
-                                              answer=model.plain(_model, answer))),
+        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain,
+                                          title=_("p({answer}) at the last position").format(answer=plain)),
                         key="ca_fig_answer_curve")
-        st.markdown(model.lens_claim(a, name))
-        if a.under(0.01) is not None:
-            st.caption(_("Its probability stays under {one_percent} up to block {block} of the readout.").format(
-                one_percent=i18n.percent(0.01, 0), block=a.under(0.01)))
+        st.markdown(model.lens_claim(a, model.piece(_model, answer)))
+        if (unlikely := model.unlikely_claim(a)) is not None:
+            st.caption(unlikely)
     numbers({_("the answer by block"): pd.DataFrame({_("block"): range(len(a.probability)),
                                                       _("probability"): a.probability, _("rank"): a.rank}),
              _("top token by block and position"): pd.DataFrame(list(pieces), columns=labels)},
@@ -214,12 +219,9 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
         "occurrence can answer (its 2nd to last token).",
         "The loss is the mean next-token loss over the {n} predictions of the second copy that an earlier "
         "occurrence can answer (its 2nd to last token).", k - 1).format(n=k - 1))
-    random_loss = np.array([x[0] for x in r.random_runs])
-    random_acc = np.array([x[1] for x in r.random_runs])
     names = [_("no knockout"), _n("top {n} induction head", "top {n} induction heads", n_knock).format(n=n_knock)] + [
         _("random {d}").format(d=d + 1) for d in range(len(r.random))]
-    losses = [r.clean[0], r.knocked[0], *random_loss]
-    accs = [r.clean[1], r.knocked[1], *random_acc]
+    losses, accs = (list(x) for x in zip(r.clean, r.knocked, *r.random_runs, strict=True))
     st.plotly_chart(cfig.loss_bars(names, losses, accs, title=_("second-copy loss")), key="ca_fig_induction")
     sentence, comparison = model.induction_sentences(r, ablation)
     st.markdown(sentence)
@@ -239,20 +241,8 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     progress bar: ``jobs.in_steps`` over ``llm.knockout_sweep``)."""
     sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
     log_probs, effect = sweep.log_probs, sweep.effect
-    name = model.piece(_model, answer)
-    best = heads.top_heads(effect, 1, largest=False)[0]
-    if guess is not None:
-        g = model.grade_guess(effect, guess)
-        text = (_("**Right: {guess} matters most.** Its knockout changes log p({answer}) by {effect}.").format(
-                    guess=model.head_code(*guess), answer=name, effect=fmt(g.effect, 3)) if g.right else
-                _("**{guess} ranks {rank} of {n}**: its knockout changes log p({answer}) by {effect}. The head that "
-                  "matters most is **{best}** ({best_effect}).").format(
-                    guess=model.head_code(*guess), rank=g.rank, n=effect.size, answer=name, effect=fmt(g.effect, 3),
-                    best=model.head_code(*g.best), best_effect=fmt(g.best_effect, 3)))
-        (st.success if g.right else st.info)(text)
-    else:
-        st.info(_("The head that matters most is **{best}**: its knockout changes log p({answer}) by {effect}.").format(
-            best=model.head_code(*best), answer=name, effect=fmt(float(effect[best]), 3)))
+    callout, text = model.sweep_claim(effect, guess, model.piece(_model, answer))
+    getattr(st, callout)(text)
     top = heads.top_heads(effect, 8, largest=False)
     head_table(_model.config, prompt, top, {_("change of log p"): [float(effect[h]) for h in top],
                                             _("p after"): [float(np.exp(log_probs[h])) for h in top]})
@@ -266,27 +256,8 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     """What the scatter of the attention statistic against the effect says for this prompt."""
     effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect  # the door's cached passes
     values = statistics(_model, ids)[stat]
-    s = model.STATISTICS[stat]
-    name = model.piece(_model, answer)
-    r = model.attention_vs_effect(values, effect)
-    st.latex(s.last_formula)  # the same row formula as every lesson's (attention.heads.formula), on the last row
-    same = r.busiest == r.strongest
-    short = head_statistics.short(stat)
-    if same:
-        st.markdown(_("Here the head with the highest {statistic} ({head}, {value}) is also the head that matters most "
-                      "({effect}): on this prompt and statistic, attention and effect agree. Try another statistic or "
-                      "prompt.").format(statistic=short, head=model.head_code(*r.busiest),
-                                        value=fmt(r.busiest_value, 3), effect=fmt(r.busiest_effect, 3)))
-    else:
-        st.markdown(_(
-            "The head with the highest {statistic}, **{busiest}** ({busiest_value}), changes log p({answer}) by "
-            "{busiest_effect} when knocked out (rank {busiest_rank} of {n}). The head that matters most, "
-            "**{strongest}** ({strongest_effect}), has {statistic} {strongest_value} (rank {strongest_rank} of {n}). "
-            "Rank correlation between the two over all heads: ρ = {rho}.").format(
-            statistic=short, busiest=model.head_code(*r.busiest), busiest_value=fmt(r.busiest_value, 3), answer=name,
-            busiest_effect=fmt(r.busiest_effect, 3), busiest_rank=r.busiest_rank, n=r.n_heads,
-            strongest=model.head_code(*r.strongest), strongest_effect=fmt(r.strongest_effect, 3),
-            strongest_value=fmt(r.strongest_value, 3), strongest_rank=r.strongest_stat_rank, rho=fmt(r.rho, 2)))
+    st.latex(model.STATISTICS[stat].last_formula)  # every lesson's row formula (attention.heads.formula), last row
+    st.markdown(model.scatter_claim(model.attention_vs_effect(values, effect), stat, model.piece(_model, answer)))
     st.caption(_("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
                  "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads "
                  "named."))
@@ -307,22 +278,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
                  "stream entering that block at that position replaced by the clean run's. Columns before the first "
                  "differing token are the corrupted run itself (the two streams are equal there).").format(
         clean=fmt(c_diff, 2), corrupted=fmt(x_diff, 2)))
-    move = model.fact_move(model.recovered(grid, c_diff, x_diff))
-    where = md_code(labels[move.other_position], limit=None) if move.other_position is not None else ""
-    if move.moves:
-        st.markdown(_("**The fact moves between layers {until} and {last_from}.** Up to block {until}, copying the "
-                      "stream at position {where} carries the answer; from block {last_from} on, only the last "
-                      "position does. So a layer around {until} moves the information to the last position: its "
-                      "heads are below.").format(until=move.other_until, last_from=move.last_from, where=where))
-    elif move.last_from is not None and move.other_until is not None:
-        st.markdown(_("From block {last_from} on, copying the last position carries the answer; up to block {until}, "
-                      "copying position {where} does. The two ranges do not meet: no single layer moves it.").format(
-            last_from=move.last_from, until=move.other_until, where=where))
-    elif move.last_from is not None:
-        st.markdown(_("From block {last_from} on, copying the last position carries the answer; no other position "
-                      "carries at least half of it at any block.").format(last_from=move.last_from))
-    else:
-        st.markdown(_("No single stream copied from the clean run carries at least half of the difference here."))
+    st.markdown(model.fact_move_claim(model.fact_move(model.recovered(grid, c_diff, x_diff)), labels))
     numbers(pd.DataFrame(grid, index=cfig.block_labels(grid.shape[0]), columns=labels),
             label=_("Numbers: the patching map"))
 
@@ -333,16 +289,11 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
     """Each head of one layer patched alone, with links."""
     values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
     c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
-    a, f = model.piece(_model, answer), model.piece(_model, foil)
     st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),
                     key="ca_fig_head_patch")
-    best = int(np.argmax(values))
-    share = (values[best] - x_diff) / (c_diff - x_diff)
-    st.markdown(_("Copying **{head}**'s output alone takes {answer} − {foil} from {corrupted} to **{patched}** "
-                  "({share} of the way to the clean {clean}).").format(
-        head=model.head_code(layer, best), answer=a, foil=f, corrupted=fmt(x_diff, 2),
-        patched=fmt(float(values[best]), 2), share=i18n.percent(float(share), 0), clean=fmt(c_diff, 2)))
+    st.markdown(model.head_patch_claim(values, layer, c_diff, x_diff, model.piece(_model, answer),
+                                       model.piece(_model, foil)))
     head_table(_model.config, clean_prompt, [(layer, h) for h in range(len(values))], {_("logit diff"): values})
 
 

@@ -1,14 +1,12 @@
 """What made it say that? The arrays of the lesson (pure NumPy on the door's interventions, :mod:`explorer.shell.llm`).
 
-The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by
-layer (logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks
-heads out (with random heads as the control), sweeps all 270 heads, and moves one activation from a clean
-prompt into a corrupted one (activation patching). This module holds what the page computes from those
-numbers: the top tokens, the statistics of the last query's attention (:mod:`attention.heads`, their words
-:mod:`explorer.shell.head_statistics`), the second-copy loss on the repeated random prompt, seeded random
-heads, the grade of a guess, and the sentences' facts (where the answer
-appears, where a fact moves, how attention and effect line up), each computed so that the page can say it only
-when it holds for the learner's input.
+The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by layer
+(logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks heads out
+(random heads as the control), sweeps all 270 heads, and moves one activation from a clean prompt into a corrupted
+one (activation patching). This module holds what the page computes from those numbers: the top tokens, the
+statistics of the last query's attention (:mod:`attention.heads`, words :mod:`explorer.shell.head_statistics`), the
+second-copy loss on the repeated random prompt, seeded random heads, the grade of a guess, and the claims (the
+``*_claim`` and ``*_sentences`` functions: which sentence is true for the learner's input, with its numbers).
 
 Sources:
     * Logit lens: nostalgebraist (2020), "interpreting GPT: the logit lens".
@@ -23,7 +21,7 @@ Sources:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,6 +225,18 @@ def lens_claim(a: AnswerByLayer, answer: str) -> str:
               "{where},")).format(until=until, where=where, **values) + " " + end.format(**values)
 
 
+def unlikely_claim(a: AnswerByLayer, level: float = 0.01) -> str | None:
+    """How long the answer's readout stays under ``level`` from block 0 on (:meth:`AnswerByLayer.under`): at every
+    block to the output, a stretch of blocks, or only block 0, the token embedding; ``None`` when it starts above."""
+    last, out = a.under(level), len(a.probability) - 1
+    values = dict(one_percent=i18n.percent(level, 0), block=last, p=i18n.percent(float(a.probability[1]), 1))
+    return None if last is None else (
+        _("Its probability stays under {one_percent} at every block of the readout, to the output.") if last == out
+        else _("Its probability stays under {one_percent} up to block {block} of the readout.") if last else
+        _("Its probability is under {one_percent} in the token embedding's readout (block 0) but already {p} "
+          "entering block 1.")).format(**values)
+
+
 # --- the statistics of the last query's attention -----------------------------------------------------------
 
 
@@ -297,6 +307,27 @@ def attention_vs_effect(statistic, effect) -> AttentionVsEffect:
         spearman(s, -e), s.size)
 
 
+def scatter_claim(r: AttentionVsEffect, stat: str, answer: str) -> str:
+    """What the scatter of the statistic ``stat`` (a :data:`LAST_ROW_KEYS` key) against the knockout effect says
+    (``answer``: its piece, a code span): that the busiest head is also the one that matters most, or both heads'
+    numbers and ranks with the rank correlation (Markdown in the run's language)."""
+    short = head_statistics.short(stat)
+    if r.busiest == r.strongest:
+        return _("Here the head with the highest {statistic} ({head}, {value}) is also the head that matters most "
+                 "({effect}): on this prompt and statistic, attention and effect agree. Try another statistic or "
+                 "prompt.").format(statistic=short, head=head_code(*r.busiest), value=fmt(r.busiest_value, 3),
+                                   effect=fmt(r.busiest_effect, 3))
+    return _(
+        "The head with the highest {statistic}, **{busiest}** ({busiest_value}), changes log p({answer}) by "
+        "{busiest_effect} when knocked out (rank {busiest_rank} of {n}). The head that matters most, "
+        "**{strongest}** ({strongest_effect}), has {statistic} {strongest_value} (rank {strongest_rank} of {n}). "
+        "Rank correlation between the two over all heads: ρ = {rho}.").format(
+        statistic=short, busiest=head_code(*r.busiest), busiest_value=fmt(r.busiest_value, 3), answer=answer,
+        busiest_effect=fmt(r.busiest_effect, 3), busiest_rank=r.busiest_rank, n=r.n_heads,
+        strongest=head_code(*r.strongest), strongest_effect=fmt(r.strongest_effect, 3),
+        strongest_value=fmt(r.strongest_value, 3), strongest_rank=r.strongest_stat_rank, rho=fmt(r.rho, 2))
+
+
 @dataclass(frozen=True)
 class Grade:
     """A guess of the head that matters most, graded: its rank by the drop of the answer's log-probability."""
@@ -318,6 +349,22 @@ def grade_guess(effect, guess: tuple[int, int]) -> Grade:
     e = np.asarray(effect, dtype=np.float64)
     best = heads.top_heads(e, 1, largest=False)[0]
     return Grade(tuple(guess), rank_of(e, *guess, largest=False), float(e[guess]), best, float(e[best]))
+
+
+def sweep_claim(effect, guess: tuple[int, int] | None, answer: str) -> tuple[str, str]:
+    """What the sweep's ``effect [L, H]`` says of the learner's ``guess`` (``None``: no guess; ``answer``: its piece,
+    a code span): ``(callout, Markdown)``, the callout ``"success"`` for a right guess, else ``"info"``."""
+    e = np.asarray(effect, dtype=np.float64)
+    g = grade_guess(e, guess or heads.top_heads(e, 1, largest=False)[0])  # no guess: the best head, graded
+    values = dict(guess=head_code(*g.guess), rank=g.rank, n=e.size, answer=answer, effect=fmt(g.effect, 3),
+                  best=head_code(*g.best), best_effect=fmt(g.best_effect, 3))
+    if guess is None:
+        return "info", _("The head that matters most is **{best}**: its knockout changes log p({answer}) by "
+                         "{effect}.").format(**values)
+    return ("success", _("**Right: {guess} matters most.** Its knockout changes log p({answer}) by {effect}.").format(
+        **values)) if g.right else ("info", _(
+        "**{guess} ranks {rank} of {n}**: its knockout changes log p({answer}) by {effect}. The head that matters most "
+        "is **{best}** ({best_effect}).").format(**values))
 
 
 # --- the repeated random prompt -----------------------------------------------------------------------------
@@ -391,14 +438,43 @@ def fact_move(fraction) -> FactMove:
     half = 0.5
     runs = stretches(r[:, -1] >= half)  # the last position's: the last run is the one that reaches the end, if any
     last_from = runs[-1][0] if runs and runs[-1][1] == len(r) - 1 else None
-    other_until = other_position = None
-    if r.shape[1] > 1:
-        others = r[:, :-1]
-        ok = (others >= half).any(axis=1)
-        if ok.any():
-            other_until = int(np.nonzero(ok)[0][-1])
-            other_position = int(np.argmax(others[other_until]))
+    ok = np.flatnonzero((r[:, :-1] >= half).any(axis=1))  # the blocks where another position carries half
+    other_until = int(ok[-1]) if len(ok) else None
+    other_position = int(np.argmax(r[other_until, :-1])) if len(ok) else None
     return FactMove(last_from, other_until, other_position)
+
+
+def fact_move_claim(move: FactMove, labels: Sequence[str]) -> str:
+    """Where the residual patching map says the fact moves (``labels``: the pair's position labels,
+    :func:`pair_labels`): between two layers, over two ranges that do not meet, only at the last position, or
+    nowhere (Markdown in the run's language)."""
+    where = md_code(labels[move.other_position], limit=None) if move.other_position is not None else ""
+    values = dict(until=move.other_until, last_from=move.last_from, where=where)
+    if move.moves:
+        return _("**The fact moves between layers {until} and {last_from}.** Up to block {until}, copying the "
+                 "stream at position {where} carries the answer; from block {last_from} on, only the last "
+                 "position does. So a layer around {until} moves the information to the last position: its "
+                 "heads are below.").format(**values)
+    if move.last_from is not None and move.other_until is not None:
+        return _("From block {last_from} on, copying the last position carries the answer; up to block {until}, "
+                 "copying position {where} does. The two ranges do not meet: no single layer moves it.").format(
+            **values)
+    if move.last_from is not None:
+        return _("From block {last_from} on, copying the last position carries the answer; no other position "
+                 "carries at least half of it at any block.").format(**values)
+    return _("No single stream copied from the clean run carries at least half of the difference here.")
+
+
+def head_patch_claim(values, layer: int, clean: float, corrupted: float, answer: str, foil: str) -> str:
+    """What patching each head of ``layer`` alone did (``values [n_heads]``: the logit differences; ``clean``,
+    ``corrupted``: the runs' own; ``answer``, ``foil``: their pieces, code spans): the head that recovers most, with
+    its share of the way (Markdown in the run's language)."""
+    v = np.asarray(values, dtype=np.float64)
+    best = int(np.argmax(v))
+    return _("Copying **{head}**'s output alone takes {answer} − {foil} from {corrupted} to **{patched}** "
+             "({share} of the way to the clean {clean}).").format(
+        head=head_code(layer, best), answer=answer, foil=foil, corrupted=fmt(corrupted, 2), patched=fmt(v[best], 2),
+        share=i18n.percent(float(recovered(v[best], clean, corrupted)), 0), clean=fmt(clean, 2))
 
 
 def pair_labels(clean_pieces: Sequence[str], corrupted_pieces: Sequence[str]) -> list[str]:
@@ -567,26 +643,19 @@ def latex_safe(text: str) -> str:
     return kept.strip() or "·"
 
 
-def sweep_step(config: llm.LlamaConfig, layer: int) -> str:
-    """The knockout sweep's progress text while it runs ``layer`` (1-based) of ``config.n_layers``."""
-    return _("knocking out {n} heads: layer {layer} of {layers}").format(n=config.n_layers * config.n_heads,
-                                                                         layer=layer, layers=config.n_layers)
+def sweep_progress(config: llm.LlamaConfig) -> tuple[Callable[[int], str], str]:
+    """The knockout sweep's progress texts for :func:`explorer.shell.jobs.in_steps`: ``(the text while it runs layer
+    ``layer`` (1-based) of config.n_layers, the text once it ran)``."""
+    n, layers = config.n_layers * config.n_heads, config.n_layers
+    step = _("knocking out {n} heads: layer {layer} of {layers}")
+    return (lambda layer: step.format(n=n, layer=layer, layers=layers),
+            _("knocked out {n} heads, one at a time, in {layers} stacked passes").format(n=n, layers=layers))
 
 
-def sweep_done(config: llm.LlamaConfig) -> str:
-    """The knockout sweep's progress text once it ran."""
-    return _("knocked out {n} heads, one at a time, in {layers} stacked passes").format(
-        n=config.n_layers * config.n_heads, layers=config.n_layers)
-
-
-def patch_step(config: llm.LlamaConfig, n: int, block: int) -> str:
-    """The residual patching map's progress text (``n`` positions) while it patches ``block``."""
+def patch_progress(config: llm.LlamaConfig, n: int) -> tuple[Callable[[int], str], str]:
+    """The residual patching map's progress texts (``n`` positions), as :func:`sweep_progress`'s: while it patches
+    ``block``, once it ran."""
     blocks = config.n_layers + 1
-    return _("patching {blocks} streams × {n} positions: block {block} of {last}").format(
-        blocks=blocks, n=n, block=block, last=blocks - 1)
-
-
-def patch_done(config: llm.LlamaConfig, n: int) -> str:
-    """The residual patching map's progress text once it ran (``n`` positions)."""
-    return _("patched {blocks} streams × {n} positions, one stacked pass per block").format(
-        blocks=config.n_layers + 1, n=n)
+    step = _("patching {blocks} streams × {n} positions: block {block} of {last}")
+    return (lambda block: step.format(blocks=blocks, n=n, block=block, last=blocks - 1),
+            _("patched {blocks} streams × {n} positions, one stacked pass per block").format(blocks=blocks, n=n))

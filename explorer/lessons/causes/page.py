@@ -11,7 +11,6 @@ import functools
 import streamlit as st
 
 from attention.heads import top_heads
-from explorer.lessons import real_model
 from explorer.lessons.causes import CONTROLS, draw, model
 from explorer.shell import charts, controls, i18n, jobs, llm
 from explorer.shell.i18n import translator
@@ -22,14 +21,6 @@ HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the l
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
 ss = st.session_state
-
-
-def open_head_link(config: llm.LlamaConfig, prompt: str, head: tuple[int, int]) -> str:
-    """A Markdown link to ``head``'s six steps in "Inside a real model" on ``prompt`` (built from that lesson's
-    declarations: the link keeps the run's language)."""
-    return _("[Open {head}'s six steps in “Inside a real model” →]({link})").format(
-        head=model.head_code(*head),
-        link=controls.link(real_model, real_model.sizes(config), prompt=prompt, layer=head[0], head=head[1]))
 
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
@@ -115,7 +106,7 @@ with grid_col:
                     on_select=add_clicked_head, selection_mode="points")
     clicked = charts.clicked_head(ss.get(GRID), L, H)
     if clicked:
-        st.markdown(open_head_link(config, p.kept_text, clicked))
+        draw.open_head(lm, p.kept_text, clicked)
 with parts_col:
     draw.attribution_parts(lm, ids, answer, p.kept_text)
 
@@ -174,7 +165,7 @@ st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)
           on_click=lambda: ss.__setitem__(REVEALED, signature))
 if ss.get(REVEALED) == signature:
     sweep = jobs.in_steps(functools.partial(llm.knockout_sweep, lm, ids, answer, ablation=ablation),
-                          functools.partial(model.sweep_step, config), model.sweep_done(config), first=1)
+                          *model.sweep_progress(config), first=1)
     draw.sweep_reveal(lm, ids, answer, ablation, guess, p.kept_text)
     left, right = st.columns(2)
     with left:
@@ -188,7 +179,7 @@ if ss.get(REVEALED) == signature:
     draw.scatter_text(lm, ids, answer, ablation, stat)
     opened = charts.clicked_head(event2, L, H) or charts.clicked_head(event, L, H)
     if opened:
-        st.markdown(open_head_link(config, p.kept_text, opened))
+        draw.open_head(lm, p.kept_text, opened)
 else:
     runs = L * (L + 1) // 2
     st.caption(_("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
@@ -211,9 +202,8 @@ if clean_p.n != corrupt_p.n:
                  "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
                  "tokens:").format(clean=clean_p.n, corrupted=corrupt_p.n), icon="📏")
     names = _("clean:"), _("corrupted:")
-    width = max(map(len, names))  # the two token lists start in one column
-    st.text(names[0].ljust(width) + " " + " │ ".join(clean_p.labels))
-    st.text(names[1].ljust(width) + " " + " │ ".join(corrupt_p.labels))
+    for name, labels in zip(names, (clean_p.labels, corrupt_p.labels), strict=True):  # the lists start in one column
+        st.text(name.ljust(max(map(len, names))) + " " + " │ ".join(labels))
 else:
     with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
         a_clean = llm.run(lm, clean_p.ids, activations=True).top_ids[0]
@@ -225,8 +215,7 @@ else:
                   "so the two answers differ.").format(answer=model.piece(lm, a_clean)), icon="🔁")
     else:
         grid = jobs.in_steps(functools.partial(llm.patch_residual_sweep, lm, clean_p.ids, corrupt_p.ids, a_clean,
-                                               a_corrupt), functools.partial(model.patch_step, config, clean_p.n),
-                             model.patch_done(config, clean_p.n))
+                                               a_corrupt), *model.patch_progress(config, clean_p.n))
         draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
         move = model.fact_move(model.recovered(grid, *model.logit_differences(lm, clean_p.ids, corrupt_p.ids, a_clean,
                                                                              a_corrupt)))

@@ -119,6 +119,24 @@ def test_the_readout_says_up_to_which_block_the_answer_stays_unlikely():
     assert M.AnswerByLayer(np.full(3, 0.001), np.full(3, 7)).under(0.01) == 2
 
 
+@pytest.mark.parametrize("probability, said", [
+    ([0.001, 0.002, 0.5, 0.005, 0.9], "Its probability stays under 1% up to block 1 of the readout."),
+    ([0.001, 0.014, 0.005, 0.9], "Its probability is under 1% in the token embedding's readout (block 0) but "
+                                 "already 1.4% entering block 1."),  # not "only": block 2 is under 1% again
+    ([0.001, 0.002, 0.003], "Its probability stays under 1% at every block of the readout, to the output."),
+    ([0.02, 0.001, 0.9], None),
+])
+def test_the_unlikely_readout_caption_names_one_block_a_stretch_or_every_block(probability, said):
+    """The caption said "stays under 1% up to block 0 of the readout" when only the token embedding's readout was
+    under 1%, and "up to block L" (the output row, not a block) when every readout was."""
+    a = M.AnswerByLayer(np.array(probability), np.full(len(probability), 3))
+    assert M.unlikely_claim(a) == said
+    for lang in ("pt", "tr"):
+        with i18n.using(lang):
+            text, one = M.unlikely_claim(a), i18n.percent(0.01, 0)
+        assert text is None if said is None else text != said and "{" not in text and one in text
+
+
 def test_the_logit_lens_claim_on_the_issues_example():
     """Issue 49: on top from block 14 to 28, rank 3 entering block 29, the answer at the output (30). The page said
     "becomes the most likely token only after the last block"."""
@@ -164,6 +182,74 @@ def test_a_guess_is_graded_by_its_rank():
     assert M.grade_guess(effect, (0, 1)).right
     g = M.grade_guess(effect, (1, 1))
     assert not g.right and g.rank == 4 and g.best == (0, 1) and g.best_effect == -1.0 and g.effect == 0.2
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "tr"])
+def test_the_sweep_claim_grades_a_right_or_wrong_guess_or_names_the_best_head(lang):
+    effect = np.array([[0.0, -1.0], [-0.5, 0.2]])
+    with i18n.using(lang):
+        claims = [M.sweep_claim(effect, guess, "`a`") for guess in ((0, 1), (1, 1), None)]
+        small, large = M.fmt(0.2, 3), M.fmt(-1.0, 3)
+    assert [kind for kind, _ in claims] == ["success", "info", "info"]
+    assert all("{" not in text and "`a`" in text for _, text in claims)
+    assert "L0H1" in claims[0][1] and "L1H0" not in claims[0][1]
+    assert all(s in claims[1][1] for s in ("L1H1", "4", small, "L0H1"))
+    assert "L0H1" in claims[2][1] and large in claims[2][1]
+    if lang == "en":
+        assert claims[0][1] == "**Right: L0H1 matters most.** Its knockout changes log p(`a`) by -1.000."
+        assert claims[1][1] == ("**L1H1 ranks 4 of 4**: its knockout changes log p(`a`) by 0.200. The head that "
+                                "matters most is **L0H1** (-1.000).")
+        assert claims[2][1] == "The head that matters most is **L0H1**: its knockout changes log p(`a`) by -1.000."
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "tr"])
+def test_the_scatter_claim_says_whether_attention_and_effect_agree(lang):
+    x = np.arange(12.0).reshape(3, 4)
+    effect = np.zeros((3, 4))
+    effect[0, 1], effect[2, 3] = -2.0, -0.01  # the head that matters most looks quiet; the busiest matters little
+    agree = effect.copy()
+    agree[2, 3] = -3.0  # now the busiest matters most
+    with i18n.using(lang):
+        differ = M.scatter_claim(M.attention_vs_effect(x, effect), "sink", "`a`")
+        same = M.scatter_claim(M.attention_vs_effect(x, agree), "sink", "`a`")
+    assert "{" not in differ + same and "L2H3" in differ and "L0H1" in differ and "`a`" in differ
+    assert "L2H3" in same and "L0H1" not in same
+    if lang == "en":
+        assert "(rank 2 of 12)" in differ and "(rank 11 of 12)" in differ and "ρ = " in differ
+        assert same.startswith("Here the head with the highest") and "attention and effect agree" in same
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "tr"])
+def test_the_fact_move_claim_follows_each_case_of_the_map(lang):
+    labels = ["The (0)", "␣France/␣Italy (1)", "␣is (2)"]
+    grid = np.zeros((6, 3))
+    grid[:3, 1], grid[3:, 2] = 1.0, 1.0  # position 1 up to block 2, then the last position
+    gap = grid.copy()
+    gap[3, 2] = 0.0
+    last_only = np.zeros((6, 3))
+    last_only[2:, 2] = 1.0
+    with i18n.using(lang):
+        said = [M.fact_move_claim(M.fact_move(g), labels) for g in (grid, gap, last_only, np.zeros((6, 3)))]
+    assert len(set(said)) == 4 and all("{" not in s for s in said)
+    assert "`␣France/␣Italy (1)`" in said[0] and "`␣France/␣Italy (1)`" in said[1]
+    assert "2" in said[0] and "3" in said[0] and "4" in said[1] and "2" in said[2]
+    if lang == "en":
+        assert said[0].startswith("**The fact moves between layers 2 and 3.**")
+        assert said[1].endswith("The two ranges do not meet: no single layer moves it.")
+        assert said[2].startswith("From block 2 on") and "no other position" in said[2]
+        assert said[3].startswith("No single stream")
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "tr"])
+def test_the_head_patch_claim_names_the_head_that_recovers_most(lang):
+    with i18n.using(lang):
+        said = M.head_patch_claim(np.array([-1.0, 2.0, 0.5]), 7, clean=3.0, corrupted=-1.0, answer="`a`", foil="`b`")
+    assert "L7H1" in said and "`a` − `b`" in said and "{" not in said and "75" in said
+    if lang == "en":
+        assert said == ("Copying **L7H1**'s output alone takes `a` − `b` from -1.00 to **2.00** (75% of the way to the "
+                        "clean 3.00).")
+    with pytest.raises(ValueError, match="nothing to recover"):
+        M.head_patch_claim(np.zeros(2), 0, 1.0, 1.0, "`a`", "`b`")
 
 
 def test_induction_scores_and_second_copy_loss():
