@@ -301,7 +301,8 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
                          key=f"tr_fig_scale_{key}")
     for text in scaling_sentences(c):
         st.markdown(text)
-    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch")
+    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch",  # the moment in full
+              column_config={_("moment"): st.column_config.TextColumn(width=260)})
     left, right = st.columns(2)
     left.latex(r"\operatorname{std}(q\cdot k) \approx \sqrt{d_{head}}\,\sigma_q\sigma_k")
     right.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "
