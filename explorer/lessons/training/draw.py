@@ -170,19 +170,14 @@ def curves(result: RunResult) -> None:
 @section
 def snapshot(result: RunResult, step: int, color_scale: str) -> None:
     """Every head's attention on the probe sequence at the snapshot ``step``, with that step's scores."""
-    spec = result.spec
     k = int(np.argmin(np.abs(result.snapshot_steps - step)))
     at = int(result.snapshot_steps[k])
     labels = token_labels(map(str, result.probe))
     pm, prev = result.prefix_match[at], result.previous_token[at]
-    st.caption(_("Step {step}: accuracy {accuracy}, loss {loss}. The probe sequence (period {p}; its second copy "
-                 "starts at position {start}). An induction head's map shows a stripe one step right of the diagonal "
-                 "p = {p} back; a previous-token head's, the diagonal just below the main.").format(
-        step=at, accuracy=num(result.accuracy[at]), loss=num(result.loss[at]), p=result.probe_period,
-        start=spec.n_ctx - result.probe_period))
+    st.caption(model.snapshot_caption(result, at))
     head_maps(result.snapshots[k], labels, color_scale, pm, prev, key="tr_fig_step")
     numbers({head_name((layer, head)): pd.DataFrame(result.snapshots[k][layer, head], index=labels, columns=labels)
-             for layer in range(spec.n_layers) for head in range(spec.n_heads)},
+             for layer in range(result.spec.n_layers) for head in range(result.spec.n_heads)},
             label=_("Numbers: attention weights at step {step}").format(step=at))
 
 
@@ -306,7 +301,8 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
                          key=f"tr_fig_scale_{key}")
     for text in scaling_sentences(c):
         st.markdown(text)
-    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch")
+    dataframe(pd.DataFrame(model.scaling_rows(c)), digits=3, hide_index=True, width="stretch",  # the moment in full
+              column_config={_("moment"): st.column_config.TextColumn(width=260)})
     left, right = st.columns(2)
     left.latex(r"\operatorname{std}(q\cdot k) \approx \sqrt{d_{head}}\,\sigma_q\sigma_k")
     right.latex(r"\frac{\partial L}{\partial s_{ij}} = w_{ij}\Big(\frac{\partial L}{\partial w_{ij}} - "

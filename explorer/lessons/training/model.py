@@ -416,8 +416,9 @@ def compare_scaling(scaled: RunResult, unscaled: RunResult) -> ScalingComparison
 
 
 def spread_text(x: float) -> str:
-    """A spread as the page writes it: two significant digits (``0.041``, ``3.4``, ``68``)."""
-    return i18n.general(x, 2)
+    """A spread or a gradient as the page writes it: two significant digits and the run's decimal mark (``0.041``,
+    ``3.4``, ``68``, ``1.5e‑05``: an exponent's hyphen is U+2011, so a phone never breaks the number there)."""
+    return i18n.general(x, 2).replace("-", "\u2011")
 
 
 def scaling_rows(c: ScalingComparison) -> list[dict]:
@@ -487,7 +488,7 @@ def scaling_sentences(c: ScalingComparison) -> list[str]:
         scaled=spread_text(c.spread[0, i]), raw=spread_text(c.raw_spread(0, i)), d_head=c.d_head,
         sat_unscaled=i18n.percent(c.saturated[1, i], 0),
         sat_scaled=i18n.percent(c.saturated[0, i], 0), top=i18n.general(training.SATURATED_WEIGHT),
-        grad_unscaled=i18n.scientific(c.grad[1, i]), grad_scaled=i18n.scientific(c.grad[0, i])))
+        grad_unscaled=spread_text(c.grad[1, i]), grad_scaled=spread_text(c.grad[0, i])))
     if c.saturated[1, i] <= c.saturated[0, i]:
         out.append(_("Here the run without the division was not the more saturated one at that step: at these "
                      "settings its scores did not outgrow the other run's."))
@@ -563,11 +564,9 @@ def key_steps(result: RunResult) -> dict[str, int]:
     if j.emerged is None:
         return {}
     snaps = result.snapshot_steps
-    end = j.end if j.end is not None else int(result.step[-1])
     before = int(snaps[snaps <= (j.start or 0)].max())
     during = int(snaps[int(np.argmin(np.abs(snaps - j.emerged)))])
-    later = snaps[snaps >= end]
-    after = int(later.min()) if later.size else int(snaps[-1])
+    after = int(snaps[snaps >= (np.inf if j.end is None else j.end)].min(initial=snaps[-1]))  # else the last one
     out: dict[str, int] = {}
     for name, step in (("before", before), ("during", during), ("after", after)):
         if step not in out.values():
@@ -614,11 +613,8 @@ def real_heads(attentions: np.ndarray, ids, top: int = REAL_MODEL_TOP) -> RealHe
         raise ValueError(f"attentions must be [n_layers, n_heads, n, n], got shape {w.shape}")
     L, H, n, _ = w.shape
     pm, prev = heads.induction(w, ids), heads.score("previous", w)  # [L, H] each
-
-    def best(scores):
-        return tuple((layer, head, float(scores[layer, head])) for layer, head in heads.top_heads(scores, top))
-
-    return RealHeads(pm, prev, best(pm), best(prev), n, n // 2)
+    return RealHeads(pm, prev, *(tuple((layer, head, float(s[layer, head])) for layer, head in heads.top_heads(s, top))
+                                 for s in (pm, prev)), n, n // 2)
 
 
 def uniform_scores(spec: RunSpec) -> tuple[float, float]:
@@ -659,6 +655,15 @@ def head_title(layer: int, head: int, pm: np.ndarray, prev: np.ndarray) -> str:
     if layer >= 1 or pm.shape[0] == 1:
         return _("layer {layer} head {head} · prefix {score}").format(score=num(pm[layer, head]), **words)
     return _("layer {layer} head {head} · previous {score}").format(score=num(prev[layer, head]), **words)
+
+
+def snapshot_caption(result: RunResult, step: int) -> str:
+    """The maps' caption at snapshot ``step``: its accuracy and loss, named as on that step's training batch."""
+    return _("Step {step}, on that step's training batch: accuracy {accuracy}, loss {loss}. The probe sequence (period "
+             "{p}; its second copy starts at position {start}). An induction head's map shows a stripe one step right "
+             "of the diagonal p = {p} back; a previous-token head's, the diagonal just below the main.").format(
+        step=step, accuracy=num(result.accuracy[step]), loss=num(result.loss[step]), p=result.probe_period,
+        start=result.spec.n_ctx - result.probe_period)
 
 
 def verdict(label: str) -> str:
@@ -754,16 +759,15 @@ def mechanism_sentences(result: RunResult) -> list[str]:
                   "there is no mechanism to check yet.").format(accuracy=num(acc),
                                                                 learned=i18n.general(training.LEARNED_ACCURACY))]
     if mech.label == "shortcut":
-        out.append(_("**This is the shortcut**: accuracy {accuracy} on its own task, but {random} on sequences with a "
-                     "random period. The model attends to a position (the fixed offset p − 1 back), not to the token "
-                     "after the earlier occurrence; see section 4.").format(
+        out.append(_("**This is the shortcut**: on fresh sequences, accuracy {accuracy} on its own task but {random} "
+                     "with a random period. The model attends to a position (the fixed offset p − 1 back), not to the "
+                     "token after the earlier occurrence; see section 4.").format(
             accuracy=num(acc), random=num(mech.random_period_accuracy)))
     if spec.n_layers > 1:
         head = final_heads(result)[0]
-        li = head[0]
-        k0, ki = mech.layer_knockout_accuracy[0], mech.layer_knockout_accuracy[li]
-        out.append(_("Knocking out all of layer 0 takes the accuracy from {accuracy} to {k0}; all of layer {layer} "
-                     "(where the best prefix-matching head is), to {ki}.").format(
+        k0, ki = mech.layer_knockout_accuracy[[0, li := head[0]]]
+        out.append(_("Knocking out all of layer 0 takes the accuracy on fresh sequences from {accuracy} to {k0}; all "
+                     "of layer {layer} (where the best prefix-matching head is), to {ki}.").format(
             accuracy=num(acc), k0=num(k0), layer=li, ki=num(ki)))
         if mech.label == "induction":
             out.append(_("So layer {layer}'s heads (prefix-match {pms} at step {step}) work only with what layer 0's "

@@ -146,6 +146,28 @@ def test_the_mechanism_sentences_quote_the_step_maps_numbers():
     assert "0.92" not in text and "0.11" not in text
 
 
+def test_the_step_caption_and_the_knockouts_name_which_accuracy_they_quote():
+    """One number for one thing: at the last step the maps' caption quotes that step's training batch (1.00) and the
+    knockout sentences the fresh sequences of the check (0.99), each naming its measurement (before: "Step 200:
+    accuracy 1.00" beside "takes the accuracy from 0.99", the same words for two measurements)."""
+    r = fake_result(replace(TINY, steps=200), ramp(201, 50, 20), accuracy=np.full(201, 1.0))
+    r = replace(r, mechanism=replace(r.mechanism, accuracy=0.99))
+    assert model.snapshot_caption(r, 200).startswith("Step 200, on that step's training batch: accuracy 1.00, loss")
+    text = " ".join(model.mechanism_sentences(r))
+    assert "takes the accuracy on fresh sequences from 0.99 to" in text and "1.00" not in text
+    shortcut = replace(r, mechanism=replace(r.mechanism, label="shortcut"))
+    assert "on fresh sequences, accuracy 0.99 on its own task" in " ".join(model.mechanism_sentences(shortcut))
+
+
+@pytest.mark.parametrize(("lang", "mark"), [("en", "."), ("pt", ","), ("tr", ",")])
+def test_the_scaling_sentences_write_gradients_as_the_language_does_unbroken(lang, mark):
+    """The gradients are written like the spreads (two significant digits, the language's decimal mark), an
+    exponent's hyphen non-breaking (U+2011): before, "1.5e-05 against 1.5e-02" broke at the hyphen on a phone."""
+    with i18n.using(lang):
+        text = " ".join(model.scaling_sentences(scaling_pair(grad=(1.5e-2, 1.5e-5))))
+    assert f"1{mark}5e\u201105" in text and f"0{mark}015" in text and "e-0" not in text, text
+
+
 @pytest.mark.parametrize("lang", ["pt", "tr"])
 def test_every_claim_renders_in_each_language(lang):
     """The claims are composed in model.py from the run's numbers: in Portuguese and Turkish each one is translated
@@ -197,7 +219,7 @@ def test_the_scaling_sentences_say_what_this_pair_of_runs_shows():
                  f"to below half of that by step {c.collapsed[1]}; 0.10 at the end",
                  f"At step {c.moment} (when the run without ÷√d_head fell apart), in layer 1", "spread (std) 8 "
                  "without the division against 1 with it (2.8 before ÷√8)", "80% of the rows without it were "
-                 "saturated (top weight > 0.99) against 10%", "1.0e-03 against 1.0e-02",
+                 "saturated (top weight > 0.99) against 10%", "0.001 against 0.01",
                  "That is what ÷√d_head is for"):
         assert said in text, (said, text)
     row = [r for r in model.scaling_rows(c) if r["step"] == c.moment and r["run"] == "no scaling"][0]

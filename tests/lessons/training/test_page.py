@@ -74,7 +74,8 @@ def test_a_training_run_draws_the_curves_the_snapshots_and_the_knockouts():
     assert loss.shape == (301,) and loss[:20].mean() > 3.9 and loss[-20:].mean() < 1.0  # ln 64 = 4.16, then down
     text = texts(at)
     assert "An induction head formed" in text and "rose from" in text
-    assert "Knocking out all of layer 0 takes the accuracy from" in text
+    assert "Knocking out all of layer 0 takes the accuracy on fresh sequences from" in text  # which accuracy is which
+    assert "Step 300, on that step's training batch: accuracy" in text
     for head in (0, 1):  # one number per head: the last step's maps are titled with the sentence's scores
         title = figs[f"tr_fig_step_1_{head}"]["layout"]["title"]["text"].replace("<br>", " ")
         assert "prefix" in title and title.rsplit(" ", 1)[1] in text.split("So layer 1's heads")[1][:60], title
