@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell import i18n
+from explorer.shell import i18n, textviews
 from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
@@ -201,6 +201,21 @@ def mode_name(is_causal: bool) -> str:
 def exact(value: float) -> str:
     """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
     return repr(float(value)).replace(".", i18n.plotly_separators()[0])
+
+
+def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: float) -> str:
+    """The causal weights' checks in the run's language: the largest weight ``above`` the diagonal, ``row0`` (the
+    first row's weights ``[n]``, 8 shown), and the row sums: ``error``, the largest |row sum − 1| over the rows that
+    have a key (``fully``: bool ``[n]``, the rows with none), or every row summing to 0 when all are fully masked."""
+    shown = ", ".join(textviews.fmt_formula(v, 1) for v in row0[:8])  # code spans: `.`
+    facts = dict(above=f"`{above!r}`", row0=f"`[{shown}{', …' if len(row0) > 8 else ''}]`", error=f"`{error:.1e}`")
+    if fully.all():
+        return _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · every row is "
+                 "fully masked, so every row sums to 0").format(**facts)
+    return (_("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+              "largest |row sum − 1| = {error} (over the rows that have a key)") if fully.any() else
+            _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+              "largest |row sum − 1| = {error}")).format(**facts)
 
 
 @dataclass(frozen=True)

@@ -435,6 +435,16 @@ def difference_text(x: float) -> str:
     return _("0 (bit for bit)") if x == 0.0 else i18n.scientific(x, 1)
 
 
+def prefill_claim(difference_all: float) -> str:
+    """Step 0's note, in the run's language: the prefill is a full pass, so there is nothing cached to compare
+    (and it says the difference is exactly 0 only when ``difference_all``, over every head, is)."""
+    return (_("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+              "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
+              "Generate a token.") if difference_all == 0.0 else
+            _("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+              "recomputation does, so there is no cached step to compare yet. Generate a token."))
+
+
 @dataclass(frozen=True)
 class CacheView:
     """What the page's cache view draws for one layer and key/value head (:func:`cache_view`): the cache alone.

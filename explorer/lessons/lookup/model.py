@@ -281,6 +281,15 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
     )
 
 
+def blend_claim(weights: np.ndarray, m: int) -> str:
+    """What the soft lookup's ``weights`` (``[m]``, summing to 1) make of the answer: a blend of all ``m`` values, or
+    (the best key above 0.999) the database's answer, in the run's language."""
+    top = float(np.max(weights))
+    return (_("Every key gets a share; the answer is a blend of all {m} values.").format(m=m) if top < 0.999 else
+            _("At this sharpness the best key takes {percent} of the weight: the blend has become the "
+              "database's answer.").format(percent=i18n.percent(top, 2)))
+
+
 def table_rows(lang: str) -> list[dict[str, str]]:
     """The table editor's default rows in ``lang``: the names in that language and every number as text, as
     written in it (``1,73`` in pt and tr; :func:`parse_table` reads both).

@@ -357,3 +357,14 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
 def diff_text(x: float) -> str:
     """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"`` (``1,2e-16`` in pt and tr)."""
     return _("0 (same bits)") if x == 0 else i18n.scientific(x, 1)
+
+
+def loop_check(max_diff_output: float, max_diff_weights: float) -> tuple[str, str, str, str]:
+    """The check of the vectorised layer against the loop from their largest differences (output, per-head weights):
+    ``(verdict, callout kind, sentence, icon)``, they agree when both are at most 1e-12 (float64)."""
+    worst = max(max_diff_output, max_diff_weights)
+    if worst <= 1e-12:
+        return _("agree"), "success", _("Vectorised and loop results agree: largest difference {diff} (float64, "
+                                        "tolerance 1e-12).").format(diff=diff_text(worst)), "✅"
+    return _("DIFFER"), "error", _("Vectorised and loop results differ by {diff} (tolerance 1e-12).").format(
+        diff=diff_text(worst)), "❌"

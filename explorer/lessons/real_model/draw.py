@@ -428,10 +428,8 @@ def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | No
         row.update({_("{label} score").format(label=model.label(k)): fmt(v, 3) for k, v in q.scores})
         row[_("margin")] = fmt(q.margin, 3)
         rows.append(row)
-    n_right = sum(right)
-    (st.success if n_right == len(heads) else st.info)(
-        (_("**{right} of {total} right.** Every head read correctly.") if n_right == len(heads)
-         else _("**{right} of {total} right.**")).format(right=n_right, total=len(heads)))
+    kind, claim = model.grade_claim(right)
+    getattr(st, kind)(claim)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(_("Scores on [0, 1]: {labels}, each averaged over the same query rows ({rows}). The answer is the "
                  "largest; the margin is how far it beats the runner-up. Click a head in the grid above (or set the "

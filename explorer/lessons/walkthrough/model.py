@@ -307,3 +307,42 @@ def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
                     "attention_weights": result.weights.tolist(), "output": result.output.tolist()},
     }
     return json.dumps(scenario, indent=1, ensure_ascii=False)
+
+
+def embedding_claim(source: Settings, choice: str) -> str:
+    """The line saying which embeddings the sentence uses and what that means, checked on its repeated words (item 3).
+
+    ``choice`` is the sidebar's value (``"auto"``, ``"lesson"`` or ``"per-token"``); ``source.embedding`` is
+    what it resolved to for this sentence.
+    """
+    if choice != "auto":
+        why = _("chosen in the sidebar")
+    elif source.embedding == "lesson":
+        why = _("auto: this is the lesson's sentence")
+    else:
+        why = _("auto: a sentence of your own")
+    if source.embedding == "per-token":
+        text = _("Embeddings: per-token ({why}): each distinct word has its own vector, so copies of a word "
+                 "get identical rows of X, Q, K and V.").format(why=why)
+    else:
+        text = _("Embeddings: the lesson's random rows ({why}): row i is the i-th random draw, so a row belongs "
+                 "to its position, not to its word (copies of a word get different rows).").format(why=why)
+    repeats = repeated_word_rows(source.tokens, source.X)
+    if repeats:
+        shown = repeats[:3]
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=md_code(word), i=i, j=j)
+                          for word, i, j, _d in shown)
+        rest = len(repeats) - len(shown)
+        if rest:
+            pairs += " " + _n("(and {n} more copy)", "(and {n} more copies)", rest).format(n=rest)
+        diff = max(d for *_r, d in shown)
+        if diff == 0:
+            text += " " + _("Here {pairs}: identical rows.").format(pairs=pairs)
+        elif source.embedding == "per-token" and source.positional:
+            text += " " + _("With positional encoding added, copies differ by their positions' encodings: {pairs} "
+                            "differ by up to {diff} per entry of X, so their rows of Q, K and V differ too.").format(
+                pairs=pairs, diff=fmt(diff, 3))
+        else:
+            text += " " + _("Here {pairs} differ by up to {diff} per entry of X.").format(
+                pairs=pairs, diff=fmt(diff, 3))
+    return text

@@ -217,3 +217,23 @@ def test_chart_words_carry_the_languages_letters():
     assert weights.layout.title.text == "dikkat ağırlıkları" and x.layout.xaxis.title.text == "boyut"
     assert q_title == "Q: ne arıyorum?"
     assert scores.layout.title.text == "pontuações QKᵀ" and scores.data[0].colorbar.title.text == "pontuação"
+
+
+def test_the_embedding_claim_checks_the_copies_of_a_word():
+    plain = W.embedding_claim(sentence("the dog chased the dog"), "auto")
+    assert plain.startswith("Embeddings: per-token (auto: a sentence of your own)")
+    assert plain.endswith("Here `the` (0) and (3), `dog` (1) and (4): identical rows.")
+    moved = W.embedding_claim(sentence("the dog chased the dog", positional=True), "per-token")
+    assert "(chosen in the sidebar)" in moved and "With positional encoding added, copies differ" in moved
+    s = sentence("the dog chased the dog", embedding="lesson")  # the lesson's rows: copies get different rows
+    lesson, diff = W.embedding_claim(s, "lesson"), max(d for *_w, d in W.repeated_word_rows(s.tokens, s.X))
+    assert lesson.startswith("Embeddings: the lesson's random rows (chosen in the sidebar)") and diff > 0
+    assert lesson.endswith(f"Here `the` (0) and (3), `dog` (1) and (4) differ by up to {W.fmt(diff, 3)} per entry "
+                           "of X.")
+    assert W.embedding_claim(sentence("a b c"), "auto").endswith("rows of X, Q, K and V.")  # no copies: no check
+    assert W.embedding_claim(sentence("The cat sat on the mat"), "auto").startswith(
+        "Embeddings: the lesson's random rows (auto: this is the lesson's sentence)")
+    many = W.embedding_claim(sentence("a b c d a b c d"), "auto")
+    assert "(and 1 more copy)" in many and "identical rows" in many
+    with i18n.using("tr"):
+        assert W.embedding_claim(sentence("the dog chased the dog"), "auto") != plain
