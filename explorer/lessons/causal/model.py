@@ -106,8 +106,7 @@ class CausalScenario:
 
     def max_above_diagonal(self, is_causal: bool) -> float:
         """Largest weight above the diagonal (exactly 0.0 for the causal mask)."""
-        w = self.steps(is_causal).weights
-        return float(w[np.triu_indices(self.n, 1)].max(initial=0.0))
+        return float(self.steps(is_causal).weights[np.triu_indices(self.n, 1)].max(initial=0.0))
 
     def max_row_sum_error(self, is_causal: bool) -> float:
         """Largest ``|Σ_j w_ij - 1|`` over the rows that have a key to attend to (0.0 if none)."""
@@ -128,8 +127,7 @@ def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
     if not 0 <= t < n:
         raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
     out = X.copy()
-    rng = np.random.default_rng([seed, t, 7])
-    out[t + 1:] = rng.normal(0.0, 1.0, out[t + 1:].shape)
+    out[t + 1:] = np.random.default_rng([seed, t, 7]).normal(0.0, 1.0, out[t + 1:].shape)
     return out
 
 
@@ -204,9 +202,8 @@ def exact(value: float) -> str:
 
 
 def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: float) -> str:
-    """The causal weights' checks in the run's language: the largest weight ``above`` the diagonal, ``row0`` (the
-    first row's weights ``[n]``, 8 shown), and the row sums: ``error``, the largest |row sum − 1| over the rows that
-    have a key (``fully``: bool ``[n]``, the rows with none), or every row summing to 0 when all are fully masked."""
+    """The causal checks: the largest weight ``above`` the diagonal, ``row0`` ``[n]`` (8 shown), and ``error`` (max
+    |row sum − 1| over the rows with a key; ``fully``: bool ``[n]``), or every row summing to 0 when all are masked."""
     shown = ", ".join(textviews.fmt_formula(v, 1) for v in row0[:8])  # code spans: `.`
     facts = dict(above=f"`{above!r}`", row0=f"`[{shown}{', …' if len(row0) > 8 else ''}]`", error=f"`{error:.1e}`")
     if fully.all():

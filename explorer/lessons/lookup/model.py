@@ -265,8 +265,7 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
     scores = A.similarities(q, K)  # [m]
     soft = A.soft_lookup(q, K, V, sharpness)
     hard = A.hard_lookup(q, K, V)
-    names = list(presets(table))[: table.m]
-    batch_labels = (_("your query"), *names)
+    batch_labels = (_("your query"), *list(presets(table))[: table.m])
     Qb = np.vstack([q[None, :], K])  # [1 + m, 2]: your query, then each row's own key
     bw, bo = A.soft_lookup_batch(Qb, K, V, sharpness)  # [1 + m, m], [1 + m, 2]
     hw, _hard_out = A.hard_lookup_batch(Qb, K, V)  # [1 + m, m]

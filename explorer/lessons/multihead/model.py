@@ -240,8 +240,7 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
         ValueError: ``d_model % n_heads != 0`` (the message lists the valid counts), empty tokens.
     """
     X = settings.X  # [n, d_model]
-    d_model = settings.d_model
-    layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
+    layer = A.MultiHeadAttention(settings.d_model, n_heads, seed=seed)
     steps = layer.steps(X, is_causal=is_causal)
     r = HeadSteps(weights=steps.weights, head_outputs=steps.head_outputs, concat=steps.concat, output=steps.output)
     del steps  # its scaled scores and projections (16 MiB at 512 heads x 64 tokens) go before the loop runs
@@ -249,11 +248,10 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
     max_diff_weights = float(np.abs(r.weights - loop_w).max())
     del loop_w
     row_h = A.entropy(r.weights)  # [n_heads, n]
-    n = settings.n
     return MultiHeadScenario(
         X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
         n_heads=int(n_heads), seed=int(seed), is_causal=bool(is_causal), result=r,
-        mask=np.tri(n, dtype=bool) if is_causal else None,
+        mask=np.tri(settings.n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
         max_diff_output=float(np.abs(r.output - loop_out).max()),

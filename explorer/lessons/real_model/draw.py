@@ -315,8 +315,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     a_col, q_col, k_col = st.columns(3)
     with a_col:
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
-        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")),
-                        key="rm_fig_angles")
+        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")), key="rm_fig_angles")
         slowest = f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}"
         st.caption(_("shape [n, {half}] · pair 0 turns 1 radian (57°) per position, pair {last} about {slowest}° (slow "
                      "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "

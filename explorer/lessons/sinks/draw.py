@@ -75,7 +75,6 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     """Sink mass per layer and per head, the strongest sink head's map, the explanation with its measured facts."""
     c = _model.config
     s = summary(_model, ids)
-    per_layer = s.per_layer
     st.markdown(_(
         "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive "
         "and **sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the "
@@ -95,7 +94,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         st.markdown(claim)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform,
+        st.plotly_chart(sfig.sink_layers(s.per_layer, s.mass.max(axis=1), s.uniform,
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
         st.plotly_chart(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
@@ -111,7 +110,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         layer=s.top_layer, head=s.top_head, mass=fmt(float(s.mass[s.top_layer, s.top_head]), 3)))
     numbers({_("Sink mass of every head"): pd.DataFrame(s.mass, index=layer_labels(c.n_layers),
                                                         columns=head_labels(c.n_heads)),
-             _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): per_layer,
+             _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): s.per_layer,
                                            _("strongest head"): s.mass.max(axis=1),
                                            _("first token's value length / median"): s.value_ratio})},
             label=_("Numbers: the sink"))

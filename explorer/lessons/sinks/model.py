@@ -139,9 +139,8 @@ def sink_summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> SinkSummary:
 
 
 def sink_claims(s: SinkSummary) -> tuple[str, str]:
-    """The two sentences stating ``s``'s sink in the run's language: the first token's weight (and the first layer
-    whose heads average more than :data:`HALF` on it, or none), and whether its values are small (the mean
-    :attr:`SinkSummary.value_ratio` of those layers, or of every layer when there is none, below 1)."""
+    """``s``'s sink in two sentences: the first token's weight (and the first layer above :data:`HALF` on it, or none),
+    and whether its values are small (the mean value ratio of those layers, or of all when none is, below 1)."""
     per_layer = s.per_layer
     first_big = next((layer for layer, v in enumerate(per_layer) if v > HALF), None)
     facts = dict(tokens=tokens_count(s.n), mean=i18n.percent(float(s.mass.mean()), 0), heads=s.mass.size,
@@ -344,9 +343,8 @@ def streamed(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: i
 
 
 def streaming_claims(runs: dict[int | None, Streamed], n: int) -> tuple[str, str | None]:
-    """What the window runs ``runs`` (keyed by kept first tokens, :data:`SINK_COUNTS` and ``None`` for full
-    attention, on a text of ``n`` tokens) state in the run's language: whether keeping the most first tokens lowers
-    the perplexity, and whether both numberings beat no kept token (``None`` without StreamingLLM's numbering)."""
+    """Whether keeping the first tokens lowers the window's perplexity (``runs`` by kept tokens, ``None``: full
+    attention; ``n`` tokens), and whether both numberings beat none (``None`` without StreamingLLM's numbering)."""
     k = SINK_COUNTS[-1]
     none, four, window = runs[0], runs[k], runs[0].window
     ppl = {key: fmt(r.perplexity, 1) for key, r in runs.items()}
@@ -460,9 +458,8 @@ def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.nda
     logits = llm.forward(model, ids, weights=False, variant=variant.kind, **options).logits  # a variant dropped after
     floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
     agreement = llm.compare(reference, logits, ids, score_from)
-    diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
     return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
-                    agreement.top1, diff)
+                    agreement.top1, float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max()))
 
 
 def kept(k: int) -> str:
@@ -494,9 +491,8 @@ def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
 
 
 def variant_claims(config: llm.LlamaConfig, rows: tuple[Measured, ...]) -> list[str]:
-    """What the measured cache variants ``rows`` (with the model's own, key ``"gqa"``) state in the run's language:
-    MHA the same numbers (bit for bit or up to rounding), MQA against the latent cache of its size (which is better),
-    the full-rank latent cache, the best window."""
+    """What the measured variants ``rows`` (the model's own among them) state: MHA the same numbers (bit for bit or
+    up to rounding), MQA against the latent cache of its size, the full-rank latent cache, the best window."""
     c = config
     by_key = {r.variant.key: r for r in rows}
     gqa = by_key["gqa"]

@@ -42,8 +42,7 @@ class LayerSettings:
 
 
 def _run(tokens: tuple[str, ...], layer: A.SelfAttention, seed: int, positional: bool) -> A.AttentionSteps:
-    X = settings.embeddings(tokens, layer.d_model, seed, EMBEDDING, positional)  # [n, d_model]
-    return layer.steps(X)
+    return layer.steps(settings.embeddings(tokens, layer.d_model, seed, EMBEDDING, positional))  # X: [n, d_model]
 
 
 @dataclass(frozen=True)

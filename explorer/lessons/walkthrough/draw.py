@@ -34,8 +34,7 @@ computed = cached(max_entries=16)(model.computed)  # up to 2.1 MiB an entry
 
 @section
 def embedding_line(source: Settings, choice: str) -> None:
-    """One line: which embeddings the sentence uses and what that means, checked on its repeated words (item 3):
-    :func:`model.embedding_claim`."""
+    """One line: which embeddings the sentence uses, checked on its repeated words (:func:`model.embedding_claim`)."""
     st.caption(model.embedding_claim(source, choice))
 
 
@@ -120,10 +119,9 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
     arg = r"\frac{q_i\cdot k_j}{\sqrt{d_k}}" if scaled else r"q_i\cdot k_j"
     st.latex(rf"w_{{ij}} = \mathrm{{softmax}}_j\!\left({arg}\right)"
              r" = \frac{e^{s_{ij} - \max_k s_{ik}}}{\sum_{k} e^{s_{ik} - \max_k s_{ik}}}")
-    off = float(np.abs(steps.weights.sum(axis=-1) - 1).max())
     st.caption(_("shape [{n}, {n}] · each row sums to 1 (largest difference from 1 here: {off}) · row = query, "
                  "column = key; top-left = first token looking at the first token").format(
-        n=n, off=i18n.scientific(off)))
+        n=n, off=i18n.scientific(story.row_sum_error)))
     if story.softmax_line():
         st.caption(story.softmax_line())
     st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),

@@ -89,6 +89,7 @@ class ScaleStory:
         var_q, var_k: variance of the query and key components (``Q [n, d_k]``, ``K [n, d_k]``, all entries).
         raw_var, scaled_var: variance of the ``n²`` scores ``Q Kᵀ`` and of ``Q Kᵀ / √d_k``.
         top_raw, top_scaled: :func:`mean_top_weight` of the raw and of the scaled scores.
+        row_sum_error: the largest ``|Σ_j w_ij − 1|`` of the page's weights (its caption states it).
     """
 
     n: int
@@ -100,6 +101,7 @@ class ScaleStory:
     scaled_var: float
     top_raw: float
     top_scaled: float
+    row_sum_error: float
 
     @property
     def top(self) -> float:
@@ -156,13 +158,13 @@ class ScaleStory:
 
 
 def scale_story(s: A.AttentionSteps, scaled: bool) -> ScaleStory:
-    """Measure :class:`ScaleStory` from ``s`` (its ``Q``, ``K`` and raw ``scores``; ``scaled`` as the page runs)."""
+    """Measure :class:`ScaleStory` from ``s`` (its ``Q``, ``K``, ``scores``, ``weights``; ``scaled``: as the page)."""
     n, d_k = s.Q.shape
-    raw = s.scores
-    sc = raw / math.sqrt(d_k)
+    raw, sc = s.scores, s.scores / math.sqrt(d_k)
     return ScaleStory(n=n, d_k=d_k, scaled=scaled, var_q=float(s.Q.var()), var_k=float(s.K.var()),
                       raw_var=float(raw.var()), scaled_var=float(sc.var()),
-                      top_raw=mean_top_weight(raw), top_scaled=mean_top_weight(sc))
+                      top_raw=mean_top_weight(raw), top_scaled=mean_top_weight(sc),
+                      row_sum_error=float(np.abs(s.weights.sum(axis=-1) - 1).max()))
 
 
 @dataclass(frozen=True)
@@ -310,11 +312,8 @@ def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
 
 
 def embedding_claim(source: Settings, choice: str) -> str:
-    """The line saying which embeddings the sentence uses and what that means, checked on its repeated words (item 3).
-
-    ``choice`` is the sidebar's value (``"auto"``, ``"lesson"`` or ``"per-token"``); ``source.embedding`` is
-    what it resolved to for this sentence.
-    """
+    """Which embeddings the sentence uses, checked on its repeated words (item 3): ``choice`` is the sidebar's value
+    (``"auto"``, ``"lesson"``, ``"per-token"``), ``source.embedding`` what it resolved to for this sentence."""
     if choice != "auto":
         why = _("chosen in the sidebar")
     elif source.embedding == "lesson":
@@ -330,8 +329,7 @@ def embedding_claim(source: Settings, choice: str) -> str:
     repeats = repeated_word_rows(source.tokens, source.X)
     if repeats:
         shown = repeats[:3]
-        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=md_code(word), i=i, j=j)
-                          for word, i, j, _d in shown)
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=md_code(word), i=i, j=j) for word, i, j, _d in shown)
         rest = len(repeats) - len(shown)
         if rest:
             pairs += " " + _n("(and {n} more copy)", "(and {n} more copies)", rest).format(n=rest)

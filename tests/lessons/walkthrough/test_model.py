@@ -59,6 +59,8 @@ def test_the_caption_measures_the_variance_instead_of_asserting_it():
     at4 = W.scale_story(run(sentence("The cat sat on the mat", d_k=4)), scaled=True)
     assert low.top_scaled < at4.top_scaled  # flatter at d_k 128 than at d_k 4
     assert f"{low.top_scaled:.3f}" in low.softmax_line()
+    weights = run(sentence("The cat sat on the mat", d_k=128)).weights  # the caption's row sums, as measured
+    assert low.row_sum_error == float(np.abs(weights.sum(axis=-1) - 1).max()) < 1e-14
 
 
 def test_unit_variance_projections_bring_the_scaled_variance_near_1_and_without_scaling_saturate():
@@ -145,7 +147,8 @@ def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
     """With ÷√d_k switched off the caption speaks of QKᵀ itself (its variance), not of the scaled scores."""
     from explorer.lessons.walkthrough.model import ScaleStory
 
-    common = dict(n=6, d_k=4, var_q=1.0, var_k=1.0, raw_var=4.2, scaled_var=1.05, top_raw=0.6, top_scaled=0.3)
+    common = dict(n=6, d_k=4, var_q=1.0, var_k=1.0, raw_var=4.2, scaled_var=1.05, top_raw=0.6, top_scaled=0.3,
+                  row_sum_error=0.0)
     on, off = ScaleStory(scaled=True, **common), ScaleStory(scaled=False, **common)
     assert "scaled scores' variance is 1.050: near 1" in on.claim_line()
     assert "switched off" in off.claim_line() and "variance 4.200: well above 1" in off.claim_line()
