@@ -394,10 +394,9 @@ def utf8_length(lead: int) -> int:
 
 def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
     """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
-    hex_bytes = " ".join(f"{b:02x}" for b in pending)
     first = _("{marker}: the tokens read so far end inside a character, with {k} of its {total} UTF-8 bytes "
               "({hex});").format(marker=pending_marker(pending), k=len(pending), total=utf8_length(pending[0]),
-                                 hex=f"`{hex_bytes}`") + " "
+                                 hex="`" + " ".join(f"{b:02x}" for b in pending) + "`") + " "
     if ended:
         return first + _("the model ended the text here (end of sequence), so that character is never finished. "
                          "The page shows no character the model did not write.")

@@ -165,22 +165,10 @@ def shift_section(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> 
               help=_("over every layer, head, query and key"))
     m3.metric(_("max |Δ sink mass| of a layer"),
               i18n.scientific(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
-    rounding = sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0)
-    facts = dict(k=i18n.integer(offset), logit=i18n.scientific(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
-                 weight=i18n.scientific(sh.max_weight_diff))
     if offset == 0:
         st.info(_("A shift of 0 is the usual pass: move the slider to shift every position."), icon="👉")
-    elif rounding:
-        st.markdown(_("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
-                      "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
-                      "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
-                      "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
-                      "So the first token is not special for being at RoPE position 0: at position {k} it is the "
-                      "same sink.").format(**facts))
     else:
-        st.markdown(_("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
-                      "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
-                      "angles.").format(**facts))
+        st.markdown(model.shift_claim(sh))
     if not sh.same_next:
         st.caption(_("The most likely next token changes with the shift: two candidates are within rounding."))
 

@@ -202,8 +202,7 @@ def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
     if demo:
         tokens = REPEAT_DEMO
     word = next(t for t in tokens if tokens.count(t) > 1)
-    positions = tuple(i for i, t in enumerate(tokens) if t == word)
-    return RepeatCheck(tokens=tokens, demo=demo, positions=positions,
+    return RepeatCheck(tokens=tokens, demo=demo, positions=tuple(i for i, t in enumerate(tokens) if t == word),
                        plain=_run(tokens, layer, seed, False), positional=_run(tokens, layer, seed, True))
 
 

@@ -212,3 +212,22 @@ def test_variant_claims_follow_the_measured_rows():
     with i18n.using("tr"):
         shown = M.variant_claims(c, rows)
     assert shown[0] != good[0] and "9,0" in shown[1]
+
+
+def _shift(offset, logit_diff, largest=20.0) -> M.Shift:
+    return M.Shift(offset=offset, max_logit_diff=logit_diff, largest_logit=largest, max_weight_diff=3e-7,
+                   mass_original=np.zeros(2), mass_shifted=np.zeros(2), same_next=True)
+
+
+def test_shift_claim_calls_rounding_only_below_1e_4_of_the_largest_logit():
+    rounding = M.shift_claim(_shift(5, 2e-3))  # 1e-4 of 20
+    assert rounding.startswith("Measured: shifting every position by 5 changes no logit by more than **2.0e-03**")
+    assert "no attention weight by more than 3.0e-07: float32 rounding" in rounding
+    more = M.shift_claim(_shift(5, 2.1e-3))
+    assert more.startswith("Measured: shifting every position by 5 changes the logits by up to **2.1e-03** (they "
+                           "reach 20.0): more than float32 rounding")
+    assert "float32 rounding, nothing" in M.shift_claim(_shift(1000, 1e-4, largest=0.5))  # the scale is at least 1
+    assert "more than float32" in M.shift_claim(_shift(1000, 1.1e-4, largest=0.5))
+    with i18n.using("pt"):
+        shown = M.shift_claim(_shift(1000, 2e-3))
+    assert shown != rounding and "1.000" in shown and "2,0e-03" in shown
