@@ -68,19 +68,8 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
                             key=f"causal_fig_side_{model.mode_name(side_is_causal)}")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: {scale}").format(
         n=n, scale=_shell(charts.COLOR_SCALES[color_scale])))
-    row0 = ", ".join(textviews.fmt_formula(v, 1) for v in sc.causal_steps.weights[0][:8])  # code spans: `.`
-    row0 = f"`[{row0}{', …' if n > 8 else ''}]`"
-    above = f"`{sc.max_above_diagonal(True)!r}`"
-    if sc.fully_masked(True).all():
-        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · every row is "
-                   "fully masked, so every row sums to 0")
-    elif sc.fully_masked(True).any():
-        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
-                   "largest |row sum − 1| = {error} (over the rows that have a key)")
-    else:
-        checks = _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
-                   "largest |row sum − 1| = {error}")
-    st.markdown(checks.format(above=above, row0=row0, error=f"`{sc.max_row_sum_error(True):.1e}`"))
+    st.markdown(model.causal_checks(sc.max_above_diagonal(True), sc.causal_steps.weights[0], sc.fully_masked(True),
+                                    sc.max_row_sum_error(True)))
 
     st.header(_("2 · The mask, three ways"))
     if is_causal:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attention as A
-from explorer.shell import i18n
+from explorer.shell import i18n, textviews
 from explorer.shell.i18n import translator
 from explorer.shell.settings import Settings
 
@@ -106,8 +106,7 @@ class CausalScenario:
 
     def max_above_diagonal(self, is_causal: bool) -> float:
         """Largest weight above the diagonal (exactly 0.0 for the causal mask)."""
-        w = self.steps(is_causal).weights
-        return float(w[np.triu_indices(self.n, 1)].max(initial=0.0))
+        return float(self.steps(is_causal).weights[np.triu_indices(self.n, 1)].max(initial=0.0))
 
     def max_row_sum_error(self, is_causal: bool) -> float:
         """Largest ``|Σ_j w_ij - 1|`` over the rows that have a key to attend to (0.0 if none)."""
@@ -128,8 +127,7 @@ def perturb_after(X: np.ndarray, t: int, seed: int) -> np.ndarray:
     if not 0 <= t < n:
         raise ValueError(f"t must lie in 0..{n - 1}, got {t}")
     out = X.copy()
-    rng = np.random.default_rng([seed, t, 7])
-    out[t + 1:] = rng.normal(0.0, 1.0, out[t + 1:].shape)
+    out[t + 1:] = np.random.default_rng([seed, t, 7]).normal(0.0, 1.0, out[t + 1:].shape)
     return out
 
 
@@ -201,6 +199,20 @@ def mode_name(is_causal: bool) -> str:
 def exact(value: float) -> str:
     """``value`` written out exactly (``repr``: ``0.0``, ``1e-17``) with the run's decimal mark (``0,0`` in pt, tr)."""
     return repr(float(value)).replace(".", i18n.plotly_separators()[0])
+
+
+def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: float) -> str:
+    """The causal checks: the largest weight ``above`` the diagonal, ``row0`` ``[n]`` (8 shown), and ``error`` (max
+    |row sum − 1| over the rows with a key; ``fully``: bool ``[n]``), or every row summing to 0 when all are masked."""
+    shown = ", ".join(textviews.fmt_formula(v, 1) for v in row0[:8])  # code spans: `.`
+    facts = dict(above=f"`{above!r}`", row0=f"`[{shown}{', …' if len(row0) > 8 else ''}]`", error=f"`{error:.1e}`")
+    if fully.all():
+        return _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · every row is "
+                 "fully masked, so every row sums to 0").format(**facts)
+    return (_("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+              "largest |row sum − 1| = {error} (over the rows that have a key)") if fully.any() else
+            _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
+              "largest |row sum − 1| = {error}")).format(**facts)
 
 
 @dataclass(frozen=True)

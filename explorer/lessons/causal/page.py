@@ -31,8 +31,7 @@ def peeking() -> None:
 
 @controls.fragment  # the query box changes the last part only
 def one_row() -> None:
-    q = controls.draw(CONTROLS["query"], {"labels": labels})
-    draw.row(settings, is_causal, n_pad, q)
+    draw.row(settings, is_causal, n_pad, controls.draw(CONTROLS["query"], {"labels": labels}))
 
 
 peeking()

@@ -200,11 +200,7 @@ def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head
     cached_row, full_row = view.cached_rows[place], full.full_rows[place]
     diff_head = model.max_difference(cached_row, full_row)
     if run.steps == 0:
-        st.info(_("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
-                  "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
-                  "Generate a token.") if full.difference_all == 0.0 else
-                _("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
-                  "recomputation does, so there is no cached step to compare yet. Generate a token."), icon="👉")
+        st.info(model.prefill_claim(full.difference_all), icon="👉")
     st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
                                         title=_("query head {head}, layer {layer}: the new row both ways").format(
                                             head=head, layer=layer)),

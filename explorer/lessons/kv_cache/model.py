@@ -394,10 +394,9 @@ def utf8_length(lead: int) -> int:
 
 def pending_note(pending: bytes, *, ended: bool = False, at_limit: bool = False) -> str:
     """Why the text ends in :func:`pending_marker`: the bytes so far of a character, and when it will show."""
-    hex_bytes = " ".join(f"{b:02x}" for b in pending)
     first = _("{marker}: the tokens read so far end inside a character, with {k} of its {total} UTF-8 bytes "
               "({hex});").format(marker=pending_marker(pending), k=len(pending), total=utf8_length(pending[0]),
-                                 hex=f"`{hex_bytes}`") + " "
+                                 hex="`" + " ".join(f"{b:02x}" for b in pending) + "`") + " "
     if ended:
         return first + _("the model ended the text here (end of sequence), so that character is never finished. "
                          "The page shows no character the model did not write.")
@@ -433,6 +432,16 @@ def difference_note(diff_head: float, diff_all: float, head: int, layer: int, n_
 def difference_text(x: float) -> str:
     """``0 (bit for bit)`` or ``1.5e-06``, in the run's language (``1,5e-06``)."""
     return _("0 (bit for bit)") if x == 0.0 else i18n.scientific(x, 1)
+
+
+def prefill_claim(difference_all: float) -> str:
+    """Step 0's note, in the run's language: the prefill is a full pass, so there is nothing cached to compare
+    (and it says the difference is exactly 0 only when ``difference_all``, over every head, is)."""
+    return (_("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+              "recomputation does, so there is no cached step to compare yet (the difference is exactly 0). "
+              "Generate a token.") if difference_all == 0.0 else
+            _("Step 0 is the prefill: the prompt went through the model in one pass, exactly as a full "
+              "recomputation does, so there is no cached step to compare yet. Generate a token."))
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,7 @@ def point_text(xs, digits: int = 2) -> str:
 
 def marker_sizes(weights) -> np.ndarray:
     """Marker diameters for weights in ``[0, 1]``: the marker's *area* grows with the weight."""
-    w = np.clip(np.asarray(weights, dtype=float), 0.0, 1.0)
-    return MARKER_MIN + (MARKER_MAX - MARKER_MIN) * np.sqrt(w)
+    return MARKER_MIN + (MARKER_MAX - MARKER_MIN) * np.sqrt(np.clip(np.asarray(weights, dtype=float), 0.0, 1.0))
 
 
 # Where a point's label may go, in order of preference: (Plotly textposition, direction x, direction y) with

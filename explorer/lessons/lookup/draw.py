@@ -107,11 +107,7 @@ def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, colo
         n = r.nearest
         nearest = latex_text(_("nearest value to the blend: {value}").format(value=vals_l[n]))
         st.latex(rf"\text{{{nearest}}}\ ({fmt_formula(r.values[n][0], 2)},\ {fmt_formula(r.values[n][1], 2)})")
-        top = float(max(r.weights))
-        share = (_("Every key gets a share; the answer is a blend of all {m} values.").format(m=table.m)
-                 if top < 0.999 else
-                 _("At this sharpness the best key takes {percent} of the weight: the blend has become the "
-                   "database's answer.").format(percent=i18n.percent(top, 2)))
+        share = S.blend_claim(r.weights, table.m)
         st.caption(share + " " + _("Distance from the blend to the database's answer: {gap}.").format(
             gap=fmt(r.gap, 4)))
 

@@ -265,8 +265,7 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
     scores = A.similarities(q, K)  # [m]
     soft = A.soft_lookup(q, K, V, sharpness)
     hard = A.hard_lookup(q, K, V)
-    names = list(presets(table))[: table.m]
-    batch_labels = (_("your query"), *names)
+    batch_labels = (_("your query"), *list(presets(table))[: table.m])
     Qb = np.vstack([q[None, :], K])  # [1 + m, 2]: your query, then each row's own key
     bw, bo = A.soft_lookup_batch(Qb, K, V, sharpness)  # [1 + m, m], [1 + m, 2]
     hw, _hard_out = A.hard_lookup_batch(Qb, K, V)  # [1 + m, m]
@@ -279,6 +278,15 @@ def lookup_scenario(table: LookupTable, query: tuple[float, float], sharpness: f
         batch_labels=batch_labels, batch_queries=Qb, batch_weights=bw, batch_blends=bo, batch_hard=hw,
         sweep=SWEEP, sweep_weights=sw, sweep_gap=np.linalg.norm(sb - hard.value[None, :], axis=-1),
     )
+
+
+def blend_claim(weights: np.ndarray, m: int) -> str:
+    """What the soft lookup's ``weights`` (``[m]``, summing to 1) make of the answer: a blend of all ``m`` values, or
+    (the best key above 0.999) the database's answer, in the run's language."""
+    top = float(np.max(weights))
+    return (_("Every key gets a share; the answer is a blend of all {m} values.").format(m=m) if top < 0.999 else
+            _("At this sharpness the best key takes {percent} of the weight: the blend has become the "
+              "database's answer.").format(percent=i18n.percent(top, 2)))
 
 
 def table_rows(lang: str) -> list[dict[str, str]]:

@@ -43,8 +43,7 @@ if check.table is None:
     st.error(_("**The table cannot be used**, so everything below shows the last valid table:") + "\n\n"
              + "\n".join(f"- {p}" for p in check.problems), icon="✋")
 if check.n_empty_rows and check.table is not None:
-    st.caption(_n("{n} empty row ignored.", "{n} empty rows ignored.", check.n_empty_rows).format(
-        n=check.n_empty_rows))
+    st.caption(_n("{n} empty row ignored.", "{n} empty rows ignored.", check.n_empty_rows).format(n=check.n_empty_rows))
 
 # ---- 2 · the query and the sharpness ------------------------------------------------------------
 

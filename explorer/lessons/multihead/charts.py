@@ -60,8 +60,7 @@ def sample_indices(size: int, max_n: int = MAX_AXIS) -> np.ndarray:
     """
     if size <= max_n:
         return np.arange(size)
-    step = math.ceil(size / max_n)
-    return np.arange(0, size, step)
+    return np.arange(0, size, math.ceil(size / max_n))
 
 
 def _head_edges(idx: np.ndarray, step: int, d_head: int, n_heads: int) -> list[tuple[int, float, float]]:
@@ -419,13 +418,12 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
                        range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text=_("head column"))
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
-    n = o.shape[1]
     return _grid(figs, head_labels(heads), n_cols=n_cols,  # short titles: the caption gives the shape
                  hover_prefixes=[name + " · " for name in head_labels(heads)],
                  light_hover=_("token %{y} · head column %{x}: %{z:.3f}") + "<extra></extra>",
                  coloraxis=dict(cmin=-top, cmax=top, cmid=0.0, colorscale=DIVERGING_SCALE,
                                 colorbar=dict(title=dict(text=_("value")), thickness=12)),
-                 row_height=int(min(420, max(200, 20 * n + 110))))
+                 row_height=int(min(420, max(200, 20 * o.shape[1] + 110))))
 
 
 def entropy_bars(head_entropy, n_keys: int, *, is_causal: bool = False) -> go.Figure:

@@ -355,14 +355,9 @@ def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
     v1, v2, v3 = st.columns(3)
     v1.metric(_("max |vectorised − loop|, output"), diff_text(sc.max_diff_output))
     v2.metric(_("max |vectorised − loop|, per-head weights"), diff_text(sc.max_diff_weights))
-    worst = max(sc.max_diff_output, sc.max_diff_weights)
-    v3.metric(_("verdict"), _("agree") if worst <= 1e-12 else _("DIFFER"))
-    if worst <= 1e-12:
-        st.success(_("Vectorised and loop results agree: largest difference {diff} (float64, tolerance 1e-12)."
-                     ).format(diff=diff_text(worst)), icon="✅")
-    else:
-        st.error(_("Vectorised and loop results differ by {diff} (tolerance 1e-12).").format(diff=diff_text(worst)),
-                 icon="❌")
+    verdict, kind, text, icon = smh.loop_check(sc.max_diff_output, sc.max_diff_weights)
+    v3.metric(_("verdict"), verdict)
+    getattr(st, kind)(text, icon=icon)
     with st.expander(_("The loop, as run")):
         st.code(smh.LOOP_SOURCE, language="python")
     st.caption(_("The test suite also checks this code against PyTorch: `MultiHeadAttention.from_torch` loads the "

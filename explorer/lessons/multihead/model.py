@@ -240,8 +240,7 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
         ValueError: ``d_model % n_heads != 0`` (the message lists the valid counts), empty tokens.
     """
     X = settings.X  # [n, d_model]
-    d_model = settings.d_model
-    layer = A.MultiHeadAttention(d_model, n_heads, seed=seed)
+    layer = A.MultiHeadAttention(settings.d_model, n_heads, seed=seed)
     steps = layer.steps(X, is_causal=is_causal)
     r = HeadSteps(weights=steps.weights, head_outputs=steps.head_outputs, concat=steps.concat, output=steps.output)
     del steps  # its scaled scores and projections (16 MiB at 512 heads x 64 tokens) go before the loop runs
@@ -249,11 +248,10 @@ def multihead_scenario(settings: Settings, n_heads: int, seed: int = DEFAULT_SEE
     max_diff_weights = float(np.abs(r.weights - loop_w).max())
     del loop_w
     row_h = A.entropy(r.weights)  # [n_heads, n]
-    n = settings.n
     return MultiHeadScenario(
         X=X, W_q=layer.W_q, W_k=layer.W_k, W_v=layer.W_v, W_o=layer.W_o,
         n_heads=int(n_heads), seed=int(seed), is_causal=bool(is_causal), result=r,
-        mask=np.tri(n, dtype=bool) if is_causal else None,
+        mask=np.tri(settings.n, dtype=bool) if is_causal else None,
         row_entropy=row_h, head_entropy=row_h.mean(axis=-1),
         overlap=head_overlap(r.weights) if n_heads <= OVERLAP_MAX_HEADS else None,
         max_diff_output=float(np.abs(r.output - loop_out).max()),
@@ -357,3 +355,14 @@ def random_weights_note(head_entropy: np.ndarray, overlap: np.ndarray | None, n:
 def diff_text(x: float) -> str:
     """A difference for the check: ``"0 (same bits)"`` or ``"1.2e-16"`` (``1,2e-16`` in pt and tr)."""
     return _("0 (same bits)") if x == 0 else i18n.scientific(x, 1)
+
+
+def loop_check(max_diff_output: float, max_diff_weights: float) -> tuple[str, str, str, str]:
+    """The check of the vectorised layer against the loop from their largest differences (output, per-head weights):
+    ``(verdict, callout kind, sentence, icon)``, they agree when both are at most 1e-12 (float64)."""
+    worst = max(max_diff_output, max_diff_weights)
+    if worst <= 1e-12:
+        return _("agree"), "success", _("Vectorised and loop results agree: largest difference {diff} (float64, "
+                                        "tolerance 1e-12).").format(diff=diff_text(worst)), "✅"
+    return _("DIFFER"), "error", _("Vectorised and loop results differ by {diff} (tolerance 1e-12).").format(
+        diff=diff_text(worst)), "❌"

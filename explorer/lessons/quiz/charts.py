@@ -33,8 +33,7 @@ def query_and_keys(q, K, query_label: str, key_labels: Sequence[str]) -> go.Figu
                          f"{len(key_labels)} labels")
     z = np.vstack([q[None, :], K])  # [1, d_k] + [n_k, d_k] -> [1 + n_k, d_k]
     rows = [_("query {token}").format(token=query_label)] + [_("key {token}").format(token=lab) for lab in key_labels]
-    dims = dim_labels(q.shape[0])
-    return heatmap(z, rows, dims, kind="diverging", row_name=_("vector"), col_name=_("dim"),
+    return heatmap(z, rows, dim_labels(q.shape[0]), kind="diverging", row_name=_("vector"), col_name=_("dim"),
                    title=_("the query and every key (score = q · k)"), colorbar_title=_("value"),
                    height=int(min(620, max(240, 30 * len(rows) + 110))))
 

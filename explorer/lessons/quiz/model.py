@@ -355,8 +355,7 @@ def growth_reveal(d_k: int, n_keys: int, seed: int, factor: int = GROWTH_FACTOR,
 
     def example(d: int, scaled: bool) -> np.ndarray:
         raw = A.sample_scores(d, n_keys, n_keys, seed)[0, 0]  # first sampled query row [n_keys]
-        w = A.softmax(raw / math.sqrt(d) if scaled else raw)
-        return np.sort(w)[::-1]
+        return np.sort(A.softmax(raw / math.sqrt(d) if scaled else raw))[::-1]
 
     top = (float(stats.max_weight_unscaled[0]), float(stats.max_weight_unscaled[1]))
     return GrowthReveal(

@@ -315,8 +315,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     a_col, q_col, k_col = st.columns(3)
     with a_col:
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
-        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")),
-                        key="rm_fig_angles")
+        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")), key="rm_fig_angles")
         slowest = f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}"
         st.caption(_("shape [n, {half}] · pair 0 turns 1 radian (57°) per position, pair {last} about {slowest}° (slow "
                      "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
@@ -428,10 +427,8 @@ def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[str | No
         row.update({_("{label} score").format(label=model.label(k)): fmt(v, 3) for k, v in q.scores})
         row[_("margin")] = fmt(q.margin, 3)
         rows.append(row)
-    n_right = sum(right)
-    (st.success if n_right == len(heads) else st.info)(
-        (_("**{right} of {total} right.** Every head read correctly.") if n_right == len(heads)
-         else _("**{right} of {total} right.**")).format(right=n_right, total=len(heads)))
+    kind, claim = model.grade_claim(right)
+    getattr(st, kind)(claim)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(_("Scores on [0, 1]: {labels}, each averaged over the same query rows ({rows}). The answer is the "
                  "largest; the margin is how far it beats the runner-up. Click a head in the grid above (or set the "

@@ -222,6 +222,15 @@ def grade(heads: Sequence[QuizHead], guesses: Sequence[str | None]) -> tuple[boo
     return tuple(g == q.answer for q, g in zip(heads, guesses, strict=True))
 
 
+def grade_claim(right: Sequence[bool]) -> tuple[str, str]:
+    """The grade of the answers ``right`` (:func:`grade`): the callout kind (``"success"`` when all are right, else
+    ``"info"``) and the sentence, in the run's language."""
+    facts = dict(right=sum(right), total=len(right))
+    if all(right):
+        return "success", _("**{right} of {total} right.** Every head read correctly.").format(**facts)
+    return "info", _("**{right} of {total} right.**").format(**facts)
+
+
 # --- the repeated prompt from the door, and the causal map's check ------------------------------------------
 
 

@@ -154,8 +154,7 @@ def temperature_bars(weights, logits, *, temperature: float, height: int = 300) 
 
     Raises ``ValueError`` when ``weights`` and ``logits`` differ in length.
     """
-    z = np.asarray(logits, dtype=float)
-    labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(z)]
+    labels = [f"z={fmt(v, 1)} ({j})" for j, v in enumerate(np.asarray(logits, dtype=float))]
     fig = weights_bar(weights, labels, title=f"softmax(z / {temperature:g})", height=height)  # a formula: `.`
     return fig.update_xaxes(title_text=_("logit"))
 

@@ -39,8 +39,6 @@ CONTROLS = controls.declare(
                            "for this text.").format(n=ctx["variants"])),
 )
 STATES = ()
-TEXT_STATES = {
-    "measured": ({"sk_measure": "true", "sk_first": "drop", "sk_offset": "0"}, ()),
-}
+TEXT_STATES = {"measured": ({"sk_measure": "true", "sk_first": "drop", "sk_offset": "0"}, ())}
 """States whose text no other state shows: the link, then the buttons pressed in order (every cache variant
 measured, the first token dropped, no shift). ``tests/lessons/test_languages.py`` checks each in every language."""

@@ -24,7 +24,7 @@ from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import dataframe, numbers
-from explorer.shell.textviews import fmt, head_labels, integer_formula, latex_words, layer_labels, md_code, tokens_count
+from explorer.shell.textviews import fmt, head_labels, integer_formula, latex_words, layer_labels, md_code
 
 _, _n = translator(__name__)
 
@@ -75,9 +75,6 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     """Sink mass per layer and per head, the strongest sink head's map, the explanation with its measured facts."""
     c = _model.config
     s = summary(_model, ids)
-    n_heads = c.n_layers * c.n_heads
-    per_layer = s.per_layer
-    mean = float(s.mass.mean())
     st.markdown(_(
         "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive "
         "and **sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the "
@@ -93,41 +90,11 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     st.caption(_("Sink mass: a head's weight on the first token, averaged over the queries 2 … {last} (query 0 sees "
                  "only itself; for query 1 the first token is also the previous one). A head spreading every row "
                  "evenly would give {uniform}.").format(last=s.n - 1, uniform=fmt(s.uniform, 3)))
-    first_big = next((layer for layer, v in enumerate(per_layer) if v > model.HALF), None)
-    facts = dict(tokens=tokens_count(s.n), mean=i18n.percent(mean, 0), heads=n_heads,
-                 uniform=i18n.percent(s.uniform, 0),
-                 over=s.n_over_half, l0=fmt(per_layer[0], 2), l1=fmt(per_layer[1], 2), first=first_big)
-    if first_big is not None:
-        st.markdown(_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
-                      "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
-                      "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
-                      "their heads); the first layer whose heads average more than half is layer {first}.").format(
-            **facts))
-    else:
-        st.markdown(_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
-                      "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
-                      "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
-                      "their heads); no layer's heads average more than half on your text.").format(**facts))
-    heavy = per_layer > model.HALF
-    ratio = float(s.value_ratio[heavy].mean() if heavy.any() else s.value_ratio.mean())
-    if ratio < 1:
-        message = (_("**Its values are small**: in the layers where it takes more than half of the weight, the first "
-                     "token's value vectors are {ratio}× the median length of the other tokens' (mean over the "
-                     "key/value heads). Weight on it adds little to a query's output: it is the no-op.") if heavy.any()
-                   else _("**Its values are small**: in all layers, the first token's value vectors are {ratio}× the "
-                          "median length of the other tokens' (mean over the key/value heads). Weight on it adds "
-                          "little to a query's output: it is the no-op."))
-    else:
-        message = (_("**On your text its values are not smaller than the others'**: in the layers where it takes more "
-                     "than half of the weight the first token's value vectors are {ratio}× the median length of the "
-                     "other tokens'. Here the sink is not a no-op by the size of its values.") if heavy.any()
-                   else _("**On your text its values are not smaller than the others'**: in all layers the first "
-                          "token's value vectors are {ratio}× the median length of the other tokens'. Here the sink "
-                          "is not a no-op by the size of its values."))
-    st.markdown(message.format(ratio=fmt(ratio, 2)))
+    for claim in model.sink_claims(s):
+        st.markdown(claim)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(sfig.sink_layers(per_layer, s.mass.max(axis=1), s.uniform,
+        st.plotly_chart(sfig.sink_layers(s.per_layer, s.mass.max(axis=1), s.uniform,
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
         st.plotly_chart(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
@@ -143,7 +110,7 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         layer=s.top_layer, head=s.top_head, mass=fmt(float(s.mass[s.top_layer, s.top_head]), 3)))
     numbers({_("Sink mass of every head"): pd.DataFrame(s.mass, index=layer_labels(c.n_layers),
                                                         columns=head_labels(c.n_heads)),
-             _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): per_layer,
+             _("Per layer"): pd.DataFrame({_("layer"): range(c.n_layers), _("mean sink mass"): s.per_layer,
                                            _("strongest head"): s.mass.max(axis=1),
                                            _("first token's value length / median"): s.value_ratio})},
             label=_("Numbers: the sink"))
@@ -198,22 +165,10 @@ def shift_section(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> 
               help=_("over every layer, head, query and key"))
     m3.metric(_("max |Δ sink mass| of a layer"),
               i18n.scientific(float(np.abs(sh.mass_shifted - sh.mass_original).max())))
-    rounding = sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0)
-    facts = dict(k=i18n.integer(offset), logit=i18n.scientific(sh.max_logit_diff), largest=fmt(sh.largest_logit, 1),
-                 weight=i18n.scientific(sh.max_weight_diff))
     if offset == 0:
         st.info(_("A shift of 0 is the usual pass: move the slider to shift every position."), icon="👉")
-    elif rounding:
-        st.markdown(_("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
-                      "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
-                      "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
-                      "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
-                      "So the first token is not special for being at RoPE position 0: at position {k} it is the "
-                      "same sink.").format(**facts))
     else:
-        st.markdown(_("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
-                      "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
-                      "angles.").format(**facts))
+        st.markdown(model.shift_claim(sh))
     if not sh.same_next:
         st.caption(_("The most likely next token changes with the shift: two candidates are within rounding."))
 
@@ -224,29 +179,17 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     runs = {sinks: stream(_model, ids, window, sinks, n_new) for sinks in (*model.SINK_COUNTS, None)}
     n = len(ids)
     labels = llm.labels(_model, ids)
-    none, four = runs[0], runs[model.SINK_COUNTS[-1]]
-    scored = n - 1 - window
     st.latex(latex_words(_("query {i} sees key {j}"), i=r"\ i\ ", j=r"\ j") + r" \iff j \le i \ "
              + latex_words(_("and")))
     st.latex(latex_words(_("{a} or {b}"), a=r"i - j < w \ ", b=r"\ j < k"))
-    st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, model.SINK_COUNTS[-1]), labels,
-                                     title=_("which keys each query sees")), key="sk_fig_mask")
     k = model.SINK_COUNTS[-1]
+    st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, k), labels,
+                                     title=_("which keys each query sees")), key="sk_fig_mask")
     st.caption(_("A window of {w} with {kept}. Blue: the window (the query and the ones just before it). Orange: the "
                  "kept first tokens. Grey: keys the window dropped (a cache that keeps only the window and the first "
                  "tokens has forgotten them). Blank: the future.").format(w=window, kept=model.kept(k)))
-    ppl = {key: fmt(r.perplexity, 1) for key, r in runs.items()}
-    facts = dict(w=window, k=k, none=ppl[0], four=ppl[k], full=ppl[None], one=ppl[1], positions=model.positions(scored),
-                 first=window, last=n - 2)
-    if four.perplexity < none.perplexity:
-        st.markdown(_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens brings the "
-                      "perplexity from **{none}** (no kept token) to **{four}**; full attention: {full}. Keeping just "
-                      "one: {one}. All on the same {positions} ({first} … {last}), the ones after the window.").format(
-            **facts))
-    else:
-        st.markdown(_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens does not help "
-                      "here: perplexity {four} against {none} without them (full attention: {full}; one kept token: "
-                      "{one}), on the {positions} after the window.").format(**facts))
+    perplexity_claim, numbering_claim = model.streaming_claims(runs, n)
+    st.markdown(perplexity_claim)
     st.caption(_("Perplexity = exp(mean next-token loss in nats) over the positions after the window; 1 would mean "
                  "every next token predicted with certainty."))
     columns = st.columns(4)
@@ -255,7 +198,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
         title = (_("full attention") if sinks is None
                  else _("window {w}, {kept}").format(w=window, kept=model.kept(sinks)))
         with col:
-            st.metric(title, ppl[sinks], help=_("perplexity over the positions after the window"))
+            st.metric(title, fmt(r.perplexity, 1), help=_("perplexity over the positions after the window"))
             st.caption(_n("continues your text with {n} token (greedy):",
                           "continues your text with {n} tokens (greedy):", len(r.generated)).format(n=len(r.generated)))
             part = llm.text(_model, r.generated)  # an unfinished character stays pending, never �
@@ -281,18 +224,8 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
              _("StreamingLLM's numbering"): runs[sinks].renumbered}
             for sinks in model.SINK_COUNTS if sinks]
     dataframe(pd.DataFrame(rows), digits=2, hide_index=True, width="stretch")
-    if four.renumbered is not None:
-        change = four.renumbered / four.perplexity - 1
-        both = max(four.renumbered, four.perplexity) < none.perplexity
-        facts = dict(kept=model.kept(k), renumbered=fmt(four.renumbered, 1), kept_positions=fmt(four.perplexity, 1),
-                     change=("+" if change >= 0 else "-") + i18n.percent(abs(change), 0), none=fmt(none.perplexity, 1))
-        st.markdown((_("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against {kept_positions} "
-                       "with the positions kept ({change}) on your text: both are below the {none} of the window "
-                       "without them, so the kept tokens work as the sink either way. This page shows the positions "
-                       "kept.") if both else
-                     _("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against {kept_positions} "
-                       "with the positions kept ({change}) on your text, and one of them is not better than the "
-                       "window without kept tokens. This page shows the positions kept.")).format(**facts))
+    if numbering_claim:
+        st.markdown(numbering_claim)
     numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],
                           **{name: losses for name, losses, _c in series}}),
             label=_("Numbers: the loss at every position (nats)"))
@@ -349,8 +282,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     """The measured table and the chart of every cache variant, and what they say."""
     c = _model.config
     n = len(ids)
-    by_key = {r.variant.key: r for r in rows}
-    gqa = by_key["gqa"]
+    gqa = next(r for r in rows if r.variant.key == "gqa")
     score_from = model.sweep_score_from(tuple(r.variant for r in rows))
     names = [model.variant_label(c, r.variant) for r in rows]
     table = pd.DataFrame([{
@@ -372,49 +304,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
     st.plotly_chart(sfig.cache_tradeoff([(name, r.variant.family, r.bytes_per_token, r.perplexity)
                                          for name, r in zip(names, rows, strict=True)], reference=gqa.perplexity,
                                         title=_("what a smaller cache costs, on your text")), key="sk_fig_tradeoff")
-    sentences = []
-    mha = by_key.get("mha")
-    if mha is not None:
-        facts = dict(heads=c.n_heads, diff=i18n.scientific(mha.max_logit_diff), kv=c.n_kv_heads,
-                     times=i18n.number(mha.bytes_per_token / gqa.bytes_per_token, 0))
-        sentences.append((
-            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: **the same "
-              "numbers** (max |Δ logit| = 0, bit for bit), and {times}× the cache: the model's grouped-query attention "
-              "was trained with {kv} key/value heads, so sharing them costs it nothing.")
-            if mha.max_logit_diff == 0.0 else
-            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: the same "
-              "numbers up to rounding (max |Δ logit| = {diff}), and {times}× the cache: the model's grouped-query "
-              "attention was trained with {kv} key/value heads, so sharing them costs it nothing.")).format(**facts))
-    mqa = by_key.get("mqa")
-    twin = next((r for r in rows if r.variant.family == "latent" and mqa is not None
-                 and r.floats_per_layer == mqa.floats_per_layer), None)
-    if mqa is not None and twin is not None:
-        facts = dict(floats=twin.floats_per_layer, mqa=fmt(mqa.perplexity, 0), latent=fmt(twin.perplexity, 0),
-                     times=fmt(mqa.perplexity / twin.perplexity, 1), model=fmt(gqa.perplexity, 1))
-        if twin.perplexity < mqa.perplexity:
-            sentences.append(_(
-                "At the same {floats} floats per token per layer, MQA (one key and one value head) reaches perplexity "
-                "**{mqa}** and the latent cache of rank {floats} **{latent}** ({times}× lower; the model: {model}): "
-                "the best rank-{floats} summary of all three heads keeps more than their average.").format(**facts))
-        else:
-            sentences.append(_(
-                "At the same {floats} floats per token per layer, on your text MQA reaches perplexity {mqa} and the "
-                "latent cache {latent}: the latent cache is not better here.").format(**facts))
-    full = next((r for r in rows if r.variant.kind == ("latent", 2 * c.n_kv_heads * c.d_head)), None)
-    if full is not None:
-        sentences.append(_(
-            "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
-            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=i18n.scientific(full.max_logit_diff),
-                                        ppl=fmt(full.perplexity, 2)))
-    windows = [r for r in rows if r.variant.family == "window"]
-    if windows:
-        best = min(windows, key=lambda r: r.perplexity)
-        sentences.append(_(
-            "A window stops the cache growing: {variant} costs {bytes} bytes per token of your text (and less on a "
-            "longer one) at perplexity {ppl}.").format(variant=model.variant_label(c, best.variant),
-                                                        bytes=i18n.integer(round(best.bytes_per_token)),
-                                                        ppl=fmt(best.perplexity, 1)))
-    for sentence in sentences:
+    for sentence in model.variant_claims(c, rows):
         st.markdown(f"- {sentence}")
     numbers(table.assign(**{_("cache bytes at the last token"): [r.cache_bytes for r in rows],
                             _("max |Δ logit|"): [r.max_logit_diff for r in rows]}),

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention import heads
-from explorer.shell import llm
+from explorer.shell import i18n, llm
 from explorer.shell.i18n import translator
+from explorer.shell.textviews import fmt, tokens_count
 
 _, _n = translator(__name__)
 
@@ -135,6 +136,42 @@ def sink_summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> SinkSummary:
     layer, head = heads.top_heads(mass)[0]
     return SinkSummary(len(ids), mass, uniform_mass(len(ids)), ratio, int(layer), int(head),
                        out.attentions[layer, head].copy(), sink_mass(out.attentions, 1).mean(axis=1))
+
+
+def sink_claims(s: SinkSummary) -> tuple[str, str]:
+    """``s``'s sink in two sentences: the first token's weight (and the first layer above :data:`HALF` on it, or none),
+    and whether its values are small (the mean value ratio of those layers, or of all when none is, below 1)."""
+    per_layer = s.per_layer
+    first_big = next((layer for layer, v in enumerate(per_layer) if v > HALF), None)
+    facts = dict(tokens=tokens_count(s.n), mean=i18n.percent(float(s.mass.mean()), 0), heads=s.mass.size,
+                 uniform=i18n.percent(s.uniform, 0), over=s.n_over_half, l0=fmt(per_layer[0], 2),
+                 l1=fmt(per_layer[1], 2), first=first_big)
+    weight = (_("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
+                "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
+                "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
+                "their heads); the first layer whose heads average more than half is layer {first}.")
+              if first_big is not None else
+              _("**On your text** ({tokens}), the first token takes **{mean}** of the attention on average over "
+                "all {heads} heads, against {uniform} for heads that spread evenly; **{over} of {heads} heads** "
+                "put more than half of their weight on it. Layers 0 and 1 put {l0} and {l1} on it (mean of "
+                "their heads); no layer's heads average more than half on your text.")).format(**facts)
+    heavy = per_layer > HALF
+    ratio = float(s.value_ratio[heavy].mean() if heavy.any() else s.value_ratio.mean())
+    if ratio < 1:
+        values = (_("**Its values are small**: in the layers where it takes more than half of the weight, the first "
+                    "token's value vectors are {ratio}× the median length of the other tokens' (mean over the "
+                    "key/value heads). Weight on it adds little to a query's output: it is the no-op.") if heavy.any()
+                  else _("**Its values are small**: in all layers, the first token's value vectors are {ratio}× the "
+                         "median length of the other tokens' (mean over the key/value heads). Weight on it adds "
+                         "little to a query's output: it is the no-op."))
+    else:
+        values = (_("**On your text its values are not smaller than the others'**: in the layers where it takes more "
+                    "than half of the weight the first token's value vectors are {ratio}× the median length of the "
+                    "other tokens'. Here the sink is not a no-op by the size of its values.") if heavy.any()
+                  else _("**On your text its values are not smaller than the others'**: in all layers the first "
+                         "token's value vectors are {ratio}× the median length of the other tokens'. Here the sink "
+                         "is not a no-op by the size of its values."))
+    return weight, values.format(ratio=fmt(ratio, 2))
 
 
 # --- another token first; every position shifted --------------------------------------------------------------
@@ -240,6 +277,23 @@ def shift_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) 
 # --- streaming --------------------------------------------------------------------------------------------------
 
 
+def shift_claim(sh: Shift) -> str:
+    """What shifting every position by ``sh.offset`` (> 0) did: float32 rounding and nothing else (no logit moved by
+    more than 1e-4 of the largest, at least 1), or more than rounding; in the run's language."""
+    facts = dict(k=i18n.integer(sh.offset), logit=i18n.scientific(sh.max_logit_diff),
+                 largest=fmt(sh.largest_logit, 1), weight=i18n.scientific(sh.max_weight_diff))
+    if sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0):
+        return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
+                 "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
+                 "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
+                 "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
+                 "So the first token is not special for being at RoPE position 0: at position {k} it is the "
+                 "same sink.").format(**facts)
+    return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
+             "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
+             "angles.").format(**facts)
+
+
 def window_max(n: int) -> int:
     """The largest window that leaves :data:`MIN_SCORED` scored positions in ``n`` tokens (0: the text is too short)."""
     return max(n - 1 - MIN_SCORED, 0)
@@ -303,6 +357,37 @@ def streamed(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: i
 
 
 # --- smaller caches ---------------------------------------------------------------------------------------------
+
+
+def streaming_claims(runs: dict[int | None, Streamed], n: int) -> tuple[str, str | None]:
+    """Whether keeping the first tokens lowers the window's perplexity (``runs`` by kept tokens, ``None``: full
+    attention; ``n`` tokens), and whether both numberings beat none (``None`` without StreamingLLM's numbering)."""
+    k = SINK_COUNTS[-1]
+    none, four, window = runs[0], runs[k], runs[0].window
+    ppl = {key: fmt(r.perplexity, 1) for key, r in runs.items()}
+    facts = dict(w=window, k=k, none=ppl[0], four=ppl[k], full=ppl[None], one=ppl[1],
+                 positions=positions(n - 1 - window), first=window, last=n - 2)
+    perplexity = (_("**Measured on your text**: with a window of {w}, keeping the first {k} tokens brings the "
+                    "perplexity from **{none}** (no kept token) to **{four}**; full attention: {full}. Keeping just "
+                    "one: {one}. All on the same {positions} ({first} … {last}), the ones after the window.")
+                  if four.perplexity < none.perplexity else
+                  _("**Measured on your text**: with a window of {w}, keeping the first {k} tokens does not help "
+                    "here: perplexity {four} against {none} without them (full attention: {full}; one kept token: "
+                    "{one}), on the {positions} after the window.")).format(**facts)
+    if four.renumbered is None:
+        return perplexity, None
+    change = four.renumbered / four.perplexity - 1
+    facts = dict(kept=kept(k), renumbered=fmt(four.renumbered, 1), none=ppl[0],
+                 kept_positions=fmt(four.perplexity, 1),
+                 change=("+" if change >= 0 else "-") + i18n.percent(abs(change), 0))
+    return perplexity, (_("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against "
+                          "{kept_positions} with the positions kept ({change}) on your text: both are below the "
+                          "{none} of the window without them, so the kept tokens work as the sink either way. This "
+                          "page shows the positions kept.") if max(four.renumbered, four.perplexity) < none.perplexity
+                        else _("With {kept}, StreamingLLM's numbering gives perplexity {renumbered} against "
+                               "{kept_positions} with the positions kept ({change}) on your text, and one of them is "
+                               "not better than the window without kept tokens. This page shows the positions "
+                               "kept.")).format(**facts)
 
 
 @dataclass(frozen=True)
@@ -390,9 +475,8 @@ def measure(model: llm.LlamaModel, ids, variant: CacheVariant, reference: np.nda
     logits = llm.forward(model, ids, weights=False, variant=variant.kind, **options).logits  # a variant dropped after
     floats, per_token = variant_bytes(c, variant, n)  # = the converted model's own config.kv_bytes_per_token
     agreement = llm.compare(reference, logits, ids, score_from)
-    diff = float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max())
     return Measured(variant, floats, round(per_token * n), per_token, agreement.perplexity, agreement.kl,
-                    agreement.top1, diff)
+                    agreement.top1, float(np.abs(logits[score_from:-1] - reference[score_from:-1]).max()))
 
 
 def kept(k: int) -> str:
@@ -421,6 +505,57 @@ def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
                 else _("latent, rank {r}")).format(r=rank)
     return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
         w=variant.window, k=variant.sinks)
+
+
+def variant_claims(config: llm.LlamaConfig, rows: tuple[Measured, ...]) -> list[str]:
+    """What the measured variants ``rows`` (the model's own among them) state: MHA the same numbers (bit for bit or
+    up to rounding), MQA against the latent cache of its size, the full-rank latent cache, the best window."""
+    c = config
+    by_key = {r.variant.key: r for r in rows}
+    gqa = by_key["gqa"]
+    sentences = []
+    mha = by_key.get("mha")
+    if mha is not None:
+        facts = dict(heads=c.n_heads, diff=i18n.scientific(mha.max_logit_diff), kv=c.n_kv_heads,
+                     times=i18n.number(mha.bytes_per_token / gqa.bytes_per_token, 0))
+        sentences.append((
+            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: **the same "
+              "numbers** (max |Δ logit| = 0, bit for bit), and {times}× the cache: the model's grouped-query attention "
+              "was trained with {kv} key/value heads, so sharing them costs it nothing.")
+            if mha.max_logit_diff == 0.0 else
+            _("MHA gives each of the {heads} query heads its own copy of the key/value head it shared: the same "
+              "numbers up to rounding (max |Δ logit| = {diff}), and {times}× the cache: the model's grouped-query "
+              "attention was trained with {kv} key/value heads, so sharing them costs it nothing.")).format(**facts))
+    mqa = by_key.get("mqa")
+    twin = next((r for r in rows if r.variant.family == "latent" and mqa is not None
+                 and r.floats_per_layer == mqa.floats_per_layer), None)
+    if mqa is not None and twin is not None:
+        facts = dict(floats=twin.floats_per_layer, mqa=fmt(mqa.perplexity, 0), latent=fmt(twin.perplexity, 0),
+                     times=fmt(mqa.perplexity / twin.perplexity, 1), model=fmt(gqa.perplexity, 1))
+        if twin.perplexity < mqa.perplexity:
+            sentences.append(_(
+                "At the same {floats} floats per token per layer, MQA (one key and one value head) reaches perplexity "
+                "**{mqa}** and the latent cache of rank {floats} **{latent}** ({times}× lower; the model: {model}): "
+                "the best rank-{floats} summary of all three heads keeps more than their average.").format(**facts))
+        else:
+            sentences.append(_(
+                "At the same {floats} floats per token per layer, on your text MQA reaches perplexity {mqa} and the "
+                "latent cache {latent}: the latent cache is not better here.").format(**facts))
+    full = next((r for r in rows if r.variant.kind == ("latent", 2 * c.n_kv_heads * c.d_head)), None)
+    if full is not None:
+        sentences.append(_(
+            "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
+            "perplexity {ppl}.").format(rank=full.floats_per_layer, diff=i18n.scientific(full.max_logit_diff),
+                                        ppl=fmt(full.perplexity, 2)))
+    windows = [r for r in rows if r.variant.family == "window"]
+    if windows:
+        best = min(windows, key=lambda r: r.perplexity)
+        sentences.append(_(
+            "A window stops the cache growing: {variant} costs {bytes} bytes per token of your text (and less on a "
+            "longer one) at perplexity {ppl}.").format(variant=variant_label(c, best.variant),
+                                                        bytes=i18n.integer(round(best.bytes_per_token)),
+                                                        ppl=fmt(best.perplexity, 1)))
+    return sentences
 
 
 def measured(_model: llm.LlamaModel, ids: tuple[int, ...], variant: CacheVariant, score_from: int,

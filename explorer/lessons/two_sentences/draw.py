@@ -167,8 +167,7 @@ def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "
         st.success(_("Without positional encoding the un-shuffled map equals the original to float rounding "
                      "(largest |difference| {weights} in the weights, {outputs} in the outputs).").format(
                          weights=gap_text(order.weight_gap), outputs=gap_text(order.output_gap)), icon="✅")
-    numbers(order.unpermuted_weights - order.original.weights, labels, labels,
-            label=_("Numbers: put back − original"))
+    numbers(order.unpermuted_weights - order.original.weights, labels, labels, label=_("Numbers: put back − original"))
 
 
 @section

@@ -42,8 +42,7 @@ class LayerSettings:
 
 
 def _run(tokens: tuple[str, ...], layer: A.SelfAttention, seed: int, positional: bool) -> A.AttentionSteps:
-    X = settings.embeddings(tokens, layer.d_model, seed, EMBEDDING, positional)  # [n, d_model]
-    return layer.steps(X)
+    return layer.steps(settings.embeddings(tokens, layer.d_model, seed, EMBEDDING, positional))  # X: [n, d_model]
 
 
 @dataclass(frozen=True)
@@ -203,8 +202,7 @@ def repeat_check(tokens, layer: A.SelfAttention, seed: int) -> RepeatCheck:
     if demo:
         tokens = REPEAT_DEMO
     word = next(t for t in tokens if tokens.count(t) > 1)
-    positions = tuple(i for i, t in enumerate(tokens) if t == word)
-    return RepeatCheck(tokens=tokens, demo=demo, positions=positions,
+    return RepeatCheck(tokens=tokens, demo=demo, positions=tuple(i for i, t in enumerate(tokens) if t == word),
                        plain=_run(tokens, layer, seed, False), positional=_run(tokens, layer, seed, True))
 
 

@@ -42,8 +42,7 @@ inp_b = settings.sentence_tokens(sentence_b)
 tokens_b = controls.last_valid(LAST_B, inp_b.tokens or None, ())
 if not inp_b.tokens:
     if tokens_b:
-        st.warning(_("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:"),
-                   icon="✍️")
+        st.warning(_("Sentence B is empty: type a sentence to compare. Below is the last valid sentence B:"), icon="✍️")
         st.text(" ".join(tokens_b))
     else:
         st.warning(_("Sentence B is empty: type a sentence to compare it with A. The order test below uses A "

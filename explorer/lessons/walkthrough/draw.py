@@ -34,42 +34,8 @@ computed = cached(max_entries=16)(model.computed)  # up to 2.1 MiB an entry
 
 @section
 def embedding_line(source: Settings, choice: str) -> None:
-    """One line: which embeddings the sentence uses and what that means, checked on its repeated words (item 3).
-
-    ``choice`` is the sidebar's value (``"auto"``, ``"lesson"`` or ``"per-token"``); ``source.embedding`` is
-    what it resolved to for this sentence.
-    """
-    if choice != "auto":
-        why = _("chosen in the sidebar")
-    elif source.embedding == "lesson":
-        why = _("auto: this is the lesson's sentence")
-    else:
-        why = _("auto: a sentence of your own")
-    if source.embedding == "per-token":
-        text = _("Embeddings: per-token ({why}): each distinct word has its own vector, so copies of a word "
-                 "get identical rows of X, Q, K and V.").format(why=why)
-    else:
-        text = _("Embeddings: the lesson's random rows ({why}): row i is the i-th random draw, so a row belongs "
-                 "to its position, not to its word (copies of a word get different rows).").format(why=why)
-    repeats = model.repeated_word_rows(source.tokens, source.X)
-    if repeats:
-        shown = repeats[:3]
-        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=textviews.md_code(word), i=i, j=j)
-                          for word, i, j, _d in shown)
-        rest = len(repeats) - len(shown)
-        if rest:
-            pairs += " " + _n("(and {n} more copy)", "(and {n} more copies)", rest).format(n=rest)
-        diff = max(d for *_r, d in shown)
-        if diff == 0:
-            text += " " + _("Here {pairs}: identical rows.").format(pairs=pairs)
-        elif source.embedding == "per-token" and source.positional:
-            text += " " + _("With positional encoding added, copies differ by their positions' encodings: {pairs} "
-                            "differ by up to {diff} per entry of X, so their rows of Q, K and V differ too.").format(
-                pairs=pairs, diff=textviews.fmt(diff, 3))
-        else:
-            text += " " + _("Here {pairs} differ by up to {diff} per entry of X.").format(
-                pairs=pairs, diff=textviews.fmt(diff, 3))
-    st.caption(text)
+    """One line: which embeddings the sentence uses, checked on its repeated words (:func:`model.embedding_claim`)."""
+    st.caption(model.embedding_claim(source, choice))
 
 
 @section
@@ -153,10 +119,9 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
     arg = r"\frac{q_i\cdot k_j}{\sqrt{d_k}}" if scaled else r"q_i\cdot k_j"
     st.latex(rf"w_{{ij}} = \mathrm{{softmax}}_j\!\left({arg}\right)"
              r" = \frac{e^{s_{ij} - \max_k s_{ik}}}{\sum_{k} e^{s_{ik} - \max_k s_{ik}}}")
-    off = float(np.abs(steps.weights.sum(axis=-1) - 1).max())
     st.caption(_("shape [{n}, {n}] · each row sums to 1 (largest difference from 1 here: {off}) · row = query, "
                  "column = key; top-left = first token looking at the first token").format(
-        n=n, off=i18n.scientific(off)))
+        n=n, off=i18n.scientific(story.row_sum_error)))
     if story.softmax_line():
         st.caption(story.softmax_line())
     st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),

@@ -89,6 +89,7 @@ class ScaleStory:
         var_q, var_k: variance of the query and key components (``Q [n, d_k]``, ``K [n, d_k]``, all entries).
         raw_var, scaled_var: variance of the ``n²`` scores ``Q Kᵀ`` and of ``Q Kᵀ / √d_k``.
         top_raw, top_scaled: :func:`mean_top_weight` of the raw and of the scaled scores.
+        row_sum_error: the largest ``|Σ_j w_ij − 1|`` of the page's weights (its caption states it).
     """
 
     n: int
@@ -100,6 +101,7 @@ class ScaleStory:
     scaled_var: float
     top_raw: float
     top_scaled: float
+    row_sum_error: float
 
     @property
     def top(self) -> float:
@@ -156,13 +158,13 @@ class ScaleStory:
 
 
 def scale_story(s: A.AttentionSteps, scaled: bool) -> ScaleStory:
-    """Measure :class:`ScaleStory` from ``s`` (its ``Q``, ``K`` and raw ``scores``; ``scaled`` as the page runs)."""
+    """Measure :class:`ScaleStory` from ``s`` (its ``Q``, ``K``, ``scores``, ``weights``; ``scaled``: as the page)."""
     n, d_k = s.Q.shape
-    raw = s.scores
-    sc = raw / math.sqrt(d_k)
+    raw, sc = s.scores, s.scores / math.sqrt(d_k)
     return ScaleStory(n=n, d_k=d_k, scaled=scaled, var_q=float(s.Q.var()), var_k=float(s.K.var()),
                       raw_var=float(raw.var()), scaled_var=float(sc.var()),
-                      top_raw=mean_top_weight(raw), top_scaled=mean_top_weight(sc))
+                      top_raw=mean_top_weight(raw), top_scaled=mean_top_weight(sc),
+                      row_sum_error=float(np.abs(s.weights.sum(axis=-1) - 1).max()))
 
 
 @dataclass(frozen=True)
@@ -307,3 +309,38 @@ def scenario_json(source: Source, init: str, scaled: bool, params: dict) -> str:
                     "attention_weights": result.weights.tolist(), "output": result.output.tolist()},
     }
     return json.dumps(scenario, indent=1, ensure_ascii=False)
+
+
+def embedding_claim(source: Settings, choice: str) -> str:
+    """Which embeddings the sentence uses, checked on its repeated words (item 3): ``choice`` is the sidebar's value
+    (``"auto"``, ``"lesson"``, ``"per-token"``), ``source.embedding`` what it resolved to for this sentence."""
+    if choice != "auto":
+        why = _("chosen in the sidebar")
+    elif source.embedding == "lesson":
+        why = _("auto: this is the lesson's sentence")
+    else:
+        why = _("auto: a sentence of your own")
+    if source.embedding == "per-token":
+        text = _("Embeddings: per-token ({why}): each distinct word has its own vector, so copies of a word "
+                 "get identical rows of X, Q, K and V.").format(why=why)
+    else:
+        text = _("Embeddings: the lesson's random rows ({why}): row i is the i-th random draw, so a row belongs "
+                 "to its position, not to its word (copies of a word get different rows).").format(why=why)
+    repeats = repeated_word_rows(source.tokens, source.X)
+    if repeats:
+        shown = repeats[:3]
+        pairs = ", ".join(_("{word} ({i}) and ({j})").format(word=md_code(word), i=i, j=j) for word, i, j, _d in shown)
+        rest = len(repeats) - len(shown)
+        if rest:
+            pairs += " " + _n("(and {n} more copy)", "(and {n} more copies)", rest).format(n=rest)
+        diff = max(d for *_r, d in shown)
+        if diff == 0:
+            text += " " + _("Here {pairs}: identical rows.").format(pairs=pairs)
+        elif source.embedding == "per-token" and source.positional:
+            text += " " + _("With positional encoding added, copies differ by their positions' encodings: {pairs} "
+                            "differ by up to {diff} per entry of X, so their rows of Q, K and V differ too.").format(
+                pairs=pairs, diff=fmt(diff, 3))
+        else:
+            text += " " + _("Here {pairs} differ by up to {diff} per entry of X.").format(
+                pairs=pairs, diff=fmt(diff, 3))
+    return text

@@ -107,8 +107,7 @@ st.header(_("One query at a time"))
 
 @controls.fragment  # the query box changes this part only: rerun it alone, nothing above is resent (issue 20)
 def one_query() -> None:
-    query = controls.draw(CONTROLS["query"], {"labels": labels})
-    draw.one_query(source, init, scaled, query)
+    draw.one_query(source, init, scaled, controls.draw(CONTROLS["query"], {"labels": labels}))
 
 
 one_query()

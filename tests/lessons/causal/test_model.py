@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import attention as A
 from explorer.lessons.causal import model as C
+from explorer.shell import i18n
 from explorer.shell.settings import Settings
 from tests.conftest import require
 
@@ -196,7 +197,6 @@ def test_no_peeking_claims_say_what_the_run_shows():
 def test_no_peeking_claims_report_a_leak_and_speak_each_language():
     from types import SimpleNamespace
 
-    from explorer.shell import i18n
 
     leaking = SimpleNamespace(key_valid=np.ones(3, bool), n_pad=0, t=1, unchanged_through_t=lambda is_causal: False,
                               row_change=lambda is_causal: np.array([0.0, 0.25, 0.5]))
@@ -212,3 +212,17 @@ def test_no_peeking_claims_report_a_leak_and_speak_each_language():
         assert [c.kind for c in shown] == [c.kind for c in english]
         assert all(a.text != b.text for a, b in zip(shown, english, strict=True)), lang  # translated
         assert "0,0" in shown[0].text and "2" in shown[0].text, shown[0].text
+
+
+def test_causal_checks_state_the_row_sums_the_rows_have():
+    row0 = np.array([1.0, 0.0, 0.0])
+    none = C.causal_checks(0.0, row0, np.zeros(3, bool), 2.2e-16)
+    assert none == ("**Checks (causal):** largest weight above the diagonal = `0.0` · row 0 = `[1.0, 0.0, 0.0]` · "
+                    "largest |row sum − 1| = `2.2e-16`")
+    some = C.causal_checks(0.0, row0, np.array([False, True, False]), 0.0)
+    assert some.endswith("largest |row sum − 1| = `0.0e+00` (over the rows that have a key)")
+    every = C.causal_checks(0.0, np.zeros(9), np.ones(9, bool), 0.0)
+    assert every.endswith("every row is fully masked, so every row sums to 0") and "0.0, …]`" in every  # 8 shown
+    with i18n.using("pt"):
+        shown = C.causal_checks(0.0, row0, np.array([False, True, False]), 0.0)
+    assert shown != some and "`[1.0, 0.0, 0.0]`" in shown  # translated; code spans keep the point

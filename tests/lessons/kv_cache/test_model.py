@@ -244,3 +244,10 @@ def test_the_claims_render_in_each_language(lang):
         with i18n.using(lang):
             said = claim()
         assert said != english and "{" not in said, said
+
+
+def test_the_prefill_claim_says_exactly_0_only_when_it_is():
+    assert "(the difference is exactly 0)" in M.prefill_claim(0.0)
+    assert "exactly 0" not in M.prefill_claim(1e-7) and M.prefill_claim(1e-7).endswith("Generate a token.")
+    with i18n.using("tr"):
+        assert M.prefill_claim(0.0) != M.prefill_claim(1e-7) and "Step 0" not in M.prefill_claim(0.0)

@@ -3,6 +3,7 @@ language, the headers and helps), the table checks and the presets, in every lan
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from explorer.lessons.lookup import model as S
@@ -79,3 +80,14 @@ def test_table_problems_and_presets_are_written_in_the_language(name, lang):
         assert check.n_empty_rows == 1
         english_names = list(S.presets(english.table))
         assert not english_sentences(english_names) & english_sentences(names)
+
+
+def test_blend_claim_says_blend_until_the_best_key_takes_more_than_0_999():
+    assert S.blend_claim(np.array([0.5, 0.3, 0.2]), 3) == ("Every key gets a share; the answer is a blend of all 3 "
+                                                           "values.")
+    assert S.blend_claim(np.array([0.998, 0.001, 0.001]), 3).startswith("Every key gets a share")
+    assert S.blend_claim(np.array([0.9995, 0.0005]), 2) == ("At this sharpness the best key takes 99.95% of the "
+                                                            "weight: the blend has become the database's answer.")
+    with i18n.using("tr"):
+        shown = S.blend_claim(np.array([0.999, 0.001]), 2)  # 0.999 is not below 0.999
+    assert "99,90" in shown and not shown.startswith("At this")

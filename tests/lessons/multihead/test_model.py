@@ -14,6 +14,7 @@ import pytest
 
 import attention as A
 from explorer.lessons.multihead import model as smh
+from explorer.shell import i18n
 from explorer.shell.settings import Settings
 from tests.conftest import require
 
@@ -273,7 +274,6 @@ def test_the_random_weights_note_states_this_runs_numbers_in_each_language():
     """The claim under part 4, from the live scenario: the mean entropy as a share of the uniform level, the mean
     overlap of two different heads, the link it is given; with one token and one head neither number (no
     spread to share, no pair of heads)."""
-    from explorer.shell import i18n
 
     sc = smh.multihead_scenario(sentence(), 4, 42, False)
     ceiling = np.log(6)  # 6 tokens, bidirectional: log n
@@ -317,3 +317,17 @@ def test_tables_are_sized_labelled_and_exported_without_being_computed_twice():
 def sentence() -> Settings:
     """The lesson's six tokens at d_model = 8 (the page's settings at a small width)."""
     return Settings(("The", "cat", "sat", "on", "the", "mat"), 8, 4, 42, "lesson", False)
+
+
+def test_loop_check_agrees_up_to_1e_12_and_says_by_how_much():
+    from explorer.shell import i18n
+    assert smh.loop_check(0.0, 0.0) == ("agree", "success", "Vectorised and loop results agree: largest difference "
+                                        "0 (same bits) (float64, tolerance 1e-12).", "✅")
+    verdict, kind, text, icon = smh.loop_check(3e-13, 1e-12)  # the worst of the two, at the tolerance
+    assert (verdict, kind, icon) == ("agree", "success", "✅") and "1.0e-12" in text
+    verdict, kind, text, icon = smh.loop_check(2e-12, 1e-15)
+    assert (verdict, kind, icon) == ("DIFFER", "error", "❌")
+    assert text == "Vectorised and loop results differ by 2.0e-12 (tolerance 1e-12)."
+    with i18n.using("pt"):
+        shown = smh.loop_check(2e-12, 0.0)
+    assert shown[0] != "DIFFER" and shown[1] == "error" and "2,0e-12" in shown[2] and shown[2] != text

@@ -312,3 +312,12 @@ def test_the_causal_check_states_the_mask_and_the_row_sums_with_the_languages_de
     with i18n.using("pt"):
         said = M.causal_check(w)
     assert "0,5" in said and "5,0e-01" in said and "largest" not in said
+
+
+def test_grade_claim_praises_only_a_full_score():
+    assert M.grade_claim((True, True, True)) == ("success", "**3 of 3 right.** Every head read correctly.")
+    assert M.grade_claim((True, False, True)) == ("info", "**2 of 3 right.**")
+    assert M.grade_claim((False,)) == ("info", "**0 of 1 right.**")
+    with i18n.using("pt"):
+        kind, text = M.grade_claim((True, True))
+    assert kind == "success" and text != "**2 of 2 right.** Every head read correctly." and "2" in text

@@ -10,7 +10,7 @@ from attention import llama
 from attention.llama import variants
 from explorer.lessons import sinks
 from explorer.lessons.sinks import model as M
-from explorer.shell import controls
+from explorer.shell import controls, i18n
 from tests.core.llama_support import real_model, write_tiny_gguf
 
 SMOLLM2 = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
@@ -133,3 +133,101 @@ def test_the_default_text_streams_better_with_kept_first_tokens(smol, default_id
     assert runs[0].perplexity / runs[4].perplexity >= 1.5
     assert runs[None].perplexity <= runs[4].perplexity
     assert runs[4].renumbered < runs[0].perplexity  # StreamingLLM's numbering: the kept tokens work as well
+
+
+
+def _summary(mass, value_ratio) -> M.SinkSummary:
+    mass = np.asarray(mass, dtype=np.float64)
+    return M.SinkSummary(n=8, mass=mass, uniform=0.25, value_ratio=np.asarray(value_ratio, dtype=np.float64),
+                         top_layer=0, top_head=0, top_map=np.eye(8, dtype=np.float32), second=np.zeros(len(mass)))
+
+
+def test_sink_claims_name_the_first_heavy_layer_and_judge_its_values():
+    heavy_small = _summary([[0.1, 0.2], [0.9, 0.8], [0.7, 0.6]], [3.0, 0.2, 0.4])  # layers 1, 2 above half
+    weight, values = M.sink_claims(heavy_small)
+    assert "takes **55%**" in weight and "put 0.15 and 0.85" in weight and "half is layer 1." in weight
+    assert values.startswith("**Its values are small**: in the layers where") and "0.30×" in values  # layers 1, 2
+    weight, values = M.sink_claims(_summary([[0.1, 0.2], [0.3, 0.4], [0.2, 0.1]], [1.5, 0.5, 2.5]))
+    assert "no layer's heads average more than half" in weight
+    assert values.startswith("**On your text its values are not smaller") and "in all layers" in values
+    assert "1.50×" in values  # every layer's mean when none is above half
+    assert M.sink_claims(_summary([[0.1], [0.2]], [0.5, 0.7]))[1].startswith("**Its values are small**: in all")
+    assert M.sink_claims(_summary([[0.9], [0.2]], [1.0, 0.1]))[1].startswith(  # 1 is not smaller
+        "**On your text its values are not smaller than the others'**: in the layers where")
+    for lang in ("pt", "tr"):
+        with i18n.using(lang):
+            shown = M.sink_claims(heavy_small)
+        assert all(a != b for a, b in zip(shown, M.sink_claims(heavy_small), strict=True))  # translated
+        assert "0,85" in shown[0] and "0,30×" in shown[1], shown
+
+
+def _streamed(sinks, perplexity, renumbered=None) -> M.Streamed:
+    return M.Streamed(window=4, sinks=sinks, score_from=4, perplexity=perplexity, losses=np.zeros(3),
+                      renumbered=renumbered, generated=())
+
+
+def test_streaming_claims_say_whether_kept_tokens_help():
+    def claims(four, renumbered=None):
+        return M.streaming_claims({0: _streamed(0, 20.0), 1: _streamed(1, 15.0), 4: _streamed(4, four, renumbered),
+                                   None: _streamed(None, 10.0)}, 12)
+
+    helps, both = claims(12.0, 13.0)
+    assert "brings the perplexity from **20.0** (no kept token) to **12.0**; full attention: 10.0" in helps
+    assert "Keeping just one: 15.0. All on the same 7 positions (4 … 10)" in helps
+    assert "13.0 against 12.0 with the positions kept (+8%)" in both and "both are below the 20.0" in both
+    no_help, one = claims(20.0, 13.0)  # equal is no help
+    assert "does not help here: perplexity 20.0 against 20.0" in no_help and "one of them is not better" in one
+    assert "(-35%)" in one and "one of them is not better" in claims(12.0, 30.0)[1]
+    assert claims(12.0)[1] is None  # StreamingLLM's numbering not measured
+    with i18n.using("pt"):
+        shown = claims(12.0, 13.0)
+    assert shown[0] != helps and "**12,0**" in shown[0] and "13,0" in shown[1]
+
+
+def _measured(key, family, floats, per_token, perplexity, diff=0.0, kind=None, window=None) -> M.Measured:
+    return M.Measured(M.CacheVariant(key, family, kind, window), floats, int(per_token * 10), per_token, perplexity,
+                      0.1, 0.9, diff)
+
+
+def test_variant_claims_follow_the_measured_rows():
+    c, full_rank = SMOLLM2, 2 * SMOLLM2.n_kv_heads * SMOLLM2.d_head
+    gqa = _measured("gqa", "heads", 384, 46080.0, 9.0)
+    rows = (_measured("mha", "heads", 1152, 138240.0, 9.0), gqa, _measured("mqa", "heads", 128, 15360.0, 60.0),
+            _measured("latent128", "latent", 128, 15360.0, 20.0, 1.0, ("latent", 128)),
+            _measured("latent384", "latent", full_rank, 46080.0, 9.0, 1e-5, ("latent", full_rank)),
+            _measured("w8", "window", 384, 20000.0, 30.0, 2.0, None, 8),
+            _measured("w16", "window", 384, 30000.0, 12.0, 1.0, None, 16))
+    good = M.variant_claims(c, rows)
+    assert len(good) == 4 and "**the same numbers** (max |Δ logit| = 0, bit for bit), and 3× the cache" in good[0]
+    assert "MQA (one key and one value head) reaches perplexity **60** and the latent cache of rank 128 **20** (3.0× " \
+           "lower; the model: 9.0)" in good[1]
+    assert "At rank 384" in good[2] and "1.0e-05" in good[2]
+    assert M.variant_label(c, rows[-1].variant) in good[3] and "300000 bytes" not in good[3] and "12.0" in good[3]
+    worse = (_measured("mha", "heads", 1152, 138240.0, 9.0, 1e-6), gqa, _measured("mqa", "heads", 128, 15360.0, 20.0),
+             _measured("latent128", "latent", 128, 15360.0, 20.0, 1.0, ("latent", 128)))
+    bad = M.variant_claims(c, worse)
+    assert len(bad) == 2 and "up to rounding (max |Δ logit| = 1.0e-06)" in bad[0]
+    assert "MQA reaches perplexity 20 and the latent cache 20: the latent cache is not better here" in bad[1]  # a tie
+    assert M.variant_claims(c, (gqa,)) == []
+    with i18n.using("tr"):
+        shown = M.variant_claims(c, rows)
+    assert shown[0] != good[0] and "9,0" in shown[1]
+
+
+def _shift(offset, logit_diff, largest=20.0) -> M.Shift:
+    return M.Shift(offset=offset, max_logit_diff=logit_diff, largest_logit=largest, max_weight_diff=3e-7,
+                   mass_original=np.zeros(2), mass_shifted=np.zeros(2), same_next=True)
+
+
+def test_shift_claim_calls_rounding_only_below_1e_4_of_the_largest_logit():
+    rounding = M.shift_claim(_shift(5, 2e-3))  # 1e-4 of 20
+    assert rounding.startswith("Measured: shifting every position by 5 changes no logit by more than **2.0e-03**")
+    assert "no attention weight by more than 3.0e-07: float32 rounding" in rounding
+    more = M.shift_claim(_shift(5, 2.1e-3))
+    assert more.startswith("Measured: shifting every position by 5 changes the logits by up to **2.1e-03** (they "
+                           "reach 20.0): more than float32 rounding")
+    assert "float32 rounding, nothing" in M.shift_claim(_shift(1000, 1e-4, largest=0.5))  # the scale is at least 1
+    assert "more than float32" in M.shift_claim(_shift(1000, 1.1e-4, largest=0.5))
+    with i18n.using("pt"):
+        shown = M.shift_claim(_shift(1000, 2e-3))
+    assert shown != rounding and "1.000" in shown and "2,0e-03" in shown

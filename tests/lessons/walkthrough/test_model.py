@@ -59,6 +59,8 @@ def test_the_caption_measures_the_variance_instead_of_asserting_it():
     at4 = W.scale_story(run(sentence("The cat sat on the mat", d_k=4)), scaled=True)
     assert low.top_scaled < at4.top_scaled  # flatter at d_k 128 than at d_k 4
     assert f"{low.top_scaled:.3f}" in low.softmax_line()
+    weights = run(sentence("The cat sat on the mat", d_k=128)).weights  # the caption's row sums, as measured
+    assert low.row_sum_error == float(np.abs(weights.sum(axis=-1) - 1).max()) < 1e-14
 
 
 def test_unit_variance_projections_bring_the_scaled_variance_near_1_and_without_scaling_saturate():
@@ -145,7 +147,8 @@ def test_the_claim_names_the_scores_the_softmax_gets_when_the_division_is_off():
     """With ÷√d_k switched off the caption speaks of QKᵀ itself (its variance), not of the scaled scores."""
     from explorer.lessons.walkthrough.model import ScaleStory
 
-    common = dict(n=6, d_k=4, var_q=1.0, var_k=1.0, raw_var=4.2, scaled_var=1.05, top_raw=0.6, top_scaled=0.3)
+    common = dict(n=6, d_k=4, var_q=1.0, var_k=1.0, raw_var=4.2, scaled_var=1.05, top_raw=0.6, top_scaled=0.3,
+                  row_sum_error=0.0)
     on, off = ScaleStory(scaled=True, **common), ScaleStory(scaled=False, **common)
     assert "scaled scores' variance is 1.050: near 1" in on.claim_line()
     assert "switched off" in off.claim_line() and "variance 4.200: well above 1" in off.claim_line()
@@ -217,3 +220,23 @@ def test_chart_words_carry_the_languages_letters():
     assert weights.layout.title.text == "dikkat ağırlıkları" and x.layout.xaxis.title.text == "boyut"
     assert q_title == "Q: ne arıyorum?"
     assert scores.layout.title.text == "pontuações QKᵀ" and scores.data[0].colorbar.title.text == "pontuação"
+
+
+def test_the_embedding_claim_checks_the_copies_of_a_word():
+    plain = W.embedding_claim(sentence("the dog chased the dog"), "auto")
+    assert plain.startswith("Embeddings: per-token (auto: a sentence of your own)")
+    assert plain.endswith("Here `the` (0) and (3), `dog` (1) and (4): identical rows.")
+    moved = W.embedding_claim(sentence("the dog chased the dog", positional=True), "per-token")
+    assert "(chosen in the sidebar)" in moved and "With positional encoding added, copies differ" in moved
+    s = sentence("the dog chased the dog", embedding="lesson")  # the lesson's rows: copies get different rows
+    lesson, diff = W.embedding_claim(s, "lesson"), max(d for *_w, d in W.repeated_word_rows(s.tokens, s.X))
+    assert lesson.startswith("Embeddings: the lesson's random rows (chosen in the sidebar)") and diff > 0
+    assert lesson.endswith(f"Here `the` (0) and (3), `dog` (1) and (4) differ by up to {W.fmt(diff, 3)} per entry "
+                           "of X.")
+    assert W.embedding_claim(sentence("a b c"), "auto").endswith("rows of X, Q, K and V.")  # no copies: no check
+    assert W.embedding_claim(sentence("The cat sat on the mat"), "auto").startswith(
+        "Embeddings: the lesson's random rows (auto: this is the lesson's sentence)")
+    many = W.embedding_claim(sentence("a b c d a b c d"), "auto")
+    assert "(and 1 more copy)" in many and "identical rows" in many
+    with i18n.using("tr"):
+        assert W.embedding_claim(sentence("the dog chased the dog"), "auto") != plain
