@@ -217,8 +217,8 @@ def test_core_imports_no_app_code(name):
 
 @pytest.mark.slow
 def test_lessons_do_not_import_each_other_except_for_links():
-    """A lesson's files are its own: another lesson's package (its manifest, for ``controls.link``) or, until its
-    controls are declared, its ``model`` (for its ``link``) may be imported, nothing else."""
+    """A lesson's files are its own: another lesson's package (its manifest, for ``controls.link``) or its ``model``
+    (its numbers: the quiz's ``scale_story``, lookup's ``parse_cell``) may be imported, nothing else."""
     graph = import_graph()
     for name, targets in graph.items():
         if not name.startswith("explorer.lessons."):
