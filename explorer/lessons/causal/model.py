@@ -234,8 +234,7 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
     # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
     n, t = len(sc.key_valid), sc.t
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    vacuous = sc.n_pad >= n - 1 - t
-    if sc.unchanged_through_t(True) and vacuous:
+    if sc.unchanged_through_t(True) and sc.n_pad >= n - 1 - t:
         if n == 1:
             note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
                      "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "

@@ -58,8 +58,7 @@ def _label_box(x: float, y: float, r: float, w: float, h: float, dx: int, dy: in
 def _overlap(a, b, pad: float = 2.0) -> float:
     """The area (px²) by which boxes ``a`` and ``b`` (left, bottom, right, top) overlap, ``pad`` px apart."""
     w = min(a[2], b[2]) - max(a[0], b[0]) + pad
-    h = min(a[3], b[3]) - max(a[1], b[1]) + pad
-    return max(w, 0.0) * max(h, 0.0)
+    return max(w, 0.0) * max(min(a[3], b[3]) - max(a[1], b[1]) + pad, 0.0)
 
 
 def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacles=()) -> list[int]:

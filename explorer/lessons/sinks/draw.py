@@ -192,8 +192,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     st.markdown(perplexity_claim)
     st.caption(_("Perplexity = exp(mean next-token loss in nats) over the positions after the window; 1 would mean "
                  "every next token predicted with certainty."))
-    columns = st.columns(4)
-    for col, sinks in zip(columns, (*model.SINK_COUNTS, None), strict=True):
+    for col, sinks in zip(st.columns(4), (*model.SINK_COUNTS, None), strict=True):
         r = runs[sinks]
         title = (_("full attention") if sinks is None
                  else _("window {w}, {kept}").format(w=window, kept=model.kept(sinks)))

@@ -48,8 +48,7 @@ class Series:
 
 def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     """The indices of ``n`` points a chart keeps: every k-th, and the last."""
-    k = max(1, int(np.ceil(n / max_points)))
-    idx = np.arange(0, n, k)
+    idx = np.arange(0, n, max(1, int(np.ceil(n / max_points))))
     return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
 
 

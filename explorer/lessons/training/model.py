@@ -195,8 +195,7 @@ def step_flops(spec: RunSpec) -> float:
 def run_cost(spec: RunSpec) -> float:
     """What training ``spec`` costs, in default runs (see :data:`COST_OVERHEAD`); 1.0 for the defaults."""
     default = RunSpec()
-    r = step_flops(spec) / step_flops(default)
-    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * r)
+    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * step_flops(spec) / step_flops(default))
 
 
 def best_prefix_match(prefix_match: np.ndarray) -> np.ndarray:
@@ -322,8 +321,7 @@ def final_heads(result: RunResult) -> tuple[tuple[int, int], tuple[int, int]]:
 def jump(result: RunResult) -> Jump:
     """The :class:`Jump` of ``result``."""
     best = best_prefix_match(result.prefix_match)
-    emerged = next((int(s) for s, v in zip(result.step, best, strict=True) if v > training.EMERGENCE_THRESHOLD),
-                   None)
+    emerged = next((int(s) for s, v in zip(result.step, best, strict=True) if v > training.EMERGENCE_THRESHOLD), None)
     head, prev_head = final_heads(result)
     pm_curve = smooth(result.prefix_match[:, head[0], head[1]])
     prev_curve = smooth(result.previous_token[:, prev_head[0], prev_head[1]])
@@ -835,5 +833,4 @@ def follow_report(specs: Sequence[RunSpec], names: Sequence[str], states, *, ahe
     name, spec, p = current
     text = _("Training {name}: step {step} of {steps}").format(
         name=name, step=p.done_steps if p is not None else 0, steps=spec.steps)
-    view = None if p is None else ((spec, p.done_steps), lambda: live(spec, p, name))
-    return done / max(total, 1), text, view
+    return done / max(total, 1), text, None if p is None else ((spec, p.done_steps), lambda: live(spec, p, name))
