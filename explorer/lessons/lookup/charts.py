@@ -138,9 +138,7 @@ def keys_plane(
     Raises:
         ValueError: keys are not ``[m, 2]`` or the lengths do not match.
     """
-    K = np.asarray(keys, dtype=float)
-    q = np.asarray(query, dtype=float)
-    w = np.asarray(weights, dtype=float)
+    K, q, w = (np.asarray(a, dtype=float) for a in (keys, query, weights))
     if K.ndim != 2 or K.shape[1] != 2 or len(key_labels) != K.shape[0] or w.shape != (K.shape[0],):
         raise ValueError(f"keys must be [m, 2] with m labels and m weights, got {K.shape}, "
                          f"{len(key_labels)} labels, weights {w.shape}")
@@ -205,8 +203,7 @@ def weights_compare(soft, hard, row_labels: Sequence[str], *, height: int = 340)
         soft: ``[m]`` attention weights. hard: ``[m]`` one-hot (or evenly split) weights.
         row_labels: ``m`` labels such as ``"France → Paris"`` (escaped here).
     """
-    s = np.asarray(soft, dtype=float)
-    h = np.asarray(hard, dtype=float)
+    s, h = (np.asarray(a, dtype=float) for a in (soft, hard))
     if s.ndim != 1 or s.shape != h.shape or len(row_labels) != s.shape[0]:
         raise ValueError(f"soft and hard must be [m] with m labels, got {s.shape}, {h.shape}, {len(row_labels)}")
     names = [escape_label(x) for x in row_labels]
@@ -239,10 +236,7 @@ def values_plane(
         values: ``[m, 2]``. value_labels: ``m`` names (escaped here). weights: ``[m]``.
         blend: ``[2]`` attention's output. hard_value: ``[2]`` the database's output.
     """
-    V = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    b = np.asarray(blend, dtype=float)
-    h = np.asarray(hard_value, dtype=float)
+    V, w, b, h = (np.asarray(a, dtype=float) for a in (values, weights, blend, hard_value))
     if V.ndim != 2 or V.shape[1] != 2 or len(value_labels) != V.shape[0] or w.shape != (V.shape[0],):
         raise ValueError(f"values must be [m, 2] with m labels and m weights, got {V.shape}, "
                          f"{len(value_labels)} labels, weights {w.shape}")
@@ -294,8 +288,7 @@ def sharpness_dial(
             sharpness (a red line when > 0; at 0 a red arrow to the left edge). lesson: ``1/sqrt(d_k)`` (dashed).
         gap: optional ``[s]`` distance from the blend to the database's value (dotted, on a second axis).
     """
-    s = np.asarray(sharpnesses, dtype=float)
-    W = np.asarray(weights, dtype=float)
+    s, W = (np.asarray(a, dtype=float) for a in (sharpnesses, weights))
     if W.ndim != 2 or W.shape[0] != s.shape[0] or W.shape[1] != len(row_labels):
         raise ValueError(f"weights must be [s, m] with s = {s.shape[0]} and m = {len(row_labels)}, got {W.shape}")
     keep = s > 0
