@@ -259,8 +259,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     st.latex(model.STATISTICS[stat].last_formula)  # every lesson's row formula (attention.heads.formula), last row
     st.markdown(model.scatter_claim(model.attention_vs_effect(values, effect), stat, model.piece(_model, answer)))
     st.caption(_("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
-                 "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads "
-                 "named."))
+                 "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads named."))
 
 
 @section

@@ -76,13 +76,12 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     c = _model.config
     s = summary(_model, ids)
     st.markdown(_(
-        "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive "
-        "and **sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the "
-        "weight has to go somewhere. A trained model learns a place for it: the first token, which every later "
-        "query can see (the causal mask lets each token see the first), and whose value it keeps small, so weight "
-        "parked there changes the output little: a **no-op key**. Xiao et al. (2023) named it the *attention sink*; "
-        "Gu et al. (2024) trace it to the softmax's sum to one (without the normalisation it does not form) and "
-        "find the sink's values small."
+        "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive and "
+        "**sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the weight has "
+        "to go somewhere. A trained model learns a place for it: the first token, which every later query can see (the "
+        "causal mask lets each token see the first), and whose value it keeps small, so weight parked there changes "
+        "the output little: a **no-op key**. Xiao et al. (2023) named it the *attention sink*; Gu et al. (2024) trace "
+        "it to the softmax's sum to one (without the normalisation it does not form) and find the sink's values small."
     ))
     st.latex(r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{k \le i} e^{s_{ik}}}")
     st.latex(r"\sum_{j \le i} w_{ij} = 1")

@@ -283,15 +283,13 @@ def shift_claim(sh: Shift) -> str:
     facts = dict(k=i18n.integer(sh.offset), logit=i18n.scientific(sh.max_logit_diff),
                  largest=fmt(sh.largest_logit, 1), weight=i18n.scientific(sh.max_weight_diff))
     if sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0):
-        return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
-                 "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
-                 "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
-                 "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
-                 "So the first token is not special for being at RoPE position 0: at position {k} it is the "
-                 "same sink.").format(**facts)
-    return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
-             "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
-             "angles.").format(**facts)
+        return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits reach "
+                 "{largest}) and no attention weight by more than {weight}: float32 rounding, nothing else. RoPE turns "
+                 "each query and key by an angle proportional to its position, and a dot product of two turned vectors "
+                 "depends only on the difference of the angles (Su et al. 2021). So the first token is not special for "
+                 "being at RoPE position 0: at position {k} it is the same sink.").format(**facts)
+    return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach {largest}): "
+             "more than float32 rounding at this shift, from the rounding of large rotation angles.").format(**facts)
 
 
 def window_max(n: int) -> int:
