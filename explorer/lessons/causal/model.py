@@ -178,13 +178,12 @@ def masking_rules(scores, allowed) -> MaskingRules:
     if allowed.dtype != np.bool_ or allowed.shape != s.shape or s.ndim != 1:
         raise ValueError(f"scores and allowed must be [n_k] float and bool, got {s.shape} and "
                          f"{allowed.dtype} {allowed.shape}")
-    blocked_all = np.zeros_like(allowed)
     return MaskingRules(
         scores=s, allowed=allowed,
         neg_inf=A.softmax(s + A.additive_mask(allowed)),
         large_negative=A.softmax(s + np.where(allowed, 0.0, LARGE_NEGATIVE)),
         all_blocked_large_negative=A.softmax(s + LARGE_NEGATIVE),
-        all_blocked_rule=A.softmax(s, mask=blocked_all),
+        all_blocked_rule=A.softmax(s, mask=np.zeros_like(allowed)),
     )
 
 

@@ -73,7 +73,6 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
 def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
     state = model.state_of(_model, run, decode_state)
-    pieces = llm.pieces(_model, state.ids)
     c = _model.config
     st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
         prompt=_n("{n} prompt token", "{n} prompt tokens", run.n_prompt).format(n=run.n_prompt), steps=run.steps,
@@ -82,7 +81,7 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     st.code(text.text + model.pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                  "them (␣ = a space, ↵ = a new line):"))
-    st.text(" | ".join(llm.visible_piece(p) for p in pieces))
+    st.text(" | ".join(llm.visible_piece(p) for p in llm.pieces(_model, state.ids)))
     if text.pending:
         st.caption(model.pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 

@@ -74,7 +74,6 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
             ``(width, height)`` in px. xrange, yrange: the axes' ranges. obstacles: ``(x, y, radius px)`` of
             markers no label may cover (the query, the blend).
     """
-    pts = np.asarray(points, dtype=float)
     scales = []
     for w_px, h_px in PLOT_AREAS:
         sx, sy = w_px / (xrange[1] - xrange[0]), h_px / (yrange[1] - yrange[0])
@@ -84,7 +83,7 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
     # boxes[i][k][a]: label i at position k on plot area a
     boxes = [[[_label_box((x - xrange[0]) * sx, (y - yrange[0]) * sy, float(r), w, h, dx, dy)
                for sx, sy, _w, _h in scales] for _pos, dx, dy in LABEL_POSITIONS]
-             for (x, y), r, (w, h) in zip(pts, radii, sizes, strict=True)]
+             for (x, y), r, (w, h) in zip(np.asarray(points, dtype=float), radii, sizes, strict=True)]
     areas = [(0.0, 0.0, width, height) for _sx, _sy, width, height in scales]
     blocked = [[((x - xrange[0]) * sx - r, (y - yrange[0]) * sy - r, (x - xrange[0]) * sx + r, (y - yrange[0]) * sy + r)
                 for x, y, r in obstacles] for sx, sy, _w, _h in scales]
@@ -293,19 +292,17 @@ def sharpness_dial(
         raise ValueError(f"weights must be [s, m] with s = {s.shape[0]} and m = {len(row_labels)}, got {W.shape}")
     keep = s > 0
     s, W = s[keep], W[keep]
-    names = [escape_label(x) for x in row_labels]
     fig = go.Figure()
-    for j, name in enumerate(names):
+    for j, name in enumerate([escape_label(x) for x in row_labels]):
         fig.add_trace(go.Scatter(
             x=s, y=W[:, j], mode="lines", name=name, line=dict(color=ROW_COLORS[j % len(ROW_COLORS)]),
             hovertemplate=name + "<br>" + _("sharpness {s}: weight {weight}").format(s="%{x:.3g}", weight="%{y:.4f}")
             + "<extra></extra>",
         ))
     if gap is not None:
-        g = np.asarray(gap, dtype=float)[keep]
         distance = _("distance blend ↔ database value")
         fig.add_trace(go.Scatter(
-            x=s, y=g, mode="lines", name=distance, yaxis="y2",
+            x=s, y=np.asarray(gap, dtype=float)[keep], mode="lines", name=distance, yaxis="y2",
             line=dict(color="black", dash="dot", width=1.5),
             hovertemplate=_("sharpness {s}: |blend − database value| = {distance}").format(
                 s="%{x:.3g}", distance="%{y:.4g}") + "<extra></extra>",

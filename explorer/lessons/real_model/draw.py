@@ -137,10 +137,9 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
 @section
 def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> None:
     """The chosen statistic's formula, what it measures, and which query rows it averages over."""
-    s = model.STATISTICS[stat]
     name = head_statistics.name(stat)
     st.markdown(f"**{i18n.capitalize(name)}**")  # Turkish: "İndüksiyon", not str.upper's "Indüksiyon"
-    st.latex(s.formula)
+    st.latex(model.STATISTICS[stat].formula)
     st.markdown(head_statistics.meaning(stat))
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")

@@ -240,7 +240,6 @@ def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
         "published conversions to a latent cache (MHA2MLA, Ji et al. 2025; TransMLA, Meng et al. 2025) fine-tune "
         "after their factorisation. Here you see what the first step alone costs."
     ))
-    width = 2 * c.n_kv_heads * c.d_head
     st.markdown(_("**MQA** keeps one key/value head, the mean of the {n} (per layer, for keys and values):").format(
         n=c.n_kv_heads))
     st.latex(r"W_k' = \tfrac{1}{" + str(c.n_kv_heads) + r"}\textstyle\sum_g W_k^{(g)},\quad W_v' = \tfrac{1}{"
@@ -249,7 +248,7 @@ def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
                   "together (V_r: the top r right singular vectors of [W_k | W_v]):"))
     st.latex(r"[K \,|\, V] = X\,[W_k \,|\, W_v] \approx (X A)\, B")
     st.latex(r"A = [W_k \,|\, W_v]\, V_r \in \mathbb{R}^{" + str(c.d_model) + r" \times r}")
-    st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(width) + "}")
+    st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(2 * c.n_kv_heads * c.d_head) + "}")
     st.markdown(_("**Bytes per token** (float32), keys and values, or the latent:"))
     st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad "
              + latex_words(_("or")) + r"\quad 4 \cdot n_{\text{layers}} \cdot r")

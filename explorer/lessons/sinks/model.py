@@ -233,11 +233,10 @@ def first_token_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], _origin
     """
     new = changed_ids(_model, ids, choice)
     a = llm.forward(_model, new).attentions
-    changed = sink_mass(a, 0).mean(axis=1)
     # dropped: the new first token was at position 1 of the learner's text; put first: the learner's first token is
     # at position 1 now
     followed = _original.second if FIRST_CHOICES[choice] is None else sink_mass(a, 1).mean(axis=1)
-    return FirstToken(choice, new, _original.per_layer, changed, followed, uniform_mass(len(new)))
+    return FirstToken(choice, new, _original.per_layer, sink_mass(a, 0).mean(axis=1), followed, uniform_mass(len(new)))
 
 
 @dataclass(frozen=True)
@@ -303,10 +302,9 @@ def allowed_keys(n: int, window: int | None, sinks: int) -> np.ndarray:
     p, j = np.arange(n)[:, None], np.arange(n)[None, :]
     out = np.full((n, n), -1, np.int8)
     past = j <= p
-    in_window = past if window is None else past & (j > p - window)
     out[past] = 0
     out[past & (j < sinks)] = 1
-    out[in_window] = 2
+    out[past if window is None else past & (j > p - window)] = 2
     return out
 
 

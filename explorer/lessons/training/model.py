@@ -717,10 +717,9 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
                    "step {step}; but the check below says *{verdict}*, so it is not an induction head.").format(
             threshold=threshold(), step=j.emerged, verdict=verdict(result.mechanism.label))
     out.append(plateau + formed)
-    end = j.end if j.end is not None else int(result.step[-1])
     rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
                 prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]), smooth=SMOOTH,
-                start=j.start, end=end, formed=i18n.general(FORMED_PM))
+                start=j.start, end=j.end if j.end is not None else int(result.step[-1]), formed=i18n.general(FORMED_PM))
     text = {  # (a previous-token layer to name, the rise ended)
         (True, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
                         "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} "
@@ -780,15 +779,14 @@ def mechanism_sentences(result: RunResult) -> list[str]:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
                          "copying.").format(**words))
         elif others:
-            names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = number_list((pm[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",
                           "Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-match "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.", len(others)).format(
-                names=names, scores=scores, **words))
+                names=", ".join(head_name((head[0], h)) for h in others),
+                scores=number_list((pm[head[0], h] for h in others), 2), **words))
         else:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: the other heads make up for "
                          "it. Heads can share one job (redundancy); knock out the whole layer to see that it is "
