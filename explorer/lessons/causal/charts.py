@@ -196,8 +196,7 @@ def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], 
     """Largest change of each output row (``change_bidirectional``, ``change_causal``: ``[n]``, ``max_j |Δ
     output[i, j]|``, one per label) after replacing the tokens after ``t``, both modes side by side; a dashed line
     after row ``t``. ``ValueError`` when the lengths differ."""
-    b = np.asarray(change_bidirectional, dtype=float)
-    c = np.asarray(change_causal, dtype=float)
+    b, c = (np.asarray(a, dtype=float) for a in (change_bidirectional, change_causal))
     n = len(labels)  # paired_bars checks that both series have one value per label
     top = float(max(b.max(initial=0.0), c.max(initial=0.0))) or 1.0
     # The line and its note go in with the figure (one constructor call: add_shape/add_annotation cost 5x more).

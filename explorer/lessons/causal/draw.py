@@ -198,10 +198,9 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
                                                   show_legend=False,
                                                   badges=np.flatnonzero(sc.fully_masked(True)) if badged else (),
                                                   badge_text=_("fully masked")), key=key)
-    st.caption(_("Blue T = True (may attend), grey F = False (blocked). "
-                 "Every query row of the key padding mask is the same: it is one row [n_k] broadcast over the "
-                 "queries. Padded *queries* still get an output (from the real keys); a model ignores those rows "
-                 "later."))
+    st.caption(_("Blue T = True (may attend), grey F = False (blocked). Every query row of the key padding mask is the "
+                 "same: it is one row [n_k] broadcast over the queries. Padded *queries* still get an output (from the "
+                 "real keys); a model ignores those rows later."))
     if n_pad:
         largest = f"`{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`"
         st.markdown((_("Padded key columns get weight exactly 0 in the causal weights: largest weight in a padded "

@@ -178,13 +178,12 @@ def masking_rules(scores, allowed) -> MaskingRules:
     if allowed.dtype != np.bool_ or allowed.shape != s.shape or s.ndim != 1:
         raise ValueError(f"scores and allowed must be [n_k] float and bool, got {s.shape} and "
                          f"{allowed.dtype} {allowed.shape}")
-    blocked_all = np.zeros_like(allowed)
     return MaskingRules(
         scores=s, allowed=allowed,
         neg_inf=A.softmax(s + A.additive_mask(allowed)),
         large_negative=A.softmax(s + np.where(allowed, 0.0, LARGE_NEGATIVE)),
         all_blocked_large_negative=A.softmax(s + LARGE_NEGATIVE),
-        all_blocked_rule=A.softmax(s, mask=blocked_all),
+        all_blocked_rule=A.softmax(s, mask=np.zeros_like(allowed)),
     )
 
 
@@ -234,12 +233,10 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
     # cannot show a leak, so an unchanged causal output proves nothing about the causal mask.
     n, t = len(sc.key_valid), sc.t
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    vacuous = sc.n_pad >= n - 1 - t
-    if sc.unchanged_through_t(True) and vacuous:
+    if sc.unchanged_through_t(True) and sc.n_pad >= n - 1 - t:
         if n == 1:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced "
-                     "(t is the last position). Type a sentence of two or more tokens to put the causal mask to the "
-                     "test.")
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: nothing after t was replaced (t "
+                     "is the last position). Type a sentence of two or more tokens to put the causal mask to the test.")
         elif t == n - 1:
             note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
                      "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
@@ -247,9 +244,8 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
             note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
                      "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
         else:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after "
-                     "t = {t} is padding, which no query can see. Reduce the padding to put the causal mask to the "
-                     "test.")
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after t = {t} "
+                     "is padding, which no query can see. Reduce the padding to put the causal mask to the test.")
         causal = Claim("info", note.format(t=t), "ℹ️")
     elif sc.unchanged_through_t(True):
         largest = exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
@@ -272,8 +268,7 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
         bidirectional = Claim("info", _(
             "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Type a sentence "
             "of two or more tokens: with one token there is no future to replace.") if n == 1 else _(
-            "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the "
-            "left."))
+            "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the left."))
     else:
         bidirectional = Claim("info", (
             _("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "

@@ -188,11 +188,10 @@ def knockout_result(_model: llm.LlamaModel, ids: tuple[int, ...], heads: tuple[t
     clean = model.knockout_result(llm.run(_model, ids, activations=True).last_logits, (), answer)
     chosen = knockout(_model, ids, heads, ablation, answer)
     control = knockout(_model, ids, random, ablation, answer)
-    cols = st.columns(3)
     titles = (_("clean"), _n("{n} head knocked out", "{n} heads knocked out", len(heads)).format(n=len(heads)),
               _n("{n} random head (seed {seed})", "{n} random heads (seed {seed})", len(random)).format(
                   n=len(random), seed=seed))
-    for col, title, r in zip(cols, titles, (clean, chosen, control), strict=True):
+    for col, title, r in zip(st.columns(3), titles, (clean, chosen, control), strict=True):
         with col:
             st.markdown(f"**{title}**")
             dataframe(pd.DataFrame({_("next token"): [model.plain(_model, t) for t in r.top_ids],
@@ -259,8 +258,7 @@ def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
     st.latex(model.STATISTICS[stat].last_formula)  # every lesson's row formula (attention.heads.formula), last row
     st.markdown(model.scatter_claim(model.attention_vs_effect(values, effect), stat, model.piece(_model, answer)))
     st.caption(_("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
-                 "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads "
-                 "named."))
+                 "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads named."))
 
 
 @section

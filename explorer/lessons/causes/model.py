@@ -78,8 +78,7 @@ def random_heads(seed: int, count: int, n_layers: int, n_heads: int,
     pool = [(layer, head) for layer in range(n_layers) for head in range(n_heads) if (layer, head) not in set(exclude)]
     if not 0 <= count <= len(pool):
         raise ValueError(f"count must be in 0..{len(pool)} (heads left to draw from), got {count}")
-    chosen = np.random.default_rng(seed).choice(len(pool), size=count, replace=False)
-    return sorted(pool[i] for i in chosen)
+    return sorted(pool[i] for i in np.random.default_rng(seed).choice(len(pool), size=count, replace=False))
 
 
 @dataclass(frozen=True)
@@ -202,8 +201,7 @@ def lens_claim(a: AnswerByLayer, answer: str) -> str:
                                                                       p=fmt(float(p.max()), 3), block=int(np.argmax(p)))
     first = int(top[0])
     runs = stretches((rank != 1) & (np.arange(len(rank)) > first))  # off the top after it
-    values = dict(answer=answer, first=first, p=fmt(float(p[first]), 3), p_end=fmt(float(p[-1]), 3),
-                  rank=int(rank[-1]))
+    values = dict(answer=answer, first=first, p=fmt(float(p[first]), 3), p_end=fmt(float(p[-1]), 3), rank=int(rank[-1]))
     if not runs:
         return (_("**{answer} is the most likely readout from block {first} on**, to the output (probability {p} "
                   "there, {p_end} at the output); at block {before} it ranks {rank_before}.").format(
@@ -440,8 +438,7 @@ def fact_move(fraction) -> FactMove:
     last_from = runs[-1][0] if runs and runs[-1][1] == len(r) - 1 else None
     ok = np.flatnonzero((r[:, :-1] >= half).any(axis=1))  # the blocks where another position carries half
     other_until = int(ok[-1]) if len(ok) else None
-    other_position = int(np.argmax(r[other_until, :-1])) if len(ok) else None
-    return FactMove(last_from, other_until, other_position)
+    return FactMove(last_from, other_until, int(np.argmax(r[other_until, :-1])) if len(ok) else None)
 
 
 def fact_move_claim(move: FactMove, labels: Sequence[str]) -> str:
@@ -606,8 +603,7 @@ def induction_sentences(r: Induction, ablation: str) -> tuple[str, str]:
 def lens_top(_model: llm.LlamaModel, ids: tuple[int, ...]) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
     """The logit lens' top token at every block and position: ``(pieces [L + 1][n], probabilities [L + 1, n])``."""
     top = llm.from_prompt(llm.interventions.logit_lens_top, _model, ids, 1)
-    pieces = tuple(tuple(llm.visible_pieces(_model, row.tolist())) for row in top.ids[..., 0])
-    return pieces, top.probabilities[..., 0]
+    return tuple(tuple(llm.visible_pieces(_model, row.tolist())) for row in top.ids[..., 0]), top.probabilities[..., 0]
 
 
 def answer_readout(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> AnswerByLayer:
@@ -639,8 +635,7 @@ def piece(_model: llm.LlamaModel, token: int) -> str:
 
 def latex_safe(text: str) -> str:
     """A token for ``\\text{}`` in a formula: letters, digits and spaces kept, anything else a placeholder."""
-    kept = "".join(ch if ch.isalnum() or ch == " " else "·" for ch in text.strip("“”").replace("␣", " "))
-    return kept.strip() or "·"
+    return "".join(ch if ch.isalnum() or ch == " " else "·" for ch in text.strip("“”").replace("␣", " ")).strip() or "·"
 
 
 def sweep_progress(config: llm.LlamaConfig) -> tuple[Callable[[int], str], str]:

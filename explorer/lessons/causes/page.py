@@ -134,8 +134,7 @@ if not heads:
 else:
     random = tuple(model.random_heads(seed, len(heads), L, H, heads))
     with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
-        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed,
-                             model.carried_note(selection, made_for))
+        draw.knockout_result(lm, ids, heads, random, ablation, answer, seed, model.carried_note(selection, made_for))
 
 st.subheader(_("Induction heads on a repeated random prompt"))
 st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "

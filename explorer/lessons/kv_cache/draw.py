@@ -48,13 +48,12 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
     """The idea, the formula (the model's sizes from its config) and the honest note (how the weights file
     stores them: ``storage``, :func:`explorer.shell.llm.weight_storage`)."""
     st.markdown(_(
-        "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and "
-        "in every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. "
-        "Those keys and values never change: under the causal mask, token *j*'s key and value depend only on "
-        "tokens 0 … *j*. So a decoder keeps them, the **KV cache**, and each new token computes just its own "
-        "query, key and value and appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling "
-        "Transformer Inference*). Here it runs on a real trained model, {model}: {shape} (grouped-query attention, "
-        "Ainslie et al. 2023)."
+        "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and in "
+        "every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. Those "
+        "keys and values never change: under the causal mask, token *j*'s key and value depend only on tokens 0 … *j*. "
+        "So a decoder keeps them, the **KV cache**, and each new token computes just its own query, key and value and "
+        "appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling Transformer Inference*). Here it "
+        "runs on a real trained model, {model}: {shape} (grouped-query attention, Ainslie et al. 2023)."
     ).format(model=llm.MODEL_NAME, shape=llm.describe(config)))
     st.latex(r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad v_t = x_t W_v")
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
@@ -74,7 +73,6 @@ def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
 def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     """The text so far, the generated tokens with their probabilities, and why generation stopped (if it did)."""
     state = model.state_of(_model, run, decode_state)
-    pieces = llm.pieces(_model, state.ids)
     c = _model.config
     st.caption(_("{prompt} + {steps} generated = {tokens} in the cache").format(
         prompt=_n("{n} prompt token", "{n} prompt tokens", run.n_prompt).format(n=run.n_prompt), steps=run.steps,
@@ -83,7 +81,7 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     st.code(text.text + model.pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                  "them (␣ = a space, ↵ = a new line):"))
-    st.text(" | ".join(llm.visible_piece(p) for p in pieces))
+    st.text(" | ".join(llm.visible_piece(p) for p in llm.pieces(_model, state.ids)))
     if text.pending:
         st.caption(model.pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 

@@ -195,11 +195,6 @@ class DecodeState:
         """The model chose the end-of-sequence token: there is no next step."""
         return self.next_choice.is_eos
 
-    @property
-    def generated_ids(self) -> tuple[int, ...]:
-        """Every chosen id, the pending one included (what ``model.generate(ids, steps + 1)`` returns)."""
-        return tuple(c.token_id for c in self.choices)
-
 
 @dataclass(frozen=True)
 class Run:

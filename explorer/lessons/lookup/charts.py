@@ -58,8 +58,7 @@ def _label_box(x: float, y: float, r: float, w: float, h: float, dx: int, dy: in
 def _overlap(a, b, pad: float = 2.0) -> float:
     """The area (px²) by which boxes ``a`` and ``b`` (left, bottom, right, top) overlap, ``pad`` px apart."""
     w = min(a[2], b[2]) - max(a[0], b[0]) + pad
-    h = min(a[3], b[3]) - max(a[1], b[1]) + pad
-    return max(w, 0.0) * max(h, 0.0)
+    return max(w, 0.0) * max(min(a[3], b[3]) - max(a[1], b[1]) + pad, 0.0)
 
 
 def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacles=()) -> list[int]:
@@ -75,7 +74,6 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
             ``(width, height)`` in px. xrange, yrange: the axes' ranges. obstacles: ``(x, y, radius px)`` of
             markers no label may cover (the query, the blend).
     """
-    pts = np.asarray(points, dtype=float)
     scales = []
     for w_px, h_px in PLOT_AREAS:
         sx, sy = w_px / (xrange[1] - xrange[0]), h_px / (yrange[1] - yrange[0])
@@ -85,7 +83,7 @@ def place_labels(points, radii, sizes, xrange, yrange, *, square: bool, obstacle
     # boxes[i][k][a]: label i at position k on plot area a
     boxes = [[[_label_box((x - xrange[0]) * sx, (y - yrange[0]) * sy, float(r), w, h, dx, dy)
                for sx, sy, _w, _h in scales] for _pos, dx, dy in LABEL_POSITIONS]
-             for (x, y), r, (w, h) in zip(pts, radii, sizes, strict=True)]
+             for (x, y), r, (w, h) in zip(np.asarray(points, dtype=float), radii, sizes, strict=True)]
     areas = [(0.0, 0.0, width, height) for _sx, _sy, width, height in scales]
     blocked = [[((x - xrange[0]) * sx - r, (y - yrange[0]) * sy - r, (x - xrange[0]) * sx + r, (y - yrange[0]) * sy + r)
                 for x, y, r in obstacles] for sx, sy, _w, _h in scales]
@@ -139,9 +137,7 @@ def keys_plane(
     Raises:
         ValueError: keys are not ``[m, 2]`` or the lengths do not match.
     """
-    K = np.asarray(keys, dtype=float)
-    q = np.asarray(query, dtype=float)
-    w = np.asarray(weights, dtype=float)
+    K, q, w = (np.asarray(a, dtype=float) for a in (keys, query, weights))
     if K.ndim != 2 or K.shape[1] != 2 or len(key_labels) != K.shape[0] or w.shape != (K.shape[0],):
         raise ValueError(f"keys must be [m, 2] with m labels and m weights, got {K.shape}, "
                          f"{len(key_labels)} labels, weights {w.shape}")
@@ -206,8 +202,7 @@ def weights_compare(soft, hard, row_labels: Sequence[str], *, height: int = 340)
         soft: ``[m]`` attention weights. hard: ``[m]`` one-hot (or evenly split) weights.
         row_labels: ``m`` labels such as ``"France → Paris"`` (escaped here).
     """
-    s = np.asarray(soft, dtype=float)
-    h = np.asarray(hard, dtype=float)
+    s, h = (np.asarray(a, dtype=float) for a in (soft, hard))
     if s.ndim != 1 or s.shape != h.shape or len(row_labels) != s.shape[0]:
         raise ValueError(f"soft and hard must be [m] with m labels, got {s.shape}, {h.shape}, {len(row_labels)}")
     names = [escape_label(x) for x in row_labels]
@@ -240,10 +235,7 @@ def values_plane(
         values: ``[m, 2]``. value_labels: ``m`` names (escaped here). weights: ``[m]``.
         blend: ``[2]`` attention's output. hard_value: ``[2]`` the database's output.
     """
-    V = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    b = np.asarray(blend, dtype=float)
-    h = np.asarray(hard_value, dtype=float)
+    V, w, b, h = (np.asarray(a, dtype=float) for a in (values, weights, blend, hard_value))
     if V.ndim != 2 or V.shape[1] != 2 or len(value_labels) != V.shape[0] or w.shape != (V.shape[0],):
         raise ValueError(f"values must be [m, 2] with m labels and m weights, got {V.shape}, "
                          f"{len(value_labels)} labels, weights {w.shape}")
@@ -295,25 +287,22 @@ def sharpness_dial(
             sharpness (a red line when > 0; at 0 a red arrow to the left edge). lesson: ``1/sqrt(d_k)`` (dashed).
         gap: optional ``[s]`` distance from the blend to the database's value (dotted, on a second axis).
     """
-    s = np.asarray(sharpnesses, dtype=float)
-    W = np.asarray(weights, dtype=float)
+    s, W = (np.asarray(a, dtype=float) for a in (sharpnesses, weights))
     if W.ndim != 2 or W.shape[0] != s.shape[0] or W.shape[1] != len(row_labels):
         raise ValueError(f"weights must be [s, m] with s = {s.shape[0]} and m = {len(row_labels)}, got {W.shape}")
     keep = s > 0
     s, W = s[keep], W[keep]
-    names = [escape_label(x) for x in row_labels]
     fig = go.Figure()
-    for j, name in enumerate(names):
+    for j, name in enumerate([escape_label(x) for x in row_labels]):
         fig.add_trace(go.Scatter(
             x=s, y=W[:, j], mode="lines", name=name, line=dict(color=ROW_COLORS[j % len(ROW_COLORS)]),
             hovertemplate=name + "<br>" + _("sharpness {s}: weight {weight}").format(s="%{x:.3g}", weight="%{y:.4f}")
             + "<extra></extra>",
         ))
     if gap is not None:
-        g = np.asarray(gap, dtype=float)[keep]
         distance = _("distance blend ↔ database value")
         fig.add_trace(go.Scatter(
-            x=s, y=g, mode="lines", name=distance, yaxis="y2",
+            x=s, y=np.asarray(gap, dtype=float)[keep], mode="lines", name=distance, yaxis="y2",
             line=dict(color="black", dash="dot", width=1.5),
             hovertemplate=_("sharpness {s}: |blend − database value| = {distance}").format(
                 s="%{x:.3g}", distance="%{y:.4g}") + "<extra></extra>",

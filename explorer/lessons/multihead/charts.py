@@ -197,9 +197,8 @@ def blocked_heatmap(
                 notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=short, textangle=-90,
                                   showarrow=False, font=dict(size=10, color="black")))
     fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
-    top = title_top(title)
     if block_axis == "columns":
-        fig.update_layout(margin=dict(t=top + 24))
+        fig.update_layout(margin=dict(t=title_top(title) + 24))
     else:
         fig.update_traces(colorbar=dict(x=1.09), selector=dict(type="heatmap"))
         fig.update_layout(margin=dict(r=50))

@@ -81,8 +81,7 @@ def intro(mh: MultiHead) -> None:
     st.markdown(owns.format(d_model=d_model, d_head=d_head, last=d_head - 1))
     st.caption(_("Bands above each matrix: the columns each head owns; black lines: head boundaries. "
                  "Rows = input dimension, columns = output dimension.") + mhfig.sample_note(d_model))
-    wcols = st.columns(3)
-    for col, name, W in zip(wcols, ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
+    for col, name, W in zip(st.columns(3), ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
         with col:
             st.plotly_chart(mhfig.blocked_heatmap(W, n_heads, title=f"{name} [{d_model}, {d_model}]", height=360),
                             key=f"mh_fig_{name}")

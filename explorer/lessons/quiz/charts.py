@@ -26,8 +26,7 @@ def query_and_keys(q, K, query_label: str, key_labels: Sequence[str]) -> go.Figu
     Raises:
         ValueError: ``q`` is not ``[d_k]`` or ``K`` not ``[n_k, d_k]`` with one label per key.
     """
-    q = np.asarray(q, dtype=float)
-    K = np.asarray(K, dtype=float)
+    q, K = (np.asarray(a, dtype=float) for a in (q, K))
     if q.ndim != 1 or K.ndim != 2 or K.shape[1] != q.shape[0] or K.shape[0] != len(key_labels):
         raise ValueError(f"need q [d_k] and K [n_k, d_k] with one label per key, got {q.shape}, {K.shape}, "
                          f"{len(key_labels)} labels")

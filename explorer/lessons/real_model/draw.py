@@ -137,10 +137,9 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
 @section
 def statistic_definition(stat: str, n: int, induction_rows: tuple[int, ...]) -> None:
     """The chosen statistic's formula, what it measures, and which query rows it averages over."""
-    s = model.STATISTICS[stat]
     name = head_statistics.name(stat)
     st.markdown(f"**{i18n.capitalize(name)}**")  # Turkish: "İndüksiyon", not str.upper's "Indüksiyon"
-    st.latex(s.formula)
+    st.latex(model.STATISTICS[stat].formula)
     st.markdown(head_statistics.meaning(stat))
     if stat == "induction":
         rows = ", ".join(map(str, induction_rows[:12])) + (", …" if len(induction_rows) > 12 else "")
@@ -236,8 +235,7 @@ def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
         "(The KV cache: the keys and values of the tokens so far, which a decoder keeps while it generates instead "
         "of computing them again; “Generating with a KV cache” builds it.)"))
     mask = np.tri(n, dtype=bool)
-    cols = st.columns(g)
-    for col, h in zip(cols, group, strict=True):
+    for col, h in zip(st.columns(g), group, strict=True):
         title = (_("head {h} (kv {kv}) ◀ chosen") if h == head else _("head {h} (kv {kv})")).format(h=h, kv=kv)
         col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
                                         show_text=False, max_xticks=12, height=320, color_scale=color_scale,
@@ -290,8 +288,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                  "key/value head {kv}'s {dh} columns of [{d_model}, {kv_width}] · Q, K, V: [{n}, {dh}] (d_head = {dh}) "
                  "· Q and K before RoPE.").format(head=head, dh=dh, d_model=c.d_model, q_width=c.n_heads * dh,
                                                    kv=s.kv_head, kv_width=c.n_kv_heads * dh, n=n))
-    cols = st.columns(3)
-    for col, name, M, role in zip(cols, "QKV", (s.q_before_rope, s.k_before_rope, s.v),
+    for col, name, M, role in zip(st.columns(3), "QKV", (s.q_before_rope, s.k_before_rope, s.v),
                                   (_("what am I looking for?"), _("what do I contain?"), _("what do I hand over?")),
                                   strict=True):
         with col:

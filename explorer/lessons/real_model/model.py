@@ -128,11 +128,9 @@ def head_statistics(attentions: np.ndarray, ids: Sequence[int]) -> HeadStatistic
         raise ValueError(f"attentions must be [..., n, n] for the n = {len(ids)} ids, got {A.shape}")
     if n <= FIRST_ROW:
         return HeadStatistics(n, {}, ())
-    rows = heads.rows(n)
-    values = heads.statistics(A, ids)
     targets = heads.induction_rows(ids)
-    graded_rows = targets or tuple(int(i) for i in rows)
-    return HeadStatistics(n, values, targets, graded_rows, graded_scores(A, graded_rows, ids))
+    graded_rows = targets or tuple(int(i) for i in heads.rows(n))
+    return HeadStatistics(n, heads.statistics(A, ids), targets, graded_rows, graded_scores(A, graded_rows, ids))
 
 
 def graded_scores(A: np.ndarray, rows: Sequence[int], ids: Sequence[int]) -> dict[str, np.ndarray]:
@@ -252,10 +250,9 @@ def causal_check(weights: np.ndarray) -> str:
     """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6.0e-08`` (what the map shows; the decimal
     mark of the run's language)."""
     w = np.asarray(weights, dtype=np.float64)
-    above = float(np.triu(w, 1).max(initial=0.0))
     mark = "," if i18n.plotly_separators()[0] == "," else "."
     return _("largest weight above the diagonal = {above} (exactly 0: the causal mask) · largest |row sum − 1| = "
-             "{sum_error}").format(above=repr(above).replace(".", mark),
+             "{sum_error}").format(above=repr(float(np.triu(w, 1).max(initial=0.0))).replace(".", mark),
                                    sum_error=f"{float(np.abs(w.sum(-1) - 1).max()):.1e}".replace(".", mark))
 
 

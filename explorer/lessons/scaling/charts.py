@@ -118,8 +118,7 @@ def saturation_curves(
                 hovertemplate=f"{name}, d_k = %{{x}}: %{{y:.4f}}<extra>{escape_label(title)}</extra>",
                 xaxis=xa, yaxis=ya,
             ))
-        shapes.append(vline(float(current_d_k), dict(color="#444", dash="dot", width=1), xref=xa,
-                            yref=f"{ya} domain"))
+        shapes.append(vline(float(current_d_k), dict(color="#444", dash="dot", width=1), xref=xa, yref=f"{ya} domain"))
         layout[xa.replace("x", "xaxis")].update(type="log", title=dict(text="d_k"), tickvals=ticks.tolist(),
                                                 ticktext=[str(int(v)) for v in ticks], tickangle=0)
         yaxis = layout[ya.replace("y", "yaxis")]

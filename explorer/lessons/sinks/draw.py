@@ -76,13 +76,12 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
     c = _model.config
     s = summary(_model, ids)
     st.markdown(_(
-        "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive "
-        "and **sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the "
-        "weight has to go somewhere. A trained model learns a place for it: the first token, which every later "
-        "query can see (the causal mask lets each token see the first), and whose value it keeps small, so weight "
-        "parked there changes the output little: a **no-op key**. Xiao et al. (2023) named it the *attention sink*; "
-        "Gu et al. (2024) trace it to the softmax's sum to one (without the normalisation it does not form) and "
-        "find the sink's values small."
+        "Each row of an attention map is a softmax: the weights of one query over the keys it may see are positive and "
+        "**sum to 1**. A head that has nothing to fetch for some query cannot give zero to every key; the weight has "
+        "to go somewhere. A trained model learns a place for it: the first token, which every later query can see (the "
+        "causal mask lets each token see the first), and whose value it keeps small, so weight parked there changes "
+        "the output little: a **no-op key**. Xiao et al. (2023) named it the *attention sink*; Gu et al. (2024) trace "
+        "it to the softmax's sum to one (without the normalisation it does not form) and find the sink's values small."
     ))
     st.latex(r"w_{ij} = \frac{e^{s_{ij}}}{\sum_{k \le i} e^{s_{ik}}}")
     st.latex(r"\sum_{j \le i} w_{ij} = 1")
@@ -192,8 +191,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
     st.markdown(perplexity_claim)
     st.caption(_("Perplexity = exp(mean next-token loss in nats) over the positions after the window; 1 would mean "
                  "every next token predicted with certainty."))
-    columns = st.columns(4)
-    for col, sinks in zip(columns, (*model.SINK_COUNTS, None), strict=True):
+    for col, sinks in zip(st.columns(4), (*model.SINK_COUNTS, None), strict=True):
         r = runs[sinks]
         title = (_("full attention") if sinks is None
                  else _("window {w}, {kept}").format(w=window, kept=model.kept(sinks)))
@@ -242,7 +240,6 @@ def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
         "published conversions to a latent cache (MHA2MLA, Ji et al. 2025; TransMLA, Meng et al. 2025) fine-tune "
         "after their factorisation. Here you see what the first step alone costs."
     ))
-    width = 2 * c.n_kv_heads * c.d_head
     st.markdown(_("**MQA** keeps one key/value head, the mean of the {n} (per layer, for keys and values):").format(
         n=c.n_kv_heads))
     st.latex(r"W_k' = \tfrac{1}{" + str(c.n_kv_heads) + r"}\textstyle\sum_g W_k^{(g)},\quad W_v' = \tfrac{1}{"
@@ -251,7 +248,7 @@ def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
                   "together (V_r: the top r right singular vectors of [W_k | W_v]):"))
     st.latex(r"[K \,|\, V] = X\,[W_k \,|\, W_v] \approx (X A)\, B")
     st.latex(r"A = [W_k \,|\, W_v]\, V_r \in \mathbb{R}^{" + str(c.d_model) + r" \times r}")
-    st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(width) + "}")
+    st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(2 * c.n_kv_heads * c.d_head) + "}")
     st.markdown(_("**Bytes per token** (float32), keys and values, or the latent:"))
     st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad "
              + latex_words(_("or")) + r"\quad 4 \cdot n_{\text{layers}} \cdot r")

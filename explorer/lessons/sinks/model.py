@@ -233,11 +233,10 @@ def first_token_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], _origin
     """
     new = changed_ids(_model, ids, choice)
     a = llm.forward(_model, new).attentions
-    changed = sink_mass(a, 0).mean(axis=1)
     # dropped: the new first token was at position 1 of the learner's text; put first: the learner's first token is
     # at position 1 now
     followed = _original.second if FIRST_CHOICES[choice] is None else sink_mass(a, 1).mean(axis=1)
-    return FirstToken(choice, new, _original.per_layer, changed, followed, uniform_mass(len(new)))
+    return FirstToken(choice, new, _original.per_layer, sink_mass(a, 0).mean(axis=1), followed, uniform_mass(len(new)))
 
 
 @dataclass(frozen=True)
@@ -283,15 +282,13 @@ def shift_claim(sh: Shift) -> str:
     facts = dict(k=i18n.integer(sh.offset), logit=i18n.scientific(sh.max_logit_diff),
                  largest=fmt(sh.largest_logit, 1), weight=i18n.scientific(sh.max_weight_diff))
     if sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0):
-        return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits "
-                 "reach {largest}) and no attention weight by more than {weight}: float32 rounding, nothing "
-                 "else. RoPE turns each query and key by an angle proportional to its position, and a dot "
-                 "product of two turned vectors depends only on the difference of the angles (Su et al. 2021). "
-                 "So the first token is not special for being at RoPE position 0: at position {k} it is the "
-                 "same sink.").format(**facts)
-    return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
-             "{largest}): more than float32 rounding at this shift, from the rounding of large rotation "
-             "angles.").format(**facts)
+        return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits reach "
+                 "{largest}) and no attention weight by more than {weight}: float32 rounding, nothing else. RoPE turns "
+                 "each query and key by an angle proportional to its position, and a dot product of two turned vectors "
+                 "depends only on the difference of the angles (Su et al. 2021). So the first token is not special for "
+                 "being at RoPE position 0: at position {k} it is the same sink.").format(**facts)
+    return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach {largest}): "
+             "more than float32 rounding at this shift, from the rounding of large rotation angles.").format(**facts)
 
 
 def window_max(n: int) -> int:
@@ -305,10 +302,9 @@ def allowed_keys(n: int, window: int | None, sinks: int) -> np.ndarray:
     p, j = np.arange(n)[:, None], np.arange(n)[None, :]
     out = np.full((n, n), -1, np.int8)
     past = j <= p
-    in_window = past if window is None else past & (j > p - window)
     out[past] = 0
     out[past & (j < sinks)] = 1
-    out[in_window] = 2
+    out[past if window is None else past & (j > p - window)] = 2
     return out
 
 

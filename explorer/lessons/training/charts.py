@@ -48,8 +48,7 @@ class Series:
 
 def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     """The indices of ``n`` points a chart keeps: every k-th, and the last."""
-    k = max(1, int(np.ceil(n / max_points)))
-    idx = np.arange(0, n, k)
+    idx = np.arange(0, n, max(1, int(np.ceil(n / max_points))))
     return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
 
 
@@ -159,10 +158,9 @@ def knockout_bars(labels: Sequence[str], accuracy, baseline: float, *, title: st
     if acc.shape != (len(labels),):
         raise ValueError(f"accuracy must be [{len(labels)}], one per label, got {acc.shape}")
     names = [escape_label(s) for s in labels]
-    collapsed = acc < 0.5 * baseline
     bar = go.Bar(
         y=names, x=np.round(acc, 4), orientation="h",
-        marker_color=[UNSCALED_COLOR if c else SCALED_COLOR for c in collapsed],
+        marker_color=[UNSCALED_COLOR if c else SCALED_COLOR for c in acc < 0.5 * baseline],
         text=[i18n.number(a, 2) for a in acc], textposition="outside", cliponaxis=False,
         hovertemplate=_("knock out {what}: accuracy {accuracy}").format(what="%{y}", accuracy="%{x:.3f}")
         + "<extra></extra>",

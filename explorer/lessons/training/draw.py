@@ -88,13 +88,12 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
     uniform_pm, uniform_prev = model.uniform_scores(spec)
     n = spec.n_ctx
     roles = model.probe_roles(n, period)
-    filler = n - 2 * period
     st.plotly_chart(tfig.probe_strip(tokens, roles, title=_("one sequence: n = {n}, p = {p}").format(n=n, p=period)),
                     key="tr_fig_probe")
     if spec.task == "repeat":
         task_text = _("Filler ({filler}) then a run of {run} written twice. The period p is drawn for every sequence, "
                       "from {lo} to {hi}, so the second copy starts somewhere else each time: no position can solve "
-                      "it.").format(filler=tokens_count(filler), run=tokens_count(period),
+                      "it.").format(filler=tokens_count(n - 2 * period), run=tokens_count(period),
                                     lo=min(training.P_MIN, n // 2), hi=n // 2)
     else:
         task_text = _("The fixed-period task: a run of {run} written twice, in every sequence (p = n / 2 = {p}, no "
@@ -208,15 +207,13 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
                                model.best_prefix_match(r.prefix_match), color, "dot")]
     st.plotly_chart(tfig.curves(main.step, series, title=_("the same budget, two depths"), y_title="",
                                 y_range=(0, 1.05), hlines=[(0.3, i18n.general(0.3))]), key="tr_fig_layers")
-    j_many = model.jump(many)
     a_many, a_one = model.final_accuracy(many), model.final_accuracy(one)
-    best_one = float(model.smooth(one.accuracy).max())
     st.markdown(_("**{depth}**: accuracy {accuracy} at step {steps}; prefix-match passed {threshold} {emerged} "
                   "(verdict of the check: {verdict}). **One layer**: accuracy {one_accuracy} at step {one_steps} (its "
                   "best, smoothed: {one_best}; verdict: {one_verdict}).").format(
         depth=layers_count(many.spec.n_layers), accuracy=num(a_many), steps=many.spec.steps, threshold=threshold(),
-        emerged=emerged_text(j_many.emerged, many.spec.steps), verdict=verdict(many.mechanism.label),
-        one_accuracy=num(a_one), one_steps=one.spec.steps, one_best=num(best_one),
+        emerged=emerged_text(model.jump(many).emerged, many.spec.steps), verdict=verdict(many.mechanism.label),
+        one_accuracy=num(a_one), one_steps=one.spec.steps, one_best=num(float(model.smooth(one.accuracy).max())),
         one_verdict=verdict(one.mechanism.label)))
     if one.spec.n_layers == 1 and a_one <= 0.3 and a_many > 0.5:
         st.markdown(_("**One layer never gets there.** Its heads see, at each key, only that key's own token and "

@@ -195,8 +195,7 @@ def step_flops(spec: RunSpec) -> float:
 def run_cost(spec: RunSpec) -> float:
     """What training ``spec`` costs, in default runs (see :data:`COST_OVERHEAD`); 1.0 for the defaults."""
     default = RunSpec()
-    r = step_flops(spec) / step_flops(default)
-    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * r)
+    return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * step_flops(spec) / step_flops(default))
 
 
 def best_prefix_match(prefix_match: np.ndarray) -> np.ndarray:
@@ -322,8 +321,7 @@ def final_heads(result: RunResult) -> tuple[tuple[int, int], tuple[int, int]]:
 def jump(result: RunResult) -> Jump:
     """The :class:`Jump` of ``result``."""
     best = best_prefix_match(result.prefix_match)
-    emerged = next((int(s) for s, v in zip(result.step, best, strict=True) if v > training.EMERGENCE_THRESHOLD),
-                   None)
+    emerged = next((int(s) for s, v in zip(result.step, best, strict=True) if v > training.EMERGENCE_THRESHOLD), None)
     head, prev_head = final_heads(result)
     pm_curve = smooth(result.prefix_match[:, head[0], head[1]])
     prev_curve = smooth(result.previous_token[:, prev_head[0], prev_head[1]])
@@ -719,10 +717,9 @@ def jump_sentences(result: RunResult, j: Jump) -> list[str]:
                    "step {step}; but the check below says *{verdict}*, so it is not an induction head.").format(
             threshold=threshold(), step=j.emerged, verdict=verdict(result.mechanism.label))
     out.append(plateau + formed)
-    end = j.end if j.end is not None else int(result.step[-1])
     rose = dict(head=head_name(j.head), pm0=num(j.pm[0]), pm1=num(j.pm[1]), acc0=num(j.acc[0]), acc1=num(j.acc[1]),
                 prev_head=head_name(j.previous_head), prev0=num(j.prev[0]), prev1=num(j.prev[1]), smooth=SMOOTH,
-                start=j.start, end=end, formed=i18n.general(FORMED_PM))
+                start=j.start, end=j.end if j.end is not None else int(result.step[-1]), formed=i18n.general(FORMED_PM))
     text = {  # (a previous-token layer to name, the rise ended)
         (True, True): _("Between steps {start} and {end}, the prefix-match of {head} rose from {pm0} to {pm1}, the "
                         "previous-token score of {prev_head} from {prev0} to {prev1}, and the accuracy from {acc0} "
@@ -782,15 +779,14 @@ def mechanism_sentences(result: RunResult) -> list[str]:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) takes it to {alone}: this head does the "
                          "copying.").format(**words))
         elif others:
-            names = ", ".join(head_name((head[0], h)) for h in others)
-            scores = number_list((pm[head[0], h] for h in others), 2)
             out.append(_n("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-matches "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.",
                           "Knocking out {head} alone (prefix-match {pm}) leaves {alone}: {names} also prefix-match "
                           "({scores}) and can do the same job. Heads can share one job (redundancy); knock out the "
                           "whole layer to see that it is needed.", len(others)).format(
-                names=names, scores=scores, **words))
+                names=", ".join(head_name((head[0], h)) for h in others),
+                scores=number_list((pm[head[0], h] for h in others), 2), **words))
         else:
             out.append(_("Knocking out {head} alone (prefix-match {pm}) leaves {alone}: the other heads make up for "
                          "it. Heads can share one job (redundancy); knock out the whole layer to see that it is "
@@ -835,5 +831,4 @@ def follow_report(specs: Sequence[RunSpec], names: Sequence[str], states, *, ahe
     name, spec, p = current
     text = _("Training {name}: step {step} of {steps}").format(
         name=name, step=p.done_steps if p is not None else 0, steps=spec.steps)
-    view = None if p is None else ((spec, p.done_steps), lambda: live(spec, p, name))
-    return done / max(total, 1), text, view
+    return done / max(total, 1), text, None if p is None else ((spec, p.done_steps), lambda: live(spec, p, name))

@@ -162,9 +162,8 @@ if got is not None:
 
 # --- 7 · the real model ------------------------------------------------------------------------------------------
 st.header(_("7 · The same heads in a real model"))
-st.markdown(_("SmolLM2-135M was trained on real text, not on this task, yet it has induction heads and "
-              "previous-token heads of its own. Measure them with the same two scores, on a random run of token ids "
-              "written twice."))
+st.markdown(_("SmolLM2-135M was trained on real text, not on this task, yet it has induction heads and previous-token "
+              "heads of its own. Measure them with the same two scores, on a random run of token ids written twice."))
 if st.button(_("🔬 Measure SmolLM2's heads"), key="tr_real"):
     ss["_tr_real"] = True
 if ss.get("_tr_real"):

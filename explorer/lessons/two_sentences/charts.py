@@ -45,8 +45,7 @@ def entropy_bars(entropy_a, entropy_b, labels: Sequence[str], *, names: tuple[st
     """Per-row entropy (``entropy_a``, ``entropy_b``: ``[n]`` nats, one per label, e.g. :func:`pair_labels`) of two
     attention maps (legend ``names``), side by side per position, with the uniform maximum ``log n`` (words and
     numbers in the run's language). ``ValueError`` when the lengths differ."""
-    a = np.asarray(entropy_a, dtype=float)
-    b = np.asarray(entropy_b, dtype=float)
+    a, b = (np.asarray(x, dtype=float) for x in (entropy_a, entropy_b))
     n = len(labels)  # paired_bars checks that both series have one value per label
     top = math.log(n) if n > 1 else 1.0
     shapes, notes = [], []

@@ -177,10 +177,9 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     encoding matrix below them is :func:`positional_encoding`: it does not depend on the shuffle)."""
     positional = layer.positional
     sc = scenario(tokens_a, (), layer, shuffle_seed)
-    n = len(sc.order.tokens)
     if not shuffle:
         st.info(_("Switch on **Shuffle the words** to run the test on sentence A."))
-    elif n == 1:
+    elif len(sc.order.tokens) == 1:
         st.info(_("Sentence A has one token: there is nothing to shuffle."))
     else:
         shuffle_test(sc.order, positional, color_scale)

@@ -66,15 +66,13 @@ def inputs(source: model.Source, init: str) -> None:
             var_k=textviews.fmt(float(steps.K.var()), 3)))
         with st.expander(_("The weight matrices W_q, W_k, W_v (drawn from the seed, std {std})").format(
                 std=textviews.fmt(std, 3))):
-            wcols = st.columns(3)
-            for col, name in zip(wcols, ("W_q", "W_k", "W_v"), strict=True):
+            for col, name in zip(st.columns(3), ("W_q", "W_k", "W_v"), strict=True):
                 M = W[name]
                 col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
                                                  dim_labels(M.shape[1]), kind="diverging", row_name=_("input dim"),
                                                  col_name=_("output dim"), title=name, max_xticks=12),
                                  key=f"walk_fig_{name}")
-    qkv_cols = st.columns(3)
-    for col, name, M in zip(qkv_cols, "QKV", (steps.Q, steps.K, steps.V), strict=True):
+    for col, name, M in zip(st.columns(3), "QKV", (steps.Q, steps.K, steps.V), strict=True):
         with col:
             st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name=_("token"),
                                             col_name=_("dim"), title=f"{name}: {_(ROLES[name])}", max_xticks=12),

@@ -111,8 +111,7 @@ class ScaleStory:
     def variance_line(self) -> str:
         """One sentence with the measured variances (``n > 1``) or why there is none (one token)."""
         if self.n == 1:
-            return _("One token: one score, so there is no spread to measure, and its weight is 1 whatever the "
-                     "scale.")
+            return _("One token: one score, so there is no spread to measure, and its weight is 1 whatever the scale.")
         return _("Measured on these {n_scores} scores: variance of QKᵀ = {raw_var}, of QKᵀ/√d_k = {scaled_var} "
                  "(dividing by √{d_k} divides the variance by {d_k}). The query and key components have variance "
                  "{var_q} and {var_k} here.").format(

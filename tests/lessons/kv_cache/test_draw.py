@@ -53,7 +53,7 @@ def test_a_generation_half_way_through_an_emoji_keeps_its_bytes_pending(lm, prom
     pending_seen = 0
     for _ in range(6):
         state = M.decode_step(lm, state)
-        assert state.ids == tuple(ids) + state.generated_ids[:-1]  # the ids chosen, appended as ids
+        assert state.ids == tuple(ids) + tuple(c.token_id for c in state.choices[:-1])  # the ids chosen, appended
         text = lm.decode_partial(list(state.ids))
         assert "\ufffd" not in text.text
         assert text.text.encode() + text.pending == b"".join(lm.token_bytes(list(state.ids)))

@@ -160,8 +160,8 @@ def test_run_chooses_what_model_generate_returns(lm, sampling):
     # 6 steps, or fewer when the draw reaches <|im_end|> (temperature 0.8, top-k 40, seed 0 does after 2)
     assert state.steps == 6 or state.stopped
     assert len(state.choices) == state.steps + 1 and state.n == len(ids) + state.steps
-    assert list(state.generated_ids) == lm.generate(ids, 7, seed=sampling.seed, **sampling.options())
-    assert state.ids == tuple(ids) + state.generated_ids[:state.steps]
+    assert [c.token_id for c in state.choices] == lm.generate(ids, 7, seed=sampling.seed, **sampling.options())
+    assert state.ids == tuple(ids) + tuple(c.token_id for c in state.choices[:state.steps])
 
 
 @pytest.mark.slow
@@ -203,7 +203,7 @@ def test_probabilities_are_the_full_pass_softmax(lm):
         p = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
         assert choice.rank == 1 and choice.token_id == int(np.argmax(row))
         assert choice.probability == pytest.approx(p[choice.token_id], abs=1e-5)
-    assert lm.decode(list(state.generated_ids[:2])) == " Paris."
+    assert lm.decode([c.token_id for c in state.choices[:2]]) == " Paris."
 
 
 @pytest.mark.slow
