@@ -175,7 +175,7 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
     """Part 4: the key padding mask, its combination with the causal mask, and why −∞ needs a rule."""
     labels, n = settings.labels, settings.n
     sc = scenario(settings, n_pad)
-    steps, fully = sc.steps(is_causal), sc.fully_masked(is_causal)
+    fully = sc.fully_masked(is_causal)
     st.header(_("4 · Padding: the key padding mask"))
     st.markdown(_(
         "Sentences in a batch have different lengths, so the short ones are padded. A **key padding mask** blocks "
@@ -202,11 +202,7 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
                  "same: it is one row [n_k] broadcast over the queries. Padded *queries* still get an output (from the "
                  "real keys); a model ignores those rows later."))
     if n_pad:
-        largest = f"`{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`"
-        st.markdown((_("Padded key columns get weight exactly 0 in the causal weights: largest weight in a padded "
-                       "column = {largest}.") if is_causal else
-                     _("Padded key columns get weight exactly 0 in the bidirectional weights: largest weight in a "
-                       "padded column = {largest}.")).format(largest=largest))
+        st.markdown(model.padded_columns(sc.max_padded_weight(is_causal), is_causal))
     if fully.any():
         st.badge(_n("fully masked: no key to attend to: {k} of {n} query",
                     "fully masked: no key to attend to: {k} of {n} queries", n).format(k=int(fully.sum()), n=n),

@@ -108,6 +108,10 @@ class CausalScenario:
         """Largest weight above the diagonal (exactly 0.0 for the causal mask)."""
         return float(self.steps(is_causal).weights[np.triu_indices(self.n, 1)].max(initial=0.0))
 
+    def max_padded_weight(self, is_causal: bool) -> float:
+        """Largest weight in a padded key column (exactly 0.0 when padding is blocked; 0.0 without padding)."""
+        return float(self.steps(is_causal).weights[:, ~self.key_valid].max(initial=0.0))
+
     def max_row_sum_error(self, is_causal: bool) -> float:
         """Largest ``|Σ_j w_ij - 1|`` over the rows that have a key to attend to (0.0 if none)."""
         sums = self.steps(is_causal).weights.sum(axis=-1)[~self.fully_masked(is_causal)]
@@ -212,6 +216,17 @@ def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: floa
               "largest |row sum − 1| = {error} (over the rows that have a key)") if fully.any() else
             _("**Checks (causal):** largest weight above the diagonal = {above} · row 0 = {row0} · "
               "largest |row sum − 1| = {error}")).format(**facts)
+
+
+def padded_columns(largest: float, is_causal: bool) -> str:
+    """The padding sentence from ``largest``, the largest weight in a padded key column: "exactly 0" only if it is."""
+    if largest != 0.0:
+        return _("Padded key columns do not get weight exactly 0 here: largest weight in a padded column = "
+                 "{largest}.").format(largest=f"`{largest!r}`")
+    return (_("Padded key columns get weight exactly 0 in the causal weights: largest weight in a padded "
+              "column = {largest}.") if is_causal else
+            _("Padded key columns get weight exactly 0 in the bidirectional weights: largest weight in a "
+              "padded column = {largest}.")).format(largest=f"`{largest!r}`")
 
 
 @dataclass(frozen=True)

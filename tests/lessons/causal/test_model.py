@@ -226,3 +226,17 @@ def test_causal_checks_state_the_row_sums_the_rows_have():
     with i18n.using("pt"):
         shown = C.causal_checks(0.0, row0, np.array([False, True, False]), 0.0)
     assert shown != some and "`[1.0, 0.0, 0.0]`" in shown  # translated; code spans keep the point
+
+
+def test_padded_columns_say_exactly_0_only_when_the_largest_padded_weight_is_0():
+    assert C.padded_columns(0.0, True) == ("Padded key columns get weight exactly 0 in the causal weights: largest "
+                                           "weight in a padded column = `0.0`.")
+    assert "in the bidirectional weights" in C.padded_columns(0.0, False)
+    for is_causal in (True, False):
+        leak = C.padded_columns(1e-300, is_causal)
+        assert leak == ("Padded key columns do not get weight exactly 0 here: largest weight in a padded column = "
+                        "`1e-300`.")
+    padded = C.causal_scenario(sentence(), 2, 0)
+    assert padded.max_padded_weight(True) == padded.max_padded_weight(False) == 0.0
+    with i18n.using("pt"):
+        assert C.padded_columns(1e-300, True) != leak and "Padded" not in C.padded_columns(0.0, True)  # translated
