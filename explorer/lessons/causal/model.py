@@ -108,10 +108,6 @@ class CausalScenario:
         """Largest weight above the diagonal (exactly 0.0 for the causal mask)."""
         return float(self.steps(is_causal).weights[np.triu_indices(self.n, 1)].max(initial=0.0))
 
-    def max_padded_weight(self, is_causal: bool) -> float:
-        """Largest weight in a padded key column (exactly 0.0 when padding is blocked; 0.0 without padding)."""
-        return float(self.steps(is_causal).weights[:, ~self.key_valid].max(initial=0.0))
-
     def max_row_sum_error(self, is_causal: bool) -> float:
         """Largest ``|Σ_j w_ij - 1|`` over the rows that have a key to attend to (0.0 if none)."""
         sums = self.steps(is_causal).weights.sum(axis=-1)[~self.fully_masked(is_causal)]
@@ -218,8 +214,10 @@ def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: floa
               "largest |row sum − 1| = {error}")).format(**facts)
 
 
-def padded_columns(largest: float, is_causal: bool) -> str:
-    """The padding sentence from ``largest``, the largest weight in a padded key column: "exactly 0" only if it is."""
+def padded_columns(weights: np.ndarray, key_valid: np.ndarray, is_causal: bool) -> str:
+    """The padding sentence from the largest of ``weights [n, n]`` in the padded key columns (``key_valid``: bool
+    ``[n]``, ``False`` = padding): "exactly 0" only if it is 0.0, else the weight measured."""
+    largest = float(weights[:, ~key_valid].max(initial=0.0))
     if largest != 0.0:
         return _("Padded key columns do not get weight exactly 0 here: largest weight in a padded column = "
                  "{largest}.").format(largest=f"`{largest!r}`")

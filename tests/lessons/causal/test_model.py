@@ -229,14 +229,18 @@ def test_causal_checks_state_the_row_sums_the_rows_have():
 
 
 def test_padded_columns_say_exactly_0_only_when_the_largest_padded_weight_is_0():
-    assert C.padded_columns(0.0, True) == ("Padded key columns get weight exactly 0 in the causal weights: largest "
-                                           "weight in a padded column = `0.0`.")
-    assert "in the bidirectional weights" in C.padded_columns(0.0, False)
+    key_valid = np.array([True, True, False])  # the last key is padding
+    blocked = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.75, 0.0]])
+    assert C.padded_columns(blocked, key_valid, True) == ("Padded key columns get weight exactly 0 in the causal "
+                                                          "weights: largest weight in a padded column = `0.0`.")
+    assert "in the bidirectional weights" in C.padded_columns(blocked, key_valid, False)
+    leaking = blocked + np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1e-300]])
     for is_causal in (True, False):
-        leak = C.padded_columns(1e-300, is_causal)
-        assert leak == ("Padded key columns do not get weight exactly 0 here: largest weight in a padded column = "
-                        "`1e-300`.")
+        assert C.padded_columns(leaking, key_valid, is_causal) == (
+            "Padded key columns do not get weight exactly 0 here: largest weight in a padded column = `1e-300`.")
+    assert "exactly 0 in the causal" in C.padded_columns(blocked, np.ones(3, bool), True)  # no padding: 0.0
     padded = C.causal_scenario(sentence(), 2, 0)
-    assert padded.max_padded_weight(True) == padded.max_padded_weight(False) == 0.0
+    for is_causal in (True, False):
+        assert "`0.0`" in C.padded_columns(padded.steps(is_causal).weights, padded.key_valid, is_causal)
     with i18n.using("pt"):
-        assert C.padded_columns(1e-300, True) != leak and "Padded" not in C.padded_columns(0.0, True)  # translated
+        assert "Padded" not in C.padded_columns(leaking, key_valid, True) + C.padded_columns(blocked, key_valid, True)
