@@ -253,8 +253,7 @@ def order_claim(order: OrderCheck) -> tuple[bool, str]:
 
 
 def repeat_claim(gap: float, positional: bool) -> tuple[bool, str]:
-    """The copies' sentence from ``gap``, the largest difference of their weight rows: ``(True, text)`` when it is
-    float rounding (at most :data:`ROUNDING`), else ``(False, text)``."""
+    """The copies' sentence from ``gap`` (their weight rows'): ``(True, text)`` if ``gap <= ROUNDING``, else False."""
     same = gap <= ROUNDING
     text = {(False, True): _("Without positional encoding the copies' rows are identical (largest difference {gap})."),
             (True, True): _("Even with positional encoding the copies' rows are identical here (largest difference "
