@@ -186,9 +186,7 @@ def change_map(diff, labels: Sequence[str], dims: Sequence[str], t: int, zrange:
 def exact_change_text(value: float) -> str:
     """A row's largest change as text: ``0 (exact)`` only when it is exactly 0.0, else 3 significant digits (with
     the run's decimal mark)."""
-    if value == 0.0:
-        return _("0 (exact)")
-    return i18n.general(value)
+    return _("0 (exact)") if value == 0.0 else i18n.general(value)
 
 
 def row_change_bars(change_bidirectional, change_causal, labels: Sequence[str], t: int, *, title: str = "",

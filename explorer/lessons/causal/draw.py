@@ -46,8 +46,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
 
     The weight maps are coloured on ``color_scale`` (:data:`explorer.shell.charts.COLOR_SCALES`)."""
     sc = scenario(settings, n_pad)
-    labels, n = settings.labels, settings.n
-    d_v = settings.d_v
+    labels, n, d_v = settings.labels, settings.n, settings.d_v
     dims = textviews.dim_labels(d_v)
     steps, mask, fully = sc.steps(is_causal), sc.mask(is_causal), sc.fully_masked(is_causal)
 
@@ -150,9 +149,8 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     dims = textviews.dim_labels(d_v)
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t,
-                                         title=_("|Δ output| per row")),  # short: the legend shares its line
-                    key="causal_fig_peek_bars")
+    st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t, title=_("|Δ output| per row")),
+                    key="causal_fig_peek_bars")  # a short title: the legend shares its line
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
     st.latex(r"\Delta_i = \max_d \left|\text{out}'_{i,d} - \text{out}_{i,d}\right|")
@@ -175,7 +173,7 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
     """Part 4: the key padding mask, its combination with the causal mask, and why −∞ needs a rule."""
     labels, n = settings.labels, settings.n
     sc = scenario(settings, n_pad)
-    steps, fully = sc.steps(is_causal), sc.fully_masked(is_causal)
+    fully = sc.fully_masked(is_causal)
     st.header(_("4 · Padding: the key padding mask"))
     st.markdown(_(
         "Sentences in a batch have different lengths, so the short ones are padded. A **key padding mask** blocks "
@@ -202,11 +200,7 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
                  "same: it is one row [n_k] broadcast over the queries. Padded *queries* still get an output (from the "
                  "real keys); a model ignores those rows later."))
     if n_pad:
-        largest = f"`{float(steps.weights[:, ~sc.key_valid].max(initial=0.0))!r}`"
-        st.markdown((_("Padded key columns get weight exactly 0 in the causal weights: largest weight in a padded "
-                       "column = {largest}.") if is_causal else
-                     _("Padded key columns get weight exactly 0 in the bidirectional weights: largest weight in a "
-                       "padded column = {largest}.")).format(largest=largest))
+        st.markdown(model.padded_columns(sc.steps(is_causal).weights, sc.key_valid, is_causal))
     if fully.any():
         st.badge(_n("fully masked: no key to attend to: {k} of {n} query",
                     "fully masked: no key to attend to: {k} of {n} queries", n).format(k=int(fully.sum()), n=n),

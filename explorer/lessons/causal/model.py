@@ -214,6 +214,17 @@ def causal_checks(above: float, row0: np.ndarray, fully: np.ndarray, error: floa
               "largest |row sum − 1| = {error}")).format(**facts)
 
 
+def padded_columns(weights: np.ndarray, key_valid: np.ndarray, is_causal: bool) -> str:
+    """The padding sentence from the largest of ``weights [n, n]`` in the padded key columns (``key_valid``: bool
+    ``[n]``, ``False`` = padding): "exactly 0" only if it is 0.0, else the weight measured."""
+    largest = float(weights[:, ~key_valid].max(initial=0.0))
+    return (_("Padded key columns do not get weight exactly 0 here: largest weight in a padded column = {largest}.")
+            if largest != 0.0 else _("Padded key columns get weight exactly 0 in the causal weights: largest weight "
+                                     "in a padded column = {largest}.") if is_causal else
+            _("Padded key columns get weight exactly 0 in the bidirectional weights: largest weight in a padded "
+              "column = {largest}.")).format(largest=f"`{largest!r}`")
+
+
 @dataclass(frozen=True)
 class Claim:
     """A statement the page shows, in the run's language: ``kind`` is the Streamlit callout (``"success"``,

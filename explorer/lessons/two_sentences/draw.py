@@ -90,23 +90,21 @@ def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None
                  "differences come from its neighbours (and, if on, its position).").format(mark=tfig.SHARED_MARK))
     left, right = st.columns(2)
     for col, name, steps, labels in ((left, "A", cmp.steps_a, labels_a), (right, "B", cmp.steps_b, labels_b)):
-        fig = charts.heatmap(steps.weights, labels, labels, title=_("sentence {name}: attention weights").format(
-                                 name=name),
-                             color_scale=color_scale)
-        col.plotly_chart(fig, key=f"two_fig_weights_{name.lower()}")
+        title = _("sentence {name}: attention weights").format(name=name)
+        col.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=title, color_scale=color_scale),
+                         key=f"two_fig_weights_{name.lower()}")
     st.caption(_("shape [{m}, {m}] each · colours: {scale} · row = query, column = key").format(
         m=m, scale=_shell(charts.COLOR_SCALES[color_scale])))
-    gap = float(abs(cmp.diff).max())
     if cmp.identical:
         st.success(_("Same sentence twice: the difference is exactly {gap} everywhere (same words, same vectors, "
-                     "same weights).").format(gap=i18n.number(gap, 1)), icon="✅")
+                     "same weights).").format(gap=i18n.number(cmp.gap, 1)), icon="✅")
     pairs = tfig.pair_labels(cmp.tokens_a, cmp.tokens_b)
     d1, d2 = st.columns(2)
     with d1:
         st.latex(r"\Delta = W^{(A)} - W^{(B)}")
         st.plotly_chart(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title=_("difference A − B"),
                                         colorbar_title=_("Δ weight")), key="two_fig_diff")
-        st.caption(_("diverging scale centred on 0 · largest |Δ| = {gap}").format(gap=textviews.fmt(gap, 4)))
+        st.caption(_("diverging scale centred on 0 · largest |Δ| = {gap}").format(gap=textviews.fmt(cmp.gap, 4)))
     with d2:
         st.latex(r"H_i = -\sum_j w_{ij} \ln w_{ij}")
         st.plotly_chart(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
@@ -135,7 +133,7 @@ def compare(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...], layer: LayerSe
              r"= P\, \mathrm{softmax}\!\left(\frac{X W_q (X W_k)^\top}{\sqrt{d_k}}\right) P^\top")
 
 
-def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "fixed") -> None:
+def shuffle_test(order: model.OrderCheck, color_scale: str = "fixed") -> None:
     """The shuffled sentence's weight maps, put back and compared with the original."""
     n = len(order.tokens)
     labels = token_labels(order.tokens)
@@ -144,8 +142,7 @@ def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "
     st.text(" ".join(order.shuffled_tokens))
     o1, o2 = st.columns(2)
     o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title=_("original sentence A"),
-                                   color_scale=color_scale),
-                    key="two_fig_order_original")
+                                   color_scale=color_scale), key="two_fig_order_original")
     o2.plotly_chart(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
                                     title=_("shuffled sentence (its own order)"), color_scale=color_scale),
                     key="two_fig_order_shuffled")
@@ -158,15 +155,8 @@ def shuffle_test(order: model.OrderCheck, positional: bool, color_scale: str = "
                                     colorbar_title=_("Δ weight")), key="two_fig_order_gap")
     st.caption(_("shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: put "
                  "back in the original order, to compare with top left · bottom right: their difference").format(n=n))
-    if positional:
-        st.warning(_("With positional encoding the un-shuffled map is **not** the original: the weights differ by "
-                     "up to {weights}, the outputs by up to {outputs}. Each word now carries its position.").format(
-                         weights=i18n.general(order.weight_gap, 3), outputs=i18n.general(order.output_gap, 3)),
-                   icon="📍")
-    else:
-        st.success(_("Without positional encoding the un-shuffled map equals the original to float rounding "
-                     "(largest |difference| {weights} in the weights, {outputs} in the outputs).").format(
-                         weights=gap_text(order.weight_gap), outputs=gap_text(order.output_gap)), icon="✅")
+    same, text = model.order_claim(order)
+    (st.success if same else st.warning)(text, icon="✅" if same else "📍")
     numbers(order.unpermuted_weights - order.original.weights, labels, labels, label=_("Numbers: put back − original"))
 
 
@@ -182,7 +172,7 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     elif len(sc.order.tokens) == 1:
         st.info(_("Sentence A has one token: there is nothing to shuffle."))
     else:
-        shuffle_test(sc.order, positional, color_scale)
+        shuffle_test(sc.order, color_scale)
 
     rep = sc.repeat
     st.subheader(_("Two copies of the same word"))
@@ -196,16 +186,11 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     rep_steps = rep.positional if positional else rep.plain
     title = _("copies of one word, with positions") if positional else _("copies of one word, no positions")
     st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title,
-                                   color_scale=color_scale),
-                    key="two_fig_repeat_rows")
+                                   color_scale=color_scale), key="two_fig_repeat_rows")
     st.caption(_("shape [{rows}, {cols}] · one row per copy of the word · same query vector → same row, unless "
                  "position is added").format(rows=len(copies), cols=len(rep.tokens)))
-    if positional:
-        st.warning(_("With positional encoding the copies' rows differ by up to {gap}.").format(
-            gap=i18n.general(rep.row_gap(True), 3)), icon="📍")
-    else:
-        st.success(_("Without positional encoding the copies' rows are identical (largest difference {gap}).").format(
-            gap=gap_text(rep.row_gap(False))), icon="✅")
+    same, text = model.repeat_claim(rep.row_gap(positional), positional)
+    (st.success if same else st.warning)(text, icon="✅" if same else "📍")
 
     st.subheader(_("By how much positional encoding changes this"))
     st.dataframe(pd.DataFrame({
@@ -230,10 +215,8 @@ def positional_encoding(n: int, d_model: int) -> None:
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
     positions = [_("position {p}").format(p=p) for p in range(n)]
     dims = textviews.dim_labels(d_model)
-    st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0),
-                                    row_name=_("position"), col_name=_("dim"),
-                                    title=_("PE (added to X when switched on)")),
-                    key="two_fig_pe")
+    st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0), row_name=_("position"),
+                                   col_name=_("dim"), title=_("PE (added to X when switched on)")), key="two_fig_pe")
     st.caption(_("shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, so "
                  "the same word at two positions gets two different vectors.").format(n=n, d_model=d_model))
     numbers(pe, positions, dims, label=_("Numbers: PE"))

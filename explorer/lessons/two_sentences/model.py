@@ -19,6 +19,7 @@ _, _n = translator(__name__)
 
 EMBEDDING = "per-token"
 REPEAT_DEMO = ("the", "dog", "saw", "the", "cat")  # used when the sentence repeats no word
+ROUNDING = 1e-12  # a gap at most this times the largest |value| compared is float rounding (weights: at most 1)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,11 @@ class Comparison:
     def diff(self) -> np.ndarray:
         """``weights_a - weights_b`` ``[m, m]`` (exactly 0 for the same sentence twice)."""
         return self.steps_a.weights - self.steps_b.weights
+
+    @property
+    def gap(self) -> float:
+        """Largest ``|Δ|`` of :attr:`diff` (0.0 for the same sentence twice)."""
+        return float(np.abs(self.diff).max())
 
     @property
     def identical(self) -> bool:
@@ -228,3 +234,31 @@ def gap_text(value: float) -> str:
     """A largest difference as text: ``"0 (exact)"`` when bit-for-bit equal, else ``1.23e-16`` (``1,23e-16`` in pt
     and tr), in the run's language."""
     return _("0 (exact)") if value == 0.0 else i18n.scientific(value, 2)
+
+
+def order_claim(order: OrderCheck) -> tuple[bool, str]:
+    """Part 2's shuffle sentence from ``order``'s gaps: ``(True, text)`` when both are float rounding (at most
+    :data:`ROUNDING` times 1, the weights' bound, and the outputs' largest |value|), else ``(False, text)``."""
+    same = order.weight_gap <= ROUNDING and order.output_gap <= ROUNDING * np.abs(order.original.output).max()
+    text = {(False, True): _("Without positional encoding the un-shuffled map equals the original to float rounding "
+                             "(largest |difference| {weights} in the weights, {outputs} in the outputs)."),
+            (True, True): _("Even with positional encoding the un-shuffled map equals the original to float rounding "
+                            "here (largest |difference| {weights} in the weights, {outputs} in the outputs)."),
+            (False, False): _("Without positional encoding the un-shuffled map should equal the original, but the "
+                              "weights differ by up to {weights}, the outputs by up to {outputs}."),
+            (True, False): _("With positional encoding the un-shuffled map is **not** the original: the weights differ "
+                             "by up to {weights}, the outputs by up to {outputs}. Each word now carries its position.")}
+    show = gap_text if same else (lambda v: i18n.general(v, 3))
+    return same, text[order.positional, same].format(weights=show(order.weight_gap), outputs=show(order.output_gap))
+
+
+def repeat_claim(gap: float, positional: bool) -> tuple[bool, str]:
+    """The copies' sentence from ``gap`` (their weight rows'): ``(True, text)`` if ``gap <= ROUNDING``, else False."""
+    same = gap <= ROUNDING
+    text = {(False, True): _("Without positional encoding the copies' rows are identical (largest difference {gap})."),
+            (True, True): _("Even with positional encoding the copies' rows are identical here (largest difference "
+                            "{gap})."),
+            (False, False): _("Without positional encoding the copies' rows should be identical, but they differ by "
+                              "up to {gap}."),
+            (True, False): _("With positional encoding the copies' rows differ by up to {gap}.")}[positional, same]
+    return same, text.format(gap=gap_text(gap) if same else i18n.general(gap, 3))

@@ -226,3 +226,21 @@ def test_causal_checks_state_the_row_sums_the_rows_have():
     with i18n.using("pt"):
         shown = C.causal_checks(0.0, row0, np.array([False, True, False]), 0.0)
     assert shown != some and "`[1.0, 0.0, 0.0]`" in shown  # translated; code spans keep the point
+
+
+def test_padded_columns_say_exactly_0_only_when_the_largest_padded_weight_is_0():
+    key_valid = np.array([True, True, False])  # the last key is padding
+    blocked = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.75, 0.0]])
+    assert C.padded_columns(blocked, key_valid, True) == ("Padded key columns get weight exactly 0 in the causal "
+                                                          "weights: largest weight in a padded column = `0.0`.")
+    assert "in the bidirectional weights" in C.padded_columns(blocked, key_valid, False)
+    leaking = blocked + np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1e-300]])
+    for is_causal in (True, False):
+        assert C.padded_columns(leaking, key_valid, is_causal) == (
+            "Padded key columns do not get weight exactly 0 here: largest weight in a padded column = `1e-300`.")
+    assert "exactly 0 in the causal" in C.padded_columns(blocked, np.ones(3, bool), True)  # no padding: 0.0
+    padded = C.causal_scenario(sentence(), 2, 0)
+    for is_causal in (True, False):
+        assert "`0.0`" in C.padded_columns(padded.steps(is_causal).weights, padded.key_valid, is_causal)
+    with i18n.using("pt"):
+        assert "Padded" not in C.padded_columns(leaking, key_valid, True) + C.padded_columns(blocked, key_valid, True)

@@ -145,3 +145,57 @@ def test_gaps_and_token_counts_read_right_in_each_language(lang, zero, gap, one,
     with i18n.using(lang):
         assert (T.gap_text(0.0), T.gap_text(1.234e-16)) == (zero, gap)
         assert (tokens_count(1), tokens_count(6)) == (one, six)
+
+
+def order_with(weight_gap, output_gap, positional):
+    """A 2-token OrderCheck, built from arrays, whose put-back weights and outputs differ from the original's by the
+    gaps given (outputs up to 4 in size)."""
+    def steps(weights, output):
+        return A.AttentionSteps(*[np.zeros((2, 2))] * 6, None, weights, output)
+    w, out = np.array([[0.25, 0.75], [0.5, 0.5]]), np.array([[2.0, -4.0], [1.0, 3.0]])
+    back_w, back_out = w + np.array([[0.0, weight_gap], [0.0, 0.0]]), out + np.array([[0.0, 0.0], [output_gap, 0.0]])
+    perm = np.array([1, 0])  # its own inverse
+    return T.OrderCheck(("a", "b"), ("b", "a"), perm, perm, steps(w, out),
+                        steps(back_w[np.ix_(perm, perm)], back_out[perm]), positional)
+
+
+@pytest.mark.parametrize("positional", [False, True])
+def test_order_claim_says_equal_only_when_both_measured_gaps_are_float_rounding(positional):
+    same, text = T.order_claim(order_with(0.0, 4e-12, positional))  # outputs: 1e-12 of their largest |value| 4
+    assert same and "to float rounding" in text and ("Even with" in text) == positional
+    assert text.endswith("(largest |difference| 0 (exact) in the weights, 4.00e-12 in the outputs).")
+    for gaps in ((2e-12, 0.0), (0.0, 5e-12), (0.25, 0.5)):
+        same, text = T.order_claim(order_with(*gaps, positional))
+        assert not same and "float rounding" not in text, (gaps, text)
+    assert "differ by up to 0.25, the outputs by up to 0.5" in text
+    assert text.startswith("With positional encoding the un-shuffled map is **not**" if positional else
+                           "Without positional encoding the un-shuffled map should equal the original, but")
+
+
+@pytest.mark.parametrize("positional", [False, True])
+def test_repeat_claim_says_identical_only_when_the_measured_gap_is_float_rounding(positional):
+    same, text = T.repeat_claim(1e-12, positional)
+    assert same and text == ("Even with positional encoding the copies' rows are identical here (largest difference "
+                             "1.00e-12)." if positional else
+                             "Without positional encoding the copies' rows are identical (largest difference "
+                             "1.00e-12).")
+    same, text = T.repeat_claim(2e-12, positional)
+    assert not same and text == ("With positional encoding the copies' rows differ by up to 2e-12." if positional else
+                                 "Without positional encoding the copies' rows should be identical, but they differ "
+                                 "by up to 2e-12.")
+
+
+def test_new_claims_are_translated():
+    from explorer.shell import i18n
+    english = [T.order_claim(order_with(*g, p))[1] for g in ((0.0, 0.0), (1.0, 1.0)) for p in (False, True)]
+    english += [T.repeat_claim(g, p)[1] for g in (0.0, 1.0) for p in (False, True)]
+    for lang in ("pt", "tr"):
+        with i18n.using(lang):
+            shown = [T.order_claim(order_with(*g, p))[1] for g in ((0.0, 0.0), (1.0, 1.0)) for p in (False, True)]
+            shown += [T.repeat_claim(g, p)[1] for g in (0.0, 1.0) for p in (False, True)]
+        assert all(a != b for a, b in zip(shown, english, strict=True)), lang
+
+
+def test_largest_difference_of_two_sentences_is_measured():
+    cmp = T.compare(CAT, DOG, A.SelfAttention(8, 4, 4, seed=42), 42, False)
+    assert cmp.gap == float(np.abs(cmp.steps_a.weights - cmp.steps_b.weights).max()) > 0
