@@ -122,7 +122,7 @@ def scatter_effect(statistic, effect, *, x_title: str, y_title: str, highlight: 
     layers, heads = np.divmod(np.arange(s.size), s.shape[1])
     marked = {tuple(h) for h in highlight}
     codes = [model.head_code(layer, head) for layer, head in zip(layers, heads, strict=True)]
-    colors = [PICK_COLOR if model.head_of(code) in marked else BLUE for code in codes]
+    colors = [PICK_COLOR if pair in marked else BLUE for pair in zip(layers.tolist(), heads.tolist(), strict=True)]
     dots = go.Scatter(
         x=s.ravel(), y=e.ravel(), mode="markers", marker=dict(color=colors, size=8, opacity=0.8),
         customdata=np.array([[c, fmt(a, 3), fmt(b, 3), int(la), int(h)] for c, a, b, la, h in

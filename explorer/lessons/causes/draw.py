@@ -169,8 +169,8 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
                  "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
                  "not what removing it would do (that would change s and every later layer's input; the knockouts "
                  "below measure that).").format(s=fmt(a.scale, 3)))
-    head_table(_model.config, prompt, heads.top_heads(a.heads, 5),
-               {_("share"): [float(a.heads[h]) for h in heads.top_heads(a.heads, 5)]})
+    top = heads.top_heads(a.heads, 5)
+    head_table(_model.config, prompt, top, {_("share"): [float(a.heads[h]) for h in top]})
     numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),
                                                             columns=head_labels(a.heads.shape[1])),
              _("every MLP"): pd.DataFrame({_("layer"): range(len(a.mlps)), _("share"): a.mlps})},

@@ -81,7 +81,7 @@ def generation(_model: llm.LlamaModel, run: model.Run) -> None:
     st.code(text.text + model.pending_marker(text.pending), language=None, wrap_lines=True)
     st.caption(_("The prompt and the generated tokens read back so far, as text. The tokens as the model reads "
                  "them (␣ = a space, ↵ = a new line):"))
-    st.text(" | ".join(llm.visible_piece(p) for p in llm.pieces(_model, state.ids)))
+    st.text(" | ".join(llm.visible_pieces(_model, state.ids)))
     if text.pending:
         st.caption(model.pending_note(text.pending, ended=state.stopped, at_limit=state.steps >= model.MAX_STEPS))
 

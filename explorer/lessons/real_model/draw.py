@@ -192,7 +192,7 @@ def layer_mean_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, col
     """The mean of the heads' maps of one layer, labelled as a mean."""
     labels, n, h = llm.labels(_model, ids), len(ids), _model.config.n_heads
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
-    mean = llm.run(_model, ids).attentions[layer].astype(np.float64).mean(axis=0)  # a mean, not a head
+    mean = model.layer_mean(llm.run(_model, ids).attentions, layer)  # a mean, not a head
     st.plotly_chart(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),

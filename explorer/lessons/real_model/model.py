@@ -246,6 +246,11 @@ def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, 
     return text, ids
 
 
+def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
+    """The mean of one layer's head maps: float64 ``[n, n]`` from ``attentions`` ``[n_layers, n_heads, n, n]``."""
+    return attentions[layer].astype(np.float64).mean(axis=0)
+
+
 def causal_check(weights: np.ndarray) -> str:
     """``largest weight above the diagonal = 0.0 · largest |row sum − 1| = 6.0e-08`` (what the map shows; the decimal
     mark of the run's language)."""

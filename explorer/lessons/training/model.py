@@ -138,7 +138,7 @@ class RunResult:
         spec: its settings.
         step: ``[S]`` the steps measured, ``0 .. steps`` (``S = steps + 1``).
         loss, accuracy: ``[S]``; prefix_match, previous_token: ``[S, n_layers, n_heads]``;
-        score_grad, max_weight, score_std, saturated: ``[S, n_layers]`` (see :class:`attention.training.Record`).
+        score_grad, score_std, saturated: ``[S, n_layers]`` (see :class:`attention.training.Record`).
         snapshot_steps: ``[K]``; snapshots: ``[K, n_layers, n_heads, n, n]`` float32, the probe's attention weights.
         probe: ``[n]`` the probe sequence's token ids; probe_period: its run length.
         params: the trained weights; mechanism: :func:`attention.training.mechanism` of the trained model.
@@ -152,7 +152,6 @@ class RunResult:
     prefix_match: np.ndarray
     previous_token: np.ndarray
     score_grad: np.ndarray
-    max_weight: np.ndarray
     score_std: np.ndarray
     saturated: np.ndarray
     snapshot_steps: np.ndarray
@@ -234,7 +233,7 @@ def train_run(spec: RunSpec, on_progress: Callable[[Progress], None] | None = No
     snaps = [r for r in records if r.attention is not None]
     return RunResult(
         spec, *stack(records, ("step", "loss", "accuracy", "prefix_match", "previous_token", "score_grad",
-                               "max_weight", "score_std", "saturated")),
+                               "score_std", "saturated")),
         *stack(snaps, ("step", "attention")), probe=probe.tokens[0], probe_period=int(probe.period[0]),
         params={k: v.copy() for k, v in trained.params.items()},
         mechanism=training.mechanism(trained, spec.task, spec.seed), seconds=seconds)

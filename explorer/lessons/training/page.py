@@ -136,11 +136,11 @@ if got is not None:
 # --- 5 · why ÷√d_k, in training --------------------------------------------------------------------------------
 st.header(_("5 · Why ÷√d_k, in training"))
 st.markdown(_("Dividing the scores by √d_k is not there to make learning faster. A query·key product adds up d_k "
-              "terms, so its spread grows like √d_k, and it keeps growing as training sharpens attention; the division "
-              "keeps the spread the softmax gets small. Without it the softmax saturates (one weight near 1, the rest "
-              "near 0), and a saturated softmax passes almost no gradient back to the scores. Here the same model "
-              "with wide heads is trained twice, with and without the division, and every step measures the scores' "
-              "spread, the share of saturated rows and the gradient that reaches the scores."))
+              "terms, so its spread grows like √d_k, and it can keep growing as training sharpens attention; the "
+              "division keeps the spread the softmax gets small. Without it the softmax can saturate (one weight near "
+              "1, the rest near 0), and a saturated softmax passes almost no gradient back to the scores. Here the "
+              "same model with wide heads is trained twice, with and without the division, and every step measures "
+              "the scores' spread, the share of saturated rows and the gradient that reaches the scores."))
 experiment_settings = draw_columns(("sc_d_head",), ("sc_init",))
 scaled = replace(spec, d_head=experiment_settings["sc_d_head"], init=experiment_settings["sc_init"], scale=True)
 specs = [scaled, replace(scaled, scale=False)]

@@ -321,3 +321,10 @@ def test_grade_claim_praises_only_a_full_score():
     with i18n.using("pt"):
         kind, text = M.grade_claim((True, True))
     assert kind == "success" and text != "**2 of 2 right.** Every head read correctly." and "2" in text
+
+
+def test_layer_mean_is_the_mean_over_that_layers_heads():
+    a = np.random.default_rng(0).random((3, 4, 5, 5)).astype(np.float32)
+    mean = M.layer_mean(a, 2)
+    assert mean.dtype == np.float64 and mean.shape == (5, 5)
+    np.testing.assert_allclose(mean, a[2].astype(np.float64).sum(axis=0) / 4)

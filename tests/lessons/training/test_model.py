@@ -23,7 +23,7 @@ TINY = RunSpec(n_layers=2, n_heads=1, d_model=16, d_head=8, n_ctx=12, vocab=64, 
 
 def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None = None,
                 accuracy: np.ndarray | None = None, loss: np.ndarray | None = None,
-                score_grad: np.ndarray | None = None, max_weight: np.ndarray | None = None,
+                score_grad: np.ndarray | None = None,
                 score_std: np.ndarray | None = None, saturated: np.ndarray | None = None,
                 label: str = "induction") -> RunResult:
     """A RunResult with the given curves (layer 1 head 0 carries ``best_pm``), for the sentence functions."""
@@ -38,7 +38,6 @@ def fake_result(spec: RunSpec, best_pm: np.ndarray, *, prev: np.ndarray | None =
     return RunResult(spec, np.arange(S), np.full(S, 4.0) if loss is None else loss,
                      best_pm if accuracy is None else accuracy, pm, pt,
                      np.ones((S, L)) if score_grad is None else score_grad,
-                     np.full((S, L), 0.5) if max_weight is None else max_weight,
                      np.ones((S, L)) if score_std is None else score_std,
                      np.zeros((S, L)) if saturated is None else saturated,
                      snaps, np.zeros((len(snaps), L, H, n, n), np.float32), np.arange(n), 3, {}, mech)
