@@ -67,13 +67,13 @@ from . import blocks, gguf_file, variants
 from .config import MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
-from .model import ABLATIONS, ForwardOutput, HeadSteps, LlamaModel
+from .model import ABLATIONS, BlockWeights, ForwardOutput, HeadSteps, LlamaModel
 from .sampling import sample_next, sampling_distribution
 from .tokenizer import PartialText, bytes_to_unicode
 from .weights import WEIGHT_MODES
 
 __all__ = [
-    "ABLATIONS", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "ForwardOutput", "HeadSteps", "KVCache", "LlamaConfig",
-    "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
+    "ABLATIONS", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "BlockWeights", "ForwardOutput", "HeadSteps", "KVCache",
+    "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
     "sampling_distribution", "variants",
 ]
