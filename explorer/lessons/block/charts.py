@@ -19,13 +19,14 @@ ATTENTION, MLP, STREAM = "#3b78c2", "#e07b39", "#444444"
 
 
 def _layout(title: str, x_title: str, y_title: str, height: int, **extra) -> dict:
+    """A chart's layout: the legend under the x axis (a phone's width keeps it off the title)."""
     return dict(title=chart_title(title), height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
                 xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
-                legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+                legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
                 separators=i18n.plotly_separators()) | extra
 
 
-def stream_figure(stream_norms, attention_norms, mlp_norms, *, height: int = 360) -> go.Figure:
+def stream_figure(stream_norms, attention_norms, mlp_norms, *, height: int = 400) -> go.Figure:
     """``‖x_l‖`` entering each block (a line, ``[n_layers + 1]``: the last is before the final norm) and each block's
     two writes (bars, ``[n_layers]``).
 

@@ -61,8 +61,9 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """Step 2: the residual stream as a running sum, its norm block by block and each block's two writes."""
     m, c = measure(_model, ids), _model.config
     st.header(_("2. The residual stream: a running sum"))
-    st.latex(r"x_{l+1} = x_l + \underbrace{\mathrm{attn}_l(\mathrm{RMSNorm}(x_l))}_{a_l} + \underbrace{\mathrm{mlp}_l("
-             r"\mathrm{RMSNorm}(x_l + a_l))}_{m_l}")
+    st.latex(r"x_{l+1} = x_l + a_l + m_l")
+    st.latex(r"a_l = \mathrm{attn}_l(\mathrm{RMSNorm}(x_l))")
+    st.latex(r"m_l = \mathrm{mlp}_l(\mathrm{RMSNorm}(x_l + a_l))")
     st.markdown(_("SmolLM2 is **pre-norm**: each part reads a normalised copy of the stream, and its output is *added* "
                   "to the stream, never replaces it. After {layers} blocks, x_{layers} = x₀ + Σ (a_l + m_l): the "
                   "embedding plus everything every block wrote. The chart follows the last token (the one whose next "
@@ -89,12 +90,12 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
         st.markdown(_("The **MLP** (SwiGLU) widens the normalised stream to d_ff = {d_ff} numbers twice (gate and up), "
                       "lets silu(gate) open or close each unit, and projects back to {d}:").format(
             d_ff=c.d_ff, d=c.d_model))
-        st.latex(r"m_l = \big(\mathrm{silu}(h W_{gate}) \odot h W_{up}\big) W_{down}, \quad "
-                 r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
+        st.latex(r"m_l = \big(\mathrm{silu}(h W_{gate}) \odot h W_{up}\big) W_{down}")
+        st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
     with right:
-        rows = model.inside_rows(b, m.eps)
-        tables.dataframe(pd.DataFrame(rows, columns=[_("step"), _("quantity"), _("value")]), digits=4,
-                         hide_index=True, width="stretch", height=min(600, 36 * (len(rows) + 1)))
+        rows = [(step, what, i18n.general(v, 4)) for step, what, v in model.inside_rows(b, m.eps)]  # 1536 to 1e-05
+        st.dataframe(pd.DataFrame(rows, columns=[_("step"), _("quantity"), _("value")]), hide_index=True,
+                     width="stretch", height=35 * (len(rows) + 1) + 3)
     head, share = model.biggest_head(b)
     st.plotly_chart(bfig.heads_figure(np.linalg.norm(b.head_writes, axis=1), float(np.linalg.norm(b.attn)), layer),
                     key="blk_fig_heads")
@@ -125,7 +126,8 @@ def output(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None) -> N
     m, c = measure(_model, ids), _model.config
     st.header(_("5. The final norm, the logits and the probabilities"))
     st.latex(r"\text{logits} = \mathrm{RMSNorm}(x_{" + str(c.n_layers) + r"})\, E^\top \in \mathbb{R}^{"
-             + str(c.vocab_size) + r"}, \qquad p = \mathrm{softmax}(\text{logits})")
+             + str(c.vocab_size) + "}")
+    st.latex(r"p = \mathrm{softmax}(\text{logits})")
     st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more RMSNorm, then a "
                   "dot product with every token's row: one score, a **logit**, per token of the vocabulary. The "
                   "softmax turns the logits into probabilities that sum to 1.").format(
@@ -142,8 +144,8 @@ def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """Step 6: the loss on each actual next token, the mean, the perplexity."""
     m = measure(_model, ids)
     st.header(_("6. The loss and the perplexity"))
-    st.latex(r"\ell_t = -\ln p(t_{t+1} \mid t_0 \dots t_t), \qquad \bar\ell = \frac{1}{n-1}\sum_t \ell_t, "
-             r"\qquad \mathrm{PPL} = e^{\bar\ell}")
+    st.latex(r"\ell_t = -\ln p(t_{t+1} \mid t_0 \dots t_t)")
+    st.latex(r"\bar\ell = \frac{1}{n-1}\sum_t \ell_t, \qquad \mathrm{PPL} = e^{\bar\ell}")
     if not len(m.losses):
         st.info(_("A one-token prompt has no next token inside it to score: type a longer prompt."), icon="📏")
         return

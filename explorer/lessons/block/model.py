@@ -155,7 +155,7 @@ def inside_rows(b: Inside, eps: float) -> list[tuple[str, str, float]]:
             (norm, _("divides by √(mean(x²) + ε)"), b.divisor), (norm, _("RMS of x / √(…)"), rms(b.x / b.divisor)),
             (norm, _("RMS of the learned scale g"), rms(b.gain)),
             (norm, _("RMS after: x / √(…) ⊙ g"), rms(b.normed)),
-            (att, _("heads, each writing through its own rows of W_o"), float(len(b.head_writes))),
+            (att, _("heads (each its own rows of W_o)"), float(len(b.head_writes))),
             (att, _("‖write‖ = ‖concat(o) W_o‖"), float(np.linalg.norm(b.attn)))] + [
         (att, _("‖head {h}'s part‖").format(h=h), float(np.linalg.norm(v))) for h, v in enumerate(b.head_writes)] + [
             (mlp, _("d_ff (width of gate and up)"), float(d_ff)), (mlp, _("‖gate‖"), float(np.linalg.norm(b.gate))),
