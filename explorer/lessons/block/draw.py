@@ -173,12 +173,13 @@ def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[tuple[st
 
 
 @section
-def links(prompt: str, config: llm.LlamaConfig) -> None:
-    """Step 8: where each idea is used next."""
+def links() -> None:
+    """Step 8: where each idea is used next (each lesson opens on its own prompt: a visitor's text in a link target
+    would be read as Markdown by the prose around it)."""
     st.header(_("Where these ideas are used"))
     st.markdown("\n".join(f"- {line}" for line in (
         _("[Inside a real model]({link}): every head of every block, and one head's six steps.").format(
-            link=controls.link(real_model, real_model.sizes(config), prompt=prompt)),
+            link=controls.link(real_model)),
         _("[What made it say that?]({link}): the logit lens reads the residual stream after each block through "
           "the final norm; attribution splits a logit into each head's W_o write; knockout removes a head's "
           "write.").format(link=controls.link(causes)),

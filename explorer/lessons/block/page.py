@@ -28,10 +28,12 @@ st.header(_("Your prompt"))
 p = llm.prompt_input(CONTROLS["prompt"], model=lm)
 ids = p.ids
 st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
-st.caption(_("{n} tokens (␣ = a space, ↵ = a new line). The charts follow the last one, “{last}”: the position "
-             "whose next token the model predicts.").format(n=p.n, last=llm.visible_piece(p.pieces[-1])))
+st.caption(_n("{n} token (␣ = a space, ↵ = a new line). The charts follow the last one, “{last}”: the position "
+              "whose next token the model predicts.",
+              "{n} tokens (␣ = a space, ↵ = a new line). The charts follow the last one, “{last}”: the position "
+              "whose next token the model predicts.", p.n).format(n=p.n, last=llm.visible_piece(p.pieces[-1])))
 
-with st.spinner(_("running the {n} tokens through {layers} blocks…").format(n=p.n, layers=config.n_layers)):
+with st.spinner(_("running the prompt through {layers} blocks…").format(layers=config.n_layers)):
     draw.embedding(lm, ids)
 draw.stream(lm, ids)
 
@@ -67,4 +69,4 @@ st.button(_("Check my answers"), key="blk_check", on_click=ss.__setitem__, args=
 if ss.get(REVEALED) == ids:  # the answers for this prompt (a new prompt hides them again)
     draw.reveal(lm, ids, (("mlp_block", guess_block), ("perplexity", guess_ppl)))
 
-draw.links(p.kept_text, config)
+draw.links()
