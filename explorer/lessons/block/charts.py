@@ -19,8 +19,9 @@ ATTENTION, MLP, STREAM = "#3b78c2", "#e07b39", "#444444"
 
 
 def _layout(title: str, x_title: str, y_title: str, height: int, **extra) -> dict:
-    """A chart's layout: the legend under the x axis (a phone's width keeps it off the title)."""
-    return dict(title=chart_title(title), height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
+    """A chart's layout: the legend under the x axis (a phone's width keeps it off the title), 8 px more above the
+    plot than a title needs (the top tick's label reaches above the plot: it overlapped a title of two lines)."""
+    return dict(title=chart_title(title), height=height, margin=dict(l=10, r=10, t=title_top(title, 48), b=10),
                 xaxis=dict(title=dict(text=x_title)), yaxis=dict(title=dict(text=y_title), rangemode="tozero"),
                 legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
                 separators=i18n.plotly_separators()) | extra

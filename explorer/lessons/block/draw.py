@@ -78,7 +78,7 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
     """Step 3: one block measured at the last token: its RMSNorm, attention's W_o write per head, the SwiGLU MLP."""
     m, c = measure(_model, ids), _model.config
     b = inside(_model, ids, layer, measure)
-    left, right = st.columns(2)
+    left, right = st.columns([5, 6])
     with left:
         st.markdown(_("**RMSNorm** divides the stream by its root mean square, then scales each coordinate by a "
                       "learned gain g:"))
@@ -94,11 +94,12 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
         st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
     with right:
         rows = [(step, what, i18n.general(v, 4)) for step, what, v in model.inside_rows(b, m.eps)]  # 1536 to 1e-05
-        st.dataframe(pd.DataFrame(rows, columns=[_("step"), _("quantity"), _("value")]), hide_index=True,
-                     width="stretch", height=35 * (len(rows) + 1) + 3)
+        names = (_("step"), _("quantity"), _("value"))  # the value column kept in view on a narrow column
+        st.dataframe(pd.DataFrame(rows, columns=names), hide_index=True, width="stretch",
+                     height=35 * (len(rows) + 1) + 3,
+                     column_config={name: st.column_config.TextColumn(width="small") for name in names[::2]})
     head, share = model.biggest_head(b)
-    st.plotly_chart(bfig.heads_figure(np.linalg.norm(b.head_writes, axis=1), float(np.linalg.norm(b.attn)), layer),
-                    key="blk_fig_heads")
+    st.plotly_chart(bfig.heads_figure(b.head_norms, b.attn_norm, layer), key="blk_fig_heads")
     st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
                  "different directions, so the sum is shorter than the parts added up. x / √(…) always has RMS 1; "
                  "the gain g then sets the scale each coordinate is read at.").format(
@@ -158,7 +159,7 @@ def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     with st.expander(_("Numbers: the loss at each position")):
         tables.dataframe(pd.DataFrame({_("after"): pieces[:-1], _("actual next"): pieces[1:],
                                        _("top guess"): llm.visible_pieces(_model, m.predicted),
-                                       _("loss (nats)"): m.losses, "p": np.exp(-m.losses)}),
+                                       _("loss (nats)"): m.losses, "p": m.actual_probabilities}),
                          digits=4, hide_index=True, width="stretch")
 
 

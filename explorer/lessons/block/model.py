@@ -67,6 +67,11 @@ class Measured:
                 "mlp": np.linalg.norm(self.mlp_writes.astype(np.float64), axis=1)}
 
     @property
+    def actual_probabilities(self) -> np.ndarray:
+        """float64 ``[n - 1]``, ``p(ids[t+1])`` at each position: ``exp(-loss)``."""
+        return np.exp(-self.losses)
+
+    @property
     def mean_loss(self) -> float:
         """The mean of :attr:`losses` (nats); NaN for a one-token prompt."""
         return float(self.losses.mean()) if len(self.losses) else float("nan")
@@ -119,6 +124,16 @@ class Inside:
     hidden: np.ndarray
     mlp: np.ndarray
 
+    @property
+    def head_norms(self) -> np.ndarray:
+        """``[n_heads]``, ``‖o_h W_o[h]‖`` of each head's part."""
+        return np.linalg.norm(self.head_writes, axis=1)
+
+    @property
+    def attn_norm(self) -> float:
+        """``‖a_l‖``, the norm of the attention write."""
+        return float(np.linalg.norm(self.attn))
+
 
 def rms(v) -> float:
     """The root mean square of a vector, in float64."""
@@ -156,8 +171,8 @@ def inside_rows(b: Inside, eps: float) -> list[tuple[str, str, float]]:
             (norm, _("RMS of the learned scale g"), rms(b.gain)),
             (norm, _("RMS after: x / √(…) ⊙ g"), rms(b.normed)),
             (att, _("heads (each its own rows of W_o)"), float(len(b.head_writes))),
-            (att, _("‖write‖ = ‖concat(o) W_o‖"), float(np.linalg.norm(b.attn)))] + [
-        (att, _("‖head {h}'s part‖").format(h=h), float(np.linalg.norm(v))) for h, v in enumerate(b.head_writes)] + [
+            (att, _("‖write‖ = ‖concat(o) W_o‖"), b.attn_norm)] + [
+        (att, _("‖head {h}'s part‖").format(h=h), float(v)) for h, v in enumerate(b.head_norms)] + [
             (mlp, _("d_ff (width of gate and up)"), float(d_ff)), (mlp, _("‖gate‖"), float(np.linalg.norm(b.gate))),
             (mlp, _("‖up‖"), float(np.linalg.norm(b.up))),
             (mlp, _("‖silu(gate) ⊙ up‖"), float(np.linalg.norm(b.hidden))),
@@ -170,7 +185,7 @@ def inside_rows(b: Inside, eps: float) -> list[tuple[str, str, float]]:
 
 def biggest_head(b: Inside) -> tuple[int, float]:
     """The head whose part of the attention write is longest, and that part's share of the sum of the parts' norms."""
-    norms = np.linalg.norm(b.head_writes, axis=1)
+    norms = b.head_norms
     h = int(norms.argmax())
     return h, float(norms[h] / norms.sum()) if norms.sum() > 0 else 0.0
 
