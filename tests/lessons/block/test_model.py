@@ -110,3 +110,14 @@ def test_check_yourself_is_graded_from_the_numbers():
     assert M.grade_claim(M.grade(GROWS, {"mlp_block": 2, "perplexity": "below"}))[0] == "success"
     one = dataclasses.replace(GROWS, losses=np.zeros(0), predicted=(), ids=(3,))
     assert M.answers(one)["perplexity"] is None and len(M.grade(one, {})) == 1  # no loss: one question
+
+
+def test_smollm2s_file_ties_its_embeddings_and_the_claim_says_so(tmp_path):
+    """The page's "tied embeddings" sentence is read from the file's tensor table: SmolLM2's has no output.weight; a
+    file with one (the tiny writer, untied) gets the other sentence."""
+    from tests.core.llama_support import TINY, real_model_path, write_tiny_gguf
+
+    assert llm.read_weight_storage(real_model_path()).tied
+    untied = llm.read_weight_storage(write_tiny_gguf(tmp_path / "untied.gguf", tied=False, config=TINY).path)
+    assert not untied.tied
+    assert "tied embeddings" in M.tied_claim(True, 49152, 576) and "not tied" in M.tied_claim(False, 49152, 576)
