@@ -260,3 +260,19 @@ def test_a_tensor_the_architecture_does_not_use_is_refused(tmp_path):
     writer.close()
     with pytest.raises(ValueError, match=r"tensor 'blk.0.attn_k.bias' is not part of the llama architecture \(6 "):
         llama.load(out, expected_sha256=None)
+
+
+@pytest.mark.parametrize("arch", list(CONFIGS))
+def test_quantized_files_in_both_weight_modes(arch, tmp_path):
+    """Q4_1 matrices and a Q8_0 embedding (as the SmolLM2 file): compact mode computes float32 mode's numbers, and
+    the biases and q/k norms (float32 vectors) are read either way."""
+    path = tmp_path / f"{arch}-q.gguf"
+    write_tiny_gguf(path, config=CONFIGS[arch], vocabulary=qwen_vocabulary(), quantized=True, seed=5)
+    dense, compact = (llama.load(path, weights=mode, expected_sha256=None) for mode in ("float32", "compact"))
+    ids = dense.encode(PROMPT)
+    a, b = dense.forward(ids), compact.forward(ids)
+    np.testing.assert_allclose(b.attentions, a.attentions, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(b.logits, a.logits, rtol=0, atol=1e-5)
+    assert compact.nbytes < dense.nbytes / 2.5
+    layer = compact._layers[0]
+    assert (layer.qkv_bias is not None) == (arch == "qwen2") and (layer.q_norm is not None) == (arch == "qwen3")
