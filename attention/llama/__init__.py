@@ -20,6 +20,11 @@ The file (``SmolLM2-135M-Instruct.Q4_1.gguf``) stores the 210 matrices of the bl
 the parameters), the token embedding, which is also the output matrix behind every logit, in 8 bits (Q8_0,
 21 %), and the 61 norm vectors in float32.
 
+The same decoder reads three families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
+(the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE) and ``qwen3`` (Qwen3: an RMSNorm on
+each head's q and k before RoPE, the head width from ``attention.key_length``); the qwen files rotate split halves
+(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``).
+
 The package, one idea per module:
 
 * :mod:`~attention.llama.config`: :class:`LlamaConfig` (the architecture, read from the file) and :data:`MAX_TOKENS`;
@@ -64,7 +69,7 @@ host that may have 0.7 GB in all, and a heat map is unreadable long before that.
 from __future__ import annotations
 
 from . import blocks, gguf_file, variants
-from .config import MAX_TOKENS, LlamaConfig
+from .config import ARCHITECTURES, MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
 from .model import ABLATIONS, BlockWeights, ForwardOutput, HeadSteps, LlamaModel
@@ -73,7 +78,7 @@ from .tokenizer import PartialText, bytes_to_unicode
 from .weights import WEIGHT_MODES
 
 __all__ = [
-    "ABLATIONS", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "BlockWeights", "ForwardOutput", "HeadSteps", "KVCache",
-    "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
-    "sampling_distribution", "variants",
+    "ABLATIONS", "ARCHITECTURES", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "BlockWeights", "ForwardOutput",
+    "HeadSteps", "KVCache", "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file",
+    "load", "sample_next", "sampling_distribution", "variants",
 ]

@@ -1,14 +1,47 @@
 """The architecture of a Llama-style decoder, read from the GGUF metadata (:class:`LlamaConfig`).
 
-Source: the ``llama.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"); SmolLM2-135M's
-values are listed in ``shared/docs/real_model.md``.
+Three families share this decoder (:data:`ARCHITECTURES`, the file's ``general.architecture``):
+
+* ``llama`` (SmolLM2, Llama, TinyLlama, Mistral): the block as in ``model.py``; the file's W_q/W_k rows are
+  permuted for RoPE on adjacent pairs;
+* ``qwen2`` (Qwen2.5): the same block with biases on Q, K and V (added before RoPE); RoPE on split halves;
+* ``qwen3`` (Qwen3): no biases, an RMSNorm on each head's q and k before RoPE (``attn_q_norm`` / ``attn_k_norm``,
+  ``[d_head]``), the head width from ``attention.key_length`` (``n_heads * d_head`` may differ from ``d_model``);
+  RoPE on split halves.
+
+Source: the ``<arch>.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"; llama.cpp's
+``gguf-py/gguf/constants.py`` for the tensors of ``QWEN2`` / ``QWEN3`` and ``llama_model_rope_type``:
+``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3); SmolLM2-135M's values are listed in
+``shared/docs/real_model.md``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MAX_TOKENS", "LlamaConfig"]
+__all__ = ["ARCHITECTURES", "MAX_TOKENS", "ROPE_LAYOUTS", "LlamaConfig", "check_architecture"]
+
+ARCHITECTURES = ("llama", "qwen2", "qwen3")
+"""The ``general.architecture`` values this package reads (see the module docstring)."""
+
+ROPE_LAYOUTS = ("adjacent", "halves")
+"""Which coordinates RoPE turns together: ``(2i, 2i+1)`` (llama.cpp's ``NORM``, the llama files' layout) or
+``(i, i + d_head/2)`` (``NEOX``, transformers' ``rotate_half``: the qwen2/qwen3 files' layout)."""
+
+_ROPE_LAYOUT = {"llama": "adjacent", "qwen2": "halves", "qwen3": "halves"}
+
+
+def check_architecture(metadata: dict) -> str:
+    """The file's ``general.architecture`` if this package reads it.
+
+    Raises:
+        ValueError: missing, or not one of :data:`ARCHITECTURES` (the message names it and the supported ones).
+    """
+    arch = metadata.get("general.architecture")
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unsupported model architecture: general.architecture is {arch!r}; supported: "
+                         + ", ".join(repr(a) for a in ARCHITECTURES))
+    return arch
 
 MAX_TOKENS = 256
 """Longest sequence (prompt + generated tokens) :class:`~attention.llama.LlamaModel` accepts: ``out.attentions``
@@ -18,11 +51,12 @@ holds ``30 * 9 * n * n`` float32 = 1.08 kB * n**2 (71 MB at 256 tokens, 283 MB a
 
 @dataclass(frozen=True)
 class LlamaConfig:
-    """The architecture, read from the GGUF metadata (``llama.*`` keys; SmolLM2-135M's values in brackets).
+    """The architecture, read from the GGUF metadata (``<arch>.*`` keys; SmolLM2-135M's values in brackets).
 
     Attributes:
         n_layers: decoder blocks [30]. n_heads: query heads [9]. n_kv_heads: key/value heads [3].
-        d_model: residual width [576]. d_head: per head [64]. d_ff: SwiGLU hidden width [1536].
+        d_model: residual width [576]. d_head: per head [64] (``attention.key_length`` when the file has it, else
+            ``d_model / n_heads``). d_ff: SwiGLU hidden width [1536].
         vocab_size: [49152]. rope_theta: RoPE base [100000.0]. rms_eps: RMSNorm eps [1e-5, stored
         as float32 9.9999997e-06]. context_length: the model's trained context [8192].
         max_tokens: what this library accepts, ``min(MAX_TOKENS, context_length)`` [256].
@@ -31,6 +65,9 @@ class LlamaConfig:
         kv_latent_rank: ``None`` for the file's model; ``r`` (1 .. ``2 n_kv_heads d_head``) for a latent-cache
             variant (:meth:`LlamaModel.kv_variant` ``("latent", r)``), whose cache holds ``r`` floats per token
             per layer instead of the keys and values.
+        architecture: ``general.architecture``, one of :data:`ARCHITECTURES` ['llama'].
+        qkv_bias: Q, K and V have biases (qwen2) [False]. qk_norm: an RMSNorm on each head's q and k before RoPE
+            (qwen3) [False]. rope_layout: one of :data:`ROPE_LAYOUTS` ['adjacent'].
     """
 
     n_layers: int
@@ -48,6 +85,10 @@ class LlamaConfig:
     eos_id: int | None
     name: str
     kv_latent_rank: int | None = None
+    architecture: str = "llama"
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    rope_layout: str = "adjacent"
 
     @property
     def group_size(self) -> int:
@@ -71,39 +112,55 @@ class LlamaConfig:
 
     @classmethod
     def from_metadata(cls, metadata: dict, n_tokens: int) -> LlamaConfig:
-        """Read and check the ``llama.*`` keys. ``ValueError`` names a missing key or an inconsistency."""
-        arch = metadata.get("general.architecture")
-        if arch != "llama":
-            raise ValueError(f"not a Llama model: general.architecture is {arch!r}, expected 'llama'")
+        """Read and check the ``<arch>.*`` keys (``arch`` = ``general.architecture``, one of :data:`ARCHITECTURES`).
+
+        Raises:
+            ValueError: an unsupported architecture (:func:`check_architecture`), a missing key or an inconsistency
+                (each message names the key).
+        """
+        arch = check_architecture(metadata)
 
         def key(name, kind=int):
-            full = f"llama.{name}"
+            full = f"{arch}.{name}"
             if full not in metadata:
                 raise ValueError(f"GGUF metadata has no {full!r}")
             return kind(metadata[full])
 
         n_heads, d_model = key("attention.head_count"), key("embedding_length")
-        n_kv_heads = int(metadata.get("llama.attention.head_count_kv", n_heads))
-        if n_heads <= 0 or d_model % n_heads:
-            raise ValueError(f"embedding_length {d_model} is not divisible by head_count {n_heads}")
+        n_kv_heads = int(metadata.get(f"{arch}.attention.head_count_kv", n_heads))
+        if n_heads <= 0:
+            raise ValueError(f"{arch}.attention.head_count must be positive, got {n_heads}")
         if n_kv_heads <= 0 or n_heads % n_kv_heads:
             raise ValueError(f"head_count {n_heads} is not a multiple of head_count_kv {n_kv_heads}")
-        d_head = d_model // n_heads
-        rope_dims = int(metadata.get("llama.rope.dimension_count", d_head))
-        if rope_dims != d_head or d_head % 2:
+        if f"{arch}.attention.key_length" in metadata:
+            d_head = key("attention.key_length")
+            d_value = int(metadata.get(f"{arch}.attention.value_length", d_head))
+            if d_value != d_head:
+                raise ValueError(f"{arch}.attention.value_length {d_value} differs from key_length {d_head} "
+                                 "(keys and values of different widths are not supported)")
+        elif d_model % n_heads:
+            raise ValueError(f"embedding_length {d_model} is not divisible by head_count {n_heads}")
+        else:
+            d_head = d_model // n_heads
+        rope_dims = int(metadata.get(f"{arch}.rope.dimension_count", d_head))
+        if rope_dims != d_head or d_head <= 0 or d_head % 2:
             raise ValueError(f"rope.dimension_count {rope_dims} must equal an even d_head {d_head} "
                              "(partial rotary embeddings are not supported)")
-        vocab_size = int(metadata.get("llama.vocab_size", n_tokens))
+        scaling = metadata.get(f"{arch}.rope.scaling.type")
+        if scaling not in (None, "none"):
+            raise ValueError(f"{arch}.rope.scaling.type is {scaling!r}; only plain RoPE (no scaling) is supported")
+        vocab_size = int(metadata.get(f"{arch}.vocab_size", n_tokens))
         if vocab_size != n_tokens:
-            raise ValueError(f"llama.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
+            raise ValueError(f"{arch}.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
         context_length = key("context_length")
         bos, eos = metadata.get("tokenizer.ggml.bos_token_id"), metadata.get("tokenizer.ggml.eos_token_id")
         return cls(
             n_layers=key("block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
             d_ff=key("feed_forward_length"), vocab_size=vocab_size,
-            rope_theta=float(metadata.get("llama.rope.freq_base", 10000.0)),
+            rope_theta=float(metadata.get(f"{arch}.rope.freq_base", 10000.0)),
             rms_eps=key("attention.layer_norm_rms_epsilon", float),
             context_length=context_length, max_tokens=min(MAX_TOKENS, context_length),
             bos_id=None if bos is None else int(bos), eos_id=None if eos is None else int(eos),
-            name=str(metadata.get("general.name", "")),
+            name=str(metadata.get("general.name", "")), architecture=arch, qkv_bias=arch == "qwen2",
+            qk_norm=arch == "qwen3", rope_layout=_ROPE_LAYOUT[arch],
         )

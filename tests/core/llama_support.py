@@ -63,6 +63,21 @@ TINY = {"n_layers": 2, "d_model": 96, "n_heads": 6, "n_kv_heads": 2, "d_ff": 128
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 USER_DEFINED = ["<think>"]
 MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "Ġ s", "Ġs at"]
+TINY_QWEN2 = {"arch": "qwen2", "n_layers": 2, "d_model": 64, "n_heads": 4, "n_kv_heads": 2, "d_ff": 96,
+              "context_length": 64, "rope_theta": 1000000.0, "rms_eps": 1e-6}
+"""Qwen2.5's block (biases on Q, K, V; RoPE on split halves; its RoPE base and eps) at a tiny size: d_head 16."""
+TINY_QWEN3 = {"arch": "qwen3", "n_layers": 2, "d_model": 64, "n_heads": 4, "n_kv_heads": 2, "d_head": 128, "d_ff": 96,
+              "context_length": 64, "rope_theta": 1000000.0, "rms_eps": 1e-6}
+"""Qwen3's block (an RMSNorm on each head's q and k) at a tiny size, with d_head 128 from ``key_length``
+(``n_heads * d_head`` = 512, not ``d_model`` = 64): transformers' GGUF loader reads Qwen3's head width as its
+``Qwen3Config`` default 128 whatever ``key_length`` says, so the reference agrees only at 128."""
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+QWEN_MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "1 2", "' S", "_ x", ": Ċ", "Ġ Ġ", "Ä °", "Ä ±",
+               "Ġ ì", "æ Ĺ"]
+"""Merges that only a pre-tokenizer with Qwen2's regex uses as it does: ``"12"`` (Qwen2 splits digits one by
+one: never merged), ``"'S"`` (a case-insensitive contraction: one piece), ``"_x"`` (a letter run keeps one leading
+non-letter), ``":\n"`` (punctuation keeps its newlines), ``"  "``, the two bytes of İ and of ı, and two byte pairs
+that start CJK and Korean characters."""
 TINY_SMOLLM2 = {"n_layers": 30, "d_model": 72, "n_heads": 9, "n_kv_heads": 3, "d_ff": 96, "context_length": 8192,
                 "rope_theta": 100000.0, "rms_eps": 1e-5}
 """SmolLM2-135M's architecture (30 layers, 9 query heads sharing 3 key/value heads, its context and RoPE base) at a
@@ -100,6 +115,17 @@ def tiny_vocabulary() -> Vocabulary:
     return Vocabulary(tokens, types, merges, "smollm", bos_id=1, eos_id=2, unk_id=0, pad_id=2)
 
 
+def qwen_vocabulary() -> Vocabulary:
+    """A tiny byte-level vocabulary with Qwen2's pre-tokenizer (``tokenizer.ggml.pre = "qwen2"``): Qwen's 3 control
+    tokens (``<|endoftext|>`` 0 is BOS and padding, ``<|im_end|>`` 2 is EOS), the 256 byte symbols,
+    :data:`QWEN_MERGES` and one user-defined token (``<think>``)."""
+    byte_symbols = list(llama.bytes_to_unicode().values())
+    merged = ["".join(m.split(" ")) for m in QWEN_MERGES]
+    tokens = QWEN_SPECIALS + byte_symbols + merged + USER_DEFINED
+    types = [3] * len(QWEN_SPECIALS) + [1] * (len(byte_symbols) + len(merged)) + [4] * len(USER_DEFINED)
+    return Vocabulary(tokens, types, QWEN_MERGES, "qwen2", bos_id=0, eos_id=2, unk_id=0, pad_id=0)
+
+
 @functools.cache
 def smollm2_vocabulary() -> Vocabulary:
     """SmolLM2-135M's real tokenizer, read once per process from the installed file's metadata with the project's
@@ -123,35 +149,47 @@ class TinyFile:
 
 def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
                     vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
-    """A random Llama in GGUF, with SmolLM2's tensor names and keys: by default :data:`TINY` (2 layers, GQA 6/2
-    heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`) and ``vocabulary`` give
-    another architecture and tokenizer (:func:`write_tiny_smollm2`).
+    """A random decoder in GGUF, with llama.cpp's tensor names and keys: by default a Llama, :data:`TINY` (2 layers,
+    GQA 6/2 heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`, plus ``"arch"``:
+    ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
+    ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
+    :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
+    ``MODEL_TENSORS``). The values are random either way: their RoPE layout is whatever the reader assumes.
 
     ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
     multiple of 32); else F32.
     """
     c = config
+    arch = c.get("arch", "llama")
     v = tiny_vocabulary() if vocabulary is None else vocabulary
-    vocab, d, dh = len(v.tokens), c["d_model"], c["d_model"] // c["n_heads"]
+    vocab, d = len(v.tokens), c["d_model"]
+    dh = c.get("d_head", d // c["n_heads"])
+    H, KV = c["n_heads"] * dh, c["n_kv_heads"] * dh
     rng = np.random.default_rng(seed)
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
     if not tied:
         shapes["output.weight"] = (vocab, d)
     for i in range(c["n_layers"]):
         shapes |= {f"blk.{i}.attn_norm.weight": (d,), f"blk.{i}.ffn_norm.weight": (d,),
-                   f"blk.{i}.attn_q.weight": (d, d), f"blk.{i}.attn_k.weight": (c["n_kv_heads"] * dh, d),
-                   f"blk.{i}.attn_v.weight": (c["n_kv_heads"] * dh, d), f"blk.{i}.attn_output.weight": (d, d),
+                   f"blk.{i}.attn_q.weight": (H, d), f"blk.{i}.attn_k.weight": (KV, d),
+                   f"blk.{i}.attn_v.weight": (KV, d), f"blk.{i}.attn_output.weight": (d, H),
                    f"blk.{i}.ffn_gate.weight": (c["d_ff"], d), f"blk.{i}.ffn_up.weight": (c["d_ff"], d),
                    f"blk.{i}.ffn_down.weight": (d, c["d_ff"])}
+        if arch == "qwen2":
+            shapes |= {f"blk.{i}.attn_q.bias": (H,), f"blk.{i}.attn_k.bias": (KV,), f"blk.{i}.attn_v.bias": (KV,)}
+        if arch == "qwen3":
+            shapes |= {f"blk.{i}.attn_q_norm.weight": (dh,), f"blk.{i}.attn_k_norm.weight": (dh,)}
     weights = {}
     for tensor, shape in shapes.items():
-        if len(shape) == 1:
+        if tensor.endswith(".bias"):
+            weights[tensor] = 0.5 * rng.standard_normal(shape)
+        elif len(shape) == 1:
             weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
         elif "attn_q" in tensor or "attn_k" in tensor:
             weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
         else:
             weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
-    writer = gguf.GGUFWriter(str(path), "llama")
+    writer = gguf.GGUFWriter(str(path), arch)
     writer.add_name(name)
     writer.add_block_count(c["n_layers"])
     writer.add_context_length(c["context_length"])
@@ -161,6 +199,9 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     writer.add_head_count_kv(c["n_kv_heads"])
     writer.add_rope_freq_base(c["rope_theta"])
     writer.add_rope_dimension_count(dh)
+    if "d_head" in c:
+        writer.add_key_length(dh)
+        writer.add_value_length(dh)
     writer.add_layer_norm_rms_eps(c["rms_eps"])
     writer.add_vocab_size(vocab)
     writer.add_tokenizer_model("gpt2")

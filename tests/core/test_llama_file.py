@@ -158,6 +158,41 @@ def test_reader_errors(tiny_file, tmp_path):
             llama.load(path, expected_sha256=None)
 
 
+def test_an_unknown_or_unreadable_quantisation_type_is_named(tiny_file, tmp_path):
+    """A type id ggml does not define, and a defined type ``gguf`` cannot de-quantize (F64 here), each a ValueError
+    naming the tensor (the second used to escape as gguf's NotImplementedError)."""
+    data = bytearray(tiny_file.path.read_bytes())
+    name = b"blk.1.ffn_down.weight"
+    at = data.index(len(name).to_bytes(8, "little") + name) + 8 + len(name)  # n_dims u32, dims u64 each, type u32
+    n_dims = int.from_bytes(data[at:at + 4], "little")
+    at += 4 + 8 * n_dims
+    data[at:at + 4] = (250).to_bytes(4, "little")
+    path = tmp_path / "unknown-type.gguf"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="tensor 'blk.1.ffn_down.weight' has an unknown ggml type"):
+        llama.load(path, expected_sha256=None)
+    reader = gguf.GGUFReader(str(tiny_file.path))
+    path = tmp_path / "f64.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if field.types[0] == gguf.GGUFValueType.ARRAY:
+            writer.add_key_value(key, field.contents(), field.types[0], sub_type=field.types[-1])
+        else:
+            writer.add_key_value(key, field.contents(), field.types[0])
+    for t in reader.tensors:
+        values = np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
+        writer.add_tensor(t.name, values.astype(np.float64) if t.name == "blk.0.ffn_norm.weight" else values)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ValueError, match="tensor 'blk.0.ffn_norm.weight' is stored as F64, a quantisation type this "
+                                         "reader cannot de-quantize"):
+        llama.load(path, expected_sha256=None)
+
+
 def _small_gguf(path, *, endianess=gguf.GGUFEndian.LITTLE, alignment=None):
     writer = gguf.GGUFWriter(str(path), "llama", endianess=endianess)
     if alignment == 64:
@@ -196,7 +231,8 @@ def test_not_a_llama_file(tmp_path):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    with pytest.raises(ValueError, match="tokenizer.ggml.model|not a Llama model"):
+    with pytest.raises(ValueError, match="unsupported model architecture: general.architecture is 'gpt2'; "
+                                         "supported: 'llama', 'qwen2', 'qwen3'"):  # named before the tokenizer
         llama.load(path, expected_sha256=None)
 
 
