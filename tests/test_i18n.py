@@ -9,6 +9,7 @@ import re
 import pytest
 
 from explorer.lessons import LESSONS
+from explorer.lessons.block import model as _block
 from explorer.lessons.causes import model as _causes
 from explorer.lessons.real_model import model as _real_model
 from explorer.lessons.sinks import model as _sinks
@@ -167,6 +168,7 @@ def test_capitalising_follows_the_languages_rules(lang, text, expected):
 
 CASE_CHANGES = {"upper", "lower", "capitalize", "title", "casefold", "swapcase"}
 NOT_TRANSLATED = {  # (file, call): a call by one of those names that does not change a translated text's case
+    ("explorer/lessons/block/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/causes/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/kv_cache/page.py", "draw.title()"): "the lesson's function that draws its title",
     ("explorer/lessons/real_model/page.py", "draw.title()"): "the lesson's function that draws its title",
@@ -227,7 +229,8 @@ NOT_SHOWN_AS_IS = {  # (file, literal): an English sentence in the code that is 
         "the default prompt: the model's input, a visitor's text (SmolLM2 reads English), never translated",
     **{(f"explorer/lessons/{file}", prompt): "a default prompt: the model's input, a visitor's text, never translated"
        for file, prompt in (("real_model/model.py", _real_model.DEFAULT_PROMPT),
-                            ("causes/model.py", _causes.DEFAULT_PROMPT), ("causes/model.py", _causes.DEFAULT_CLEAN),
+                            ("block/model.py", _block.DEFAULT_PROMPT), ("causes/model.py", _causes.DEFAULT_PROMPT),
+                            ("causes/model.py", _causes.DEFAULT_CLEAN),
                             ("causes/model.py", _causes.DEFAULT_CORRUPTED))},
     ("explorer/lessons/sinks/model.py", _sinks.DEFAULT_PROMPT): "the default text: a visitor's text",
     ("explorer/lessons/training/model.py", _training.REAL_PROMPT): "the prompt SmolLM2 reads: the model's input",

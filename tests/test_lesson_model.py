@@ -104,8 +104,8 @@ def smaller_smollm2(tmp_path_factory) -> llama.LlamaModel:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [e.name for e in LESSONS if e.name in ("real_model", "causes", "kv_cache", "sinks",
-                                                                        "training")])
+@pytest.mark.parametrize("page", [e.name for e in LESSONS if e.name in ("block", "real_model", "causes", "kv_cache",
+                                                                        "sinks", "training")])
 def test_the_real_model_pages_read_the_models_sizes_from_its_config(page, smaller_smollm2, monkeypatch):
     """Every page that runs the model opens on a 2-layer model with 4 query heads sharing 2 key/value heads: no
     default layer, head or size is SmolLM2's literal where it should be the config's."""

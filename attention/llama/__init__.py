@@ -72,13 +72,13 @@ from . import blocks, gguf_file, variants
 from .config import ARCHITECTURES, MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
-from .model import ABLATIONS, ForwardOutput, HeadSteps, LlamaModel
+from .model import ABLATIONS, BlockWeights, ForwardOutput, HeadSteps, LlamaModel
 from .sampling import sample_next, sampling_distribution
 from .tokenizer import PartialText, bytes_to_unicode
 from .weights import WEIGHT_MODES
 
 __all__ = [
-    "ABLATIONS", "ARCHITECTURES", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "ForwardOutput", "HeadSteps", "KVCache",
-    "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
-    "sampling_distribution", "variants",
+    "ABLATIONS", "ARCHITECTURES", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "BlockWeights", "ForwardOutput",
+    "HeadSteps", "KVCache", "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file",
+    "load", "sample_next", "sampling_distribution", "variants",
 ]

@@ -145,6 +145,29 @@ class HeadSteps:
     k_norm: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class BlockWeights:
+    """One decoder block's weights around its attention scores, float32, row-vector convention (``y = x @ W``): what
+    :meth:`LlamaModel.forward` multiplies by (the same arrays, widened; read-only views in float32 mode).
+
+    Attributes:
+        layer: which block.
+        attn_norm: ``[d_model]`` the gain of the RMSNorm before attention.
+        W_o: ``[n_heads d_head, d_model]`` the output projection (rows head-major: head ``h`` owns rows
+            ``h d_head .. (h + 1) d_head - 1``).
+        ffn_norm: ``[d_model]`` the gain of the RMSNorm before the MLP.
+        W_gate, W_up: ``[d_model, d_ff]``; W_down: ``[d_ff, d_model]`` (SwiGLU, :func:`attention.llama.blocks.swiglu`).
+    """
+
+    layer: int
+    attn_norm: np.ndarray
+    W_o: np.ndarray
+    ffn_norm: np.ndarray
+    W_gate: np.ndarray
+    W_up: np.ndarray
+    W_down: np.ndarray
+
+
 # --- what a run changes ------------------------------------------------------------------------------
 
 
@@ -561,6 +584,21 @@ class LlamaModel:
                           keep_activations=keep_activations, window=window, sinks=sinks,
                           position_offset=position_offset, start_layer=start_layer, residual=residual)
         return self._run(ids, cache, need_weights, plan)
+
+    def block_weights(self, layer: int) -> BlockWeights:
+        """The weights of block ``layer`` as :class:`BlockWeights` (widened once: about 10 MB of float32 for
+        SmolLM2-135M's block in compact mode, views in float32 mode).
+
+        Raises:
+            ValueError: ``layer`` is not an integer in ``0 .. n_layers - 1``.
+        """
+        c = self.config
+        if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < c.n_layers:
+            raise ValueError(f"layer must be an integer in 0..{c.n_layers - 1}, got {layer!r}")
+        lay = self._layers[layer]
+        gate_up = lay.gate_up.widen()  # [d_model, 2 d_ff]: gate | up, as in _mlp
+        return BlockWeights(int(layer), lay.attn_norm, lay.o.widen(), lay.ffn_norm, gate_up[:, :c.d_ff],
+                            gate_up[:, c.d_ff:], lay.down.widen())
 
     def head_steps(self, ids, layer: int, head: int) -> HeadSteps:
         """Every intermediate of one attention head (see :class:`HeadSteps`) for ``ids`` from position 0.

@@ -46,6 +46,7 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
+from attention.llama.blocks import rms_norm, silu  # noqa: F401 (re-exported)
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
 from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
 from attention.llama.variants import (  # noqa: F401 (re-exported)

@@ -1,0 +1,190 @@
+"""Sections of the transformer-block lesson, and the cached computations behind them.
+
+Every section keys on the prompt's token ids (and the block); the model is passed as ``_model`` (one per process,
+:mod:`explorer.shell.llm`). One forward pass per prompt (:func:`model.measure`: the last token's stream, the writes
+and the losses, about 0.3 MB at 64 tokens on SmolLM2-135M), one block's inside per block (about 40 kB).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.lessons import causes, kv_cache, real_model, sinks
+from explorer.lessons.block import charts as bfig
+from explorer.lessons.block import model
+from explorer.shell import controls, i18n, llm, tables
+from explorer.shell.cache import cached, section
+from explorer.shell.i18n import translator
+
+_, _n = translator(__name__)
+
+measure = cached(max_entries=8)(model.measure)
+inside = cached(max_entries=16)(model.inside)
+
+
+@section
+def title() -> None:
+    """The page's title (shown also when the weights are missing)."""
+    st.title(_("Inside one transformer block"))
+
+
+@section
+def intro(config: llm.LlamaConfig) -> None:
+    """What the page does and the model's shape."""
+    st.markdown(_(
+        "The toy lessons built one attention layer. A real model stacks **blocks**: each reads a running vector per "
+        "token, the **residual stream**, and adds two things to it, what its attention writes and what its **MLP** "
+        "writes. Here you follow your prompt through {model} ({shape}, {layers} blocks), number by number: from the "
+        "token's embedding, through one block up close, to the next-token probabilities and the **loss**."
+    ).format(model=llm.MODEL_NAME, shape=llm.describe(config), layers=config.n_layers))
+
+
+@section
+def embedding(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
+    """Step 1: each token's row of E, its size and its norm."""
+    m, d = measure(_model, ids), _model.config.d_model
+    st.header(_("1. The token embedding"))
+    st.latex(r"x_0 = E[t] \in \mathbb{R}^{" + str(d) + "}")
+    st.markdown(_("Each token id t picks its row of the embedding matrix E [{vocab} × {d}]: a vector of d_model = {d} "
+                  "numbers. That vector is where the token's residual stream starts.").format(
+        vocab=i18n.integer(_model.config.vocab_size), d=d))
+    tables.dataframe(pd.DataFrame({_("token"): llm.visible_pieces(_model, ids), "id": ids,
+                                   "‖E[t]‖": m.embedding_norms}), digits=3, hide_index=True, width="stretch")
+    st.caption(_("‖v‖ = √(v₁² + … + v_d²), the vector's length. The embeddings are short (RMS = ‖v‖ / √{d}); the "
+                 "blocks will make the stream far longer.").format(d=d))
+
+
+@section
+def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
+    """Step 2: the residual stream as a running sum, its norm block by block and each block's two writes."""
+    m, c = measure(_model, ids), _model.config
+    st.header(_("2. The residual stream: a running sum"))
+    st.latex(r"x_{l+1} = x_l + a_l + m_l")
+    st.latex(r"a_l = \mathrm{attn}_l(\mathrm{RMSNorm}(x_l))")
+    st.latex(r"m_l = \mathrm{mlp}_l(\mathrm{RMSNorm}(x_l + a_l))")
+    st.markdown(_("SmolLM2 is **pre-norm**: each part reads a normalised copy of the stream, and its output is *added* "
+                  "to the stream, never replaces it. After {layers} blocks, x_{layers} = x₀ + Σ (a_l + m_l): the "
+                  "embedding plus everything every block wrote. The chart follows the last token (the one whose next "
+                  "token is predicted).").format(layers=c.n_layers))
+    norms = m.write_norms
+    st.plotly_chart(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
+    st.info(model.stream_claim(m), icon="📈")
+
+
+@section
+def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> None:
+    """Step 3: one block measured at the last token: its RMSNorm, attention's W_o write per head, the SwiGLU MLP."""
+    m, c = measure(_model, ids), _model.config
+    b = inside(_model, ids, layer, measure)
+    left, right = st.columns([5, 6])
+    with left:
+        st.markdown(_("**RMSNorm** divides the stream by its root mean square, then scales each coordinate by a "
+                      "learned gain g:"))
+        st.latex(r"\mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}} \odot g")
+        st.markdown(_("**Attention** concatenates its {heads} heads' outputs o_h (each {dh} numbers) and multiplies by "
+                      "W_o [{rows} × {d}]: head h writes through its own {dh} rows of W_o.").format(
+            heads=c.n_heads, dh=c.d_head, rows=c.n_heads * c.d_head, d=c.d_model))
+        st.latex(r"a_l = [o_0, \dots, o_{" + str(c.n_heads - 1) + r"}]\, W_o = \sum_h o_h\, W_o^{(h)}")
+        st.markdown(_("The **MLP** (SwiGLU) widens the normalised stream to d_ff = {d_ff} numbers twice (gate and up), "
+                      "lets silu(gate) open or close each unit, and projects back to {d}:").format(
+            d_ff=c.d_ff, d=c.d_model))
+        st.latex(r"m_l = \big(\mathrm{silu}(h W_{gate}) \odot h W_{up}\big) W_{down}")
+        st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
+    with right:
+        rows = [(step, what, i18n.general(v, 4)) for step, what, v in model.inside_rows(b, m.eps)]  # 1536 to 1e-05
+        names = (_("step"), _("quantity"), _("value"))  # the value column kept in view on a narrow column
+        st.dataframe(pd.DataFrame(rows, columns=names), hide_index=True, width="stretch",
+                     height=35 * (len(rows) + 1) + 3,
+                     column_config={name: st.column_config.TextColumn(width="small") for name in names[::2]})
+    head, share = model.biggest_head(b)
+    st.plotly_chart(bfig.heads_figure(b.head_norms, b.attn_norm, layer), key="blk_fig_heads")
+    st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
+                 "different directions, so the sum is shorter than the parts added up. x / √(…) always has RMS 1; "
+                 "the gain g then sets the scale each coordinate is read at.").format(
+        head=head, share=i18n.percent(share, 0)))
+
+
+@section
+def thirty(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
+    """Step 4: every block's writes, the claim about which part writes most, the numbers."""
+    m, c = measure(_model, ids), _model.config
+    st.header(_("4. {layers} blocks of the same").format(layers=c.n_layers))
+    st.markdown(_("Every block has the same shape with its own weights. Which part writes most into the last token's "
+                  "stream, measured on your prompt:"))
+    st.info(model.writes_claim(m), icon="🧮")
+    norms = m.write_norms
+    with st.expander(_("Numbers: the stream and the writes, block by block")):
+        tables.dataframe(pd.DataFrame({_("block"): range(c.n_layers), _("‖x‖ entering"): m.stream_norms[:-1],
+                                       _("‖attention write‖"): norms["attention"], _("‖MLP write‖"): norms["mlp"]}),
+                         digits=2, hide_index=True, width="stretch")
+
+
+@section
+def output(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None) -> None:
+    """Step 5: the final norm, the unembedding to logits, softmax, the top tokens."""
+    m, c = measure(_model, ids), _model.config
+    st.header(_("5. The final norm, the logits and the probabilities"))
+    st.latex(r"\text{logits} = \mathrm{RMSNorm}(x_{" + str(c.n_layers) + r"})\, E^\top \in \mathbb{R}^{"
+             + str(c.vocab_size) + "}")
+    st.latex(r"p = \mathrm{softmax}(\text{logits})")
+    st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more RMSNorm, then a "
+                  "dot product with every token's row: one score, a **logit**, per token of the vocabulary. The "
+                  "softmax turns the logits into probabilities that sum to 1.").format(
+        norm=i18n.general(m.stream_norms[-1], 4), rms=i18n.general(model.rms(m.streams[-1]), 4)))
+    st.caption(model.tied_claim(tied, c.vocab_size, c.d_model))
+    tables.dataframe(pd.DataFrame({_("rank"): range(1, len(m.top_ids) + 1),
+                                   _("next token"): llm.visible_pieces(_model, m.top_ids), "id": m.top_ids,
+                                   _("probability"): np.asarray(m.top_probabilities)}),
+                     digits=4, hide_index=True, width="stretch")
+
+
+@section
+def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
+    """Step 6: the loss on each actual next token, the mean, the perplexity."""
+    m = measure(_model, ids)
+    st.header(_("6. The loss and the perplexity"))
+    st.latex(r"\ell_t = -\ln p(t_{t+1} \mid t_0 \dots t_t)")
+    st.latex(r"\bar\ell = \frac{1}{n-1}\sum_t \ell_t, \qquad \mathrm{PPL} = e^{\bar\ell}")
+    if not len(m.losses):
+        st.info(_("A one-token prompt has no next token inside it to score: type a longer prompt."), icon="📏")
+        return
+    st.markdown(_("At every position the model also predicted the next token, and the prompt says which one came. "
+                  "The **loss** is −ln of the probability it gave that actual token: 0 when it was sure and right, "
+                  "large when it was surprised. Training lowers the mean loss."))
+    pieces = llm.visible_pieces(_model, ids)
+    st.plotly_chart(bfig.loss_figure(m.losses, pieces[1:]), key="blk_fig_loss")
+    st.success(model.loss_claim(m), icon="🎯")
+    with st.expander(_("Numbers: the loss at each position")):
+        tables.dataframe(pd.DataFrame({_("after"): pieces[:-1], _("actual next"): pieces[1:],
+                                       _("top guess"): llm.visible_pieces(_model, m.predicted),
+                                       _("loss (nats)"): m.losses, "p": m.actual_probabilities}),
+                         digits=4, hide_index=True, width="stretch")
+
+
+@section
+def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[tuple[str, object], ...]) -> None:
+    """The answers to the check-yourself questions, graded from the live numbers."""
+    rows = model.grade(measure(_model, ids), dict(guesses))
+    kind, text = model.grade_claim(rows)
+    getattr(st, kind)(text)
+    st.dataframe(pd.DataFrame([(a, g, "✓" if ok else "✗") for a, g, ok in rows],
+                              columns=[_("answer"), _("your guess"), _("right?")]), hide_index=True, width="stretch")
+
+
+@section
+def links() -> None:
+    """Step 8: where each idea is used next (each lesson opens on its own prompt: a visitor's text in a link target
+    would be read as Markdown by the prose around it)."""
+    st.header(_("Where these ideas are used"))
+    st.markdown("\n".join(f"- {line}" for line in (
+        _("[Inside a real model]({link}): every head of every block, and one head's six steps.").format(
+            link=controls.link(real_model)),
+        _("[What made it say that?]({link}): the logit lens reads the residual stream after each block through "
+          "the final norm; attribution splits a logit into each head's W_o write; knockout removes a head's "
+          "write.").format(link=controls.link(causes)),
+        _("[Generating with a KV cache]({link}): each block keeps its keys and values so a new token runs the "
+          "blocks once.").format(link=controls.link(kv_cache)),
+        _("[Attention sinks, smaller caches]({link}): heads that park their weight on the first token, and the "
+          "loss and perplexity when the cache keeps fewer tokens.").format(link=controls.link(sinks)))))
