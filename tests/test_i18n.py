@@ -73,6 +73,12 @@ def test_numbers_are_written_for_the_language(lang, expected):
     assert i18n.number(float("nan")) == "—" and i18n.number(None) == "—"
 
 
+def test_significant_writes_large_numbers_whole_and_small_ones_to_their_digits():
+    assert [i18n.significant(x, 3, lang="en") for x in (1224.4, 999.6, 3.2571, 1e-5, -12345.6)] == [
+        "1224", "1000", "3.26", "1e-05", "-12346"]
+    assert i18n.significant(1224.4, 3, lang="pt") == "1224" and i18n.significant(75.08, 4, lang="tr") == "75,08"
+
+
 def test_languages_domains_and_the_browsers_locale():
     assert list(i18n.LANGUAGES) == ["en", "pt", "tr"]
     assert i18n.domain_of("explorer.lessons.walkthrough.draw") == "walkthrough"

@@ -222,6 +222,13 @@ def general(x: float, significant: int = 3, *, lang: str | None = None) -> str:
     return text if lang == DEFAULT else text.replace(".", numbers.get_decimal_symbol(_locale(lang)))
 
 
+def significant(x: float, digits: int = 3, *, lang: str | None = None) -> str:
+    """``x`` to ``digits`` significant digits for a sentence or a table cell: as :func:`general`, except that a number
+    with ``digits`` or more whole digits is written whole and ungrouped (``1224``, not ``1.22e+03``)."""
+    text = general(x, digits, lang=lang)
+    return number(x, 0, lang=lang) if "e+" in text else text
+
+
 def scientific(x: float, digits: int = 1, *, lang: str | None = None) -> str:
     """``x`` in scientific notation with ``digits`` after the language's decimal mark: ``1.2e-06`` / ``1,2e-06`` (a
     shown number, not code)."""

@@ -93,11 +93,11 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
         st.latex(r"m_l = \big(\mathrm{silu}(h W_{gate}) \odot h W_{up}\big) W_{down}")
         st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
     with right:
-        rows = [(step, what, i18n.general(v, 4)) for step, what, v in model.inside_rows(b, m.eps)]  # 1536 to 1e-05
-        names = (_("step"), _("quantity"), _("value"))  # the value column kept in view on a narrow column
+        rows = [(what, i18n.significant(v, 4), step) for step, what, v in model.inside_rows(b, m.eps)]  # 1536, 1e-05
+        names = (_("quantity"), _("value"), _("step"))  # the value beside its quantity, in view on a phone
         st.dataframe(pd.DataFrame(rows, columns=names), hide_index=True, width="stretch",
                      height=35 * (len(rows) + 1) + 3,
-                     column_config={name: st.column_config.TextColumn(width="small") for name in names[::2]})
+                     column_config={name: st.column_config.TextColumn(width="small") for name in names[1:]})
     head, share = model.biggest_head(b)
     st.plotly_chart(bfig.heads_figure(b.head_norms, b.attn_norm, layer), key="blk_fig_heads")
     st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
@@ -132,7 +132,7 @@ def output(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None) -> N
     st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more RMSNorm, then a "
                   "dot product with every token's row: one score, a **logit**, per token of the vocabulary. The "
                   "softmax turns the logits into probabilities that sum to 1.").format(
-        norm=i18n.general(m.stream_norms[-1], 4), rms=i18n.general(model.rms(m.streams[-1]), 4)))
+        norm=i18n.significant(m.stream_norms[-1], 4), rms=i18n.significant(model.rms(m.streams[-1]), 4)))
     st.caption(model.tied_claim(tied, c.vocab_size, c.d_model))
     tables.dataframe(pd.DataFrame({_("rank"): range(1, len(m.top_ids) + 1),
                                    _("next token"): llm.visible_pieces(_model, m.top_ids), "id": m.top_ids,

@@ -195,9 +195,10 @@ def stream_claim(m: Measured) -> str:
     s = m.stream_norms
     steps = np.diff(s)
     up, down = int(steps.argmax()), int(steps.argmin())
-    facts = dict(first=i18n.general(s[0], 3), last=i18n.general(s[-1], 3), ratio=i18n.general(s[-1] / s[0], 3),
-                 grows=int((steps > 0).sum()), blocks=len(steps), up=up, up_by=i18n.general(steps[up], 3),
-                 down=down, down_by=i18n.general(-steps[down], 3))
+    facts = dict(first=i18n.significant(s[0], 3), last=i18n.significant(s[-1], 3),
+                 ratio=i18n.significant(s[-1] / s[0], 3),
+                 grows=int((steps > 0).sum()), blocks=len(steps), up=up, up_by=i18n.significant(steps[up], 3),
+                 down=down, down_by=i18n.significant(-steps[down], 3))
     text = (_("The stream grows: ‖x‖ goes from {first} (the embedding) to {last} before the final norm, {ratio} times "
               "as long.") if s[-1] > s[0] else
             _("The stream does not grow overall: ‖x‖ goes from {first} (the embedding) to {last} before the final "
@@ -229,8 +230,9 @@ def writes_claim(m: Measured) -> str:
     return _("Summed over the {blocks} blocks, the {more} writes more ({a} against {b} for the {other}); it writes "
              "more in {wins} of the {blocks} blocks. The longest single write is block {block}'s {part} "
              "(‖·‖ = {value}).").format(
-        blocks=len(norms[more]), more=_(PARTS[more]), other=_(PARTS[other]), a=i18n.general(total[more], 4),
-        b=i18n.general(total[other], 4), wins=wins, block=block, part=_(PARTS[part]), value=i18n.general(value, 4))
+        blocks=len(norms[more]), more=_(PARTS[more]), other=_(PARTS[other]), a=i18n.significant(total[more], 4),
+        b=i18n.significant(total[other], 4), wins=wins, block=block, part=_(PARTS[part]),
+        value=i18n.significant(value, 4))
 
 
 def hits(m: Measured) -> int:
@@ -247,7 +249,7 @@ def loss_claim(m: Measured) -> str:
               "Over {n} predictions: mean loss {loss} nats, perplexity e^{loss} = {ppl}: on average the model is as "
               "unsure as if it chose uniformly among about {choices} tokens. Its most likely token was the actual "
               "next one {hits} times out of {n}.", n).format(
-        n=n, loss=i18n.number(m.mean_loss, 3), ppl=i18n.general(m.perplexity, 4),
+        n=n, loss=i18n.number(m.mean_loss, 3), ppl=i18n.significant(m.perplexity, 4),
         choices=i18n.integer(max(1, round(m.perplexity))), hits=hits(m))
 
 

@@ -23,7 +23,7 @@ def block_values(at) -> list[str]:
 
 
 def expected_values(lm, ids, layer, m) -> list[str]:
-    return [i18n.general(v, 4) for *_, v in M.inside_rows(M.inside(lm, ids, layer, M.measure), m.eps)]
+    return [i18n.significant(v, 4) for *_, v in M.inside_rows(M.inside(lm, ids, layer, M.measure), m.eps)]
 
 
 @pytest.mark.slow
