@@ -200,7 +200,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
             st.caption(_n("continues your text with {n} token (greedy):",
                           "continues your text with {n} tokens (greedy):", len(r.generated)).format(n=len(r.generated)))
             part = llm.text(_model, r.generated)  # an unfinished character stays pending, never �
-            st.code(part.text, language=None, wrap_lines=True)
+            st.code(llm.visible_piece(part.text), language=None, wrap_lines=True)  # ↵ and ␣ as in the token strips
             if part.pending:
                 st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
                     bytes=md_code(part.pending_escaped, 24)))
