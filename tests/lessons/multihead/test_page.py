@@ -56,7 +56,8 @@ def test_defaults():
     assert mean_title == "MEAN of 2 heads"
     assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
     # named by its title, true beside the grid (desktop) and below it (phone); "right-hand" was false on a phone
-    assert any(i.value.startswith("**The map titled MEAN is") for i in at.info) and not any("right-hand" in i.value for i in at.info)
+    assert any(i.value.startswith("**The map titled MEAN is") for i in at.info)
+    assert not any("right-hand" in i.value for i in at.info)
     assert [m.value for m in at.metric][2] == "agree"
     assert any("PyTorch" in c.value for c in at.caption)
     # one query, every head: the chosen query's row in each head, and the key each head attends to most
