@@ -137,6 +137,10 @@ def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
         run = M.streamed(lm, default_ids, window, 4, n_new)
         assert fmt(run.perplexity, 1) in [m.value for m in at.metric]
         assert f"continues your text with {n_new} token" in texts(at, "caption")
+        numbering = next(d.value for d in at.dataframe if "k = 4" in d.value.columns)  # a column per k: fits 390 px
+        assert list(numbering.columns) == ["k = 1", "k = 4"] and list(numbering.index) == [
+            "positions kept (this page)", "StreamingLLM's numbering"]
+        assert numbering["k = 4"].iloc[1] == pytest.approx(M.streamed(lm, default_ids, window, 4, n_new).renumbered)
         shown = [c.value for c in at.code][-4:]  # a newline or space generated reads as ↵ or ␣ (an empty box before)
         expected = [llm.visible_piece(llm.text(lm, M.streamed(lm, default_ids, window, s, n_new).generated).text)
                     for s in (*M.SINK_COUNTS, None)]
