@@ -236,9 +236,8 @@ class Claim:
 
 
 def padded_tokens(n: int, n_pad: int, t: int) -> str:
-    """Which of ``n`` tokens are padding when the last ``n_pad`` are and every token after ``t`` is one
-    (``n_pad >= n - 1 - t``), as a clause true for every such ``n_pad``: only those after t, or from an earlier
-    position on (t among them), or every token."""
+    """The clause naming which of ``n`` tokens are padding (the last ``n_pad``, at least all after ``t``), true for
+    every such ``n_pad``: those after t, those from an earlier position on (t included), or every token."""
     first = n - n_pad  # the first padded position
     if first == 0:
         return _("every token is padding")

@@ -45,11 +45,9 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
         probabilities: ``[n_layers + 1, n]`` their probabilities.
         token_labels: the prompt's ``n`` token labels (columns).
 
-    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. The colour bar sits below the map, and the cells print each
-    token, cut with ``…`` to the most characters that fit a phone's cell (:func:`cell_text_size`; at least
-    :data:`LENS_CELL_CHARS_MIN`), so the map reads the same at every width (issue 47: at 580 px and on a phone the
-    whole tokens fitted neither, and no cell had text); a prompt of more than :data:`LENS_TEXT_MAX` tokens, or cells
-    narrower still: hover (a tap) and the Numbers table only.
+    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. Colour bar below; the cells print each token cut with ``…`` to
+    what a phone's cell holds (:func:`cell_text_size`, at least :data:`LENS_CELL_CHARS_MIN` characters), the same at
+    every width, while the prompt has at most :data:`LENS_TEXT_MAX` tokens (else hover and the Numbers table only).
     """
     p = np.asarray(probabilities, dtype=float)
     n_rows, n = p.shape

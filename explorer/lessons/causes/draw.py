@@ -126,15 +126,17 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     st.caption(_("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
                  "last block); the final RMSNorm is recomputed on each stream, then the tied unembedding E. The last "
                  "row is exactly the model's own logits."))
-    # The page's width, not a column's: the cells print the tokens (issue 47: a 580 px column printed none)
-    st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
-                    key="ca_fig_lens")
-    st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain,
-                                      title=_("p({answer}) at the last position").format(answer=plain)),
-                    key="ca_fig_answer_curve")
-    st.markdown(model.lens_claim(a, model.piece(_model, answer)))
-    if (unlikely := model.unlikely_claim(a)) is not None:
-        st.caption(unlikely)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
+                        key="ca_fig_lens")
+    with right:
+        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain,
+                                          title=_("p({answer}) at the last position").format(answer=plain)),
+                        key="ca_fig_answer_curve")
+        st.markdown(model.lens_claim(a, model.piece(_model, answer)))
+        if (unlikely := model.unlikely_claim(a)) is not None:
+            st.caption(unlikely)
     numbers({_("the answer by block"): pd.DataFrame({_("block"): range(len(a.probability)),
                                                       _("probability"): a.probability, _("rank"): a.rank}),
              _("top token by block and position"): pd.DataFrame(list(pieces), columns=labels)},
