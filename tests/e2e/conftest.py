@@ -1120,6 +1120,16 @@ def st_app(ready, context, _tab):
 
 
 @pytest.fixture
+def phone(browser, ready):
+    """A touch phone's browser context (:data:`PHONE`, ``has_touch``, ``is_mobile``: no hover, taps), on the app."""
+    ctx = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    ctx.add_init_script(OBSERVER_JS)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    yield App(ctx.new_page(), ready["base"])
+    ctx.close()
+
+
+@pytest.fixture
 def nav_pages(ready) -> list[dict]:
     return ready["nav"]
 

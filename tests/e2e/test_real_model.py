@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import OBSERVER_JS, PHONE, TIMEOUT_MS, App, record_timing, wait_laid_out
+from tests.e2e.conftest import TIMEOUT_MS, App, record_timing, wait_laid_out
 
 pytestmark = pytest.mark.e2e
 
@@ -70,16 +70,6 @@ def test_a_click_on_the_head_grid_opens_that_head_and_a_click_opens_its_six_step
     assert {c["key"] for c in st_app.charts()} >= STEP_CHARTS
     assert "rm_steps=true" in st_app.page.url and "rm_head=8" in st_app.page.url, st_app.page.url
     assert not st_app.exceptions() and not st_app.page_errors, st_app.page_errors
-
-
-@pytest.fixture
-def phone(browser, ready):
-    """A touch phone's browser context (``has_touch``, ``is_mobile``: no hover, taps)."""
-    ctx = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
-    ctx.add_init_script(OBSERVER_JS)
-    ctx.set_default_timeout(TIMEOUT_MS)
-    yield App(ctx.new_page(), ready["base"])
-    ctx.close()
 
 
 def test_the_first_tap_on_a_head_opens_that_head(phone):

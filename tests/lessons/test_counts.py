@@ -46,7 +46,7 @@ def test_multihead_at_one_head_says_the_mean_is_that_head():
     assert_clean(one)
     assert one.selectbox(key="n_heads").value == 1
     infos = " ".join(i.value for i in one.info)
-    assert "With one head, the right-hand map is that head" in infos and "1 heads" not in infos
+    assert "With one head, the map titled MEAN is that head" in infos and "1 heads" not in infos
     assert "average, not a head" not in infos
     assert figures(one)["mh_fig_mean"]["layout"]["title"]["text"] == "MEAN = head 0"
     two = app_at("multihead")

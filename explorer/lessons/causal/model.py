@@ -235,6 +235,17 @@ class Claim:
     icon: str | None = None
 
 
+def padded_tokens(n: int, n_pad: int, t: int) -> str:
+    """The clause naming which of ``n`` tokens are padding (the last ``n_pad``, at least all after ``t``), true for
+    every such ``n_pad``: those after t, those from an earlier position on (t included), or every token."""
+    first = n - n_pad  # the first padded position
+    if first == 0:
+        return _("every token is padding")
+    if first <= t:
+        return _("every token from position {first} on is padding, t = {t} included").format(first=first, t=t)
+    return _("every token after t = {t} is padding").format(t=t)
+
+
 def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
     """What part 3 ("no peeking") can say about replacing every token after ``sc.t`` (with ``sc.n_pad`` padding
     tokens): first the causal side (rows 0..t unchanged; or a test that shows
@@ -252,12 +263,12 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
             note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: nothing after t was "
                      "replaced (t is the last position). Move t to the left to put the causal mask to the test.")
         elif t == 0:
-            note = _("Causal: output row 0 is unchanged, but that shows nothing here: every token after t = {t} is "
-                     "padding, which no query can see. Reduce the padding to put the causal mask to the test.")
+            note = _("Causal: output row 0 is unchanged, but that shows nothing here: {padded}, which no query can "
+                     "see. Reduce the padding to put the causal mask to the test.")
         else:
-            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: every token after t = {t} "
-                     "is padding, which no query can see. Reduce the padding to put the causal mask to the test.")
-        causal = Claim("info", note.format(t=t), "ℹ️")
+            note = _("Causal: output rows 0..{t} are unchanged, but that shows nothing here: {padded}, which no query "
+                     "can see. Reduce the padding to put the causal mask to the test.")
+        causal = Claim("info", note.format(t=t, padded=padded_tokens(n, sc.n_pad, t)), "ℹ️")
     elif sc.unchanged_through_t(True):
         largest = exact(float(change_c[: t + 1].max()))  # 0.0: written out exactly (repr)
         causal = Claim("success", (
@@ -282,8 +293,8 @@ def no_peeking_claims(sc: CausalScenario) -> tuple[Claim, Claim]:
             "Bidirectional: nothing was replaced (t is the last position), so nothing changes. Move t to the left."))
     else:
         bidirectional = Claim("info", (
-            _("Bidirectional: row 0 did not change here because every key after t = {t} is padding (blocked "
-              "for every query). Reduce the padding to see the leak.") if t == 0 else
-            _("Bidirectional: rows 0..{t} did not change here because every key after t = {t} is padding "
-              "(blocked for every query). Reduce the padding to see the leak.")).format(t=t))
+            _("Bidirectional: row 0 did not change here because {padded} (blocked for every query). Reduce the "
+              "padding to see the leak.") if t == 0 else
+            _("Bidirectional: rows 0..{t} did not change here because {padded} (blocked for every query). Reduce "
+              "the padding to see the leak.")).format(t=t, padded=padded_tokens(n, sc.n_pad, t)))
     return causal, bidirectional

@@ -18,7 +18,7 @@ from explorer.shell import head_statistics, i18n
 from explorer.shell.charts import (
     DARK_OUTLINE,
     bar_margin,
-    cell_text_font,
+    cell_text_size,
     chart_title,
     escape_label,
     head_grid,
@@ -33,6 +33,7 @@ _, _n = translator(__name__)
 PICK_COLOR = "#d62728"  # the chosen heads (points, bars)
 BLUE, GREY, ORANGE = "#3b78c2", "#9aa0a6", "#e8710a"
 LENS_TEXT_MAX = 10  # the top token printed in the logit-lens cells up to this many positions
+LENS_CELL_CHARS_MIN = 4  # a cell's top token cut to fewer characters than this (with "…") is left to the hover
 
 
 def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: Sequence[str], *,
@@ -44,8 +45,9 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
         probabilities: ``[n_layers + 1, n]`` their probabilities.
         token_labels: the prompt's ``n`` token labels (columns).
 
-    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. The cells print the token (at the size that fits,
-    :func:`cell_text_font`) while the prompt has at most :data:`LENS_TEXT_MAX` tokens (wider maps: hover only).
+    Hover: ``block 12 · ␣France (3): ␣Paris 0.231``. Colour bar below; the cells print each token cut with ``…`` to
+    what a phone's cell holds (:func:`cell_text_size`, at least :data:`LENS_CELL_CHARS_MIN` characters), the same at
+    every width, while the prompt has at most :data:`LENS_TEXT_MAX` tokens (else hover and the Numbers table only).
     """
     p = np.asarray(probabilities, dtype=float)
     n_rows, n = p.shape
@@ -53,18 +55,20 @@ def lens_map(top_pieces: Sequence[Sequence[str]], probabilities, token_labels: S
         raise ValueError(f"top_pieces must be [{n_rows}][{n}] with {n} token labels")
     rows = block_labels(n_rows)
     fig = heatmap(p, rows, token_labels, title=title, row_name=_("stream entering"), col_name=_("position"),
-                  zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140),
+                  zrange=(0.0, 1.0), show_text=False, height=max(560, 20 * n_rows + 140), colorbar_at="below",
                   colorbar_title=_("probability"), light=False, max_xticks=16)
     trace = fig.data[0]
     pieces = np.array([[escape_label(s) for s in row] for row in top_pieces], dtype=object)
     custom = np.array(trace.customdata, dtype=object)
     custom[..., 2] = np.vectorize(lambda s, v: f"{s} {fmt(v, 3)}", otypes=[object])(pieces, p)
     trace.customdata = custom.tolist()
-    # The shared rule for a lesson's cell text: the size that fits a phone's cells, else drawn only on charts wide
-    # enough for it (app.css hides it below), else hover only. Measured on the pieces as shown (not escaped).
-    font = cell_text_font([str(s) for row in top_pieces for s in row], n, rows) if n <= LENS_TEXT_MAX else None
-    if font is not None:
-        trace.update(text=pieces.tolist(), texttemplate="%{text}", textfont=font)
+    longest = max((len(s) for row in top_pieces for s in row), default=0)
+    for chars in range(longest, min(longest, LENS_CELL_CHARS_MIN) - 1, -1) if n <= LENS_TEXT_MAX else ():
+        cut = [[s if len(s) <= chars else s[: chars - 1] + "…" for s in row] for row in top_pieces]
+        if size := cell_text_size(cut, n, rows, colorbar_chars=0):  # measured as shown, escaped after
+            trace.update(text=[[escape_label(s) for s in row] for row in cut], texttemplate="%{text}",
+                         textfont=dict(size=size))
+            break
     return fig
 
 

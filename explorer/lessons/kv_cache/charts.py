@@ -22,6 +22,7 @@ _, _n = translator(__name__)
 
 NEWEST_COLOR = "#d62728"  # the row this step appended
 PROMPT_COLOR = "#555555"  # the line after the prompt's rows
+PROMPT_BAND = "rgba(120,120,120,0.10)"  # the prompt's lengths on the cost and size charts
 CACHED_COLOR = "#3b78c2"
 NEW_ROW_TEXT_MAX = 10  # keys: cell values printed in the new query's weights up to this many
 BAR_TEXT_MAX = 8  # keys: values printed on the cached-vs-full bars (two bars a key) up to this many
@@ -153,11 +154,11 @@ def _marked_lines(ns, series: Sequence[tuple[str, np.ndarray, str, str]], n_now:
                         font=dict(color=NEWEST_COLOR))]
     if ns[0] < n_prompt < ns[-1]:
         shapes.append(dict(type="rect", x0=ns[0], x1=n_prompt, y0=0, y1=top * 1.05, line=dict(width=0),
-                           fillcolor="rgba(120,120,120,0.10)", layer="below"))
-        # At the band's top left, not its bottom middle: a short prompt's band is a few px wide at the y axis, and
-        # a label centred there covered the axis's "0" and sat on the lines (both grow with n: the top left is free).
-        annotations.append(dict(x=ns[0], y=top * 1.05, text=_("prompt"), showarrow=False, yanchor="top",
-                                xanchor="left", xshift=3, font=dict(color=PROMPT_COLOR, size=11)))
+                           fillcolor=PROMPT_BAND, layer="below"))
+        # Named in the legend, not on the band: a short prompt's band is narrower than its name, which ran into the
+        # "now" line and its label (issue 47: "istem" at 390 px); earlier on the y axis's "0" (issue 30)
+        swatch = dict(symbol="square", size=14, color=PROMPT_BAND, line=dict(color=PROMPT_COLOR, width=1))
+        traces.append(go.Scatter(x=[None], y=[None], mode="markers", name=_("prompt"), hoverinfo="skip", marker=swatch))
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=title_top(title), b=10),
         title=chart_title(title) if title else None,

@@ -20,6 +20,7 @@ SOFT_COLOR = "#3b78c2"  # attention (soft lookup)
 HARD_COLOR = "#e07b00"  # database (hard lookup)
 QUERY_COLOR = "#c0392b"
 KEY_COLOR = "#7f8c8d"
+LABEL_BACKGROUND = "rgba(255,255,255,0.8)"  # behind a label that may lie on a marker or a line
 # One colour per table row in the sharpness dial (MAX_ROWS = 12), none of them red: red marks the learner's s.
 ROW_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f",
               "#e377c2", "#aec7e8", "#98df8a", "#c5b0d5")
@@ -187,7 +188,8 @@ def keys_plane(
     _pos, dx, dy = LABEL_POSITIONS[where[0]]
     qw, qh = sizes[0]
     fig.add_annotation(x=q[0], y=q[1], text=query_word, showarrow=False, font=dict(color=QUERY_COLOR),
-                       xshift=dx * (6.5 + qw / 2), yshift=dy * (6.5 + qh / 2))
+                       xshift=dx * (6.5 + qw / 2), yshift=dy * (6.5 + qh / 2),
+                       bgcolor=LABEL_BACKGROUND)  # legible on a key's bubble (a query inside one: issue 47)
     fig.update_xaxes(range=rng, zeroline=True, title_text=_("dimension 1"), constrain="domain")
     fig.update_yaxes(range=rng, zeroline=True, title_text=_("dimension 2"), scaleanchor="x", scaleratio=1)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), separators=i18n.plotly_separators(),
@@ -310,8 +312,9 @@ def sharpness_dial(
         fig.update_layout(yaxis2=dict(title=dict(text=distance), overlaying="y",
                                       side="right", rangemode="tozero", showgrid=False))
     fig.add_vline(x=lesson, line=dict(color="#555", dash="dash", width=1.5))
-    fig.add_annotation(x=np.log10(lesson), y=1.06, yref="y", text=f"1/√d_k = {i18n.general(lesson)}", showarrow=False,
-                       xanchor="right", xshift=-4, font=dict(size=11))  # beside its dashed line, not across it
+    # Above the plot, beside its dashed line: inside it the note lay on the distance curve's start (issue 47)
+    fig.add_annotation(x=np.log10(lesson), y=1, yref="paper", yanchor="bottom", text=f"1/√d_k = {i18n.general(lesson)}",
+                       showarrow=False, xanchor="right", xshift=-4, font=dict(size=11))
     if current > 0:
         fig.add_vline(x=current, line=dict(color=QUERY_COLOR, width=2))
         same = np.isclose(current, lesson)
@@ -319,11 +322,11 @@ def sharpness_dial(
         fig.add_annotation(x=np.log10(current), y=0.5, yref="y", showarrow=False,  # on the side with room
                            xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
                            text=_("your s = 1/√d_k") if same else _("your s = {s}").format(s=i18n.general(current)),
-                           font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
+                           font=dict(color=QUERY_COLOR, size=11), bgcolor=LABEL_BACKGROUND)
     else:  # s = 0 cannot sit on a log axis: point left, where the weights are uniform
         fig.add_annotation(x=0, xref="paper", y=0.5, yref="y", showarrow=True, ax=60, ay=0, arrowcolor=QUERY_COLOR,
                            arrowhead=2, xanchor="left", text=_("your s = 0 (left of the axis: uniform)"),
-                           font=dict(color=QUERY_COLOR, size=11), bgcolor="rgba(255,255,255,0.8)")
+                           font=dict(color=QUERY_COLOR, size=11), bgcolor=LABEL_BACKGROUND)
     fig.update_xaxes(type="log", title_text=_("sharpness (multiplier on q · k), log scale"))
     fig.update_layout(yaxis=dict(range=[0, 1.12], title=dict(text=_("weight"))), height=height,
                       separators=i18n.plotly_separators(),

@@ -46,6 +46,7 @@ _, _n = i18n.translator(__name__)
 HEAD_COLORS = qualitative.Set3 + qualitative.Pastel2  # 20 light colours; dark text stays readable on them
 MAX_AXIS = 64  # a weight-matrix axis longer than this is drawn on an evenly spaced sample of its entries
 GRID_TEXT_MAX = 10  # cell text in head grids only while n <= this (and few heads)
+BAND_PX = 18  # a head band's width beside a blocked matrix (its 10 px label, 2 px padding each side)
 
 
 def head_color(h: int) -> str:
@@ -179,28 +180,30 @@ def blocked_heatmap(
         color = head_color(h)
         short = _("h{h}").format(h=h)  # a narrow band's label
         wide = (b - a) / step >= 4  # cells drawn for this head
+        # Bands BAND_PX wide in pixels beside the plot, labels inside them: a band sized in paper units was 13 px on a
+        # phone, and its 10 px label spilled onto the cells (issue 47).
         if block_axis == "columns":
-            shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, y0=1.01, y1=1.07,
-                               fillcolor=color, line_width=0))
+            shapes.append(dict(type="rect", xref="x", yref="paper", x0=a, x1=b, ysizemode="pixel", yanchor=1, y0=2,
+                               y1=2 + BAND_PX, fillcolor=color, line_width=0))
             if a > first:
-                shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1.07, line=line))
+                shapes.append(dict(type="line", xref="x", yref="paper", x0=a, x1=a, y0=0, y1=1, line=line))
             if label_heads:
-                notes.append(dict(x=(a + b) / 2, y=1.04, xref="x", yref="paper",
-                                  text=head_labels([h])[0] if wide else short,
+                notes.append(dict(x=(a + b) / 2, y=1, xref="x", yref="paper", yanchor="bottom", yshift=2,
+                                  text=head_labels([h])[0] if wide else short, borderpad=2,
                                   showarrow=False, font=dict(size=10, color="black")))
         else:
-            shapes.append(dict(type="rect", xref="paper", yref="y", x0=1.01, x1=1.06, y0=a, y1=b,
-                               fillcolor=color, line_width=0))
+            shapes.append(dict(type="rect", xref="paper", yref="y", xsizemode="pixel", xanchor=1, x0=2,
+                               x1=2 + BAND_PX, y0=a, y1=b, fillcolor=color, line_width=0))
             if a > first:
-                shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1.06, y0=a, y1=a, line=line))
+                shapes.append(dict(type="line", xref="paper", yref="y", x0=0, x1=1, y0=a, y1=a, line=line))
             if label_heads:
-                notes.append(dict(x=1.035, y=(a + b) / 2, xref="paper", yref="y", text=short, textangle=-90,
-                                  showarrow=False, font=dict(size=10, color="black")))
+                notes.append(dict(x=1, y=(a + b) / 2, xref="paper", yref="y", xanchor="left", xshift=2, text=short,
+                                  textangle=-90, borderpad=2, showarrow=False, font=dict(size=10, color="black")))
     fig.update_layout(shapes=list(fig.layout.shapes) + shapes, annotations=list(fig.layout.annotations) + notes)
     if block_axis == "columns":
         fig.update_layout(margin=dict(t=title_top(title) + 24))
     else:
-        fig.update_traces(colorbar=dict(x=1.09), selector=dict(type="heatmap"))
+        fig.update_traces(colorbar=dict(x=1, xanchor="left", xpad=BAND_PX + 12), selector=dict(type="heatmap"))
         fig.update_layout(margin=dict(r=50))
     return fig
 

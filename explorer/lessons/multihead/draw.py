@@ -167,12 +167,12 @@ def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None
         st.caption(_("⬆ the **average** of all heads, cell by cell — not a head of its own.") if n_heads > 1 else
                    _("⬆ the average over heads: with one head, head 0 itself."))
     if n_heads > 1:
-        st.info(_("**The right-hand map is an average, not a head.** Each cell is the mean of the {n} heads' "
+        st.info(_("**The map titled MEAN is an average, not a head.** Each cell is the mean of the {n} heads' "
                   "weights there, which is what `torch.nn.MultiheadAttention` returns by default "
                   "(`average_attn_weights=True`). No head computes it, and the output is *not* this matrix times "
                   "V.").format(n=n_heads), icon="➗")
     else:
-        st.info(_("**With one head, the right-hand map is that head.** `torch.nn.MultiheadAttention` returns the "
+        st.info(_("**With one head, the map titled MEAN is that head.** `torch.nn.MultiheadAttention` returns the "
                   "mean of the heads' weights by default (`average_attn_weights=True`); the mean of one head is the "
                   "head itself, and the output is this matrix times V, then `W_o`. Choose more heads to see them "
                   "differ."), icon="➗")

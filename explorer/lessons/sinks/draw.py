@@ -200,7 +200,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
             st.caption(_n("continues your text with {n} token (greedy):",
                           "continues your text with {n} tokens (greedy):", len(r.generated)).format(n=len(r.generated)))
             part = llm.text(_model, r.generated)  # an unfinished character stays pending, never �
-            st.code(part.text, language=None, wrap_lines=True)
+            st.code(llm.visible_piece(part.text), language=None, wrap_lines=True)  # ↵ and ␣ as in the token strips
             if part.pending:
                 st.caption(_("… and the first bytes of a character not finished yet: {bytes}").format(
                     bytes=md_code(part.pending_escaped, 24)))
@@ -218,10 +218,11 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
         "at k + w − 1 and the kept tokens look close. A window key is equally far in both; only the kept tokens' "
         "scores differ. Both perplexities, measured:"
     ))
-    rows = [{_("kept first tokens"): sinks, _("positions kept (this page)"): runs[sinks].perplexity,
-             _("StreamingLLM's numbering"): runs[sinks].renumbered}
-            for sinks in model.SINK_COUNTS if sinks]
-    dataframe(pd.DataFrame(rows), digits=2, hide_index=True, width="stretch")
+    # A column per k, the two numberings as rows: three columns fit a 390 px phone (issue 47: StreamingLLM's was cut)
+    numbering = pd.DataFrame({f"k = {sinks}": [runs[sinks].perplexity, runs[sinks].renumbered]
+                              for sinks in model.SINK_COUNTS if sinks},
+                             index=[_("positions kept (this page)"), _("StreamingLLM's numbering")])
+    dataframe(numbering, digits=2, width="stretch")
     if numbering_claim:
         st.markdown(numbering_claim)
     numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],

@@ -76,11 +76,11 @@ def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None
     labels_a = tfig.marked_labels(cmp.tokens_a, cmp.shared_a)
     labels_b = tfig.marked_labels(cmp.tokens_b, cmp.shared_b)
     yes, no = _("yes"), _("no")
+    # ★ in the word's own cell, not two more columns: the table fits a 390 px phone (issue 47)
     table = pd.DataFrame({
-        "A": list(cmp.tokens_a), "B": list(cmp.tokens_b),
+        **{name: [f"{t} {tfig.SHARED_MARK}" if s else t for t, s in zip(tokens, shared, strict=True)]
+           for name, tokens, shared in (("A", cmp.tokens_a, cmp.shared_a), ("B", cmp.tokens_b, cmp.shared_b))},
         _("same word here?"): [yes if a == b else no for a, b in zip(cmp.tokens_a, cmp.tokens_b, strict=True)],
-        _("A's word occurs in B?"): [f"★ {yes}" if s else no for s in cmp.shared_a],
-        _("B's word occurs in A?"): [f"★ {yes}" if s else no for s in cmp.shared_b],
     }, index=pd.Index(range(m), name=_("position")))
     shared_cells = pd.DataFrame(False, index=table.index, columns=table.columns)
     shared_cells["A"], shared_cells["B"] = cmp.shared_a, cmp.shared_b

@@ -229,8 +229,10 @@ def heatmap(
     colorbar = trace["colorbar"]
     margin = heatmap_margin(
         [row_labels[i] for i in y_ticks], col_labels,
-        # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout)
-        x_upright=0 in x_angles,
+        # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout); a
+        # bar below is placed from this margin, so it leaves room for the labels a phone turns (issue 47)
+        x_upright=0 in x_angles and (colorbar_at != "below" or max(text_px(cols[i], 12) for i in x_ticks) + 6
+                                     <= phone_width / len(x_ticks)),
         colorbar=colorbar_of_px(colorbar, zrange) if colorbar_at == "right" else 0,
         top=title_top(title))
     if colorbar_at == "below":  # under the key labels and the axis title; the map keeps its height

@@ -186,12 +186,31 @@ def test_no_peeking_claims_say_what_the_run_shows():
     padded = C.causal_scenario(s, 3, 2)
     causal, bidi = C.no_peeking_claims(padded)
     assert causal.kind == "info" and "shows nothing here" in causal.text and "Reduce the padding" in causal.text
-    assert bidi.kind == "info" and "every key after t = 2 is padding" in bidi.text
+    assert bidi.kind == "info" and "every token after t = 2 is padding" in bidi.text
     last, bidi = C.no_peeking_claims(C.causal_scenario(s, 0, 5))
     assert "nothing after t was replaced" in last.text and "Move t to the left" in bidi.text
     one = C.causal_scenario(sentence(("word",)), 0, 0)
     causal, bidi = C.no_peeking_claims(one)
     assert "Type a sentence of two or more tokens" in causal.text and "with one token" in bidi.text
+
+
+@pytest.mark.parametrize("t", [0, 2, 4])
+def test_no_peeking_claims_name_the_padding_truly_for_every_padding(t):
+    """Every padding 0..n with t < n - 1: the sentence names exactly the padded positions (at n_pad = n it said "every
+    token after t = 2 is padding" and left out tokens 0..2)."""
+    s = sentence()  # 6 tokens
+    n = 6
+    for n_pad in range(n + 1):
+        causal, bidi = C.no_peeking_claims(C.causal_scenario(s, n_pad, t))
+        first = n - n_pad
+        if first > t + 1:  # a replaced token is not padding: the test tests the mask
+            assert "padding" not in causal.text and causal.kind == "success", (n_pad, causal.text)
+            continue
+        said = ("every token is padding" if first == 0 else
+                "every token from position {first} on is padding, t = {t} included" if first <= t else
+                "every token after t = {t} is padding").format(first=first, t=t)
+        assert said in causal.text and said in bidi.text, (n_pad, causal.text, bidi.text)
+        assert causal.kind == bidi.kind == "info" and "Reduce the padding" in causal.text
 
 
 def test_no_peeking_claims_report_a_leak_and_speak_each_language():

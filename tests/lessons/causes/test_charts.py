@@ -61,16 +61,25 @@ def test_loss_bars():
     assert list(fig.layout.xaxis.ticktext)[2] == "random &lt;1&gt;"
 
 
-def test_lens_map_text_that_does_not_fit_a_phone_is_drawn_only_where_it_fits():
-    """Issue 30 / the layout check at 390 px: long top tokens in narrow cells never overlap (the shared cell-text rule:
-    a wider chart's font family, hidden by app.css below that width, or hover only)."""
-    labels = [f"t ({i})" for i in range(9)]
-    fig = C.lens_map([["<filename>"] * 9] * 3, np.full((3, 9), 0.5), labels)
-    font = fig.data[0].textfont
-    assert font.family is None or font.family.startswith("cells-min-")
-    assert font.family is not None or fig.data[0].text is None
-    short = C.lens_map([["a"] * 2] * 3, np.full((3, 2), 0.5), labels[:2])
-    assert short.data[0].textfont.size in (10, 12) and short.data[0].textfont.family is None
+def test_lens_map_prints_every_top_token_at_a_size_a_phone_fits_cut_when_long():
+    """Issue 47: SmolLM2's lens on "The capital of France is" (31 streams, 5 positions, "<filename>" the longest top
+    token) printed no token at 580 px nor on a phone (text drawn only from 640 px). Now every cell prints its token
+    at any width, cut with "…" to what a phone's cell holds; the hover keeps it whole; 11 positions: hover only."""
+    from explorer.shell.charts import cell_text_size
+
+    top = [["<filename>", "␣capital", "␣of", "␣France", "␣is"]] * 31
+    fig = C.lens_map(top, np.full((31, 5), 0.5), [f"t ({i})" for i in range(5)])
+    heat = fig.data[0]
+    assert heat.textfont.family is None and heat.textfont.size in (10, 12)  # no width hides it (app.css)
+    shown = [t.replace("&lt;", "<").replace("&gt;", ">") for t in heat.text[0]]
+    assert shown[2] == "␣of" and shown[4] == "␣is" and shown[0].endswith("…")  # short ones whole, long ones cut
+    assert all(s == whole or (whole.startswith(s[:-1]) and len(s) >= C.LENS_CELL_CHARS_MIN)
+               for s, whole in zip(shown, top[0], strict=True))
+    assert cell_text_size(shown, 5, C.block_labels(31), colorbar_chars=0) is not None  # fits 390 px
+    assert heat.customdata[0][0][2] == "&lt;filename&gt; 0.500"  # whole in the hover
+    assert heat.colorbar.orientation == "h"  # below: the cells get the side bar's width
+    eleven = C.lens_map([["a"] * 11] * 3, np.full((3, 11), 0.5), [f"t ({i})" for i in range(11)])
+    assert eleven.data[0].text is None
 
 
 def test_the_charts_words_keep_their_letters():

@@ -62,7 +62,7 @@ def test_cost_and_size_charts_mark_the_current_length():
     ns = np.arange(1, 11)
     fig = F.cost_chart(ns, ns * 2e6, ns * ns * 1e6, 6, 4, title="cost")
     lines = [t for t in fig.data if t.mode == "lines"]
-    markers = [t for t in fig.data if t.mode == "markers"]
+    markers = [t for t in fig.data if t.mode == "markers" and t.showlegend is False]  # the "now" points
     assert [t.name for t in lines] == ["with the KV cache", "without: recompute all n"]
     np.testing.assert_allclose(lines[1].y, (ns * ns).astype(float))  # millions
     assert [(m.x[0], m.y[0]) for m in markers] == [(6, 12.0), (6, 36.0)]
@@ -72,18 +72,22 @@ def test_cost_and_size_charts_mark_the_current_length():
     size = F.cache_size_chart(ns, ns * 46_080, ns * 138_240, 10, 4, n_kv_heads=3, n_heads=9)
     assert [t.name for t in size.data if t.mode == "lines"] == ["3 key/value heads (this model, GQA)",
                                                                  "9 key/value heads (no grouping)"]
-    assert [t.y[0] for t in size.data if t.mode == "markers"] == [pytest.approx(0.4608), pytest.approx(1.3824)]
+    now = [t.y[0] for t in size.data if t.mode == "markers" and t.showlegend is False]
+    assert now == [pytest.approx(0.4608), pytest.approx(1.3824)]
 
 
-def test_the_prompt_label_starts_at_the_band_not_over_the_y_axis():
-    # A 5-token prompt on an axis to 8,192 tokens: a label centred at the band's foot sat on the y axis's "0".
+def test_the_prompt_band_is_named_in_the_legend_never_on_the_plot():
+    """Issue 30: a label at a 5-token band's foot sat on the y axis's "0"; issue 47: at its top, on a phone, it ran
+    into the "now" line and label (Turkish "istem" in a 30 px band). The band is named in the legend."""
     ns = np.arange(1, 8193, 64)
     fig = F.cost_chart(ns, ns * 2e6, ns * ns * 1e6, 257, 5, title="cost")
-    (label,) = [a for a in fig.layout.annotations if a.text == "prompt"]
-    assert (label.x, label.xanchor) == (ns[0], "left") and label.xshift > 0
-    assert (label.y, label.yanchor) == (pytest.approx(max(ns * ns * 1e6) / 1e6 * 1.05), "top")  # above the lines
+    assert [a.text for a in fig.layout.annotations] == ["now: 257 tokens"]
+    (entry,) = [t for t in fig.data if t.name == "prompt"]
+    assert entry.marker.color == F.PROMPT_BAND and entry.showlegend is not False and entry.hoverinfo == "skip"
     band = [s for s in shapes(fig) if s["type"] == "rect"]
-    assert [(s["x0"], s["x1"]) for s in band] == [(ns[0], 5)]
+    assert [(s["x0"], s["x1"], s["fillcolor"]) for s in band] == [(ns[0], 5, F.PROMPT_BAND)]
+    whole = F.cost_chart(ns, ns * 2e6, ns * ns * 1e6, 257, 1, title="cost")  # no band: no entry
+    assert not [t for t in whole.data if t.name == "prompt"]
 
 
 # --- the charts' and the claims' words in each language (moved from test_i18n.py) ---------------------------------
@@ -98,9 +102,9 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
         sampled = M.Sampling("sample", 0.8, 40, 0).describe()
     assert cost.layout.title.text == "İlk ışık: ığdır" and cost.layout.separators == ",."
     assert [t.name for t in cost.data if t.showlegend is not False] == [
-        "KV önbelleğiyle", "önbelleksiz: n tokenin hepsini yeniden hesapla"]
+        "KV önbelleğiyle", "önbelleksiz: n tokenin hepsini yeniden hesapla", "istem"]
     assert cost.layout.xaxis.title.text == "dizideki token sayısı (n)"
-    assert cost.layout.annotations[0].text == "şimdi: 5 token" and cost.layout.annotations[1].text == "istem"
+    assert [a.text for a in cost.layout.annotations] == ["şimdi: 5 token"]
     assert size.data[0].name == "3 anahtar/değer kafası (bu model, GQA)" and size.layout.separators == ",."
     assert bars.data[0].text == ("0,250", "0,750") and bars.layout.title.text == "sorgu kafası İ"
     assert bars.data[0].hovertemplate.startswith("önbellekli adım: anahtar %{customdata[0]}")

@@ -36,6 +36,9 @@ def test_keys_plane_sizes_markers_by_weight_and_draws_the_query_arrow():
     arrow = next(a for a in fig.layout.annotations if a.showarrow)
     assert (arrow.x, arrow.y, arrow.ax, arrow.ay) == (1.0, 0.5, 0, 0)
     assert fig.layout.yaxis.scaleanchor == "x"  # equal aspect: angles read true
+    # issue 47 (390 px): a query inside a key's bubble put its red label on the bubble: a light background under it
+    label = next(a for a in fig.layout.annotations if a.text == "query")
+    assert label.bgcolor == F.LABEL_BACKGROUND
 
 
 def test_keys_plane_zero_query_has_no_arrow_and_a_tie_rings_both():
@@ -84,7 +87,8 @@ def test_sharpness_dial_drops_zero_and_marks_the_lesson_scale():
     assert list(fig.data[0].x) == [0.01, 1.0, 100.0] and list(fig.data[1].y) == [0.5, 0.3, 0.0]
     assert fig.data[2].yaxis == "y2"
     assert sorted(sh.x0 for sh in fig.layout.shapes) == [S.LESSON_SHARPNESS, 100.0]
-    assert any("1/√d_k" in a.text for a in fig.layout.annotations)
+    note = next(a for a in fig.layout.annotations if "1/√d_k" in a.text)  # above the plot, clear of every curve
+    assert (note.yref, note.y, note.yanchor, note.xanchor) == ("paper", 1, "bottom", "right")  # (issue 47)
     no_current = F.sharpness_dial(s, w, ["a", "b"], current=0.0, lesson=S.LESSON_SHARPNESS)
     assert [sh.x0 for sh in no_current.layout.shapes] == [S.LESSON_SHARPNESS]
     assert any("your s = 0" in a.text for a in no_current.layout.annotations)  # s = 0 is still marked

@@ -69,6 +69,25 @@ def test_blocked_heatmap_rows_for_w_o():
     assert all(b.xref == "paper" and b.x0 > 1 for b in bands)
 
 
+@pytest.mark.parametrize("block_axis", ["columns", "rows"])
+def test_blocked_heatmap_bands_are_wide_enough_for_their_labels_at_any_size(block_axis):
+    """Issue 47 (390 px): a band 6 % of the plot (13 px on a phone) held a 10 px label that spilled onto the cells.
+    Bands are BAND_PX pixels beside the plot at every size; each label sits in its band (anchored at the plot's
+    edge, shifted as far as the band's inner gap), and the W_o colour bar starts past the band."""
+    fig = M.blocked_heatmap(np.ones((8, 8)), 2, block_axis=block_axis, title="W")
+    bands = [s for s in fig.layout.shapes if s.type == "rect"]
+    side = "y" if block_axis == "columns" else "x"
+    for b in bands:
+        assert b[f"{side}sizemode"] == "pixel" and b[f"{side}anchor"] == 1
+        assert b[f"{side}1"] - b[f"{side}0"] == M.BAND_PX >= 10 + 2 * 2  # a 10 px label and its padding
+    for note in fig.layout.annotations:
+        assert note[side] == 1 and note.font.size == 10
+        assert (note.yanchor, note.yshift) == ("bottom", 2) if side == "y" else (note.xanchor, note.xshift) == (
+            "left", 2)
+    if block_axis == "rows":
+        assert heatmaps(fig)[0].colorbar.xpad >= M.BAND_PX + 2
+
+
 def test_blocked_heatmap_token_rows_keep_labels():
     z = np.random.default_rng(2).normal(size=(3, 8))
     fig = M.blocked_heatmap(z, 2, row_labels=["<b>x</b> (0)", "a (1)", "a (2)"], row_name="token", col_name="dim")

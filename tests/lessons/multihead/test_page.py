@@ -55,6 +55,9 @@ def test_defaults():
     mean_title = figures(at)["mh_fig_mean"]["layout"]["title"]["text"]
     assert mean_title == "MEAN of 2 heads"
     assert any("average, not a head" in i.value and "average_attn_weights=True" in i.value for i in at.info)
+    # named by its title, true beside the grid (desktop) and below it (phone); "right-hand" was false on a phone
+    assert any(i.value.startswith("**The map titled MEAN is") for i in at.info)
+    assert not any("right-hand" in i.value for i in at.info)
     assert [m.value for m in at.metric][2] == "agree"
     assert any("PyTorch" in c.value for c in at.caption)
     # one query, every head: the chosen query's row in each head, and the key each head attends to most
@@ -83,7 +86,7 @@ def test_every_valid_head_count_for_d_model_8():
         assert f"d_head = {8 // n_heads}" in " ".join(c.value for c in at.caption)
         if n_heads == 1:  # the mean of one head is that head
             np.testing.assert_allclose(z_of(at, "mh_fig_mean"), z[0], atol=0)
-            assert any("With one head, the right-hand map is that head" in i.value for i in at.info)
+            assert any("With one head, the map titled MEAN is that head" in i.value for i in at.info)
 
 
 @pytest.mark.slow
@@ -326,7 +329,7 @@ def test_the_random_weights_note_with_one_token_and_one_head():
 def test_one_head_with_the_causal_mask_is_written_in_every_language():
     runs = check_every_language(PAGE, {"n_heads": "1", "mh_causal": "true"})
     shown = " ".join(str(e.value) for kind in ("markdown", "caption", "info") for e in getattr(runs["en"], kind))
-    assert "With one head, the right-hand map is that head" in shown
+    assert "With one head, the map titled MEAN is that head" in shown
 
 
 @pytest.mark.slow

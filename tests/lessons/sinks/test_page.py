@@ -12,7 +12,7 @@ import streamlit as st
 
 from explorer.lessons import sinks
 from explorer.lessons.sinks import model as M
-from explorer.shell import controls
+from explorer.shell import controls, llm
 from explorer.shell.textviews import fmt
 from tests.apptest_utils import app_at, assert_clean, figures
 
@@ -88,8 +88,8 @@ def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_id
     assert [m.value for m in at.metric][-4:] == [f"{runs[k].perplexity:,.1f}" for k in (0, 1, 4, None)]
     assert (f"from **{runs[0].perplexity:,.1f}** (no kept token) to **{runs[4].perplexity:,.1f}**; full attention: "
             f"{runs[None].perplexity:,.1f}") in md
-    assert [c.value.strip() for c in at.code][-4:] == [lm.decode_partial(list(runs[k].generated)).text.strip()
-                                                       for k in (0, 1, 4, None)]
+    assert [c.value for c in at.code][-4:] == [llm.visible_piece(lm.decode_partial(list(runs[k].generated)).text)
+                                               for k in (0, 1, 4, None)]  # ↵ and ␣ shown, nothing stripped
     # smaller caches: MHA exact, latent beats MQA at the same budget, full rank is the model
     table = at.dataframe[-2].value  # the variants' table (the last one is inside "Numbers")
     rows = dict(zip(table["variant"], table["perplexity"], strict=True))
@@ -137,6 +137,14 @@ def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
         run = M.streamed(lm, default_ids, window, 4, n_new)
         assert fmt(run.perplexity, 1) in [m.value for m in at.metric]
         assert f"continues your text with {n_new} token" in texts(at, "caption")
+        numbering = next(d.value for d in at.dataframe if "k = 4" in d.value.columns)  # a column per k: fits 390 px
+        assert list(numbering.columns) == ["k = 1", "k = 4"] and list(numbering.index) == [
+            "positions kept (this page)", "StreamingLLM's numbering"]
+        assert numbering["k = 4"].iloc[1] == pytest.approx(M.streamed(lm, default_ids, window, 4, n_new).renumbered)
+        shown = [c.value for c in at.code][-4:]  # a newline or space generated reads as ↵ or ␣ (an empty box before)
+        expected = [llm.visible_piece(llm.text(lm, M.streamed(lm, default_ids, window, s, n_new).generated).text)
+                    for s in (*M.SINK_COUNTS, None)]
+        assert shown == expected and not any(c in "".join(shown) for c in " \n")
 
 
 @pytest.mark.slow

@@ -25,6 +25,9 @@ def test_defaults_compare_cat_and_dog_with_shared_words_marked():
     assert any("per-token" in i.value for i in at.info)  # the sidebar says "lesson" by default
     ticks = figs["two_fig_weights_a"]["layout"]["yaxis"]["ticktext"]
     assert ticks == ["The (0) ★", "cat (1)", "sat (2) ★", "on (3) ★", "the (4) ★", "mat (5)"]
+    words = at.dataframe[0].value  # ★ in the word's own cell: three columns fit a 390 px phone (issue 47: five)
+    assert list(words.columns) == ["A", "B", "same word here?"]
+    assert list(words["A"]) == ["The ★", "cat", "sat ★", "on ★", "the ★", "mat"] and words["B"][1] == "dog"
     np.testing.assert_allclose(z(at, "two_fig_diff"), z(at, "two_fig_weights_a") - z(at, "two_fig_weights_b"),
                                atol=1e-12)
     assert figs["two_fig_diff"]["data"][0]["zmid"] == 0.0

@@ -7,10 +7,13 @@ import pytest
 
 from explorer.shell.charts import COLORBAR_AT, escape_label, heatmap
 from explorer.shell.charts.geometry import (
+    AXIS_PAD_PX,
     CELL_TEXT_MAX,
     COLORBAR_BELOW_PX,
     CROSS_MAX,
     GAP_MAX,
+    UPRIGHT_X_PX,
+    label_px,
     plotly_tick_step,
 )
 from explorer.shell.charts.heatmaps import HOVER_CELL_MAX
@@ -220,6 +223,18 @@ def test_a_colour_bar_below_gives_a_phones_map_the_width_of_the_side_bar_back():
     assert below.layout.xaxis.nticks == 8 and side.layout.xaxis.nticks is None
     with pytest.raises(ValueError, match="colorbar_at"):
         heatmap(w, labels, labels, colorbar_at="left")
+
+
+def test_a_bar_below_leaves_room_for_the_key_labels_a_phone_turns():
+    """Issue 47: the logit lens (31 blocks, 5 tokens) at 390 px: Plotly turned the key labels, which ran into the colour
+    bar's title placed for upright ones. A bar below now sits under the turned labels' margin; labels a phone keeps
+    upright keep the upright margin."""
+    rows = [f"block {i}" for i in range(31)]
+    cols = ["The (0)", "␣capital (1)", "␣of (2)", "␣France (3)", "␣is (4)"]
+    fig = heatmap(np.zeros((31, 5)), rows, cols, colorbar_at="below", height=760)
+    assert fig.layout.margin.b >= label_px(cols) + AXIS_PAD_PX + COLORBAR_BELOW_PX
+    short = heatmap(np.zeros((31, 3)), rows, ["a (0)", "b (1)", "c (2)"], colorbar_at="below", height=760)
+    assert short.layout.margin.b == UPRIGHT_X_PX + COLORBAR_BELOW_PX
 
 
 def test_plotly_picks_no_fewer_key_labels_than_a_phone_holds():
