@@ -20,10 +20,12 @@ The file (``SmolLM2-135M-Instruct.Q4_1.gguf``) stores the 210 matrices of the bl
 the parameters), the token embedding, which is also the output matrix behind every logit, in 8 bits (Q8_0,
 21 %), and the 61 norm vectors in float32.
 
-The same decoder reads three families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
-(the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE) and ``qwen3`` (Qwen3: an RMSNorm on
-each head's q and k before RoPE, the head width from ``attention.key_length``); the qwen files rotate split halves
-(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``).
+The same decoder reads four families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
+(the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE), ``qwen3`` (Qwen3: an RMSNorm on
+each head's q and k before RoPE, the head width from ``attention.key_length``) and ``gpt2`` (GPT-2: learned absolute
+positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE); the qwen files rotate split halves
+(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
+``tests/core/test_gpt2_tiny.py``).
 
 The package, one idea per module:
 

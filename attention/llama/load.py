@@ -72,12 +72,24 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
     llama: ``token_embd``, ``output_norm``, ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_q``,
     ``attn_k``, ``attn_v``, ``attn_output``, ``ffn_norm``, ``ffn_gate``, ``ffn_up``, ``ffn_down`` (``.weight``);
     qwen2 adds ``attn_q.bias``, ``attn_k.bias``, ``attn_v.bias``; qwen3 adds ``attn_q_norm.weight`` and
-    ``attn_k_norm.weight`` ``[d_head]``. Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
+    ``attn_k_norm.weight`` ``[d_head]``; gpt2: ``token_embd``, ``position_embd`` ``[context_length, d_model]``,
+    ``output_norm`` (weight and bias), ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_qkv``,
+    ``attn_output``, ``ffn_norm``, ``ffn_up``, ``ffn_down``, each a ``.weight`` and a ``.bias``.
+    Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
     """
     c = config
     expected = {"token_embd.weight": (c.vocab_size, c.d_model), "output_norm.weight": (c.d_model,)}
     if not tied:
         expected["output.weight"] = (c.vocab_size, c.d_model)
+    if c.architecture == "gpt2":
+        expected |= {"position_embd.weight": (c.context_length, c.d_model), "output_norm.bias": (c.d_model,)}
+        qkv = (c.n_heads + 2 * c.n_kv_heads) * c.d_head
+        for i in range(c.n_layers):
+            for part, shape in (("attn_norm", (c.d_model,)), ("attn_qkv", (qkv, c.d_model)),
+                                ("attn_output", (c.d_model, c.n_heads * c.d_head)), ("ffn_norm", (c.d_model,)),
+                                ("ffn_up", (c.d_ff, c.d_model)), ("ffn_down", (c.d_model, c.d_ff))):
+                expected |= {f"blk.{i}.{part}.weight": shape, f"blk.{i}.{part}.bias": shape[:1]}
+        return expected
     for i in range(c.n_layers):
         if c.qkv_bias:
             expected |= {f"blk.{i}.attn_q.bias": (c.n_heads * c.d_head,),
@@ -121,6 +133,17 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     layers = []
     for i in range(c.n_layers):
         p = f"blk.{i}."
+        if c.architecture == "gpt2":
+            layers.append(_Layer(
+                attn_norm=vector(p + "attn_norm.weight"), attn_norm_bias=vector(p + "attn_norm.bias"),
+                qkv=_read_linear(file, [p + "attn_qkv.weight"], compact), qkv_bias=vector(p + "attn_qkv.bias"),
+                o=_read_linear(file, [p + "attn_output.weight"], compact), o_bias=vector(p + "attn_output.bias"),
+                ffn_norm=vector(p + "ffn_norm.weight"), ffn_norm_bias=vector(p + "ffn_norm.bias"),
+                gate_up=_read_linear(file, [p + "ffn_up.weight"], compact), up_bias=vector(p + "ffn_up.bias"),
+                down=_read_linear(file, [p + "ffn_down.weight"], compact), down_bias=vector(p + "ffn_down.bias"),
+            ))
+            gguf_file.release_pages(file.data)
+            continue
         layers.append(_Layer(
             attn_norm=vector(p + "attn_norm.weight"),
             qkv=_read_linear(file, [p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"], compact),
@@ -135,8 +158,12 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
         gguf_file.release_pages(file.data)  # the layer's file pages: the model holds its own copy
     embedding = _Embedding(file, "token_embd.weight", compact)
     output = _Embedding(file, "output.weight", compact) if "output.weight" in file.tensors else embedding
+    learned = c.positions == "learned"
+    position_embedding = vector("position_embd.weight") if learned else None  # float32 [context_length, d_model]
+    output_norm_bias = vector("output_norm.bias") if c.norm == "layer" else None
     gguf_file.release_pages(file.data)
     return LlamaModel(config, layers, embedding, output, vector("output_norm.weight"),
                       ByteLevelBPE(tokenizer, tokens, types, config.max_tokens),
-                      mode, Path(path), metadata.get("tokenizer.chat_template"))
+                      mode, Path(path), metadata.get("tokenizer.chat_template"),
+                      position_embedding=position_embedding, output_norm_bias=output_norm_bias)
 
