@@ -33,7 +33,7 @@ The package, one idea per module:
 * :mod:`~attention.llama.gguf_file`: finding, verifying and reading the GGUF weights file;
 * :mod:`~attention.llama.weights`: how the matrices are held (dense float32, or the file's 4-/8-bit codes);
 * :mod:`~attention.llama.tokenizer`: the byte-level BPE (text <-> ids, token bytes, text with pending bytes);
-* :mod:`~attention.llama.blocks`: RMSNorm, RoPE and SwiGLU, small pure functions;
+* :mod:`~attention.llama.blocks`: RMSNorm, RoPE and SwiGLU (and GPT-2's LayerNorm and GELU), small pure functions;
 * :mod:`~attention.llama.kv_cache`: :class:`KVCache`;
 * :mod:`~attention.llama.sampling`: the one rule for choosing the next token;
 * :mod:`~attention.llama.model`: :class:`LlamaModel` (forward pass with its interventions, one head's steps,
@@ -42,6 +42,8 @@ The package, one idea per module:
   knockouts, activation patching): functions taking the model (``interventions.logit_lens(model, ids)``);
 * :mod:`~attention.llama.variants`: perplexity, the KV-cache conversions (``variants.kv_variant(model, "mha" |
   "mqa" | ("latent", r))``), StreamingLLM's numbering inside the cache, greedy generation with a window;
+* :mod:`~attention.llama.memory`: what a file needs in a weights mode, what the machine has free (``MemAvailable``,
+  a cgroup's room), the refusal before loading;
 * :mod:`~attention.llama.load`: :func:`load`.
 
 The attention is this package's :func:`attention.core.scaled_dot_product_attention`. Everything runs in float32,
@@ -70,7 +72,7 @@ host that may have 0.7 GB in all, and a heat map is unreadable long before that.
 
 from __future__ import annotations
 
-from . import blocks, gguf_file, variants
+from . import blocks, gguf_file, memory, variants
 from .config import ARCHITECTURES, MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
@@ -81,6 +83,6 @@ from .weights import WEIGHT_MODES
 
 __all__ = [
     "ABLATIONS", "ARCHITECTURES", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "ForwardOutput", "HeadSteps", "KVCache",
-    "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "sample_next",
-    "sampling_distribution", "variants",
+    "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file", "load", "memory",
+    "sample_next", "sampling_distribution", "variants",
 ]

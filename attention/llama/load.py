@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import gguf_file
+from . import gguf_file, memory
 from .config import LlamaConfig, check_architecture
 from .model import LlamaModel
 from .tokenizer import ByteLevelBPE, build_tokenizer
@@ -50,7 +50,8 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
         ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF file, an architecture other than
             :data:`attention.llama.config.ARCHITECTURES` (checked before the tokenizer), an unknown pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
-            ignored otherwise), an unknown ``weights`` mode.
+            ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
+            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read).
     """
     mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
     mode = mode.strip().lower()
@@ -126,6 +127,12 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
         if file.tensors[name].shape != shape:
             raise ValueError(f"{path.name}: tensor {name!r} has shape {list(file.tensors[name].shape)}, "
                              f"expected {list(shape)}")
+    free = memory.available_bytes()  # before any tensor is read: a file too big is refused with the estimate
+    needed = memory.estimate_bytes(file.tensors, c, mode)
+    hint = ""
+    if free is not None and needed > free and not compact:
+        hint = f" (compact weights would need about {memory.gb(memory.estimate_bytes(file.tensors, c, 'compact'))})"
+    memory.check_fits(needed, free, f"{path.name} in {mode} weights", hint)
 
     def vector(name):
         return gguf_file.dequantize(file, name)
