@@ -20,12 +20,14 @@ The file (``SmolLM2-135M-Instruct.Q4_1.gguf``) stores the 210 matrices of the bl
 the parameters), the token embedding, which is also the output matrix behind every logit, in 8 bits (Q8_0,
 21 %), and the 61 norm vectors in float32.
 
-The same decoder reads four families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
+The same decoder reads five families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
 (the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE), ``qwen3`` (Qwen3: an RMSNorm on
 each head's q and k before RoPE, the head width from ``attention.key_length``) and ``gpt2`` (GPT-2: learned absolute
-positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE); the qwen files rotate split halves
+positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE) and ``gemma3`` (Gemma 3: the embedding
+scaled by sqrt(d_model), norms before and after attention and MLP, q/k norms, a GELU gated MLP, sliding-window local
+layers with their own RoPE base between global ones); the qwen and gemma3 files rotate split halves
 (``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
-``tests/core/test_gpt2_tiny.py``).
+``test_gpt2_tiny.py``, ``test_gemma3_tiny.py``); Gemma's own SentencePiece vocabulary is not read yet.
 
 The package, one idea per module:
 

@@ -1,6 +1,6 @@
 """The architecture of a decoder, read from the GGUF metadata (:class:`LlamaConfig`).
 
-Four families share this decoder (:data:`ARCHITECTURES`, the file's ``general.architecture``):
+Five families share this decoder (:data:`ARCHITECTURES`, the file's ``general.architecture``):
 
 * ``llama`` (SmolLM2, Llama, TinyLlama, Mistral): the block as in ``model.py``; the file's W_q/W_k rows are
   permuted for RoPE on adjacent pairs;
@@ -10,31 +10,41 @@ Four families share this decoder (:data:`ARCHITECTURES`, the file's ``general.ar
   RoPE on split halves;
 * ``gpt2`` (GPT-2): learned absolute positions (``position_embd``, ``[context_length, d_model]``) added to the
   token embedding instead of RoPE, LayerNorm (weight and bias) before attention, before the MLP and at the end,
-  fused ``attn_qkv`` with a bias, biases on ``W_o`` and on the GELU (tanh) MLP ``ffn_up`` / ``ffn_down`` (no gate).
+  fused ``attn_qkv`` with a bias, biases on ``W_o`` and on the GELU (tanh) MLP ``ffn_up`` / ``ffn_down`` (no gate);
+* ``gemma3`` (Gemma 3): the embedding scaled by ``sqrt(d_model)``, RMSNorms before AND after attention and the MLP
+  (``post_attention_norm``, ``post_ffw_norm``; the file stores each gain as transformers' ``1 + w``: llama.cpp's
+  converter adds the 1), an RMSNorm on each head's q and k, a GELU (tanh) gated MLP, RoPE on split halves, and
+  sliding-window layers (``attention.sliding_window`` keys, their own RoPE base ``rope.freq_base_swa``, default
+  10,000) between global ones (every ``attention.sliding_window_pattern``-th layer, default 6, is global).
 
 The block's parts are chosen by the config (:attr:`LlamaConfig.norm`, :attr:`~LlamaConfig.positions`,
 :attr:`~LlamaConfig.mlp`, :attr:`~LlamaConfig.linear_bias`), not by a second copy of the forward pass.
 
 Source: the ``<arch>.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"; llama.cpp's
 ``gguf-py/gguf/constants.py`` for the tensors of ``QWEN2`` / ``QWEN3`` and ``llama_model_rope_type``:
-``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3, ``NONE`` for gpt2; ``MODEL_TENSORS[GPT2]``);
+``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3/gemma3, ``NONE`` for gpt2; ``MODEL_TENSORS[GPT2]``,
+``MODEL_TENSORS[GEMMA3]``; llama.cpp's ``LLM_ARCH_GEMMA3`` hparams: ``set_swa_pattern(6)``, SWA base 10,000);
 SmolLM2-135M's values are listed in ``shared/docs/real_model.md``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 __all__ = ["ARCHITECTURES", "MAX_TOKENS", "ROPE_LAYOUTS", "LlamaConfig", "check_architecture"]
 
-ARCHITECTURES = ("llama", "qwen2", "qwen3", "gpt2")
+ARCHITECTURES = ("llama", "qwen2", "qwen3", "gpt2", "gemma3")
 """The ``general.architecture`` values this package reads (see the module docstring)."""
 
 ROPE_LAYOUTS = ("adjacent", "halves")
 """Which coordinates RoPE turns together: ``(2i, 2i+1)`` (llama.cpp's ``NORM``, the llama files' layout) or
 ``(i, i + d_head/2)`` (``NEOX``, transformers' ``rotate_half``: the qwen2/qwen3 files' layout)."""
 
-_ROPE_LAYOUT = {"llama": "adjacent", "qwen2": "halves", "qwen3": "halves", "gpt2": None}
+_ROPE_LAYOUT = {"llama": "adjacent", "qwen2": "halves", "qwen3": "halves", "gpt2": None, "gemma3": "halves"}
+GEMMA3_SLIDING_WINDOW_PATTERN = 6
+"""Gemma 3's default: layers ``i`` with ``(i + 1) % 6 != 0`` are sliding-window (local) layers (llama.cpp's and
+transformers' ``Gemma3TextConfig`` default)."""
 
 
 def check_architecture(metadata: dict) -> str:
@@ -74,11 +84,17 @@ class LlamaConfig:
             per layer instead of the keys and values.
         architecture: ``general.architecture``, one of :data:`ARCHITECTURES` ['llama'].
         qkv_bias: Q, K and V have biases (qwen2, gpt2) [False]. qk_norm: an RMSNorm on each head's q and k before RoPE
-            (qwen3) [False]. rope_layout: one of :data:`ROPE_LAYOUTS` ['adjacent'], ``None`` without RoPE (gpt2).
+            (qwen3, gemma3) [False]. rope_layout: one of :data:`ROPE_LAYOUTS` ['adjacent'], ``None`` without RoPE
+            (gpt2).
         norm: ``"rms"`` (RMSNorm, a gain) or ``"layer"`` (LayerNorm, a gain and a bias: gpt2) ['rms'].
         positions: ``"rope"`` or ``"learned"`` (absolute position embeddings added to the token's: gpt2) ['rope'].
-        mlp: ``"swiglu"`` (``down(silu(gate x) * up x)``) or ``"gelu"`` (``down(gelu_tanh(up x))``: gpt2) ['swiglu'].
+        mlp: ``"swiglu"`` (``down(silu(gate x) * up x)``), ``"gelu"`` (``down(gelu_tanh(up x))``: gpt2) or
+            ``"geglu"`` (``down(gelu_tanh(gate x) * up x)``: gemma3) ['swiglu'].
         linear_bias: ``W_o``, ``ffn_up`` and ``ffn_down`` have biases (gpt2) [False].
+        embed_scale: the token embedding is multiplied by it (gemma3: ``sqrt(d_model)``) [1.0].
+        post_norms: an RMSNorm on the attention's and the MLP's outputs before they join the stream (gemma3) [False].
+        sliding_window: the local layers' window (each query sees its last ``sliding_window`` keys), or ``None``
+            [None]. local_layers: the layers that use it (gemma3) [()]. rope_theta_local: their RoPE base [None].
     """
 
     n_layers: int
@@ -104,6 +120,11 @@ class LlamaConfig:
     positions: str = "rope"
     mlp: str = "swiglu"
     linear_bias: bool = False
+    embed_scale: float = 1.0
+    post_norms: bool = False
+    sliding_window: int | None = None
+    local_layers: tuple[int, ...] = ()
+    rope_theta_local: float | None = None
 
     @property
     def group_size(self) -> int:
@@ -168,16 +189,35 @@ class LlamaConfig:
         if vocab_size != n_tokens:
             raise ValueError(f"{arch}.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
         context_length = key("context_length")
-        gpt2 = arch == "gpt2"
+        gpt2, gemma3 = arch == "gpt2", arch == "gemma3"
+        n_layers = key("block_count")
+        sliding_window, local_layers, rope_theta_local = None, (), None
+        if gemma3:
+            sliding_window = key("attention.sliding_window")
+            if sliding_window <= 0:
+                raise ValueError(f"{arch}.attention.sliding_window must be positive, got {sliding_window}")
+            pattern = metadata.get(f"{arch}.attention.sliding_window_pattern", GEMMA3_SLIDING_WINDOW_PATTERN)
+            if isinstance(pattern, list | tuple):  # one flag per layer (llama.cpp's swa_layers)
+                if len(pattern) != n_layers:
+                    raise ValueError(f"{arch}.attention.sliding_window_pattern has {len(pattern)} flags for "
+                                     f"{n_layers} layers")
+                local_layers = tuple(i for i, flag in enumerate(pattern) if flag)
+            elif int(pattern) > 0:
+                local_layers = tuple(i for i in range(n_layers) if (i + 1) % int(pattern))
+            else:
+                raise ValueError(f"{arch}.attention.sliding_window_pattern must be positive, got {pattern!r}")
+            rope_theta_local = float(metadata.get(f"{arch}.rope.freq_base_swa", 10000.0))
         bos, eos = metadata.get("tokenizer.ggml.bos_token_id"), metadata.get("tokenizer.ggml.eos_token_id")
         return cls(
-            n_layers=key("block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
+            n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
             d_ff=key("feed_forward_length"), vocab_size=vocab_size,
             rope_theta=float(metadata.get(f"{arch}.rope.freq_base", 10000.0)),
             rms_eps=key("attention.layer_norm_epsilon" if gpt2 else "attention.layer_norm_rms_epsilon", float),
             context_length=context_length, max_tokens=min(MAX_TOKENS, context_length),
             bos_id=None if bos is None else int(bos), eos_id=None if eos is None else int(eos),
             name=str(metadata.get("general.name", "")), architecture=arch, qkv_bias=arch in ("qwen2", "gpt2"),
-            qk_norm=arch == "qwen3", rope_layout=_ROPE_LAYOUT[arch], norm="layer" if gpt2 else "rms",
-            positions="learned" if gpt2 else "rope", mlp="gelu" if gpt2 else "swiglu", linear_bias=gpt2,
+            qk_norm=arch in ("qwen3", "gemma3"), rope_layout=_ROPE_LAYOUT[arch], norm="layer" if gpt2 else "rms",
+            positions="learned" if gpt2 else "rope", mlp="gelu" if gpt2 else "geglu" if gemma3 else "swiglu",
+            linear_bias=gpt2, embed_scale=math.sqrt(d_model) if gemma3 else 1.0, post_norms=gemma3,
+            sliding_window=sliding_window, local_layers=local_layers, rope_theta_local=rope_theta_local,
         )

@@ -263,15 +263,21 @@ def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutp
     each MLP) add up to it exactly.
 
     Raises:
-        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, or a ``run`` of other ids.
+        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, a ``run`` of other ids, or an
+            architecture with norms after the sub-layers (gemma3: the parts would not add up; the message names it).
 
     Source: Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits" (the residual stream as a
     sum of the components' outputs); TransformerLens ``ActivationCache.logit_attrs`` / ``decompose_resid``.
     """
+    c = model.config
+    if c.post_norms:
+        raise ValueError(f"logit_attribution splits a logit over each head's o_h @ W_o; this model is "
+                         f"{c.architecture!r}, whose attention and MLP outputs pass through a norm "
+                         "(post_attention_norm, post_ffw_norm) before they join the stream, so such parts would not "
+                         "add up to the logit")
     ids = model._check_ids(ids)
     token_id = _token(model, token_id)
     run = _clean_run(model, ids, run)
-    c = model.config
     final = run.residuals[-1, -1].astype(np.float64)  # [d_model]
     unembed = model._output.lookup(np.array([token_id]))[0].astype(np.float64)  # E[t], [d_model]
     direction = model._output_norm.astype(np.float64) * unembed  # [d_model]

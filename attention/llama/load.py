@@ -73,7 +73,8 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
     llama: ``token_embd``, ``output_norm``, ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_q``,
     ``attn_k``, ``attn_v``, ``attn_output``, ``ffn_norm``, ``ffn_gate``, ``ffn_up``, ``ffn_down`` (``.weight``);
     qwen2 adds ``attn_q.bias``, ``attn_k.bias``, ``attn_v.bias``; qwen3 adds ``attn_q_norm.weight`` and
-    ``attn_k_norm.weight`` ``[d_head]``; gpt2: ``token_embd``, ``position_embd`` ``[context_length, d_model]``,
+    ``attn_k_norm.weight`` ``[d_head]``; gemma3 has qwen3's and ``post_attention_norm.weight``, ``post_ffw_norm.weight``
+    ``[d_model]``; gpt2: ``token_embd``, ``position_embd`` ``[context_length, d_model]``,
     ``output_norm`` (weight and bias), ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_qkv``,
     ``attn_output``, ``ffn_norm``, ``ffn_up``, ``ffn_down``, each a ``.weight`` and a ``.bias``.
     Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
@@ -98,6 +99,9 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
                          f"blk.{i}.attn_v.bias": (c.n_kv_heads * c.d_head,)}
         if c.qk_norm:
             expected |= {f"blk.{i}.attn_q_norm.weight": (c.d_head,), f"blk.{i}.attn_k_norm.weight": (c.d_head,)}
+        if c.post_norms:
+            expected |= {f"blk.{i}.post_attention_norm.weight": (c.d_model,),
+                         f"blk.{i}.post_ffw_norm.weight": (c.d_model,)}
         expected |= {
             f"blk.{i}.attn_norm.weight": (c.d_model,), f"blk.{i}.ffn_norm.weight": (c.d_model,),
             f"blk.{i}.attn_q.weight": (c.n_heads * c.d_head, c.d_model),
@@ -161,6 +165,8 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
             qkv_bias=np.concatenate([vector(p + f"attn_{x}.bias") for x in "qkv"]) if c.qkv_bias else None,
             q_norm=vector(p + "attn_q_norm.weight") if c.qk_norm else None,
             k_norm=vector(p + "attn_k_norm.weight") if c.qk_norm else None,
+            post_attn_norm=vector(p + "post_attention_norm.weight") if c.post_norms else None,
+            post_ffn_norm=vector(p + "post_ffw_norm.weight") if c.post_norms else None,
         ))
         gguf_file.release_pages(file.data)  # the layer's file pages: the model holds its own copy
     embedding = _Embedding(file, "token_embd.weight", compact)

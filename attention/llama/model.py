@@ -23,6 +23,11 @@ config: qwen2's biases on Q, K, V, qwen3's RMSNorm on each head's q and k, and g
     x = x + gelu_tanh(layer_norm(x, ffn_norm, ...) @ W_up + b_up) @ W_down + b_down
     logits = layer_norm(x, output_norm, output_norm_bias) @ E.T
 
+and gemma3's: ``x = E[ids] * sqrt(d_model)``; ``x = x + rms_norm(attention(rms_norm(x, attn_norm)),
+post_attention_norm)``; ``x = x + rms_norm(down(gelu_tanh(gate h) * up h), post_ffw_norm)`` with ``h =
+rms_norm(x, ffn_norm)``; q and k RMSNorm-ed per head; its local layers (``config.local_layers``) see only their last
+``config.sliding_window`` keys and turn by their own RoPE base (``config.rope_theta_local``).
+
 :meth:`LlamaModel.forward` also runs the model *changed* (for the lessons on causes, sinks and caches):
 
 * ``ablate`` / ``ablation``: named query heads' outputs (``o_h`` above, their ``weights · V`` before
@@ -118,7 +123,8 @@ class HeadSteps:
             coordinates ``(2i, 2i+1)``, qwen's ``(i, i + d_head/2)``; ``q[:, hf_order]`` is transformers' layout).
             v: ``x_normed @ W_v`` (``+ b_v``) ``[n, d_head]``.
         scores: ``q @ k.T`` ``[n, n]`` (all cells, the masked ones too). scale: ``1/sqrt(d_head)``.
-        scaled_scores: ``scores * scale`` ``[n, n]``. mask: bool ``[n, n]``, True = may attend (causal).
+        scaled_scores: ``scores * scale`` ``[n, n]``. mask: bool ``[n, n]``, True = may attend (causal; a gemma3
+            local layer's also only the last ``config.sliding_window`` keys).
         weights: softmax of the allowed scaled scores ``[n, n]``; exactly 0 where ``mask`` is False.
         output: ``weights @ v`` ``[n, d_head]`` (this head's slice of the input to ``W_o``).
         hf_order: int ``[d_head]``, :func:`attention.llama.blocks.rope_gguf_to_hf` for llama's layout, the
@@ -318,20 +324,24 @@ class LlamaModel:
         return store, start
 
     @staticmethod
-    def _mask(n: int, start: int, plan: _Plan) -> np.ndarray | None:
+    def _mask(n: int, start: int, plan: _Plan, sliding: int | None = None) -> np.ndarray | None:
         """Which keys each new query sees: bool ``[n, start + n]`` (True = may attend), or ``None`` for one
         query with nothing masked.
 
         Causal, aligned bottom-right (new queries come after the cached keys: query ``i`` sees keys
         ``0 .. start + i``); with a ``window`` shorter than the sequence, query ``p`` sees only keys
-        ``p - window < j <= p`` and the first ``sinks`` keys.
+        ``p - window < j <= p`` and the first ``sinks`` keys; a local layer's ``sliding`` window (gemma3) keeps, of
+        those, only ``p - sliding < j`` (no sinks).
         """
         end = start + n
         p, j = np.arange(start, end)[:, None], np.arange(end)[None, :]
         allowed = j <= p  # [n, end]
+        narrowed = False
         if plan.window is not None and plan.window < end:
-            return allowed & ((j > p - plan.window) | (j < plan.sinks))
-        return None if n == 1 else allowed
+            allowed, narrowed = allowed & ((j > p - plan.window) | (j < plan.sinks)), True
+        if sliding is not None and sliding < end:
+            allowed, narrowed = allowed & (j > p - sliding), True
+        return None if n == 1 and not narrowed else allowed
 
     def _rope(self, x: np.ndarray, angles) -> np.ndarray:
         """RoPE on ``x [..., n, d_head]`` in the file's layout (``config.rope_layout``): adjacent pairs
@@ -342,15 +352,20 @@ class LlamaModel:
             return x
         return apply_rope(x, angles) if layout == "adjacent" else apply_rope_half(x, angles)
 
-    def _angles(self, positions: np.ndarray):
-        """RoPE angles ``[n, d_head/2]`` for ``positions [n]``, or ``None`` without RoPE (gpt2)."""
+    def _angles(self, positions: np.ndarray, local: bool = False):
+        """RoPE angles ``[n, d_head/2]`` for ``positions [n]`` (a local layer's with ``config.rope_theta_local``),
+        or ``None`` without RoPE (gpt2)."""
         c = self.config
-        return None if c.positions != "rope" else rope_angles(positions, c.d_head, c.rope_theta)
+        if c.positions != "rope":
+            return None
+        return rope_angles(positions, c.d_head, c.rope_theta_local if local else c.rope_theta)
 
     def _embed(self, ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The stream entering block 0, float32 ``[n, d_model]``: ``E[ids]``, plus ``P[positions]`` with learned
-        positions (gpt2)."""
+        """The stream entering block 0, float32 ``[n, d_model]``: ``E[ids]`` (times ``config.embed_scale``: gemma3),
+        plus ``P[positions]`` with learned positions (gpt2)."""
         x = self._embedding.lookup(ids)
+        if self.config.embed_scale != 1.0:  # gemma3: sqrt(d_model), in float32 as transformers
+            x *= np.float32(self.config.embed_scale)
         if self._position_embedding is not None:
             x += self._position_embedding[positions]
         return x
@@ -416,14 +431,16 @@ class LlamaModel:
 
     def _mlp(self, layer: _Layer, h: np.ndarray, scratch) -> np.ndarray:
         """The MLP on normalised ``h [..., n, d_model]`` -> the same shape: SwiGLU (= ``blocks.swiglu``, fused
-        weights), or gpt2's ``gelu_tanh(h @ W_up + b_up) @ W_down + b_down`` (``config.mlp == "gelu"``)."""
+        weights; gemma3: GELU-tanh in place of SiLU), or gpt2's ``gelu_tanh(h @ W_up + b_up) @ W_down + b_down``
+        (``config.mlp == "gelu"``)."""
         gate_up = h.reshape(-1, h.shape[-1]) @ layer.gate_up.widen(scratch)  # [B n, 2 d_ff] (gelu: [B n, d_ff])
         if self.config.mlp == "gelu":
             out = gelu_tanh(gate_up + layer.up_bias) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d_model]
             out += layer.down_bias
             return out.reshape(h.shape)
         d_ff = self.config.d_ff
-        out = (silu(gate_up[:, :d_ff]) * gate_up[:, d_ff:]) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d]
+        act = gelu_tanh if self.config.mlp == "geglu" else silu  # gemma3's gate: GELU (tanh)
+        out = (act(gate_up[:, :d_ff]) * gate_up[:, d_ff:]) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d]
         return out.reshape(h.shape)
 
     @staticmethod
@@ -448,6 +465,8 @@ class LlamaModel:
         positions = plan.position_offset + np.arange(start, start + n)
         angles = self._angles(positions)  # [n, dh/2], None without RoPE
         mask = self._mask(n, start, plan)
+        if c.local_layers:  # gemma3's sliding-window layers: their own window and RoPE base
+            local_angles, local_mask = self._angles(positions, local=True), self._mask(n, start, plan, c.sliding_window)
         n_run = c.n_layers - first
         keep = plan.keep_activations
         attentions = np.empty((n_run, c.n_heads, n, start + n), np.float32) if need_weights else None
@@ -465,10 +484,16 @@ class LlamaModel:
             if keep:
                 residuals[index - first] = x[0]
             layer = self._layers[index]
-            a, weights, o = self._attention(layer, self._norm(x, layer.attn_norm, layer.attn_norm_bias), angles, mask,
+            local = index in c.local_layers
+            a, weights, o = self._attention(layer, self._norm(x, layer.attn_norm, layer.attn_norm_bias),
+                                            local_angles if local else angles, local_mask if local else mask,
                                             store, index, start, need_weights, plan, scratch)
+            if layer.post_attn_norm is not None:  # gemma3: a norm on what the attention adds
+                a = rms_norm(a, layer.post_attn_norm, c.rms_eps)
             x = x + a
             m = self._mlp(layer, self._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
+            if layer.post_ffn_norm is not None:
+                m = rms_norm(m, layer.post_ffn_norm, c.rms_eps)
             x = x + m
             if need_weights:
                 attentions[index - first] = weights[0]
@@ -643,16 +668,21 @@ class LlamaModel:
         if lay.q_norm is not None:  # qwen3
             q_raw, k_raw = rms_norm(q_raw, lay.q_norm, c.rms_eps), rms_norm(k_raw, lay.k_norm, c.rms_eps)
         positions = np.arange(n)
-        angles = self._angles(positions)  # [n, dh/2], None without RoPE (gpt2)
+        local = layer in c.local_layers  # gemma3: a sliding-window layer, its own RoPE base
+        angles = self._angles(positions, local)  # [n, dh/2], None without RoPE (gpt2)
+        mask, narrowed = np.tri(n, dtype=bool), local and c.sliding_window < n
+        if narrowed:
+            mask &= ~np.tri(n, k=-c.sliding_window, dtype=bool)  # key j seen from p only if p - j < sliding_window
         q, k = self._rope(q_raw, angles), self._rope(k_raw, angles)
         scale = 1.0 / math.sqrt(dh)
-        output, weights = scaled_dot_product_attention(q, k, v, is_causal=n > 1, scale=scale)
+        output, weights = scaled_dot_product_attention(q, k, v, mask if narrowed else None,
+                                                       is_causal=n > 1 and not narrowed, scale=scale)
         scores = q @ k.T  # [n, dh] x [dh, n] -> [n, n]
         return HeadSteps(
             layer=layer, head=head, kv_head=kv_head, tokens=tuple(ids.tolist()), positions=positions, x=x,
             x_normed=x_normed, W_q=W[:, cols["q"]].copy(), W_k=W[:, cols["k"]].copy(), W_v=W[:, cols["v"]].copy(),
             q_before_rope=q_raw, k_before_rope=k_raw, angles=angles, q=q, k=k, v=v, scores=scores, scale=scale,
-            scaled_scores=scores * np.float32(scale), mask=np.tri(n, dtype=bool), weights=weights, output=output,
+            scaled_scores=scores * np.float32(scale), mask=mask, weights=weights, output=output,
             hf_order=rope_gguf_to_hf(dh) if c.rope_layout == "adjacent" else np.arange(dh), b_q=bias["q"],
             b_k=bias["k"], b_v=bias["v"], q_norm=None if lay.q_norm is None else lay.q_norm.copy(),
             k_norm=None if lay.k_norm is None else lay.k_norm.copy(),

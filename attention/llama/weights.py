@@ -223,10 +223,13 @@ class _Layer:
     o_bias: np.ndarray | None = None  # gpt2: b_o [d_model]
     up_bias: np.ndarray | None = None  # gpt2: b_up [d_ff]
     down_bias: np.ndarray | None = None  # gpt2: b_down [d_model]
+    post_attn_norm: np.ndarray | None = None  # gemma3: RMSNorm gain on the attention's output [d_model]
+    post_ffn_norm: np.ndarray | None = None  # gemma3: RMSNorm gain on the MLP's output [d_model]
 
     @property
     def nbytes(self) -> int:
         extra = sum(v.nbytes for v in (self.qkv_bias, self.q_norm, self.k_norm, self.attn_norm_bias,
-                                       self.ffn_norm_bias, self.o_bias, self.up_bias, self.down_bias) if v is not None)
+                                       self.ffn_norm_bias, self.o_bias, self.up_bias, self.down_bias,
+                                       self.post_attn_norm, self.post_ffn_norm) if v is not None)
         return (self.attn_norm.nbytes + self.ffn_norm.nbytes + extra
                 + sum(w.nbytes for w in (self.qkv, self.o, self.gate_up, self.down)))

@@ -86,6 +86,12 @@ TINY_GPT2 = {"arch": "gpt2", "n_layers": 2, "d_model": 64, "n_heads": 4, "n_kv_h
 """GPT-2's block (learned positions, LayerNorm, fused QKV with biases, GELU MLP with biases) at a tiny size:
 d_head 16, and what transformers' GGUF loader for GPT-2 needs: exactly 1,024 position rows (its ``n_positions``
 default; it does not read ``context_length`` into it) and an MLP of 4 d_model (it has no key for ``n_inner``)."""
+TINY_GEMMA3 = {"arch": "gemma3", "n_layers": 6, "d_model": 64, "n_heads": 4, "n_kv_heads": 2, "d_head": 256,
+               "d_ff": 128, "context_length": 128, "rope_theta": 1000000.0, "rms_eps": 1e-6, "sliding_window": 4}
+"""Gemma 3's block at a tiny size: 6 layers (the default pattern: layers 0-4 local with a window of 4 keys and RoPE
+base 10,000, layer 5 global with 1e6), GQA 4/2, and d_head 256 from ``key_length``: transformers scales Gemma 3's
+scores by ``query_pre_attn_scalar ** -0.5`` (256 by default; the GGUF has no key for it) where llama.cpp and this
+reader use ``1 / sqrt(d_head)``, so the two agree only at d_head 256."""
 GPT2_SPECIALS = ["<|endoftext|>"]
 GPT2_MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "1 2", "12 3", "' s", "Ġ Ġ", "Ä °", "Ä ±", "Ġ ì",
                "æ Ĺ", "Ġ 1"]
@@ -180,7 +186,8 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
     :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
     ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
-    ``"rope_theta"``) writes GPT-2's tensors and keys. The values are random either way: their RoPE layout is
+    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
+    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
     whatever the reader assumes.
 
     ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
@@ -211,8 +218,10 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
                    f"blk.{i}.ffn_down.weight": (d, c["d_ff"])}
         if arch == "qwen2":
             shapes |= {f"blk.{i}.attn_q.bias": (H,), f"blk.{i}.attn_k.bias": (KV,), f"blk.{i}.attn_v.bias": (KV,)}
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             shapes |= {f"blk.{i}.attn_q_norm.weight": (dh,), f"blk.{i}.attn_k_norm.weight": (dh,)}
+        if arch == "gemma3":  # the gains as stored: transformers' 1 + w (llama.cpp's converter adds the 1)
+            shapes |= {f"blk.{i}.post_attention_norm.weight": (d,), f"blk.{i}.post_ffw_norm.weight": (d,)}
     weights = {}
     for tensor, shape in shapes.items():
         if tensor.endswith(".bias"):
@@ -237,6 +246,8 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
         writer.add_rope_freq_base(c["rope_theta"])
         writer.add_rope_dimension_count(dh)
         writer.add_layer_norm_rms_eps(c["rms_eps"])
+    if "sliding_window" in c:
+        writer.add_sliding_window(c["sliding_window"])
     if "d_head" in c:
         writer.add_key_length(dh)
         writer.add_value_length(dh)
@@ -346,10 +357,12 @@ def assert_greedy_generation_matches(model: llama.LlamaModel, hf, ids: list[int]
                                    rtol=0, atol=1e-5)
 
 
-def assert_intervention_identities(model: llama.LlamaModel, ids: list[int], corrupted: list[int]) -> None:
+def assert_intervention_identities(model: llama.LlamaModel, ids: list[int], corrupted: list[int], *,
+                                   attribution: bool = True) -> None:
     """The interventions' identities on any architecture: ablating nothing is the forward pass; patching the clean
     run's stream at block 0 (or every head's output and the final stream) into a ``corrupted`` run of the same
-    length gives the clean logits; the attribution's parts sum to the logit; a knockout is the ablated forward."""
+    length gives the clean logits; the attribution's parts sum to the logit (unless ``attribution`` is False: an
+    architecture that refuses it); a knockout is the ablated forward; the logit lens' last row is the logits."""
     c = model.config
     assert len(corrupted) == len(ids)
     run = model.forward(ids, keep_activations=True)
@@ -360,7 +373,7 @@ def assert_intervention_identities(model: llama.LlamaModel, ids: list[int], corr
     heads = {(layer, h): run.head_outputs[layer, h] for layer in range(c.n_layers) for h in range(c.n_heads)}
     last = model.forward(corrupted, patch={"head": heads, "resid": {(c.n_layers, len(ids) - 1): run.residuals[-1, -1]}})
     np.testing.assert_allclose(last.logits[-1], run.logits[-1], rtol=0, atol=1e-6)
-    for token in (int(run.logits[-1].argmax()), 7):
+    for token in (int(run.logits[-1].argmax()), 7) if attribution else ():
         a = iv.logit_attribution(model, ids, token, run=run)
         assert abs(a.total - a.logit) <= 1e-4 * max(1.0, abs(a.logit)), (a.total, a.logit)
     np.testing.assert_allclose(iv.knock_out(model, ids, [(1, 2)], run=run),

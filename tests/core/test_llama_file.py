@@ -231,8 +231,9 @@ def test_not_a_llama_file(tmp_path):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    # named before the tokenizer
     with pytest.raises(ValueError, match="unsupported model architecture: general.architecture is 'bert'; "
-                                         "supported: 'llama', 'qwen2', 'qwen3', 'gpt2'"):  # named before the tokenizer
+                                         "supported: 'llama', 'qwen2', 'qwen3', 'gpt2', 'gemma3'"):
         llama.load(path, expected_sha256=None)
 
 

@@ -158,7 +158,7 @@ def test_the_architecture_is_checked_before_the_tokenizer(tmp_path):
     path = tmp_path / "phi3.gguf"
     write_tiny_gguf(path, config={**TINY, "arch": "phi3"}, vocabulary=weird)
     with pytest.raises(ValueError, match=r"unsupported model architecture: general.architecture is 'phi3'; "
-                                         r"supported: 'llama', 'qwen2', 'qwen3', 'gpt2'"):
+                                         r"supported: 'llama', 'qwen2', 'qwen3', 'gpt2', 'gemma3'"):
         llama.load(path, expected_sha256=None)
     path = tmp_path / "pre.gguf"
     write_tiny_gguf(path, vocabulary=weird)
