@@ -338,6 +338,14 @@ def assert_forward_matches(model: llama.LlamaModel, hf, texts: list[str]) -> Non
         np.testing.assert_allclose(out.logits, logits, rtol=0, atol=1e-4)
 
 
+def assert_token_ids_match(model: llama.LlamaModel, tokenizer, texts: list[str]) -> None:
+    """Each text's token ids are transformers' ``tokenizer``'s, and both decode them back to the text."""
+    for text in texts:
+        ids = model.encode(text)
+        assert ids == tokenizer(text)["input_ids"], text
+        assert model.decode(ids) == tokenizer.decode(ids) == text
+
+
 def assert_greedy_generation_matches(model: llama.LlamaModel, hf, ids: list[int]) -> None:
     """20 greedy tokens with the KV cache are transformers' (with its cache); token by token, the cache gives the
     full pass's logits and attention rows within 1e-5."""

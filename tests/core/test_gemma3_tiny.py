@@ -26,6 +26,7 @@ from tests.core.llama_support import (
     assert_forward_matches,
     assert_greedy_generation_matches,
     assert_intervention_identities,
+    assert_token_ids_match,
     hf_reference,
     qwen_vocabulary,
     write_tiny_gguf,
@@ -85,10 +86,7 @@ def test_logits_and_every_attention_map_match_transformers(family):
 @pytest.mark.torch
 def test_token_ids_match_transformers_on_hard_texts(family):
     ours, _, tokenizer, _ = family
-    for text in HARD_TEXTS:
-        ids = ours.encode(text)
-        assert ids == tokenizer(text)["input_ids"], text
-        assert ours.decode(ids) == tokenizer.decode(ids) == text
+    assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from tests.core.llama_support import (
     assert_forward_matches,
     assert_greedy_generation_matches,
     assert_intervention_identities,
+    assert_token_ids_match,
     hf_reference,
     qwen_vocabulary,
     tiny_vocabulary,
@@ -94,10 +95,7 @@ def test_logits_and_every_attention_map_match_transformers(family):
 @pytest.mark.torch
 def test_token_ids_match_transformers_on_hard_texts(family):
     _, ours, _, tokenizer, _ = family
-    for text in HARD_TEXTS:
-        ids = ours.encode(text)
-        assert ids == tokenizer(text)["input_ids"], text
-        assert ours.decode(ids) == tokenizer.decode(ids) == text
+    assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
 
 
 def test_the_pre_tokenizer_is_qwen2s(qwen):
