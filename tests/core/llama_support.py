@@ -117,6 +117,7 @@ class Vocabulary:
     unk_id: int
     pad_id: int
     chat_template: str | None = None
+    model: str = "gpt2"  # tokenizer.ggml.model: "gpt2" is byte-level BPE, "llama" SentencePiece (Gemma's)
 
 
 def tiny_vocab() -> tuple[list[str], list[int], list[str]]:
@@ -252,7 +253,7 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
         writer.add_key_length(dh)
         writer.add_value_length(dh)
     writer.add_vocab_size(vocab)
-    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_model(v.model)
     writer.add_tokenizer_pre(v.pre)
     writer.add_token_list(v.tokens)
     writer.add_token_types(v.types)

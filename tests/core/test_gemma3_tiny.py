@@ -149,6 +149,16 @@ def test_what_gemma3_refuses_names_it(gemma):
             call()
 
 
+def test_a_sentencepiece_vocabulary_is_refused_naming_it(tmp_path):
+    """Real Gemma files carry a SentencePiece vocabulary (``tokenizer.ggml.model = "llama"``), not read yet: the
+    architecture passes, the tokenizer is named."""
+    path = tmp_path / "gemma3-sp.gguf"
+    vocabulary = qwen_vocabulary()
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=type(vocabulary)(**{**vocabulary.__dict__, "model": "llama"}))
+    with pytest.raises(ValueError, match=r"tokenizer.ggml.model is 'llama'; only byte-level BPE \('gpt2'\)"):
+        llama.load(path, expected_sha256=None)
+
+
 def test_quantized_files_in_both_weight_modes(tmp_path):
     path = tmp_path / "gemma3-q.gguf"
     write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=qwen_vocabulary(), quantized=True, seed=5)
