@@ -107,19 +107,36 @@ def estimate_bytes(tensors: dict, config: LlamaConfig, mode: str) -> int:
     Args:
         tensors: the file's tensor infos (``GGUFFile.tensors``: ``name -> info`` with ``shape`` and ``ggml_type``).
         config: the file's architecture. mode: ``"float32"`` (every tensor widened: 4 bytes a weight) or
-            ``"compact"`` (Q4_1 and Q8_0 matrices kept as block codes, :data:`_COMPACT_BYTES_PER_32`; any other type
-            widened to float32 as :func:`attention.llama.weights._read_linear` does).
+            ``"compact"`` (:data:`_COMPACT_BYTES_PER_32` for what :mod:`attention.llama.weights` keeps as block
+            codes: a block's fused matrices (Q, K, V; gate and up) whose parts are all Q4_1 or all Q8_0, and a Q8_0
+            token embedding or output matrix; everything else widened to float32, as it loads).
     """
-    total, layer = 0, {}
-    for name, info in tensors.items():
-        elements = 1
+    def elements(info) -> int:
+        count = 1
         for size in info.shape:
-            elements *= int(size)
-        per_32 = _COMPACT_BYTES_PER_32.get(info.ggml_type) if mode == "compact" and len(info.shape) == 2 else None
-        total += elements * 4 if per_32 is None else elements * per_32 // 32
+            count *= int(size)
+        return count
+
+    groups: dict[str, list] = {}  # what weights._read_linear fuses: one type for all parts, or widened
+    for name, info in tensors.items():
+        part = name.split(".")
         if name.startswith("blk.") and len(info.shape) == 2:
-            block = name.split(".")[1]
-            layer[block] = layer.get(block, 0) + elements
+            fused = {"attn_q": "qkv", "attn_k": "qkv", "attn_v": "qkv", "ffn_gate": "gate_up", "ffn_up": "gate_up"}
+            groups.setdefault(f"blk.{part[1]}.{fused.get(part[2], part[2])}", []).append(info)
+        elif name in ("token_embd.weight", "output.weight") and info.ggml_type == _Q8_0:
+            groups[name] = [info]  # weights._Embedding keeps only Q8_0 codes
+        else:
+            groups[name] = [info, None]  # never compact (norms, biases, position table, other embeddings)
+    total, layer = 0, {}
+    for key, infos in groups.items():
+        kinds = {info.ggml_type for info in infos if info is not None}
+        per_32 = (_COMPACT_BYTES_PER_32.get(kinds.pop()) if mode == "compact" and len(kinds) == 1
+                  and None not in infos else None)
+        for info in filter(None, infos):
+            total += elements(info) * 4 if per_32 is None else elements(info) * per_32 // 32
+            if key.startswith("blk.") and len(info.shape) == 2:  # one layer's matrices: what compact widens
+                block = key.split(".")[1]
+                layer[block] = layer.get(block, 0) + elements(info)
     return total + working_set_bytes(config, max(layer.values(), default=0), mode)
 
 

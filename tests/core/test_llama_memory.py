@@ -24,11 +24,15 @@ def test_the_message_gives_both_numbers_plainly():
 
 
 @pytest.mark.parametrize("quantized", [False, True])
-def test_the_estimate_is_the_weights_held_plus_the_working_set(tmp_path, quantized):
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_the_estimate_is_the_weights_held_plus_the_working_set(tmp_path, quantized, arch):
     """The weights part of the estimate is exactly what the loaded model holds, in both modes (F32, or Q4_1
-    matrices with a Q8_0 embedding kept as block codes in compact mode)."""
+    matrices with a Q8_0 embedding kept as block codes in compact mode; gpt2's Q4_1 position table is widened)."""
     path = tmp_path / "tiny.gguf"
-    write_tiny_gguf(path, quantized=quantized)
+    if arch == "gpt2":
+        write_tiny_gguf(path, config=TINY_GPT2, vocabulary=gpt2_vocabulary(), quantized=quantized)
+    else:
+        write_tiny_gguf(path, quantized=quantized)
     for mode in ("float32", "compact"):
         model = llama.load(path, weights=mode, expected_sha256=None)
         file = llama.gguf_file.read_gguf(path)
