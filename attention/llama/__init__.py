@@ -20,10 +20,14 @@ The file (``SmolLM2-135M-Instruct.Q4_1.gguf``) stores the 210 matrices of the bl
 the parameters), the token embedding, which is also the output matrix behind every logit, in 8 bits (Q8_0,
 21 %), and the 61 norm vectors in float32.
 
-The same decoder reads three families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
-(the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE) and ``qwen3`` (Qwen3: an RMSNorm on
-each head's q and k before RoPE, the head width from ``attention.key_length``); the qwen files rotate split halves
-(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``).
+The same decoder reads five families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
+(the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE), ``qwen3`` (Qwen3: an RMSNorm on
+each head's q and k before RoPE, the head width from ``attention.key_length``) and ``gpt2`` (GPT-2: learned absolute
+positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE) and ``gemma3`` (Gemma 3: the embedding
+scaled by sqrt(d_model), norms before and after attention and MLP, q/k norms, a GELU gated MLP, sliding-window local
+layers with their own RoPE base between global ones); the qwen and gemma3 files rotate split halves
+(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
+``test_gpt2_tiny.py``, ``test_gemma3_tiny.py``); Gemma's own SentencePiece vocabulary is not read yet.
 
 The package, one idea per module:
 
@@ -31,7 +35,7 @@ The package, one idea per module:
 * :mod:`~attention.llama.gguf_file`: finding, verifying and reading the GGUF weights file;
 * :mod:`~attention.llama.weights`: how the matrices are held (dense float32, or the file's 4-/8-bit codes);
 * :mod:`~attention.llama.tokenizer`: the byte-level BPE (text <-> ids, token bytes, text with pending bytes);
-* :mod:`~attention.llama.blocks`: RMSNorm, RoPE and SwiGLU, small pure functions;
+* :mod:`~attention.llama.blocks`: RMSNorm, RoPE and SwiGLU (and GPT-2's LayerNorm and GELU), small pure functions;
 * :mod:`~attention.llama.kv_cache`: :class:`KVCache`;
 * :mod:`~attention.llama.sampling`: the one rule for choosing the next token;
 * :mod:`~attention.llama.model`: :class:`LlamaModel` (forward pass with its interventions, one head's steps,
@@ -40,6 +44,8 @@ The package, one idea per module:
   knockouts, activation patching): functions taking the model (``interventions.logit_lens(model, ids)``);
 * :mod:`~attention.llama.variants`: perplexity, the KV-cache conversions (``variants.kv_variant(model, "mha" |
   "mqa" | ("latent", r))``), StreamingLLM's numbering inside the cache, greedy generation with a window;
+* :mod:`~attention.llama.memory`: what a file needs in a weights mode, what the machine has free (``MemAvailable``,
+  a cgroup's room), the refusal before loading;
 * :mod:`~attention.llama.load`: :func:`load`.
 
 The attention is this package's :func:`attention.core.scaled_dot_product_attention`. Everything runs in float32,
@@ -68,7 +74,7 @@ host that may have 0.7 GB in all, and a heat map is unreadable long before that.
 
 from __future__ import annotations
 
-from . import blocks, gguf_file, variants
+from . import blocks, gguf_file, memory, variants
 from .config import ARCHITECTURES, MAX_TOKENS, LlamaConfig
 from .kv_cache import KVCache
 from .load import WEIGHTS_ENV, load
@@ -80,5 +86,5 @@ from .weights import WEIGHT_MODES
 __all__ = [
     "ABLATIONS", "ARCHITECTURES", "MAX_TOKENS", "WEIGHTS_ENV", "WEIGHT_MODES", "BlockWeights", "ForwardOutput",
     "HeadSteps", "KVCache", "LlamaConfig", "LlamaModel", "PartialText", "blocks", "bytes_to_unicode", "gguf_file",
-    "load", "sample_next", "sampling_distribution", "variants",
+    "load", "memory", "sample_next", "sampling_distribution", "variants",
 ]

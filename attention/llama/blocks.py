@@ -1,4 +1,5 @@
-"""The parts of a modern (Llama-style) decoder block around the attention: RMSNorm, RoPE, SwiGLU.
+"""The parts of a decoder block around the attention: RMSNorm, RoPE, SwiGLU (Llama-style); LayerNorm and GELU
+(GPT-2).
 
 Small pure functions with shape contracts, used by :mod:`attention.llama` (SmolLM2-135M) and
 testable on their own. Row-vector convention as in the rest of the package: ``y = x @ W`` with
@@ -21,6 +22,8 @@ Sources:
     * RMSNorm: Zhang & Sennrich (2019), "Root Mean Square Layer Normalization", eq. (4).
     * RoPE: Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary Position Embedding",
       section 3.2 (eq. 13-15: theta_i = base^(-2(i-1)/d), pairs ``(x_{2i-1}, x_{2i})``).
+    * LayerNorm (GPT-2): Ba, Kiros & Hinton (2016), "Layer Normalization", eq. (3-4); GELU: Hendrycks &
+      Gimpel (2016), "Gaussian Error Linear Units", section 2 (the tanh approximation GPT-2 uses).
     * SwiGLU: Shazeer (2020), "GLU Variants Improve Transformer", eq. (5) (``FFN_SwiGLU``);
       SiLU: Elfwing et al. (2018), Hendrycks & Gimpel (2016).
 """
@@ -31,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "rms_norm",
+    "layer_norm",
     "rope_frequencies",
     "rope_angles",
     "apply_rope",
@@ -38,6 +42,7 @@ __all__ = [
     "rope_gguf_to_hf",
     "rope_hf_to_gguf",
     "silu",
+    "gelu_tanh",
     "swiglu",
     "row_blocks",
 ]
@@ -78,6 +83,35 @@ def rms_norm(x, weight, eps: float) -> np.ndarray:
         raise ValueError(f"eps must be > 0, got {eps}")
     mean_square = np.mean(np.square(x), axis=-1, keepdims=True)  # [..., 1]
     return x * (1 / np.sqrt(mean_square + x.dtype.type(eps))) * weight  # [..., d]
+
+
+def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
+    """LayerNorm: ``(x - mean(x)) / sqrt(var(x) + eps) * weight + bias`` over the last axis.
+
+    Args:
+        x: activations ``[..., d]`` (float32 stays float32).
+        weight, bias: gain and shift ``[d]``.
+        eps: added to the variance (the biased one, ``mean((x - mean)**2)``) before the square root (GPT-2:
+            1e-5), > 0.
+
+    Returns:
+        ``[..., d]`` in the dtype of ``x``.
+
+    Raises:
+        ValueError: ``weight`` or ``bias`` is not ``[d]``, or ``eps`` is not positive.
+
+    Source: Ba, Kiros & Hinton (2016), eq. (3-4); ``torch.nn.LayerNorm`` (GPT-2's ``ln_1``, ``ln_2``, ``ln_f``).
+    """
+    x = _float(x, "x")
+    weight, bias = np.asarray(weight, dtype=x.dtype), np.asarray(bias, dtype=x.dtype)
+    if weight.shape != x.shape[-1:] or bias.shape != x.shape[-1:]:
+        raise ValueError(f"weight and bias must have shape [{x.shape[-1]}] (the last axis of x), got "
+                         f"{list(weight.shape)} and {list(bias.shape)}")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    centered = x - np.mean(x, axis=-1, keepdims=True)  # [..., d]
+    variance = np.mean(np.square(centered), axis=-1, keepdims=True)  # [..., 1]
+    return centered * (1 / np.sqrt(variance + x.dtype.type(eps))) * weight + bias  # [..., d]
 
 
 def rope_frequencies(d_head: int, base: float) -> np.ndarray:
@@ -197,6 +231,17 @@ def silu(x) -> np.ndarray:
     x = _float(x, "x")
     half = x.dtype.type(0.5)
     return x * (half + half * np.tanh(half * x))
+
+
+def gelu_tanh(x) -> np.ndarray:
+    """GELU, tanh approximation: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``. Any shape; keeps the
+    float dtype.
+
+    Source: Hendrycks & Gimpel (2016), section 2; GPT-2's ``gelu_new`` (transformers' ``NewGELUActivation``).
+    """
+    x = _float(x, "x")
+    t = x.dtype.type
+    return t(0.5) * x * (t(1) + np.tanh(t(np.sqrt(2 / np.pi)) * (x + t(0.044715) * x * x * x)))
 
 
 def swiglu(x, W_gate, W_up, W_down) -> np.ndarray:

@@ -1,34 +1,50 @@
-"""The architecture of a Llama-style decoder, read from the GGUF metadata (:class:`LlamaConfig`).
+"""The architecture of a decoder, read from the GGUF metadata (:class:`LlamaConfig`).
 
-Three families share this decoder (:data:`ARCHITECTURES`, the file's ``general.architecture``):
+Five families share this decoder (:data:`ARCHITECTURES`, the file's ``general.architecture``):
 
 * ``llama`` (SmolLM2, Llama, TinyLlama, Mistral): the block as in ``model.py``; the file's W_q/W_k rows are
   permuted for RoPE on adjacent pairs;
 * ``qwen2`` (Qwen2.5): the same block with biases on Q, K and V (added before RoPE); RoPE on split halves;
 * ``qwen3`` (Qwen3): no biases, an RMSNorm on each head's q and k before RoPE (``attn_q_norm`` / ``attn_k_norm``,
   ``[d_head]``), the head width from ``attention.key_length`` (``n_heads * d_head`` may differ from ``d_model``);
-  RoPE on split halves.
+  RoPE on split halves;
+* ``gpt2`` (GPT-2): learned absolute positions (``position_embd``, ``[context_length, d_model]``) added to the
+  token embedding instead of RoPE, LayerNorm (weight and bias) before attention, before the MLP and at the end,
+  fused ``attn_qkv`` with a bias, biases on ``W_o`` and on the GELU (tanh) MLP ``ffn_up`` / ``ffn_down`` (no gate);
+* ``gemma3`` (Gemma 3): the embedding scaled by ``sqrt(d_model)``, RMSNorms before AND after attention and the MLP
+  (``post_attention_norm``, ``post_ffw_norm``; the file stores each gain as transformers' ``1 + w``: llama.cpp's
+  converter adds the 1), an RMSNorm on each head's q and k, a GELU (tanh) gated MLP, RoPE on split halves, and
+  sliding-window layers (``attention.sliding_window`` keys, their own RoPE base ``rope.freq_base_swa``, default
+  10,000) between global ones (every ``attention.sliding_window_pattern``-th layer, default 6, is global).
+
+The block's parts are chosen by the config (:attr:`LlamaConfig.norm`, :attr:`~LlamaConfig.positions`,
+:attr:`~LlamaConfig.mlp`, :attr:`~LlamaConfig.linear_bias`), not by a second copy of the forward pass.
 
 Source: the ``<arch>.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"; llama.cpp's
 ``gguf-py/gguf/constants.py`` for the tensors of ``QWEN2`` / ``QWEN3`` and ``llama_model_rope_type``:
-``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3); SmolLM2-135M's values are listed in
-``shared/docs/real_model.md``.
+``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3/gemma3, ``NONE`` for gpt2; ``MODEL_TENSORS[GPT2]``,
+``MODEL_TENSORS[GEMMA3]``; llama.cpp's ``LLM_ARCH_GEMMA3`` hparams: ``set_swa_pattern(6)``, SWA base 10,000);
+SmolLM2-135M's values are listed in ``shared/docs/real_model.md``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 __all__ = ["ARCHITECTURES", "MAX_TOKENS", "ROPE_LAYOUTS", "LlamaConfig", "check_architecture"]
 
-ARCHITECTURES = ("llama", "qwen2", "qwen3")
+ARCHITECTURES = ("llama", "qwen2", "qwen3", "gpt2", "gemma3")
 """The ``general.architecture`` values this package reads (see the module docstring)."""
 
 ROPE_LAYOUTS = ("adjacent", "halves")
 """Which coordinates RoPE turns together: ``(2i, 2i+1)`` (llama.cpp's ``NORM``, the llama files' layout) or
 ``(i, i + d_head/2)`` (``NEOX``, transformers' ``rotate_half``: the qwen2/qwen3 files' layout)."""
 
-_ROPE_LAYOUT = {"llama": "adjacent", "qwen2": "halves", "qwen3": "halves"}
+_ROPE_LAYOUT = {"llama": "adjacent", "qwen2": "halves", "qwen3": "halves", "gpt2": None, "gemma3": "halves"}
+GEMMA3_SLIDING_WINDOW_PATTERN = 6
+"""Gemma 3's default: layers ``i`` with ``(i + 1) % 6 != 0`` are sliding-window (local) layers (llama.cpp's and
+transformers' ``Gemma3TextConfig`` default)."""
 
 
 def check_architecture(metadata: dict) -> str:
@@ -57,8 +73,9 @@ class LlamaConfig:
         n_layers: decoder blocks [30]. n_heads: query heads [9]. n_kv_heads: key/value heads [3].
         d_model: residual width [576]. d_head: per head [64] (``attention.key_length`` when the file has it, else
             ``d_model / n_heads``). d_ff: SwiGLU hidden width [1536].
-        vocab_size: [49152]. rope_theta: RoPE base [100000.0]. rms_eps: RMSNorm eps [1e-5, stored
-        as float32 9.9999997e-06]. context_length: the model's trained context [8192].
+        vocab_size: [49152]. rope_theta: RoPE base [100000.0] (unused without RoPE). rms_eps: the norms' eps
+        [1e-5, stored as float32 9.9999997e-06]: RMSNorm's (``attention.layer_norm_rms_epsilon``), or LayerNorm's
+        for gpt2 (``attention.layer_norm_epsilon``). context_length: the model's trained context [8192].
         max_tokens: what this library accepts, ``min(MAX_TOKENS, context_length)`` [256].
         bos_id / eos_id: [1 ``<|im_start|>`` / 2 ``<|im_end|>``]; no BOS is added when encoding.
         name: ``general.name``.
@@ -66,8 +83,18 @@ class LlamaConfig:
             variant (:meth:`LlamaModel.kv_variant` ``("latent", r)``), whose cache holds ``r`` floats per token
             per layer instead of the keys and values.
         architecture: ``general.architecture``, one of :data:`ARCHITECTURES` ['llama'].
-        qkv_bias: Q, K and V have biases (qwen2) [False]. qk_norm: an RMSNorm on each head's q and k before RoPE
-            (qwen3) [False]. rope_layout: one of :data:`ROPE_LAYOUTS` ['adjacent'].
+        qkv_bias: Q, K and V have biases (qwen2, gpt2) [False]. qk_norm: an RMSNorm on each head's q and k before RoPE
+            (qwen3, gemma3) [False]. rope_layout: one of :data:`ROPE_LAYOUTS` ['adjacent'], ``None`` without RoPE
+            (gpt2).
+        norm: ``"rms"`` (RMSNorm, a gain) or ``"layer"`` (LayerNorm, a gain and a bias: gpt2) ['rms'].
+        positions: ``"rope"`` or ``"learned"`` (absolute position embeddings added to the token's: gpt2) ['rope'].
+        mlp: ``"swiglu"`` (``down(silu(gate x) * up x)``), ``"gelu"`` (``down(gelu_tanh(up x))``: gpt2) or
+            ``"geglu"`` (``down(gelu_tanh(gate x) * up x)``: gemma3) ['swiglu'].
+        linear_bias: ``W_o``, ``ffn_up`` and ``ffn_down`` have biases (gpt2) [False].
+        embed_scale: the token embedding is multiplied by it (gemma3: ``sqrt(d_model)``) [1.0].
+        post_norms: an RMSNorm on the attention's and the MLP's outputs before they join the stream (gemma3) [False].
+        sliding_window: the local layers' window (each query sees its last ``sliding_window`` keys), or ``None``
+            [None]. local_layers: the layers that use it (gemma3) [()]. rope_theta_local: their RoPE base [None].
     """
 
     n_layers: int
@@ -88,7 +115,16 @@ class LlamaConfig:
     architecture: str = "llama"
     qkv_bias: bool = False
     qk_norm: bool = False
-    rope_layout: str = "adjacent"
+    rope_layout: str | None = "adjacent"
+    norm: str = "rms"
+    positions: str = "rope"
+    mlp: str = "swiglu"
+    linear_bias: bool = False
+    embed_scale: float = 1.0
+    post_norms: bool = False
+    sliding_window: int | None = None
+    local_layers: tuple[int, ...] = ()
+    rope_theta_local: float | None = None
 
     @property
     def group_size(self) -> int:
@@ -143,7 +179,7 @@ class LlamaConfig:
         else:
             d_head = d_model // n_heads
         rope_dims = int(metadata.get(f"{arch}.rope.dimension_count", d_head))
-        if rope_dims != d_head or d_head <= 0 or d_head % 2:
+        if _ROPE_LAYOUT[arch] is not None and (rope_dims != d_head or d_head <= 0 or d_head % 2):
             raise ValueError(f"rope.dimension_count {rope_dims} must equal an even d_head {d_head} "
                              "(partial rotary embeddings are not supported)")
         scaling = metadata.get(f"{arch}.rope.scaling.type")
@@ -153,14 +189,35 @@ class LlamaConfig:
         if vocab_size != n_tokens:
             raise ValueError(f"{arch}.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
         context_length = key("context_length")
+        gpt2, gemma3 = arch == "gpt2", arch == "gemma3"
+        n_layers = key("block_count")
+        sliding_window, local_layers, rope_theta_local = None, (), None
+        if gemma3:
+            sliding_window = key("attention.sliding_window")
+            if sliding_window <= 0:
+                raise ValueError(f"{arch}.attention.sliding_window must be positive, got {sliding_window}")
+            pattern = metadata.get(f"{arch}.attention.sliding_window_pattern", GEMMA3_SLIDING_WINDOW_PATTERN)
+            if isinstance(pattern, list | tuple):  # one flag per layer (llama.cpp's swa_layers)
+                if len(pattern) != n_layers:
+                    raise ValueError(f"{arch}.attention.sliding_window_pattern has {len(pattern)} flags for "
+                                     f"{n_layers} layers")
+                local_layers = tuple(i for i, flag in enumerate(pattern) if flag)
+            elif int(pattern) > 0:
+                local_layers = tuple(i for i in range(n_layers) if (i + 1) % int(pattern))
+            else:
+                raise ValueError(f"{arch}.attention.sliding_window_pattern must be positive, got {pattern!r}")
+            rope_theta_local = float(metadata.get(f"{arch}.rope.freq_base_swa", 10000.0))
         bos, eos = metadata.get("tokenizer.ggml.bos_token_id"), metadata.get("tokenizer.ggml.eos_token_id")
         return cls(
-            n_layers=key("block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
+            n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, d_model=d_model, d_head=d_head,
             d_ff=key("feed_forward_length"), vocab_size=vocab_size,
             rope_theta=float(metadata.get(f"{arch}.rope.freq_base", 10000.0)),
-            rms_eps=key("attention.layer_norm_rms_epsilon", float),
+            rms_eps=key("attention.layer_norm_epsilon" if gpt2 else "attention.layer_norm_rms_epsilon", float),
             context_length=context_length, max_tokens=min(MAX_TOKENS, context_length),
             bos_id=None if bos is None else int(bos), eos_id=None if eos is None else int(eos),
-            name=str(metadata.get("general.name", "")), architecture=arch, qkv_bias=arch == "qwen2",
-            qk_norm=arch == "qwen3", rope_layout=_ROPE_LAYOUT[arch],
+            name=str(metadata.get("general.name", "")), architecture=arch, qkv_bias=arch in ("qwen2", "gpt2"),
+            qk_norm=arch in ("qwen3", "gemma3"), rope_layout=_ROPE_LAYOUT[arch], norm="layer" if gpt2 else "rms",
+            positions="learned" if gpt2 else "rope", mlp="gelu" if gpt2 else "geglu" if gemma3 else "swiglu",
+            linear_bias=gpt2, embed_scale=math.sqrt(d_model) if gemma3 else 1.0, post_norms=gemma3,
+            sliding_window=sliding_window, local_layers=local_layers, rope_theta_local=rope_theta_local,
         )

@@ -16,7 +16,9 @@ The names and semantics follow TransformerLens (``ActivationCache.accumulated_re
   exactly ``sum over parts of (part / s) · (w ⊙ E[t])`` (TransformerLens' ``apply_ln_to_stack`` with the
   cached scale). A part's number is what it adds to the logit *through the direct path, with the divisor
   held fixed*: not what removing it would do (removing it changes ``s`` and every later layer; that is a
-  knockout).
+  knockout). GPT-2's final LayerNorm also subtracts the mean (linear too: the direction is centred) and adds a
+  bias; its parts are the same plus one more, ``Attribution.bias`` (every ``W_o`` bias and the norm's bias), and
+  its embedding part holds the position embedding.
 * :func:`knock_out` / :func:`knockout_sweep`: heads' outputs (``weights · V`` before ``W_o``, TransformerLens'
   ``hook_z``) set to 0 or to their mean over the positions, recomputing only the blocks from the first changed
   layer on; the sweep knocks out each of the 270 heads alone, the 9 heads of a layer in one stacked pass.
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import rms_norm, row_blocks
+from .blocks import row_blocks
 from .model import ForwardOutput, LlamaModel
 
 __all__ = [
@@ -91,7 +93,7 @@ def _clean_run(model: LlamaModel, ids: np.ndarray, run: ForwardOutput | None) ->
         # The last row's logits as forward() computes them, bit for bit: a product of at least two rows (one row
         # would go to OpenBLAS's matrix-vector kernel, which sums in another order; see weights._rows_product).
         rows = run.residuals[-1, -2:] if len(ids) >= 2 else run.residuals[-1, -1:]
-        logits = model._output.logits(rms_norm(rows, model._output_norm, model.config.rms_eps))[-1:]
+        logits = model._output.logits(model._final_norm(rows))[-1:]
         return dataclasses.replace(run, logits=logits)
     c = model.config
     if not isinstance(run, ForwardOutput) or run.residuals is None or run.first_layer != 0:
@@ -101,7 +103,7 @@ def _clean_run(model: LlamaModel, ids: np.ndarray, run: ForwardOutput | None) ->
     if run.residuals.shape != (c.n_layers + 1, len(ids), c.d_model):
         raise ValueError(f"run.residuals must have shape [n_layers + 1, n, d_model] = [{c.n_layers + 1}, {len(ids)}, "
                          f"{c.d_model}] for these ids, got {list(run.residuals.shape)}")
-    if not np.array_equal(run.residuals[0], model._embedding.lookup(ids)):
+    if not np.array_equal(run.residuals[0], model._embed(ids, np.arange(len(ids)))):
         raise ValueError("run was made from other token ids than ids (its first stream is not their embedding)")
     return run
 
@@ -142,10 +144,10 @@ def logit_difference(logits, answer: int, foil: int) -> float:
 def logit_lens(model: LlamaModel, ids, *, run: ForwardOutput | None = None) -> np.ndarray:
     """The last position's logits read out of every block's input stream: float32 ``[n_layers + 1, vocab]``.
 
-    Row ``l`` is ``rms_norm(residuals[l][-1], output_norm) @ E.T`` (the final RMSNorm recomputed on that stream,
-    then the tied unembedding); row ``n_layers`` is the stream after the last block, so it equals
-    ``model.forward(ids).logits[-1]`` (the same operations; bit for bit here). Row 0 reads the token embedding
-    itself.
+    Row ``l`` is ``rms_norm(residuals[l][-1], output_norm) @ E.T`` (the architecture's final norm recomputed on that
+    stream: RMSNorm, or gpt2's LayerNorm with its bias; then the unembedding); row ``n_layers`` is the stream
+    after the last block, so it equals ``model.forward(ids).logits[-1]`` (the same operations; bit for bit here).
+    Row 0 reads the token embedding itself (gpt2: with its position embedding).
 
     Args:
         ids: token ids ``[n]``. run: ``model.forward(ids, keep_activations=True)`` to reuse (else one is run).
@@ -158,9 +160,8 @@ def logit_lens(model: LlamaModel, ids, *, run: ForwardOutput | None = None) -> n
     """
     ids = model._check_ids(ids)
     run = _clean_run(model, ids, run)
-    c = model.config
     streams = run.residuals[:, -1]  # [n_layers + 1, d_model]
-    return model._output.logits(rms_norm(streams, model._output_norm, c.rms_eps))  # [n_layers + 1, vocab]
+    return model._output.logits(model._final_norm(streams))  # [n_layers + 1, vocab]
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def logit_lens_top(model: LlamaModel, ids, k: int = 1, *, run: ForwardOutput | N
     top_ids = np.empty((c.n_layers + 1, n, k), np.int64)
     top_p = np.empty((c.n_layers + 1, n, k), np.float32)
     for block in range(c.n_layers + 1):
-        logits = model._output.logits(rms_norm(run.residuals[block], model._output_norm, c.rms_eps))  # [n, vocab]
+        logits = model._output.logits(model._final_norm(run.residuals[block]))  # [n, vocab]
         top_ids[block], top_p[block] = top_k_log_softmax(logits, k)
     return LensTop(top_ids, top_p)
 
@@ -225,16 +226,19 @@ def top_k_log_softmax(logits, k: int) -> tuple[np.ndarray, np.ndarray]:
 class Attribution:
     """The last position's logit for ``token_id`` split into the parts that wrote into the stream.
 
-    ``embedding + heads.sum() + mlps.sum() == logit`` (to float32 rounding of the stream: the parts are exact
+    ``embedding + heads.sum() + mlps.sum() + bias == logit`` (to float32 rounding of the stream: the parts are exact
     float64 products of the run's own activations, the stream itself was summed in float32).
 
     Attributes:
         token_id: the token whose logit is split. logit: ``forward(ids).logits[-1, token_id]``.
-        embedding: the token embedding's share (``residuals[0]``).
+        embedding: the token embedding's share (``residuals[0]``; gpt2: with its position embedding).
         heads: float64 ``[n_layers, n_heads]``, head ``h`` of layer ``l``: ``(o_h @ W_o[h rows]) / s · u``.
         mlps: float64 ``[n_layers]``, each MLP's output ``/ s · u``.
         scale: ``s = sqrt(mean(x²) + eps)`` of the last position's final stream, held frozen (the final RMSNorm
-            divides by it); ``u = output_norm ⊙ E[token_id]`` is the token's direction in the stream.
+            divides by it); ``u = output_norm ⊙ E[token_id]`` is the token's direction in the stream. gpt2's
+            LayerNorm: ``s = sqrt(var(x) + eps)`` and ``u`` centred (``u - mean(u)``: the norm subtracts the mean).
+        bias: the parts no head or MLP owns: every layer's ``b_o / s · u`` plus the final norm's
+            ``bias · E[token_id]`` (gpt2); 0.0 for the architectures without biases there.
     """
 
     token_id: int
@@ -243,11 +247,12 @@ class Attribution:
     heads: np.ndarray
     mlps: np.ndarray
     scale: float
+    bias: float = 0.0
 
     @property
     def total(self) -> float:
         """The parts summed (float64): the logit, exactly up to the stream's float32 rounding."""
-        return float(self.embedding + self.heads.sum() + self.mlps.sum())
+        return float(self.embedding + self.heads.sum() + self.mlps.sum() + self.bias)
 
 
 def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutput | None = None) -> Attribution:
@@ -258,19 +263,31 @@ def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutp
     each MLP) add up to it exactly.
 
     Raises:
-        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, or a ``run`` of other ids.
+        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, a ``run`` of other ids, or an
+            architecture with norms after the sub-layers (gemma3: the parts would not add up; the message names it).
 
     Source: Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits" (the residual stream as a
     sum of the components' outputs); TransformerLens ``ActivationCache.logit_attrs`` / ``decompose_resid``.
     """
+    c = model.config
+    if c.post_norms:
+        raise ValueError(f"logit_attribution splits a logit over each head's o_h @ W_o; this model is "
+                         f"{c.architecture!r}, whose attention and MLP outputs pass through a norm "
+                         "(post_attention_norm, post_ffw_norm) before they join the stream, so such parts would not "
+                         "add up to the logit")
     ids = model._check_ids(ids)
     token_id = _token(model, token_id)
     run = _clean_run(model, ids, run)
-    c = model.config
     final = run.residuals[-1, -1].astype(np.float64)  # [d_model]
-    scale = float(np.sqrt(np.mean(final ** 2) + c.rms_eps))
     unembed = model._output.lookup(np.array([token_id]))[0].astype(np.float64)  # E[t], [d_model]
-    direction = model._output_norm.astype(np.float64) * unembed / scale  # [d_model]
+    direction = model._output_norm.astype(np.float64) * unembed  # [d_model]
+    bias = 0.0
+    if c.norm == "layer":  # (x - mean x) . v = x . (v - mean v): the centring moves onto the direction
+        final = final - final.mean()
+        direction = direction - direction.mean()
+        bias = float(model._output_norm_bias.astype(np.float64) @ unembed)
+    scale = float(np.sqrt(np.mean(final ** 2) + c.rms_eps))
+    direction /= scale  # [d_model]
     heads = np.empty((c.n_layers, c.n_heads))
     for layer in range(c.n_layers):
         W_o = model._layers[layer].o.widen().astype(np.float64)  # [n_heads d_head, d_model]
@@ -278,7 +295,9 @@ def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutp
         heads[layer] = (run.head_outputs[layer, :, -1].astype(np.float64) * per_head).sum(-1)
     mlps = run.mlp_outputs[:, -1].astype(np.float64) @ direction  # [n_layers]
     embedding = float(run.residuals[0, -1].astype(np.float64) @ direction)
-    return Attribution(token_id, float(run.logits[-1, token_id]), embedding, heads, mlps, scale)
+    bias += sum(float(layer.o_bias.astype(np.float64) @ direction) for layer in model._layers
+                if layer.o_bias is not None)
+    return Attribution(token_id, float(run.logits[-1, token_id]), embedding, heads, mlps, scale, bias)
 
 
 # --- knockouts --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import gguf_file
+from . import gguf_file, memory
 from .config import LlamaConfig, check_architecture
 from .model import LlamaModel
 from .tokenizer import ByteLevelBPE, build_tokenizer
@@ -50,7 +50,8 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
         ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF file, an architecture other than
             :data:`attention.llama.config.ARCHITECTURES` (checked before the tokenizer), an unknown pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
-            ignored otherwise), an unknown ``weights`` mode.
+            ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
+            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read).
     """
     mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
     mode = mode.strip().lower()
@@ -72,12 +73,25 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
     llama: ``token_embd``, ``output_norm``, ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_q``,
     ``attn_k``, ``attn_v``, ``attn_output``, ``ffn_norm``, ``ffn_gate``, ``ffn_up``, ``ffn_down`` (``.weight``);
     qwen2 adds ``attn_q.bias``, ``attn_k.bias``, ``attn_v.bias``; qwen3 adds ``attn_q_norm.weight`` and
-    ``attn_k_norm.weight`` ``[d_head]``. Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
+    ``attn_k_norm.weight`` ``[d_head]``; gemma3 has qwen3's and ``post_attention_norm.weight``, ``post_ffw_norm.weight``
+    ``[d_model]``; gpt2: ``token_embd``, ``position_embd`` ``[context_length, d_model]``,
+    ``output_norm`` (weight and bias), ``output`` (unless ``tied``) and per block ``attn_norm``, ``attn_qkv``,
+    ``attn_output``, ``ffn_norm``, ``ffn_up``, ``ffn_down``, each a ``.weight`` and a ``.bias``.
+    Source: gguf-py's ``MODEL_TENSORS`` (``constants.py``).
     """
     c = config
     expected = {"token_embd.weight": (c.vocab_size, c.d_model), "output_norm.weight": (c.d_model,)}
     if not tied:
         expected["output.weight"] = (c.vocab_size, c.d_model)
+    if c.architecture == "gpt2":
+        expected |= {"position_embd.weight": (c.context_length, c.d_model), "output_norm.bias": (c.d_model,)}
+        qkv = (c.n_heads + 2 * c.n_kv_heads) * c.d_head
+        for i in range(c.n_layers):
+            for part, shape in (("attn_norm", (c.d_model,)), ("attn_qkv", (qkv, c.d_model)),
+                                ("attn_output", (c.d_model, c.n_heads * c.d_head)), ("ffn_norm", (c.d_model,)),
+                                ("ffn_up", (c.d_ff, c.d_model)), ("ffn_down", (c.d_model, c.d_ff))):
+                expected |= {f"blk.{i}.{part}.weight": shape, f"blk.{i}.{part}.bias": shape[:1]}
+        return expected
     for i in range(c.n_layers):
         if c.qkv_bias:
             expected |= {f"blk.{i}.attn_q.bias": (c.n_heads * c.d_head,),
@@ -85,6 +99,9 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
                          f"blk.{i}.attn_v.bias": (c.n_kv_heads * c.d_head,)}
         if c.qk_norm:
             expected |= {f"blk.{i}.attn_q_norm.weight": (c.d_head,), f"blk.{i}.attn_k_norm.weight": (c.d_head,)}
+        if c.post_norms:
+            expected |= {f"blk.{i}.post_attention_norm.weight": (c.d_model,),
+                         f"blk.{i}.post_ffw_norm.weight": (c.d_model,)}
         expected |= {
             f"blk.{i}.attn_norm.weight": (c.d_model,), f"blk.{i}.ffn_norm.weight": (c.d_model,),
             f"blk.{i}.attn_q.weight": (c.n_heads * c.d_head, c.d_model),
@@ -114,6 +131,12 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
         if file.tensors[name].shape != shape:
             raise ValueError(f"{path.name}: tensor {name!r} has shape {list(file.tensors[name].shape)}, "
                              f"expected {list(shape)}")
+    free = memory.available_bytes()  # before any tensor is read: a file too big is refused with the estimate
+    needed = memory.estimate_bytes(file.tensors, c, mode)
+    hint = ""
+    if free is not None and needed > free and not compact:
+        hint = f" (compact weights would need about {memory.gb(memory.estimate_bytes(file.tensors, c, 'compact'))})"
+    memory.check_fits(needed, free, f"{path.name} in {mode} weights", hint)
 
     def vector(name):
         return gguf_file.dequantize(file, name)
@@ -121,6 +144,17 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     layers = []
     for i in range(c.n_layers):
         p = f"blk.{i}."
+        if c.architecture == "gpt2":
+            layers.append(_Layer(
+                attn_norm=vector(p + "attn_norm.weight"), attn_norm_bias=vector(p + "attn_norm.bias"),
+                qkv=_read_linear(file, [p + "attn_qkv.weight"], compact), qkv_bias=vector(p + "attn_qkv.bias"),
+                o=_read_linear(file, [p + "attn_output.weight"], compact), o_bias=vector(p + "attn_output.bias"),
+                ffn_norm=vector(p + "ffn_norm.weight"), ffn_norm_bias=vector(p + "ffn_norm.bias"),
+                gate_up=_read_linear(file, [p + "ffn_up.weight"], compact), up_bias=vector(p + "ffn_up.bias"),
+                down=_read_linear(file, [p + "ffn_down.weight"], compact), down_bias=vector(p + "ffn_down.bias"),
+            ))
+            gguf_file.release_pages(file.data)
+            continue
         layers.append(_Layer(
             attn_norm=vector(p + "attn_norm.weight"),
             qkv=_read_linear(file, [p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"], compact),
@@ -131,12 +165,18 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
             qkv_bias=np.concatenate([vector(p + f"attn_{x}.bias") for x in "qkv"]) if c.qkv_bias else None,
             q_norm=vector(p + "attn_q_norm.weight") if c.qk_norm else None,
             k_norm=vector(p + "attn_k_norm.weight") if c.qk_norm else None,
+            post_attn_norm=vector(p + "post_attention_norm.weight") if c.post_norms else None,
+            post_ffn_norm=vector(p + "post_ffw_norm.weight") if c.post_norms else None,
         ))
         gguf_file.release_pages(file.data)  # the layer's file pages: the model holds its own copy
     embedding = _Embedding(file, "token_embd.weight", compact)
     output = _Embedding(file, "output.weight", compact) if "output.weight" in file.tensors else embedding
+    learned = c.positions == "learned"
+    position_embedding = vector("position_embd.weight") if learned else None  # float32 [context_length, d_model]
+    output_norm_bias = vector("output_norm.bias") if c.norm == "layer" else None
     gguf_file.release_pages(file.data)
     return LlamaModel(config, layers, embedding, output, vector("output_norm.weight"),
                       ByteLevelBPE(tokenizer, tokens, types, config.max_tokens),
-                      mode, Path(path), metadata.get("tokenizer.chat_template"))
+                      mode, Path(path), metadata.get("tokenizer.chat_template"),
+                      position_embedding=position_embedding, output_norm_bias=output_norm_bias)
 

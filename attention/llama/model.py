@@ -13,6 +13,21 @@ One block, for ``x [n, d_model]`` (row vectors, as in the rest of the package)::
 The attention is :func:`attention.core.scaled_dot_product_attention`; RMSNorm, RoPE and SiLU are
 :mod:`attention.llama.blocks`. Everything runs in float32, as transformers does on the CPU.
 
+The same forward pass runs every family of :data:`attention.llama.config.ARCHITECTURES`, its parts chosen by the
+config: qwen2's biases on Q, K, V, qwen3's RMSNorm on each head's q and k, and gpt2's block::
+
+    x = E[ids] + P[positions]                                # learned absolute positions, no RoPE
+    h = layer_norm(x, attn_norm, attn_norm_bias)
+    q, k, v = h @ W_qkv + b_qkv                              # fused, with a bias
+    x = x + concat_h(sdpa(q, k, v)) @ W_o + b_o
+    x = x + gelu_tanh(layer_norm(x, ffn_norm, ...) @ W_up + b_up) @ W_down + b_down
+    logits = layer_norm(x, output_norm, output_norm_bias) @ E.T
+
+and gemma3's: ``x = E[ids] * sqrt(d_model)``; ``x = x + rms_norm(attention(rms_norm(x, attn_norm)),
+post_attention_norm)``; ``x = x + rms_norm(down(gelu_tanh(gate h) * up h), post_ffw_norm)`` with ``h =
+rms_norm(x, ffn_norm)``; q and k RMSNorm-ed per head; its local layers (``config.local_layers``) see only their last
+``config.sliding_window`` keys and turn by their own RoPE base (``config.rope_theta_local``).
+
 :meth:`LlamaModel.forward` also runs the model *changed* (for the lessons on causes, sinks and caches):
 
 * ``ablate`` / ``ablation``: named query heads' outputs (``o_h`` above, their ``weights · V`` before
@@ -39,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import scaled_dot_product_attention
-from .blocks import apply_rope, apply_rope_half, rms_norm, rope_angles, rope_gguf_to_hf, silu
+from .blocks import apply_rope, apply_rope_half, gelu_tanh, layer_norm, rms_norm, rope_angles, rope_gguf_to_hf, silu
 from .config import LlamaConfig
 from .kv_cache import KVCache, _KVStore
 from .sampling import check_sampling, sample_next
@@ -97,21 +112,24 @@ class HeadSteps:
         layer, head: which head; kv_head: the key/value head it shares (``head // group_size``).
         tokens: the ids. positions: int ``[n]``.
         x: float32 ``[n, d_model]``, the residual stream entering the layer.
-        x_normed: ``rms_norm(x, attn_norm)`` ``[n, d_model]``.
+        x_normed: ``rms_norm(x, attn_norm)`` ``[n, d_model]`` (gpt2: ``layer_norm(x, attn_norm, attn_norm_bias)``).
         W_q / W_k / W_v: float32 ``[d_model, d_head]``, this head's columns (W_k, W_v: the kv head's).
         q_before_rope, k_before_rope: the query / key entering RoPE, ``[n, d_head]``: ``x_normed @ W_q`` (llama),
-            ``+ b_q`` (qwen2), then ``rms_norm(·, q_norm)`` (qwen3); the same for k.
-        angles: RoPE angles ``[n, d_head/2]`` radians (float64), pair ``i`` of position ``p`` turns by ``angles[p, i]``.
+            ``+ b_q`` (qwen2, gpt2), then ``rms_norm(·, q_norm)`` (qwen3); the same for k.
+        angles: RoPE angles ``[n, d_head/2]`` radians (float64), pair ``i`` of position ``p`` turns by ``angles[p, i]``;
+            ``None`` without RoPE (gpt2: its positions are in ``x``, and ``q``, ``k`` are ``q_before_rope``,
+            ``k_before_rope``).
         q, k: after RoPE ``[n, d_head]`` (the file's layout, ``config.rope_layout``: llama's pair ``i`` is
             coordinates ``(2i, 2i+1)``, qwen's ``(i, i + d_head/2)``; ``q[:, hf_order]`` is transformers' layout).
             v: ``x_normed @ W_v`` (``+ b_v``) ``[n, d_head]``.
         scores: ``q @ k.T`` ``[n, n]`` (all cells, the masked ones too). scale: ``1/sqrt(d_head)``.
-        scaled_scores: ``scores * scale`` ``[n, n]``. mask: bool ``[n, n]``, True = may attend (causal).
+        scaled_scores: ``scores * scale`` ``[n, n]``. mask: bool ``[n, n]``, True = may attend (causal; a gemma3
+            local layer's also only the last ``config.sliding_window`` keys).
         weights: softmax of the allowed scaled scores ``[n, n]``; exactly 0 where ``mask`` is False.
         output: ``weights @ v`` ``[n, d_head]`` (this head's slice of the input to ``W_o``).
         hf_order: int ``[d_head]``, :func:`attention.llama.blocks.rope_gguf_to_hf` for llama's layout, the
             identity for qwen's (already transformers').
-        b_q / b_k / b_v: float32 ``[d_head]``, this head's biases (qwen2), else ``None``.
+        b_q / b_k / b_v: float32 ``[d_head]``, this head's biases (qwen2, gpt2), else ``None``.
         q_norm / k_norm: float32 ``[d_head]``, the gains of the per-head RMSNorm (qwen3), else ``None``.
     """
 
@@ -243,7 +261,8 @@ def _finite(array, name: str, shape: tuple[int, ...], described: str) -> np.ndar
 
 
 class LlamaModel:
-    """A loaded Llama-architecture model (SmolLM2-135M-Instruct); build it with :func:`attention.llama.load`.
+    """A loaded decoder (SmolLM2-135M-Instruct by default; any of :data:`~attention.llama.config.ARCHITECTURES`);
+    build it with :func:`attention.llama.load`.
 
     Attributes:
         config: :class:`LlamaConfig`. weights_mode: ``"float32"`` or ``"compact"``.
@@ -257,10 +276,13 @@ class LlamaModel:
 
     def __init__(self, config: LlamaConfig, layers: list[_Layer], embedding: _Embedding, output: _Embedding,
                  output_norm: np.ndarray, tokenizer: ByteLevelBPE, weights_mode: str, path: Path,
-                 chat_template: str | None):
+                 chat_template: str | None, *, position_embedding: np.ndarray | None = None,
+                 output_norm_bias: np.ndarray | None = None):
         self.config, self._layers, self._embedding, self._output = config, layers, embedding, output
         self._output_norm, self.tokenizer = output_norm, tokenizer
         self.weights_mode, self.path, self.chat_template = weights_mode, path, chat_template
+        self._position_embedding = position_embedding  # gpt2: float32 [context_length, d_model], else None
+        self._output_norm_bias = output_norm_bias  # gpt2: the final LayerNorm's bias [d_model], else None
 
     def __repr__(self) -> str:
         c = self.config
@@ -271,6 +293,7 @@ class LlamaModel:
     def nbytes(self) -> int:
         """Bytes of the weights held (both embeddings counted once when tied)."""
         out = 0 if self._output is self._embedding else self._output.nbytes
+        out += sum(v.nbytes for v in (self._position_embedding, self._output_norm_bias) if v is not None)
         return sum(layer.nbytes for layer in self._layers) + self._embedding.nbytes + self._output_norm.nbytes + out
 
     # -- text <-> ids (the tokenizer's) --
@@ -324,26 +347,62 @@ class LlamaModel:
         return store, start
 
     @staticmethod
-    def _mask(n: int, start: int, plan: _Plan) -> np.ndarray | None:
+    def _mask(n: int, start: int, plan: _Plan, sliding: int | None = None) -> np.ndarray | None:
         """Which keys each new query sees: bool ``[n, start + n]`` (True = may attend), or ``None`` for one
         query with nothing masked.
 
         Causal, aligned bottom-right (new queries come after the cached keys: query ``i`` sees keys
         ``0 .. start + i``); with a ``window`` shorter than the sequence, query ``p`` sees only keys
-        ``p - window < j <= p`` and the first ``sinks`` keys.
+        ``p - window < j <= p`` and the first ``sinks`` keys; a local layer's ``sliding`` window (gemma3) keeps, of
+        those, only ``p - sliding < j`` (no sinks).
         """
         end = start + n
         p, j = np.arange(start, end)[:, None], np.arange(end)[None, :]
         allowed = j <= p  # [n, end]
+        narrowed = False
         if plan.window is not None and plan.window < end:
-            return allowed & ((j > p - plan.window) | (j < plan.sinks))
-        return None if n == 1 else allowed
+            allowed, narrowed = allowed & ((j > p - plan.window) | (j < plan.sinks)), True
+        if sliding is not None and sliding < end:
+            allowed, narrowed = allowed & (j > p - sliding), True
+        return None if n == 1 and not narrowed else allowed
 
     def _rope(self, x: np.ndarray, angles) -> np.ndarray:
         """RoPE on ``x [..., n, d_head]`` in the file's layout (``config.rope_layout``): adjacent pairs
         (:func:`~attention.llama.blocks.apply_rope`) or split halves
-        (:func:`~attention.llama.blocks.apply_rope_half`)."""
-        return apply_rope(x, angles) if self.config.rope_layout == "adjacent" else apply_rope_half(x, angles)
+        (:func:`~attention.llama.blocks.apply_rope_half`); ``x`` itself without RoPE (gpt2, ``angles`` None)."""
+        layout = self.config.rope_layout
+        if layout is None:
+            return x
+        return apply_rope(x, angles) if layout == "adjacent" else apply_rope_half(x, angles)
+
+    def _angles(self, positions: np.ndarray, local: bool = False):
+        """RoPE angles ``[n, d_head/2]`` for ``positions [n]`` (a local layer's with ``config.rope_theta_local``),
+        or ``None`` without RoPE (gpt2)."""
+        c = self.config
+        if c.positions != "rope":
+            return None
+        return rope_angles(positions, c.d_head, c.rope_theta_local if local else c.rope_theta)
+
+    def _embed(self, ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The stream entering block 0, float32 ``[n, d_model]``: ``E[ids]`` (times ``config.embed_scale``: gemma3),
+        plus ``P[positions]`` with learned positions (gpt2)."""
+        x = self._embedding.lookup(ids)
+        if self.config.embed_scale != 1.0:  # gemma3: sqrt(d_model), in float32 as transformers
+            x *= np.float32(self.config.embed_scale)
+        if self._position_embedding is not None:
+            x += self._position_embedding[positions]
+        return x
+
+    def _norm(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """The architecture's norm over the last axis of ``x [..., d_model]``: RMSNorm (``config.norm == "rms"``)
+        or LayerNorm with ``bias`` (``"layer"``: gpt2); eps ``config.rms_eps``."""
+        c = self.config
+        return rms_norm(x, weight, c.rms_eps) if c.norm == "rms" else layer_norm(x, weight, bias, c.rms_eps)
+
+    def _final_norm(self, x: np.ndarray) -> np.ndarray:
+        """The final norm (``output_norm``) on ``x [..., d_model]``, what the unembedding reads (the logit lens
+        uses it on every block's stream)."""
+        return self._norm(x, self._output_norm, self._output_norm_bias)
 
     def _attention(self, layer: _Layer, h: np.ndarray, angles, mask, store, l_index, start, need_weights, plan,
                    scratch):
@@ -356,7 +415,7 @@ class LlamaModel:
         B, n = h.shape[:2]
         H, KV, G, dh = c.n_heads, c.n_kv_heads, c.group_size, c.d_head
         qkv = _rows_product(h.reshape(B * n, -1), layer.qkv.widen(scratch)).reshape(B, n, -1)  # [B, n, (H+2KV) dh]
-        if layer.qkv_bias is not None:  # qwen2: b_q | b_k | b_v, before RoPE
+        if layer.qkv_bias is not None:  # qwen2, gpt2: b_q | b_k | b_v, before RoPE
             qkv = qkv + layer.qkv_bias
         q = qkv[..., :H * dh].reshape(B, n, H, dh).transpose(0, 2, 1, 3)  # [B, H, n, dh]
         k = qkv[..., H * dh:(H + KV) * dh].reshape(B, n, KV, dh).transpose(0, 2, 1, 3)  # [B, KV, n, dh]
@@ -388,13 +447,23 @@ class LlamaModel:
             if l_patch == l_index:
                 o[:, h_] = value  # [n, dh] for every batch row
         merged = o.transpose(0, 2, 1, 3).reshape(B * n, H * dh)  # [B n, H dh], head-major
-        return (merged @ layer.o.widen(scratch)).reshape(B, n, -1), weights, o
+        out = merged @ layer.o.widen(scratch)  # [B n, d_model]
+        if layer.o_bias is not None:  # gpt2
+            out += layer.o_bias
+        return out.reshape(B, n, -1), weights, o
 
     def _mlp(self, layer: _Layer, h: np.ndarray, scratch) -> np.ndarray:
-        """SwiGLU on normalised ``h [..., n, d_model]`` -> the same shape (= ``blocks.swiglu``, fused weights)."""
-        gate_up = h.reshape(-1, h.shape[-1]) @ layer.gate_up.widen(scratch)  # [B n, 2 d_ff]
+        """The MLP on normalised ``h [..., n, d_model]`` -> the same shape: SwiGLU (= ``blocks.swiglu``, fused
+        weights; gemma3: GELU-tanh in place of SiLU), or gpt2's ``gelu_tanh(h @ W_up + b_up) @ W_down + b_down``
+        (``config.mlp == "gelu"``)."""
+        gate_up = h.reshape(-1, h.shape[-1]) @ layer.gate_up.widen(scratch)  # [B n, 2 d_ff] (gelu: [B n, d_ff])
+        if self.config.mlp == "gelu":
+            out = gelu_tanh(gate_up + layer.up_bias) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d_model]
+            out += layer.down_bias
+            return out.reshape(h.shape)
         d_ff = self.config.d_ff
-        out = (silu(gate_up[:, :d_ff]) * gate_up[:, d_ff:]) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d]
+        act = gelu_tanh if self.config.mlp == "geglu" else silu  # gemma3's gate: GELU (tanh)
+        out = (act(gate_up[:, :d_ff]) * gate_up[:, d_ff:]) @ layer.down.widen(scratch)  # [B n, d_ff] x [d_ff, d]
         return out.reshape(h.shape)
 
     @staticmethod
@@ -417,8 +486,10 @@ class LlamaModel:
         else:
             store, start = self._writable_cache(cache, n, plan)
         positions = plan.position_offset + np.arange(start, start + n)
-        angles = rope_angles(positions, c.d_head, c.rope_theta)  # [n, dh/2]
+        angles = self._angles(positions)  # [n, dh/2], None without RoPE
         mask = self._mask(n, start, plan)
+        if c.local_layers:  # gemma3's sliding-window layers: their own window and RoPE base
+            local_angles, local_mask = self._angles(positions, local=True), self._mask(n, start, plan, c.sliding_window)
         n_run = c.n_layers - first
         keep = plan.keep_activations
         attentions = np.empty((n_run, c.n_heads, n, start + n), np.float32) if need_weights else None
@@ -426,7 +497,7 @@ class LlamaModel:
         head_outputs = np.empty((n_run, c.n_heads, n, c.d_head), np.float32) if keep else None
         mlp_outputs = np.empty((n_run, n, c.d_model), np.float32) if keep else None
         scratch: dict = {}  # compact mode: one float32 buffer per matrix shape, reused layer after layer
-        x = self._embedding.lookup(ids)[None] if plan.residual is None else plan.residual  # [1 or B, n, d_model]
+        x = self._embed(ids, positions)[None] if plan.residual is None else plan.residual  # [1 or B, n, d_model]
         if x.shape[0] != B:
             x = np.repeat(x, B, axis=0)  # [B, n, d_model]
         for index in range(first, c.n_layers):
@@ -436,10 +507,16 @@ class LlamaModel:
             if keep:
                 residuals[index - first] = x[0]
             layer = self._layers[index]
-            a, weights, o = self._attention(layer, rms_norm(x, layer.attn_norm, c.rms_eps), angles, mask, store,
-                                            index, start, need_weights, plan, scratch)
+            local = index in c.local_layers
+            a, weights, o = self._attention(layer, self._norm(x, layer.attn_norm, layer.attn_norm_bias),
+                                            local_angles if local else angles, local_mask if local else mask,
+                                            store, index, start, need_weights, plan, scratch)
+            if layer.post_attn_norm is not None:  # gemma3: a norm on what the attention adds
+                a = rms_norm(a, layer.post_attn_norm, c.rms_eps)
             x = x + a
-            m = self._mlp(layer, rms_norm(x, layer.ffn_norm, c.rms_eps), scratch)
+            m = self._mlp(layer, self._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
+            if layer.post_ffn_norm is not None:
+                m = rms_norm(m, layer.post_ffn_norm, c.rms_eps)
             x = x + m
             if need_weights:
                 attentions[index - first] = weights[0]
@@ -449,7 +526,7 @@ class LlamaModel:
         if keep:
             residuals[n_run] = x[0]
         rows = x[:, -1:] if plan.last_logits_only else x  # [B, n or 1, d_model]
-        logits = self._output.logits(rms_norm(rows, self._output_norm, c.rms_eps).reshape(-1, c.d_model))
+        logits = self._output.logits(self._final_norm(rows).reshape(-1, c.d_model))
         logits = logits.reshape(B, rows.shape[1], -1)  # [B, n or 1, vocab]
         cache_out = None if store is None else KVCache(store, start + n, plan.position_offset, plan.cache_options)
         if B > 1:
@@ -590,9 +667,13 @@ class LlamaModel:
         SmolLM2-135M's block in compact mode, views in float32 mode).
 
         Raises:
-            ValueError: ``layer`` is not an integer in ``0 .. n_layers - 1``.
+            ValueError: ``layer`` is not an integer in ``0 .. n_layers - 1``, or the block is not the llama/qwen kind
+                these weights describe (RMSNorm, SwiGLU, no norms after its parts, no output bias: not gpt2, gemma3).
         """
         c = self.config
+        if (c.norm, c.mlp, c.post_norms, c.linear_bias) != ("rms", "swiglu", False, False):
+            raise ValueError(f"block_weights describes a pre-norm RMSNorm + SwiGLU block; a {c.architecture} block "
+                             f"has other parts (norm {c.norm!r}, MLP {c.mlp!r}, norms after its parts: {c.post_norms})")
         if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < c.n_layers:
             raise ValueError(f"layer must be an integer in 0..{c.n_layers - 1}, got {layer!r}")
         lay = self._layers[layer]
@@ -617,28 +698,33 @@ class LlamaModel:
         x, _, _ = self._run(ids, None, False, _Plan(stop_at_layer=layer))
         n, H, KV, dh, kv_head = len(ids), c.n_heads, c.n_kv_heads, c.d_head, head // c.group_size
         lay = self._layers[layer]
-        x_normed = rms_norm(x, lay.attn_norm, c.rms_eps)  # [n, d_model]
+        x_normed = self._norm(x, lay.attn_norm, lay.attn_norm_bias)  # [n, d_model]
         W = lay.qkv.widen()  # [d_model, (H + 2 KV) dh]
         cols = {"q": slice(head * dh, (head + 1) * dh), "k": slice((H + kv_head) * dh, (H + kv_head + 1) * dh),
                 "v": slice((H + KV + kv_head) * dh, (H + KV + kv_head + 1) * dh)}
         qkv = _rows_product(x_normed, W)  # the same product as forward(), then this head's columns
         bias = {key: None if lay.qkv_bias is None else lay.qkv_bias[cols[key]].copy() for key in cols}
-        if lay.qkv_bias is not None:  # qwen2
+        if lay.qkv_bias is not None:  # qwen2, gpt2
             qkv = qkv + lay.qkv_bias
         q_raw, k_raw, v = (np.ascontiguousarray(qkv[:, cols[key]]) for key in ("q", "k", "v"))  # [n, dh] each
         if lay.q_norm is not None:  # qwen3
             q_raw, k_raw = rms_norm(q_raw, lay.q_norm, c.rms_eps), rms_norm(k_raw, lay.k_norm, c.rms_eps)
         positions = np.arange(n)
-        angles = rope_angles(positions, dh, c.rope_theta)  # [n, dh/2]
+        local = layer in c.local_layers  # gemma3: a sliding-window layer, its own RoPE base
+        angles = self._angles(positions, local)  # [n, dh/2], None without RoPE (gpt2)
+        mask, narrowed = np.tri(n, dtype=bool), local and c.sliding_window < n
+        if narrowed:
+            mask &= ~np.tri(n, k=-c.sliding_window, dtype=bool)  # key j seen from p only if p - j < sliding_window
         q, k = self._rope(q_raw, angles), self._rope(k_raw, angles)
         scale = 1.0 / math.sqrt(dh)
-        output, weights = scaled_dot_product_attention(q, k, v, is_causal=n > 1, scale=scale)
+        output, weights = scaled_dot_product_attention(q, k, v, mask if narrowed else None,
+                                                       is_causal=n > 1 and not narrowed, scale=scale)
         scores = q @ k.T  # [n, dh] x [dh, n] -> [n, n]
         return HeadSteps(
             layer=layer, head=head, kv_head=kv_head, tokens=tuple(ids.tolist()), positions=positions, x=x,
             x_normed=x_normed, W_q=W[:, cols["q"]].copy(), W_k=W[:, cols["k"]].copy(), W_v=W[:, cols["v"]].copy(),
             q_before_rope=q_raw, k_before_rope=k_raw, angles=angles, q=q, k=k, v=v, scores=scores, scale=scale,
-            scaled_scores=scores * np.float32(scale), mask=np.tri(n, dtype=bool), weights=weights, output=output,
+            scaled_scores=scores * np.float32(scale), mask=mask, weights=weights, output=output,
             hf_order=rope_gguf_to_hf(dh) if c.rope_layout == "adjacent" else np.arange(dh), b_q=bias["q"],
             b_k=bias["k"], b_v=bias["v"], q_norm=None if lay.q_norm is None else lay.q_norm.copy(),
             k_norm=None if lay.k_norm is None else lay.k_norm.copy(),

@@ -29,9 +29,10 @@ with case-insensitive contractions, one digit per piece, a letter run that may c
 (``"_x"``, ``" x"``), and punctuation runs that keep their trailing newlines. Source: llama.cpp's
 ``LLAMA_VOCAB_PRE_TYPE_QWEN2`` (``llama-vocab.cpp``), the same as transformers' ``Qwen2Tokenizer``."""
 
-PRE_TOKENIZERS = ("smollm", "gpt2", "default", "qwen2")
+PRE_TOKENIZERS = ("smollm", "gpt2", "gpt-2", "default", "qwen2")
 """The ``tokenizer.ggml.pre`` values :func:`build_tokenizer` knows: ``smollm`` (digits one by one, then GPT-2's
-byte-level regex), ``gpt2`` and ``default`` (GPT-2's regex), ``qwen2`` (:data:`QWEN2_SPLIT`)."""
+byte-level regex), ``gpt2``, ``gpt-2`` (how llama.cpp's converter writes GPT-2's own) and ``default`` (GPT-2's
+regex), ``qwen2`` (:data:`QWEN2_SPLIT`)."""
 
 _CONTROL, _USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values (llama.cpp's llama_token_type)
 
@@ -57,9 +58,9 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     """The byte-level BPE of the file (``tokenizers``), with the pre-tokenizer ``tokenizer.ggml.pre`` names.
 
     ``"smollm"``: digits are split one by one, then GPT-2's byte-level regex (as SmolLM2's ``tokenizer.json``
-    and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``); ``"gpt2"`` / ``"default"``: GPT-2's regex; ``"qwen2"``:
-    :data:`QWEN2_SPLIT` (isolated pieces), then the byte-level mapping without GPT-2's regex (as transformers'
-    GGUF loader builds it; no Unicode normalisation, as llama.cpp).
+    and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``); ``"gpt2"`` / ``"gpt-2"`` / ``"default"``: GPT-2's regex;
+    ``"qwen2"``: :data:`QWEN2_SPLIT` (isolated pieces), then the byte-level mapping without GPT-2's regex (as
+    transformers' GGUF loader builds it; no Unicode normalisation, as llama.cpp).
     Control tokens (type 3, e.g. ``<|im_start|>``) are special tokens, user-defined ones (type 4)
     added tokens: both match whole in the text. No BOS is added (``add_bos_token`` is false).
 

@@ -202,10 +202,12 @@ def perplexity(model, ids, *, score_from: int | None = None, **forward_options) 
 
 def _plain_llama(config, what: str) -> None:
     """``ValueError`` unless ``config`` is the llama block: these conversions and passes rebuild its keys from
-    ``W_k`` alone (no biases, no per-head norms) and rotate adjacent pairs."""
-    if config.qkv_bias or config.qk_norm or config.rope_layout != "adjacent":
+    ``W_k`` alone (no biases, no per-head norms), rotate adjacent pairs, and run llama's block (RMSNorm, SwiGLU,
+    no post-norms, every layer global)."""
+    if config.architecture != "llama":
         raise ValueError(f"{what} is written for the llama architecture; this model is {config.architecture!r} "
-                         "(biases or per-head norms on q/k, RoPE on split halves)")
+                         "(biases or per-head norms on q/k, RoPE on split halves or none, LayerNorm, GELU, "
+                         "norms after the sub-layers, local layers)")
 
 
 def _check_kind(config, kind) -> tuple[str, int | None]:

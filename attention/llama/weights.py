@@ -213,14 +213,23 @@ class _Layer:
     qkv: object  # W_q | W_k | W_v fused: [d_model, (n_heads + 2 n_kv_heads) d_head]
     o: object  # W_o [n_heads d_head, d_model]
     ffn_norm: np.ndarray  # [d_model]
-    gate_up: object  # W_gate | W_up fused: [d_model, 2 d_ff]
+    gate_up: object  # W_gate | W_up fused: [d_model, 2 d_ff]; gpt2 (config.mlp "gelu"): W_up alone [d_model, d_ff]
     down: object  # W_down [d_ff, d_model]
-    qkv_bias: np.ndarray | None = None  # qwen2: b_q | b_k | b_v, float32 [(n_heads + 2 n_kv_heads) d_head]
+    qkv_bias: np.ndarray | None = None  # qwen2, gpt2: b_q | b_k | b_v, float32 [(n_heads + 2 n_kv_heads) d_head]
     q_norm: np.ndarray | None = None  # qwen3: RMSNorm gain of each head's q, float32 [d_head]
     k_norm: np.ndarray | None = None  # qwen3: RMSNorm gain of each head's k, float32 [d_head]
+    attn_norm_bias: np.ndarray | None = None  # gpt2: LayerNorm biases, float32 [d_model]
+    ffn_norm_bias: np.ndarray | None = None
+    o_bias: np.ndarray | None = None  # gpt2: b_o [d_model]
+    up_bias: np.ndarray | None = None  # gpt2: b_up [d_ff]
+    down_bias: np.ndarray | None = None  # gpt2: b_down [d_model]
+    post_attn_norm: np.ndarray | None = None  # gemma3: RMSNorm gain on the attention's output [d_model]
+    post_ffn_norm: np.ndarray | None = None  # gemma3: RMSNorm gain on the MLP's output [d_model]
 
     @property
     def nbytes(self) -> int:
-        extra = sum(v.nbytes for v in (self.qkv_bias, self.q_norm, self.k_norm) if v is not None)
+        extra = sum(v.nbytes for v in (self.qkv_bias, self.q_norm, self.k_norm, self.attn_norm_bias,
+                                       self.ffn_norm_bias, self.o_bias, self.up_bias, self.down_bias,
+                                       self.post_attn_norm, self.post_ffn_norm) if v is not None)
         return (self.attn_norm.nbytes + self.ffn_norm.nbytes + extra
                 + sum(w.nbytes for w in (self.qkv, self.o, self.gate_up, self.down)))

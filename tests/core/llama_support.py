@@ -10,6 +10,7 @@ that need it FAIL with the install command (nothing skips). Loaded models are ca
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,8 @@ import pytest
 
 from attention import llama
 from attention.llama import gguf_file
+from attention.llama import interventions as iv
+from tests.conftest import require
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "tests" / "data" / "llama_reference.npz"
@@ -78,6 +81,22 @@ QWEN_MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "1 2", "' S", "
 one: never merged), ``"'S"`` (a case-insensitive contraction: one piece), ``"_x"`` (a letter run keeps one leading
 non-letter), ``":\n"`` (punctuation keeps its newlines), ``"  "``, the two bytes of İ and of ı, and two byte pairs
 that start CJK and Korean characters."""
+TINY_GPT2 = {"arch": "gpt2", "n_layers": 2, "d_model": 64, "n_heads": 4, "n_kv_heads": 4, "d_ff": 256,
+             "context_length": 1024, "norm_eps": 1e-5}
+"""GPT-2's block (learned positions, LayerNorm, fused QKV with biases, GELU MLP with biases) at a tiny size:
+d_head 16, and what transformers' GGUF loader for GPT-2 needs: exactly 1,024 position rows (its ``n_positions``
+default; it does not read ``context_length`` into it) and an MLP of 4 d_model (it has no key for ``n_inner``)."""
+TINY_GEMMA3 = {"arch": "gemma3", "n_layers": 6, "d_model": 64, "n_heads": 4, "n_kv_heads": 2, "d_head": 256,
+               "d_ff": 128, "context_length": 128, "rope_theta": 1000000.0, "rms_eps": 1e-6, "sliding_window": 4}
+"""Gemma 3's block at a tiny size: 6 layers (the default pattern: layers 0-4 local with a window of 4 keys and RoPE
+base 10,000, layer 5 global with 1e6), GQA 4/2, and d_head 256 from ``key_length``: transformers scales Gemma 3's
+scores by ``query_pre_attn_scalar ** -0.5`` (256 by default; the GGUF has no key for it) where llama.cpp and this
+reader use ``1 / sqrt(d_head)``, so the two agree only at d_head 256."""
+GPT2_SPECIALS = ["<|endoftext|>"]
+GPT2_MERGES = ["Ġ t", "h e", "Ġt he", "a t", "Ġ c", "Ġc at", "1 2", "12 3", "' s", "Ġ Ġ", "Ä °", "Ä ±", "Ġ ì",
+               "æ Ĺ", "Ġ 1"]
+"""Merges GPT-2's own regex uses: digits stay together (``"123"``, ``" 1"``), contractions are pieces (``"'s"``),
+runs of spaces (``"  "``), the two bytes of İ and of ı, and byte pairs that start CJK and Korean characters."""
 TINY_SMOLLM2 = {"n_layers": 30, "d_model": 72, "n_heads": 9, "n_kv_heads": 3, "d_ff": 96, "context_length": 8192,
                 "rope_theta": 100000.0, "rms_eps": 1e-5}
 """SmolLM2-135M's architecture (30 layers, 9 query heads sharing 3 key/value heads, its context and RoPE base) at a
@@ -98,6 +117,7 @@ class Vocabulary:
     unk_id: int
     pad_id: int
     chat_template: str | None = None
+    model: str = "gpt2"  # tokenizer.ggml.model: "gpt2" is byte-level BPE, "llama" SentencePiece (Gemma's)
 
 
 def tiny_vocab() -> tuple[list[str], list[int], list[str]]:
@@ -124,6 +144,18 @@ def qwen_vocabulary() -> Vocabulary:
     tokens = QWEN_SPECIALS + byte_symbols + merged + USER_DEFINED
     types = [3] * len(QWEN_SPECIALS) + [1] * (len(byte_symbols) + len(merged)) + [4] * len(USER_DEFINED)
     return Vocabulary(tokens, types, QWEN_MERGES, "qwen2", bos_id=0, eos_id=2, unk_id=0, pad_id=0)
+
+
+def gpt2_vocabulary() -> Vocabulary:
+    """A tiny byte-level vocabulary as GPT-2's GGUF files have it: the 256 byte symbols, :data:`GPT2_MERGES`, then
+    ``<|endoftext|>`` (control; BOS, EOS, unknown and padding at once), and the pre-tokenizer written the way
+    llama.cpp's converter writes GPT-2's (``tokenizer.ggml.pre = "gpt-2"``)."""
+    byte_symbols = list(llama.bytes_to_unicode().values())
+    merged = ["".join(m.split(" ")) for m in GPT2_MERGES]
+    tokens = byte_symbols + merged + GPT2_SPECIALS
+    types = [1] * (len(byte_symbols) + len(merged)) + [3]
+    end = len(tokens) - 1
+    return Vocabulary(tokens, types, GPT2_MERGES, "gpt-2", bos_id=end, eos_id=end, unk_id=end, pad_id=end)
 
 
 @functools.cache
@@ -154,7 +186,10 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
     ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
     :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
-    ``MODEL_TENSORS``). The values are random either way: their RoPE layout is whatever the reader assumes.
+    ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
+    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
+    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
+    whatever the reader assumes.
 
     ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
     multiple of 32); else F32.
@@ -169,7 +204,14 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
     if not tied:
         shapes["output.weight"] = (vocab, d)
+    if arch == "gpt2":
+        shapes |= {"position_embd.weight": (c["context_length"], d), "output_norm.bias": (d,)}
     for i in range(c["n_layers"]):
+        if arch == "gpt2":  # every part a weight and a bias; Q, K, V fused (gguf-py's MODEL_TENSORS[GPT2])
+            for part, shape in (("attn_norm", (d,)), ("attn_qkv", (H + 2 * KV, d)), ("attn_output", (d, H)),
+                                ("ffn_norm", (d,)), ("ffn_up", (c["d_ff"], d)), ("ffn_down", (d, c["d_ff"]))):
+                shapes |= {f"blk.{i}.{part}.weight": shape, f"blk.{i}.{part}.bias": shape[:1]}
+            continue
         shapes |= {f"blk.{i}.attn_norm.weight": (d,), f"blk.{i}.ffn_norm.weight": (d,),
                    f"blk.{i}.attn_q.weight": (H, d), f"blk.{i}.attn_k.weight": (KV, d),
                    f"blk.{i}.attn_v.weight": (KV, d), f"blk.{i}.attn_output.weight": (d, H),
@@ -177,8 +219,10 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
                    f"blk.{i}.ffn_down.weight": (d, c["d_ff"])}
         if arch == "qwen2":
             shapes |= {f"blk.{i}.attn_q.bias": (H,), f"blk.{i}.attn_k.bias": (KV,), f"blk.{i}.attn_v.bias": (KV,)}
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             shapes |= {f"blk.{i}.attn_q_norm.weight": (dh,), f"blk.{i}.attn_k_norm.weight": (dh,)}
+        if arch == "gemma3":  # the gains as stored: transformers' 1 + w (llama.cpp's converter adds the 1)
+            shapes |= {f"blk.{i}.post_attention_norm.weight": (d,), f"blk.{i}.post_ffw_norm.weight": (d,)}
     weights = {}
     for tensor, shape in shapes.items():
         if tensor.endswith(".bias"):
@@ -196,15 +240,20 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     writer.add_embedding_length(d)
     writer.add_feed_forward_length(c["d_ff"])
     writer.add_head_count(c["n_heads"])
-    writer.add_head_count_kv(c["n_kv_heads"])
-    writer.add_rope_freq_base(c["rope_theta"])
-    writer.add_rope_dimension_count(dh)
+    if arch == "gpt2":  # no RoPE, no key/value head count, LayerNorm's eps (llama.cpp's GPT2Model)
+        writer.add_layer_norm_eps(c["norm_eps"])
+    else:
+        writer.add_head_count_kv(c["n_kv_heads"])
+        writer.add_rope_freq_base(c["rope_theta"])
+        writer.add_rope_dimension_count(dh)
+        writer.add_layer_norm_rms_eps(c["rms_eps"])
+    if "sliding_window" in c:
+        writer.add_sliding_window(c["sliding_window"])
     if "d_head" in c:
         writer.add_key_length(dh)
         writer.add_value_length(dh)
-    writer.add_layer_norm_rms_eps(c["rms_eps"])
     writer.add_vocab_size(vocab)
-    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_model(v.model)
     writer.add_tokenizer_pre(v.pre)
     writer.add_token_list(v.tokens)
     writer.add_token_types(v.types)
@@ -237,6 +286,108 @@ def write_tiny_smollm2(path: Path, *, config: dict = TINY_SMOLLM2, seed: int = 0
     tests run through the door's loader (``tests/conftest.py``). Returns ``path``."""
     write_tiny_gguf(path, seed=seed, config=config, vocabulary=smollm2_vocabulary(), name="tiny-smollm2-test")
     return Path(path)
+
+
+# --- transformers on the same file (a test reference) ---------------------------------------------------------
+
+HARD_TEXTS = [
+    "The cat sat on the mat",
+    "😀 🐈‍⬛ 🍕🍕 emoji",  # multi-byte characters and a zero-width joiner
+    "日本語のテキスト、中文。한국어",  # CJK
+    "İstanbul'da ılık IŞIK ışık İi Iı",  # Turkish dotted and dotless i
+    "def f(_x):\n    return _x**2  # I'S it's\r\n\tx = {'a': [1, 2]}\n",  # code, contractions, newlines
+    "   three leading spaces, then  two  ",  # leading and repeated spaces
+    "_x = 12345 + 0.5e-3 - 1,000,000 ١٢٣",  # digits one by one (Latin and Arabic-Indic)
+    "<|im_start|>user\nhi<think>ok<|im_end|>",  # control and user-defined tokens whole
+]
+"""Texts whose token ids must match transformers' (every architecture's tiny file)."""
+
+
+@functools.cache
+def hf_reference(path: Path):
+    """``(model, tokenizer, loading_info)`` from transformers for the GGUF at ``path`` (float32, eager, offline), once
+    per process and file. transformers is a test reference: missing, the test fails (never skips)."""
+    torch = require("torch")
+    transformers = require("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.set_num_threads(1)  # two workers share two cores (see test_llama_live.py)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    model, info = transformers.AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
+    model.generation_config.eos_token_id = None  # 20 tokens whatever they are (ours: stop_at_eos=False)
+    model.generation_config.pad_token_id = 0
+    return model.eval(), tokenizer, info
+
+
+def hf_forward(model, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """transformers' ``(logits [n, vocab], attentions [L, H, n, n])`` for ``ids``, float32."""
+    import torch
+
+    with torch.no_grad():
+        out = model(torch.tensor([ids]), output_attentions=True)
+    return out.logits[0].numpy(), np.stack([a[0].numpy() for a in out.attentions])
+
+
+def assert_forward_matches(model: llama.LlamaModel, hf, texts: list[str]) -> None:
+    """Logits and every layer's and head's attention map within 1e-4 of transformers' ``hf`` on each text."""
+    for text in texts:
+        ids = model.encode(text)
+        logits, attentions = hf_forward(hf, ids)
+        out = model.forward(ids)
+        assert out.attentions.shape == attentions.shape
+        np.testing.assert_allclose(out.attentions, attentions, rtol=0, atol=1e-4)  # every layer and head
+        np.testing.assert_allclose(out.logits, logits, rtol=0, atol=1e-4)
+
+
+def assert_token_ids_match(model: llama.LlamaModel, tokenizer, texts: list[str]) -> None:
+    """Each text's token ids are transformers' ``tokenizer``'s, and both decode them back to the text."""
+    for text in texts:
+        ids = model.encode(text)
+        assert ids == tokenizer(text)["input_ids"], text
+        assert model.decode(ids) == tokenizer.decode(ids) == text
+
+
+def assert_greedy_generation_matches(model: llama.LlamaModel, hf, ids: list[int]) -> None:
+    """20 greedy tokens with the KV cache are transformers' (with its cache); token by token, the cache gives the
+    full pass's logits and attention rows within 1e-5."""
+    import torch
+
+    with torch.no_grad():
+        theirs = hf.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                             max_new_tokens=20, do_sample=False, use_cache=True)[0, len(ids):].tolist()
+    assert len(theirs) == 20
+    assert model.generate(ids, 20, stop_at_eos=False) == theirs
+    full = model.forward(ids + theirs)
+    out = model.forward(ids)
+    for i, token in enumerate(theirs[:-1]):
+        out = model.forward([token], cache=out.cache)
+        np.testing.assert_allclose(out.logits[0], full.logits[len(ids) + i], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(out.attentions[:, :, 0], full.attentions[:, :, len(ids) + i, :len(ids) + i + 1],
+                                   rtol=0, atol=1e-5)
+
+
+def assert_intervention_identities(model: llama.LlamaModel, ids: list[int], corrupted: list[int], *,
+                                   attribution: bool = True) -> None:
+    """The interventions' identities on any architecture: ablating nothing is the forward pass; patching the clean
+    run's stream at block 0 (or every head's output and the final stream) into a ``corrupted`` run of the same
+    length gives the clean logits; the attribution's parts sum to the logit (unless ``attribution`` is False: an
+    architecture that refuses it); a knockout is the ablated forward; the logit lens' last row is the logits."""
+    c = model.config
+    assert len(corrupted) == len(ids)
+    run = model.forward(ids, keep_activations=True)
+    np.testing.assert_array_equal(model.forward(ids, ablate=[]).logits, run.logits)
+    np.testing.assert_array_equal(iv.knock_out(model, ids, [], run=run), run.logits[-1])
+    patched = model.forward(corrupted, patch={"resid": {(0, p): run.residuals[0, p] for p in range(len(ids))}})
+    np.testing.assert_allclose(patched.logits, run.logits, rtol=0, atol=1e-6)
+    heads = {(layer, h): run.head_outputs[layer, h] for layer in range(c.n_layers) for h in range(c.n_heads)}
+    last = model.forward(corrupted, patch={"head": heads, "resid": {(c.n_layers, len(ids) - 1): run.residuals[-1, -1]}})
+    np.testing.assert_allclose(last.logits[-1], run.logits[-1], rtol=0, atol=1e-6)
+    for token in (int(run.logits[-1].argmax()), 7) if attribution else ():
+        a = iv.logit_attribution(model, ids, token, run=run)
+        assert abs(a.total - a.logit) <= 1e-4 * max(1.0, abs(a.logit)), (a.total, a.logit)
+    np.testing.assert_allclose(iv.knock_out(model, ids, [(1, 2)], run=run),
+                               model.forward(ids, ablate=[(1, 2)]).logits[-1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(iv.logit_lens(model, ids, run=run)[-1], run.logits[-1])
 
 
 # --- an independent reference forward (float64, transformers' layout) ------------------------------

@@ -224,15 +224,16 @@ def test_a_big_endian_file_is_named_so(tmp_path):
 
 
 def test_not_a_llama_file(tmp_path):
-    path = tmp_path / "gpt2.gguf"
-    writer = gguf.GGUFWriter(str(path), "gpt2")
+    path = tmp_path / "bert.gguf"
+    writer = gguf.GGUFWriter(str(path), "bert")
     writer.add_tensor("x", np.zeros(4, np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    with pytest.raises(ValueError, match="unsupported model architecture: general.architecture is 'gpt2'; "
-                                         "supported: 'llama', 'qwen2', 'qwen3'"):  # named before the tokenizer
+    # named before the tokenizer
+    with pytest.raises(ValueError, match="unsupported model architecture: general.architecture is 'bert'; "
+                                         "supported: 'llama', 'qwen2', 'qwen3', 'gpt2', 'gemma3'"):
         llama.load(path, expected_sha256=None)
 
 

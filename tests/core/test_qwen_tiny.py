@@ -11,46 +11,29 @@ whatever ``attention.key_length`` says (``llama_support.TINY_QWEN3``).
 
 from __future__ import annotations
 
-import functools
-import os
-
 import numpy as np
 import pytest
 
 from attention import llama
-from attention.llama import interventions as iv
 from attention.llama import variants
 from attention.llama.blocks import rms_norm
-from tests.conftest import require
-from tests.core.llama_support import TINY, TINY_QWEN2, TINY_QWEN3, qwen_vocabulary, tiny_vocabulary, write_tiny_gguf
+from tests.core.llama_support import (
+    HARD_TEXTS,
+    TINY,
+    TINY_QWEN2,
+    TINY_QWEN3,
+    assert_forward_matches,
+    assert_greedy_generation_matches,
+    assert_intervention_identities,
+    assert_token_ids_match,
+    hf_reference,
+    qwen_vocabulary,
+    tiny_vocabulary,
+    write_tiny_gguf,
+)
 
 CONFIGS = {"qwen2": TINY_QWEN2, "qwen3": TINY_QWEN3}
-HARD_TEXTS = [
-    "The cat sat on the mat",
-    "😀 🐈‍⬛ 🍕🍕 emoji",  # multi-byte characters and a zero-width joiner
-    "日本語のテキスト、中文。한국어",  # CJK
-    "İstanbul'da ılık IŞIK ışık İi Iı",  # Turkish dotted and dotless i
-    "def f(_x):\n    return _x**2  # I'S it's\r\n\tx = {'a': [1, 2]}\n",  # code, contractions, newlines
-    "   three leading spaces, then  two  ",  # leading and repeated spaces
-    "_x = 12345 + 0.5e-3 - 1,000,000 ١٢٣",  # digits one by one (Latin and Arabic-Indic)
-    "<|im_start|>user\nhi<think>ok<|im_end|>",  # control and user-defined tokens whole
-]
 PROMPT = "The cat sat on the mat. The cat"
-
-
-@functools.cache
-def _reference(path):
-    """``(model, tokenizer, loading_info)`` from transformers for the GGUF at ``path`` (float32, eager, offline)."""
-    torch = require("torch")
-    transformers = require("transformers")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    torch.set_num_threads(1)  # two workers share two cores (see test_llama_live.py)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    model, info = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
-    model.generation_config.eos_token_id = None  # 20 tokens whatever they are (ours: stop_at_eos=False)
-    model.generation_config.pad_token_id = 0
-    return model.eval(), tokenizer, info
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
@@ -66,15 +49,7 @@ def qwen(request, tmp_path_factory) -> tuple[str, llama.LlamaModel]:
 def family(qwen):
     """``(arch, ours, hf_model, hf_tokenizer, loading_info)``: transformers on the same file (loaded once)."""
     arch, ours = qwen
-    return (arch, ours, *_reference(ours.path))
-
-
-def _hf_forward(model, ids):
-    import torch
-
-    with torch.no_grad():
-        out = model(torch.tensor([ids]), output_attentions=True)
-    return out.logits[0].numpy(), np.stack([a[0].numpy() for a in out.attentions])
+    return (arch, ours, *hf_reference(ours.path))
 
 
 def test_config_is_read_from_the_file(qwen):
@@ -113,23 +88,14 @@ def test_the_reference_loads_every_weight(family):
 @pytest.mark.torch
 def test_logits_and_every_attention_map_match_transformers(family):
     _, ours, hf, _, _ = family
-    for text in (PROMPT, HARD_TEXTS[4]):
-        ids = ours.encode(text)
-        logits, attentions = _hf_forward(hf, ids)
-        out = ours.forward(ids)
-        assert out.attentions.shape == attentions.shape
-        np.testing.assert_allclose(out.attentions, attentions, rtol=0, atol=1e-4)  # every layer and head
-        np.testing.assert_allclose(out.logits, logits, rtol=0, atol=1e-4)
+    assert_forward_matches(ours, hf, [PROMPT, HARD_TEXTS[4]])
 
 
 @pytest.mark.slow
 @pytest.mark.torch
 def test_token_ids_match_transformers_on_hard_texts(family):
     _, ours, _, tokenizer, _ = family
-    for text in HARD_TEXTS:
-        ids = ours.encode(text)
-        assert ids == tokenizer(text)["input_ids"], text
-        assert ours.decode(ids) == tokenizer.decode(ids) == text
+    assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
 
 
 def test_the_pre_tokenizer_is_qwen2s(qwen):
@@ -144,23 +110,8 @@ def test_the_pre_tokenizer_is_qwen2s(qwen):
 @pytest.mark.slow
 @pytest.mark.torch
 def test_greedy_generation_with_the_cache_matches_transformers(family):
-    import torch
-
     _, ours, hf, _, _ = family
-    ids = ours.encode(PROMPT)
-    with torch.no_grad():
-        theirs = hf.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                             max_new_tokens=20, do_sample=False, use_cache=True)[0, len(ids):].tolist()
-    assert len(theirs) == 20
-    assert ours.generate(ids, 20, stop_at_eos=False) == theirs
-    # the cache, token by token, is the full pass
-    full = ours.forward(ids + theirs)
-    out = ours.forward(ids)
-    for i, token in enumerate(theirs[:-1]):
-        out = ours.forward([token], cache=out.cache)
-        np.testing.assert_allclose(out.logits[0], full.logits[len(ids) + i], rtol=0, atol=1e-5)
-        np.testing.assert_allclose(out.attentions[:, :, 0], full.attentions[:, :, len(ids) + i, :len(ids) + i + 1],
-                                   rtol=0, atol=1e-5)
+    assert_greedy_generation_matches(ours, hf, ours.encode(PROMPT))
 
 
 def test_head_steps_show_this_architectures_steps(qwen):
@@ -186,27 +137,7 @@ def test_head_steps_show_this_architectures_steps(qwen):
 
 def test_the_interventions_identities(qwen):
     _, ours = qwen
-    c = ours.config
-    ids = ours.encode(PROMPT)
-    run = ours.forward(ids, keep_activations=True)
-    # ablate nothing = the forward pass
-    np.testing.assert_array_equal(ours.forward(ids, ablate=[]).logits, run.logits)
-    np.testing.assert_array_equal(iv.knock_out(ours, ids, [], run=run), run.logits[-1])
-    # patch everything from the clean run = the clean logits
-    corrupted = ours.encode("The cat sat on the rat. The cat")
-    assert len(corrupted) == len(ids)
-    patched = ours.forward(corrupted, patch={"resid": {(0, p): run.residuals[0, p] for p in range(len(ids))}})
-    np.testing.assert_allclose(patched.logits, run.logits, rtol=0, atol=1e-6)
-    heads = {(layer, h): run.head_outputs[layer, h] for layer in range(c.n_layers) for h in range(c.n_heads)}
-    last = ours.forward(corrupted, patch={"head": heads, "resid": {(c.n_layers, len(ids) - 1): run.residuals[-1, -1]}})
-    np.testing.assert_allclose(last.logits[-1], run.logits[-1], rtol=0, atol=1e-6)
-    # attribution parts sum to the logit
-    for token in (int(run.logits[-1].argmax()), 7):
-        a = iv.logit_attribution(ours, ids, token, run=run)
-        assert abs(a.total - a.logit) <= 1e-4 * max(1.0, abs(a.logit))
-    # a knockout is the ablated forward
-    np.testing.assert_allclose(iv.knock_out(ours, ids, [(1, 2)], run=run),
-                               ours.forward(ids, ablate=[(1, 2)]).logits[-1], rtol=1e-5, atol=1e-5)
+    assert_intervention_identities(ours, ours.encode(PROMPT), ours.encode("The cat sat on the rat. The cat"))
 
 
 def test_the_llama_only_variants_refuse_other_architectures(qwen):
@@ -225,12 +156,12 @@ def test_the_architecture_is_checked_before_the_tokenizer(tmp_path):
     path = tmp_path / "phi3.gguf"
     write_tiny_gguf(path, config={**TINY, "arch": "phi3"}, vocabulary=weird)
     with pytest.raises(ValueError, match=r"unsupported model architecture: general.architecture is 'phi3'; "
-                                         r"supported: 'llama', 'qwen2', 'qwen3'"):
+                                         r"supported: 'llama', 'qwen2', 'qwen3', 'gpt2', 'gemma3'"):
         llama.load(path, expected_sha256=None)
     path = tmp_path / "pre.gguf"
     write_tiny_gguf(path, vocabulary=weird)
     with pytest.raises(ValueError, match=r"unknown pre-tokenizer: tokenizer.ggml.pre is 'no-such-pre'; "
-                                         r"known: 'smollm', 'gpt2', 'default', 'qwen2'"):
+                                         r"known: 'smollm', 'gpt2', 'gpt-2', 'default', 'qwen2'"):
         llama.load(path, expected_sha256=None)
 
 

@@ -1,6 +1,6 @@
 """The model's weights mode follows the host's memory (issue 26, item 8): a faked cgroup limit, no real container.
 
-``explorer.shell.llm.CGROUP_LIMIT_FILES`` is pointed at files in ``tmp_path`` and the machine's RAM
+``attention.llama.memory.CGROUP_LIMIT_FILES`` is pointed at files in ``tmp_path`` and the machine's RAM
 (``os.sysconf``) is faked, so every case reads exactly what the test wrote.
 """
 
@@ -23,7 +23,8 @@ def host(monkeypatch, tmp_path):
     machine's RAM in bytes (None: ``os.sysconf`` cannot tell)."""
     monkeypatch.delenv(llama.WEIGHTS_ENV, raising=False)
     v2, v1 = tmp_path / "memory.max", tmp_path / "memory" / "memory.limit_in_bytes"
-    monkeypatch.setattr(llm, "CGROUP_LIMIT_FILES", (v2, v1))
+    monkeypatch.setattr(llama.memory, "CGROUP_LIMIT_FILES", (v2, v1))
+    monkeypatch.setattr(llama.memory, "CGROUP_USAGE_FILES", (tmp_path / "memory.current",))  # none: nothing used yet
     real_sysconf = os.sysconf
 
     def make(v2_text: str | bytes | None = None, v1_text: str | bytes | None = None, ram: int | None = 16 * GiB):

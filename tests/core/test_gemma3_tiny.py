@@ -1,0 +1,170 @@
+"""The gemma3 (Gemma 3) architecture on a tiny random GGUF file, against live ``transformers`` loading the same file
+(a test reference: it fails, never skips, when missing): logits and every attention map, token ids on hard texts,
+greedy generation with the KV cache, the interventions' identities; and what is Gemma 3's own: the embedding scaled
+by sqrt(d_model), norms before and after attention and MLP (stored as transformers' 1 + w), q/k norms, a GELU gated
+MLP, sliding-window local layers with their own RoPE base between global ones.
+
+The fixture (``llama_support.TINY_GEMMA3``) has 6 layers (5 local with a window of 4 keys, then 1 global) and
+d_head 256, where transformers' ``query_pre_attn_scalar`` scaling agrees with 1/sqrt(d_head). Its vocabulary is a
+tiny byte-level BPE (``tokenizer.ggml.model = "gpt2"``): a real Gemma file's SentencePiece vocabulary
+(``"llama"``) is not read yet (refused with the tokenizer named). The tests that need transformers are marked
+``slow`` and ``torch``; the rest are in the fast tier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention import llama
+from attention.llama import interventions as iv
+from attention.llama import variants
+from attention.llama.blocks import apply_rope_half, rms_norm, rope_angles
+from tests.core.llama_support import (
+    HARD_TEXTS,
+    TINY_GEMMA3,
+    assert_forward_matches,
+    assert_greedy_generation_matches,
+    assert_intervention_identities,
+    assert_token_ids_match,
+    hf_reference,
+    qwen_vocabulary,
+    write_tiny_gguf,
+)
+
+PROMPT = "The cat sat on the mat. The cat"
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory) -> llama.LlamaModel:
+    """Ours for one tiny random Gemma 3 file (``ours.path`` is the file)."""
+    path = tmp_path_factory.mktemp("gemma3") / "tiny-gemma3.gguf"
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=qwen_vocabulary(), seed=3, name="tiny-gemma3")
+    return llama.load(path, expected_sha256=None)
+
+
+@pytest.fixture(scope="module")
+def family(gemma):
+    """``(ours, hf_model, hf_tokenizer, loading_info)``: transformers on the same file (loaded once)."""
+    return (gemma, *hf_reference(gemma.path))
+
+
+def test_config_is_read_from_the_file(gemma):
+    c = gemma.config
+    assert c.architecture == "gemma3" and c.rope_layout == "halves" and c.mlp == "geglu"
+    assert c.qk_norm and c.post_norms and not c.qkv_bias and c.norm == "rms"
+    assert (c.n_layers, c.n_heads, c.n_kv_heads, c.d_model, c.d_head, c.d_ff) == (6, 4, 2, 64, 256, 128)
+    assert c.embed_scale == 8.0 and c.sliding_window == 4 and c.local_layers == (0, 1, 2, 3, 4)
+    assert (c.rope_theta, c.rope_theta_local) == (1e6, 1e4)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_the_reference_loads_every_weight(family):
+    """No weight skipped; the file's norm gains are transformers' 1 + w (its loader subtracts the 1 again)."""
+    ours, hf, _, info = family
+    assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"], info
+    params = {name: p.detach().numpy() for name, p in hf.named_parameters()}
+    layer, h = ours._layers[5], "model.layers.5."
+    for mine, theirs in ((layer.attn_norm, "input_layernorm"), (layer.post_attn_norm, "post_attention_layernorm"),
+                         (layer.ffn_norm, "pre_feedforward_layernorm"),
+                         (layer.post_ffn_norm, "post_feedforward_layernorm"), (layer.q_norm, "self_attn.q_norm"),
+                         (layer.k_norm, "self_attn.k_norm")):
+        np.testing.assert_allclose(mine, 1 + params[h + theirs + ".weight"], rtol=0, atol=1e-6)
+    W = np.concatenate([params[h + f"self_attn.{x}_proj.weight"] for x in "qkv"]).T
+    np.testing.assert_array_equal(layer.qkv.widen(), W)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_logits_and_every_attention_map_match_transformers(family):
+    ours, hf, _, _ = family
+    assert_forward_matches(ours, hf, [PROMPT, HARD_TEXTS[4]])  # longer than the window: the local layers differ
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_token_ids_match_transformers_on_hard_texts(family):
+    ours, _, tokenizer, _ = family
+    assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_greedy_generation_with_the_cache_matches_transformers(family):
+    ours, hf, _, _ = family
+    assert_greedy_generation_matches(ours, hf, ours.encode(PROMPT))
+
+
+def test_the_local_layers_see_only_their_window(gemma):
+    ids = gemma.encode(PROMPT)
+    n, c = len(ids), gemma.config
+    out = gemma.forward(ids, keep_activations=True)
+    p, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    outside = p - j >= c.sliding_window
+    for layer in range(c.n_layers):
+        weights = out.attentions[layer]  # [H, n, n]
+        np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=0, atol=1e-5)
+        if layer in c.local_layers:
+            assert not weights[:, outside].any()
+        else:
+            assert (weights[:, outside] > 0).all()  # the global layer sees every earlier key
+    np.testing.assert_array_equal(out.residuals[0], gemma._embedding.ET.T[ids] * np.float32(8.0))  # sqrt(d_model)
+
+
+def test_head_steps_show_gemma3s_steps(gemma):
+    ids = gemma.encode(PROMPT)
+    out = gemma.forward(ids)
+    c = gemma.config
+    for layer, head in ((0, 1), (5, 3)):
+        s = gemma.head_steps(ids, layer, head)
+        np.testing.assert_allclose(s.weights, out.attentions[layer, head], rtol=0, atol=1e-6)
+        local = layer in c.local_layers
+        expected_mask = np.tri(len(ids), dtype=bool)
+        if local:
+            expected_mask &= ~np.tri(len(ids), k=-c.sliding_window, dtype=bool)
+        np.testing.assert_array_equal(s.mask, expected_mask)
+        base = c.rope_theta_local if local else c.rope_theta
+        np.testing.assert_array_equal(s.angles, rope_angles(np.arange(len(ids)), c.d_head, base))
+        np.testing.assert_allclose(s.q_before_rope, rms_norm(s.x_normed @ s.W_q, s.q_norm, c.rms_eps), rtol=1e-5,
+                                   atol=1e-5)
+        np.testing.assert_allclose(s.q, apply_rope_half(s.q_before_rope, s.angles), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(s.k, out.cache.keys[layer, s.kv_head], rtol=0, atol=1e-5)
+
+
+def test_the_interventions_identities(gemma):
+    assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the rat. The cat"),
+                                   attribution=False)
+
+
+def test_what_gemma3_refuses_names_it(gemma):
+    """The logit attribution through W_o does not add up past a norm after the attention: refused; so are the
+    llama-only variants."""
+    ids = gemma.encode(PROMPT)
+    with pytest.raises(ValueError, match="logit_attribution .* this model is 'gemma3', whose attention and MLP"):
+        iv.logit_attribution(gemma, ids, 7)
+    for call in (lambda: variants.kv_variant(gemma, "mqa"), lambda: variants.latent_basis(gemma),
+                 lambda: variants.renumbered_logits(gemma, ids, window=4, sinks=1)):
+        with pytest.raises(ValueError, match="written for the llama architecture; this model is 'gemma3'"):
+            call()
+
+
+def test_a_sentencepiece_vocabulary_is_refused_naming_it(tmp_path):
+    """Real Gemma files carry a SentencePiece vocabulary (``tokenizer.ggml.model = "llama"``), not read yet: the
+    architecture passes, the tokenizer is named."""
+    path = tmp_path / "gemma3-sp.gguf"
+    vocabulary = qwen_vocabulary()
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=type(vocabulary)(**{**vocabulary.__dict__, "model": "llama"}))
+    with pytest.raises(ValueError, match=r"tokenizer.ggml.model is 'llama'; only byte-level BPE \('gpt2'\)"):
+        llama.load(path, expected_sha256=None)
+
+
+def test_quantized_files_in_both_weight_modes(tmp_path):
+    path = tmp_path / "gemma3-q.gguf"
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=qwen_vocabulary(), quantized=True, seed=5)
+    dense, compact = (llama.load(path, weights=mode, expected_sha256=None) for mode in ("float32", "compact"))
+    ids = dense.encode(PROMPT)
+    a, b = dense.forward(ids), compact.forward(ids)
+    np.testing.assert_allclose(b.attentions, a.attentions, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(b.logits, a.logits, rtol=0, atol=1e-5)
+    assert compact._layers[0].post_attn_norm is not None and compact._layers[0].q_norm is not None
