@@ -240,7 +240,8 @@ def read_tokenizer(metadata: dict, max_tokens: int) -> ByteLevelBPE | SentencePi
     if model == "gpt2":
         return ByteLevelBPE(*build_tokenizer(metadata), max_tokens)
     if model == "llama":
-        return SentencePieceBPE(*build_sentencepiece(metadata), max_tokens)
+        return SentencePieceBPE(*build_sentencepiece(metadata), max_tokens,
+                                prefix_space=metadata.get("general.architecture") not in _GEMMA)
     raise ValueError(f"tokenizer.ggml.model is {model!r}; supported: " + ", ".join(repr(m) for m in TOKENIZER_MODELS)
                      + " (byte-level BPE and SentencePiece-style BPE)")
 
@@ -422,8 +423,25 @@ class ByteLevelBPE(_GGUFTokenizer):
 
 class SentencePieceBPE(_GGUFTokenizer):
     """The SentencePiece-style BPE tokenizer with byte fallback (``tokenizer.ggml.model = "llama"``: Gemma): text <->
-    ids, each token's bytes and a readable piece; arguments as :class:`_GGUFTokenizer`. A piece's ``▁`` is a space;
-    a byte token ``<0xNN>`` is the byte ``0xNN`` (a character the vocabulary lacks is spelled by its UTF-8 bytes)."""
+    ids, each token's bytes and a readable piece. A piece's ``▁`` is a space; a byte token ``<0xNN>`` is the byte
+    ``0xNN`` (a character the vocabulary lacks is spelled by its UTF-8 bytes).
+
+    Args:
+        tokenizer, tokens, token_types, max_tokens: as :class:`_GGUFTokenizer`.
+        prefix_space: the tokenizer puts a ``▁`` before the text and decoding drops it (not Gemma's:
+            :func:`build_sentencepiece`); :meth:`decode_partial` drops it too.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, tokens: list[str], token_types: list[int], max_tokens: int, *,
+                 prefix_space: bool = False):
+        super().__init__(tokenizer, tokens, token_types, max_tokens)
+        self.prefix_space = prefix_space
+
+    def decode_partial(self, ids) -> PartialText:
+        """As :meth:`_GGUFTokenizer.decode_partial`; with :attr:`prefix_space`, one leading space is dropped, as
+        :meth:`decode` does (its ``Strip`` decoder)."""
+        data = b"".join(self.token_bytes(ids))
+        return complete_text(data[1:] if self.prefix_space and data.startswith(b" ") else data)
 
     def token_bytes(self, ids) -> list[bytes]:
         """Each token's exact bytes: a byte token's byte, a piece's text with ``▁`` as a space (a special token: its
