@@ -109,13 +109,7 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     else:
         tokenizer.pre_tokenizer = byte_level
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
-                                  for t, kind in zip(tokens, types, strict=True) if kind == _CONTROL])
-    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False)
-                          for t, kind in zip(tokens, types, strict=True) if kind == _USER_DEFINED])
-    if tokenizer.get_vocab_size() != len(tokens):
-        raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} ids, the file lists {len(tokens)} tokens")
-    _add_bos_eos(tokenizer, metadata, tokens, default_bos=False)
+    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=False)
     return tokenizer, list(tokens), list(types)
 
 
@@ -197,14 +191,24 @@ def build_sentencepiece(metadata: dict) -> tuple[Tokenizer, list[str], list[int]
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="first", split=False)
         decode.append(decoders.Strip(content=" ", left=1, right=0))
     tokenizer.decoder = decoders.Sequence(decode)
+    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=True, vocab=vocab)
+    return tokenizer, tokens, types
+
+
+def _add_file_tokens(tokenizer: Tokenizer, metadata: dict, tokens: list[str], types: list[int], *,
+                     default_bos: bool, vocab: dict[str, int] | None = None) -> None:
+    """What both builders finish with: control tokens (type 3) as special tokens and user-defined ones (type 4; only
+    those spelled in ``vocab`` when given, as transformers' ``add_gguf_special_tokens``) as added tokens, both matched
+    whole; the id count checked against the file's; then :func:`_add_bos_eos`. ``ValueError`` on a count mismatch
+    (repeated tokens)."""
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
                                   for t, kind in zip(tokens, types, strict=True) if kind == _CONTROL])
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False)
-                          for t, kind in zip(tokens, types, strict=True) if kind == _USER_DEFINED and t in vocab])
+                          for t, kind in zip(tokens, types, strict=True)
+                          if kind == _USER_DEFINED and (vocab is None or t in vocab)])
     if tokenizer.get_vocab_size() != len(tokens):
         raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} ids, the file lists {len(tokens)} tokens")
-    _add_bos_eos(tokenizer, metadata, tokens, default_bos=True)
-    return tokenizer, tokens, types
+    _add_bos_eos(tokenizer, metadata, tokens, default_bos=default_bos)
 
 
 def _add_bos_eos(tokenizer: Tokenizer, metadata: dict, tokens: list[str], *, default_bos: bool) -> None:
