@@ -34,7 +34,8 @@ The package, one idea per module:
 * :mod:`~attention.llama.config`: :class:`LlamaConfig` (the architecture, read from the file) and :data:`MAX_TOKENS`;
 * :mod:`~attention.llama.gguf_file`: finding, verifying and reading the GGUF weights file;
 * :mod:`~attention.llama.weights`: how the matrices are held (dense float32, or the file's 4-/8-bit codes);
-* :mod:`~attention.llama.tokenizer`: the byte-level BPE (text <-> ids, token bytes, text with pending bytes);
+* :mod:`~attention.llama.tokenizer`: the byte-level and SentencePiece-style BPE (text <-> ids, token bytes, text
+  with pending bytes);
 * :mod:`~attention.llama.blocks`: RMSNorm, RoPE and SwiGLU (and GPT-2's LayerNorm and GELU), small pure functions;
 * :mod:`~attention.llama.kv_cache`: :class:`KVCache`;
 * :mod:`~attention.llama.sampling`: the one rule for choosing the next token;

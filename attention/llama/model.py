@@ -58,7 +58,7 @@ from .blocks import apply_rope, apply_rope_half, gelu_tanh, layer_norm, rms_norm
 from .config import LlamaConfig
 from .kv_cache import KVCache, _KVStore
 from .sampling import check_sampling, sample_next
-from .tokenizer import ByteLevelBPE, PartialText
+from .tokenizer import ByteLevelBPE, PartialText, SentencePieceBPE
 from .weights import _Embedding, _Layer, _rows_product
 
 __all__ = ["ABLATIONS", "ForwardOutput", "HeadSteps", "LlamaModel"]
@@ -266,7 +266,9 @@ class LlamaModel:
 
     Attributes:
         config: :class:`LlamaConfig`. weights_mode: ``"float32"`` or ``"compact"``.
-        tokenizer: :class:`~attention.llama.tokenizer.ByteLevelBPE` (``encode``/``decode`` are also methods here).
+        tokenizer: :class:`~attention.llama.tokenizer.ByteLevelBPE`, or
+            :class:`~attention.llama.tokenizer.SentencePieceBPE` for a SentencePiece-style vocabulary (Gemma's)
+            (``encode``/``decode`` are also methods here).
         path: the file it was read from. nbytes: bytes of weights held.
         chat_template: the file's Jinja chat template (ChatML: ``<|im_start|>role\\n...<|im_end|>``).
 
@@ -275,8 +277,8 @@ class LlamaModel:
     """
 
     def __init__(self, config: LlamaConfig, layers: list[_Layer], embedding: _Embedding, output: _Embedding,
-                 output_norm: np.ndarray, tokenizer: ByteLevelBPE, weights_mode: str, path: Path,
-                 chat_template: str | None, *, position_embedding: np.ndarray | None = None,
+                 output_norm: np.ndarray, tokenizer: ByteLevelBPE | SentencePieceBPE, weights_mode: str,
+                 path: Path, chat_template: str | None, *, position_embedding: np.ndarray | None = None,
                  output_norm_bias: np.ndarray | None = None):
         self.config, self._layers, self._embedding, self._output = config, layers, embedding, output
         self._output_norm, self.tokenizer = output_norm, tokenizer
@@ -299,7 +301,8 @@ class LlamaModel:
     # -- text <-> ids (the tokenizer's) --
 
     def encode(self, text: str, *, truncate: bool = False) -> list[int]:
-        """:meth:`ByteLevelBPE.encode <attention.llama.tokenizer.ByteLevelBPE.encode>`: token ids, no BOS added."""
+        """:meth:`ByteLevelBPE.encode <attention.llama.tokenizer.ByteLevelBPE.encode>`: token ids
+        (BOS first only when the file says so; SmolLM2's does not)."""
         return self.tokenizer.encode(text, truncate=truncate)
 
     def decode(self, ids, *, skip_special_tokens: bool = False) -> str:

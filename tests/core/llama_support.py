@@ -118,6 +118,8 @@ class Vocabulary:
     pad_id: int
     chat_template: str | None = None
     model: str = "gpt2"  # tokenizer.ggml.model: "gpt2" is byte-level BPE, "llama" SentencePiece (Gemma's)
+    scores: list[float] | None = None  # tokenizer.ggml.scores (SentencePiece vocabularies)
+    add_bos: bool | None = False  # tokenizer.ggml.add_bos_token; None: the key is not written
 
 
 def tiny_vocab() -> tuple[list[str], list[int], list[str]]:
@@ -156,6 +158,31 @@ def gpt2_vocabulary() -> Vocabulary:
     types = [1] * (len(byte_symbols) + len(merged)) + [3]
     end = len(tokens) - 1
     return Vocabulary(tokens, types, GPT2_MERGES, "gpt-2", bos_id=end, eos_id=end, unk_id=end, pad_id=end)
+
+
+SP_SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<|im_start|>", "<|im_end|>", "<start_of_turn>"]
+SP_PIECES = ["▁", "▁t", "he", "▁the", "at", "▁c", "▁cat", "▁s", "▁sat", "▁on", "▁m", "▁mat", "er", "in", "▁i", "ık",
+             "▁İ", "İ", "ı", "st", "an", "▁f", "(_", "):", "**", "▁#", "12", "日", "本", "語", "の", "中", "文", "▁ı",
+             "ış", "ş", "▁x", "_x"] + [chr(c) for c in range(ord("a"), ord("z") + 1)] + list("0123456789_=+-.,'()")
+"""Normal pieces of :func:`sentencepiece_vocabulary` (``▁`` is a space), in file order: merges are recovered from
+them (no ``tokenizer.ggml.merges``, as in Gemma's files); ``"12"`` lets digits merge, ``İ``/``ı`` and some CJK are
+whole pieces, and every character the vocabulary lacks (emoji, Korean, Arabic-Indic digits, capitals...) falls back
+to its bytes."""
+
+
+def sentencepiece_vocabulary(*, add_bos: bool | None = True) -> Vocabulary:
+    """A tiny SentencePiece-style vocabulary as Gemma's GGUF files have it (``tokenizer.ggml.model = "llama"``, no
+    merges, scores): Gemma's specials (``<pad>`` 0, ``<eos>`` 1, ``<bos>`` 2, ``<unk>`` 3, type 2) and ChatML's
+    control tokens, the 256 byte tokens ``<0x00>``..``<0xFF>`` (type 6), :data:`SP_PIECES`, two runs of spaces stored as
+    real spaces (user-defined, as Gemma's converter writes them), and ``<think>`` (user-defined). The scores do not
+    follow the file order (Gemma's do not: transformers sorts its merges by position). ``add_bos``: the file's
+    ``add_bos_token`` (``None``: the key absent)."""
+    tokens = SP_SPECIALS + [f"<0x{b:02X}>" for b in range(256)] + SP_PIECES + ["  ", "   "] + USER_DEFINED
+    types = [3, 3, 3, 2] + [3] * (len(SP_SPECIALS) - 4) + [6] * 256 + [1] * len(SP_PIECES) + [4, 4] \
+        + [4] * len(USER_DEFINED)
+    scores = [0.0] * (len(SP_SPECIALS) + 256) + [float((7 * i) % 11) for i in range(len(SP_PIECES))] + [0.0] * 3
+    return Vocabulary(tokens, types, [], "default", bos_id=2, eos_id=1, unk_id=3, pad_id=0, model="llama",
+                      scores=scores, add_bos=add_bos)
 
 
 @functools.cache
@@ -257,12 +284,16 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     writer.add_tokenizer_pre(v.pre)
     writer.add_token_list(v.tokens)
     writer.add_token_types(v.types)
-    writer.add_token_merges(v.merges)
+    if v.merges:  # a SentencePiece file (Gemma's) has none: merges come from the vocabulary
+        writer.add_token_merges(v.merges)
+    if v.scores is not None:
+        writer.add_token_scores(v.scores)
     writer.add_bos_token_id(v.bos_id)
     writer.add_eos_token_id(v.eos_id)
     writer.add_unk_token_id(v.unk_id)
     writer.add_pad_token_id(v.pad_id)
-    writer.add_add_bos_token(False)
+    if v.add_bos is not None:
+        writer.add_add_bos_token(v.add_bos)
     if v.chat_template is not None:
         writer.add_chat_template(v.chat_template)
     for tensor, value in weights.items():
@@ -340,11 +371,14 @@ def assert_forward_matches(model: llama.LlamaModel, hf, texts: list[str]) -> Non
 
 
 def assert_token_ids_match(model: llama.LlamaModel, tokenizer, texts: list[str]) -> None:
-    """Each text's token ids are transformers' ``tokenizer``'s, and both decode them back to the text."""
+    """Each text's token ids are transformers' ``tokenizer``'s (a BOS token first when the file says so), both decode
+    them alike, and the ids after the BOS decode back to the text."""
     for text in texts:
         ids = model.encode(text)
         assert ids == tokenizer(text)["input_ids"], text
-        assert model.decode(ids) == tokenizer.decode(ids) == text
+        assert model.decode(ids) == tokenizer.decode(ids)
+        body = ids[1:] if model.tokenizer.bos_id is not None else ids
+        assert model.decode(body) == tokenizer.decode(body) == text
 
 
 def assert_greedy_generation_matches(model: llama.LlamaModel, hf, ids: list[int]) -> None:

@@ -5,10 +5,10 @@ by sqrt(d_model), norms before and after attention and MLP (stored as transforme
 MLP, sliding-window local layers with their own RoPE base between global ones.
 
 The fixture (``llama_support.TINY_GEMMA3``) has 6 layers (5 local with a window of 4 keys, then 1 global) and
-d_head 256, where transformers' ``query_pre_attn_scalar`` scaling agrees with 1/sqrt(d_head). Its vocabulary is a
-tiny byte-level BPE (``tokenizer.ggml.model = "gpt2"``): a real Gemma file's SentencePiece vocabulary
-(``"llama"``) is not read yet (refused with the tokenizer named). The tests that need transformers are marked
-``slow`` and ``torch``; the rest are in the fast tier.
+d_head 256, where transformers' ``query_pre_attn_scalar`` scaling agrees with 1/sqrt(d_head). Its vocabulary is
+Gemma's kind (``llama_support.sentencepiece_vocabulary``: ``tokenizer.ggml.model = "llama"``, ``▁`` for a space,
+``<0xNN>`` byte tokens, scores, no merges, BOS added), read by :class:`attention.llama.tokenizer.SentencePieceBPE`.
+The tests that need transformers are marked ``slow`` and ``torch``; the rest are in the fast tier.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from attention import llama
 from attention.llama import interventions as iv
 from attention.llama import variants
 from attention.llama.blocks import apply_rope_half, rms_norm, rope_angles
+from attention.llama.tokenizer import SentencePieceBPE, read_tokenizer
+from tests.conftest import require
 from tests.core.llama_support import (
     HARD_TEXTS,
     TINY_GEMMA3,
@@ -29,6 +31,7 @@ from tests.core.llama_support import (
     assert_token_ids_match,
     hf_reference,
     qwen_vocabulary,
+    sentencepiece_vocabulary,
     write_tiny_gguf,
 )
 
@@ -39,7 +42,7 @@ PROMPT = "The cat sat on the mat. The cat"
 def gemma(tmp_path_factory) -> llama.LlamaModel:
     """Ours for one tiny random Gemma 3 file (``ours.path`` is the file)."""
     path = tmp_path_factory.mktemp("gemma3") / "tiny-gemma3.gguf"
-    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=qwen_vocabulary(), seed=3, name="tiny-gemma3")
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=sentencepiece_vocabulary(), seed=3, name="tiny-gemma3")
     return llama.load(path, expected_sha256=None)
 
 
@@ -133,7 +136,7 @@ def test_head_steps_show_gemma3s_steps(gemma):
 
 
 def test_the_interventions_identities(gemma):
-    assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the rat. The cat"),
+    assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the cat. The cat"),
                                    attribution=False)
 
 
@@ -149,14 +152,56 @@ def test_what_gemma3_refuses_names_it(gemma):
             call()
 
 
-def test_a_sentencepiece_vocabulary_is_refused_naming_it(tmp_path):
-    """Real Gemma files carry a SentencePiece vocabulary (``tokenizer.ggml.model = "llama"``), not read yet: the
-    architecture passes, the tokenizer is named."""
-    path = tmp_path / "gemma3-sp.gguf"
-    vocabulary = qwen_vocabulary()
-    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=type(vocabulary)(**{**vocabulary.__dict__, "model": "llama"}))
-    with pytest.raises(ValueError, match=r"tokenizer.ggml.model is 'llama'; only byte-level BPE \('gpt2'\)"):
-        llama.load(path, expected_sha256=None)
+def test_the_sentencepiece_tokenizer_spells_text_with_pieces_and_bytes(gemma):
+    """BOS first (the file says so), ``▁`` read as a space, whole pieces where the vocabulary has them, and a character
+    it lacks (한, Korean) as its three UTF-8 bytes' ``<0xNN>`` tokens (byte fallback); every text's tokens' bytes are
+    its UTF-8, and decoding gives it back."""
+    assert isinstance(gemma.tokenizer, SentencePieceBPE) and gemma.tokenizer.bos_id == 2
+    ids = gemma.encode("The cat sat on the mat")
+    assert gemma.token_strings(ids) == ["<bos>", "T", "he", " cat", " sat", " ", "o", "n", " the", " mat"]
+    han = gemma.encode("한")
+    assert [gemma.tokenizer._tokens[i] for i in han] == ["<bos>", "<0xED>", "<0x95>", "<0x9C>"]
+    partial = gemma.decode_partial(han[1:3])
+    assert (partial.text, partial.pending) == ("", "한".encode()[:2])
+    for text in HARD_TEXTS:
+        ids = gemma.encode(text)
+        assert ids[0] == 2 and 2 not in ids[1:]
+        assert b"".join(gemma.token_bytes(ids[1:])) == text.encode(), text
+        assert gemma.decode(ids[1:]) == gemma.decode_partial(ids[1:]).text == text
+    runs = gemma.encode("a  b   d   c")  # the file's "  " and "   " (stored as real spaces) are Gemma's "▁▁", "▁▁▁";
+    # merges go by file position: "▁c" (an earlier piece) is made before "▁▁" + "▁"
+    assert [gemma.tokenizer._tokens[i] for i in runs[1:]] == ["a", "  ", "b", "   ", "d", "  ", "▁c"]
+
+
+def test_bos_follows_the_files_flag(tmp_path):
+    """``tokenizer.ggml.add_bos_token`` decides: true or absent (llama.cpp's and transformers' default for a
+    SentencePiece vocabulary) puts BOS first, false does not; the limit counts it."""
+    metadata = {"general.architecture": "gemma3", "tokenizer.ggml.model": "llama", "tokenizer.ggml.bos_token_id": 2}
+    v = sentencepiece_vocabulary()
+    metadata |= {"tokenizer.ggml.tokens": v.tokens, "tokenizer.ggml.token_type": v.types,
+                 "tokenizer.ggml.scores": v.scores}
+    body = read_tokenizer(metadata | {"tokenizer.ggml.add_bos_token": False}, 64).encode("the cat")
+    assert 2 not in body
+    for flag in ({"tokenizer.ggml.add_bos_token": True}, {}):
+        tokenizer = read_tokenizer(metadata | flag, 64)
+        assert tokenizer.bos_id == 2 and tokenizer.encode("the cat") == [2, *body]
+        assert tokenizer.count("the cat") == len(body) + 1
+    with pytest.raises(ValueError, match=f"the text is {len(body) + 1} tokens, more than the 2"):
+        read_tokenizer(metadata, 2).encode("the cat")
+    with pytest.raises(ValueError, match="tokenizer.ggml.model is 'bert'; supported: 'gpt2', 'llama'"):
+        read_tokenizer(metadata | {"tokenizer.ggml.model": "bert"}, 64)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_a_file_without_bos_matches_transformers(tmp_path):
+    """A SentencePiece file whose flag says no BOS: transformers adds none either (tokenizer only)."""
+    path = tmp_path / "gemma3-nobos.gguf"
+    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=sentencepiece_vocabulary(add_bos=False))
+    ours = llama.load(path, expected_sha256=None)
+    tokenizer = require("transformers").AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    assert ours.tokenizer.bos_id is None
+    assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
 
 
 def test_quantized_files_in_both_weight_modes(tmp_path):

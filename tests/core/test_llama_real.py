@@ -14,6 +14,7 @@ import pytest
 
 from attention import llama
 from attention.llama import gguf_file
+from attention.llama.tokenizer import ByteLevelBPE, read_tokenizer
 from tests.core.llama_support import REFERENCE, real_model, real_model_path
 
 ATTENTION_ATOL = 1e-4  # the issue's bounds; measured: 6e-6 and 4e-6
@@ -44,6 +45,20 @@ def test_reference_file_is_small_and_complete():
         assert r["attentions"].shape == (len(r["layers"]), 9, n, n) and r["attentions"].dtype == np.float32
         assert r["last_logits"].shape == (49152,) and r["top_ids"].shape == (n, 20) and len(r["greedy"]) == 16
     assert len(ref["long64"]["ids"]) == 64 and len(ref["short"]["layers"]) == 30
+
+
+def test_smollm2s_file_says_no_bos_so_no_bos_is_added():
+    """``encode`` follows the file's ``tokenizer.ggml.add_bos_token``: SmolLM2's is false, so every lesson's ids
+    start with the text's first token (the recorded reference's ids, transformers' on the same file, have no BOS)."""
+    metadata = gguf_file.read_gguf(real_model_path()).metadata
+    assert metadata["tokenizer.ggml.add_bos_token"] is False and metadata["tokenizer.ggml.model"] == "gpt2"
+    tokenizer = read_tokenizer(metadata, 64)
+    assert isinstance(tokenizer, ByteLevelBPE) and tokenizer.bos_id is None
+    bos = metadata["tokenizer.ggml.bos_token_id"]
+    for case in CASES:  # transformers' ids, recorded: no BOS first
+        ids = reference()[case]["ids"].tolist()
+        assert tokenizer.encode(tokenizer.decode(ids)) == ids and ids[0] != bos
+    assert tokenizer.encode("<|im_start|>user") == [bos, 4093]  # the chat template writes its BOS in the text
 
 
 def _ours(case: str) -> tuple[llama.LlamaModel, dict, llama.ForwardOutput]:
