@@ -3,7 +3,7 @@
 - (The link round trip, controls set by hand to the address bar and back in a new tab, is in ``test_persistence.py``,
   where the same controls also travel to other pages.)
 - A link no control can use (numbers that are not finite, a parameter given twice) warns, opens at the defaults and
-  leaves the address without the bad values.
+  leaves the address without the bad values; a link to a lesson stays on that lesson.
 - One round of markup payloads (issue #19): Markdown links and images, headings, HTML tags, LaTeX commands, backticks,
   colour directives, emoji shortcodes, in link values and typed into the sentence box: no link, image, heading,
   emphasis or script comes from them, the browser requests no payload's address, and a warning that quotes one quotes
@@ -55,6 +55,23 @@ def test_a_link_no_control_can_use_warns_opens_at_the_defaults_and_leaves_the_ad
     differ = [k for k, v in chart_numbers(ready["default_charts"]).items()
               if not numbers_equal(v, chart_numbers(st_app.charts()).get(k))]
     assert not differ, f"a link no control can use does not show the defaults' numbers: {differ}"
+
+
+def test_a_link_to_a_lesson_with_a_parameter_given_twice_stays_on_the_lesson(st_app):
+    """A repeated parameter is removed from the link and the run starts again: before the fix that rerun came before
+    ``st.navigation`` and opened the default page (``/causal?...`` landed on ``/``, no warning). The lesson's own
+    control given twice opens at its default with the warning; the other parameters stay; a repeated key no control
+    reads just leaves."""
+    st_app.page.goto(f"{st_app.base}/causal?causal_on=false&causal_on=true&seed=7&foo=1&foo=2",
+                     wait_until="domcontentloaded")
+    st_app.settle(before=0)
+    assert not st_app.exceptions(), st_app.exceptions()
+    assert urlparse(st_app.page.url).path == "/causal", f"the link's lesson was left: {st_app.page.url}"
+    alerts = " ".join(_alerts(st_app))
+    assert "causal_on 2 times" in alerts, alerts
+    assert st_app.widget_value("causal_on") is True and str(st_app.widget_value("seed")) == "7"
+    shown = _link_params(st_app.page.url)
+    assert shown.get("seed") == ["7"] and "causal_on" not in shown and "foo" not in shown, st_app.page.url
 
 
 # marker -> payload; each at most 40 characters (a warning quotes a link value up to 40 characters whole).

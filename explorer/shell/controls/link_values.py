@@ -25,25 +25,31 @@ _, _n = i18n.translator(__name__)
 _LINK_KEY = "_link_params"  # raw query parameters of the session's first run, until check_link judges them
 _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dismissed
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
+_RERUN_KEY = "_link_rerun_due"  # a repeated key left the link before the page was known: start the run again
 _SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
 SHOWN_CHARS = 40  # a link value longer than this is shortened in a warning
 _INT_TEXT = re.compile(r"-?[0-9]+\Z")  # ASCII digits only: int() would also take " 5 ", "1_000" and "٣"
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
 
 
-def _snapshot_link() -> None:
+def _snapshot_link(*, page_known: bool = True) -> None:
     """Keep the raw query parameters of the session's first run (before widgets clean them).
 
     A key given more than once is removed from the link and the run starts again, so its control opens at the
-    default; :func:`check_link` warns about it.
+    default; :func:`check_link` warns about it. The run starts again only once the page is known
+    (``page_known``: ``st.navigation`` has run): ``st.rerun`` asks for the page the run is on, and before the
+    navigation that is the entrypoint, which the navigation resolves to the default page, so a link to a lesson
+    landed on the walkthrough (``/transformer-block?blk_block=3&blk_block=5`` opened ``/``, Streamlit 1.67). A call
+    with ``page_known=False`` leaves the rerun to the first call after the navigation.
     """
     ss = st.session_state
-    if _LINK_KEY in ss:
-        return
-    ss[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
-    ss[_WARN_KEY] = {}
-    repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1]
-    if any([_remove_from_link(k) for k in repeated]):
+    if _LINK_KEY not in ss:
+        ss[_LINK_KEY] = {k: st.query_params.get_all(k) for k in st.query_params}
+        ss[_WARN_KEY] = {}
+        repeated = [k for k, v in ss[_LINK_KEY].items() if len(v) > 1]
+        if any([_remove_from_link(k) for k in repeated]):
+            ss[_RERUN_KEY] = True
+    if page_known and ss.pop(_RERUN_KEY, False):
         _rerun_with_the_new_link()
 
 

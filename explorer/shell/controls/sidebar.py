@@ -167,7 +167,7 @@ def language_control() -> str:
     bound (a bound selectbox would write the shown name into the link): the code is written to the link on every run
     once chosen or linked.
     """
-    _snapshot_link()
+    _snapshot_link(page_known=False)  # before the navigation a rerun would open the default page
     ss = st.session_state
     codes = list(i18n.LANGUAGES)
     if _LANG_WIDGET not in ss:  # the session's first run: the link's language, else the browser's
