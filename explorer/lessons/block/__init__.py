@@ -19,5 +19,5 @@ CONTROLS = controls.declare(
 )
 STATES = ()
 TEXT_STATES = {"checked": ({"blk_block": "3"}, ("blk_check",))}
-"""The check-yourself answers revealed (no guess made), with block 3 open; ``tests/lessons/test_languages.py`` checks it
-in every language."""
+""""Check" pressed with no guess made (the page asks for one), with block 3 open; ``tests/lessons/test_languages.py``
+checks it in every language."""

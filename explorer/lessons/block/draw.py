@@ -34,11 +34,11 @@ def title() -> None:
 def intro(config: llm.LlamaConfig) -> None:
     """What the page does and the model's shape."""
     st.markdown(_(
-        "The toy lessons built one attention layer. A real model stacks **blocks**: each reads a running vector per "
-        "token, the **residual stream**, and adds two things to it, what its attention writes and what its **MLP** "
-        "writes. Here you follow your prompt through {model} ({shape}, {layers} blocks), number by number: from the "
-        "token's embedding, through one block up close, to the next-token probabilities and the **loss**."
-    ).format(model=llm.MODEL_NAME, shape=llm.describe(config), layers=config.n_layers))
+        "The toy lessons built one attention layer. A real model stacks **blocks** (its layers): each reads a running "
+        "vector per token, the **residual stream**, and adds two things to it, what its attention writes and what its "
+        "**MLP** writes. Here you follow your prompt through {model} ({shape}), number by number: from the token's "
+        "embedding, through one block up close, to the next-token probabilities and the **loss**."
+    ).format(model=llm.MODEL_NAME, shape=llm.describe(config)))
 
 
 @section
@@ -52,8 +52,7 @@ def embedding(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
         vocab=i18n.integer(_model.config.vocab_size), d=d))
     tables.dataframe(pd.DataFrame({_("token"): llm.visible_pieces(_model, ids), "id": ids,
                                    "‖E[t]‖": m.embedding_norms}), digits=3, hide_index=True, width="stretch")
-    st.caption(_("‖v‖ = √(v₁² + … + v_d²), the vector's length. The embeddings are short (RMS = ‖v‖ / √{d}); the "
-                 "blocks will make the stream far longer.").format(d=d))
+    st.caption(model.embedding_claim(m, d))
 
 
 @section
@@ -63,14 +62,15 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     st.header(_("2. The residual stream: a running sum"))
     st.latex(r"x_{l+1} = x_l + a_l + m_l")
     st.latex(r"a_l = \mathrm{attn}_l(\mathrm{RMSNorm}(x_l))")
-    st.latex(r"m_l = \mathrm{mlp}_l(\mathrm{RMSNorm}(x_l + a_l))")
-    st.markdown(_("SmolLM2 is **pre-norm**: each part reads a normalised copy of the stream, and its output is *added* "
-                  "to the stream, never replaces it. After {layers} blocks, x_{layers} = x₀ + Σ (a_l + m_l): the "
-                  "embedding plus everything every block wrote. The chart follows the last token (the one whose next "
-                  "token is predicted).").format(layers=c.n_layers))
+    st.latex(r"u = \mathrm{RMSNorm}(x_l + a_l), \qquad m_l = \mathrm{mlp}_l(u)")
+    st.markdown(model.pre_norm_claim(llm.MODEL_NAME, c.n_layers))
     norms = m.write_norms
     st.plotly_chart(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
     st.info(model.stream_claim(m), icon="📈")
+    first = model.first_position_claim(len(ids))
+    if first:
+        st.warning(first + " " + _("[Attention sinks, smaller caches]({link}) shows why.").format(
+            link=controls.link(sinks)), icon="📍")
 
 
 @section
@@ -87,23 +87,26 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
                       "W_o [{rows} × {d}]: head h writes through its own {dh} rows of W_o.").format(
             heads=c.n_heads, dh=c.d_head, rows=c.n_heads * c.d_head, d=c.d_model))
         st.latex(r"a_l = [o_0, \dots, o_{" + str(c.n_heads - 1) + r"}]\, W_o = \sum_h o_h\, W_o^{(h)}")
-        st.markdown(_("The **MLP** (SwiGLU) widens the normalised stream to d_ff = {d_ff} numbers twice (gate and up), "
-                      "lets silu(gate) open or close each unit, and projects back to {d}:").format(
-            d_ff=c.d_ff, d=c.d_model))
-        st.latex(r"m_l = \big(\mathrm{silu}(h W_{gate}) \odot h W_{up}\big) W_{down}")
+        st.markdown(_("The **MLP** (SwiGLU) reads u = RMSNorm(x_l + a_l), the stream after attention normalised "
+                      "again. It widens u to d_ff = {d_ff} numbers twice (gate = u W_gate and up = u W_up), lets "
+                      "silu(gate) open or close each unit, giving hidden = silu(u W_gate) ⊙ u W_up, and projects "
+                      "hidden back to {d} numbers with W_down:").format(d_ff=c.d_ff, d=c.d_model))
+        st.latex(r"\mathrm{hidden} = \mathrm{silu}(u W_{gate}) \odot u W_{up}")
+        st.latex(r"m_l = \mathrm{hidden}\; W_{down}")
         st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
-    with right:
-        rows = [(what, i18n.significant(v, 4), step) for step, what, v in model.inside_rows(b, m.eps)]  # 1536, 1e-05
-        names = (_("quantity"), _("value"), _("step"))  # the value beside its quantity, in view on a phone
-        st.dataframe(pd.DataFrame(rows, columns=names), hide_index=True, width="stretch",
-                     height=35 * (len(rows) + 1) + 3,
-                     column_config={name: st.column_config.TextColumn(width="small") for name in names[1:]})
+    with right:  # one small table per step, its name as the caption: both columns stay in view on a phone
+        rows = model.inside_rows(b, m.eps)
+        for step in dict.fromkeys(step for step, *_ in rows):
+            part = [(what, i18n.significant(v, 4)) for s, what, v in rows if s == step]  # 1536, 1e-05
+            st.caption(f"**{step}**")
+            st.dataframe(pd.DataFrame(part, columns=(_("quantity"), _("value"))), hide_index=True, width="stretch",
+                         height=35 * (len(part) + 1) + 3,
+                         column_config={_("value"): st.column_config.TextColumn(width="small")})
     head, share = model.biggest_head(b)
     st.plotly_chart(bfig.heads_figure(b.head_norms, b.attn_norm, layer), key="blk_fig_heads")
     st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
-                 "different directions, so the sum is shorter than the parts added up. x / √(…) always has RMS 1; "
-                 "the gain g then sets the scale each coordinate is read at.").format(
-        head=head, share=i18n.percent(share, 0)))
+                 "different directions, so the sum is shorter than the parts added up.").format(
+        head=head, share=i18n.percent(share, 0)) + " " + model.rms_claim(b))
 
 
 @section
@@ -126,13 +129,14 @@ def output(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None) -> N
     """Step 5: the final norm, the unembedding to logits, softmax, the top tokens."""
     m, c = measure(_model, ids), _model.config
     st.header(_("5. The final norm, the logits and the probabilities"))
-    st.latex(r"\text{logits} = \mathrm{RMSNorm}(x_{" + str(c.n_layers) + r"})\, E^\top \in \mathbb{R}^{"
+    st.latex(r"\text{logits} = \mathrm{RMSNorm}(x_{" + str(c.n_layers) + r"})\, " + model.unembedding_symbol(tied)
+             + r" \in \mathbb{R}^{"
              + str(c.vocab_size) + "}")
     st.latex(r"p = \mathrm{softmax}(\text{logits})")
     st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more RMSNorm, then a "
                   "dot product with every token's row: one score, a **logit**, per token of the vocabulary. The "
                   "softmax turns the logits into probabilities that sum to 1.").format(
-        norm=i18n.significant(m.stream_norms[-1], 4), rms=i18n.significant(model.rms(m.streams[-1]), 4)))
+        norm=model.norm_text(m.stream_norms[-1]), rms=i18n.significant(model.rms(m.streams[-1]), 4)))
     st.caption(model.tied_claim(tied, c.vocab_size, c.d_model))
     tables.dataframe(pd.DataFrame({_("rank"): range(1, len(m.top_ids) + 1),
                                    _("next token"): llm.visible_pieces(_model, m.top_ids), "id": m.top_ids,
@@ -145,8 +149,8 @@ def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """Step 6: the loss on each actual next token, the mean, the perplexity."""
     m = measure(_model, ids)
     st.header(_("6. The loss and the perplexity"))
-    st.latex(r"\ell_t = -\ln p(t_{t+1} \mid t_0 \dots t_t)")
-    st.latex(r"\bar\ell = \frac{1}{n-1}\sum_t \ell_t, \qquad \mathrm{PPL} = e^{\bar\ell}")
+    st.latex(r"\ell_i = -\ln p(t_{i+1} \mid t_0 \dots t_i)")
+    st.latex(r"\bar\ell = \frac{1}{n-1}\sum_i \ell_i, \qquad \mathrm{PPL} = e^{\bar\ell}")
     if not len(m.losses):
         st.info(_("A one-token prompt has no next token inside it to score: type a longer prompt."), icon="📏")
         return
@@ -165,12 +169,16 @@ def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
 
 @section
 def reveal(_model: llm.LlamaModel, ids: tuple[int, ...], guesses: tuple[tuple[str, object], ...]) -> None:
-    """The answers to the check-yourself questions, graded from the live numbers."""
-    rows = model.grade(measure(_model, ids), dict(guesses))
+    """The answers to the check-yourself questions, graded from the live numbers (``guesses``: those checked)."""
+    m = measure(_model, ids)
+    rows = model.grade(m, dict(guesses))
     kind, text = model.grade_claim(rows)
     getattr(st, kind)(text)
-    st.dataframe(pd.DataFrame([(a, g, "✓" if ok else "✗") for a, g, ok in rows],
+    if kind == "warning":  # nothing chosen: no answers shown yet
+        return
+    st.dataframe(pd.DataFrame([(a, _("(none)") if g is None else g, "✓" if ok else "✗") for a, g, ok in rows],
                               columns=[_("answer"), _("your guess"), _("right?")]), hide_index=True, width="stretch")
+    st.markdown(model.cancel_claim(m))
 
 
 @section

@@ -1,11 +1,12 @@
 """Inside one transformer block: the numbers of one forward pass and the claims the page makes (no Streamlit).
 
 SmolLM2 is pre-norm: block ``l`` reads the residual stream ``x_l`` through an RMSNorm, attention writes
-``a_l = concat_h(o_h) W_o`` into it, then the MLP reads the sum through a second RMSNorm and writes
-``m_l = (silu(g W_gate) ⊙ (g W_up)) W_down``: ``x_{l+1} = x_l + a_l + m_l``. Everything comes from the core's one
-forward pass (:func:`explorer.shell.llm.forward` with its activations); one block's inside (the RMSNorm's divisor,
-each head's share of ``a_l``, the MLP's gate and up) is recomputed here from that block's weights and the core's
-``rms_norm`` and ``silu`` (``tests/lessons/block/test_model.py`` checks it reproduces the core's numbers).
+``a_l = concat_h(o_h) W_o`` into it, then the MLP reads the sum through a second RMSNorm,
+``u = RMSNorm(x_l + a_l)``, and writes ``m_l = (silu(u W_gate) ⊙ u W_up) W_down``: ``x_{l+1} = x_l + a_l + m_l``.
+Everything comes from the core's one forward pass (:func:`explorer.shell.llm.forward` with its activations); one block's
+inside (the RMSNorm's divisor, each head's share of ``a_l``, the MLP's gate and up) is recomputed here from that block's
+weights and the core's ``rms_norm`` and ``silu`` (``tests/lessons/block/test_model.py`` checks it reproduces the core's
+numbers).
 
 Sources: RMSNorm, Zhang & Sennrich (2019); SwiGLU, Shazeer (2020); pre-norm residual blocks, Xiong et al. (2020);
 perplexity as exp of the mean cross-entropy, Jurafsky & Martin, "Speech and Language Processing", 3rd ed., 3.2.1.
@@ -23,8 +24,6 @@ from explorer.shell.i18n import N_, translator
 _, _n = translator(__name__)
 
 DEFAULT_PROMPT = "The capital of France is Paris, and the capital of Germany is"
-PERPLEXITY_MARK = 10
-"""The check-yourself question asks whether the prompt's perplexity is above or below this."""
 PARTS = {"attention": N_("attention"), "mlp": N_("MLP")}
 
 
@@ -135,6 +134,11 @@ class Inside:
         return float(np.linalg.norm(self.attn))
 
 
+def norm_text(v: float) -> str:
+    """A stream's norm as every sentence of the page writes it (4 significant digits: one precision per quantity)."""
+    return i18n.significant(float(v), 4)
+
+
 def rms(v) -> float:
     """The root mean square of a vector, in float64."""
     v = np.asarray(v, dtype=np.float64)
@@ -175,7 +179,7 @@ def inside_rows(b: Inside, eps: float) -> list[tuple[str, str, float]]:
         (att, _("‖head {h}'s part‖").format(h=h), float(v)) for h, v in enumerate(b.head_norms)] + [
             (mlp, _("d_ff (width of gate and up)"), float(d_ff)), (mlp, _("‖gate‖"), float(np.linalg.norm(b.gate))),
             (mlp, _("‖up‖"), float(np.linalg.norm(b.up))),
-            (mlp, _("‖silu(gate) ⊙ up‖"), float(np.linalg.norm(b.hidden))),
+            (mlp, "‖hidden‖ = ‖silu(gate) ⊙ up‖", float(np.linalg.norm(b.hidden))),  # symbols: every language
             (mlp, _("share of units with gate > 0"), float(np.mean(b.gate > 0))),
             (mlp, _("‖write‖ = ‖hidden W_down‖"), float(np.linalg.norm(b.mlp)))]
 
@@ -195,7 +199,7 @@ def stream_claim(m: Measured) -> str:
     s = m.stream_norms
     steps = np.diff(s)
     up, down = int(steps.argmax()), int(steps.argmin())
-    facts = dict(first=i18n.significant(s[0], 3), last=i18n.significant(s[-1], 3),
+    facts = dict(first=norm_text(s[0]), last=norm_text(s[-1]),
                  ratio=i18n.significant(s[-1] / s[0], 3),
                  grows=int((steps > 0).sum()), blocks=len(steps), up=up, up_by=i18n.significant(steps[up], 3),
                  down=down, down_by=i18n.significant(-steps[down], 3))
@@ -203,8 +207,11 @@ def stream_claim(m: Measured) -> str:
               "as long.") if s[-1] > s[0] else
             _("The stream does not grow overall: ‖x‖ goes from {first} (the embedding) to {last} before the final "
               "norm ({ratio} times).")).format(**facts)
-    text += " " + _("It gets longer in {grows} of the {blocks} blocks; block {up} adds the most (+{up_by}).").format(
-        **facts)
+    if steps[up] > 0:
+        text += " " + _("It gets longer in {grows} of the {blocks} blocks; block {up} adds the most "
+                        "(+{up_by}).").format(**facts)
+    else:
+        text += " " + _("No block makes it longer.")
     if steps[down] < 0:
         text += " " + _("Block {down} shortens it most (−{down_by}): a write can cancel part of the stream.").format(
             **facts)
@@ -241,16 +248,19 @@ def hits(m: Measured) -> int:
 
 
 def loss_claim(m: Measured) -> str:
-    """The mean loss, the perplexity in words and how often the top token was the actual next one."""
-    n = len(m.losses)
-    return _n("Over {n} prediction: mean loss {loss} nats, perplexity e^{loss} = {ppl}: on average the model is as "
-              "unsure as if it chose uniformly among about {choices} tokens. Its most likely token was the actual "
-              "next one {hits} time out of {n}.",
+    """The mean loss, the perplexity in words and how often the top token was the actual next one (two sentences,
+    each with the plural of its own number)."""
+    n, right = len(m.losses), hits(m)
+    mean = _n("Over {n} prediction: mean loss {loss} nats, perplexity e^{loss} = {ppl}: on average the model is as "
+              "unsure as if it chose uniformly among about {choices} tokens.",
               "Over {n} predictions: mean loss {loss} nats, perplexity e^{loss} = {ppl}: on average the model is as "
-              "unsure as if it chose uniformly among about {choices} tokens. Its most likely token was the actual "
-              "next one {hits} times out of {n}.", n).format(
+              "unsure as if it chose uniformly among about {choices} tokens.", n).format(
         n=n, loss=i18n.number(m.mean_loss, 3), ppl=i18n.significant(m.perplexity, 4),
-        choices=i18n.integer(max(1, round(m.perplexity))), hits=hits(m))
+        choices=i18n.integer(max(1, round(m.perplexity))))
+    top = _n("Its most likely token was the actual next one at {hits} position out of {n}.",
+             "Its most likely token was the actual next one at {hits} positions out of {n}.", right).format(
+        hits=right, n=n)
+    return mean + " " + top
 
 
 def tied_claim(tied: bool | None, vocab: int, d_model: int) -> str:
@@ -266,34 +276,110 @@ def tied_claim(tied: bool | None, vocab: int, d_model: int) -> str:
              "RMSNorm(x) W_Uᵀ.").format(vocab=i18n.integer(vocab), d=d_model)
 
 
+def unembedding_symbol(tied: bool | None) -> str:
+    """The logits formula's output matrix, following :func:`tied_claim`: ``E^\\top`` when the file ties it to the
+    embedding, ``W_U^\\top`` when it has its own (or when the file could not be read: the general name)."""
+    return r"E^\top" if tied else r"W_U^\top"
+
+
+def embedding_claim(m: Measured, d_model: int) -> str:
+    """The embedding's size and what the blocks do to it, in the same branch as :func:`stream_claim`."""
+    s = m.stream_norms
+    head = _("‖v‖ = √(v₁² + … + v_d²), the vector's length; RMS = ‖v‖ / √{d}.").format(d=d_model)
+    if s[-1] > s[0]:
+        return head + " " + _("The last token's embedding has ‖x₀‖ = {first}; the blocks will make its stream "
+                              "{ratio} times as long (step 2).").format(first=norm_text(s[0]),
+                                                                        ratio=i18n.significant(s[-1] / s[0], 3))
+    return head + " " + _("The last token's embedding has ‖x₀‖ = {first}; the blocks will not make its stream longer "
+                          "overall (step 2).").format(first=norm_text(s[0]))
+
+
+def pre_norm_claim(model_name: str, n_layers: int) -> str:
+    """How the blocks of a pre-norm model (the Llama family the core runs) add to the stream."""
+    return _("{model} is **pre-norm**: each part reads a normalised copy of the stream, and its output is *added* "
+             "to the stream, never replaces it. After {layers} blocks, x_{layers} = x₀ + Σ (a_l + m_l): the embedding "
+             "plus everything every block wrote. The chart follows the last token (the one whose next token is "
+             "predicted).").format(model=model_name, layers=n_layers)
+
+
+def rms_claim(b: Inside) -> str:
+    """What RMS ``x / √(mean(x²) + ε)`` has, measured: just under 1 (ε is inside the root), and whether the
+    difference shows at 4 significant digits."""
+    r = rms(b.x / b.divisor)
+    facts = dict(rms=i18n.significant(r, 4), ms=i18n.significant(float(np.mean(b.x ** 2)), 4))
+    if i18n.significant(r, 4) != i18n.significant(1.0, 4):
+        text = _("x / √(…) has RMS just under 1, because ε is added inside the root: here {rms} "
+                 "(mean(x²) = {ms}).").format(**facts)
+    else:
+        text = _("x / √(…) has RMS just under 1 (ε is added inside the root), here {rms} to four digits: mean(x²) = "
+                 "{ms} is large beside ε.").format(**facts)
+    return text + " " + _("The gain g then sets the scale each coordinate is read at.")
+
+
+def first_position_claim(n: int) -> str | None:
+    """For a one-token prompt (the followed token is position 0): the first position is special; else ``None``."""
+    if n > 1:
+        return None
+    return _("The token followed here is at position 0, which is special: it can attend only to itself, and trained "
+             "models often give its stream huge norms and park attention on it (the attention-sink position). Type "
+             "a longer prompt to follow an ordinary token.")
+
+
 # --- check yourself ---------------------------------------------------------------------------------------------
+
+CANCEL = {"less": N_("less"), "more": N_("more")}
+
+
+def quiz_part(m: Measured) -> str:
+    """The part (:data:`PARTS` key) the first question asks about: the one whose biggest write :func:`writes_claim`
+    does not name (its sentence names the block of the longest single write)."""
+    return "attention" if largest_write(m)[0] == "mlp" else "mlp"
+
+
+def block_question(m: Measured) -> str:
+    """The first question, on the part :func:`quiz_part` chooses, in the run's language."""
+    return _("Which block's {part} write into the last token's stream is the longest?").format(
+        part=_(PARTS[quiz_part(m)]))
+
+
+def writes_total(m: Measured) -> float:
+    """The norms of all the writes added up, ``Σ_l ‖a_l‖ + ‖m_l‖``."""
+    return float(sum(v.sum() for v in m.write_norms.values()))
 
 
 def answers(m: Measured) -> dict[str, object]:
-    """The right answers: the block whose MLP writes most into the last token's stream, and ``"above"`` or
-    ``"below"`` :data:`PERPLEXITY_MARK` (``None`` for a one-token prompt, which has no loss)."""
-    ppl = None if not len(m.losses) else ("above" if m.perplexity > PERPLEXITY_MARK else "below")
-    return {"mlp_block": int(m.write_norms["mlp"].argmax()), "perplexity": ppl}
+    """The right answers: ``"part_block"``, the block whose :func:`quiz_part` writes most into the last token's
+    stream; ``"cancel"``, whether ``‖x_L‖`` is ``"less"`` or ``"more"`` than :func:`writes_total`."""
+    return {"part_block": int(m.write_norms[quiz_part(m)].argmax()),
+            "cancel": "less" if m.stream_norms[-1] < writes_total(m) else "more"}
 
 
-def grade(m: Measured, guesses: dict[str, object]) -> list[tuple[str, str, bool]]:
-    """Each question (graded only where it has an answer): ``(answer shown, the learner's guess shown, right?)``,
-    in the run's language."""
-    right, rows = answers(m), []
-    side = {"above": _("above {mark}"), "below": _("below {mark}")}
-    for key, value in right.items():
-        if value is None:
-            continue
+def grade(m: Measured, guesses: dict[str, object]) -> list[tuple[str, str | None, bool]]:
+    """Each question: ``(answer shown, the learner's guess shown or None, right?)``, in the run's language."""
+    rows = []
+    for key, value in answers(m).items():
         guess = guesses.get(key)
-        shown = (lambda v: _("block {b}").format(b=v)) if key == "mlp_block" else (
-            lambda v: side[v].format(mark=PERPLEXITY_MARK))
-        rows.append((shown(value), _("(none)") if guess is None else shown(guess), guess == value))
+        shown = (lambda v: _("block {b}").format(b=v)) if key == "part_block" else (lambda v: _(CANCEL[v]))
+        rows.append((shown(value), None if guess is None else shown(guess), guess == value))
     return rows
 
 
-def grade_claim(rows: list[tuple[str, str, bool]]) -> tuple[str, str]:
-    """The grade of :func:`grade`'s rows: the callout kind (``"success"`` when all are right, else ``"info"``) and
-    the sentence, in the run's language."""
+def grade_claim(rows: list[tuple[str, str | None, bool]]) -> tuple[str, str]:
+    """The grade of :func:`grade`'s rows: the callout kind and the sentence, in the run's language:
+    ``"warning"`` with no guess at all, ``"success"`` when all are right, else ``"info"``."""
+    if all(g is None for _a, g, _ok in rows):
+        return "warning", _("Choose an answer first.")
     right = sum(ok for *_, ok in rows)
     return ("success" if right == len(rows) else "info"), _("**{right} of {total} right.**").format(
         right=right, total=len(rows))
+
+
+def cancel_claim(m: Measured) -> str:
+    """Why ``‖x_L‖`` is less (or more) than the writes' norms added up, with the numbers."""
+    facts = dict(layers=len(m.streams) - 1, x=norm_text(m.stream_norms[-1]), total=norm_text(writes_total(m)),
+                 first=norm_text(m.stream_norms[0]))
+    if m.stream_norms[-1] < writes_total(m):
+        return _("‖x_{layers}‖ = {x} is less than the writes' norms added up ({total}): the writes point in "
+                 "different directions and partly cancel (‖a + b‖ ≤ ‖a‖ + ‖b‖).").format(**facts)
+    return _("‖x_{layers}‖ = {x} is more than the writes' norms added up ({total}): the embedding (‖x₀‖ = {first}) "
+             "adds its own length, and the writes cancel little.").format(**facts)

@@ -11,6 +11,7 @@ _, _n = translator(__file__)
 
 BLOCK = CONTROLS["block"].key
 REVEALED = "_blk_revealed"
+GUESSED_FOR, EDITION = "_blk_guessed_for", "_blk_guess_edition"
 ss = st.session_state
 
 draw.title()
@@ -53,20 +54,31 @@ draw.losses(lm, ids)
 
 # --- check yourself --------------------------------------------------------------------------------
 st.header(_("7. Check yourself"))
+checked = ss.get(REVEALED)  # (ids, guesses) when "Check" was pressed
+if ss.get(GUESSED_FOR, ids) != ids:  # a new prompt: its questions start with no guesses and no grade
+    controls.next_edition(EDITION, GUESSED_FOR, REVEALED)
+controls.last_valid(GUESSED_FOR, ids)
+edition = controls.edition(EDITION)  # new widgets (no guess) for each prompt
+keys = {"part_block": f"blk_guess_block_{edition}", "cancel": f"blk_guess_cancel_{edition}"}
 q1, q2 = st.columns(2)
 with q1:
-    guess_block = st.selectbox(_("Which block's MLP writes the most into the last token's stream?"),
-                               list(range(config.n_layers)), index=None, placeholder=_("your guess: a block number"),
-                               key="blk_guess_mlp")
-guess_ppl = None
-if p.n > 1:
-    with q2:
-        guess_ppl = st.radio(_("Is this prompt's perplexity above or below {mark}?").format(mark=model.PERPLEXITY_MARK),
-                             ("above", "below"), index=None, key="blk_guess_ppl", horizontal=True,
-                             format_func=lambda v: (_("above {mark}") if v == "above" else _("below {mark}")).format(
-                                 mark=model.PERPLEXITY_MARK))
-st.button(_("Check my answers"), key="blk_check", on_click=ss.__setitem__, args=(REVEALED, ids), type="primary")
-if ss.get(REVEALED) == ids:  # the answers for this prompt (a new prompt hides them again)
-    draw.reveal(lm, ids, (("mlp_block", guess_block), ("perplexity", guess_ppl)))
+    guess_block = st.selectbox(
+        model.block_question(draw.measure(lm, ids)), list(range(config.n_layers)), index=None,
+        placeholder=_("your guess: a block number"),
+        key=keys["part_block"])
+with q2:
+    guess_cancel = st.radio(
+        _("Is ‖x_{layers}‖ (the stream before the final norm) less or more than the norms of all {n} writes added "
+          "up?").format(layers=config.n_layers, n=2 * config.n_layers),
+        tuple(model.CANCEL), index=None, key=keys["cancel"], horizontal=True,
+        format_func=lambda v: _(model.CANCEL[v]))
+guesses = (("part_block", guess_block), ("cancel", guess_cancel))
+st.button(_("Check my answers"), key="blk_check", type="primary",  # the guesses as they are at the click
+          on_click=lambda: controls.reset(REVEALED, (ids, tuple((name, ss.get(key)) for name, key in keys.items()))))
+if checked is not None and checked[0] == ids:  # graded: the guesses as they were when "Check" was pressed
+    if checked[1] == guesses:
+        draw.reveal(lm, ids, guesses)
+    else:
+        st.caption(_("You changed an answer: press “Check my answers” again."))
 
 draw.links()

@@ -79,37 +79,105 @@ GROWS = synthetic([[1, 0], [3, 0], [2, 0], [9, 0]], [[1, 0], [0, 0], [8, 0]])
 SHRINKS = synthetic([[4, 0], [3, 0], [1, 0]], [[0, 0], [-0.5, 0]], losses=(np.log(20), np.log(20)), predicted=(5, 7))
 
 
+MONO = synthetic([[1, 0], [2, 0], [4, 0]], [[0, 0], [1, 0]])  # grows in every block: no "shortens" sentence
+
+
 @pytest.mark.parametrize("lang", i18n.LANGUAGES)
 def test_claims_say_what_the_arrays_show_in_every_language(lang):
     with i18n.using(lang):
         grows, shrinks = M.stream_claim(GROWS), M.stream_claim(SHRINKS)
         assert grows != shrinks and "9" in grows and "2" in grows  # block 2 adds the most (+7); block 1 shortens
         assert "−1" in grows and "−2" in shrinks
-        # writes: GROWS's attention writes 1, 0, 1 against the MLP's 1, 0, 8; the longest single write: block 2's MLP
+        # writes: GROWS's attention writes 1, 1, 1 against the MLP's 1, 0, 8; the longest single write: block 2's MLP
         assert M.largest_write(GROWS) == ("mlp", 2, 8.0)
         assert M.writes_claim(GROWS) != M.writes_claim(SHRINKS)
         assert M.hits(GROWS) == 1 and M.hits(SHRINKS) == 2
         assert i18n.general(20.0, 4) in M.loss_claim(SHRINKS)
         texts = {M.tied_claim(t, 100, 8) for t in (True, False, None)}
         assert len(texts) == 3
+        assert M.embedding_claim(GROWS, 2) != M.embedding_claim(SHRINKS, 2)
+        assert M.cancel_claim(GROWS) != M.cancel_claim(MONO)
 
 
-def test_stream_claim_branches():
-    assert M.stream_claim(GROWS).startswith("The stream grows") and "Block 1 shortens" in M.stream_claim(GROWS)
-    assert M.stream_claim(SHRINKS).startswith("The stream does not grow")
-    assert "the MLP writes more" in M.writes_claim(GROWS)
-    assert "the attention writes more" in M.writes_claim(SHRINKS)  # 1 + 1.5 against 0.5
+def test_stream_claim_states_the_counts_the_biggest_steps_and_its_branch():
+    assert M.stream_claim(GROWS) == (
+        "The stream grows: ‖x‖ goes from 1 (the embedding) to 9 before the final norm, 9 times as long. It gets "
+        "longer in 2 of the 3 blocks; block 2 adds the most (+7). Block 1 shortens it most (−1): a write can cancel "
+        "part of the stream.")
+    assert M.stream_claim(SHRINKS) == (
+        "The stream does not grow overall: ‖x‖ goes from 4 (the embedding) to 1 before the final norm (0.25 times). "
+        "No block makes it longer. Block 1 shortens it most (−2): a write can cancel part of the stream.")
+    assert M.stream_claim(MONO) == (  # no block shortens it: no sentence about shortening
+        "The stream grows: ‖x‖ goes from 1 (the embedding) to 4 before the final norm, 4 times as long. It gets "
+        "longer in 2 of the 2 blocks; block 1 adds the most (+2).")
+    flat = synthetic([[1, 0], [1, 0], [3, 0]], [[0, 0], [0, 0]])  # block 0 leaves the length as it was
+    assert "It gets longer in 1 of the 2 blocks; block 1 adds the most (+2)." in M.stream_claim(flat)
 
 
-def test_check_yourself_is_graded_from_the_numbers():
-    assert M.answers(GROWS) == {"mlp_block": 2, "perplexity": "below"}  # exp(1.5) = 4.5 < 10
-    assert M.answers(SHRINKS)["perplexity"] == "above"  # 20 > 10
-    rows = M.grade(GROWS, {"mlp_block": 2, "perplexity": "above"})
+def test_writes_claim_states_the_totals_in_order_and_the_wins():
+    # GROWS: attention 1, 1, 1 (total 3), MLP 1, 0, 8 (total 9): the MLP writes more in block 2 only (a tie in 0)
+    assert M.writes_claim(GROWS) == (
+        "Summed over the 3 blocks, the MLP writes more (9 against 3 for the attention); it writes more in 1 of the 3 "
+        "blocks. The longest single write is block 2's MLP (‖·‖ = 8).")
+    # SHRINKS: attention 1, 1.5 (total 2.5), MLP 0, 0.5: attention wins both blocks
+    assert M.writes_claim(SHRINKS) == (
+        "Summed over the 2 blocks, the attention writes more (2.5 against 0.5 for the MLP); it writes more in 2 of "
+        "the 2 blocks. The longest single write is block 1's attention (‖·‖ = 1.5).")
+
+
+def inside_with_heads(head_writes) -> M.Inside:
+    h = np.asarray(head_writes, dtype=float)
+    z = np.zeros(h.shape[1])
+    return M.Inside(0, z + 1, 1.0, z + 1, z, h, h.sum(0), z, z, z, z, z)
+
+
+def test_head_norms_are_l2_norms_and_biggest_head_their_argmax():
+    b = inside_with_heads([[3, 4, 0], [0, 0, -6], [1, 1, 1]])  # norms 5, 6, √3
+    np.testing.assert_allclose(b.head_norms, [5.0, 6.0, np.sqrt(3)])
+    head, share = M.biggest_head(b)
+    assert head == 1 and share == pytest.approx(6 / (11 + np.sqrt(3)))
+    assert M.biggest_head(inside_with_heads(np.zeros((2, 3)))) == (0, 0.0)
+
+
+def test_rms_claim_says_just_under_one_with_the_measured_value():
+    small = inside_with_heads(np.zeros((1, 4)))
+    small = dataclasses.replace(small, x=np.full(4, 0.01), divisor=float(np.sqrt(1e-4 + 1e-5)))  # RMS 0.9535
+    assert M.rms_claim(small).startswith(
+        "x / √(…) has RMS just under 1, because ε is added inside the root: here 0.9535")
+    big = dataclasses.replace(small, x=np.full(4, 10.0), divisor=float(np.sqrt(100 + 1e-5)))
+    assert "here 1 to four digits" in M.rms_claim(big)
+
+
+def test_loss_claim_gives_each_number_its_own_plural():
+    one_hit = dataclasses.replace(GROWS, losses=np.log([8.0] * 8), predicted=(5,) + (0,) * 7, ids=(3, 5) + (9,) * 7)
+    text = M.loss_claim(one_hit)
+    assert "Over 8 predictions:" in text and "at 1 position out of 8." in text
+    assert "at 2 positions out of 2." in M.loss_claim(SHRINKS)
+
+
+def test_sentences_follow_the_data_and_the_file():
+    assert "3 times as long" not in M.embedding_claim(GROWS, 2) and "9 times as long" in M.embedding_claim(GROWS, 2)
+    assert "will not make its stream longer" in M.embedding_claim(SHRINKS, 2)
+    assert M.unembedding_symbol(True) == r"E^\top" and M.unembedding_symbol(False) == r"W_U^\top"
+    assert M.pre_norm_claim("Some-Model", 7).startswith("Some-Model is **pre-norm**") and "x_7" in M.pre_norm_claim(
+        "Some-Model", 7)
+    assert M.first_position_claim(1) is not None and M.first_position_claim(2) is None
+
+
+def test_check_yourself_asks_what_the_page_does_not_print_and_grades_from_the_numbers():
+    # GROWS: step 4 names block 2's MLP; the question asks about attention (1, 1, 1: block 0); ‖x_3‖ = 9 < 12
+    assert M.quiz_part(GROWS) == "attention" and M.answers(GROWS) == {"part_block": 0, "cancel": "less"}
+    # SHRINKS: step 4 names block 1's attention; the MLP's (0, 0.5) longest is block 1; ‖x_2‖ = 1 < 3
+    assert M.quiz_part(SHRINKS) == "mlp" and M.answers(SHRINKS) == {"part_block": 1, "cancel": "less"}
+    assert M.block_question(GROWS) == "Which block's attention write into the last token's stream is the longest?"
+    # MONO: ‖x_2‖ = 4 against 1 + 1 + 0 + 1 = 3: the embedding's own length makes it more
+    assert M.writes_total(MONO) == 3 and M.answers(MONO)["cancel"] == "more"
+    rows = M.grade(SHRINKS, {"part_block": 1, "cancel": "more"})
     assert [ok for *_, ok in rows] == [True, False]
     assert M.grade_claim(rows) == ("info", "**1 of 2 right.**")
-    assert M.grade_claim(M.grade(GROWS, {"mlp_block": 2, "perplexity": "below"}))[0] == "success"
-    one = dataclasses.replace(GROWS, losses=np.zeros(0), predicted=(), ids=(3,))
-    assert M.answers(one)["perplexity"] is None and len(M.grade(one, {})) == 1  # no loss: one question
+    assert M.grade_claim(M.grade(SHRINKS, {"part_block": 1, "cancel": "less"}))[0] == "success"
+    assert M.grade_claim(M.grade(SHRINKS, {})) == ("warning", "Choose an answer first.")
+    assert M.grade(SHRINKS, {"cancel": "less"})[0][1] is None  # one left out: shown as none, graded wrong
 
 
 def test_smollm2s_file_ties_its_embeddings_and_the_claim_says_so(tmp_path):

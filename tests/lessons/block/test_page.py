@@ -19,7 +19,8 @@ def table(at, column: str):
 
 
 def block_values(at) -> list[str]:
-    return list(table(at, "quantity")["value"])
+    """The block's numbers, table after table (one small table per step)."""
+    return [v for d in at.dataframe if "quantity" in d.value.columns for v in d.value["value"]]
 
 
 def expected_values(lm, ids, layer, m) -> list[str]:
@@ -51,20 +52,38 @@ def test_page_block_slider_bad_prompt_and_quiz(door_model):
     at.slider(key="blk_block").set_value(lm.config.n_layers - 1).run()
     at.button(key="blk_next").click().run()
     assert at.slider(key="blk_block").value == 0  # after the last block, back to the first
-    # the quiz: the right block and the right side of the mark
+    # the quiz: "Check" with no guess asks for one; the right block and the right side; a changed guess hides the grade
+    at.button(key="blk_check").click().run()
+    assert "Choose an answer first." in [w.value for w in at.warning] and not graded(at)
     right = M.answers(m)
-    at.selectbox(key="blk_guess_mlp").set_value(right["mlp_block"])
-    at.radio(key="blk_guess_ppl").set_value(right["perplexity"])
+    guess(at, "blk_guess_block").set_value(right["part_block"])
+    guess(at, "blk_guess_cancel").set_value(right["cancel"])
     at.button(key="blk_check").click().run()
     assert_clean(at)
-    assert "**2 of 2 right.**" in [s.value for s in at.success]
+    assert "**2 of 2 right.**" in [s.value for s in at.success] and M.cancel_claim(m) in [x.value for x in at.markdown]
+    guess(at, "blk_guess_block").set_value((right["part_block"] + 1) % lm.config.n_layers).run()
+    assert not graded(at)  # not re-graded silently
+    assert any("changed an answer" in c.value for c in at.caption)
     # an empty prompt: a warning, and the page keeps reading the last prompt
     at.text_area(key="blk_prompt").input("").run()
     assert_clean(at)
     assert any("empty" in w.value for w in at.warning)
     assert M.stream_claim(m) in [i.value for i in at.info]
-    # a one-token prompt: no loss to score, one question left
+    # a one-token prompt: no loss to score, the first position called special; a new prompt clears the guesses
     at.text_area(key="blk_prompt").input("Hello").run()
     assert_clean(at)
     assert any("one-token prompt" in i.value for i in at.info)
-    assert "blk_guess_ppl" not in [r.key for r in at.radio]
+    assert any("position 0" in w.value for w in at.warning)
+    assert guess(at, "blk_guess_block").value is None and guess(at, "blk_guess_cancel").value is None
+    assert not graded(at) and not any("changed an answer" in c.value for c in at.caption)
+
+
+def graded(at) -> bool:
+    """Whether a grade ("… of … right.") is on the page."""
+    return any(" right.**" in e.value for e in list(at.success) + list(at.info))
+
+
+def guess(at, prefix: str):
+    """The check-yourself widget whose key starts with ``prefix`` (its key carries the guesses' edition)."""
+    (widget,) = [w for w in list(at.selectbox) + list(at.radio) if (w.key or "").startswith(prefix)]
+    return widget
