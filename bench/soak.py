@@ -98,8 +98,9 @@ PLAN = {
     # the positions one step (two more forward passes at 64 tokens).
     "sinks": Plan({"sk_prompt": prompt_text(0), "sk_new": "32", "sk_measure": "true"}, "sk_offset", "slider"),
     "quiz": Plan(BIG, "seed", "number"),
+    "block": Plan({"blk_prompt": prompt_text(0), "blk_block": "29"}, "blk_prompt", "prompt"),
 }
-REAL_MODEL = {"real_model", "causes", "kv_cache", "sinks"}  # the lessons that run SmolLM2-135M
+REAL_MODEL = {"block", "real_model", "causes", "kv_cache", "sinks"}  # the lessons that run SmolLM2-135M
 
 OBSERVER_JS = """
 (() => {
