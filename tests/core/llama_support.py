@@ -334,6 +334,14 @@ HARD_TEXTS = [
 """Texts whose token ids must match transformers' (every architecture's tiny file)."""
 
 
+def load_tiny(tmp_path_factory, arch: str, config: dict, vocabulary, seed: int = 3) -> llama.LlamaModel:
+    """Ours for one tiny random GGUF of ``arch`` written with ``config`` and ``vocabulary`` in a fresh temporary
+    folder (``model.path`` is the file): what each family's module fixture loads."""
+    path = tmp_path_factory.mktemp(arch) / f"tiny-{arch}.gguf"
+    write_tiny_gguf(path, config=config, vocabulary=vocabulary, seed=seed, name=f"tiny-{arch}")
+    return llama.load(path, expected_sha256=None)
+
+
 @functools.cache
 def hf_reference(path: Path):
     """``(model, tokenizer, loading_info)`` from transformers for the GGUF at ``path`` (float32, eager, offline), once

@@ -30,6 +30,7 @@ from tests.core.llama_support import (
     assert_intervention_identities,
     assert_token_ids_match,
     hf_reference,
+    load_tiny,
     qwen_vocabulary,
     sentencepiece_vocabulary,
     write_tiny_gguf,
@@ -41,9 +42,7 @@ PROMPT = "The cat sat on the mat. The cat"
 @pytest.fixture(scope="module")
 def gemma(tmp_path_factory) -> llama.LlamaModel:
     """Ours for one tiny random Gemma 3 file (``ours.path`` is the file)."""
-    path = tmp_path_factory.mktemp("gemma3") / "tiny-gemma3.gguf"
-    write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=sentencepiece_vocabulary(), seed=3, name="tiny-gemma3")
-    return llama.load(path, expected_sha256=None)
+    return load_tiny(tmp_path_factory, "gemma3", TINY_GEMMA3, sentencepiece_vocabulary())
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from tests.core.llama_support import (
     assert_token_ids_match,
     gpt2_vocabulary,
     hf_reference,
+    load_tiny,
     write_tiny_gguf,
 )
 
@@ -37,9 +38,7 @@ GPT2_TEXTS = [*HARD_TEXTS, "one<|endoftext|>two 123 1234 's"]
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory) -> llama.LlamaModel:
     """Ours for one tiny random GPT-2 file (``ours.path`` is the file)."""
-    path = tmp_path_factory.mktemp("gpt2") / "tiny-gpt2.gguf"
-    write_tiny_gguf(path, config=TINY_GPT2, vocabulary=gpt2_vocabulary(), seed=3, name="tiny-gpt2")
-    return llama.load(path, expected_sha256=None)
+    return load_tiny(tmp_path_factory, "gpt2", TINY_GPT2, gpt2_vocabulary())
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from tests.core.llama_support import (
     assert_intervention_identities,
     assert_token_ids_match,
     hf_reference,
+    load_tiny,
     qwen_vocabulary,
     tiny_vocabulary,
     write_tiny_gguf,
@@ -40,9 +41,7 @@ PROMPT = "The cat sat on the mat. The cat"
 def qwen(request, tmp_path_factory) -> tuple[str, llama.LlamaModel]:
     """``(arch, ours)`` for one tiny random file of ``arch`` (ours.path is the file)."""
     arch = request.param
-    path = tmp_path_factory.mktemp(arch) / f"tiny-{arch}.gguf"
-    write_tiny_gguf(path, config=CONFIGS[arch], vocabulary=qwen_vocabulary(), seed=3, name=f"tiny-{arch}")
-    return arch, llama.load(path, expected_sha256=None)
+    return arch, load_tiny(tmp_path_factory, arch, CONFIGS[arch], qwen_vocabulary())
 
 
 @pytest.fixture(scope="module")

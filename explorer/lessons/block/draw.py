@@ -67,7 +67,7 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     norms = m.write_norms
     st.plotly_chart(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
     st.info(model.stream_claim(m), icon="📈")
-    first = model.first_position_claim(len(ids))
+    first = model.first_position_claim(m)
     if first:
         st.warning(first + " " + _("[Attention sinks, smaller caches]({link}) shows why.").format(
             link=controls.link(sinks)), icon="📍")

@@ -316,13 +316,16 @@ def rms_claim(b: Inside) -> str:
     return text + " " + _("The gain g then sets the scale each coordinate is read at.")
 
 
-def first_position_claim(n: int) -> str | None:
-    """For a one-token prompt (the followed token is position 0): the first position is special; else ``None``."""
-    if n > 1:
+def first_position_claim(m: Measured) -> str | None:
+    """For a one-token prompt (the followed token is position 0): the first position is special, with its stream's
+    norm measured here (the embedding's and the largest over the blocks, and their ratio); else ``None``."""
+    if len(m.ids) > 1:
         return None
-    return _("The token followed here is at position 0, which is special: it can attend only to itself, and trained "
-             "models often give its stream huge norms and park attention on it (the attention-sink position). Type "
-             "a longer prompt to follow an ordinary token.")
+    s = m.stream_norms
+    return _("The token followed here is at position 0, which is special: it can attend only to itself, and here its "
+             "stream's ‖x‖ goes from {first} (the embedding) to as much as {peak}, {ratio} times as long (the first "
+             "position is where attention sinks form). Type a longer prompt to follow an ordinary token.").format(
+        first=norm_text(s[0]), peak=norm_text(s.max()), ratio=i18n.significant(s.max() / s[0], 3))
 
 
 # --- check yourself ---------------------------------------------------------------------------------------------

@@ -161,7 +161,9 @@ def test_sentences_follow_the_data_and_the_file():
     assert M.unembedding_symbol(True) == r"E^\top" and M.unembedding_symbol(False) == r"W_U^\top"
     assert M.pre_norm_claim("Some-Model", 7).startswith("Some-Model is **pre-norm**") and "x_7" in M.pre_norm_claim(
         "Some-Model", 7)
-    assert M.first_position_claim(1) is not None and M.first_position_claim(2) is None
+    assert M.first_position_claim(GROWS) is None  # more than one token: an ordinary token is followed
+    one = dataclasses.replace(GROWS, ids=GROWS.ids[:1])
+    assert "‖x‖ goes from 1 (the embedding) to as much as 9, 9 times as long" in M.first_position_claim(one)
 
 
 def test_check_yourself_asks_what_the_page_does_not_print_and_grades_from_the_numbers():
