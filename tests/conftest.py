@@ -122,6 +122,21 @@ SMOLLM2_LESSON_DIRS: tuple[str, ...] = ()
 in their folder runs on the real file. Empty: the five real-model lessons' page tests run on the tiny model; their
 SmolLM2 facts are model-level tests (each lesson's ``test_model.py``) and at most one page run marked ``smollm2``."""
 TINY, SMOLLM2 = "tiny", "smollm2"
+FAMILIES = ("qwen2", "qwen3", "gpt2", "gemma3")
+"""Other kinds the door can serve a test (``@pytest.mark.lesson_model("gpt2")``): a tiny random model of that family,
+written by :func:`tests.core.llama_support.write_tiny_gguf` with the family's fixture config and vocabulary (the
+same files the core's parity tests check against transformers)."""
+
+
+def family_file(kind: str, path: Path) -> Path:
+    """Write the tiny model of family ``kind`` (one of :data:`FAMILIES`) at ``path``; returns ``path``."""
+    from tests.core import llama_support as s
+
+    config, vocabulary = {"qwen2": (s.TINY_QWEN2, s.qwen_vocabulary), "qwen3": (s.TINY_QWEN3, s.qwen_vocabulary),
+                          "gpt2": (s.TINY_GPT2, s.gpt2_vocabulary),
+                          "gemma3": (s.TINY_GEMMA3, s.sentencepiece_vocabulary)}[kind]
+    s.write_tiny_gguf(path, config=config, vocabulary=vocabulary(), seed=3, name=f"tiny-{kind}")
+    return path
 
 
 def pytest_addoption(parser):
@@ -131,7 +146,8 @@ def pytest_addoption(parser):
 
 
 class LessonModel:
-    """What the door (:data:`DOOR`) serves during the running test: the tiny SmolLM2 or the shipped door.
+    """What the door (:data:`DOOR`) serves during the running test: the tiny SmolLM2, a tiny model of another family
+    (:data:`FAMILIES`) or the shipped door.
 
     :meth:`install` replaces the door's ``load_model`` and ``missing_weights`` for the session with dispatchers;
     :meth:`use` picks the model before each test's fixtures are set up (a module-scoped fixture that runs the
@@ -174,34 +190,37 @@ class LessonModel:
             self.served = None
         self.kind = kind
 
-    def tiny_path(self) -> Path:
-        """The tiny SmolLM2 file (written once per session)."""
+    def tiny_path(self, kind: str = TINY) -> Path:
+        """The tiny SmolLM2 file, or the tiny model of a family of :data:`FAMILIES` (each written once per session)."""
         with self._lock:
             if self._dir is None:
                 self._dir = Path(tempfile.mkdtemp(prefix="tiny-smollm2-"))
-            path = self._dir / "tiny-smollm2.gguf"
+            path = self._dir / ("tiny-smollm2.gguf" if kind == TINY else f"tiny-{kind}.gguf")
             if not path.is_file():
-                from tests.core.llama_support import write_tiny_smollm2
+                if kind == TINY:
+                    from tests.core.llama_support import write_tiny_smollm2
 
-                write_tiny_smollm2(path)
+                    write_tiny_smollm2(path)
+                else:
+                    family_file(kind, path)
             return path
 
-    def tiny_model(self, weights: str = "float32"):
-        """The tiny SmolLM2 loaded by the app's loader (no SHA-256 pin: it is not the real file)."""
+    def tiny_model(self, weights: str = "float32", kind: str = TINY):
+        """A tiny model (:meth:`tiny_path`) loaded by the app's loader (no SHA-256 pin: it is not the real file)."""
         from attention import llama
 
-        path = self.tiny_path()
+        path = self.tiny_path(kind)
         with self._lock:
-            if weights not in self._models:
-                self._models[weights] = llama.load(path, weights=weights, expected_sha256=None)
-            return self._models[weights]
+            if (kind, weights) not in self._models:
+                self._models[kind, weights] = llama.load(path, weights=weights, expected_sha256=None)
+            return self._models[kind, weights]
 
     def load_model(self, weights: str):
         if self.kind == SMOLLM2:
             self.served = SMOLLM2
             return self._original["load_model"](weights)
-        self.served = TINY
-        return self.tiny_model(weights)
+        self.served = self.kind
+        return self.tiny_model(weights, self.kind)
 
     def missing_weights(self) -> str | None:
         return self._original["missing_weights"]() if self.kind == SMOLLM2 else None
@@ -216,7 +235,10 @@ def pytest_runtest_setup(item):
         scan_installed_components_once()
     LESSON_MODEL.install()
     real = item.get_closest_marker(SMOLLM2) or item.config.getoption("--lesson-model") == SMOLLM2
-    LESSON_MODEL.use(SMOLLM2 if real else TINY)
+    family = item.get_closest_marker("lesson_model")
+    if family is not None and family.args[0] not in FAMILIES:
+        pytest.fail(f"lesson_model: one of {FAMILIES}, got {family.args[0]!r}", pytrace=False)
+    LESSON_MODEL.use(SMOLLM2 if real else TINY if family is None else family.args[0])
 
 
 def pytest_sessionfinish(session):

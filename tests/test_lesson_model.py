@@ -109,7 +109,7 @@ def smaller_smollm2(tmp_path_factory) -> llama.LlamaModel:
 def test_the_real_model_pages_read_the_models_sizes_from_its_config(page, smaller_smollm2, monkeypatch):
     """Every page that runs the model opens on a 2-layer model with 4 query heads sharing 2 key/value heads: no
     default layer, head or size is SmolLM2's literal where it should be the config's."""
-    monkeypatch.setattr(LESSON_MODEL, "tiny_model", lambda weights="float32": smaller_smollm2)
+    monkeypatch.setattr(LESSON_MODEL, "tiny_model", lambda weights="float32", kind="tiny": smaller_smollm2)
     st.cache_data.clear()
     st.cache_resource.clear()  # the lessons' caches key on the ids, not the model
     try:
