@@ -165,6 +165,14 @@ def model_or_explain(what: str) -> LlamaModel:
     raise AssertionError("unreachable")  # st.stop() raises
 
 
+def model_name(model: LlamaModel) -> str:
+    """The name a page calls ``model`` by: :data:`MODEL_NAME` for the built-in SmolLM2 file, else the file's
+    ``general.name`` (its file name when the header has none). Shown as text, never Markdown."""
+    if model.path.name == MODEL_FILENAME:
+        return MODEL_NAME
+    return model.config.name.strip() or model.path.stem
+
+
 def describe(config: LlamaConfig) -> str:
     """The model's shape in words, from its config, in the run's language: ``"30 layers, 9 query heads of
     d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M)."""

@@ -376,3 +376,14 @@ def test_one_run_keeps_what_the_lessons_read(lm):
     assert r.top_probabilities == tuple(sorted(r.top_probabilities, reverse=True))
     storage = llm.weight_storage(lm)
     assert storage.tied and storage.embedding_type == "Q8_0" and list(storage.params) == ["Q4_1", "Q8_0", "F32"]
+
+
+def test_model_name_is_the_builtin_name_or_the_files_own(door_model, tmp_path):
+    from attention import llama
+    from tests.core.llama_support import write_tiny_gguf
+
+    path = tmp_path / "some-file.gguf"
+    write_tiny_gguf(path, name="Tiny Llama")
+    assert llm.model_name(llama.load(path, expected_sha256=None)) == "Tiny Llama"
+    write_tiny_gguf(path, name="  ")
+    assert llm.model_name(llama.load(path, expected_sha256=None)) == "some-file"
