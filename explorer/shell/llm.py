@@ -249,6 +249,45 @@ def current_model() -> LlamaModel:
     return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
 
 
+def shown_entry() -> models.Entry:
+    """The catalogue's entry of the model this session's page shows (after :func:`model_or_explain`)."""
+    return models.find(catalogue(), st.session_state.get(_SHOWN_KEY)) or chosen()
+
+
+def second_model(entry: models.Entry) -> LlamaModel | None:
+    """Another catalogue model, beside the page's own (to compare): loaded with a spinner naming it, or ``None``
+    with the loader's reason shown as text (the page keeps its model; nothing else changes). Both stay in memory
+    (:data:`LOADED_MAX_ENTRIES`)."""
+    try:
+        if entry.problem is not None:
+            raise ValueError(entry.problem)
+        if entry.path is None:
+            problem = missing_weights()
+            if problem is not None:
+                raise FileNotFoundError(problem)
+        with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
+                model=entry.name, size=i18n.integer(round(entry.size / 1e6)))):
+            return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
+    except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
+        reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+        st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(
+            model=entry.name), icon="🚫")
+        st.text(models.private(reason, entry.path))
+        return None
+
+
+def weights_bytes(model: LlamaModel) -> int | None:
+    """Bytes the model's weights hold in memory, from its file's tensor table: 4 a parameter in float32, about
+    0.75 (4-bit) to 1.1 (8-bit) in compact; ``None`` when the file cannot be read again."""
+    storage = weight_storage(model)
+    if storage is None:
+        return None
+    if model.weights_mode == "float32":
+        return 4 * storage.total
+    per = {"Q4_1": 24 / 32, "Q8_0": 36 / 32}  # attention.llama.memory's compact sizes; everything else widened
+    return int(sum(n * per.get(kind, 4) for kind, n in storage.params.items()))
+
+
 def model_or_explain(what: str) -> LlamaModel:
     """The chosen model (:func:`chosen`), or (the built-in's weights missing or unusable) an explanation and
     ``st.stop()``. A chosen file the loader refuses goes back to the model shown before, with the reason.

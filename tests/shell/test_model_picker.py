@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -38,7 +39,7 @@ def served(folder, monkeypatch) -> dict[str, str]:
     """The server lists ``folder``: ``{name: id}`` of its catalogue."""
     monkeypatch.setenv(models.MODELS_ENV, str(folder))
     monkeypatch.delenv(models.LOCAL_ENV, raising=False)
-    return {e.name: e.id for e in models.catalogue()}
+    return {e.name: e.id for e in models.catalogue()} | {"_folder": str(folder)}
 
 
 def door_page():
@@ -155,3 +156,39 @@ def test_the_real_model_lesson_runs_the_chosen_model_and_keeps_it_across_pages(s
     assert at.session_state["_model_shown"] == served["tiny-qwen2"]
     assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == served["tiny-qwen2"]
     assert at.query_params["model"] == served["tiny-qwen2"]
+
+
+@pytest.mark.slow
+def test_in_the_app_a_refused_choice_puts_the_picker_back_on_the_model_shown(served):
+    at = app_at("real_model", query={"model": served["tiny-qwen2"]}, opened_by_link=True)
+    assert at.session_state["_model_shown"] == served["tiny-qwen2"]
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["cut"]).run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == served["tiny-qwen2"]
+    assert at.query_params["model"] == served["tiny-qwen2"] and at.session_state["_model_shown"] == served["tiny-qwen2"]
+    assert any(w.value.startswith("**cut could not be loaded**") for w in at.warning)
+    assert at.title[0].value == "Inside a real model"
+
+
+
+@pytest.mark.slow
+def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(served, door_model):
+    from explorer.lessons.real_model import model as rm
+    from explorer.shell import llm
+
+    at = app_at("real_model")
+    assert not [s for s in at.selectbox if s.key == "rm_compare" and s.value is not None]
+    at.selectbox(key="rm_compare").set_value(served["tiny-qwen2"]).run()
+    assert_clean(at)
+    assert {"rm_compare_a", "rm_compare_b"} <= {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    qwen = llm.load_model("float32", str(Path(served["_folder"]) / "tiny-qwen2.gguf"))
+    ids_a = llm.prompt(door_model, rm.DEFAULT_PROMPT).ids
+    ids_b = llm.prompt(qwen, llm.text(door_model, ids_a).text).ids
+    sink_a, sink_b = (rm.statistics(m, i).get("sink") for m, i in ((door_model, ids_a), (qwen, ids_b)))
+    sentence = next(m.value for m in at.markdown if m.value.startswith("Averaged over every head"))
+    la, ha = np.unravel_index(int(np.argmax(sink_a)), sink_a.shape)
+    lb, hb = np.unravel_index(int(np.argmax(sink_b)), sink_b.shape)
+    assert f"is {sink_a.mean():.3f} in `tiny-smollm2-test` and {sink_b.mean():.3f} in `tiny-qwen2`" in sentence
+    assert f"layer {la}, head {ha} in `tiny-smollm2-test` ({sink_a.max():.3f})" in sentence, sentence
+    assert f"layer {lb}, head {hb} in `tiny-qwen2` ({sink_b.max():.3f})" in sentence, sentence
+    assert any(c.value.startswith("Memory: both models are loaded at once") for c in at.caption)
