@@ -1,4 +1,9 @@
-"""The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
+"""The lessons' one door to the real model (SmolLM2-135M-Instruct by default): load it, read a prompt, run it, label it.
+
+Which model: the server's catalogue (:func:`catalogue`, :mod:`explorer.shell.models`: the built-in SmolLM2 and the
+GGUF files its operator lists), the sidebar's choice (:func:`model_picker`, ``model=<id>`` in the link) read by
+:func:`chosen`; :func:`load_model` keeps :data:`LOADED_MAX_ENTRIES` models per process; a chosen file the loader
+refuses goes back to the model shown before, with the loader's reason (:func:`model_or_explain`).
 
 The only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it); no page or
 section calls the model itself::
