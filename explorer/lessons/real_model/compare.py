@@ -24,7 +24,7 @@ PICKER = "rm_compare"  # the second model's select (not in the link: the lesson'
 
 def gigabytes(n: int | None) -> str:
     """``n`` bytes as ``1.2 GB`` in the run's language (``?`` when unknown)."""
-    return "?" if n is None else _("{n} GB").format(n=i18n.number(n / 1e9, 2))
+    return "?" if n is None else f"{i18n.number(n / 1e9, 2)} GB"
 
 
 def summary(values: np.ndarray) -> tuple[float, int, int, float]:

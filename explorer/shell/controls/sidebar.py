@@ -302,7 +302,7 @@ def model_control(options: Mapping[str, str], default: str) -> str:
     elif ss.get(MODEL_WIDGET) not in options:  # the session's first run (or the model left the catalogue)
         ss[MODEL_WIDGET] = given if given in options else default
     if len(options) > 1:
-        st.sidebar.header(_("Model"))
+        st.sidebar.header(_("Real model"))
         st.sidebar.selectbox(
             _("Model the real-model lessons run"), list(options), key=MODEL_WIDGET, format_func=options.__getitem__,
             help=_("The lessons \"Inside a real model\" and after read this model's own attention. The server's "
