@@ -168,10 +168,15 @@ def catalogue() -> tuple[models.Entry, ...]:
     return _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
 
 
+def megabytes(size: int) -> str:
+    """A file size in MB as the picker and the spinner write it: whole MB from 10 MB, one decimal below (``0.3``)."""
+    return i18n.integer(round(size / 1e6)) if size >= 10**7 else i18n.number(size / 1e6, 1)
+
+
 def entry_label(entry: models.Entry) -> str:
     """The picker's text for ``entry``: ``"qwen2.5:0.5b · qwen2 · 398 MB"``, and why not when this app cannot read
     it (never its path)."""
-    label = f"{entry.name} · {entry.architecture or '?'} · {i18n.integer(round(entry.size / 1e6))} MB"
+    label = f"{entry.name} · {entry.architecture or '?'} · {megabytes(entry.size)} MB"
     return label if entry.supported else label + " · " + _("cannot be read here")
 
 
@@ -222,7 +227,7 @@ def _load_chosen(entry: models.Entry) -> LlamaModel:
         if entry.problem is not None:  # the header already says why: nothing to load
             raise ValueError(entry.problem)
         with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
-                model=entry.name, size=i18n.integer(round(entry.size / 1e6)))):
+                model=entry.name, size=megabytes(entry.size))):
             model = load_model(weights_mode(), str(entry.path))
     except Exception as error:  # noqa: BLE001 - any failure of a listed file is a refusal, never a traceback
         _refuse(entry, error)
@@ -271,7 +276,7 @@ def second_model(entry: models.Entry) -> LlamaModel | None:
             if problem is not None:
                 raise FileNotFoundError(problem)
         with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
-                model=entry.name, size=i18n.integer(round(entry.size / 1e6)))):
+                model=entry.name, size=megabytes(entry.size))):
             return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
     except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
         reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"

@@ -281,6 +281,7 @@ def sentence_steps(settings: Settings, is_causal: bool = False):
 MODEL_KEY = "model"
 """The link's parameter of the model the real-model lessons run (an id of the server's catalogue)."""
 MODEL_WIDGET = "_model_choice"  # the picker's widget (not bound: see model_control)
+MODEL_IDS_SHOWN = 6  # ids a warning about a link's unknown model lists (a learner's Ollama may hold dozens)
 MODEL_REVERT = "_model_revert"  # set by the door when the chosen file was refused: the id the picker goes back to
 
 
@@ -308,8 +309,9 @@ def model_control(options: Mapping[str, str], default: str) -> str:
             help=_("The lessons \"Inside a real model\" and after read this model's own attention. The server's "
                    "operator lists the GGUF files it may load; the link keeps the choice."))
     chosen = ss[MODEL_WIDGET]
-    check_link(MODEL_KEY, chosen, _("the id of a model this server lists ({ids})").format(ids=", ".join(options)),
-               inline=False)
+    ids = list(options)
+    listed = ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
+    check_link(MODEL_KEY, chosen, _("the id of a model this server lists ({ids})").format(ids=listed), inline=False)
     if chosen != default:
         st.query_params[MODEL_KEY] = chosen
     elif MODEL_KEY in st.query_params:
