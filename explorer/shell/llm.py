@@ -1,4 +1,9 @@
-"""The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
+"""The lessons' one door to the real model (SmolLM2-135M-Instruct by default): load it, read a prompt, run it, label it.
+
+Which model: the server's catalogue (:func:`catalogue`, :mod:`explorer.shell.models`: the built-in SmolLM2 and the
+GGUF files its operator lists), the sidebar's choice (:func:`model_picker`, ``model=<id>`` in the link) read by
+:func:`chosen`; :func:`load_model` keeps :data:`LOADED_MAX_ENTRIES` models per process; a chosen file the loader
+refuses goes back to the model shown before, with the loader's reason (:func:`model_or_explain`).
 
 The only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it); no page or
 section calls the model itself::
@@ -39,6 +44,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -59,8 +65,8 @@ from attention.llama.variants import (  # noqa: F401 (re-exported)
     renumbered_logits,
     score_start,
 )
-from explorer.shell import controls, i18n
-from explorer.shell.cache import cached, resource
+from explorer.shell import controls, i18n, models
+from explorer.shell.cache import cached, model_identity, resource
 from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
@@ -88,8 +94,9 @@ WORD_PATTERN = re.compile(r" [a-z]{4,9}")
 
 def model_key(model: LlamaModel) -> tuple:
     """What tells one loaded model from another in the door's caches, hashed instead of its arrays: its file, weights
-    mode and config (a KV-cache variant has the model's file and mode but its own config)."""
-    return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
+    mode and config (a KV-cache variant has the model's file and mode but its own config): the shell's one
+    :func:`explorer.shell.cache.model_identity`, which also keys every lesson computation's ``_model``."""
+    return model_identity(model)
 
 
 _MODEL_KEY = {LlamaModel: model_key}
@@ -113,8 +120,8 @@ def weights_mode() -> str:
 
 @st.cache_resource(show_spinner=False, ttl=60, max_entries=1)
 def missing_weights() -> str | None:
-    """``None`` when the weights file can be found, else why not (checked at most once a minute per process,
-    so a server without the weights does not probe the hub on every run)."""
+    """``None`` when the built-in model's weights file can be found, else why not (checked at most once a minute per
+    process, so a server without the weights does not probe the hub on every run)."""
     try:
         gguf_file.find_model_file()
     except FileNotFoundError as exc:
@@ -122,36 +129,195 @@ def missing_weights() -> str | None:
     return None
 
 
-@st.cache_resource(show_spinner=False, max_entries=1)
-def load_model(weights: str) -> LlamaModel:
-    """:func:`attention.llama.load`, once per process and weights mode (a failed load is not cached)."""
-    return llama.load(weights=weights)
+LOADED_MAX_ENTRIES = 2
+"""Models :func:`load_model` keeps per process: each entry is a whole model's weights (SmolLM2-135M: 538 MB in
+float32, 112 MB compact; a 0.5B model about 2 GB in float32), so at most two: the one a lesson shows and one it
+compares with (or the one a learner just left). A third choice evicts the least recently used."""
+
+
+@st.cache_resource(show_spinner=False, max_entries=LOADED_MAX_ENTRIES)
+def load_model(weights: str, path: str | None = None) -> LlamaModel:
+    """:func:`attention.llama.load`, once per process, file and weights mode (a failed load is not cached): the
+    built-in SmolLM2 (``path`` ``None``: found by the core, its SHA-256 pinned), or a file of the catalogue
+    (:func:`catalogue`; no pin, never downloaded).
+
+    Raises:
+        as :func:`attention.llama.load` (FileNotFoundError, ValueError: not GGUF, truncated, unsupported, too big).
+    """
+    if path is None:
+        return llama.load(weights=weights)
+    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+
+
+# --- which model: the catalogue, the picker's choice, a refused file -----------------------------------------
+
+MODEL_KEY = controls.MODEL_KEY  # "model": the link's parameter
+_CATALOGUE_ENV = (models.MODELS_ENV, models.LOCAL_ENV, "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME")
+_SHOWN_KEY = "_model_shown"  # the id of the model this session's last real-model page showed
+_REFUSED_KEY = "_model_refused"  # (name, reason) of a chosen file the loader refused, shown on the next run
+
+
+@st.cache_resource(show_spinner=False, ttl=60, max_entries=4)
+def _catalogue(environment: tuple[tuple[str, str], ...], home: str) -> tuple[models.Entry, ...]:
+    return models.catalogue(dict(environment), Path(home))
+
+
+def catalogue() -> tuple[models.Entry, ...]:
+    """The models this server may load (:func:`explorer.shell.models.catalogue`), the built-in first; listed again
+    at most once a minute per process (a file the operator adds appears within a minute)."""
+    return _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+
+
+def megabytes(size: int) -> str:
+    """A file size in MB as the picker and the spinner write it: whole MB from 10 MB, one decimal below (``0.3``)."""
+    return i18n.integer(round(size / 1e6)) if size >= 10**7 else i18n.number(size / 1e6, 1)
+
+
+def entry_label(entry: models.Entry) -> str:
+    """The picker's text for ``entry``: ``"qwen2.5:0.5b · qwen2 · 398 MB"``, and why not when this app cannot read
+    it (never its path)."""
+    label = f"{entry.name} · {entry.architecture or '?'} · {megabytes(entry.size)} MB"
+    return label if entry.supported else label + " · " + _("cannot be read here")
+
+
+def chosen() -> models.Entry:
+    """The catalogue's entry this run's real-model page shows: the sidebar's choice (else the link's ``model=``, for a
+    page run alone), the built-in when neither names a listed model."""
+    entries = catalogue()
+    ss = st.session_state
+    wanted = ss.get(controls.MODEL_REVERT) or ss.get(controls.MODEL_WIDGET) or controls.link_value(MODEL_KEY)
+    return models.find(entries, wanted) or entries[0]
+
+
+def model_picker() -> models.Entry:
+    """The sidebar's "Model" select (entrypoint only, after the shared controls): :func:`explorer.shell.controls.
+    model_control` with the catalogue's labels; returns the chosen entry."""
+    entries = catalogue()
+    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID)
+    return models.find(entries, chosen_id) or entries[0]
+
+
+def _refuse(entry: models.Entry, error: Exception) -> None:
+    """The chosen file could not be loaded: remember why, go back to the model shown before (the built-in when none),
+    and run again (the picker shows that model; :func:`_show_refusal` says why on the page)."""
+    reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+    ss = st.session_state
+    ss[_REFUSED_KEY] = (entry.name, models.private(reason, entry.path))
+    previous = ss.get(_SHOWN_KEY)
+    ss[controls.MODEL_REVERT] = previous if previous not in (None, entry.id) else models.DEFAULT_ID
+    st.rerun()
+
+
+def _show_refusal() -> None:
+    """On the run after a refusal, above the page: which model could not be loaded and the loader's reason (text)."""
+    refused = st.session_state.pop(_REFUSED_KEY, None)
+    if refused is None:
+        return
+    name, reason = refused
+    st.warning(_("**{model} could not be loaded**, so this page keeps the model it had. The reason, as the loader "
+                 "gives it:").format(model=name), icon="🚫")
+    st.text(reason)  # the core's message: shown as plain text
+    st.caption(_("This app reads GGUF files of these architectures: {architectures}.").format(
+        architectures=", ".join(models.SUPPORTED)))
+
+
+def _load_chosen(entry: models.Entry) -> LlamaModel:
+    """The chosen catalogue file's model (loaded with a spinner that names it and its size), or :func:`_refuse`."""
+    try:
+        if entry.problem is not None:  # the header already says why: nothing to load
+            raise ValueError(entry.problem)
+        with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
+                model=entry.name, size=megabytes(entry.size))):
+            model = load_model(weights_mode(), str(entry.path))
+    except Exception as error:  # noqa: BLE001 - any failure of a listed file is a refusal, never a traceback
+        _refuse(entry, error)
+        raise
+    st.session_state[_SHOWN_KEY] = entry.id
+    return model
 
 
 def available_model() -> LlamaModel | None:
-    """The loaded model (:func:`load_model` in :func:`weights_mode`), or ``None`` when its weights are missing or
-    unusable: for a lesson whose real-model part is optional (it says so in its own words)."""
+    """The chosen model (:func:`chosen`, in :func:`weights_mode`), or ``None`` when the built-in's weights are missing
+    or unusable: for a lesson whose real-model part is optional (it says so in its own words)."""
+    _show_refusal()
+    entry = chosen()
+    if entry.path is not None:
+        return _load_chosen(entry)
     if missing_weights() is not None:
         return None
     try:
-        return load_model(weights_mode())
+        model = load_model(weights_mode())
     except (FileNotFoundError, ValueError):
+        return None
+    st.session_state[_SHOWN_KEY] = entry.id
+    return model
+
+
+def current_model() -> LlamaModel:
+    """The model this run's page shows (after :func:`model_or_explain`: loaded, so cached)."""
+    entry = chosen()
+    return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
+
+
+def shown_entry() -> models.Entry:
+    """The catalogue's entry of the model this session's page shows (after :func:`model_or_explain`)."""
+    return models.find(catalogue(), st.session_state.get(_SHOWN_KEY)) or chosen()
+
+
+def second_model(entry: models.Entry) -> LlamaModel | None:
+    """Another catalogue model, beside the page's own (to compare): loaded with a spinner naming it, or ``None``
+    with the loader's reason shown as text (the page keeps its model; nothing else changes). Both stay in memory
+    (:data:`LOADED_MAX_ENTRIES`)."""
+    try:
+        if entry.problem is not None:
+            raise ValueError(entry.problem)
+        if entry.path is None:
+            problem = missing_weights()
+            if problem is not None:
+                raise FileNotFoundError(problem)
+        with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
+                model=entry.name, size=megabytes(entry.size))):
+            return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
+    except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
+        reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+        st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(
+            model=entry.name), icon="🚫")
+        st.text(models.private(reason, entry.path))
         return None
 
 
+def weights_bytes(model: LlamaModel) -> int | None:
+    """Bytes the model's weights hold in memory, from its file's tensor table: 4 a parameter in float32, about
+    0.75 (4-bit) to 1.1 (8-bit) in compact; ``None`` when the file cannot be read again."""
+    storage = weight_storage(model)
+    if storage is None:
+        return None
+    if model.weights_mode == "float32":
+        return 4 * storage.total
+    per = {"Q4_1": 24 / 32, "Q8_0": 36 / 32}  # attention.llama.memory's compact sizes; everything else widened
+    return int(sum(n * per.get(kind, 4) for kind, n in storage.params.items()))
+
+
 def model_or_explain(what: str) -> LlamaModel:
-    """The loaded model, or (weights missing or unusable) an explanation and ``st.stop()``.
+    """The chosen model (:func:`chosen`), or (the built-in's weights missing or unusable) an explanation and
+    ``st.stop()``. A chosen file the loader refuses goes back to the model shown before, with the reason.
 
     Args:
         what: one sentence saying what the lesson shows once the weights are there (the app's
             own words, shown as Markdown).
     """
+    _show_refusal()
+    entry = chosen()
+    if entry.path is not None:
+        return _load_chosen(entry)
     problem = missing_weights()
     if problem is None:
         try:
             with st.spinner(_("Loading {model} (a 98 MB file of 4- and 8-bit weights, widened to float32 once "
                               "per server; about 2 seconds)…").format(model=MODEL_NAME)):
-                return load_model(weights_mode())
+                model = load_model(weights_mode())
+            st.session_state[_SHOWN_KEY] = entry.id
+            return model
         except (FileNotFoundError, ValueError) as exc:
             problem = str(exc)
     st.warning(_("**This lesson runs a real trained model, {model}, whose weights are not available on "
@@ -483,7 +649,7 @@ def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, mod
     :func:`explorer.shell.controls.set_value` (in its callback). Call it after :func:`model_or_explain` (``model``
     defaults to the loaded model).
     """
-    lm = model if model is not None else load_model(weights_mode())
+    lm = model if model is not None else current_model()
     ss = st.session_state
     key, default = control.key, control.default_value(dict(ctx or {}))
     typed = controls.draw(control, ctx, **kwargs)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention.heads import top_heads
-from explorer.lessons.real_model import CONTROLS, draw, model, sizes
+from explorer.lessons.real_model import CONTROLS, compare, draw, model, sizes
 from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.i18n import translator
 
@@ -163,6 +163,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
 
 
 heads_part()
+compare.section(lm, ids)  # "Compare with another model" (compare.py)
 
 # --- guess, then reveal --------------------------------------------------------------------------
 st.header(_("Guess, then reveal"))
