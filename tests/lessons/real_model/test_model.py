@@ -374,7 +374,8 @@ def test_the_parts_and_the_glossary_follow_the_architecture():
                                  "GELU MLP"
     assert M.parts_text(GEMMA3) == (
         "RoPE positions, RMSNorm before and after attention and the MLP, an RMSNorm on each head's query and key, "
-        "GEGLU MLP, the token embedding scaled by √d_model = 25.3, 10 of its 12 layers local (sliding window of 4 keys)")
+        "GEGLU MLP, the token embedding scaled by √d_model = 25.3, 10 of its 12 layers local (sliding window of 4 "
+        "keys)")
     assert M.norm_sentence(GPT2).startswith("**LayerNorm** subtracts the mean")
     assert "again on what each of them writes" in M.norm_sentence(GEMMA3)
     assert M.norm_sentence(SMOL) == ("**RMSNorm** divides a token's vector by its root mean square, √(mean(x²) + ε), "
@@ -404,7 +405,8 @@ def test_step_one_is_the_models_norm_and_what_enters_the_layer():
     assert M.norm_caption(SMOL, 1, 10) == (
         "x: the residual stream entering layer 1 (the token embeddings after 1 block), shape [n, d_model] = [10, 576]. "
         "g: the layer's learned gain. No mean subtraction, no bias. Every head of the layer starts from this x̂.")
-    assert M.norm_caption(SMOL, 0, 10).startswith("x: the residual stream entering layer 0, the token embeddings, shape")
+    assert M.norm_caption(SMOL, 0, 10).startswith(
+        "x: the residual stream entering layer 0, the token embeddings, shape")
     assert M.norm_caption(GPT2, 0, 3) == (
         "x: the residual stream entering layer 0, each token's embedding plus its position's learned vector (step 3), "
         "shape [n, d_model] = [3, 768]. μ, σ²: the mean and variance of each token's 768 numbers; g, b: the layer's "
@@ -414,7 +416,8 @@ def test_step_one_is_the_models_norm_and_what_enters_the_layer():
 
 
 def test_step_two_has_the_biases_and_the_head_norms_the_model_has():
-    assert M.qkv_latex(SMOL, 4, 1) == [r"Q = \hat x\, W_q^{(4)},\quad K = \hat x\, W_k^{(1)},\quad V = \hat x\, W_v^{(1)}"]
+    assert M.qkv_latex(SMOL, 4, 1) == [r"Q = \hat x\, W_q^{(4)},\quad K = \hat x\, W_k^{(1)},\quad "
+                                       r"V = \hat x\, W_v^{(1)}"]
     assert M.qkv_latex(QWEN2, 4, 1) == [r"Q = \hat x\, W_q^{(4)} + b_q^{(4)},\quad K = \hat x\, W_k^{(1)} + b_k^{(1)},"
                                         r"\quad V = \hat x\, W_v^{(1)} + b_v^{(1)}"]
     assert M.qkv_latex(QWEN3, 0, 0)[1] == (r"q_i \leftarrow \mathrm{RMSNorm}(q_i) \odot g_q,\quad k_i \leftarrow "
@@ -437,8 +440,8 @@ def test_step_three_names_the_pair_layout_the_base_and_the_learned_positions():
             "“rotate_half”)") in M.rope_text(QWEN2, 0)
     assert M.rope_text(GEMMA3, 0).endswith("Layer 0 is a local layer: its RoPE base is 10,000 (the global layers use "
                                            "1,000,000).")
-    assert M.rope_text(GEMMA3, 5).endswith("Layer 5 is a global layer: its RoPE base is 1,000,000 (the local layers use "
-                                           "10,000).")
+    assert M.rope_text(GEMMA3, 5).endswith("Layer 5 is a global layer: its RoPE base is 1,000,000 (the local layers "
+                                           "use 10,000).")
     assert "Layer" not in M.rope_text(QWEN2, 0)
     assert M.learned_positions_text(GPT2, "GPT-2").startswith(
         "GPT-2 has no RoPE: Q and K are not rotated. Its positions are learned: a trained vector P[p] per position p "
