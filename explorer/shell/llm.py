@@ -282,6 +282,17 @@ class WeightStorage:
         """Parameters in the file."""
         return sum(self.params.values())
 
+    @property
+    def quantized(self) -> bool:
+        """Some tensor is stored in a quantized type (anything but ``F32``, ``F16`` and ``BF16``): widened to float32,
+        its numbers are close to, not identical with, the full-precision model's."""
+        return any(kind not in ("F32", "F16", "BF16") for kind, _shape in self.tensors.values())
+
+    @property
+    def has_biases(self) -> bool:
+        """The file has bias vectors (``*.bias``: GPT-2's), listed with the norms' vectors."""
+        return any(name.endswith(".bias") for name in self.tensors)
+
 
 def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
     """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
@@ -357,7 +368,10 @@ def precision_note(storage: WeightStorage) -> str:
             group[kind] = group.get(kind, 0) + size[name]
     for group, one, several in ((matrices, N_("every other matrix is {kind}"),
                                  N_("the other matrices are {kinds} and {last}")),
-                                (vectors, N_("the norms are {kind}"), N_("the norms are {kinds} and {last}"))):
+                                (vectors, N_("the norms and biases are {kind}") if storage.has_biases else
+                                 N_("the norms are {kind}"),
+                                 N_("the norms and biases are {kinds} and {last}") if storage.has_biases else
+                                 N_("the norms are {kinds} and {last}"))):
         listed = [words(k, v) for k, v in sorted(group.items(), key=lambda kv: -kv[1])]
         if listed:
             parts.append(_(one if len(listed) == 1 else several).format(kind=listed[0], kinds=", ".join(listed[:-1]),

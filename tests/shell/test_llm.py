@@ -163,6 +163,11 @@ def test_the_precision_note_for_other_files():
                                             "float32 (F32, 40% of the parameters); the norms are float32 (F32, 60%)")
     tiny_norm = llm.WeightStorage({"token_embd.weight": ("Q8_0", (100, 1000)), "blk.0.attn_norm.weight": ("F32", (3,))})
     assert "the norms are float32 (F32, under 0.01%)" in llm.precision_note(tiny_norm)
+    assert tiny_norm.quantized and not one_type.quantized and not one_type.has_biases
+    with_biases = llm.WeightStorage({"token_embd.weight": ("F16", (2, 2)), "blk.0.attn_norm.weight": ("F32", (3,)),
+                                     "blk.0.attn_norm.bias": ("F32", (3,))})
+    assert with_biases.has_biases and not with_biases.quantized
+    assert llm.precision_note(with_biases).endswith("; the norms and biases are float32 (F32, 60%)")
     with pytest.raises(ValueError, match="storage"):
         llm.precision_note(llm.WeightStorage({"blk.0.attn_q.weight": ("Q4_1", (2, 10))}))
 

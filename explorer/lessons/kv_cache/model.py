@@ -549,7 +549,8 @@ def probability_text(p: float) -> str:
 
 def storage_note(storage: llm.WeightStorage | None) -> str:
     """How the weights file stores the parameters (:func:`explorer.shell.llm.precision_note` of its tensor table;
-    ``None``: the file could not be read) and that every weight is widened to float32, in the run's language:
+    ``None``: the file could not be read) and that every weight is widened to float32 (close to the full-precision
+    model's for a quantized file, exactly as stored for a float one), in the run's language:
 
     ``"In the weights file, the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21%
     of the parameters); every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (F32, 0.03%). …"``
@@ -558,6 +559,8 @@ def storage_note(storage: llm.WeightStorage | None) -> str:
                 "with, the full-precision model's.")
     if storage is None:
         return _("The weights are read from a quantized file.") + " " + widened
+    if not storage.quantized:
+        widened = _("Every weight is widened to float32 when it is used, exactly as stored (no quantization).")
     return _("In the weights file, {stored}.").format(stored=llm.precision_note(storage)) + " " + widened
 
 

@@ -60,9 +60,10 @@ def title() -> None:
 
 
 @section
-def intro(config: llm.LlamaConfig, stored: str, name: str) -> None:
+def intro(config: llm.LlamaConfig, stored: str, name: str, quantized: bool = True) -> None:
     """What the page does, the model's shape and parts (from its config), and the honest note (``stored``: how the
-    file stores the weights, :func:`model.precision`; ``name``: :func:`explorer.shell.llm.model_name`)."""
+    file stores the weights, :func:`model.precision`; ``name``: :func:`explorer.shell.llm.model_name`; ``quantized``:
+    :attr:`explorer.shell.llm.WeightStorage.quantized`)."""
     st.markdown(_(
         "Everything so far ran on random weights. Here the same attention runs inside **{model}**, a trained "
         "decoder: {shape}; {parts}. Type a prompt: the model reads its tokens, predicts the next one, and every one "
@@ -79,11 +80,7 @@ def intro(config: llm.LlamaConfig, stored: str, name: str) -> None:
     local = model.local_layers_text(config)
     if local:
         st.caption(local)
-    st.info(_(
-        "**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
-        "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
-        "number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
-        "`attention.llama`); nothing is looked up.").format(stored=stored), icon="🔎")
+    st.info(model.honest_note(stored, quantized), icon="🔎")
 
 
 @section

@@ -284,6 +284,20 @@ def precision(_model: llm.LlamaModel) -> str:
     return llm.MODEL_FILENAME if storage is None else llm.precision_note(storage)
 
 
+def honest_note(stored: str, quantized: bool) -> str:
+    """The intro's note on the weights (``stored``: :func:`precision`): a quantized file's numbers are close to, not
+    identical with, the full-precision model's; a float file's are its own, widened exactly."""
+    if quantized:
+        text = _("**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
+                 "to float32 here, so the numbers are close to, not identical with, the full-precision model's.")
+    else:
+        text = _("**An honest note.** The weights are read from the model's GGUF file: {stored}. They are widened to "
+                 "float32 here exactly as stored (no quantization).")
+    return text.format(stored=stored) + " " + _(
+        "Every number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
+        "`attention.llama`); nothing is looked up.")
+
+
 def head_title(layer: int, head: int) -> str:
     """``layer 16, head 0`` in the run's language (a map's title)."""
     return _("layer {layer}, head {head}").format(layer=layer, head=head)

@@ -25,8 +25,8 @@ lm = llm.model_or_explain(_(
 config = lm.config
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seed picks the random words.")))
-draw.intro(config, model.precision(lm), llm.model_name(lm))
 storage = llm.weight_storage(lm)
+draw.intro(config, model.precision(lm), llm.model_name(lm), storage is None or storage.quantized)
 SIZES = sizes(config)  # the layer and head sliders' context
 
 

@@ -132,6 +132,15 @@ def test_the_cost_words_count_the_models_matrices():
     assert r"\min(i, 512)_l" in M.cost_latex(GEMMA3)[1]
 
 
+def test_the_storage_note_says_whether_the_numbers_are_the_files_own():
+    float_file = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
+    assert M.storage_note(float_file).endswith("Every weight is widened to float32 when it is used, exactly as stored "
+                                               "(no quantization).")
+    quantized = llm.WeightStorage({"token_embd.weight": ("Q8_0", (2, 32)), "blk.0.attn_norm.weight": ("F32", (6,))})
+    assert M.storage_note(quantized).endswith("so the numbers are close to, not identical with, the full-precision "
+                                              "model's.")
+
+
 def test_the_sharing_and_window_claims():
     assert M.sharing_claim(SMOLLM2, "1.5", "377", "4.4", "1,132") == (
         "Grouped-query attention keeps 3 key/value heads instead of 9, a **3× smaller cache**: 1.5 MB instead of 4.4 "
@@ -143,9 +152,9 @@ def test_the_sharing_and_window_claims():
         "cache holds 12 heads' keys and values per layer: 1.2 MB now, 75 MB at the model's full context of 1,024 "
         "tokens.")
     assert M.window_cache_claim(SMOLLM2, "1", "1") is None
-    assert M.window_cache_claim(GEMMA3, "1,208", "227") == (
+    assert M.window_cache_claim(GEMMA3, "1,208", "217") == (
         "This page's cache, the model's, keeps every token in every layer. The 15 local layers read only their last "
-        "512 keys, so a cache could keep just that many rows there: at the full context it would need 227 MB instead "
+        "512 keys, so a cache could keep just that many rows there: at the full context it would need 217 MB instead "
         "of 1,208 MB.")
 
 

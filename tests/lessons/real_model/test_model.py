@@ -495,3 +495,12 @@ def test_the_tokens_and_the_logits_follow_the_file():
         "The last position's logits over all 49,152 tokens (the output projection is the embedding matrix E, tied), "
         "softmax in float64. The top 5 hold 40% of the probability.")
     assert "(the output projection W_U is the file's own matrix, not tied to E)" in M.logits_caption("9", False, 5, "")
+
+
+def test_the_honest_note_follows_how_the_file_stores_the_weights():
+    assert M.honest_note("4-bit", True).startswith("**An honest note.** The weights are the model's quantized release "
+                                                   "(GGUF): 4-bit. They are widened to float32 here, so the numbers "
+                                                   "are close to, not identical with, the full-precision model's.")
+    assert M.honest_note("float32", False).startswith(
+        "**An honest note.** The weights are read from the model's GGUF file: float32. They are widened to float32 "
+        "here exactly as stored (no quantization). Every number on this page")
