@@ -165,7 +165,7 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
     numbers({model.keys_label(c): pd.DataFrame(K, index=labels, columns=dims),
              "V": pd.DataFrame(V, index=labels, columns=dims)}, label=_("Numbers: K and V of the cache"))
 
-    st.subheader(_("The new query attends over every cached key"))
+    st.subheader(model.new_query_title(c, layer, n))
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{" + str(c.d_head)
              + r"}}\right) \in \mathbb{R}^{1 "
              r"\times " + str(n) + r"}\quad"

@@ -462,6 +462,14 @@ def window_note(config: llm.LlamaConfig, layer: int, n: int) -> str | None:
              "layer will never be read again.").format(layer=layer, w=c.sliding_window, n=n, old=n - c.sliding_window)
 
 
+def new_query_title(config: llm.LlamaConfig, layer: int, n: int) -> str:
+    """The new query's section title: it attends over every cached key, or (a local layer, a sequence longer than its
+    window) only over the cached keys in its window."""
+    if layer in config.local_layers and n > config.sliding_window:
+        return _("The new query attends over the cached keys in its window")
+    return _("The new query attends over every cached key")
+
+
 def weights_text(config: llm.LlamaConfig, W: str) -> str:
     """The cost paragraph's breakdown of one layer's weights ``W`` (already written out) and what is left out, in
     the run's language."""

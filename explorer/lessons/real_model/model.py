@@ -361,13 +361,16 @@ def local_layers_text(config: llm.LlamaConfig) -> str | None:
     if not config.local_layers:
         return None
     glob = [i for i in range(config.n_layers) if i not in config.local_layers]
-    return _n("Layers {local} are local: each query sees only its last {w} key (itself included), with RoPE base "
-              "{base_local}. Layers {global_} are global: each query sees every earlier key, with RoPE base {base}.",
-              "Layers {local} are local: each query sees only its last {w} keys (itself included), with RoPE base "
-              "{base_local}. Layers {global_} are global: each query sees every earlier key, with RoPE base {base}.",
-              config.sliding_window).format(
-        local=layer_ranges(config.local_layers), w=config.sliding_window, global_=layer_ranges(glob) or "—",
-        base_local=base_text(config.rope_theta_local), base=base_text(config.rope_theta))
+    local = _n("Layer {layers} is local: each query sees only the keys in a window of size {w} that ends at itself "
+               "(RoPE base {base}).",
+               "Layers {layers} are local: each query sees only the keys in a window of size {w} that ends at itself "
+               "(RoPE base {base}).", len(config.local_layers)).format(
+        layers=layer_ranges(config.local_layers), w=config.sliding_window, base=base_text(config.rope_theta_local))
+    if not glob:
+        return local
+    return local + " " + _n("Layer {layers} is global: each query sees every earlier key (RoPE base {base}).",
+                            "Layers {layers} are global: each query sees every earlier key (RoPE base {base}).",
+                            len(glob)).format(layers=layer_ranges(glob), base=base_text(config.rope_theta))
 
 
 def parts_text(config: llm.LlamaConfig) -> str:
@@ -644,7 +647,7 @@ def groups_caption(config: llm.LlamaConfig) -> str | None:
     g = config.group_size
     if g == 1:
         return None
-    return _("The thin white lines part the columns into the {kv} key/value groups: heads 0 … {last} read key/value "
+    return _("The thin dark lines part the columns into the {kv} key/value groups: heads 0 … {last} read key/value "
              "head 0, and so on ({g} query heads per key/value head).").format(kv=config.n_kv_heads, last=g - 1, g=g)
 
 

@@ -48,6 +48,7 @@ def test_every_control_on_each_family(family, door_model):
         assert_clean(at)
         np.testing.assert_allclose(z(at, "kv_fig_keys"), state.cache.keys[layer, 0], rtol=1e-3, atol=1e-3)
         assert z(at, "kv_fig_keys").shape == (n, c.d_head)  # every layer's cache holds every token (the model's)
+        assert M.new_query_title(c, layer, n) in [h.value for h in at.subheader]
         note = M.window_note(c, layer, n)
         assert (note in texts(at)) if note else "is local" not in texts(at)
         new_row = np.asarray(figures(at)["kv_fig_new_row"]["data"][0]["z"], dtype=float)

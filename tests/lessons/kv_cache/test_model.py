@@ -112,6 +112,9 @@ def test_the_formulas_and_words_are_the_familys():
         "Layer 0 is local: the new query reads only its last 4 keys (weight 0 on the 5 older ones). This page's "
         "cache, the model's, still holds all 9 rows in every layer: those 5 rows of this layer will never be read "
         "again.")
+    assert M.new_query_title(SMALL_WINDOW, 0, 9) == "The new query attends over the cached keys in its window"
+    assert M.new_query_title(SMALL_WINDOW, 0, 4) == M.new_query_title(SMALL_WINDOW, 5, 9) == \
+        M.new_query_title(SMOLLM2, 0, 64) == "The new query attends over every cached key"
     assert M.window_note(SMALL_WINDOW, 0, 3).endswith("The sequence has 3, so the new query still reads every cached "
                                                       "key.")
 

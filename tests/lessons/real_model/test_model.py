@@ -355,8 +355,14 @@ def test_layer_ranges_and_which_layers_are_local():
     assert M.layer_ranges((0, 2, 3, 7)) == "0, 2–3 and 7"
     assert M.local_layers_text(SMOL) is None and M.layer_kind(SMOL, 3) is None
     assert M.local_layers_text(GEMMA3) == (
-        "Layers 0–4 and 6–10 are local: each query sees only its last 4 keys (itself included), with RoPE base 10,000. "
-        "Layers 5 and 11 are global: each query sees every earlier key, with RoPE base 1,000,000.")
+        "Layers 0–4 and 6–10 are local: each query sees only the keys in a window of size 4 that ends at itself (RoPE "
+        "base 10,000). Layers 5 and 11 are global: each query sees every earlier key (RoPE base 1,000,000).")
+    six = llm.LlamaConfig(**{**GEMMA3.__dict__, "n_layers": 6, "local_layers": (0, 1, 2, 3, 4)})
+    assert M.local_layers_text(six).endswith("Layer 5 is global: each query sees every earlier key (RoPE base "
+                                             "1,000,000).")
+    assert M.local_layers_text(llm.LlamaConfig(**{**GEMMA3.__dict__, "n_layers": 2, "local_layers": (0, 1)})) == (
+        "Layers 0–1 are local: each query sees only the keys in a window of size 4 that ends at itself (RoPE base "
+        "10,000).")
     assert M.layer_kind(GEMMA3, 0) == ("Layer 0 is local: each query sees only its last 4 keys (itself included), so "
                                        "the map is a band along the diagonal once the prompt is longer than that.")
     assert M.layer_kind(GEMMA3, 5) == "Layer 5 is global: each query sees every earlier key."
@@ -476,7 +482,7 @@ def test_the_key_value_sharing_is_the_models():
         "Head 2 shares **key/value head 0** with heads 0, 1 and 3:")
     assert "(1/4 of the memory)" in M.gqa_text(GEMMA3, 2, "Gemma")
     assert M.groups_caption(GPT2) is None
-    assert M.groups_caption(SMOL) == ("The thin white lines part the columns into the 3 key/value groups: heads 0 … 2 "
+    assert M.groups_caption(SMOL) == ("The thin dark lines part the columns into the 3 key/value groups: heads 0 … 2 "
                                       "read key/value head 0, and so on (3 query heads per key/value head).")
 
 
