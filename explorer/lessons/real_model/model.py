@@ -247,6 +247,24 @@ def repeated_prompt(_model: llm.LlamaModel, seed: int) -> tuple[str, tuple[int, 
     return text, ids
 
 
+def can_repeat(_model: llm.LlamaModel) -> bool:
+    """Whether the model's vocabulary has the :data:`REPEAT_WORDS` distinct whole-word tokens
+    (:func:`explorer.shell.llm.word_ids`) the repeated random prompt draws (every real model does; a tiny test
+    vocabulary may not)."""
+    return len(set(llm.word_ids(_model))) >= REPEAT_WORDS
+
+
+def no_repeat_reason(_model: llm.LlamaModel) -> str | None:
+    """Why the repeated random prompt cannot be made for this model, in the run's language; ``None`` when it can."""
+    if can_repeat(_model):
+        return None
+    return _n("This model's vocabulary has {k} whole-word token (a space and 4 to 9 lowercase letters); the repeated "
+              "random prompt needs {n}.",
+              "This model's vocabulary has {k} whole-word tokens (a space and 4 to 9 lowercase letters); the repeated "
+              "random prompt needs {n}.", len(set(llm.word_ids(_model)))).format(
+        k=len(set(llm.word_ids(_model))), n=REPEAT_WORDS)
+
+
 def layer_mean(attentions: np.ndarray, layer: int) -> np.ndarray:
     """The mean of one layer's head maps: float64 ``[n, n]`` from ``attentions`` ``[n_layers, n_heads, n, n]``."""
     return attentions[layer].astype(np.float64).mean(axis=0)

@@ -80,13 +80,16 @@ if appended is None:
     appended = ()
 p = typed.extend(lm, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
+REPEATABLE = model.can_repeat(lm)  # a vocabulary with too few whole-word tokens cannot make the repeated prompt
+NO_REPEAT = model.no_repeat_reason(lm)
 with c1:
     seed = controls.draw(CONTROLS["seed"])
 with c2:
     st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat", on_click=make_repeated_prompt,
-              help=_("{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
-                     "repeat): the second copy shows which heads are induction heads (the map switches to the "
-                     "induction score and the top induction head opens).").format(n=model.REPEAT_WORDS))
+              disabled=not REPEATABLE, help=NO_REPEAT or _(
+                  "{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
+                  "repeat): the second copy shows which heads are induction heads (the map switches to the "
+                  "induction score and the top induction head opens).").format(n=model.REPEAT_WORDS))
 with c3:
     st.button(_("↺ Default prompt"), key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
 
@@ -139,7 +142,8 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
                 need=model.FIRST_ROW + 1, first=model.FIRST_ROW, n=stats.n), icon="📏")
         elif stats.get(stat) is None:
             draw.induction_undefined(ids)
-            if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
+            if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt,
+                         disabled=not REPEATABLE, help=NO_REPEAT):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
             st.plotly_chart(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head, config.group_size), key=GRID,

@@ -75,3 +75,12 @@ def test_the_page_shows_this_architectures_steps(family, door_model):
         group = [k for k in figs if k.startswith("rm_fig_group_")]
         assert len(group) == (c.group_size if c.group_size > 1 else 0)
         assert M.gqa_text(c, head, "tiny-" + c.architecture) in shown
+    # the buttons: greedy decoding by hand reads the model's own top token; the repeated random prompt needs 16
+    # whole-word tokens, which these tiny vocabularies do not have: the button is off and says why (no traceback)
+    at.button(key="rm_append").click().run()
+    assert_clean(at)
+    assert at.text_input(key="rm_then").value == str(int(np.argmax(out.logits[-1])))
+    repeat = at.button(key="rm_repeat")
+    assert repeat.disabled == (not M.can_repeat(lm))
+    if repeat.disabled:
+        assert repeat.help == M.no_repeat_reason(lm) and "the repeated random prompt needs 16" in repeat.help

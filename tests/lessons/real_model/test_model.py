@@ -503,6 +503,15 @@ def test_the_tokens_and_the_logits_follow_the_file():
     assert "(the output projection W_U is the file's own matrix, not tied to E)" in M.logits_caption("9", False, 5, "")
 
 
+def test_the_repeated_prompt_needs_enough_whole_word_tokens(monkeypatch):
+    monkeypatch.setattr(llm, "word_ids", lambda _model: tuple(range(15)) + (3,))
+    assert not M.can_repeat(None)
+    assert M.no_repeat_reason(None) == ("This model's vocabulary has 15 whole-word tokens (a space and 4 to 9 "
+                                        "lowercase letters); the repeated random prompt needs 16.")
+    monkeypatch.setattr(llm, "word_ids", lambda _model: tuple(range(16)))
+    assert M.can_repeat(None) and M.no_repeat_reason(None) is None
+
+
 def test_the_honest_note_follows_how_the_file_stores_the_weights():
     assert M.honest_note("4-bit", True).startswith("**An honest note.** The weights are the model's quantized release "
                                                    "(GGUF): 4-bit. They are widened to float32 here, so the numbers "
