@@ -496,10 +496,10 @@ def qkv_latex(config: llm.LlamaConfig, head: int, kv_head: int) -> list[str]:
     gemma3)."""
     b = config.qkv_bias
 
-    def proj(name: str, h: int) -> str:
-        return rf"{name.upper()} = \hat x\, W_{name}^{{({h})}}" + (rf" + b_{name}^{{({h})}}" if b else "")
+    def proj(matrix: str, name: str, h: int) -> str:  # Q = x̂ W_q^(h) (+ b_q^(h))
+        return rf"{matrix} = \hat x\, W_{name}^{{({h})}}" + (rf" + b_{name}^{{({h})}}" if b else "")
 
-    lines = [r",\quad ".join((proj("q", head), proj("k", kv_head), proj("v", kv_head)))]
+    lines = [r",\quad ".join((proj("Q", "q", head), proj("K", "k", kv_head), proj("V", "v", kv_head)))]
     if config.qk_norm:
         lines.append(r"q_i \leftarrow \mathrm{RMSNorm}(q_i) \odot g_q,\quad k_i \leftarrow \mathrm{RMSNorm}(k_i) "
                      r"\odot g_k")
