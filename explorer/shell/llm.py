@@ -51,10 +51,11 @@ import streamlit as st
 
 from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
-from attention.llama.blocks import rms_norm, silu  # noqa: F401 (re-exported)
+from attention.llama.blocks import gelu_tanh, layer_norm, rms_norm, silu  # noqa: F401 (re-exported)
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
 from attention.llama.memory import memory_limit_bytes  # the container's or the machine's memory: weights_mode reads it
 from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
+from attention.llama.tokenizer import SentencePieceBPE
 from attention.llama.variants import (  # noqa: F401 (re-exported)
     Agreement,
     compare,
@@ -339,24 +340,56 @@ def model_name(model: LlamaModel) -> str:
     return model.config.name.strip() or model.path.stem
 
 
+def is_sentencepiece(model: LlamaModel) -> bool:
+    """Whether ``model``'s tokenizer is SentencePiece-style BPE with byte fallback (Gemma's), else byte-level BPE."""
+    return isinstance(model.tokenizer, SentencePieceBPE)
+
+
 def describe(config: LlamaConfig) -> str:
     """The model's shape in words, from its config, in the run's language: ``"30 layers, 9 query heads of
-    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M)."""
+    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M); a model whose every query head has its own
+    key/value head (GPT-2) or whose heads share one says so."""
     c = config
+    facts = dict(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads, d_model=c.d_model)
+    if c.n_kv_heads == c.n_heads:
+        return _("{layers} layers, {heads} heads of d_head {d_head}, each with its own keys and values, "
+                 "d_model {d_model}").format(**facts)
+    if c.n_kv_heads == 1:
+        return _("{layers} layers, {heads} query heads of d_head {d_head} sharing one key/value head, "
+                 "d_model {d_model}").format(**facts)
     return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
-             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
-                                         d_model=c.d_model)
+             "d_model {d_model}").format(**facts)
+
+
+NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm"}
+"""The name of each :attr:`LlamaConfig.norm` (a name: the same in every language)."""
+MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GEGLU"}
+"""The name of each :attr:`LlamaConfig.mlp` (SwiGLU: SiLU-gated; GELU: GPT-2's ungated MLP; GEGLU: GELU-gated)."""
+
+
+def norm_name(config: LlamaConfig) -> str:
+    """``"RMSNorm"`` or ``"LayerNorm"`` (gpt2): the norm the model's blocks use, before attention and the MLP and at
+    the end."""
+    return NORM_NAMES[config.norm]
+
+
+def mlp_name(config: LlamaConfig) -> str:
+    """``"SwiGLU"``, ``"GELU"`` (gpt2) or ``"GEGLU"`` (gemma3): the model's MLP."""
+    return MLP_NAMES[config.mlp]
 
 
 NOT_USED = {
     "sentence": N_("the model reads the prompt typed on this page."),
     "embedding": N_("the model's own trained token embeddings."),
     "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
-    "d_model": N_("the model's own width, d_model = {d_model} ({model})."),
-    "d_k": N_("the model's heads are d_head = {d_head} wide ({model})."),
+    "d_model": N_("the model's own width, d_model = {d_model}."),
+    "d_k": N_("the model's heads are d_head = {d_head} wide."),
 }
 """Why a real-model lesson has no use for each of the sidebar's controls (messages: translated and filled in by
-:func:`not_used`); the seed's reason is each lesson's own."""
+:func:`not_used`); the seed's reason is each lesson's own. A model with learned positions (gpt2) has
+:data:`LEARNED_POSITIONS_NOT_USED` instead of ``"positional"``."""
+LEARNED_POSITIONS_NOT_USED = N_("the model's own learned position embeddings (a trained vector per position, added to "
+                                "the token's embedding).")
 
 
 def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
@@ -364,12 +397,13 @@ def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
     :func:`explorer.shell.controls.not_used`).
 
     Args:
-        config: the loaded model's (its width and head size are named).
+        config: the loaded model's (its width, head size and kind of positions are named).
         seed: the lesson's own reason for not using the shared seed (its own words, translated), or ``None`` when
             the lesson uses the seed (it is then not listed).
     """
-    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
-             for key, why in NOT_USED.items()} | ({} if seed is None else {"seed": seed})
+    reasons = NOT_USED | ({"positional": LEARNED_POSITIONS_NOT_USED} if config.positions == "learned" else {})
+    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head)
+             for key, why in reasons.items()} | ({} if seed is None else {"seed": seed})
     return {key: notes[key] for key in controls.SHARED if key in notes}  # in the sidebar's order
 
 
@@ -413,6 +447,17 @@ class WeightStorage:
     def total(self) -> int:
         """Parameters in the file."""
         return sum(self.params.values())
+
+    @property
+    def quantized(self) -> bool:
+        """Some tensor is stored in a quantized type (anything but ``F32``, ``F16`` and ``BF16``): widened to float32,
+        its numbers are close to, not identical with, the full-precision model's."""
+        return any(kind not in ("F32", "F16", "BF16") for kind, _shape in self.tensors.values())
+
+    @property
+    def has_biases(self) -> bool:
+        """The file has bias vectors (``*.bias``: GPT-2's), listed with the norms' vectors."""
+        return any(name.endswith(".bias") for name in self.tensors)
 
 
 def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
@@ -489,7 +534,10 @@ def precision_note(storage: WeightStorage) -> str:
             group[kind] = group.get(kind, 0) + size[name]
     for group, one, several in ((matrices, N_("every other matrix is {kind}"),
                                  N_("the other matrices are {kinds} and {last}")),
-                                (vectors, N_("the norms are {kind}"), N_("the norms are {kinds} and {last}"))):
+                                (vectors, N_("the norms and biases are {kind}") if storage.has_biases else
+                                 N_("the norms are {kind}"),
+                                 N_("the norms and biases are {kinds} and {last}") if storage.has_biases else
+                                 N_("the norms are {kinds} and {last}"))):
         listed = [words(k, v) for k, v in sorted(group.items(), key=lambda kv: -kv[1])]
         if listed:
             parts.append(_(one if len(listed) == 1 else several).format(kind=listed[0], kinds=", ".join(listed[:-1]),
