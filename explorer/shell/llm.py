@@ -83,7 +83,13 @@ RUN_MAX_ENTRIES = 8
 ACTIVATION_RUN_MAX_ENTRIES = 6
 """Runs with their activations kept by :func:`run` (7.6 MB each at 32 tokens)."""
 WORD_PATTERN = re.compile(r" [a-z]{4,9}")
-"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each; the
+text of the piece, so SentencePiece's ``▁`` reads as the space, :func:`pieces`)."""
+LETTERS_PATTERN = re.compile(r" [^\W\d_]+")
+"""The wider draw when a vocabulary has fewer than :data:`ENOUGH_WORDS` :data:`WORD_PATTERN` words: a space and
+letters of any script and case (a small or non-English vocabulary)."""
+ENOUGH_WORDS = 100
+"""Whole words a vocabulary needs before the draw keeps to :data:`WORD_PATTERN` (SmolLM2 has 15,873)."""
 
 
 def model_key(model: LlamaModel) -> tuple:
@@ -380,24 +386,39 @@ def labels(model: LlamaModel, ids: Sequence[int]) -> list[str]:
     return piece_labels(pieces(model, ids))
 
 
-def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
-    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
-    lowercase letters), ascending.
+def word_token_ids(pieces: Sequence[str], pattern: re.Pattern = WORD_PATTERN) -> tuple[int, ...]:
+    """The ids of the vocabulary's pieces that are whole words by ``pattern`` (by default :data:`WORD_PATTERN`: a
+    space and 4 to 9 lowercase letters), ascending.
 
     Args:
         pieces: every token's text, id ``i`` at index ``i`` (``pieces(model, range(vocab_size))``).
+        pattern: what a whole word is (:data:`WORD_PATTERN` or :data:`LETTERS_PATTERN`), matched whole.
     """
-    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
+    return tuple(i for i, p in enumerate(pieces) if pattern.fullmatch(p))
 
 
 @_resource
 def word_ids(model: LlamaModel) -> tuple[int, ...]:
-    """The whole-word tokens of the vocabulary (:func:`word_token_ids`) that tokenize back to themselves (the text
-    `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids (for
-    SmolLM2 every one of its 15,873 words does)."""
-    candidates = word_token_ids(pieces(model, range(model.config.vocab_size)))
-    texts = pieces(model, candidates)
-    return tuple(i for i, p in zip(candidates, texts, strict=True) if token_ids(model, p) == [i])
+    """The whole-word tokens of the vocabulary that tokenize back to themselves (the text `` word`` is that one id,
+    after the BOS token when the file adds one),
+    once per process: a prompt of them, decoded, reads back as the same ids. The words are :data:`WORD_PATTERN`'s
+    (for SmolLM2 every one of its 15,873 words tokenizes back), or :data:`LETTERS_PATTERN`'s when those are fewer
+    than :data:`ENOUGH_WORDS`; a tiny vocabulary may have only a few, or none (:func:`repeat_words`)."""
+    every = pieces(model, range(model.config.vocab_size))
+    bos = [] if model.tokenizer.bos_id is None else [model.tokenizer.bos_id]  # Gemma's files add it to every text
+    words: tuple[int, ...] = ()
+    for pattern in (WORD_PATTERN, LETTERS_PATTERN):
+        candidates = word_token_ids(every, pattern)
+        words = tuple(i for i in candidates if token_ids(model, every[i]) == bos + [i])
+        if len(words) >= ENOUGH_WORDS:
+            break
+    return words
+
+
+def repeat_words(model: LlamaModel, k: int) -> int:
+    """How many distinct words a repeated random prompt of ``k`` words can draw from ``model``'s vocabulary:
+    ``min(k, len(word_ids(model)))`` (fewer than ``k`` only in a small vocabulary; 0 or 1: no repeat to draw)."""
+    return min(k, len(word_ids(model)))
 
 
 # --- the prompt --------------------------------------------------------------------------------------------

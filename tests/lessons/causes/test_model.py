@@ -379,3 +379,37 @@ def test_the_sweep_ranks_smollm2s_heads():
     paris = lm.encode(" Paris")[0]
     g = M.grade_guess(iv.knockout_sweep(lm, ids, paris).effect, (0, 4))
     assert g.rank == 2 and g.best == (23, 4)
+
+
+def test_the_control_takes_as_many_random_heads_or_all_the_others():
+    assert M.control_count(3, 30, 9) == 3 and M.control_count(6, 2, 4) == 2 and M.control_count(8, 2, 4) == 0
+
+
+def test_the_sweep_estimate_states_its_size_and_time_from_a_measured_forward_pass():
+    smol = llm.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536, vocab_size=49152,
+                           rope_theta=1e5, rms_eps=1e-5, context_length=8192, max_tokens=64, bos_id=1, eos_id=2,
+                           name="x")
+    assert M.sweep_passes(smol) == (465, 139)
+    assert M.sweep_estimate(smol, 0.25) == (
+        "The sweep runs 30 stacked passes: the one for layer ℓ runs blocks ℓ to 29 on 9 copies of your prompt, 465 "
+        "block runs in all, the blocks of about 139 forward passes. One forward pass of this prompt took 0.25 s on "
+        "this server just now, so the sweep should take **about 35 s** (30 layers × 9 heads = 270 knockouts). A "
+        "progress bar shows the layer.")
+    assert [M.duration(s) for s in (0.4, 1.4, 89.4, 170)] == ["under a second", "about 1 s", "about 89 s",
+                                                              "about 3 min"]
+
+
+def test_the_repeat_note_says_when_a_vocabulary_has_too_few_words():
+    assert M.repeat_note(20) is None and M.repeat_note(15_873) is None
+    assert M.repeat_note(4) == ("This model's vocabulary has only 4 whole-word tokens (a space and letters, one token "
+                                "that reads back as itself), so each copy has 4 tokens instead of 20.")
+    assert M.repeat_note(1).startswith("This model's vocabulary has 1 whole-word token (")
+    assert M.repeat_note(0).endswith("needs at least 2, so this section cannot run here.")
+
+
+def test_the_attribution_note_is_for_norms_after_the_parts_only():
+    base = dict(n_layers=2, n_heads=4, n_kv_heads=2, d_model=64, d_head=16, d_ff=96, vocab_size=300, rope_theta=1e4,
+                rms_eps=1e-6, context_length=64, max_tokens=64, bos_id=None, eos_id=None, name="x")
+    assert M.attribution_note(llm.LlamaConfig(**base)) is None
+    assert "each layer's norm divisor is held at its actual value too" in M.attribution_note(
+        llm.LlamaConfig(**base, post_norms=True))
