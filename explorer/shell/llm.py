@@ -55,6 +55,7 @@ from attention.llama.variants import (  # noqa: F401 (re-exported)
     continue_greedy,
     converted_config,
     kv_variant,
+    latent_full_rank,
     next_token_losses,
     renumbered_logits,
     score_start,
