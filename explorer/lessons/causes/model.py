@@ -730,3 +730,20 @@ def attribution_note(config: llm.LlamaConfig) -> str | None:
              "the attention, and one after the MLP). The MLPs' parts are taken after their norm, as they join the "
              "stream; for the heads, each layer's norm divisor is held at its actual value too, so the heads of a "
              "layer share their layer's part linearly and the parts still add up to the logit.")
+
+
+def readout_note(norm: str, tied: bool | None) -> str | None:
+    """How this model's readout differs from the RMSNorm and tied unembedding the page's formulas write (``norm``:
+    :attr:`explorer.shell.llm.LlamaConfig.norm`; ``tied``: the output matrix is the token embedding, ``None`` when
+    the file's table cannot say): ``None`` when it does not (Markdown in the run's language)."""
+    parts = []
+    if norm == "layer":
+        parts.append(_("this model's final norm is a **LayerNorm**: it also subtracts the stream's mean before dividing "
+                       "(s is then the standard deviation) and adds a bias, which the attribution shows as a part of "
+                       "its own"))
+    if tied is False:
+        parts.append(_("its output matrix is its own, not the token embedding: read E as that matrix"))
+    if not parts:
+        return None
+    return i18n.capitalize(_("{notes}; the formulas below write the RMSNorm and tied embedding of the default "
+                             "model.").format(notes=i18n.list_separator().join(parts)))

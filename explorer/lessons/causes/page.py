@@ -30,6 +30,7 @@ lm = llm.model_or_explain(_(
     "one prompt into another to find where a fact travels."
 ))
 config = lm.config
+storage = llm.weight_storage(lm)  # the file's tensor table: its weights' precision, whether its output is tied
 draw.intro(llm.model_name(lm))
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens.")))
@@ -61,6 +62,8 @@ st.caption(_("The **residual stream** x is each position's running vector: it st
              "every block adds what its attention and its MLP write. The **final RMSNorm** divides it by its root mean "
              "square (times a learned gain); the **unembedding** E (the embedding matrix, tied) turns it into one "
              "**logit** per token of the vocabulary, and the softmax turns those into probabilities."))
+if (readout := model.readout_note(config.norm, None if storage is None else storage.tied)) is not None:
+    st.info(readout, icon="🧮")
 with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
                    "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
     draw.lens(lm, ids, answer)
@@ -228,5 +231,4 @@ else:
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 
 # --- notes ----------------------------------------------------------------------------------------------------
-storage = llm.weight_storage(lm)
 draw.notes(None if storage is None else llm.precision_note(storage))

@@ -48,6 +48,7 @@ def test_every_section_runs_on_the_family(door_model, family):
     assert ("biases (attention outputs, final norm)" in shares) == (family == "gpt2")
     assert ("each layer's norm divisor is held at its actual value too" in said) == (family == "gemma3")
     assert M.MLP_NAMES[c.mlp] + ", a small network" in said
+    assert ("This model's final norm is a **LayerNorm**" in said) == (family == "gpt2")  # the tiny files are tied
     # the repeated random prompt: the tiny vocabulary's own words, as many as it has, said so
     words = llm.repeat_words(lm, M.REPEAT_TOKENS)
     assert 2 <= words < M.REPEAT_TOKENS

@@ -413,3 +413,13 @@ def test_the_attribution_note_is_for_norms_after_the_parts_only():
     assert M.attribution_note(llm.LlamaConfig(**base)) is None
     assert "each layer's norm divisor is held at its actual value too" in M.attribution_note(
         llm.LlamaConfig(**base, post_norms=True))
+
+
+def test_the_readout_note_says_what_differs_from_the_formulas():
+    assert M.readout_note("rms", True) is None and M.readout_note("rms", None) is None
+    assert M.readout_note("rms", False) == ("Its output matrix is its own, not the token embedding: read E as that "
+                                            "matrix; the formulas below write the RMSNorm and tied embedding of the "
+                                            "default model.")
+    both = M.readout_note("layer", False)
+    assert both.startswith("This model's final norm is a **LayerNorm**: it also subtracts the stream's mean")
+    assert "as a part of its own, its output matrix is its own" in both
