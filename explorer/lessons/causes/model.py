@@ -738,9 +738,9 @@ def readout_note(norm: str, tied: bool | None) -> str | None:
     the file's table cannot say): ``None`` when it does not (Markdown in the run's language)."""
     parts = []
     if norm == "layer":
-        parts.append(_("this model's final norm is a **LayerNorm**: it also subtracts the stream's mean before dividing "
-                       "(s is then the standard deviation) and adds a bias, which the attribution shows as a part of "
-                       "its own"))
+        parts.append(_("this model's final norm is a **LayerNorm**: it also subtracts the stream's mean before "
+                       "dividing (s is then the standard deviation) and adds a bias, which the attribution shows as a "
+                       "part of its own"))
     if tied is False:
         parts.append(_("its output matrix is its own, not the token embedding: read E as that matrix"))
     if not parts:
