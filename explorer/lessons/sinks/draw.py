@@ -212,6 +212,17 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
                     key="sk_fig_losses")
     st.caption(_("Before position {w} (dotted line) the window hides nothing: every line is the same there.").format(
         w=window))
+    if _model.config.positions != "rope":  # gpt2: learned positions, nothing in the cache to renumber
+        st.info(_("**Which positions?** StreamingLLM (Xiao et al. 2023, §3.2) numbers the positions *inside its "
+                  "cache* (the kept tokens 0 … k−1, then the window) and lets RoPE turn each key by that number. This "
+                  "model has no RoPE: its positions are learned vectors added to each token's embedding before the "
+                  "first layer, so a cached key carries its position in every number it holds and there is no "
+                  "position inside the cache to renumber. StreamingLLM's numbering does not apply to it; the "
+                  "perplexities above keep every token's own position."), icon="📍")
+        numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],
+                              **{name: losses for name, losses, _c in series}}),
+                label=_("Numbers: the loss at every position (nats)"))
+        return
     st.markdown(_(
         "**Which positions?** This page keeps every token's own position: the query at position *i* and a kept first "
         "token at position *j* are *i − j* apart, as in the full model (`forward(ids, window=w, sinks=k)`; the "
@@ -220,15 +231,6 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
         "at k + w − 1 and the kept tokens look close. A window key is equally far in both; only the kept tokens' "
         "scores differ. Both perplexities, measured:"
     ))
-    if _model.config.positions != "rope":  # gpt2: learned positions, nothing in the cache to renumber
-        st.info(_("This model has no RoPE: its positions are learned vectors added to each token's embedding before "
-                  "the first layer, so a cached key carries its position in every number it holds and there is no "
-                  "position inside the cache to renumber. StreamingLLM's numbering does not apply to it; the "
-                  "perplexities above keep every token's own position."), icon="📍")
-        numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],
-                              **{name: losses for name, losses, _c in series}}),
-                label=_("Numbers: the loss at every position (nats)"))
-        return
     # A column per k, the two numberings as rows: three columns fit a 390 px phone (issue 47: StreamingLLM's was cut)
     numbering = pd.DataFrame({f"k = {sinks}": [runs[sinks].perplexity, runs[sinks].renumbered]
                               for sinks in model.SINK_COUNTS if sinks},

@@ -79,6 +79,7 @@ def test_every_section_and_control_on_the_family(door_model, family):
         if family == "gpt2":
             assert run.renumbered is None and not numbering
             assert "StreamingLLM's numbering does not apply to it" in texts(at, "info")
+            assert "**Which positions?**" not in texts(at, "markdown")  # the paragraph that ends "Both perplexities"
         else:
             assert numbering[0]["k = 4"].iloc[1] == pytest.approx(run.renumbered)
     # every cache variant measured
