@@ -291,6 +291,16 @@ def parameter_share(part: int, whole: int) -> str:
     return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
 
 
+FLOAT_TYPES = ("F32", "F16", "BF16")
+"""GGUF tensor types that widen to float32 exactly (no quantisation codes)."""
+
+
+def widened_exactly(storage: WeightStorage) -> bool:
+    """Every tensor of the file is a float type (:data:`FLOAT_TYPES`): widened to float32 the weights are the file's
+    own numbers, not an approximation of quantised codes (a tiny test file, an F16 export)."""
+    return all(kind in FLOAT_TYPES for kind, _shape in storage.tensors.values())
+
+
 def precision_note(storage: WeightStorage) -> str:
     """How the weights file stores its parameters, in words, in the run's language, from its tensor table
     (:func:`read_weight_storage`; the one wording of "Inside a real model" and "The KV cache"):
@@ -665,6 +675,13 @@ def _knockout_layer(model: LlamaModel, ids: tuple[int, ...], token_id: int, abla
     """One stacked pass of the sweep: the heads of ``layer`` knocked out one at a time."""
     return interventions.knockout_layer(model, list(ids), token_id, layer, ablation=ablation,
                                         run=_clean(model, ids))
+
+
+def knockout_layer(model: LlamaModel, ids: Sequence[int], token_id: int, layer: int, *,
+                   ablation: str = "zero") -> tuple[np.ndarray, np.ndarray]:
+    """One stacked pass of :func:`knockout_sweep` (the heads of ``layer`` knocked out one at a time), cached as the
+    sweep caches it: a page that runs one pass ahead (to time it) does not run it again in the sweep."""
+    return _knockout_layer(model, tuple(int(i) for i in ids), token_id, ablation, layer)
 
 
 def knockout_sweep(model: LlamaModel, ids: Sequence[int], token_id: int, *, ablation: str = "zero",

@@ -408,3 +408,10 @@ def test_model_name_is_the_builtin_name_or_the_files_own(door_model, tmp_path):
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "Tiny Llama"
     write_tiny_gguf(path, name="  ")
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "some-file"
+
+
+def test_a_file_of_float_tensors_widens_exactly():
+    floats = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "blk.0.attn_q.weight": ("BF16", (10, 10)),
+                                "blk.0.attn_norm.weight": ("F32", (10,))})
+    assert llm.widened_exactly(floats)
+    assert not llm.widened_exactly(llm.WeightStorage({**floats.tensors, "blk.0.attn_k.weight": ("Q4_1", (5, 10))}))

@@ -46,11 +46,12 @@ scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
 
 
 @cached(max_entries=16)
-def forward_seconds(_model: llm.LlamaModel, ids: tuple[int, ...]) -> float:
-    """One plain forward pass of ``ids`` (no attention weights kept), timed on this server in seconds: the unit of the
-    sweep's estimate (:func:`model.sweep_estimate`; contended cores make it vary)."""
+def last_pass_seconds(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> float:
+    """The sweep's cheapest stacked pass (layer ``L - 1``: one block on ``H`` copies, then the readout), run through
+    the door, which caches it for the sweep, and timed on this server in seconds: the unit of the sweep's estimate
+    (:func:`model.sweep_seconds`; contended cores make it vary)."""
     start = time.perf_counter()
-    llm.forward(_model, ids, weights=False)
+    llm.knockout_layer(_model, ids, answer, _model.config.n_layers - 1, ablation=ablation)
     return time.perf_counter() - start
 
 
@@ -312,9 +313,10 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
 
 
 @section
-def notes(weights: str | None) -> None:
+def notes(weights: str | None, quantized: bool = True) -> None:
     """The honest notes (``weights``: how the model file stores its weights in words,
-    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read)."""
+    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read; ``quantized``: some are
+    quantised, so float32 widens an approximation, :func:`explorer.shell.llm.widened_exactly`)."""
     st.info(_(
         "**Honest notes.** *Zero vs mean ablation answer different questions:* zero asks what the model does without "
         "the head's output at all (a value the head never produces), mean keeps its average over this prompt and "
@@ -322,6 +324,8 @@ def notes(weights: str | None) -> None:
         "not matter on another sentence, and a knockout's effect is not the sum of the single knockouts. *The "
         "logit lens* reads early streams with the final norm and unembedding, which the model was trained to use "
         "only at the end: an early readout is a probe, "
-        "not what the model “thinks”.") + (" " + _(
+        "not what the model “thinks”.") + (" " + (_(
         "*The weights:* {weights}; they are widened to float32 here, so the numbers are close to, not identical "
-        "with, the full-precision model's.").format(weights=weights) if weights else ""), icon="🔎")
+        "with, the full-precision model's.") if quantized else _(
+        "*The weights:* {weights}; float32 holds them exactly, so the numbers are the file's own model's.")).format(
+        weights=weights) if weights else ""), icon="🔎")

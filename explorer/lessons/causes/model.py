@@ -691,19 +691,34 @@ def duration(seconds: float) -> str:
     return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
 
 
-def sweep_estimate(config: llm.LlamaConfig, forward_seconds: float) -> str:
+def sweep_seconds(config: llm.LlamaConfig, n: int, last: float) -> float:
+    """The sweep's time on a prompt of ``n`` tokens from its cheapest stacked pass, timed: ``last`` seconds for layer
+    ``L - 1``'s (one block on the ``H`` copies, then the readout of their last position). That pass is split into a
+    block run ``b`` and a readout ``r`` by their multiply-adds (a block: the Q/K/V and output projections and the MLP
+    on ``H n`` rows; the readout: ``H`` rows times the ``vocab x d_model`` unembedding), and the sweep is
+    ``L (L + 1) / 2`` block runs and ``L`` readouts. Seconds (the attention scores and norms are left out: at these
+    lengths they cost little)."""
+    c, L = config, config.n_layers
+    mlp = 2 if c.mlp == "gelu" else 3  # gelu: up and down; swiglu / geglu: gate, up and down
+    per_row = c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head + c.n_heads * c.d_head * c.d_model \
+        + mlp * c.d_model * c.d_ff
+    block_macs, read_macs = c.n_heads * n * per_row, c.n_heads * c.vocab_size * c.d_model
+    block = last * block_macs / (block_macs + read_macs)
+    return block * L * (L + 1) / 2 + (last - block) * L
+
+
+def sweep_estimate(config: llm.LlamaConfig, n: int, last: float) -> str:
     """What the sweep will cost before it runs (Markdown in the run's language): its stacked passes and block runs
-    (:func:`sweep_passes`), and the time, estimated as that many forward passes of ``forward_seconds`` each (one
-    forward pass of this prompt, measured on this server)."""
+    (:func:`sweep_passes`), and its time on ``n`` tokens (:func:`sweep_seconds`) from its cheapest pass, ``last``
+    seconds, timed on this server."""
     runs, passes = sweep_passes(config)
     L, H = config.n_layers, config.n_heads
     return _("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
-             "prompt, {runs} block runs in all, the blocks of about {passes} forward passes. One forward pass of "
-             "this prompt took {t} s on this server just now, so the sweep should take **{total}** ({layers} layers "
+             "prompt, {runs} block runs in all, the blocks of about {passes} forward passes. Its last pass (one "
+             "block) took {t} s on this server just now, so the whole sweep should take **{total}** ({layers} layers "
              "× {h} heads = {heads} knockouts). A progress bar shows the layer.").format(
-        n=L, last=L - 1, h=H, runs=i18n.integer(runs), passes=i18n.integer(passes),
-        t=i18n.significant(forward_seconds, 2), total=duration(passes * forward_seconds), layers=L,
-        heads=i18n.integer(L * H))
+        n=L, last=L - 1, h=H, runs=i18n.integer(runs), passes=i18n.integer(passes), t=i18n.significant(last, 2),
+        total=duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
 
 
 def repeat_note(words: int, wanted: int = REPEAT_TOKENS) -> str | None:

@@ -190,7 +190,7 @@ if ss.get(REVEALED) == signature:
     if opened:
         draw.open_head(lm, p.kept_text, opened)
 else:
-    st.caption(model.sweep_estimate(config, draw.forward_seconds(lm, ids)))
+    st.caption(model.sweep_estimate(config, len(ids), draw.last_pass_seconds(lm, ids, answer, ablation)))
 
 # --- 5 · activation patching ----------------------------------------------------------------------------------
 st.header(_("5 · Move a fact (activation patching)"))
@@ -231,4 +231,5 @@ else:
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 
 # --- notes ----------------------------------------------------------------------------------------------------
-draw.notes(None if storage is None else llm.precision_note(storage))
+draw.notes(None if storage is None else llm.precision_note(storage),
+           storage is None or not llm.widened_exactly(storage))

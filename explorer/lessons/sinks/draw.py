@@ -51,10 +51,11 @@ def title() -> None:
 
 
 @section
-def intro(name: str, weights: str | None) -> None:
+def intro(name: str, weights: str | None, quantized: bool = True) -> None:
     """The two questions, the terms they use, the honest note (``name``: the model's,
     :func:`explorer.shell.llm.model_name`; ``weights``: how its file stores them in words,
-    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read)."""
+    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read; ``quantized``: some are
+    quantised, :func:`explorer.shell.llm.widened_exactly`)."""
     st.markdown(_(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
         "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "
@@ -67,9 +68,11 @@ def intro(name: str, weights: str | None) -> None:
         "few numbers per token from which the keys and values are rebuilt (section 5)."))
     st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
-        "the model here, in NumPy float32, on the text below.") + (" " + _(
+        "the model here, in NumPy float32, on the text below.") + (" " + (_(
         "How the file stores the weights: {weights}; they are widened to float32, so the numbers are close to, not "
-        "identical with, the full-precision model's.").format(weights=weights) if weights else ""))
+        "identical with, the full-precision model's.") if quantized else _(
+        "How the file stores the weights: {weights}; float32 holds them exactly, so the numbers are the file's own "
+        "model's.")).format(weights=weights) if weights else ""))
 
 
 @section

@@ -26,7 +26,8 @@ lm = llm.model_or_explain(_(
 ))
 c = lm.config
 storage = llm.weight_storage(lm)
-draw.intro(llm.model_name(lm), None if storage is None else llm.precision_note(storage))
+draw.intro(llm.model_name(lm), None if storage is None else llm.precision_note(storage),
+           storage is None or not llm.widened_exactly(storage))
 controls.not_used(llm.not_used(c, seed=_(
     "the model's weights are trained, not drawn, and every continuation here is greedy.")))
 

@@ -37,6 +37,7 @@ def test_every_section_runs_on_the_family(door_model, family):
     said = texts(at)
     assert f"tiny-{family}: {llm.describe(c)}." in [e.value for e in at.caption]
     assert ("the BOS token first, as the model file says" in said) == (family == "gemma3")
+    assert "float32 holds them exactly, so the numbers are the file's own model's." in said  # the tiny files are F32
     # the attribution: its parts add up on every family (gemma3: each post-attention norm's divisor frozen, said so)
     ids = lm.encode(M.DEFAULT_PROMPT)
     answer = int(lm.forward(ids).logits[-1].argmax())

@@ -4,6 +4,8 @@ numbers), and, on SmolLM2 itself (slow), the induction heads' knockout against r
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -385,15 +387,21 @@ def test_the_control_takes_as_many_random_heads_or_all_the_others():
     assert M.control_count(3, 30, 9) == 3 and M.control_count(6, 2, 4) == 2 and M.control_count(8, 2, 4) == 0
 
 
-def test_the_sweep_estimate_states_its_size_and_time_from_a_measured_forward_pass():
+def test_the_sweep_estimate_states_its_size_and_time_from_its_cheapest_pass():
     smol = llm.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536, vocab_size=49152,
                            rope_theta=1e5, rms_eps=1e-5, context_length=8192, max_tokens=64, bos_id=1, eos_id=2,
                            name="x")
     assert M.sweep_passes(smol) == (465, 139)
-    assert M.sweep_estimate(smol, 0.25) == (
+    # at 5 tokens a block run on the 9 copies is 45 rows x 3,538,944 multiply-adds, the readout 9 x 49,152 x 576
+    block, read = 45 * (576 * 15 * 64 + 576 * 576 + 3 * 576 * 1536), 9 * 49152 * 576
+    b = 0.1 * block / (block + read)
+    assert M.sweep_seconds(smol, 5, 0.1) == pytest.approx(465 * b + 30 * (0.1 - b))
+    assert M.sweep_seconds(smol, 5, 0.1) == pytest.approx(19.73, abs=0.01)  # measured: 20.6 s (load 4.4, 2 cores)
+    assert M.sweep_seconds(dataclasses.replace(smol, n_layers=1), 5, 0.3) == pytest.approx(0.3)  # its one pass
+    assert M.sweep_estimate(smol, 5, 0.1) == (
         "The sweep runs 30 stacked passes: the one for layer ℓ runs blocks ℓ to 29 on 9 copies of your prompt, 465 "
-        "block runs in all, the blocks of about 139 forward passes. One forward pass of this prompt took 0.25 s on "
-        "this server just now, so the sweep should take **about 35 s** (30 layers × 9 heads = 270 knockouts). A "
+        "block runs in all, the blocks of about 139 forward passes. Its last pass (one block) took 0.1 s on this "
+        "server just now, so the whole sweep should take **about 20 s** (30 layers × 9 heads = 270 knockouts). A "
         "progress bar shows the layer.")
     assert [M.duration(s) for s in (0.4, 1.4, 89.4, 170)] == ["under a second", "about 1 s", "about 89 s",
                                                               "about 3 min"]

@@ -41,6 +41,7 @@ def test_every_section_and_control_on_the_family(door_model, family):
     assert_clean(at)
     said = texts(at)
     assert f"tiny-{family}'s own weights" in said
+    assert "float32 holds them exactly, so the numbers are the file's own model's." in said  # the tiny files are F32
     # a model that accepts fewer tokens than the text and the page's extras: clipped, and said so
     assert (f"This model accepts {c.max_tokens} tokens in all, so the page reads at most {limit}" in said) == (
         limit < llm.PROMPT_MAX_TOKENS)
