@@ -22,6 +22,7 @@ from tests.core.llama_support import (
     sentencepiece_vocabulary,
 )
 
+pytestmark = pytest.mark.slow  # 4-6 s for the four families (gemma3's d_head 256): the fast tier is at its budget
 FAMILIES = {"qwen2": (TINY_QWEN2, qwen_vocabulary), "qwen3": (TINY_QWEN3, qwen_vocabulary),
             "gemma3": (TINY_GEMMA3, sentencepiece_vocabulary), "gpt2": (TINY_GPT2, gpt2_vocabulary)}
 TEXT = "The cat sat on the mat. The cat sat on the hat, the cat"
