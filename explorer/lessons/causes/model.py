@@ -1,12 +1,14 @@
 """What made it say that? The arrays of the lesson (pure NumPy on the door's interventions, :mod:`explorer.shell.llm`).
 
-The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by layer
-(logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks heads out
-(random heads as the control), sweeps all 270 heads, and moves one activation from a clean prompt into a corrupted
-one (activation patching). This module holds what the page computes from those numbers: the top tokens, the
-statistics of the last query's attention (:mod:`attention.heads`, words :mod:`explorer.shell.head_statistics`), the
-second-copy loss on the repeated random prompt, seeded random heads, the grade of a guess, and the claims (the
-``*_claim`` and ``*_sentences`` functions: which sentence is true for the learner's input, with its numbers).
+The lesson asks whether a head *causes* the answer, on the loaded model itself (SmolLM2-135M by default; any family
+the core reads): it reads the stream out layer by layer (logit lens), splits the answer's logit into the parts that
+wrote it (direct logit attribution), knocks heads out (random heads as the control), sweeps every head (270 on
+SmolLM2), and moves one activation from a clean prompt into a corrupted one (activation patching). This module holds
+what the page computes from those numbers: the top tokens, the statistics of the last query's attention
+(:mod:`attention.heads`, words :mod:`explorer.shell.head_statistics`), the second-copy loss on the repeated random
+prompt, seeded random heads, the grade of a guess, the sweep's estimated time, and the claims (the ``*_claim``,
+``*_note`` and ``*_sentences`` functions: which sentence is true for the learner's input and model, with its
+numbers).
 
 Sources:
     * Logit lens: nostalgebraist (2020), "interpreting GPT: the logit lens".

@@ -1,4 +1,5 @@
-"""Page: what made it say that? Read out, attribute, knock out and patch SmolLM2-135M's heads (issue 27).
+"""Page: what made it say that? Read out, attribute, knock out and patch the loaded model's heads (issue 27; any
+family the core reads, SmolLM2-135M by default: issue 50).
 
 Every control is in the link: ``ca_prompt``, ``ca_answer`` (which of the top 5 to follow), ``ca_heads`` (the
 knocked-out heads, ``L18H6,L17H4``), ``ca_ablation``, ``ca_seed`` (the random control), ``ca_by`` / ``ca_k`` (the

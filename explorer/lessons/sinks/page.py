@@ -1,4 +1,5 @@
-"""Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on SmolLM2-135M.
+"""Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on the loaded model
+(SmolLM2-135M by default; any family the core reads: issue 50).
 
 Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
 position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens), ``sk_measure`` (the sweep
