@@ -62,6 +62,7 @@ from attention.llama.variants import (  # noqa: F401 (re-exported)
     continue_greedy,
     converted_config,
     kv_variant,
+    latent_full_rank,
     next_token_losses,
     renumbered_logits,
     score_start,
@@ -90,7 +91,13 @@ RUN_MAX_ENTRIES = 8
 ACTIVATION_RUN_MAX_ENTRIES = 6
 """Runs with their activations kept by :func:`run` (7.6 MB each at 32 tokens)."""
 WORD_PATTERN = re.compile(r" [a-z]{4,9}")
-"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each; the
+text of the piece, so SentencePiece's ``▁`` reads as the space, :func:`pieces`)."""
+LETTERS_PATTERN = re.compile(r" [^\W\d_]+")
+"""The wider draw when a vocabulary has fewer than :data:`ENOUGH_WORDS` :data:`WORD_PATTERN` words: a space and
+letters of any script and case (a small or non-English vocabulary)."""
+ENOUGH_WORDS = 100
+"""Whole words a vocabulary needs before the draw keeps to :data:`WORD_PATTERN` (SmolLM2 has 15,873)."""
 
 
 def model_key(model: LlamaModel) -> tuple:
@@ -495,6 +502,16 @@ def parameter_share(part: int, whole: int) -> str:
     return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
 
 
+FLOAT_TYPES = ("F32", "F16", "BF16")
+"""GGUF tensor types that widen to float32 exactly (no quantisation codes)."""
+
+
+def widened_exactly(storage: WeightStorage) -> bool:
+    """Every tensor of the file is a float type (:data:`FLOAT_TYPES`): widened to float32 the weights are the file's
+    own numbers, not an approximation of quantised codes (a tiny test file, an F16 export)."""
+    return all(kind in FLOAT_TYPES for kind, _shape in storage.tensors.values())
+
+
 def precision_note(storage: WeightStorage) -> str:
     """How the weights file stores its parameters, in words, in the run's language, from its tensor table
     (:func:`read_weight_storage`; the one wording of "Inside a real model" and "The KV cache"):
@@ -594,24 +611,39 @@ def labels(model: LlamaModel, ids: Sequence[int]) -> list[str]:
     return piece_labels(pieces(model, ids))
 
 
-def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
-    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
-    lowercase letters), ascending.
+def word_token_ids(pieces: Sequence[str], pattern: re.Pattern = WORD_PATTERN) -> tuple[int, ...]:
+    """The ids of the vocabulary's pieces that are whole words by ``pattern`` (by default :data:`WORD_PATTERN`: a
+    space and 4 to 9 lowercase letters), ascending.
 
     Args:
         pieces: every token's text, id ``i`` at index ``i`` (``pieces(model, range(vocab_size))``).
+        pattern: what a whole word is (:data:`WORD_PATTERN` or :data:`LETTERS_PATTERN`), matched whole.
     """
-    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
+    return tuple(i for i, p in enumerate(pieces) if pattern.fullmatch(p))
 
 
 @_resource
 def word_ids(model: LlamaModel) -> tuple[int, ...]:
-    """The whole-word tokens of the vocabulary (:func:`word_token_ids`) that tokenize back to themselves (the text
-    `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids (for
-    SmolLM2 every one of its 15,873 words does)."""
-    candidates = word_token_ids(pieces(model, range(model.config.vocab_size)))
-    texts = pieces(model, candidates)
-    return tuple(i for i, p in zip(candidates, texts, strict=True) if token_ids(model, p) == [i])
+    """The whole-word tokens of the vocabulary that tokenize back to themselves (the text `` word`` is that one id,
+    after the BOS token when the file adds one),
+    once per process: a prompt of them, decoded, reads back as the same ids. The words are :data:`WORD_PATTERN`'s
+    (for SmolLM2 every one of its 15,873 words tokenizes back), or :data:`LETTERS_PATTERN`'s when those are fewer
+    than :data:`ENOUGH_WORDS`; a tiny vocabulary may have only a few, or none (:func:`repeat_words`)."""
+    every = pieces(model, range(model.config.vocab_size))
+    bos = [] if model.tokenizer.bos_id is None else [model.tokenizer.bos_id]  # Gemma's files add it to every text
+    words: tuple[int, ...] = ()
+    for pattern in (WORD_PATTERN, LETTERS_PATTERN):
+        candidates = word_token_ids(every, pattern)
+        words = tuple(i for i in candidates if token_ids(model, every[i]) == bos + [i])
+        if len(words) >= ENOUGH_WORDS:
+            break
+    return words
+
+
+def repeat_words(model: LlamaModel, k: int) -> int:
+    """How many distinct words a repeated random prompt of ``k`` words can draw from ``model``'s vocabulary:
+    ``min(k, len(word_ids(model)))`` (fewer than ``k`` only in a small vocabulary; 0 or 1: no repeat to draw)."""
+    return min(k, len(word_ids(model)))
 
 
 # --- the prompt --------------------------------------------------------------------------------------------
@@ -857,6 +889,13 @@ def _knockout_layer(model: LlamaModel, ids: tuple[int, ...], token_id: int, abla
     """One stacked pass of the sweep: the heads of ``layer`` knocked out one at a time."""
     return interventions.knockout_layer(model, list(ids), token_id, layer, ablation=ablation,
                                         run=_clean(model, ids))
+
+
+def knockout_layer(model: LlamaModel, ids: Sequence[int], token_id: int, layer: int, *,
+                   ablation: str = "zero") -> tuple[np.ndarray, np.ndarray]:
+    """One stacked pass of :func:`knockout_sweep` (the heads of ``layer`` knocked out one at a time), cached as the
+    sweep caches it: a page that runs one pass ahead (to time it) does not run it again in the sweep."""
+    return _knockout_layer(model, tuple(int(i) for i in ids), token_id, ablation, layer)
 
 
 def knockout_sweep(model: LlamaModel, ids: Sequence[int], token_id: int, *, ablation: str = "zero",

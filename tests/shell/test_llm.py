@@ -354,6 +354,27 @@ def test_word_token_ids_are_whole_lowercase_words():
     assert llm.word_token_ids(pieces) == (2, 4, 7)
 
 
+def test_letters_pattern_takes_words_of_any_script_and_case():
+    pieces = [" cat", " İstanbul", " 日本", " x", "cat", " a1", " ı", " snake_case", " Paris"]
+    assert llm.word_token_ids(pieces, llm.LETTERS_PATTERN) == (0, 1, 2, 3, 6, 8)
+
+
+@pytest.mark.parametrize("family, words", [
+    pytest.param("qwen2", [" t", " the", " c", " cat"], marks=pytest.mark.lesson_model("qwen2")),
+    pytest.param("gpt2", [" t", " the", " c", " cat"], marks=pytest.mark.lesson_model("gpt2")),
+    pytest.param("gemma3", [" t", " the", " c", " cat", " s", " sat", " m", " mat", " i", " İ", " f", " ı", " x"],
+                 marks=pytest.mark.lesson_model("gemma3")),  # " on" is a piece, but the text " on" is 3 tokens
+])
+def test_a_small_vocabulary_draws_its_own_words(door_model, family, words):
+    """A tiny vocabulary has no WORD_PATTERN words: the draw takes its space-and-letters pieces (SentencePiece's ▁
+    read as the space) that tokenize back to themselves, and the repeat is as long as they allow."""
+    got = llm.word_ids(door_model)
+    assert llm.pieces(door_model, got) == words
+    bos = [] if family != "gemma3" else [door_model.tokenizer.bos_id]  # Gemma's file adds BOS to every text
+    assert all(door_model.encode(w) == bos + [i] for w, i in zip(words, got, strict=True))
+    assert llm.repeat_words(door_model, 20) == len(words) and llm.repeat_words(door_model, 3) == 3
+
+
 @pytest.mark.slow
 def test_word_ids_tokenize_back_to_themselves(lm):
     words = llm.word_ids(lm)
@@ -405,3 +426,10 @@ def test_model_name_is_the_builtin_name_or_the_files_own(door_model, tmp_path):
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "Tiny Llama"
     write_tiny_gguf(path, name="  ")
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "some-file"
+
+
+def test_a_file_of_float_tensors_widens_exactly():
+    floats = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "blk.0.attn_q.weight": ("BF16", (10, 10)),
+                                "blk.0.attn_norm.weight": ("F32", (10,))})
+    assert llm.widened_exactly(floats)
+    assert not llm.widened_exactly(llm.WeightStorage({**floats.tensors, "blk.0.attn_k.weight": ("Q4_1", (5, 10))}))
