@@ -49,7 +49,12 @@ def test_every_section_runs_on_the_family(door_model, family):
     assert ("biases (attention outputs, final norm)" in shares) == (family == "gpt2")
     assert ("each layer's norm divisor is held at its actual value too" in said) == (family == "gemma3")
     assert M.MLP_NAMES[c.mlp] + ", a small network" in said
-    assert ("This model's final norm is a **LayerNorm**" in said) == (family == "gpt2")  # the tiny files are tied
+    # the readout's texts and formulas are the family's own (gpt2: a LayerNorm, no RMSNorm anywhere; the tiny files
+    # are tied), with no caveat about the default model's formulas
+    assert ("Apply its final LayerNorm and unembedding" in said) == (family == "gpt2")
+    assert ("RMSNorm" in said) == (family != "gpt2") and "of the default model" not in said
+    formulas = [e.value for e in at.latex]
+    assert M.lens_formula(c, True) in formulas and M.attribution_formulas(c, True)[1] in formulas
     # the repeated random prompt: the tiny vocabulary's own words, as many as it has, said so
     words = llm.repeat_words(lm, M.REPEAT_TOKENS)
     assert 2 <= words < M.REPEAT_TOKENS
