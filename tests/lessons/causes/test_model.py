@@ -436,7 +436,8 @@ def test_the_readout_texts_name_the_family_s_final_norm_and_output_matrix():
     assert ("The **final RMSNorm** divides it by its root mean square (times a learned gain); the unembedding E (the "
             "embedding matrix, tied) turns it") in M.stream_caption(rms, True)
     assert ("The **final LayerNorm** subtracts its mean and divides it by its standard deviation (times a learned "
-            "gain, plus a learned bias); the unembedding E (the embedding matrix, tied)") in M.stream_caption(gpt2, True)
+            "gain, plus a learned bias); the unembedding E (the embedding matrix, tied)") in M.stream_caption(
+        gpt2, True)
     assert "the unembedding W_U (a matrix of its own, not the token embedding) turns" in M.stream_caption(rms, False)
     assert "the unembedding W_U turns" in M.stream_caption(rms, None)  # the table cannot say: no claim
     assert "RMSNorm" not in M.stream_caption(gpt2, True) + M.lens_caption(gpt2, True) + M.attribution_caption(
