@@ -54,10 +54,24 @@ ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GeGLU"}
 """The name of each :attr:`explorer.shell.llm.LlamaConfig.mlp` kind, as the attribution's caption writes it."""
 MAX_HEADS = 27
-"""At most this many heads knocked out at once (a tenth of the model's 270)."""
+"""At most this many heads knocked out at once (a tenth of SmolLM2-135M's 270; a smaller model: all its heads, see
+:func:`max_heads`)."""
 
 
 # --- heads and links ----------------------------------------------------------------------------------------
+
+
+def max_heads(n_layers: int, n_heads: int) -> int:
+    """How many heads of a model of ``n_layers`` x ``n_heads`` can be knocked out at once: :data:`MAX_HEADS`, or all
+    its heads when it has fewer."""
+    return min(MAX_HEADS, n_layers * n_heads)
+
+
+def example_heads(n_layers: int, n_heads: int) -> str:
+    """Two head codes of a model of ``n_layers`` x ``n_heads`` as a link writes them, for a warning's example:
+    ``"L29H8,L28H4"`` on SmolLM2-135M (30 x 9), ``"L5H3,L4H2"`` on 6 x 4; one code on a 1 x 1 model."""
+    last, other = (n_layers - 1, n_heads - 1), (max(n_layers - 2, 0), n_heads // 2)
+    return ",".join(dict.fromkeys(head_code(*h) for h in (last, other)))
 
 
 def head_code(layer: int, head: int) -> str:

@@ -468,3 +468,17 @@ def test_the_readout_texts_name_the_family_s_final_norm_and_output_matrix():
         "What the frozen scale means: the final LayerNorm subtracts the stream's mean and divides it by its standard "
         "deviation, s = 3.576 here, which depends on every part at once.")
     assert not hasattr(M, "readout_note")
+
+
+def test_the_heads_link_warning_s_example_and_maximum_are_the_loaded_model_s():
+    """A bad ca_heads on a 6 x 4 gemma3 said "L18H6,L17H4 … at most 27": heads that model does not have, more than its
+    24 heads. The example and the maximum come from the model's shape (SmolLM2-135M: 30 x 9, at most 27)."""
+    heads_control = causes.CONTROLS["heads"]
+    small, smol = {"n_layers": 6, "n_heads": 4, "top": []}, {"n_layers": 30, "n_heads": 9, "top": []}
+    assert heads_control.expected(small) == "heads written as L5H3,L4H2 (layer 0..5, head 0..3), at most 24"
+    assert heads_control.expected(smol) == "heads written as L29H8,L28H4 (layer 0..29, head 0..8), at most 27"
+    assert heads_control.help(small).startswith("Layer x, head y as LxHy (up to 24).")
+    assert M.example_heads(1, 1) == "L0H0" and M.max_heads(1, 1) == 1 and M.max_heads(2, 4) == 8
+    for L, H in ((6, 4), (30, 9), (2, 4), (1, 3)):  # the example is two of the model's own heads
+        codes = M.example_heads(L, H).split(",")
+        assert len(codes) == 2 and all(M.head_of(c)[0] < L and M.head_of(c)[1] < H for c in codes)
