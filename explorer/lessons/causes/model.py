@@ -791,12 +791,20 @@ def final_norm_sentence(config: llm.LlamaConfig) -> str:
     return _("The **final RMSNorm** divides it by its root mean square (times a learned gain)")
 
 
+def embedding_words(config: llm.LlamaConfig) -> str:
+    """What the stream starts as, the attribution's ``x_emb``: the token's embedding, plus its position's learned
+    embedding on a model with learned positions (gpt2: :attr:`Attribution.embedding` holds both)."""
+    if config.positions == "learned":
+        return _("the token's embedding plus its position's (a learned vector per position)")
+    return _("the token's embedding")
+
+
 def stream_caption(config: llm.LlamaConfig, tied: bool | None) -> str:
     """Section 1's words for the stream, the final norm and the unembedding of this model (Markdown)."""
-    return _("The **residual stream** x is each position's running vector: it starts as the token's embedding and "
-             "every block adds what its attention and its MLP write. {norm}; {unembedding} turns it into one "
-             "**logit** per token of the vocabulary, and the softmax turns those into probabilities.").format(
-        norm=final_norm_sentence(config), unembedding=unembedding(tied)[1])
+    return _("The **residual stream** x is each position's running vector: it starts as {start} and every block adds "
+             "what its attention and its MLP write. {norm}; {unembedding} turns it into one **logit** per token of the "
+             "vocabulary, and the softmax turns those into probabilities.").format(
+        start=embedding_words(config), norm=final_norm_sentence(config), unembedding=unembedding(tied)[1])
 
 
 def lens_formula(config: llm.LlamaConfig, tied: bool | None) -> str:

@@ -468,6 +468,11 @@ def test_the_readout_texts_name_the_family_s_final_norm_and_output_matrix():
         "What the frozen scale means: the final LayerNorm subtracts the stream's mean and divides it by its standard "
         "deviation, s = 3.576 here, which depends on every part at once.")
     assert not hasattr(M, "readout_note")
+    assert "x is each position's running vector: it starts as the token's embedding and every block" in \
+        M.stream_caption(rms, True)
+    learned = llm.LlamaConfig(**base, norm="layer", mlp="gelu", positions="learned")  # gpt2: x_emb holds both
+    assert M.embedding_words(learned) == "the token's embedding plus its position's (a learned vector per position)"
+    assert "it starts as the token's embedding plus its position's (a learned vector" in M.stream_caption(learned, True)
 
 
 def test_the_heads_link_warning_s_example_and_maximum_are_the_loaded_model_s():
