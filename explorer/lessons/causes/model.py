@@ -815,9 +815,10 @@ def lens_formula(config: llm.LlamaConfig, tied: bool | None) -> str:
 
 def lens_caption(config: llm.LlamaConfig, tied: bool | None) -> str:
     """What the logit lens formula's symbols are on this model (plain text)."""
-    return _("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
-             "last block); the final {norm} is recomputed on each stream, then {unembedding}. The last row is exactly "
-             "the model's own logits.").format(norm=llm.norm_name(config), unembedding=unembedding(tied)[1])
+    return _("x^(ℓ): the stream entering block ℓ (ℓ = 0 is {start}, the last row the stream after the last block); "
+             "the final {norm} is recomputed on each stream, then {unembedding}. The last row is exactly the model's "
+             "own logits.").format(start=embedding_words(config), norm=llm.norm_name(config),
+                                   unembedding=unembedding(tied)[1])
 
 
 def attribution_formulas(config: llm.LlamaConfig, tied: bool | None) -> tuple[str, str]:

@@ -473,6 +473,9 @@ def test_the_readout_texts_name_the_family_s_final_norm_and_output_matrix():
     learned = llm.LlamaConfig(**base, norm="layer", mlp="gelu", positions="learned")  # gpt2: x_emb holds both
     assert M.embedding_words(learned) == "the token's embedding plus its position's (a learned vector per position)"
     assert "it starts as the token's embedding plus its position's (a learned vector" in M.stream_caption(learned, True)
+    assert M.lens_caption(learned, True).startswith(
+        "x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token's embedding plus its position's (a learned vector per "
+        "position), the last")
 
 
 def test_the_heads_link_warning_s_example_and_maximum_are_the_loaded_model_s():
