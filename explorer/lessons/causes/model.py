@@ -51,8 +51,6 @@ ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (th
 """The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
 ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 """How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
-MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GeGLU"}
-"""The name of each :attr:`explorer.shell.llm.LlamaConfig.mlp` kind, as the attribution's caption writes it."""
 MAX_HEADS = 27
 """At most this many heads knocked out at once (a tenth of SmolLM2-135M's 270; a smaller model: all its heads, see
 :func:`max_heads`)."""

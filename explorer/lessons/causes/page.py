@@ -71,7 +71,7 @@ for formula in model.attribution_formulas(config, tied):
 st.caption(_("x_emb: {start}; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of layer ℓ's output "
              "projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP ({mlp}, a small "
              "network applied to each position alone) writes.").format(
-    start=model.embedding_words(config), mlp=model.MLP_NAMES[config.mlp]) + " " + model.attribution_caption(
+    start=model.embedding_words(config), mlp=llm.mlp_name(config)) + " " + model.attribution_caption(
     config, tied) + " " + _("Click a head in the grid to add it to the knockout below."))
 if (note := model.attribution_note(config)) is not None:
     st.info(note, icon="🧮")

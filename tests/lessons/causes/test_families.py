@@ -48,7 +48,7 @@ def test_every_section_runs_on_the_family(door_model, family):
     assert shares["the real logit"] == pytest.approx(a.logit, abs=1e-6)
     assert ("biases (attention outputs, final norm)" in shares) == (family == "gpt2")
     assert ("each layer's norm divisor is held at its actual value too" in said) == (family == "gemma3")
-    assert M.MLP_NAMES[c.mlp] + ", a small network" in said
+    assert llm.mlp_name(c) + ", a small network" in said
     # the readout's texts and formulas are the family's own (gpt2: a LayerNorm, no RMSNorm anywhere; the tiny files
     # are tied), with no caveat about the default model's formulas
     assert ("Apply its final LayerNorm and unembedding" in said) == (family == "gpt2")
