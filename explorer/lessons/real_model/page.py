@@ -138,7 +138,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
             if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
-            st.plotly_chart(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head), key=GRID,
+            charts.show_fig(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head), key=GRID,
                             on_select=open_clicked_head, selection_mode="points")
             draw.grid_numbers(lm, ids, stat)
 

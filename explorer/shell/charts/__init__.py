@@ -2,7 +2,8 @@
 and the bar charts (:mod:`.bars`), with the geometry, colours and labels they share (:mod:`.geometry`,
 :mod:`.colors`, :mod:`.labels`: a visitor's text stays text on a chart).
 
-A lesson imports from this package only, and only names of :data:`__all__` (``tests/test_imports.py`` checks it):
+A lesson draws every chart through :func:`show_fig` or :func:`into` (:mod:`.door`), never ``st.plotly_chart``,
+and imports from this package only, and only names of :data:`__all__` (``tests/test_imports.py`` checks it):
 the builders first; for a figure a builder cannot draw (the causal mask maps, the multi-head grids, the KV cache's
 bars), the public geometry and colours, which follow the same rules. Importing the package also sets how figures
 are encoded for the browser (below).
@@ -22,6 +23,7 @@ from explorer.shell.charts.colors import (
     weight_colorbar,
     weight_colors,
 )
+from explorer.shell.charts.door import into, show_fig
 from explorer.shell.charts.geometry import (
     BAR_PLOT_PX,
     CELL_TEXT_MAX,
@@ -46,6 +48,8 @@ from explorer.shell.charts.heatmaps import HOVER_CELL_MAX, heatmap
 from explorer.shell.charts.labels import axis_title, chart_title, escape_label, title_top
 
 __all__ = [
+    # the one door every chart goes through
+    "into", "show_fig",
     # builders
     "clicked_head", "head_grid", "heatmap", "paired_bars", "weights_bar",
     # labels
