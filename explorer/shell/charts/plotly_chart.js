@@ -152,11 +152,16 @@ function exportButton(format, Plotly, state) {
 export default function (component) {
   const {data, parentElement, setStateValue} = component;
   if (!data || !data.spec) return undefined;
-  let box = parentElement.querySelector(":scope > .ae-chart");
+  // The same DOM as st.plotly_chart's (a [data-testid="stPlotlyChart"] holding the .js-plotly-plot), so what reads
+  // charts in the page (bench/browser.py, tests/e2e, touch_tap.js) reads them either way.
+  let box = parentElement.querySelector(":scope > [data-testid='stPlotlyChart'] > .ae-chart");
   if (!box) {
+    const outer = document.createElement("div");
+    outer.setAttribute("data-testid", "stPlotlyChart");
     box = document.createElement("div");
     box.className = "ae-chart";
-    parentElement.appendChild(box);
+    outer.appendChild(box);
+    parentElement.appendChild(outer);
   }
   const state = box.attentionExplorer = box.attentionExplorer || {};
   state.filename = data.filename;
@@ -174,13 +179,14 @@ export default function (component) {
       layout.clickmode = layout.clickmode || "event+select";
       layout.hovermode = layout.hovermode === undefined ? "closest" : layout.hovermode;
     }
-    const config = {
+    // One config object per chart, kept: Plotly.react compares the config too, and a new one (new button callbacks)
+    // would make it plot the chart anew (Plotly.newPlot), dropping the learner's zoom.
+    state.config = state.config || {
       displaylogo: false, showSendToCloud: false, responsive: false,
       modeBarButtonsToRemove: ["lasso2d", "select2d", "sendChartToCloud", "toImage"],
       modeBarButtonsToAdd: [exportButton("svg", Plotly, state), exportButton("png", Plotly, state)],
-      toImageButtonOptions: {format: "png", width: EXPORT_WIDTH, scale: 2, filename: data.filename || "chart"},
     };
-    const drawn = Plotly.react(box, fig.data || [], layout, config);
+    const drawn = Plotly.react(box, fig.data || [], layout, state.config);
     if (!state.wired) {
       state.wired = true;
       box.on("plotly_selected", (event) => {
