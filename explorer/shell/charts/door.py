@@ -21,7 +21,6 @@ Two ways to the browser, chosen by the environment variable :data:`DOOR_ENV` (re
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -101,13 +100,13 @@ def show_fig(fig: go.Figure, *, key: str | None,
     nothing a page uses. The component reports clicked points only (``selection_mode`` is kept for
     ``st.plotly_chart``; no page selects by box or lasso). ``at`` is the container to draw in (a column, a
     placeholder; the current one by default); ``key=None`` only for a chart drawn again within one run (a
-    placeholder's live view).
+    placeholder's live view): it is sent by ``st.plotly_chart`` (nothing to keep between runs).
 
     Raises:
         ValueError: :data:`DOOR_ENV` names no door.
     """
     where = st if at is None else at
-    if door() == "plotly_chart":
+    if door() == "plotly_chart" or key is None:  # no key, nothing to keep between runs: st.plotly_chart as before
         config = {"toImageButtonOptions": {"format": "png", "width": EXPORT_WIDTH_PX, "scale": 2,
                                            "filename": file_name(fig, key)}}
         return where.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode, width=width,
@@ -126,7 +125,7 @@ def show_fig(fig: go.Figure, *, key: str | None,
                       default={"selection": EMPTY_SELECTION})
 
 
-def _enqueue_chart(where, key: str | None, data: dict, width) -> None:
+def _enqueue_chart(where, key: str, data: dict, width) -> None:
     """The component's element for a chart nobody clicks, sent as an element, not a widget.
 
     Mounting an ``st.components.v2`` component registers a widget (its state), and a widget inside a cached
@@ -147,10 +146,9 @@ def _enqueue_chart(where, key: str | None, data: dict, width) -> None:
     proto.js_content = _JS
     proto.json = json.dumps(data)
     proto.form_id = current_form_id(dg)
-    identity = {} if key is not None else {"json": hashlib.md5(proto.json.encode(), usedforsecurity=False).hexdigest()}
     proto.id = compute_and_register_element_id("bidi_component", user_key=key, key_as_main_identity=True, dg=dg,
                                                component_name=COMPONENT_NAME, isolate_styles=False, width=width,
-                                               height="content", **identity)
+                                               height="content")
     dg._enqueue("bidi_component", proto, layout_config=LayoutConfig(width=width, height="content"))
 
 
