@@ -8,6 +8,7 @@
 // the theme's chart colours, and fonts, text and grid colours follow the theme, light or dark.
 
 const SELECTION_EMPTY = {points: [], point_indices: [], box: [], lasso: []};
+const DESELECT_ECHO_MS = 800;
 
 function loadPlotly(url) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
@@ -172,6 +173,10 @@ export default function (component) {
     const fig = themedFigure(data.spec, theme);
     const layout = fig.layout;
     layout.uirevision = layout.uirevision === undefined ? "keep" : layout.uirevision;
+    // A click's selection lasts until the next figure (as st.plotly_chart's, whose new figure is a new chart): a
+    // later click on the same cell selects it again instead of deselecting it.
+    state.revision = (state.revision || 0) + 1;
+    layout.selectionrevision = state.revision;
     layout.height = layout.height >= 10 ? layout.height : 450;
     const width = () => Math.max(box.clientWidth || parentElement.clientWidth || 0, 150);
     if (data.width === "stretch" || layout.width === undefined) layout.width = width();
@@ -190,9 +195,19 @@ export default function (component) {
     if (!state.wired) {
       state.wired = true;
       box.on("plotly_selected", (event) => {
-        if (state.select && event) state.send({selection: selectionOf(event)});
+        if (state.select && event) {
+          state.selectedAt = performance.now();
+          state.send({selection: selectionOf(event)});
+        }
       });
-      box.on("plotly_deselect", () => { if (state.select) state.send({selection: SELECTION_EMPTY}); });
+      // A tap on a touch screen is also a click of its own a moment later (the browser's emulated mouse events),
+      // which deselects the point just selected (seen in Chromium at 390 px, touch: selected, click, deselect):
+      // a deselect that soon after a selection is that echo, not the learner's.
+      box.on("plotly_deselect", () => {
+        if (state.select && performance.now() - (state.selectedAt || 0) > DESELECT_ECHO_MS) {
+          state.send({selection: SELECTION_EMPTY});
+        }
+      });
       state.resize = new ResizeObserver(() => {
         if (state.stretch && box._fullLayout && Math.abs(box._fullLayout.width - width()) > 1) {
           Plotly.relayout(box, {width: width()});
