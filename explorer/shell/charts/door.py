@@ -68,12 +68,12 @@ def door() -> str:
 def _plotly_url(runtime_id: int) -> str:
     """The page-relative URL Streamlit serves :data:`PLOTLY_JS` at, registered once per runtime (server)."""
     served = declare_component("plotly_js", path=str(PLOTLY_JS.parent))
-    return f"component/{served.name}/{PLOTLY_JS.name}"
+    return f"component/{served.name}/{PLOTLY_JS.name}?v={plotly.__version__}"
 
 
 def plotly_url() -> str:
-    """Where the browser loads Plotly from: ``component/explorer.shell.charts.door.plotly_js/plotly.min.js``,
-    relative to the page (so it follows ``server.baseUrlPath``)."""
+    """Where the browser loads Plotly from: ``component/explorer.shell.charts.door.plotly_js/plotly.min.js?v=<plotly
+    version>``, relative to the page (so it follows ``server.baseUrlPath``; the version makes a cached copy safe)."""
     from streamlit.runtime import Runtime
 
     return _plotly_url(id(Runtime.instance()) if Runtime.exists() else 0)
@@ -111,6 +111,8 @@ def show_fig(fig: go.Figure, *, key: str | None,
                                            "filename": file_name(fig, key)}}
         return where.plotly_chart(fig, key=key, on_select=on_select, selection_mode=selection_mode, width=width,
                                   config=config)
+    if width == "content":  # as st.plotly_chart: the figure's own width, else Plotly's default 700 px
+        width = int(fig.layout.width) if fig.layout.width else 700
     select = on_select != "ignore"
     data = {"spec": pio.to_json(fig, validate=False), "plotly": plotly_url(), "select": select,
             "width": width, "filename": file_name(fig, key)}

@@ -10,17 +10,24 @@
 const SELECTION_EMPTY = {points: [], point_indices: [], box: [], lasso: []};
 const DESELECT_ECHO_MS = 800;
 
+// Streamlit serves component files with "Cache-Control: public" and no validator, which a browser does not reuse:
+// every page load would download the 4.8 MB bundle again. The URL names the plotly version (?v=…), so a copy in the
+// HTTP cache, however old, is the right one: fetched with cache "force-cache", then run as a script.
 function loadPlotly(url) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window.attentionExplorerPlotly) {
-    window.attentionExplorerPlotly = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = url;
-      script.async = true;
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => { window.attentionExplorerPlotly = null; reject(new Error("Plotly did not load: " + url)); };
-      document.head.appendChild(script);
-    });
+    window.attentionExplorerPlotly = fetch(url, {cache: "force-cache"})
+      .then((response) => {
+        if (!response.ok) throw new Error("Plotly did not load: " + url + " (" + response.status + ")");
+        return response.text();
+      })
+      .then((code) => {
+        const script = document.createElement("script");
+        script.textContent = code + "\n//# sourceURL=" + url;
+        document.head.appendChild(script);
+        return window.Plotly;
+      })
+      .catch((error) => { window.attentionExplorerPlotly = null; throw error; });
   }
   return window.attentionExplorerPlotly;
 }

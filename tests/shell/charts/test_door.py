@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -53,7 +54,7 @@ def test_the_component_is_the_default_way_and_sends_plotlys_own_json(monkeypatch
     data = json.loads(els[0].proto.json)
     fig = go.Figure(go.Heatmap(z=np.arange(4.0).reshape(2, 2)), layout={"title": "<b>two</b> × two"})
     assert json.loads(data["spec"]) == json.loads(pio.to_json(fig, validate=False))
-    assert data["plotly"] == "component/explorer.shell.charts.door.plotly_js/plotly.min.js"
+    assert data["plotly"] == f"component/explorer.shell.charts.door.plotly_js/plotly.min.js?v={plotly.__version__}"
     assert data["select"] is False and data["width"] == "stretch" and data["filename"] == "two_two"
     assert json.loads(els[2].proto.json)["select"] is True
     assert set(figures(at)) == {"fig_map", "fig_bars", "fig_grid"}
