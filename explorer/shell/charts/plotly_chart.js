@@ -93,9 +93,11 @@ function merge(target, source) {  // lodash's merge, for plain JSON: source's le
 
 // The layout defaults st.plotly_chart's "streamlit" theme puts in the figure's template (CustomTheme.tsx).
 function themedFigure(spec, t) {
-  const fig = JSON.parse(replacePlaceholders(spec, t));
+  const fig = JSON.parse(spec);
   const layout = fig.layout = fig.layout || {};
-  const template = layout.template = layout.template || {};
+  // The placeholders are the template's (the app's figures give their traces their own colours): only the template's
+  // few kB are rewritten, not the whole figure (a 64 x 64 map's spec is ~100 times longer).
+  const template = layout.template = JSON.parse(replacePlaceholders(JSON.stringify(layout.template || {}), t));
   const tl = template.layout = template.layout || {};
   const axisTitle = {font: {color: t.gray70, size: 14}};
   merge(tl, {
