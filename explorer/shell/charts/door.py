@@ -146,7 +146,7 @@ def _enqueue_chart(where, key: str, data: dict, width) -> None:
     proto.component_name = COMPONENT_NAME
     proto.isolate_styles = False
     proto.js_content = _JS
-    proto.json = json.dumps(data)
+    proto.json = json.dumps(data, ensure_ascii=False)  # a chart's text as it is (UTF-8), not \u escapes
     proto.form_id = current_form_id(dg)
     proto.id = compute_and_register_element_id("bidi_component", user_key=key, key_as_main_identity=True, dg=dg,
                                                component_name=COMPONENT_NAME, isolate_styles=False, width=width,
