@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from explorer.shell import blas, controls, i18n
+from explorer.shell import blas, controls, i18n, llm
 
 blas.apply_once()  # one BLAS thread per run unless the operator says otherwise (explorer/shell/blas.py)
 _, _n = i18n.translator(__file__)
@@ -35,6 +35,7 @@ nav[_(first.group)].append(hidden_first)
 page = st.navigation(nav)
 started = time.perf_counter()
 controls.sidebar_controls(page.url_path)
+llm.model_picker()  # the model the real-model lessons run (drawn when the server lists more than one)
 with st.sidebar:  # last in the sidebar (it takes no room there): the page's <html lang> (a one-line assignment, also on
     # a rerun) and a tap on a chart opens the cell tapped (see the file)
     st.html("<script>" + i18n.document_language_js() + "\n"

@@ -1,7 +1,9 @@
 """Shared fixtures for the test suite, and the lessons' model in tests.
 
 **The model behind the lessons' door.** The real-model lessons load their model through one door,
-:data:`DOOR` (``load_model(weights)``, ``missing_weights()``). In tests that door serves, by default, a
+:data:`DOOR` (``load_model(weights, path=None)``, ``missing_weights()``); ``path`` ``None`` is the built-in model,
+which is what is served here (a file of the server's catalogue, ``path`` given, is loaded by the shipped door).
+In tests that door serves, by default, a
 **tiny SmolLM2**: a random model written once per session with ``gguf``'s writer
 (:func:`tests.core.llama_support.write_tiny_smollm2`) that carries SmolLM2-135M's real tokenizer (its 49,152
 tokens, merges, special ids, ``smollm`` pre-tokenizer and chat template, read from the installed file) and its
@@ -18,8 +20,9 @@ the real file (to compare, or to check a mechanics test against SmolLM2 too). A 
 shows from the served model (the ``door_model`` fixture), so it holds on either model; :data:`SMOLLM2_LESSON_DIRS`
 (now empty) marks a whole lesson folder ``smollm2`` while its tests still assert SmolLM2's own numbers.
 
-The lessons' caches key on the prompt's ids, not on the model (one model per process), so whenever the door
-changes model between tests every Streamlit cache is emptied first (:class:`LessonModel`).
+Every cache keys on the model too (a ``_model`` argument by :func:`explorer.shell.cache.model_identity`: its file,
+weights mode and config), and whenever the door changes model between tests every Streamlit cache is emptied first
+as well (:class:`LessonModel`), so no test meets another model's entries.
 """
 
 from __future__ import annotations
@@ -215,7 +218,12 @@ class LessonModel:
                 self._models[kind, weights] = llama.load(path, weights=weights, expected_sha256=None)
             return self._models[kind, weights]
 
-    def load_model(self, weights: str):
+    def load_model(self, weights: str, path: str | None = None):
+        """The door's ``load_model(weights, path=None)``: the built-in (``path`` ``None``) is the test's model; a file
+        of the server's catalogue (a test that lists tiny files with ``$ATTENTION_MODELS``) is loaded by the shipped
+        door, as in the app."""
+        if path is not None:
+            return self._original["load_model"](weights, path)
         if self.kind == SMOLLM2:
             self.served = SMOLLM2
             return self._original["load_model"](weights)

@@ -182,6 +182,8 @@ NOT_TRANSLATED = {  # (file, call): a call by one of those names that does not c
     ("explorer/lessons/training/model.py", "str(value).lower()"): "a bool written as a link value: true/false",
     ("explorer/lessons/two_sentences/draw.py", "name.lower()"): "sentence A/B in a widget key",
     ("explorer/shell/blas.py", "raw.lower()"): "an environment variable's value",
+    ("explorer/shell/models.py", "name.lower()"): "a model's name made a link id (a slug)",
+    ("explorer/shell/models.py", 'env.get(LOCAL_ENV, "").strip().lower()'): "an environment variable's value",
     ("explorer/shell/controls/link_values.py", "str(value).lower()"): "a bool written as a link value",
     ("explorer/shell/controls/link_values.py", "given.strip().lower()"): "a link value read back",
     ("explorer/shell/controls/declare.py", "raw.lower()"): "a link value read back",

@@ -18,7 +18,8 @@ The names and semantics follow TransformerLens (``ActivationCache.accumulated_re
   held fixed*: not what removing it would do (removing it changes ``s`` and every later layer; that is a
   knockout). GPT-2's final LayerNorm also subtracts the mean (linear too: the direction is centred) and adds a
   bias; its parts are the same plus one more, ``Attribution.bias`` (every ``W_o`` bias and the norm's bias), and
-  its embedding part holds the position embedding.
+  its embedding part holds the position embedding. Gemma 3 normalises what each attention layer writes before it
+  joins the stream: that layer's divisor is frozen too, so its heads' shares still add up.
 * :func:`knock_out` / :func:`knockout_sweep`: heads' outputs (``weights · V`` before ``W_o``, TransformerLens'
   ``hook_z``) set to 0 or to their mean over the positions, recomputing only the blocks from the first changed
   layer on; the sweep knocks out each of the 270 heads alone, the 9 heads of a layer in one stacked pass.
@@ -239,6 +240,10 @@ class Attribution:
             LayerNorm: ``s = sqrt(var(x) + eps)`` and ``u`` centred (``u - mean(u)``: the norm subtracts the mean).
         bias: the parts no head or MLP owns: every layer's ``b_o / s · u`` plus the final norm's
             ``bias · E[token_id]`` (gpt2); 0.0 for the architectures without biases there.
+        attention_scales: gemma3 (norms after the sub-layers): float64 ``[n_layers]``, each layer's post-attention
+            RMSNorm divisor ``s_l = sqrt(mean(a_l²) + eps)`` of the last position's attention output ``a_l``, held
+            frozen like ``s`` (head ``h``'s share is then ``(o_h @ W_o[h rows]) / s_l ⊙ w_l / s · u``, ``w_l`` the
+            norm's gain); ``None`` for the architectures without a norm there.
     """
 
     token_id: int
@@ -248,6 +253,7 @@ class Attribution:
     mlps: np.ndarray
     scale: float
     bias: float = 0.0
+    attention_scales: np.ndarray | None = None
 
     @property
     def total(self) -> float:
@@ -259,22 +265,19 @@ def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutp
     """Direct logit attribution of the last position's logit for ``token_id`` (see :class:`Attribution`).
 
     The final RMSNorm's divisor ``s`` is frozen at its actual value (the module docstring says what that means):
-    then the logit is linear in the stream, and the parts (embedding, each head through its 64 rows of ``W_o``,
-    each MLP) add up to it exactly.
+    then the logit is linear in the stream, and the parts (embedding, each head through its ``d_head`` rows of
+    ``W_o``, each MLP) add up to it exactly. With norms after the sub-layers (gemma3), what an attention layer adds is
+    ``rms_norm(sum of its heads' o_h @ W_o[h])``: each layer's divisor is frozen too
+    (:attr:`Attribution.attention_scales`), so the heads' shares stay linear and still add up (the MLPs' outputs are
+    taken after their norm, as they join the stream).
 
     Raises:
-        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, a ``run`` of other ids, or an
-            architecture with norms after the sub-layers (gemma3: the parts would not add up; the message names it).
+        ValueError: bad ``ids``, ``token_id`` outside ``0 .. vocab_size - 1``, or a ``run`` of other ids.
 
     Source: Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits" (the residual stream as a
     sum of the components' outputs); TransformerLens ``ActivationCache.logit_attrs`` / ``decompose_resid``.
     """
     c = model.config
-    if c.post_norms:
-        raise ValueError(f"logit_attribution splits a logit over each head's o_h @ W_o; this model is "
-                         f"{c.architecture!r}, whose attention and MLP outputs pass through a norm "
-                         "(post_attention_norm, post_ffw_norm) before they join the stream, so such parts would not "
-                         "add up to the logit")
     ids = model._check_ids(ids)
     token_id = _token(model, token_id)
     run = _clean_run(model, ids, run)
@@ -289,15 +292,24 @@ def logit_attribution(model: LlamaModel, ids, token_id: int, *, run: ForwardOutp
     scale = float(np.sqrt(np.mean(final ** 2) + c.rms_eps))
     direction /= scale  # [d_model]
     heads = np.empty((c.n_layers, c.n_heads))
+    attention_scales = np.empty(c.n_layers) if c.post_norms else None
     for layer in range(c.n_layers):
-        W_o = model._layers[layer].o.widen().astype(np.float64)  # [n_heads d_head, d_model]
-        per_head = (W_o @ direction).reshape(c.n_heads, c.d_head)  # [n_heads, d_head]
-        heads[layer] = (run.head_outputs[layer, :, -1].astype(np.float64) * per_head).sum(-1)
+        block = model._layers[layer]
+        W_o = block.o.widen().astype(np.float64)  # [n_heads d_head, d_model]
+        o = run.head_outputs[layer, :, -1].astype(np.float64)  # [n_heads, d_head]
+        toward = direction
+        if block.post_attn_norm is not None:  # gemma3: the layer's output is divided by its own frozen RMS
+            a = o.reshape(-1) @ W_o  # [d_model], what the heads wrote together before the norm
+            attention_scales[layer] = np.sqrt(np.mean(a ** 2) + c.rms_eps)
+            toward = block.post_attn_norm.astype(np.float64) * direction / attention_scales[layer]
+        per_head = (W_o @ toward).reshape(c.n_heads, c.d_head)  # [n_heads, d_head]
+        heads[layer] = (o * per_head).sum(-1)
     mlps = run.mlp_outputs[:, -1].astype(np.float64) @ direction  # [n_layers]
     embedding = float(run.residuals[0, -1].astype(np.float64) @ direction)
     bias += sum(float(layer.o_bias.astype(np.float64) @ direction) for layer in model._layers
                 if layer.o_bias is not None)
-    return Attribution(token_id, float(run.logits[-1, token_id]), embedding, heads, mlps, scale, bias)
+    return Attribution(token_id, float(run.logits[-1, token_id]), embedding, heads, mlps, scale, bias,
+                       attention_scales)
 
 
 # --- knockouts --------------------------------------------------------------------------------------------

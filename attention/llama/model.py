@@ -130,7 +130,11 @@ class HeadSteps:
         hf_order: int ``[d_head]``, :func:`attention.llama.blocks.rope_gguf_to_hf` for llama's layout, the
             identity for qwen's (already transformers').
         b_q / b_k / b_v: float32 ``[d_head]``, this head's biases (qwen2, gpt2), else ``None``.
-        q_norm / k_norm: float32 ``[d_head]``, the gains of the per-head RMSNorm (qwen3), else ``None``.
+        q_norm / k_norm: float32 ``[d_head]``, the gains of the per-head RMSNorm (qwen3, gemma3), else ``None``.
+        rope_base: the RoPE base the angles use (``config.rope_theta``, or ``config.rope_theta_local`` on a gemma3
+            local layer), ``None`` without RoPE (gpt2).
+        position_embedding: float32 ``[n, d_model]``, the learned position vectors ``P[0 .. n-1]`` added to the
+            token embeddings before block 0 (gpt2), else ``None``.
     """
 
     layer: int
@@ -145,7 +149,7 @@ class HeadSteps:
     W_v: np.ndarray
     q_before_rope: np.ndarray
     k_before_rope: np.ndarray
-    angles: np.ndarray
+    angles: np.ndarray | None
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
@@ -161,6 +165,8 @@ class HeadSteps:
     b_v: np.ndarray | None = None
     q_norm: np.ndarray | None = None
     k_norm: np.ndarray | None = None
+    rope_base: float | None = None
+    position_embedding: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -168,22 +174,44 @@ class BlockWeights:
     """One decoder block's weights around its attention scores, float32, row-vector convention (``y = x @ W``): what
     :meth:`LlamaModel.forward` multiplies by (the same arrays, widened; read-only views in float32 mode).
 
+    The block, for the stream ``x [d_model]`` (``norm`` is :attr:`LlamaConfig.norm`'s: RMSNorm with the gain, or
+    LayerNorm with the gain and the bias)::
+
+        a = concat_h(o_h) @ W_o (+ o_bias)                 # o_h: head h's weights · V, from norm(x, attn_norm)
+        a = rms_norm(a, post_attn_norm)                    # gemma3 only
+        u = norm(x + a, ffn_norm, ffn_norm_bias)
+        m = mlp(u) = (act(u @ W_gate) * (u @ W_up)) @ W_down                    # swiglu (SiLU), geglu (GELU tanh)
+          or         gelu_tanh(u @ W_up + up_bias) @ W_down + down_bias         # gelu (gpt2): no gate
+        m = rms_norm(m, post_ffn_norm)                     # gemma3 only
+        x_next = x + a + m
+
     Attributes:
         layer: which block.
-        attn_norm: ``[d_model]`` the gain of the RMSNorm before attention.
+        attn_norm: ``[d_model]`` the gain of the norm before attention; attn_norm_bias: its bias (LayerNorm: gpt2),
+            else ``None``.
         W_o: ``[n_heads d_head, d_model]`` the output projection (rows head-major: head ``h`` owns rows
-            ``h d_head .. (h + 1) d_head - 1``).
-        ffn_norm: ``[d_model]`` the gain of the RMSNorm before the MLP.
-        W_gate, W_up: ``[d_model, d_ff]``; W_down: ``[d_ff, d_model]`` (SwiGLU, :func:`attention.llama.blocks.swiglu`).
+            ``h d_head .. (h + 1) d_head - 1``); o_bias: ``[d_model]`` (gpt2), else ``None``.
+        ffn_norm: ``[d_model]`` the gain of the norm before the MLP; ffn_norm_bias: its bias (gpt2), else ``None``.
+        W_gate: ``[d_model, d_ff]`` (swiglu, geglu), ``None`` for gpt2's ungated MLP. W_up: ``[d_model, d_ff]``;
+            W_down: ``[d_ff, d_model]``. up_bias ``[d_ff]`` / down_bias ``[d_model]``: gpt2's, else ``None``.
+        post_attn_norm / post_ffn_norm: ``[d_model]`` the gains of the RMSNorms on the attention's and the MLP's
+            outputs before they join the stream (gemma3), else ``None``.
     """
 
     layer: int
     attn_norm: np.ndarray
     W_o: np.ndarray
     ffn_norm: np.ndarray
-    W_gate: np.ndarray
+    W_gate: np.ndarray | None
     W_up: np.ndarray
     W_down: np.ndarray
+    attn_norm_bias: np.ndarray | None = None
+    o_bias: np.ndarray | None = None
+    ffn_norm_bias: np.ndarray | None = None
+    up_bias: np.ndarray | None = None
+    down_bias: np.ndarray | None = None
+    post_attn_norm: np.ndarray | None = None
+    post_ffn_norm: np.ndarray | None = None
 
 
 # --- what a run changes ------------------------------------------------------------------------------
@@ -666,23 +694,22 @@ class LlamaModel:
         return self._run(ids, cache, need_weights, plan)
 
     def block_weights(self, layer: int) -> BlockWeights:
-        """The weights of block ``layer`` as :class:`BlockWeights` (widened once: about 10 MB of float32 for
-        SmolLM2-135M's block in compact mode, views in float32 mode).
+        """The weights of block ``layer`` as :class:`BlockWeights`, whatever the family's block (widened once: about
+        10 MB of float32 for SmolLM2-135M's block in compact mode, views in float32 mode).
 
         Raises:
-            ValueError: ``layer`` is not an integer in ``0 .. n_layers - 1``, or the block is not the llama/qwen kind
-                these weights describe (RMSNorm, SwiGLU, no norms after its parts, no output bias: not gpt2, gemma3).
+            ValueError: ``layer`` is not an integer in ``0 .. n_layers - 1``.
         """
         c = self.config
-        if (c.norm, c.mlp, c.post_norms, c.linear_bias) != ("rms", "swiglu", False, False):
-            raise ValueError(f"block_weights describes a pre-norm RMSNorm + SwiGLU block; a {c.architecture} block "
-                             f"has other parts (norm {c.norm!r}, MLP {c.mlp!r}, norms after its parts: {c.post_norms})")
         if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < c.n_layers:
             raise ValueError(f"layer must be an integer in 0..{c.n_layers - 1}, got {layer!r}")
         lay = self._layers[layer]
-        gate_up = lay.gate_up.widen()  # [d_model, 2 d_ff]: gate | up, as in _mlp
-        return BlockWeights(int(layer), lay.attn_norm, lay.o.widen(), lay.ffn_norm, gate_up[:, :c.d_ff],
-                            gate_up[:, c.d_ff:], lay.down.widen())
+        gate_up = lay.gate_up.widen()  # [d_model, 2 d_ff]: gate | up, as in _mlp (gelu: up alone, [d_model, d_ff])
+        gate, up = (None, gate_up) if c.mlp == "gelu" else (gate_up[:, :c.d_ff], gate_up[:, c.d_ff:])
+        return BlockWeights(int(layer), lay.attn_norm, lay.o.widen(), lay.ffn_norm, gate, up, lay.down.widen(),
+                            attn_norm_bias=lay.attn_norm_bias, o_bias=lay.o_bias, ffn_norm_bias=lay.ffn_norm_bias,
+                            up_bias=lay.up_bias, down_bias=lay.down_bias, post_attn_norm=lay.post_attn_norm,
+                            post_ffn_norm=lay.post_ffn_norm)
 
     def head_steps(self, ids, layer: int, head: int) -> HeadSteps:
         """Every intermediate of one attention head (see :class:`HeadSteps`) for ``ids`` from position 0.
@@ -731,6 +758,9 @@ class LlamaModel:
             hf_order=rope_gguf_to_hf(dh) if c.rope_layout == "adjacent" else np.arange(dh), b_q=bias["q"],
             b_k=bias["k"], b_v=bias["v"], q_norm=None if lay.q_norm is None else lay.q_norm.copy(),
             k_norm=None if lay.k_norm is None else lay.k_norm.copy(),
+            rope_base=None if angles is None else float(c.rope_theta_local if local else c.rope_theta),
+            position_embedding=(None if self._position_embedding is None
+                                else self._position_embedding[positions].copy()),
         )
 
     def generate(self, ids, max_new_tokens: int = 8, *, temperature: float = 0.0, top_k: int | None = None,

@@ -20,14 +20,21 @@ below all train after converting; these are the conversions' first step alone):
     Any Transformer-based LLMs" (MHA2MLA), section 3.3, SVD_joint; Meng et al. 2025, "TransMLA"). Unlike them,
     the whole of ``W_k`` is factorised, RoPE included: the keys are rebuilt from ``c`` and then rotated at their
     positions (MHA2MLA keeps a few rotary dimensions outside the latent; DeepSeek-V2's MLA adds a separate
-    rotary key so it can skip the rebuild). Rank ``2 n_kv_heads d_head`` (384) reproduces the original.
+    rotary key so it can skip the rebuild). Rank :func:`latent_full_rank` (``min(d_model, 2 n_kv_heads d_head)``,
+    384 for SmolLM2) reproduces the original.
+
+  Every family the core reads: a model's Q/K/V biases (qwen2, gpt2) are converted with their matrices (repeated or
+  averaged; a latent cache adds them after the rebuild), its per-head q/k norms (qwen3, gemma3) act on the converted
+  keys as on the original ones (one gain for every head), and gpt2, already MHA, converts to MQA and latent caches.
 
 * :func:`renumbered_logits`: the sliding window with sinks as StreamingLLM runs it, positions numbered *inside the
   cache* (Xiao et al. 2023, "Efficient Streaming Language Models with Attention Sinks", section 3.2, and its
   code: ``streaming_llm/pos_shift/modify_llama.py`` caches keys before RoPE and rotates them at their index in the
   ``StartRecentKVCache``, the query at the cache's length). ``forward(window=w, sinks=k)`` keeps every token's
   original position instead. The two differ only in the scores of the kept first tokens: a window key is as far
-  from the query in both numberings; a sink is ``p - s`` positions away in ours, ``k + w - 1 - s`` in theirs.
+  from the query in both numberings; a sink is ``p - s`` positions away in ours, ``k + w - 1 - s`` in theirs. It
+  runs the model's own block (biases, norms, RoPE layout, gemma3's local layers with their own window and base);
+  gpt2's learned positions are added to the embedding, so its cache holds no position to renumber: ``ValueError``.
 * :func:`generate`: greedy continuation with those options (a windowed cache continues with its window);
   :func:`continue_greedy` continues a pass already made (the prompt is not run twice).
 
@@ -49,12 +56,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import scaled_dot_product_attention
-from .blocks import apply_rope, rms_norm, rope_angles, row_blocks
+from .blocks import rms_norm, row_blocks
 from .sampling import sample_next
 
 __all__ = ["KV_VARIANTS", "Agreement", "compare", "continue_greedy", "converted_config", "generate", "kl_divergence",
-           "kv_variant", "latent_basis", "next_token_losses", "perplexity", "renumbered_logits", "score_start",
-           "singular_values"]
+           "kv_variant", "latent_basis", "latent_full_rank", "next_token_losses", "perplexity", "renumbered_logits",
+           "score_start", "singular_values"]
 
 KV_VARIANTS = ("mha", "mqa", "latent")
 """The conversions :func:`kv_variant` knows: ``"mha"``, ``"mqa"`` and ``("latent", rank)``."""
@@ -200,20 +207,27 @@ def perplexity(model, ids, *, score_from: int | None = None, **forward_options) 
 # --- key/value conversions -------------------------------------------------------------------------------------
 
 
-def _plain_llama(config, what: str) -> None:
-    """``ValueError`` unless ``config`` is the llama block: these conversions and passes rebuild its keys from
-    ``W_k`` alone (no biases, no per-head norms), rotate adjacent pairs, and run llama's block (RMSNorm, SwiGLU,
-    no post-norms, every layer global)."""
-    if config.architecture != "llama":
-        raise ValueError(f"{what} is written for the llama architecture; this model is {config.architecture!r} "
-                         "(biases or per-head norms on q/k, RoPE on split halves or none, LayerNorm, GELU, "
-                         "norms after the sub-layers, local layers)")
+def _rope_positions(config, what: str) -> None:
+    """``ValueError`` unless ``config``'s positions are RoPE's: StreamingLLM's numbering turns a cached key by its
+    index in the cache, which needs a position applied to the key itself. gpt2's learned positions are added to the
+    token embedding before block 0: every key carries its position in the stream it was computed from, so the cache
+    has no position to renumber."""
+    if config.positions != "rope":
+        raise ValueError(f"{what} renumbers the RoPE positions of the cached keys; this model is "
+                         f"{config.architecture!r}, whose positions are learned vectors added to the token embedding "
+                         "(no RoPE): a key carries its position in the stream it was computed from, so there is no "
+                         "position in the cache to renumber")
+
+
+def latent_full_rank(config) -> int:
+    """The largest rank of a latent cache: ``min(d_model, 2 n_kv_heads d_head)``, the rank ``[W_k | W_v]``
+    ``[d_model, 2 n_kv_heads d_head]`` can have; at it the latent cache is the model again (SmolLM2-135M: 384)."""
+    return min(config.d_model, 2 * config.n_kv_heads * config.d_head)
 
 
 def _check_kind(config, kind) -> tuple[str, int | None]:
     c = config
-    _plain_llama(c, "kv_variant")
-    full = min(c.d_model, 2 * c.n_kv_heads * c.d_head)
+    full = latent_full_rank(c)
     if isinstance(kind, str) and kind in ("mha", "mqa"):
         return kind, None
     if isinstance(kind, tuple | list) and len(kind) == 2 and isinstance(kind[0], str) and kind[0] == "latent":
@@ -228,24 +242,28 @@ def _check_kind(config, kind) -> tuple[str, int | None]:
 @functools.lru_cache(maxsize=2)
 def latent_basis(model) -> np.ndarray:
     """Per layer, the right singular vectors of ``[W_k | W_v]`` by decreasing singular value: float32
-    ``[n_layers, 2 kv d_head, 2 kv d_head]`` (columns), from the eigenvectors of the float64 Gram matrix
-    ``[W_k | W_v]^T [W_k | W_v]`` (the same vectors as the SVD's, faster). Kept for the last 2 models asked
-    (17.7 MB each for SmolLM2-135M).
+    ``[n_layers, 2 kv d_head, r_max]`` (columns; ``r_max`` = :func:`latent_full_rank`, the most ``[W_k | W_v]`` can
+    have). From the eigenvectors of the float64 Gram matrix ``[W_k | W_v]^T [W_k | W_v]`` (the same vectors as the
+    SVD's, faster) when ``2 kv d_head <= d_model``; else from the thin SVD of ``[W_k | W_v]`` itself (Qwen3's and
+    Gemma 3's wide heads: the Gram matrix would be ``2 kv d_head`` square for at most ``d_model`` vectors). Kept for
+    the last 2 models asked (17.7 MB each for SmolLM2-135M).
 
     Raises:
         ValueError: the model is already a latent variant (factorise the original).
     """
     c = model.config
-    _plain_llama(c, "latent_basis")
     if c.kv_latent_rank is not None:
         raise ValueError("this model is already a latent variant: convert the original model")
     H, dh = c.n_heads, c.d_head
-    width = 2 * c.n_kv_heads * dh
-    out = np.empty((c.n_layers, width, width), np.float32)  # filled a layer at a time (no float64 stack of all)
+    width, full = 2 * c.n_kv_heads * dh, latent_full_rank(c)
+    out = np.empty((c.n_layers, width, full), np.float32)  # filled a layer at a time (no float64 stack of all)
     for index, layer in enumerate(model._layers):
         W_kv = layer.qkv.widen()[:, H * dh:].astype(np.float64)  # [d_model, 2 kv dh]
-        eigenvalues, vectors = np.linalg.eigh(W_kv.T @ W_kv)  # ascending
-        out[index] = vectors[:, ::-1]  # [2 kv dh, 2 kv dh], by decreasing singular value
+        if width <= c.d_model:
+            eigenvalues, vectors = np.linalg.eigh(W_kv.T @ W_kv)  # ascending
+            out[index] = vectors[:, ::-1]  # [2 kv dh, 2 kv dh], by decreasing singular value
+        else:
+            out[index] = np.linalg.svd(W_kv, full_matrices=False)[2].T  # [2 kv dh, d_model], decreasing
     return out
 
 
@@ -272,6 +290,21 @@ def _converted_qkv(model, W: np.ndarray, kind: str, rank: int | None, basis: np.
         W_kv = (W_kv @ V_r) @ V_r.T  # A = W_kv V_r: [d, r] (the latent's projection); B = V_r^T: [r, 2 kv dh]
         W_k, W_v = W_kv[:, :KV * dh], W_kv[:, KV * dh:]
     return np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1), dtype=np.float32)
+
+
+def _converted_bias(config, bias: np.ndarray | None, kind: str) -> np.ndarray | None:
+    """One layer's ``b_q | b_k | b_v`` (qwen2, gpt2) -> the variant's: the key/value biases repeated per query head
+    (mha) or their mean (mqa), as their matrices; a latent cache keeps them (the keys and values are rebuilt from the
+    latent, then the biases added: ``k = (x A) B_k + b_k``). ``None`` stays ``None``."""
+    if bias is None or kind == "latent":
+        return bias
+    H, KV, dh = config.n_heads, config.n_kv_heads, config.d_head
+    b_q, b_k, b_v = bias[:H * dh], bias[H * dh:(H + KV) * dh], bias[(H + KV) * dh:]
+    if kind == "mha":
+        b_k, b_v = (np.repeat(b.reshape(KV, dh), config.group_size, axis=0).reshape(-1) for b in (b_k, b_v))
+    else:
+        b_k, b_v = (b.reshape(KV, dh).astype(np.float64).mean(axis=0) for b in (b_k, b_v))
+    return np.concatenate([b_q, b_k, b_v]).astype(np.float32)
 
 
 class _ConvertedQKV:
@@ -329,50 +362,69 @@ def kv_variant(model, kind):
     layers = []
     for index, layer in enumerate(model._layers):
         qkv = _ConvertedQKV(model, layer.qkv, kind, rank, None if basis is None else basis[index])
-        layers.append(dataclasses.replace(layer, qkv=qkv))
+        layers.append(dataclasses.replace(layer, qkv=qkv, qkv_bias=_converted_bias(model.config, layer.qkv_bias,
+                                                                                     kind)))
     return type(model)(config, layers, model._embedding, model._output, model._output_norm, model.tokenizer,
-                       model.weights_mode, model.path, model.chat_template)
+                       model.weights_mode, model.path, model.chat_template,
+                       position_embedding=model._position_embedding, output_norm_bias=model._output_norm_bias)
 
 
 # --- StreamingLLM's numbering -------------------------------------------------------------------------------
 
 
 def _window_pass(model, ids: np.ndarray, window: int, sinks: int, renumber: bool) -> np.ndarray:
-    """Logits ``[n, vocab]`` of a sliding-window pass; ``renumber``: the sinks' scores at cache positions."""
+    """Logits ``[n, vocab]`` of a sliding-window pass; ``renumber``: the sinks' scores at cache positions.
+
+    The model's own block (its norms, biases, per-head q/k norms, RoPE layout, MLP, norms after the sub-layers) and
+    masks: a local layer (gemma3) keeps only its own sliding window, with its own RoPE base (no sinks there, as in
+    :meth:`LlamaModel.forward`)."""
     c = model.config
-    _plain_llama(c, "renumbered_logits")
+    _rope_positions(c, "renumbered_logits")
     n, H, KV, G, dh = len(ids), c.n_heads, c.n_kv_heads, c.group_size, c.d_head
     positions = np.arange(n)
-    p, j = positions[:, None], positions[None, :]
-    allowed = (j <= p) & ((j > p - window) | (j < sinks))  # [n, n], as forward's mask
-    bias = np.where(allowed, np.float32(0), np.float32(-np.inf))  # [n, n], added to the scaled scores
-    angles = rope_angles(positions, dh, c.rope_theta)  # [n, dh/2]
+    plan = model._plan(n, None, window=window, sinks=sinks)
     full = sinks + window - 1  # StreamingLLM's query position once the cache is full (k sinks + w - 1 recent)
     rows = np.flatnonzero(positions > full) if renumber and sinks else np.array([], int)  # queries that move
-    cache_angles = rope_angles(np.full(len(rows), full), dh, c.rope_theta)  # [m, dh/2]
     scale = np.float32(1.0 / math.sqrt(dh))
     scratch: dict = {}
-    x = model._embedding.lookup(ids)  # [n, d_model]
-    for layer in model._layers:
-        h = rms_norm(x, layer.attn_norm, c.rms_eps)
+    x = model._embed(ids, positions)  # [n, d_model]
+    for index, layer in enumerate(model._layers):
+        local = index in c.local_layers
+        allowed = model._mask(n, 0, plan, c.sliding_window if local else None)  # [n, n] (n > 1: never None)
+        bias = np.where(allowed, np.float32(0), np.float32(-np.inf))  # [n, n], added to the scaled scores
+        angles = model._angles(positions, local)  # [n, dh/2]
+        h = model._norm(x, layer.attn_norm, layer.attn_norm_bias)
         qkv = h @ layer.qkv.widen(scratch)  # [n, (H + 2 KV) dh]
+        if layer.qkv_bias is not None:
+            qkv = qkv + layer.qkv_bias
         q = qkv[:, :H * dh].reshape(n, H, dh).transpose(1, 0, 2)  # [H, n, dh]
         k = qkv[:, H * dh:(H + KV) * dh].reshape(n, KV, dh).transpose(1, 0, 2)  # [KV, n, dh]
         v = qkv[:, (H + KV) * dh:].reshape(n, KV, dh).transpose(1, 0, 2)  # [KV, n, dh]
-        q_rot, k_rot = apply_rope(q, angles), apply_rope(k, angles)
+        if layer.q_norm is not None:
+            q, k = rms_norm(q, layer.q_norm, c.rms_eps), rms_norm(k, layer.k_norm, c.rms_eps)
+        q_rot, k_rot = model._rope(q, angles), model._rope(k, angles)
         mask = np.broadcast_to(bias, (KV, G, n, n)).copy()  # [KV, G, n, n]
         if len(rows):
             # the query at cache position `full` against sink s at position s: the score the renumbered cache gives
-            q_cache = apply_rope(q[:, rows], cache_angles).reshape(KV, G, len(rows), dh)  # [KV, G, m, dh]
+            cache_angles = model._angles(np.full(len(rows), full), local)  # [m, dh/2]
+            q_cache = model._rope(q[:, rows], cache_angles).reshape(KV, G, len(rows), dh)  # [KV, G, m, dh]
             q_orig = q_rot[:, rows].reshape(KV, G, len(rows), dh)
             sink_keys = k_rot[:, None, :sinks]  # [KV, 1, sinks, dh]
             mask[:, :, rows, :sinks] += (q_cache - q_orig) @ sink_keys.swapaxes(-1, -2) * scale  # [KV, G, m, sinks]
         out, _ = scaled_dot_product_attention(q_rot.reshape(KV, G * n, dh), k_rot, v, mask.reshape(KV, G * n, n),
                                               scale=float(scale), need_weights=False)  # [KV, G n, dh]
         merged = out.reshape(H, n, dh).transpose(1, 0, 2).reshape(n, H * dh)  # [n, H dh], head-major
-        x = x + merged @ layer.o.widen(scratch)
-        x = x + model._mlp(layer, rms_norm(x, layer.ffn_norm, c.rms_eps), scratch)
-    return model._output.logits(rms_norm(x, model._output_norm, c.rms_eps))  # [n, vocab]
+        a = merged @ layer.o.widen(scratch)
+        if layer.o_bias is not None:
+            a = a + layer.o_bias
+        if layer.post_attn_norm is not None:
+            a = rms_norm(a, layer.post_attn_norm, c.rms_eps)
+        x = x + a
+        m = model._mlp(layer, model._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
+        if layer.post_ffn_norm is not None:
+            m = rms_norm(m, layer.post_ffn_norm, c.rms_eps)
+        x = x + m
+    return model._output.logits(model._final_norm(x))  # [n, vocab]
 
 
 def renumbered_logits(model, ids, *, window: int, sinks: int) -> np.ndarray:
@@ -385,8 +437,10 @@ def renumbered_logits(model, ids, *, window: int, sinks: int) -> np.ndarray:
     With ``sinks = 0`` it equals the usual windowed pass (a window key is as far away in both numberings).
 
     Raises:
-        ValueError: bad ``ids``; ``window`` < 1; ``sinks`` < 0.
+        ValueError: bad ``ids``; ``window`` < 1; ``sinks`` < 0; a model without RoPE (gpt2: learned positions, added
+            to the embedding, leave no position in the cache to renumber; the message says so).
     """
+    _rope_positions(model.config, "renumbered_logits")
     ids = model._check_ids(ids)
     window = _integer(window, "window", 1, 2**31 - 1)
     sinks = _integer(sinks, "sinks", 0, 2**31 - 1)

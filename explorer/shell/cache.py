@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import dataclasses
 import functools
+import inspect
 import threading
 import time
 import types
@@ -74,6 +75,43 @@ def key_hash_funcs(func: Callable) -> dict[type, Callable]:
     return {t: _fields for t in found}
 
 
+def model_identity(model) -> tuple:
+    """What tells one loaded model from another in a cache key, instead of its arrays: its file, weights mode and
+    config (:class:`attention.llama.LlamaModel`'s ``path``, ``weights_mode``, ``config``; a KV-cache variant has the
+    model's file and mode but its own config). :func:`explorer.shell.llm.model_key` is this."""
+    return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
+
+
+def _keyed_by_model(func: Callable, cache: Callable[[Callable], Callable]) -> Callable:
+    """``func`` under ``cache`` (a Streamlit cache decorator), with the identity of its ``_model`` argument
+    (:func:`model_identity`) as one more, hashed, argument when it takes one.
+
+    A lesson's computation names the model ``_model`` so that Streamlit does not hash its arrays; keyed on the ids
+    alone, two models that share a tokenizer (SmolLM2-135M and -360M; a test's tiny SmolLM2 and the real file) would
+    share every cached result of the same prompt once the server loads more than one model (issue 50)."""
+    try:
+        params = list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return cache(func)
+    if "_model" not in params:
+        return cache(func)
+    position = params.index("_model")
+
+    @functools.wraps(func)
+    def with_identity(*args, model_identity: tuple, **kwargs):
+        return func(*args, **kwargs)
+
+    kept = cache(with_identity)
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        model = kwargs["_model"] if "_model" in kwargs else args[position]
+        return kept(*args, model_identity=model_identity(model), **kwargs)
+
+    call.clear = kept.clear
+    return call
+
+
 def section(func):
     """Decorator for a page section drawn from its arguments alone (figures, tables, text; no widgets).
 
@@ -86,8 +124,9 @@ def section(func):
     sets are kept (least recently used dropped). The run's language is part of the key: a section recorded in
     English is never replayed to a learner reading Português or Türkçe.
     """
-    return _keyed_by_language(func, st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS,
-                                                  show_spinner=False, hash_funcs=key_hash_funcs(func)))
+    kept = st.cache_data(max_entries=SECTION_MAX_ENTRIES, ttl=TTL_SECONDS, show_spinner=False,
+                         hash_funcs=key_hash_funcs(func))
+    return _keyed_by_language(func, lambda f: _keyed_by_model(f, kept))
 
 
 def _keyed_by_language(func: Callable, cache: Callable[[Callable], Callable]) -> Callable:
@@ -118,9 +157,10 @@ def cached(max_entries: int, *, serial: bool = False,
 
     ``serial``: the computation runs once at a time in the process, however many sessions ask at once (the others
     wait for it): for one whose memory peak must not be doubled (the sinks lesson's converted model)."""
-    return lambda func: st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
-                                      hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})})(
-        _one_at_a_time(func) if serial else func)
+    return lambda func: _keyed_by_model(
+        _one_at_a_time(func) if serial else func,
+        st.cache_data(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False,
+                      hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})}))
 
 
 def _one_at_a_time(func: Callable) -> Callable:
@@ -139,10 +179,12 @@ def resource(max_entries: int, ttl: float | None = TTL_SECONDS,
     """Decorator for a computation whose result is shared, never copied (``st.cache_resource``): a value that cannot
     be pickled (a live KV cache) or a large read-only array, at most ``max_entries`` argument sets for ``ttl``
     seconds (``None``: the process's life), frozen dataclass arguments hashed by their fields, other types by
-    ``hash_funcs`` if given; arguments named with a leading ``_`` (the model) are not hashed. The value is shared by
+    ``hash_funcs`` if given; arguments named with a leading ``_`` are not hashed (a ``_model`` is keyed by
+    :func:`model_identity`). The value is shared by
     every session: it must not be changed."""
-    return lambda func: st.cache_resource(max_entries=max_entries, ttl=ttl, show_spinner=False,
-                                          hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})})(func)
+    return lambda func: _keyed_by_model(func, st.cache_resource(
+        max_entries=max_entries, ttl=ttl, show_spinner=False,
+        hash_funcs={**key_hash_funcs(func), **(hash_funcs or {})}))
 
 
 def figure(max_entries: int) -> Callable[[Callable], Callable]:
@@ -151,9 +193,10 @@ def figure(max_entries: int) -> Callable[[Callable], Callable]:
     builds and sends no new figure), at most ``max_entries`` of them for :data:`TTL_SECONDS`.
 
     The language of the run (:func:`explorer.shell.i18n.current`) is part of the key and the figure is built in it
-    (its words), as :func:`section` does. Arguments named with a leading ``_`` (the model) are not hashed."""
-    return lambda func: _keyed_by_language(func, st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS,
-                                                                   show_spinner=False))
+    (its words), as :func:`section` does. Arguments named with a leading ``_`` are not hashed (a ``_model`` is
+    keyed by :func:`model_identity`)."""
+    kept = st.cache_resource(max_entries=max_entries, ttl=TTL_SECONDS, show_spinner=False)
+    return lambda func: _keyed_by_language(func, lambda f: _keyed_by_model(f, kept))
 
 
 # --- the idle sweep ------------------------------------------------------------------------------------------

@@ -1,4 +1,9 @@
-"""The lessons' one door to the real model, SmolLM2-135M-Instruct: load it, read a prompt, run it, label it.
+"""The lessons' one door to the real model (SmolLM2-135M-Instruct by default): load it, read a prompt, run it, label it.
+
+Which model: the server's catalogue (:func:`catalogue`, :mod:`explorer.shell.models`: the built-in SmolLM2 and the
+GGUF files its operator lists), the sidebar's choice (:func:`model_picker`, ``model=<id>`` in the link) read by
+:func:`chosen`; :func:`load_model` keeps :data:`LOADED_MAX_ENTRIES` models per process; a chosen file the loader
+refuses goes back to the model shown before, with the loader's reason (:func:`model_or_explain`).
 
 The only module of ``explorer`` that imports :mod:`attention.llama` (``tests/test_imports.py`` checks it); no page or
 section calls the model itself::
@@ -39,28 +44,31 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
 from attention import llama
 from attention.llama import HeadSteps, KVCache, LlamaConfig, LlamaModel, PartialText, gguf_file, interventions, variants
-from attention.llama.blocks import rms_norm, silu  # noqa: F401 (re-exported)
+from attention.llama.blocks import gelu_tanh, layer_norm, rms_norm, silu  # noqa: F401 (re-exported)
 from attention.llama.interventions import Attribution, KnockoutSweep, LensTop, log_softmax, logit_difference  # noqa: F401 (re-exported)
 from attention.llama.memory import memory_limit_bytes  # the container's or the machine's memory: weights_mode reads it
 from attention.llama.sampling import sample_next, sampling_distribution  # noqa: F401 (re-exported)
+from attention.llama.tokenizer import SentencePieceBPE
 from attention.llama.variants import (  # noqa: F401 (re-exported)
     Agreement,
     compare,
     continue_greedy,
     converted_config,
     kv_variant,
+    latent_full_rank,
     next_token_losses,
     renumbered_logits,
     score_start,
 )
-from explorer.shell import controls, i18n
-from explorer.shell.cache import cached, resource
+from explorer.shell import controls, i18n, models
+from explorer.shell.cache import cached, model_identity, resource
 from explorer.shell.i18n import N_
 from explorer.shell.settings import token_label
 
@@ -83,13 +91,20 @@ RUN_MAX_ENTRIES = 8
 ACTIVATION_RUN_MAX_ENTRIES = 6
 """Runs with their activations kept by :func:`run` (7.6 MB each at 32 tokens)."""
 WORD_PATTERN = re.compile(r" [a-z]{4,9}")
-"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each)."""
+"""Vocabulary pieces a repeated random prompt draws from: a space and 4 to 9 lowercase letters (one token each; the
+text of the piece, so SentencePiece's ``▁`` reads as the space, :func:`pieces`)."""
+LETTERS_PATTERN = re.compile(r" [^\W\d_]+")
+"""The wider draw when a vocabulary has fewer than :data:`ENOUGH_WORDS` :data:`WORD_PATTERN` words: a space and
+letters of any script and case (a small or non-English vocabulary)."""
+ENOUGH_WORDS = 100
+"""Whole words a vocabulary needs before the draw keeps to :data:`WORD_PATTERN` (SmolLM2 has 15,873)."""
 
 
 def model_key(model: LlamaModel) -> tuple:
     """What tells one loaded model from another in the door's caches, hashed instead of its arrays: its file, weights
-    mode and config (a KV-cache variant has the model's file and mode but its own config)."""
-    return str(model.path), model.weights_mode, dataclasses.astuple(model.config)
+    mode and config (a KV-cache variant has the model's file and mode but its own config): the shell's one
+    :func:`explorer.shell.cache.model_identity`, which also keys every lesson computation's ``_model``."""
+    return model_identity(model)
 
 
 _MODEL_KEY = {LlamaModel: model_key}
@@ -113,8 +128,8 @@ def weights_mode() -> str:
 
 @st.cache_resource(show_spinner=False, ttl=60, max_entries=1)
 def missing_weights() -> str | None:
-    """``None`` when the weights file can be found, else why not (checked at most once a minute per process,
-    so a server without the weights does not probe the hub on every run)."""
+    """``None`` when the built-in model's weights file can be found, else why not (checked at most once a minute per
+    process, so a server without the weights does not probe the hub on every run)."""
     try:
         gguf_file.find_model_file()
     except FileNotFoundError as exc:
@@ -122,36 +137,195 @@ def missing_weights() -> str | None:
     return None
 
 
-@st.cache_resource(show_spinner=False, max_entries=1)
-def load_model(weights: str) -> LlamaModel:
-    """:func:`attention.llama.load`, once per process and weights mode (a failed load is not cached)."""
-    return llama.load(weights=weights)
+LOADED_MAX_ENTRIES = 2
+"""Models :func:`load_model` keeps per process: each entry is a whole model's weights (SmolLM2-135M: 538 MB in
+float32, 112 MB compact; a 0.5B model about 2 GB in float32), so at most two: the one a lesson shows and one it
+compares with (or the one a learner just left). A third choice evicts the least recently used."""
+
+
+@st.cache_resource(show_spinner=False, max_entries=LOADED_MAX_ENTRIES)
+def load_model(weights: str, path: str | None = None) -> LlamaModel:
+    """:func:`attention.llama.load`, once per process, file and weights mode (a failed load is not cached): the
+    built-in SmolLM2 (``path`` ``None``: found by the core, its SHA-256 pinned), or a file of the catalogue
+    (:func:`catalogue`; no pin, never downloaded).
+
+    Raises:
+        as :func:`attention.llama.load` (FileNotFoundError, ValueError: not GGUF, truncated, unsupported, too big).
+    """
+    if path is None:
+        return llama.load(weights=weights)
+    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+
+
+# --- which model: the catalogue, the picker's choice, a refused file -----------------------------------------
+
+MODEL_KEY = controls.MODEL_KEY  # "model": the link's parameter
+_CATALOGUE_ENV = (models.MODELS_ENV, models.LOCAL_ENV, "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME")
+_SHOWN_KEY = "_model_shown"  # the id of the model this session's last real-model page showed
+_REFUSED_KEY = "_model_refused"  # (name, reason) of a chosen file the loader refused, shown on the next run
+
+
+@st.cache_resource(show_spinner=False, ttl=60, max_entries=4)
+def _catalogue(environment: tuple[tuple[str, str], ...], home: str) -> tuple[models.Entry, ...]:
+    return models.catalogue(dict(environment), Path(home))
+
+
+def catalogue() -> tuple[models.Entry, ...]:
+    """The models this server may load (:func:`explorer.shell.models.catalogue`), the built-in first; listed again
+    at most once a minute per process (a file the operator adds appears within a minute)."""
+    return _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+
+
+def megabytes(size: int) -> str:
+    """A file size in MB as the picker and the spinner write it: whole MB from 10 MB, one decimal below (``0.3``)."""
+    return i18n.integer(round(size / 1e6)) if size >= 10**7 else i18n.number(size / 1e6, 1)
+
+
+def entry_label(entry: models.Entry) -> str:
+    """The picker's text for ``entry``: ``"qwen2.5:0.5b · qwen2 · 398 MB"``, and why not when this app cannot read
+    it (never its path)."""
+    label = f"{entry.name} · {entry.architecture or '?'} · {megabytes(entry.size)} MB"
+    return label if entry.supported else label + " · " + _("cannot be read here")
+
+
+def chosen() -> models.Entry:
+    """The catalogue's entry this run's real-model page shows: the sidebar's choice (else the link's ``model=``, for a
+    page run alone), the built-in when neither names a listed model."""
+    entries = catalogue()
+    ss = st.session_state
+    wanted = ss.get(controls.MODEL_REVERT) or ss.get(controls.MODEL_WIDGET) or controls.link_value(MODEL_KEY)
+    return models.find(entries, wanted) or entries[0]
+
+
+def model_picker() -> models.Entry:
+    """The sidebar's "Model" select (entrypoint only, after the shared controls): :func:`explorer.shell.controls.
+    model_control` with the catalogue's labels; returns the chosen entry."""
+    entries = catalogue()
+    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID)
+    return models.find(entries, chosen_id) or entries[0]
+
+
+def _refuse(entry: models.Entry, error: Exception) -> None:
+    """The chosen file could not be loaded: remember why, go back to the model shown before (the built-in when none),
+    and run again (the picker shows that model; :func:`_show_refusal` says why on the page)."""
+    reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+    ss = st.session_state
+    ss[_REFUSED_KEY] = (entry.name, models.private(reason, entry.path))
+    previous = ss.get(_SHOWN_KEY)
+    ss[controls.MODEL_REVERT] = previous if previous not in (None, entry.id) else models.DEFAULT_ID
+    st.rerun()
+
+
+def _show_refusal() -> None:
+    """On the run after a refusal, above the page: which model could not be loaded and the loader's reason (text)."""
+    refused = st.session_state.pop(_REFUSED_KEY, None)
+    if refused is None:
+        return
+    name, reason = refused
+    st.warning(_("**{model} could not be loaded**, so this page keeps the model it had. The reason, as the loader "
+                 "gives it:").format(model=name), icon="🚫")
+    st.text(reason)  # the core's message: shown as plain text
+    st.caption(_("This app reads GGUF files of these architectures: {architectures}.").format(
+        architectures=", ".join(models.SUPPORTED)))
+
+
+def _load_chosen(entry: models.Entry) -> LlamaModel:
+    """The chosen catalogue file's model (loaded with a spinner that names it and its size), or :func:`_refuse`."""
+    try:
+        if entry.problem is not None:  # the header already says why: nothing to load
+            raise ValueError(entry.problem)
+        with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
+                model=entry.name, size=megabytes(entry.size))):
+            model = load_model(weights_mode(), str(entry.path))
+    except Exception as error:  # noqa: BLE001 - any failure of a listed file is a refusal, never a traceback
+        _refuse(entry, error)
+        raise
+    st.session_state[_SHOWN_KEY] = entry.id
+    return model
 
 
 def available_model() -> LlamaModel | None:
-    """The loaded model (:func:`load_model` in :func:`weights_mode`), or ``None`` when its weights are missing or
-    unusable: for a lesson whose real-model part is optional (it says so in its own words)."""
+    """The chosen model (:func:`chosen`, in :func:`weights_mode`), or ``None`` when the built-in's weights are missing
+    or unusable: for a lesson whose real-model part is optional (it says so in its own words)."""
+    _show_refusal()
+    entry = chosen()
+    if entry.path is not None:
+        return _load_chosen(entry)
     if missing_weights() is not None:
         return None
     try:
-        return load_model(weights_mode())
+        model = load_model(weights_mode())
     except (FileNotFoundError, ValueError):
+        return None
+    st.session_state[_SHOWN_KEY] = entry.id
+    return model
+
+
+def current_model() -> LlamaModel:
+    """The model this run's page shows (after :func:`model_or_explain`: loaded, so cached)."""
+    entry = chosen()
+    return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
+
+
+def shown_entry() -> models.Entry:
+    """The catalogue's entry of the model this session's page shows (after :func:`model_or_explain`)."""
+    return models.find(catalogue(), st.session_state.get(_SHOWN_KEY)) or chosen()
+
+
+def second_model(entry: models.Entry) -> LlamaModel | None:
+    """Another catalogue model, beside the page's own (to compare): loaded with a spinner naming it, or ``None``
+    with the loader's reason shown as text (the page keeps its model; nothing else changes). Both stay in memory
+    (:data:`LOADED_MAX_ENTRIES`)."""
+    try:
+        if entry.problem is not None:
+            raise ValueError(entry.problem)
+        if entry.path is None:
+            problem = missing_weights()
+            if problem is not None:
+                raise FileNotFoundError(problem)
+        with st.spinner(_("Loading {model} ({size} MB file, widened once per server)…").format(
+                model=entry.name, size=megabytes(entry.size))):
+            return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
+    except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
+        reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+        st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(
+            model=entry.name), icon="🚫")
+        st.text(models.private(reason, entry.path))
         return None
 
 
+def weights_bytes(model: LlamaModel) -> int | None:
+    """Bytes the model's weights hold in memory, from its file's tensor table: 4 a parameter in float32, about
+    0.75 (4-bit) to 1.1 (8-bit) in compact; ``None`` when the file cannot be read again."""
+    storage = weight_storage(model)
+    if storage is None:
+        return None
+    if model.weights_mode == "float32":
+        return 4 * storage.total
+    per = {"Q4_1": 24 / 32, "Q8_0": 36 / 32}  # attention.llama.memory's compact sizes; everything else widened
+    return int(sum(n * per.get(kind, 4) for kind, n in storage.params.items()))
+
+
 def model_or_explain(what: str) -> LlamaModel:
-    """The loaded model, or (weights missing or unusable) an explanation and ``st.stop()``.
+    """The chosen model (:func:`chosen`), or (the built-in's weights missing or unusable) an explanation and
+    ``st.stop()``. A chosen file the loader refuses goes back to the model shown before, with the reason.
 
     Args:
         what: one sentence saying what the lesson shows once the weights are there (the app's
             own words, shown as Markdown).
     """
+    _show_refusal()
+    entry = chosen()
+    if entry.path is not None:
+        return _load_chosen(entry)
     problem = missing_weights()
     if problem is None:
         try:
             with st.spinner(_("Loading {model} (a 98 MB file of 4- and 8-bit weights, widened to float32 once "
                               "per server; about 2 seconds)…").format(model=MODEL_NAME)):
-                return load_model(weights_mode())
+                model = load_model(weights_mode())
+            st.session_state[_SHOWN_KEY] = entry.id
+            return model
         except (FileNotFoundError, ValueError) as exc:
             problem = str(exc)
     st.warning(_("**This lesson runs a real trained model, {model}, whose weights are not available on "
@@ -173,24 +347,56 @@ def model_name(model: LlamaModel) -> str:
     return model.config.name.strip() or model.path.stem
 
 
+def is_sentencepiece(model: LlamaModel) -> bool:
+    """Whether ``model``'s tokenizer is SentencePiece-style BPE with byte fallback (Gemma's), else byte-level BPE."""
+    return isinstance(model.tokenizer, SentencePieceBPE)
+
+
 def describe(config: LlamaConfig) -> str:
     """The model's shape in words, from its config, in the run's language: ``"30 layers, 9 query heads of
-    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M)."""
+    d_head 64 sharing 3 key/value heads, d_model 576"`` (SmolLM2-135M); a model whose every query head has its own
+    key/value head (GPT-2) or whose heads share one says so."""
     c = config
+    facts = dict(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads, d_model=c.d_model)
+    if c.n_kv_heads == c.n_heads:
+        return _("{layers} layers, {heads} heads of d_head {d_head}, each with its own keys and values, "
+                 "d_model {d_model}").format(**facts)
+    if c.n_kv_heads == 1:
+        return _("{layers} layers, {heads} query heads of d_head {d_head} sharing one key/value head, "
+                 "d_model {d_model}").format(**facts)
     return _("{layers} layers, {heads} query heads of d_head {d_head} sharing {kv} key/value heads, "
-             "d_model {d_model}").format(layers=c.n_layers, heads=c.n_heads, d_head=c.d_head, kv=c.n_kv_heads,
-                                         d_model=c.d_model)
+             "d_model {d_model}").format(**facts)
+
+
+NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm"}
+"""The name of each :attr:`LlamaConfig.norm` (a name: the same in every language)."""
+MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GEGLU"}
+"""The name of each :attr:`LlamaConfig.mlp` (SwiGLU: SiLU-gated; GELU: GPT-2's ungated MLP; GEGLU: GELU-gated)."""
+
+
+def norm_name(config: LlamaConfig) -> str:
+    """``"RMSNorm"`` or ``"LayerNorm"`` (gpt2): the norm the model's blocks use, before attention and the MLP and at
+    the end."""
+    return NORM_NAMES[config.norm]
+
+
+def mlp_name(config: LlamaConfig) -> str:
+    """``"SwiGLU"``, ``"GELU"`` (gpt2) or ``"GEGLU"`` (gemma3): the model's MLP."""
+    return MLP_NAMES[config.mlp]
 
 
 NOT_USED = {
     "sentence": N_("the model reads the prompt typed on this page."),
     "embedding": N_("the model's own trained token embeddings."),
     "positional": N_("the model's own positions (RoPE rotates its queries and keys)."),
-    "d_model": N_("the model's own width, d_model = {d_model} ({model})."),
-    "d_k": N_("the model's heads are d_head = {d_head} wide ({model})."),
+    "d_model": N_("the model's own width, d_model = {d_model}."),
+    "d_k": N_("the model's heads are d_head = {d_head} wide."),
 }
 """Why a real-model lesson has no use for each of the sidebar's controls (messages: translated and filled in by
-:func:`not_used`); the seed's reason is each lesson's own."""
+:func:`not_used`); the seed's reason is each lesson's own. A model with learned positions (gpt2) has
+:data:`LEARNED_POSITIONS_NOT_USED` instead of ``"positional"``."""
+LEARNED_POSITIONS_NOT_USED = N_("the model's own learned position embeddings (a trained vector per position, added to "
+                                "the token's embedding).")
 
 
 def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
@@ -198,12 +404,13 @@ def not_used(config: LlamaConfig, seed: str | None = None) -> dict[str, str]:
     :func:`explorer.shell.controls.not_used`).
 
     Args:
-        config: the loaded model's (its width and head size are named).
+        config: the loaded model's (its width, head size and kind of positions are named).
         seed: the lesson's own reason for not using the shared seed (its own words, translated), or ``None`` when
             the lesson uses the seed (it is then not listed).
     """
-    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head, model=MODEL_NAME)
-             for key, why in NOT_USED.items()} | ({} if seed is None else {"seed": seed})
+    reasons = NOT_USED | ({"positional": LEARNED_POSITIONS_NOT_USED} if config.positions == "learned" else {})
+    notes = {key: _(why).format(d_model=config.d_model, d_head=config.d_head)
+             for key, why in reasons.items()} | ({} if seed is None else {"seed": seed})
     return {key: notes[key] for key in controls.SHARED if key in notes}  # in the sidebar's order
 
 
@@ -248,6 +455,17 @@ class WeightStorage:
         """Parameters in the file."""
         return sum(self.params.values())
 
+    @property
+    def quantized(self) -> bool:
+        """Some tensor is stored in a quantized type (anything but ``F32``, ``F16`` and ``BF16``): widened to float32,
+        its numbers are close to, not identical with, the full-precision model's."""
+        return any(kind not in ("F32", "F16", "BF16") for kind, _shape in self.tensors.values())
+
+    @property
+    def has_biases(self) -> bool:
+        """The file has bias vectors (``*.bias``: GPT-2's), listed with the norms' vectors."""
+        return any(name.endswith(".bias") for name in self.tensors)
+
 
 def read_weight_storage(path: str | os.PathLike) -> WeightStorage:
     """:class:`WeightStorage` of the GGUF file at ``path`` (its header: the tensor table, no weights read).
@@ -282,6 +500,16 @@ def parameter_share(part: int, whole: int) -> str:
     if x >= 0.01:
         return i18n.percent(x, 0)
     return i18n.percent(x, 2) if x >= 0.0001 else _("under {share}").format(share=i18n.percent(0.0001, 2))
+
+
+FLOAT_TYPES = ("F32", "F16", "BF16")
+"""GGUF tensor types that widen to float32 exactly (no quantisation codes)."""
+
+
+def widened_exactly(storage: WeightStorage) -> bool:
+    """Every tensor of the file is a float type (:data:`FLOAT_TYPES`): widened to float32 the weights are the file's
+    own numbers, not an approximation of quantised codes (a tiny test file, an F16 export)."""
+    return all(kind in FLOAT_TYPES for kind, _shape in storage.tensors.values())
 
 
 def precision_note(storage: WeightStorage) -> str:
@@ -323,7 +551,10 @@ def precision_note(storage: WeightStorage) -> str:
             group[kind] = group.get(kind, 0) + size[name]
     for group, one, several in ((matrices, N_("every other matrix is {kind}"),
                                  N_("the other matrices are {kinds} and {last}")),
-                                (vectors, N_("the norms are {kind}"), N_("the norms are {kinds} and {last}"))):
+                                (vectors, N_("the norms and biases are {kind}") if storage.has_biases else
+                                 N_("the norms are {kind}"),
+                                 N_("the norms and biases are {kinds} and {last}") if storage.has_biases else
+                                 N_("the norms are {kinds} and {last}"))):
         listed = [words(k, v) for k, v in sorted(group.items(), key=lambda kv: -kv[1])]
         if listed:
             parts.append(_(one if len(listed) == 1 else several).format(kind=listed[0], kinds=", ".join(listed[:-1]),
@@ -380,24 +611,39 @@ def labels(model: LlamaModel, ids: Sequence[int]) -> list[str]:
     return piece_labels(pieces(model, ids))
 
 
-def word_token_ids(pieces: Sequence[str]) -> tuple[int, ...]:
-    """The ids of the vocabulary's whole lowercase words (:data:`WORD_PATTERN` pieces: a space and 4 to 9
-    lowercase letters), ascending.
+def word_token_ids(pieces: Sequence[str], pattern: re.Pattern = WORD_PATTERN) -> tuple[int, ...]:
+    """The ids of the vocabulary's pieces that are whole words by ``pattern`` (by default :data:`WORD_PATTERN`: a
+    space and 4 to 9 lowercase letters), ascending.
 
     Args:
         pieces: every token's text, id ``i`` at index ``i`` (``pieces(model, range(vocab_size))``).
+        pattern: what a whole word is (:data:`WORD_PATTERN` or :data:`LETTERS_PATTERN`), matched whole.
     """
-    return tuple(i for i, p in enumerate(pieces) if WORD_PATTERN.fullmatch(p))
+    return tuple(i for i, p in enumerate(pieces) if pattern.fullmatch(p))
 
 
 @_resource
 def word_ids(model: LlamaModel) -> tuple[int, ...]:
-    """The whole-word tokens of the vocabulary (:func:`word_token_ids`) that tokenize back to themselves (the text
-    `` word`` is that one id), once per process: a prompt of them, decoded, reads back as the same ids (for
-    SmolLM2 every one of its 15,873 words does)."""
-    candidates = word_token_ids(pieces(model, range(model.config.vocab_size)))
-    texts = pieces(model, candidates)
-    return tuple(i for i, p in zip(candidates, texts, strict=True) if token_ids(model, p) == [i])
+    """The whole-word tokens of the vocabulary that tokenize back to themselves (the text `` word`` is that one id,
+    after the BOS token when the file adds one),
+    once per process: a prompt of them, decoded, reads back as the same ids. The words are :data:`WORD_PATTERN`'s
+    (for SmolLM2 every one of its 15,873 words tokenizes back), or :data:`LETTERS_PATTERN`'s when those are fewer
+    than :data:`ENOUGH_WORDS`; a tiny vocabulary may have only a few, or none (:func:`repeat_words`)."""
+    every = pieces(model, range(model.config.vocab_size))
+    bos = [] if model.tokenizer.bos_id is None else [model.tokenizer.bos_id]  # Gemma's files add it to every text
+    words: tuple[int, ...] = ()
+    for pattern in (WORD_PATTERN, LETTERS_PATTERN):
+        candidates = word_token_ids(every, pattern)
+        words = tuple(i for i in candidates if token_ids(model, every[i]) == bos + [i])
+        if len(words) >= ENOUGH_WORDS:
+            break
+    return words
+
+
+def repeat_words(model: LlamaModel, k: int) -> int:
+    """How many distinct words a repeated random prompt of ``k`` words can draw from ``model``'s vocabulary:
+    ``min(k, len(word_ids(model)))`` (fewer than ``k`` only in a small vocabulary; 0 or 1: no repeat to draw)."""
+    return min(k, len(word_ids(model)))
 
 
 # --- the prompt --------------------------------------------------------------------------------------------
@@ -483,7 +729,7 @@ def prompt_input(control: controls.Text, ctx: controls.Ctx | None = None, *, mod
     :func:`explorer.shell.controls.set_value` (in its callback). Call it after :func:`model_or_explain` (``model``
     defaults to the loaded model).
     """
-    lm = model if model is not None else load_model(weights_mode())
+    lm = model if model is not None else current_model()
     ss = st.session_state
     key, default = control.key, control.default_value(dict(ctx or {}))
     typed = controls.draw(control, ctx, **kwargs)
@@ -643,6 +889,13 @@ def _knockout_layer(model: LlamaModel, ids: tuple[int, ...], token_id: int, abla
     """One stacked pass of the sweep: the heads of ``layer`` knocked out one at a time."""
     return interventions.knockout_layer(model, list(ids), token_id, layer, ablation=ablation,
                                         run=_clean(model, ids))
+
+
+def knockout_layer(model: LlamaModel, ids: Sequence[int], token_id: int, layer: int, *,
+                   ablation: str = "zero") -> tuple[np.ndarray, np.ndarray]:
+    """One stacked pass of :func:`knockout_sweep` (the heads of ``layer`` knocked out one at a time), cached as the
+    sweep caches it: a page that runs one pass ahead (to time it) does not run it again in the sweep."""
+    return _knockout_layer(model, tuple(int(i) for i in ids), token_id, ablation, layer)
 
 
 def knockout_sweep(model: LlamaModel, ids: Sequence[int], token_id: int, *, ablation: str = "zero",

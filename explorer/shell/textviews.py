@@ -60,6 +60,16 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>$~|])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` (a model's name from its file, say) inside a sentence, with the characters that start Markdown
+    emphasis, code, links, HTML, LaTeX or tables backslash-escaped, so the prose around it shows it as plain text:
+    ``md_escape("a*b_$c") == "a\\*b\\_\\$c"``."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
 def md_code(text: str, limit: int | None = 30) -> str:
     """:func:`code_span` of ``text`` with runs of white space made one space and shortened to ``limit`` characters
     (``…`` added; ``None``: never)."""

@@ -18,7 +18,6 @@ import pytest
 
 from attention import llama
 from attention.llama import interventions as iv
-from attention.llama import variants
 from attention.llama.blocks import apply_rope_half, rms_norm, rope_angles
 from attention.llama.tokenizer import SentencePieceBPE, read_tokenizer
 from tests.conftest import require
@@ -135,20 +134,23 @@ def test_head_steps_show_gemma3s_steps(gemma):
 
 
 def test_the_interventions_identities(gemma):
-    assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the cat. The cat"),
-                                   attribution=False)
+    assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the cat. The cat"))
 
 
-def test_what_gemma3_refuses_names_it(gemma):
-    """The logit attribution through W_o does not add up past a norm after the attention: refused; so are the
-    llama-only variants."""
+def test_the_attribution_freezes_each_post_attention_norm(gemma):
+    """Gemma's attention output passes through a norm before it joins the stream: with each layer's divisor frozen
+    (the last position's RMS of what its heads wrote together) the heads' shares are linear and add up to the logit;
+    the divisors are those RMS values."""
     ids = gemma.encode(PROMPT)
-    with pytest.raises(ValueError, match="logit_attribution .* this model is 'gemma3', whose attention and MLP"):
-        iv.logit_attribution(gemma, ids, 7)
-    for call in (lambda: variants.kv_variant(gemma, "mqa"), lambda: variants.latent_basis(gemma),
-                 lambda: variants.renumbered_logits(gemma, ids, window=4, sinks=1)):
-        with pytest.raises(ValueError, match="written for the llama architecture; this model is 'gemma3'"):
-            call()
+    run = gemma.forward(ids, keep_activations=True)
+    a = iv.logit_attribution(gemma, ids, 7, run=run)
+    c = gemma.config
+    assert a.attention_scales.shape == (c.n_layers,)
+    for layer in range(c.n_layers):
+        W_o = gemma._layers[layer].o.widen().astype(np.float64)
+        written = run.head_outputs[layer, :, -1].astype(np.float64).reshape(-1) @ W_o
+        assert a.attention_scales[layer] == pytest.approx(np.sqrt(np.mean(written ** 2) + c.rms_eps), rel=1e-12)
+    assert abs(a.total - a.logit) <= 1e-4 * max(1.0, abs(a.logit))
 
 
 def test_the_sentencepiece_tokenizer_spells_text_with_pieces_and_bytes(gemma):

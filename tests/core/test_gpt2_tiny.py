@@ -171,13 +171,10 @@ def test_the_logit_lens_and_attribution_use_the_final_layernorm(gpt2):
     assert a.total == pytest.approx(a.logit, rel=1e-5, abs=1e-5)
 
 
-def test_the_llama_only_variants_refuse_gpt2(gpt2):
-    for call in (lambda: variants.kv_variant(gpt2, "mqa"), lambda: variants.latent_basis(gpt2),
-                 lambda: variants.renumbered_logits(gpt2, gpt2.encode(PROMPT), window=4, sinks=1)):
-        with pytest.raises(ValueError, match="written for the llama architecture; this model is 'gpt2'"):
-            call()
-    with pytest.raises(ValueError, match="a gpt2 block has other parts"):  # LayerNorm, GELU, biases: not SwiGLU's
-        gpt2.block_weights(0)
+def test_what_gpt2_refuses_names_it(gpt2):
+    """StreamingLLM's numbering needs RoPE (tests/core/test_variants_families.py)."""
+    with pytest.raises(ValueError, match="renumbers the RoPE positions of the cached keys; this model is 'gpt2'"):
+        variants.renumbered_logits(gpt2, gpt2.encode(PROMPT), window=4, sinks=1)
 
 
 def test_a_separate_output_matrix_and_quantized_files(tmp_path):

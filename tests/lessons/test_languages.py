@@ -144,10 +144,12 @@ def visitor_words(at) -> set[str]:
 
 
 def allowed(at) -> tuple[str, ...]:
-    """Plotly's hover fields (``%{customdata[1]}`` is no word of a sentence) and citations ("Vaswani et al.", "Jain &
-    Wallace (2019), “Attention is not Explanation”": the authors, the year, the paper's title)."""
+    """Plotly's hover fields (``%{customdata[1]}`` is no word of a sentence), citations ("Vaswani et al.", "Jain &
+    Wallace (2019), “Attention is not Explanation”": the authors, the year, the paper's title) and the served model's
+    name (:func:`explorer.shell.llm.model_name`: "tiny-smollm2-test" is a name, not a sentence)."""
     joined = "\n".join(page_texts(at, sidebar=True))
-    return tuple(sorted(set(_FIELD.findall(joined)) | set(_CITATION.findall(joined))))
+    served = llm.model_name(llm.load_model(llm.weights_mode()))
+    return tuple(sorted(set(_FIELD.findall(joined)) | set(_CITATION.findall(joined)) | {served}))
 
 
 _GLOSS = re.compile(r"\(([^()]+)\)")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 import streamlit as st
 
-from explorer.shell.cache import cached, key_hash_funcs, resource
+from explorer.shell.cache import cached, figure, key_hash_funcs, resource
 from explorer.shell.settings import Settings
 
 BASE = Settings(("The", "cat"), 8, 4, 42, "lesson", False)
@@ -223,3 +224,36 @@ def test_a_serial_computation_runs_once_at_a_time():
     for t in threads:
         t.join()
     assert most[0] == 1 and [slow(i) for i in range(4)] == [0, 1, 2, 3]
+
+
+@dataclass(frozen=True)
+class _Config:
+    n_layers: int
+
+
+@dataclass
+class _Model:  # what model_identity reads of a loaded model (attention.llama.LlamaModel)
+    path: str
+    weights_mode: str
+    config: _Config
+    weights: list  # never hashed
+
+
+@pytest.mark.parametrize("decorate", [lambda f: cached(max_entries=4)(f), lambda f: resource(4)(f),
+                                      lambda f: figure(4)(f)], ids=["cached", "resource", "figure"])
+def test_a_lesson_computation_keys_on_its_models_identity_not_only_on_the_ids(decorate):
+    """Two models with the same tokenizer (SmolLM2-135M and -360M) give the same ids: a lesson's ``_model`` (not
+    hashed) must still key the entry, or the second model would be shown the first one's results (issue 50)."""
+    calls = []
+
+    def statistic(_model, ids: tuple[int, ...]) -> str:
+        calls.append(_model.path)
+        return f"{_model.path}:{sum(ids)}"
+
+    kept = decorate(statistic)
+    a, b = (_Model(p, "float32", _Config(30), [np.zeros(3)]) for p in ("a.gguf", "b.gguf"))
+    assert kept(a, (1, 2)) == "a.gguf:3" and kept(b, (1, 2)) == "b.gguf:3" and calls == ["a.gguf", "b.gguf"]
+    assert kept(_Model("a.gguf", "compact", _Config(30), []), (1, 2)) == "a.gguf:3" and len(calls) == 3
+    assert kept(a, (1, 2)) == "a.gguf:3" and len(calls) == 3  # the same model: cached
+    assert kept(_model=b, ids=(1, 2)) == "b.gguf:3"  # given by name
+    kept.clear()

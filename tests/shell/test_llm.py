@@ -52,13 +52,26 @@ def test_describe_reads_the_config():
     other = llama.LlamaConfig(**{**SMOLLM2.__dict__, "n_layers": 2, "n_heads": 6, "n_kv_heads": 2, "d_head": 8,
                                  "d_model": 48})
     assert llm.describe(other) == "2 layers, 6 query heads of d_head 8 sharing 2 key/value heads, d_model 48"
+    mha = llama.LlamaConfig(**{**SMOLLM2.__dict__, "n_layers": 12, "n_heads": 12, "n_kv_heads": 12, "d_model": 768})
+    assert llm.describe(mha) == "12 layers, 12 heads of d_head 64, each with its own keys and values, d_model 768"
+    mqa = llama.LlamaConfig(**{**SMOLLM2.__dict__, "n_kv_heads": 1})
+    assert llm.describe(mqa) == "30 layers, 9 query heads of d_head 64 sharing one key/value head, d_model 576"
+    gpt2 = llama.LlamaConfig(**{**mha.__dict__, "norm": "layer", "mlp": "gelu", "positions": "learned",
+                                "rope_layout": None})
+    assert (llm.norm_name(SMOLLM2), llm.mlp_name(SMOLLM2), llm.norm_name(gpt2), llm.mlp_name(gpt2)) == \
+        ("RMSNorm", "SwiGLU", "LayerNorm", "GELU")
+    assert llm.mlp_name(llama.LlamaConfig(**{**SMOLLM2.__dict__, "mlp": "geglu"})) == "GEGLU"
 
 
 def test_the_not_used_notes_name_the_models_sizes_and_the_lessons_own_seed():
     notes = llm.not_used(SMOLLM2)
     assert list(notes) == ["sentence", "embedding", "positional", "d_model", "d_k"]  # a lesson using the seed
-    assert notes["d_model"] == "the model's own width, d_model = 576 (SmolLM2-135M-Instruct)."
-    assert notes["d_k"] == "the model's heads are d_head = 64 wide (SmolLM2-135M-Instruct)."
+    assert notes["d_model"] == "the model's own width, d_model = 576."
+    assert notes["d_k"] == "the model's heads are d_head = 64 wide."
+    assert notes["positional"] == "the model's own positions (RoPE rotates its queries and keys)."
+    learned = llm.not_used(llama.LlamaConfig(**{**SMOLLM2.__dict__, "positions": "learned", "rope_layout": None}))
+    assert learned["positional"] == ("the model's own learned position embeddings (a trained vector per position, "
+                                     "added to the token's embedding).")
     other = llama.LlamaConfig(**{**SMOLLM2.__dict__, "d_model": 48, "d_head": 8})
     seeded = llm.not_used(other, seed="the page's own seed picks the words.")
     assert list(seeded) == ["sentence", "embedding", "positional", "seed", "d_model", "d_k"]  # the sidebar's order
@@ -66,7 +79,7 @@ def test_the_not_used_notes_name_the_models_sizes_and_the_lessons_own_seed():
     with i18n.using("pt"):
         pt = llm.not_used(SMOLLM2)
     assert pt["sentence"] == "o modelo lê o prompt digitado nesta página."  # the door's catalogue (shell)
-    assert pt["d_k"] == "as cabeças do modelo têm d_head = 64 de largura (SmolLM2-135M-Instruct)."
+    assert pt["d_k"] == "as cabeças do modelo têm d_head = 64 de largura."
 
 
 def test_visible_pieces_and_labels():
@@ -150,6 +163,11 @@ def test_the_precision_note_for_other_files():
                                             "float32 (F32, 40% of the parameters); the norms are float32 (F32, 60%)")
     tiny_norm = llm.WeightStorage({"token_embd.weight": ("Q8_0", (100, 1000)), "blk.0.attn_norm.weight": ("F32", (3,))})
     assert "the norms are float32 (F32, under 0.01%)" in llm.precision_note(tiny_norm)
+    assert tiny_norm.quantized and not one_type.quantized and not one_type.has_biases
+    with_biases = llm.WeightStorage({"token_embd.weight": ("F16", (2, 2)), "blk.0.attn_norm.weight": ("F32", (3,)),
+                                     "blk.0.attn_norm.bias": ("F32", (3,))})
+    assert with_biases.has_biases and not with_biases.quantized
+    assert llm.precision_note(with_biases).endswith("; the norms and biases are float32 (F32, 60%)")
     with pytest.raises(ValueError, match="storage"):
         llm.precision_note(llm.WeightStorage({"blk.0.attn_q.weight": ("Q4_1", (2, 10))}))
 
@@ -336,6 +354,27 @@ def test_word_token_ids_are_whole_lowercase_words():
     assert llm.word_token_ids(pieces) == (2, 4, 7)
 
 
+def test_letters_pattern_takes_words_of_any_script_and_case():
+    pieces = [" cat", " İstanbul", " 日本", " x", "cat", " a1", " ı", " snake_case", " Paris"]
+    assert llm.word_token_ids(pieces, llm.LETTERS_PATTERN) == (0, 1, 2, 3, 6, 8)
+
+
+@pytest.mark.parametrize("family, words", [
+    pytest.param("qwen2", [" t", " the", " c", " cat"], marks=pytest.mark.lesson_model("qwen2")),
+    pytest.param("gpt2", [" t", " the", " c", " cat"], marks=pytest.mark.lesson_model("gpt2")),
+    pytest.param("gemma3", [" t", " the", " c", " cat", " s", " sat", " m", " mat", " i", " İ", " f", " ı", " x"],
+                 marks=pytest.mark.lesson_model("gemma3")),  # " on" is a piece, but the text " on" is 3 tokens
+])
+def test_a_small_vocabulary_draws_its_own_words(door_model, family, words):
+    """A tiny vocabulary has no WORD_PATTERN words: the draw takes its space-and-letters pieces (SentencePiece's ▁
+    read as the space) that tokenize back to themselves, and the repeat is as long as they allow."""
+    got = llm.word_ids(door_model)
+    assert llm.pieces(door_model, got) == words
+    bos = [] if family != "gemma3" else [door_model.tokenizer.bos_id]  # Gemma's file adds BOS to every text
+    assert all(door_model.encode(w) == bos + [i] for w, i in zip(words, got, strict=True))
+    assert llm.repeat_words(door_model, 20) == len(words) and llm.repeat_words(door_model, 3) == 3
+
+
 @pytest.mark.slow
 def test_word_ids_tokenize_back_to_themselves(lm):
     words = llm.word_ids(lm)
@@ -387,3 +426,10 @@ def test_model_name_is_the_builtin_name_or_the_files_own(door_model, tmp_path):
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "Tiny Llama"
     write_tiny_gguf(path, name="  ")
     assert llm.model_name(llama.load(path, expected_sha256=None)) == "some-file"
+
+
+def test_a_file_of_float_tensors_widens_exactly():
+    floats = llm.WeightStorage({"token_embd.weight": ("F16", (3, 10)), "blk.0.attn_q.weight": ("BF16", (10, 10)),
+                                "blk.0.attn_norm.weight": ("F32", (10,))})
+    assert llm.widened_exactly(floats)
+    assert not llm.widened_exactly(llm.WeightStorage({**floats.tensors, "blk.0.attn_k.weight": ("Q4_1", (5, 10))}))

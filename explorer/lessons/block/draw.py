@@ -17,6 +17,7 @@ from explorer.lessons.block import model
 from explorer.shell import charts, controls, i18n, llm, tables
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
+from explorer.shell.textviews import md_escape
 
 _, _n = translator(__name__)
 
@@ -31,14 +32,14 @@ def title() -> None:
 
 
 @section
-def intro(config: llm.LlamaConfig) -> None:
-    """What the page does and the model's shape."""
+def intro(config: llm.LlamaConfig, name: str) -> None:
+    """What the page does and the model's shape (``name``: :func:`explorer.shell.llm.model_name`)."""
     st.markdown(_(
         "The toy lessons built one attention layer. A real model stacks **blocks** (its layers): each reads a running "
         "vector per token, the **residual stream**, and adds two things to it, what its attention writes and what its "
         "**MLP** writes. Here you follow your prompt through {model} ({shape}), number by number: from the token's "
         "embedding, through one block up close, to the next-token probabilities and the **loss**."
-    ).format(model=llm.MODEL_NAME, shape=llm.describe(config)))
+    ).format(model=md_escape(name), shape=llm.describe(config)))
 
 
 @section
@@ -46,12 +47,11 @@ def embedding(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """Step 1: each token's row of E, its size and its norm."""
     m, d = measure(_model, ids), _model.config.d_model
     st.header(_("1. The token embedding"))
-    st.latex(r"x_0 = E[t] \in \mathbb{R}^{" + str(d) + "}")
-    st.markdown(_("Each token id t picks its row of the embedding matrix E [{vocab} × {d}]: a vector of d_model = {d} "
-                  "numbers. That vector is where the token's residual stream starts.").format(
-        vocab=i18n.integer(_model.config.vocab_size), d=d))
+    st.latex(model.embedding_latex(_model.config))
+    st.markdown(model.embedding_text(_model.config))
     tables.dataframe(pd.DataFrame({_("token"): llm.visible_pieces(_model, ids), "id": ids,
-                                   "‖E[t]‖": m.embedding_norms}), digits=3, hide_index=True, width="stretch")
+                                   model.embedding_symbol(_model.config): m.embedding_norms}),
+                     digits=3, hide_index=True, width="stretch")
     st.caption(model.embedding_claim(m, d))
 
 
@@ -60,10 +60,9 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     """Step 2: the residual stream as a running sum, its norm block by block and each block's two writes."""
     m, c = measure(_model, ids), _model.config
     st.header(_("2. The residual stream: a running sum"))
-    st.latex(r"x_{l+1} = x_l + a_l + m_l")
-    st.latex(r"a_l = \mathrm{attn}_l(\mathrm{RMSNorm}(x_l))")
-    st.latex(r"u = \mathrm{RMSNorm}(x_l + a_l), \qquad m_l = \mathrm{mlp}_l(u)")
-    st.markdown(model.pre_norm_claim(llm.MODEL_NAME, c.n_layers))
+    for line in model.stream_latex(c):
+        st.latex(line)
+    st.markdown(model.pre_norm_claim(md_escape(llm.model_name(_model)), c))
     norms = m.write_norms
     charts.show_fig(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
     st.info(model.stream_claim(m), icon="📈")
@@ -75,25 +74,19 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
 
 @section
 def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> None:
-    """Step 3: one block measured at the last token: its RMSNorm, attention's W_o write per head, the SwiGLU MLP."""
+    """Step 3: one block measured at the last token: its norm, attention's W_o write per head, its MLP."""
     m, c = measure(_model, ids), _model.config
     b = inside(_model, ids, layer, measure)
     left, right = st.columns([5, 6])
     with left:
-        st.markdown(_("**RMSNorm** divides the stream by its root mean square, then scales each coordinate by a "
-                      "learned gain g:"))
-        st.latex(r"\mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}} \odot g")
-        st.markdown(_("**Attention** concatenates its {heads} heads' outputs o_h (each {dh} numbers) and multiplies by "
-                      "W_o [{rows} × {d}]: head h writes through its own {dh} rows of W_o.").format(
-            heads=c.n_heads, dh=c.d_head, rows=c.n_heads * c.d_head, d=c.d_model))
-        st.latex(r"a_l = [o_0, \dots, o_{" + str(c.n_heads - 1) + r"}]\, W_o = \sum_h o_h\, W_o^{(h)}")
-        st.markdown(_("The **MLP** (SwiGLU) reads u = RMSNorm(x_l + a_l), the stream after attention normalised "
-                      "again. It widens u to d_ff = {d_ff} numbers twice (gate = u W_gate and up = u W_up), lets "
-                      "silu(gate) open or close each unit, giving hidden = silu(u W_gate) ⊙ u W_up, and projects "
-                      "hidden back to {d} numbers with W_down:").format(d_ff=c.d_ff, d=c.d_model))
-        st.latex(r"\mathrm{hidden} = \mathrm{silu}(u W_{gate}) \odot u W_{up}")
-        st.latex(r"m_l = \mathrm{hidden}\; W_{down}")
-        st.latex(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
+        st.markdown(model.norm_markdown(c))
+        st.latex(model.norm_latex(c))
+        st.markdown(model.attention_markdown(c))
+        for line in model.attention_latex(c):
+            st.latex(line)
+        st.markdown(model.mlp_markdown(c))
+        for line in model.mlp_latex(c):
+            st.latex(line)
     with right:  # one small table per step, its name as the caption: both columns stay in view on a phone
         rows = model.inside_rows(b, m.eps)
         for step in dict.fromkeys(step for step, *_ in rows):
@@ -103,7 +96,7 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
                          height=35 * (len(part) + 1) + 3,
                          column_config={_("value"): st.column_config.TextColumn(width="small")})
     head, share = model.biggest_head(b)
-    charts.show_fig(bfig.heads_figure(b.head_norms, b.attn_norm, layer), key="blk_fig_heads")
+    charts.show_fig(bfig.heads_figure(b.head_norms, b.heads_sum_norm, layer), key="blk_fig_heads")
     st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
                  "different directions, so the sum is shorter than the parts added up.").format(
         head=head, share=i18n.percent(share, 0)) + " " + model.rms_claim(b))
@@ -129,15 +122,17 @@ def output(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None) -> N
     """Step 5: the final norm, the unembedding to logits, softmax, the top tokens."""
     m, c = measure(_model, ids), _model.config
     st.header(_("5. The final norm, the logits and the probabilities"))
-    st.latex(r"\text{logits} = \mathrm{RMSNorm}(x_{" + str(c.n_layers) + r"})\, " + model.unembedding_symbol(tied)
+    st.latex(r"\text{logits} = \mathrm{" + llm.norm_name(c) + r"}(x_{" + str(c.n_layers) + r"})\, "
+             + model.unembedding_symbol(tied)
              + r" \in \mathbb{R}^{"
              + str(c.vocab_size) + "}")
     st.latex(r"p = \mathrm{softmax}(\text{logits})")
-    st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more RMSNorm, then a "
+    st.markdown(_("After the last block the stream (‖x‖ = {norm}, RMS {rms}) goes through one more {kind}, then a "
                   "dot product with every token's row: one score, a **logit**, per token of the vocabulary. The "
                   "softmax turns the logits into probabilities that sum to 1.").format(
-        norm=model.norm_text(m.stream_norms[-1]), rms=i18n.significant(model.rms(m.streams[-1]), 4)))
-    st.caption(model.tied_claim(tied, c.vocab_size, c.d_model))
+        norm=model.norm_text(m.stream_norms[-1]), rms=i18n.significant(model.rms(m.streams[-1]), 4),
+        kind=llm.norm_name(c)))
+    st.caption(model.tied_claim(tied, c.vocab_size, c.d_model, llm.norm_name(c)))
     tables.dataframe(pd.DataFrame({_("rank"): range(1, len(m.top_ids) + 1),
                                    _("next token"): llm.visible_pieces(_model, m.top_ids), "id": m.top_ids,
                                    _("probability"): np.asarray(m.top_probabilities)}),

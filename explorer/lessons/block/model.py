@@ -1,15 +1,18 @@
 """Inside one transformer block: the numbers of one forward pass and the claims the page makes (no Streamlit).
 
-SmolLM2 is pre-norm: block ``l`` reads the residual stream ``x_l`` through an RMSNorm, attention writes
-``a_l = concat_h(o_h) W_o`` into it, then the MLP reads the sum through a second RMSNorm,
-``u = RMSNorm(x_l + a_l)``, and writes ``m_l = (silu(u W_gate) ⊙ u W_up) W_down``: ``x_{l+1} = x_l + a_l + m_l``.
-Everything comes from the core's one forward pass (:func:`explorer.shell.llm.forward` with its activations); one block's
-inside (the RMSNorm's divisor, each head's share of ``a_l``, the MLP's gate and up) is recomputed here from that block's
-weights and the core's ``rms_norm`` and ``silu`` (``tests/lessons/block/test_model.py`` checks it reproduces the core's
-numbers).
+Every family the core reads is pre-norm: block ``l`` reads the residual stream ``x_l`` through a norm (RMSNorm, or
+GPT-2's LayerNorm with a bias), attention writes ``a_l = concat_h(o_h) W_o`` (``+ b_o``: GPT-2) into it, then the MLP
+reads the sum through a second norm, ``u = norm(x_l + a_l)``, and writes ``m_l`` (SwiGLU ``(silu(u W_gate) ⊙ u W_up)
+W_down``, Gemma's GEGLU with GELU in place of SiLU, or GPT-2's ``gelu(u W_up + b_up) W_down + b_down``); Gemma 3 also
+normalises both writes before they join the stream. ``x_{l+1} = x_l + a_l + m_l`` with ``a_l``, ``m_l`` what joins.
+Everything comes from the core's one forward pass (:func:`explorer.shell.llm.forward` with its activations); one
+block's inside (the norm's divisor, each head's share of ``a_l``, the MLP's gate and up) is recomputed here from that
+block's weights (:meth:`attention.llama.LlamaModel.block_weights`) and the core's norms and activations
+(``tests/lessons/block/test_model.py`` checks it reproduces the core's numbers on every family).
 
-Sources: RMSNorm, Zhang & Sennrich (2019); SwiGLU, Shazeer (2020); pre-norm residual blocks, Xiong et al. (2020);
-perplexity as exp of the mean cross-entropy, Jurafsky & Martin, "Speech and Language Processing", 3rd ed., 3.2.1.
+Sources: RMSNorm, Zhang & Sennrich (2019); LayerNorm, Ba, Kiros & Hinton (2016); SwiGLU, Shazeer (2020); GELU,
+Hendrycks & Gimpel (2016); pre-norm residual blocks, Xiong et al. (2020); perplexity as exp of the mean cross-entropy,
+Jurafsky & Martin, "Speech and Language Processing", 3rd ed., 3.2.1.
 """
 
 from __future__ import annotations
@@ -101,26 +104,37 @@ def measure(_model: llm.LlamaModel, ids: tuple[int, ...]) -> Measured:
 
 @dataclass(frozen=True)
 class Inside:
-    """One block's inside at the last token (float64 ``[d]`` vectors; norms are Euclidean, RMS = norm / √d).
+    """One block's inside at the last token (float64 ``[d]`` vectors; norms are Euclidean, RMS = norm / √d), whatever
+    the family's block (:class:`attention.llama.BlockWeights`).
 
     Attributes:
-        layer: the block. x: the stream entering it. divisor: ``√(mean(x²) + ε)``. normed: ``rms_norm(x, g₁)``.
-        gain: ``g₁``. head_writes: ``[n_heads, d]`` each head's ``o_h W_o[h]``; attn: their sum.
-        mid: ``x + attn``. gate, up: ``rms_norm(mid, g₂) W_gate``, ``… W_up`` ``[d_ff]``; hidden:
-        ``silu(gate) ⊙ up``; mlp: ``hidden W_down``.
+        layer: the block. config: the model's (its norm, MLP and post-norms decide what the fields hold).
+        x: the stream entering it. mean: LayerNorm's ``mean(x)`` (0.0 for RMSNorm, which subtracts nothing).
+        divisor: ``√(mean(x²) + ε)`` (RMSNorm) or ``√(var(x) + ε)`` (LayerNorm). gain: ``g₁``; bias: ``b₁``
+        (LayerNorm) or ``None``. normed: the norm's output, what every head reads.
+        head_writes: ``[n_heads, d]`` each head's ``o_h W_o[h]`` (no bias). attn_raw: ``concat(o) W_o`` (``+ b_o``).
+        attn: ``a_l``, what joins the stream: ``attn_raw``, or its RMSNorm (post-norms: gemma3).
+        mid: ``x + attn``. gate: ``u W_gate`` ``[d_ff]`` (``None`` for an ungated GELU MLP); up: ``u W_up``
+        (``+ b_up``); hidden: ``act(gate) ⊙ up`` or ``gelu(up)``; mlp_raw: ``hidden W_down`` (``+ b_down``).
+        mlp: ``m_l``, what joins the stream: ``mlp_raw``, or its RMSNorm (post-norms).
     """
 
     layer: int
+    config: llm.LlamaConfig
     x: np.ndarray
+    mean: float
     divisor: float
     gain: np.ndarray
+    bias: np.ndarray | None
     normed: np.ndarray
     head_writes: np.ndarray
+    attn_raw: np.ndarray
     attn: np.ndarray
     mid: np.ndarray
-    gate: np.ndarray
+    gate: np.ndarray | None
     up: np.ndarray
     hidden: np.ndarray
+    mlp_raw: np.ndarray
     mlp: np.ndarray
 
     @property
@@ -130,8 +144,13 @@ class Inside:
 
     @property
     def attn_norm(self) -> float:
-        """``‖a_l‖``, the norm of the attention write."""
-        return float(np.linalg.norm(self.attn))
+        """``‖concat(o) W_o‖`` (``+ b_o``), the norm of the attention's output (before a post-norm)."""
+        return float(np.linalg.norm(self.attn_raw))
+
+    @property
+    def heads_sum_norm(self) -> float:
+        """``‖Σ_h o_h W_o[h]‖``, the norm of the heads' parts added up (no bias: at most the parts' norms summed)."""
+        return float(np.linalg.norm(self.head_writes.sum(0)))
 
 
 def norm_text(v: float) -> str:
@@ -145,43 +164,99 @@ def rms(v) -> float:
     return float(np.sqrt(np.mean(v * v)))
 
 
+def _norm(config: llm.LlamaConfig, x, gain, bias):
+    """The model's norm (:attr:`LlamaConfig.norm`): RMSNorm, or LayerNorm with its bias."""
+    if config.norm == "layer":
+        return llm.layer_norm(x, gain, bias, config.rms_eps)
+    return llm.rms_norm(x, gain, config.rms_eps)
+
+
 def inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _measure) -> Inside:
     """Block ``layer`` recomputed from its weights (:meth:`LlamaModel.block_weights`) on the last token's stream
-    (``_measure``: :func:`measure` or its cached binding, not hashed).
+    (``_measure``: :func:`measure` or its cached binding, not hashed), in the family's own parts: RMSNorm or LayerNorm
+    (with its bias), W_o's bias, the norms after attention and the MLP (gemma3), a SwiGLU, GEGLU or GELU MLP.
 
     Raises:
         ValueError: ``layer`` out of range; bad ``ids`` (as :func:`measure`).
     """
+    c = _model.config
     w, m = _model.block_weights(layer), _measure(_model, ids)
-    x, dh = m.streams[layer], _model.config.d_head
-    normed = llm.rms_norm(x, w.attn_norm, m.eps)
+    x, dh = m.streams[layer], c.d_head
+    normed = _norm(c, x, w.attn_norm, w.attn_norm_bias)
     head_writes = np.stack([m.heads[layer, h] @ w.W_o[h * dh:(h + 1) * dh] for h in range(len(m.heads[layer]))])
-    attn = m.heads[layer].reshape(-1) @ w.W_o  # the concatenation times W_o, as the core multiplies
+    attn_raw = m.heads[layer].reshape(-1) @ w.W_o  # the concatenation times W_o, as the core multiplies
+    if w.o_bias is not None:
+        attn_raw = attn_raw + w.o_bias
+    attn = attn_raw if w.post_attn_norm is None else llm.rms_norm(attn_raw, w.post_attn_norm, c.rms_eps)
     mid = x + attn
-    g = llm.rms_norm(mid, w.ffn_norm, m.eps)
-    gate, up = g @ w.W_gate, g @ w.W_up
-    hidden = llm.silu(gate) * up
-    x64, *rest = (np.asarray(a, dtype=np.float64) for a in (x, w.attn_norm, normed, head_writes, attn, mid, gate, up,
-                                                             hidden, hidden @ w.W_down))
-    return Inside(layer, x64, float(np.sqrt(np.mean(x64 ** 2) + m.eps)), *rest)
+    u = _norm(c, mid, w.ffn_norm, w.ffn_norm_bias)
+    if c.mlp == "gelu":
+        gate, up = None, u @ w.W_up + w.up_bias
+        hidden = llm.gelu_tanh(up)
+    else:
+        gate, up = u @ w.W_gate, u @ w.W_up
+        hidden = (llm.gelu_tanh if c.mlp == "geglu" else llm.silu)(gate) * up
+    mlp_raw = hidden @ w.W_down
+    if w.down_bias is not None:
+        mlp_raw = mlp_raw + w.down_bias
+    mlp = mlp_raw if w.post_ffn_norm is None else llm.rms_norm(mlp_raw, w.post_ffn_norm, c.rms_eps)
+
+    def f64(a):
+        return None if a is None else np.asarray(a, dtype=np.float64)
+
+    x64 = f64(x)
+    mean = float(x64.mean()) if c.norm == "layer" else 0.0
+    spread = np.mean((x64 - mean) ** 2)  # LayerNorm: the variance; RMSNorm: mean(x²) (mean is 0.0)
+    return Inside(layer, c, x64, mean, float(np.sqrt(spread + m.eps)), f64(w.attn_norm), f64(w.attn_norm_bias),
+                  f64(normed), f64(head_writes), f64(attn_raw), f64(attn), f64(mid), f64(gate), f64(up), f64(hidden),
+                  f64(mlp_raw), f64(mlp))
+
+
+def mlp_formula(config: llm.LlamaConfig) -> str:
+    """The hidden units' formula as the table writes it (symbols: the same in every language)."""
+    return {"swiglu": "silu(gate) ⊙ up", "geglu": "gelu(gate) ⊙ up", "gelu": "gelu(up)"}[config.mlp]
 
 
 def inside_rows(b: Inside, eps: float) -> list[tuple[str, str, float]]:
-    """The block's numbers as ``(step, quantity, value)`` rows, in the run's language (a small table)."""
-    d_ff = len(b.gate)
-    norm, att, mlp = _("RMSNorm before attention"), _("attention"), _("MLP (SwiGLU)")
-    return [(norm, _("RMS of the stream x"), rms(b.x)), (norm, "ε", eps),
-            (norm, _("divides by √(mean(x²) + ε)"), b.divisor), (norm, _("RMS of x / √(…)"), rms(b.x / b.divisor)),
-            (norm, _("RMS of the learned scale g"), rms(b.gain)),
-            (norm, _("RMS after: x / √(…) ⊙ g"), rms(b.normed)),
-            (att, _("heads (each its own rows of W_o)"), float(len(b.head_writes))),
-            (att, _("‖write‖ = ‖concat(o) W_o‖"), b.attn_norm)] + [
-        (att, _("‖head {h}'s part‖").format(h=h), float(v)) for h, v in enumerate(b.head_norms)] + [
-            (mlp, _("d_ff (width of gate and up)"), float(d_ff)), (mlp, _("‖gate‖"), float(np.linalg.norm(b.gate))),
-            (mlp, _("‖up‖"), float(np.linalg.norm(b.up))),
-            (mlp, "‖hidden‖ = ‖silu(gate) ⊙ up‖", float(np.linalg.norm(b.hidden))),  # symbols: every language
-            (mlp, _("share of units with gate > 0"), float(np.mean(b.gate > 0))),
-            (mlp, _("‖write‖ = ‖hidden W_down‖"), float(np.linalg.norm(b.mlp)))]
+    """The block's numbers as ``(step, quantity, value)`` rows, in the run's language (a small table), with the
+    family's own parts (:class:`Inside`)."""
+    c = b.config
+    d_ff, name = len(b.up), llm.norm_name(c)
+    norm = _("{norm} before attention").format(norm=name)
+    att, mlp = _("attention"), _("MLP ({kind})").format(kind=llm.mlp_name(c))
+    layer_norm = c.norm == "layer"
+    rows = [(norm, _("RMS of the stream x"), rms(b.x))]
+    if layer_norm:
+        rows += [(norm, _("mean μ of x (subtracted)"), b.mean), (norm, "ε", eps),
+                 (norm, _("divides by √(var(x) + ε)"), b.divisor),
+                 (norm, _("RMS of (x − μ) / √(…)"), rms((b.x - b.mean) / b.divisor))]
+    else:
+        rows += [(norm, "ε", eps), (norm, _("divides by √(mean(x²) + ε)"), b.divisor),
+                 (norm, _("RMS of x / √(…)"), rms(b.x / b.divisor))]
+    rows.append((norm, _("RMS of the learned scale g"), rms(b.gain)))
+    if b.bias is not None:
+        rows.append((norm, _("RMS of the learned shift b"), rms(b.bias)))
+    rows.append((norm, _("RMS after: x / √(…) ⊙ g") if not layer_norm else _("RMS after: (x − μ) / √(…) ⊙ g + b"),
+                 rms(b.normed)))
+    rows += [(att, _("heads (each its own rows of W_o)"), float(len(b.head_writes))),
+             (att, _("‖write‖ = ‖concat(o) W_o + b_o‖") if c.linear_bias else _("‖write‖ = ‖concat(o) W_o‖"),
+              b.attn_norm)]
+    rows += [(att, _("‖head {h}'s part‖").format(h=h), float(v)) for h, v in enumerate(b.head_norms)]
+    if c.post_norms:
+        rows.append((att, _("‖RMSNorm(write)‖: what joins the stream"), float(np.linalg.norm(b.attn))))
+    rows.append((mlp, _("d_ff (width of gate and up)") if b.gate is not None else _("d_ff (width of up)"),
+                 float(d_ff)))
+    if b.gate is not None:
+        rows.append((mlp, _("‖gate‖"), float(np.linalg.norm(b.gate))))
+    rows += [(mlp, _("‖up + b_up‖") if c.mlp == "gelu" else _("‖up‖"), float(np.linalg.norm(b.up))),
+             (mlp, f"‖hidden‖ = ‖{mlp_formula(c)}‖", float(np.linalg.norm(b.hidden))),  # symbols: every language
+             (mlp, _("share of units with gate > 0") if b.gate is not None else _("share of units with up > 0"),
+              float(np.mean((b.gate if b.gate is not None else b.up) > 0))),
+             (mlp, _("‖write‖ = ‖hidden W_down + b_down‖") if c.linear_bias else _("‖write‖ = ‖hidden W_down‖"),
+              float(np.linalg.norm(b.mlp_raw)))]
+    if c.post_norms:
+        rows.append((mlp, _("‖RMSNorm(write)‖: what joins the stream"), float(np.linalg.norm(b.mlp))))
+    return rows
 
 
 # --- the claims ------------------------------------------------------------------------------------------------
@@ -263,7 +338,7 @@ def loss_claim(m: Measured) -> str:
     return mean + " " + top
 
 
-def tied_claim(tied: bool | None, vocab: int, d_model: int) -> str:
+def tied_claim(tied: bool | None, vocab: int, d_model: int, norm: str = "RMSNorm") -> str:
     """Whether the unembedding is the embedding matrix (measured from the file: it has no ``output.weight``)."""
     if tied is None:
         return _("The weights file could not be read again, so this page does not say whether the output matrix "
@@ -273,7 +348,7 @@ def tied_claim(tied: bool | None, vocab: int, d_model: int) -> str:
                  "turns the last vector into {vocab} logits (tied embeddings).").format(vocab=i18n.integer(vocab),
                                                                                          d=d_model)
     return _("The file has its own output matrix W_U [{vocab} × {d}] (the embeddings are not tied): logits = "
-             "RMSNorm(x) W_Uᵀ.").format(vocab=i18n.integer(vocab), d=d_model)
+             "{norm}(x) W_Uᵀ.").format(vocab=i18n.integer(vocab), d=d_model, norm=norm)
 
 
 def unembedding_symbol(tied: bool | None) -> str:
@@ -294,17 +369,155 @@ def embedding_claim(m: Measured, d_model: int) -> str:
                           "overall (step 2).").format(first=norm_text(s[0]))
 
 
-def pre_norm_claim(model_name: str, n_layers: int) -> str:
-    """How the blocks of a pre-norm model (the Llama family the core runs) add to the stream."""
+def pre_norm_claim(model_name: str, config: llm.LlamaConfig) -> str:
+    """How the blocks of a pre-norm model add to the stream, and what they add (with norms after attention and the
+    MLP, gemma3: their normalised outputs); ``model_name`` is shown as given (escape it for Markdown)."""
+    facts = dict(model=model_name, layers=config.n_layers)
+    if config.post_norms:
+        return _("{model} is **pre-norm** and also normalises what each part writes: each part reads a normalised "
+                 "copy of the stream, its output goes through one more RMSNorm, and that is *added* to the stream, "
+                 "never replaces it. So a_l and m_l below are the normalised outputs, RMSNorm(attention) and "
+                 "RMSNorm(MLP), and after {layers} blocks x_{layers} = x₀ + Σ (a_l + m_l): the embedding plus "
+                 "everything every block wrote. The chart follows the last token (the one whose next token is "
+                 "predicted).").format(**facts)
     return _("{model} is **pre-norm**: each part reads a normalised copy of the stream, and its output is *added* "
              "to the stream, never replaces it. After {layers} blocks, x_{layers} = x₀ + Σ (a_l + m_l): the embedding "
              "plus everything every block wrote. The chart follows the last token (the one whose next token is "
-             "predicted).").format(model=model_name, layers=n_layers)
+             "predicted).").format(**facts)
+
+
+def stream_latex(config: llm.LlamaConfig) -> list[str]:
+    """Step 2's formulas: the running sum and what each block's two parts read and write, with the model's norm
+    (and, for gemma3, the norms after attention and the MLP)."""
+    n = r"\mathrm{" + llm.norm_name(config) + "}"
+    if config.post_norms:
+        return [r"x_{l+1} = x_l + a_l + m_l", r"a_l = \mathrm{RMSNorm}(\mathrm{attn}_l(" + n + r"(x_l)))",
+                r"u = " + n + r"(x_l + a_l), \qquad m_l = \mathrm{RMSNorm}(\mathrm{mlp}_l(u))"]
+    return [r"x_{l+1} = x_l + a_l + m_l", r"a_l = \mathrm{attn}_l(" + n + r"(x_l))",
+            r"u = " + n + r"(x_l + a_l), \qquad m_l = \mathrm{mlp}_l(u)"]
+
+
+def embedding_latex(config: llm.LlamaConfig) -> str:
+    """Step 1's formula: ``x_0 = E[t]``, scaled by √d_model (gemma3) or plus the position's vector (gpt2)."""
+    d = str(config.d_model)
+    if config.positions == "learned":
+        return r"x_0 = E[t] + P[p] \in \mathbb{R}^{" + d + "}"
+    if config.embed_scale != 1.0:
+        return r"x_0 = \sqrt{" + d + r"}\; E[t] \in \mathbb{R}^{" + d + "}"
+    return r"x_0 = E[t] \in \mathbb{R}^{" + d + "}"
+
+
+def embedding_symbol(config: llm.LlamaConfig) -> str:
+    """The embedding table's norm column: ``‖E[t]‖``, or ``‖x₀‖`` when the stream starts as more than the row of E
+    (scaled: gemma3; plus the position's vector: gpt2)."""
+    return "‖E[t]‖" if config.positions == "rope" and config.embed_scale == 1.0 else "‖x₀‖"
+
+
+def embedding_text(config: llm.LlamaConfig) -> str:
+    """Step 1's sentence: where a token's stream starts, in the family's own way."""
+    facts = dict(vocab=i18n.integer(config.vocab_size), d=config.d_model, scale=i18n.general(config.embed_scale, 4),
+                 context=i18n.integer(config.context_length))
+    if config.positions == "learned":
+        return _("Each token id t picks its row of the embedding matrix E [{vocab} × {d}], and its position p picks "
+                 "its row of the learned position matrix P [{context} × {d}]: their sum, d_model = {d} numbers, is "
+                 "where the token's residual stream starts.").format(**facts)
+    if config.embed_scale != 1.0:
+        return _("Each token id t picks its row of the embedding matrix E [{vocab} × {d}], multiplied by √d_model = "
+                 "{scale}: a vector of d_model = {d} numbers. That vector is where the token's residual stream "
+                 "starts.").format(**facts)
+    return _("Each token id t picks its row of the embedding matrix E [{vocab} × {d}]: a vector of d_model = {d} "
+             "numbers. That vector is where the token's residual stream starts.").format(**facts)
+
+
+def norm_markdown(config: llm.LlamaConfig) -> str:
+    """Step 3's sentence on the norm before each part (RMSNorm or LayerNorm), in the run's language."""
+    if config.norm == "layer":
+        return _("**LayerNorm** subtracts the stream's mean μ, divides by its standard deviation, then scales each "
+                 "coordinate by a learned gain g and shifts it by a learned bias b:")
+    return _("**RMSNorm** divides the stream by its root mean square, then scales each coordinate by a learned gain g:")
+
+
+def norm_latex(config: llm.LlamaConfig) -> str:
+    """Step 3's norm formula (RMSNorm or LayerNorm)."""
+    if config.norm == "layer":
+        return (r"\mathrm{LayerNorm}(x) = \frac{x - \mu}{\sqrt{\tfrac{1}{d}\sum_i (x_i - \mu)^2 + \varepsilon}} "
+                r"\odot g + b")
+    return r"\mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}} \odot g"
+
+
+def attention_latex(config: llm.LlamaConfig) -> list[str]:
+    """Step 3's attention write: the heads through W_o (+ b_o: gpt2), then RMSNorm (gemma3)."""
+    last = str(config.n_heads - 1)
+    bias = r" + b_o" if config.linear_bias else ""
+    lines = [r"[o_0, \dots, o_{" + last + r"}]\, W_o" + bias + r" = \sum_h o_h\, W_o^{(h)}" + bias]
+    if config.post_norms:
+        lines.append(r"a_l = \mathrm{RMSNorm}\big([o_0, \dots, o_{" + last + r"}]\, W_o\big)")
+    return lines
+
+
+def attention_markdown(config: llm.LlamaConfig) -> str:
+    """Step 3's sentence on the attention's write, in the run's language."""
+    c = config
+    facts = dict(heads=c.n_heads, dh=c.d_head, rows=c.n_heads * c.d_head, d=c.d_model)
+    text = _("**Attention** concatenates its {heads} heads' outputs o_h (each {dh} numbers) and multiplies by W_o "
+             "[{rows} × {d}]: head h writes through its own {dh} rows of W_o.").format(**facts)
+    if c.linear_bias:
+        text += " " + _("A learned bias b_o is added once to the sum, so it belongs to no head.")
+    if c.post_norms:
+        text += " " + _("Before the result joins the stream, one more RMSNorm with its own gain normalises it: a_l is "
+                        "that normalised write.")
+    return text
+
+
+def mlp_markdown(config: llm.LlamaConfig) -> str:
+    """Step 3's sentence on the MLP (SwiGLU, GEGLU or gpt2's GELU), in the run's language."""
+    c = config
+    facts = dict(d_ff=c.d_ff, d=c.d_model, norm=llm.norm_name(c))
+    if c.mlp == "gelu":
+        text = _("The **MLP** (GELU) reads u = {norm}(x_l + a_l), the stream after attention normalised again. It "
+                 "widens u to d_ff = {d_ff} numbers (up = u W_up + b_up), lets gelu open or close each unit, giving "
+                 "hidden = gelu(up), and projects hidden back to {d} numbers with W_down (+ b_down):").format(**facts)
+    else:
+        act = "silu" if c.mlp == "swiglu" else "gelu"
+        text = _("The **MLP** ({kind}) reads u = {norm}(x_l + a_l), the stream after attention normalised again. It "
+                 "widens u to d_ff = {d_ff} numbers twice (gate = u W_gate and up = u W_up), lets {act}(gate) open or "
+                 "close each unit, giving hidden = {act}(u W_gate) ⊙ u W_up, and projects hidden back to {d} numbers "
+                 "with W_down:").format(kind=llm.mlp_name(c), act=act, **facts)
+    if c.post_norms:
+        text += " " + _("then one more RMSNorm normalises that write: m_l is the normalised write.")
+    return text
+
+
+def mlp_latex(config: llm.LlamaConfig) -> list[str]:
+    """Step 3's MLP formulas: the hidden units, the write (with its bias or post-norm), the activation."""
+    c = config
+    if c.mlp == "gelu":
+        lines = [r"\mathrm{hidden} = \mathrm{gelu}(u W_{up} + b_{up})", r"m_l = \mathrm{hidden}\; W_{down} + b_{down}"]
+    else:
+        act = r"\mathrm{silu}" if c.mlp == "swiglu" else r"\mathrm{gelu}"
+        lines = [r"\mathrm{hidden} = " + act + r"(u W_{gate}) \odot u W_{up}",
+                 r"m_l = \mathrm{RMSNorm}(\mathrm{hidden}\; W_{down})" if c.post_norms else
+                 r"m_l = \mathrm{hidden}\; W_{down}"]
+    if c.mlp == "swiglu":
+        lines.append(r"\mathrm{silu}(z) = \frac{z}{1 + e^{-z}}")
+    else:  # GPT-2's and Gemma's GELU, the tanh approximation the core computes
+        lines.append(r"\mathrm{gelu}(z) = \tfrac{z}{2}\Big(1 + \tanh\big(\sqrt{2/\pi}\,(z + 0.044715\, z^3)\big)"
+                     r"\Big)")
+    return lines
 
 
 def rms_claim(b: Inside) -> str:
-    """What RMS ``x / √(mean(x²) + ε)`` has, measured: just under 1 (ε is inside the root), and whether the
-    difference shows at 4 significant digits."""
+    """What RMS ``x / √(mean(x²) + ε)`` has (LayerNorm: ``(x − μ) / √(var(x) + ε)``), measured: just under 1 (ε is
+    inside the root), and whether the difference shows at 4 significant digits."""
+    if b.config.norm == "layer":
+        centered = b.x - b.mean
+        r = rms(centered / b.divisor)
+        facts = dict(rms=i18n.significant(r, 4), var=i18n.significant(float(np.mean(centered ** 2)), 4))
+        text = (_("(x − μ) / √(…) has RMS just under 1, because ε is added inside the root: here {rms} (var(x) = "
+                  "{var}).") if i18n.significant(r, 4) != i18n.significant(1.0, 4) else
+                _("(x − μ) / √(…) has RMS just under 1 (ε is added inside the root), here {rms} to four digits: "
+                  "var(x) = {var} is large beside ε.")).format(**facts)
+        return text + " " + _("The gain g and the bias b then set the scale and the offset each coordinate is read at.")
     r = rms(b.x / b.divisor)
     facts = dict(rms=i18n.significant(r, 4), ms=i18n.significant(float(np.mean(b.x ** 2)), 4))
     if i18n.significant(r, 4) != i18n.significant(1.0, 4):

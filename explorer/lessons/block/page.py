@@ -21,7 +21,7 @@ lm = llm.model_or_explain(_(
     "RMSNorm, attention's output projection, the MLP, the logits, the loss and the perplexity, all measured."))
 config = lm.config
 controls.not_used(llm.not_used(config, seed=_("the model's weights are trained, not drawn.")))
-draw.intro(config)
+draw.intro(config, llm.model_name(lm))
 SIZES = {"n_layers": config.n_layers}
 
 # --- the prompt ----------------------------------------------------------------------------------

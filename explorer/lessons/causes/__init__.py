@@ -18,8 +18,8 @@ def head_codes(ctx) -> list[str]:
 CONTROLS = controls.declare(
     __name__,
     prompt=llm.prompt_box("ca_prompt", N_("Prompt"), model.DEFAULT_PROMPT, help=lambda ctx: _(
-        "Any text; the page reads its first {n} tokens (the 270-head sweep grows with the length). Press Ctrl+Enter "
-        "to run.").format(n=model.PROMPT_MAX_TOKENS)),
+        "Any text; the page reads its first {n} tokens (the sweep over every head grows with the length). Press "
+        "Ctrl+Enter to run.").format(n=model.PROMPT_MAX_TOKENS)),
     answer=Options(  # which of the top 5 to follow: its rank in the link; the token and its probability on screen
         key="ca_answer", label=N_("The answer to explain"), options=lambda ctx: ctx["answers"], default="0",
         widget="selectbox", example={"answers": {str(i): f"token {i}  (p = 0.1)" for i in range(llm.TOP_K)}},

@@ -15,6 +15,8 @@ entry gone :data:`explorer.shell.cache.TTL_SECONDS` after it was stored.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -41,6 +43,16 @@ induction = cached(max_entries=8)(model.induction_experiment)  # a few kB an ent
 attribution_grid = figure(max_entries=32)(cfig.attribution_grid)  # the widget grids: one figure per argument set
 sweep_grid = figure(max_entries=16)(cfig.sweep_grid)
 scatter_figure = figure(max_entries=16)(cfig.scatter_figure)
+
+
+@cached(max_entries=16)
+def last_pass_seconds(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> float:
+    """The sweep's cheapest stacked pass (layer ``L - 1``: one block on ``H`` copies, then the readout), run through
+    the door, which caches it for the sweep, and timed on this server in seconds: the unit of the sweep's estimate
+    (:func:`model.sweep_seconds`; contended cores make it vary)."""
+    start = time.perf_counter()
+    llm.knockout_layer(_model, ids, answer, _model.config.n_layers - 1, ablation=ablation)
+    return time.perf_counter() - start
 
 
 @cached(max_entries=16)
@@ -87,20 +99,23 @@ def title() -> None:
 
 
 @section
-def intro() -> None:
-    """What the page does."""
+def intro(name: str) -> None:
+    """What the page does (``name``: the loaded model's, :func:`explorer.shell.llm.model_name`)."""
     st.markdown(_(
         "“Inside a real model” shows what {model}'s heads *look at*. This page asks what they **cause**. "
         "The model runs here in NumPy with interventions: read its stream out after every layer, "
         "split the answer's logit into the parts that wrote it, knock heads out and watch the prediction change, "
         "and copy one activation from one prompt into another to find where a fact travels. Every number is "
-        "computed from your prompt on this page.").format(model=llm.MODEL_NAME))
+        "computed from your prompt on this page.").format(model=name))
 
 
 @section
-def tokens(labels: tuple[str, ...], ids: tuple[int, ...]) -> None:
-    """The prompt's tokens as readable pieces with their ids."""
-    st.caption(_n("{n} token (␣ = a space, ↵ = a new line); no BOS token is added, as the model file says.",
+def tokens(labels: tuple[str, ...], ids: tuple[int, ...], bos: bool = False) -> None:
+    """The prompt's tokens as readable pieces with their ids (``bos``: the file adds a BOS token first)."""
+    st.caption(_n("{n} token (␣ = a space, ↵ = a new line); the BOS token first, as the model file says.",
+                  "{n} tokens (␣ = a space, ↵ = a new line); the BOS token first, as the model file says.",
+                  len(ids)).format(n=len(ids)) if bos else
+               _n("{n} token (␣ = a space, ↵ = a new line); no BOS token is added, as the model file says.",
                   "{n} tokens (␣ = a space, ↵ = a new line); no BOS token is added, as the model file says.",
                   len(ids)).format(n=len(ids)))
     st.text(" │ ".join(labels))
@@ -150,10 +165,12 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
     name = model.piece(_model, answer)
     charts.show_fig(cfig.component_bars(a.embedding, a.mlps, title=_("embedding and MLPs")), key="ca_fig_parts")
     heads_total, mlps_total = float(a.heads.sum()), float(a.mlps.sum())
+    biases = ([_("biases (attention outputs, final norm)")], [a.bias]) if a.bias else ([], [])
     dataframe(pd.DataFrame({
         _("part"): [_("embedding"), _("{n} heads").format(n=a.heads.size), _("{n} MLPs").format(n=len(a.mlps)),
-                    _("sum of the parts"), _("the real logit"), _("difference")],
-        _("share of the logit"): [a.embedding, heads_total, mlps_total, a.total, a.logit, a.total - a.logit]}),
+                    *biases[0], _("sum of the parts"), _("the real logit"), _("difference")],
+        _("share of the logit"): [a.embedding, heads_total, mlps_total, *biases[1], a.total, a.logit,
+                                  a.total - a.logit]}),
         digits=6, hide_index=True, width="stretch")
     best = heads.top_heads(a.heads, 1)[0]
     worst = heads.top_heads(a.heads, 1, largest=False)[0]
@@ -296,15 +313,19 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
 
 
 @section
-def notes() -> None:
-    """The honest notes."""
+def notes(weights: str | None, quantized: bool = True) -> None:
+    """The honest notes (``weights``: how the model file stores its weights in words,
+    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read; ``quantized``: some are
+    quantised, so float32 widens an approximation, :func:`explorer.shell.llm.widened_exactly`)."""
     st.info(_(
         "**Honest notes.** *Zero vs mean ablation answer different questions:* zero asks what the model does without "
         "the head's output at all (a value the head never produces), mean keeps its average over this prompt and "
         "removes only what varies from token to token. *Effects are for this prompt:* a head that matters here may "
         "not matter on another sentence, and a knockout's effect is not the sum of the single knockouts. *The "
-        "weights:* the model file stores the blocks' matrices in 4 bits (Q4_1) and the embedding, also the output "
-        "matrix behind every logit, in 8 bits (Q8_0); they are widened to float32 here, so the numbers are close "
-        "to, not identical with, the full-precision model's. *The logit lens* reads early streams with the final "
-        "norm and unembedding, which the model was trained to use only at the end: an early readout is a probe, "
-        "not what the model “thinks”."), icon="🔎")
+        "logit lens* reads early streams with the final norm and unembedding, which the model was trained to use "
+        "only at the end: an early readout is a probe, "
+        "not what the model “thinks”.") + (" " + (_(
+        "*The weights:* {weights}; they are widened to float32 here, so the numbers are close to, not identical "
+        "with, the full-precision model's.") if quantized else _(
+        "*The weights:* {weights}; float32 holds them exactly, so the numbers are the file's own model's.")).format(
+        weights=weights) if weights else ""), icon="🔎")

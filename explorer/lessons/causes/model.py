@@ -1,12 +1,14 @@
 """What made it say that? The arrays of the lesson (pure NumPy on the door's interventions, :mod:`explorer.shell.llm`).
 
-The lesson asks whether a head *causes* the answer, on SmolLM2-135M itself: it reads the stream out layer by layer
-(logit lens), splits the answer's logit into the parts that wrote it (direct logit attribution), knocks heads out
-(random heads as the control), sweeps all 270 heads, and moves one activation from a clean prompt into a corrupted
-one (activation patching). This module holds what the page computes from those numbers: the top tokens, the
-statistics of the last query's attention (:mod:`attention.heads`, words :mod:`explorer.shell.head_statistics`), the
-second-copy loss on the repeated random prompt, seeded random heads, the grade of a guess, and the claims (the
-``*_claim`` and ``*_sentences`` functions: which sentence is true for the learner's input, with its numbers).
+The lesson asks whether a head *causes* the answer, on the loaded model itself (SmolLM2-135M by default; any family
+the core reads): it reads the stream out layer by layer (logit lens), splits the answer's logit into the parts that
+wrote it (direct logit attribution), knocks heads out (random heads as the control), sweeps every head (270 on
+SmolLM2), and moves one activation from a clean prompt into a corrupted one (activation patching). This module holds
+what the page computes from those numbers: the top tokens, the statistics of the last query's attention
+(:mod:`attention.heads`, words :mod:`explorer.shell.head_statistics`), the second-copy loss on the repeated random
+prompt, seeded random heads, the grade of a guess, the sweep's estimated time, and the claims (the ``*_claim``,
+``*_note`` and ``*_sentences`` functions: which sentence is true for the learner's input and model, with its
+numbers).
 
 Sources:
     * Logit lens: nostalgebraist (2020), "interpreting GPT: the logit lens".
@@ -49,6 +51,8 @@ ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (th
 """The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
 ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 """How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
+MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GeGLU"}
+"""The name of each :attr:`explorer.shell.llm.LlamaConfig.mlp` kind, as the attribution's caption writes it."""
 MAX_HEADS = 27
 """At most this many heads knocked out at once (a tenth of the model's 270)."""
 
@@ -555,8 +559,15 @@ class Induction:
 def induction_experiment(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: str) -> Induction:
     """The repeated random prompt of ``seed``: the second-copy loss with no knockout, with its ``n_knock`` top
     induction heads knocked out, and with ``n_knock`` random heads (:data:`RANDOM_DRAWS` draws seeded from ``seed``),
-    through the door's forward pass (``_model``: not hashed by the page's cache)."""
-    c, k = _model.config, REPEAT_TOKENS
+    through the door's forward pass (``_model``: not hashed by the page's cache). Each copy has
+    :data:`REPEAT_TOKENS` words, or as many as a small vocabulary has (:func:`explorer.shell.llm.repeat_words`).
+
+    Raises:
+        ValueError: the vocabulary has fewer than 2 whole words (the page says so instead of calling this).
+    """
+    c, k = _model.config, llm.repeat_words(_model, REPEAT_TOKENS)
+    if k < 2:
+        raise ValueError(f"the vocabulary has {k} whole-word tokens; a repeated random prompt needs at least 2")
     ids = heads.repeated_random_ids(llm.word_ids(_model), k, seed)
     out = llm.forward(_model, ids)  # every position's logits: the second copy's losses
     scores = heads.induction(out.attentions, ids)  # the one induction score: w[i, i-k+1] over the second copy
@@ -566,7 +577,8 @@ def induction_experiment(_model: llm.LlamaModel, seed: int, n_knock: int, ablati
         logits = llm.forward(_model, ids, ablate=knocked, ablation=ablation, weights=False).logits
         return second_copy_metrics(logits, ids, k)
 
-    random = tuple(tuple(random_heads(seed * 1000 + d, n_knock, c.n_layers, c.n_heads, top))
+    n_random = min(n_knock, c.n_layers * c.n_heads - n_knock)  # a small model may not have as many other heads
+    random = tuple(tuple(random_heads(seed * 1000 + d, n_random, c.n_layers, c.n_heads, top))
                    for d in range(RANDOM_DRAWS))
     return Induction(ids, scores, top, random, second_copy_metrics(out.logits, ids, k), metrics(top),
                      tuple(metrics(r) for r in random))
@@ -654,3 +666,101 @@ def patch_progress(config: llm.LlamaConfig, n: int) -> tuple[Callable[[int], str
     step = _("patching {blocks} streams × {n} positions: block {block} of {last}")
     return (lambda block: step.format(blocks=blocks, n=n, block=block, last=blocks - 1),
             _("patched {blocks} streams × {n} positions, one stacked pass per block").format(blocks=blocks, n=n))
+
+
+def control_count(chosen: int, n_layers: int, n_heads: int) -> int:
+    """How many random heads the control knocks out beside ``chosen`` heads: as many, or all the others when a small
+    model has fewer (``n_layers * n_heads - chosen``)."""
+    return max(0, min(chosen, n_layers * n_heads - chosen))
+
+
+def sweep_passes(config: llm.LlamaConfig) -> tuple[int, int]:
+    """The sweep's cost: ``(block runs, forward passes' worth)``. The stacked pass for layer ℓ runs blocks ℓ to
+    ``L - 1`` on ``H`` copies of the prompt: ``L (L + 1) / 2`` block runs of ``H`` copies, ``H (L + 1) / 2`` forward
+    passes' worth (SmolLM2-135M: 465 block runs, 139.5 passes)."""
+    L, H = config.n_layers, config.n_heads
+    runs = L * (L + 1) // 2
+    return runs, runs * H // L
+
+
+def duration(seconds: float) -> str:
+    """A duration in words for an estimate, in the run's language: ``"under a second"``, ``"about 12 s"``,
+    ``"about 3 min"`` (whole minutes from 90 s on)."""
+    if seconds < 1:
+        return _("under a second")
+    if seconds < 90:
+        return _("about {n} s").format(n=i18n.integer(round(seconds)))
+    return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
+
+
+def sweep_seconds(config: llm.LlamaConfig, n: int, last: float) -> float:
+    """The sweep's time on a prompt of ``n`` tokens from its cheapest stacked pass, timed: ``last`` seconds for layer
+    ``L - 1``'s (one block on the ``H`` copies, then the readout of their last position). That pass is split into a
+    block run ``b`` and a readout ``r`` by their multiply-adds (a block: the Q/K/V and output projections and the MLP
+    on ``H n`` rows; the readout: ``H`` rows times the ``vocab x d_model`` unembedding), and the sweep is
+    ``L (L + 1) / 2`` block runs and ``L`` readouts. Seconds (the attention scores and norms are left out: at these
+    lengths they cost little)."""
+    c, L = config, config.n_layers
+    mlp = 2 if c.mlp == "gelu" else 3  # gelu: up and down; swiglu / geglu: gate, up and down
+    per_row = c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head + c.n_heads * c.d_head * c.d_model \
+        + mlp * c.d_model * c.d_ff
+    block_macs, read_macs = c.n_heads * n * per_row, c.n_heads * c.vocab_size * c.d_model
+    block = last * block_macs / (block_macs + read_macs)
+    return block * L * (L + 1) / 2 + (last - block) * L
+
+
+def sweep_estimate(config: llm.LlamaConfig, n: int, last: float) -> str:
+    """What the sweep will cost before it runs (Markdown in the run's language): its stacked passes and block runs
+    (:func:`sweep_passes`), and its time on ``n`` tokens (:func:`sweep_seconds`) from its cheapest pass, ``last``
+    seconds, timed on this server."""
+    runs, passes = sweep_passes(config)
+    L, H = config.n_layers, config.n_heads
+    return _("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
+             "prompt, {runs} block runs in all, the blocks of about {passes} forward passes. Its last pass (one "
+             "block) took {t} s on this server just now, so the whole sweep should take **{total}** ({layers} layers "
+             "× {h} heads = {heads} knockouts). A progress bar shows the layer.").format(
+        n=L, last=L - 1, h=H, runs=i18n.integer(runs), passes=i18n.integer(passes), t=i18n.significant(last, 2),
+        total=duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
+
+
+def repeat_note(words: int, wanted: int = REPEAT_TOKENS) -> str | None:
+    """What the page says when the vocabulary has fewer whole words than the repeated prompt wants (``words``:
+    :func:`explorer.shell.llm.repeat_words`' count); ``None`` when it has enough."""
+    if words >= wanted:
+        return None
+    if words < 2:
+        return _n("This model's vocabulary has {n} whole-word token (a space and letters, one token that reads back "
+                  "as itself); a repeated random prompt needs at least 2, so this section cannot run here.",
+                  "This model's vocabulary has {n} whole-word tokens (a space and letters, one token that reads back "
+                  "as itself); a repeated random prompt needs at least 2, so this section cannot run here.",
+                  words).format(n=words)
+    return _("This model's vocabulary has only {n} whole-word tokens (a space and letters, one token that reads back "
+             "as itself), so each copy has {n} tokens instead of {wanted}.").format(n=words, wanted=wanted)
+
+
+def attribution_note(config: llm.LlamaConfig) -> str | None:
+    """What the attribution freezes besides the final norm's divisor on this architecture (``None``: nothing):
+    gemma3 normalises what each attention layer writes before it joins the stream (Markdown, the run's language)."""
+    if not config.post_norms:
+        return None
+    return _("This model normalises what each attention layer writes before it joins the stream (an RMSNorm after "
+             "the attention, and one after the MLP). The MLPs' parts are taken after their norm, as they join the "
+             "stream; for the heads, each layer's norm divisor is held at its actual value too, so the heads of a "
+             "layer share their layer's part linearly and the parts still add up to the logit.")
+
+
+def readout_note(norm: str, tied: bool | None) -> str | None:
+    """How this model's readout differs from the RMSNorm and tied unembedding the page's formulas write (``norm``:
+    :attr:`explorer.shell.llm.LlamaConfig.norm`; ``tied``: the output matrix is the token embedding, ``None`` when
+    the file's table cannot say): ``None`` when it does not (Markdown in the run's language)."""
+    parts = []
+    if norm == "layer":
+        parts.append(_("this model's final norm is a **LayerNorm**: it also subtracts the stream's mean before "
+                       "dividing (s is then the standard deviation) and adds a bias, which the attribution shows as a "
+                       "part of its own"))
+    if tied is False:
+        parts.append(_("its output matrix is its own, not the token embedding: read E as that matrix"))
+    if not parts:
+        return None
+    return i18n.capitalize(_("{notes}; the formulas below write the RMSNorm and tied embedding of the default "
+                             "model.").format(notes=i18n.list_separator().join(parts)))

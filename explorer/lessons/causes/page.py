@@ -1,4 +1,5 @@
-"""Page: what made it say that? Read out, attribute, knock out and patch SmolLM2-135M's heads (issue 27).
+"""Page: what made it say that? Read out, attribute, knock out and patch the loaded model's heads (issue 27; any
+family the core reads, SmolLM2-135M by default: issue 50).
 
 Every control is in the link: ``ca_prompt``, ``ca_answer`` (which of the top 5 to follow), ``ca_heads`` (the
 knocked-out heads, ``L18H6,L17H4``), ``ca_ablation``, ``ca_seed`` (the random control), ``ca_by`` / ``ca_k`` (the
@@ -24,18 +25,19 @@ ss = st.session_state
 
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
-draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would read the model's stream out after every layer, split its answer's logit into the parts that "
     "wrote it, knock heads out (beside random heads as a control), sweep all 270 heads, and copy activations from "
     "one prompt into another to find where a fact travels."
 ))
 config = lm.config
+storage = llm.weight_storage(lm)  # the file's tensor table: its weights' precision, whether its output is tied
+draw.intro(llm.model_name(lm))
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seeds pick the random heads and tokens.")))
 L, H = config.n_layers, config.n_heads
 SIZES = {"n_layers": L, "n_heads": H}  # the context of the controls that name heads
-st.caption(f"{llm.MODEL_NAME}: {llm.describe(config)}.")
+st.caption(f"{llm.model_name(lm)}: {llm.describe(config)}.")
 
 # --- the prompt ---------------------------------------------------------------------------------------------
 st.header(_("Your prompt"))
@@ -43,7 +45,7 @@ p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=model.PROMPT_MAX_T
 ids = p.ids
 with st.spinner(_("running {n} layers…").format(n=L)):
     clean = llm.run(lm, ids, activations=True)  # the door's cached run: every section below starts from it
-draw.tokens(tuple(p.labels), ids)
+draw.tokens(tuple(p.labels), ids, lm.tokenizer.bos_id is not None)
 top_ids, top_p = clean.top_ids, clean.top_probabilities
 answer_code = controls.draw(CONTROLS["answer"], {"answers": {
     str(i): f"{model.plain(lm, t)}  (p = {i18n.number(q, 3)})" for i, (t, q) in enumerate(zip(top_ids, top_p,
@@ -61,6 +63,8 @@ st.caption(_("The **residual stream** x is each position's running vector: it st
              "every block adds what its attention and its MLP write. The **final RMSNorm** divides it by its root mean "
              "square (times a learned gain); the **unembedding** E (the embedding matrix, tied) turns it into one "
              "**logit** per token of the vocabulary, and the softmax turns those into probabilities."))
+if (readout := model.readout_note(config.norm, None if storage is None else storage.tied)) is not None:
+    st.info(readout, icon="🧮")
 with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
                    "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
     draw.lens(lm, ids, answer)
@@ -72,10 +76,13 @@ st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{
 st.latex(r"u_t = g \odot E_t")
 st.caption(_("x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of "
              "layer ℓ's output projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP "
-             "(SwiGLU, a small network applied to each position alone) writes.") + " " + _(
+             "({mlp}, a small network applied to each position alone) writes.").format(
+    mlp=model.MLP_NAMES[config.mlp]) + " " + _(
     "The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
     "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
     "unembedding. Click a head in the grid to add it to the knockout below."))
+if (note := model.attribution_note(config)) is not None:
+    st.info(note, icon="🧮")
 att = draw.attribution(lm, ids, answer)
 # The knockout's selection: from the link on the session's first draw, else the 3 heads that push the answer most
 # directly, chosen again for a new prompt or answer unless the learner picked them (read here, before the grid
@@ -132,15 +139,18 @@ with c2:
 if not heads:
     st.info(_("Pick heads to knock out (the box above, a click on the grid, or “Pick the top k”)."), icon="👆")
 else:
-    random = tuple(model.random_heads(seed, len(heads), L, H, heads))
+    random = tuple(model.random_heads(seed, model.control_count(len(heads), L, H), L, H, heads))
     with st.spinner(_("knocking out {chosen} + {random} heads…").format(chosen=len(heads), random=len(random))):
         draw.knockout_result(lm, ids, heads, random, ablation, answer, seed, model.carried_note(selection, made_for))
 
 st.subheader(_("Induction heads on a repeated random prompt"))
+n_words = llm.repeat_words(lm, model.REPEAT_TOKENS)  # fewer than 20 only in a small vocabulary
 st.markdown(_("{n} random word tokens written twice: a model that copies (“last time this token came, what "
               "followed?”) predicts the second copy well. Induction heads do that copying (Olsson et al. 2022). "
               "Knock out the heads with the highest induction score, and the same number of random "
-              "heads:").format(n=model.REPEAT_TOKENS))
+              "heads:").format(n=n_words))
+if (short := model.repeat_note(n_words)) is not None:
+    st.warning(short, icon="📖")
 st.caption(_("The **loss** of one prediction is −ln p(the actual next token), in nats: 0 when the model gives that "
              "token probability 1, larger the less it expected it."))
 c1, c2 = st.columns(2)
@@ -148,9 +158,10 @@ with c1:
     rseed = controls.draw(CONTROLS["rseed"])
 with c2:
     n_ind = controls.draw(CONTROLS["ind_k"], {"n_heads": H})
-with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
-        n=2 * model.REPEAT_TOKENS, heads=n_ind + model.RANDOM_DRAWS * n_ind)):
-    draw.induction_result(lm, rseed, n_ind, ablation)
+if n_words >= 2:
+    with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
+            n=2 * n_words, heads=n_ind + model.RANDOM_DRAWS * n_ind)):
+        draw.induction_result(lm, rseed, n_ind, ablation)
 
 # --- 4 · the effect of every head -----------------------------------------------------------------------------
 st.header(_("4 · The effect of every head"))
@@ -180,11 +191,7 @@ if ss.get(REVEALED) == signature:
     if opened:
         draw.open_head(lm, p.kept_text, opened)
 else:
-    runs = L * (L + 1) // 2
-    st.caption(_("The sweep runs {n} stacked passes: the one for layer ℓ runs blocks ℓ to {last} on {h} copies of your "
-                 "prompt, {runs} block runs in all, the blocks of about {passes} forward passes. A progress bar shows "
-                 "the layer.").format(n=L, last=L - 1, h=H, runs=i18n.integer(runs),
-                                      passes=i18n.integer(runs * H // L)))
+    st.caption(model.sweep_estimate(config, len(ids), draw.last_pass_seconds(lm, ids, answer, ablation)))
 
 # --- 5 · activation patching ----------------------------------------------------------------------------------
 st.header(_("5 · Move a fact (activation patching)"))
@@ -225,4 +232,5 @@ else:
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
 
 # --- notes ----------------------------------------------------------------------------------------------------
-draw.notes()
+draw.notes(None if storage is None else llm.precision_note(storage),
+           storage is None or not llm.widened_exactly(storage))

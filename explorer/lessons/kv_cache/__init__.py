@@ -24,6 +24,26 @@ def group(ctx) -> list[int]:
     return [ctx["kv_head"] * ctx["group_size"] + j for j in range(ctx["group_size"])]
 
 
+def group_captions(ctx) -> list[str]:
+    """The key/value head choice's captions: the query heads each one serves (``query head 3`` when it serves one)."""
+    g = ctx["group_size"]
+    if g == 1:
+        return [_("query head {h}").format(h=h) for h in range(ctx["n_kv_heads"])]
+    return [_("query heads {first}–{last}").format(first=k * g, last=(k + 1) * g - 1) for k in range(ctx["n_kv_heads"])]
+
+
+def sharing_help(ctx) -> str:
+    """The key/value head choice's help: grouped-query, multi-query or multi-head attention, as the model has."""
+    facts = dict(heads=ctx["n_heads"], kv=ctx["n_kv_heads"], g=ctx["group_size"])
+    if ctx["group_size"] == 1:
+        return _("Multi-head attention: each of the {heads} query heads has its own key/value head (query head h "
+                 "reads key/value head h).").format(**facts)
+    if ctx["n_kv_heads"] == 1:
+        return _("Multi-query attention: all {heads} query heads read the one key/value head.").format(**facts)
+    return _("Grouped-query attention: {heads} query heads share {kv} key/value heads; query head h reads key/value "
+             "head h // {g}.").format(**facts)
+
+
 CONTROLS = controls.declare(
     __name__,
     prompt=llm.prompt_box(
@@ -59,13 +79,7 @@ CONTROLS = controls.declare(
     kv_head=Choice(
         key="kv_head", label=N_("Key/value head"), options=lambda ctx: list(range(ctx["n_kv_heads"])), default=0,
         widget="radio", horizontal=True, example=SIZES,
-        captions=lambda ctx: [_("query heads {first}–{last}").format(first=g * ctx["group_size"],
-                                                                     last=(g + 1) * ctx["group_size"] - 1)
-                              for g in range(ctx["n_kv_heads"])],
-        expected=lambda ctx: listed(range(ctx["n_kv_heads"])),
-        help=lambda ctx: _("Grouped-query attention: {heads} query heads share {kv} key/value heads; query head h "
-                           "reads key/value head h // {g}.").format(heads=ctx["n_heads"], kv=ctx["n_kv_heads"],
-                                                                    g=ctx["group_size"])),
+        captions=group_captions, expected=lambda ctx: listed(range(ctx["n_kv_heads"])), help=sharing_help),
     query=Choice(  # the model's number of the query head compared
         key="kv_query", label=N_("Query head compared below"), options=group, default=lambda ctx: group(ctx)[0],
         widget="radio", horizontal=True, example={"kv_head": 0, "group_size": 3},

@@ -186,12 +186,18 @@ def cost_chart(ns, with_cache, without_cache, n_now: int, n_prompt: int, *, titl
 
 def cache_size_chart(ns, gqa_bytes, mha_bytes, n_now: int, n_prompt: int, *, n_kv_heads: int, n_heads: int,
                      title: str = "", height: int = 400) -> go.Figure:
-    """The cache's size at each sequence length ``ns`` (MB = 10⁶ bytes): the model's grouped-query attention
-    (``n_kv_heads`` key/value heads) and what ``n_heads`` key/value heads would keep, the current length marked."""
+    """The cache's size at each sequence length ``ns`` (MB = 10⁶ bytes): the model's key/value heads
+    (``n_kv_heads``: grouped-query, or multi-query when 1) and what ``n_heads`` key/value heads would keep (one line
+    only when the model already has a key/value head per query head), the current length marked."""
     scale = 1e-6
-    return _marked_lines(ns, [(_("{n} key/value heads (this model, GQA)").format(n=n_kv_heads),
-                               np.asarray(gqa_bytes, dtype=float) * scale, "MB", CACHED_COLOR),
-                              (_("{n} key/value heads (no grouping)").format(n=n_heads),
-                               np.asarray(mha_bytes, dtype=float) * scale, "MB", FULL_COLOR)],
-                         n_now, n_prompt, y_title=_("KV cache size (MB, float32)"), title=title, hover_unit="MB",
-                         height=height)
+    if n_kv_heads == n_heads:
+        lines = [(_("{n} key/value heads (this model)").format(n=n_kv_heads),
+                  np.asarray(gqa_bytes, dtype=float) * scale, "MB", CACHED_COLOR)]
+    else:
+        own = (_("{n} key/value head (this model, MQA)") if n_kv_heads == 1 else
+               _("{n} key/value heads (this model, GQA)")).format(n=n_kv_heads)
+        lines = [(own, np.asarray(gqa_bytes, dtype=float) * scale, "MB", CACHED_COLOR),
+                 (_("{n} key/value heads (no grouping)").format(n=n_heads),
+                  np.asarray(mha_bytes, dtype=float) * scale, "MB", FULL_COLOR)]
+    return _marked_lines(ns, lines, n_now, n_prompt, y_title=_("KV cache size (MB, float32)"), title=title,
+                         hover_unit="MB", height=height)

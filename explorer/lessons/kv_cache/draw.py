@@ -23,7 +23,7 @@ from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import integer_formula, latex_words, tokens_count
+from explorer.shell.textviews import integer_formula, latex_words, md_escape, tokens_count
 
 _, _n = translator(__name__)
 
@@ -44,25 +44,24 @@ def title() -> None:
 
 
 @section
-def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None) -> None:
-    """The idea, the formula (the model's sizes from its config) and the honest note (how the weights file
-    stores them: ``storage``, :func:`explorer.shell.llm.weight_storage`)."""
+def intro(config: llm.LlamaConfig, storage: llm.WeightStorage | None, name: str) -> None:
+    """The idea, the formula (the model's sizes and parts from its config) and the honest note (how the weights file
+    stores them: ``storage``, :func:`explorer.shell.llm.weight_storage`; ``name``: :func:`llm.model_name`)."""
     st.markdown(_(
         "A decoder writes one token at a time: to choose token *t + 1* it runs token *t* through every layer, and in "
         "every layer the new token's **query** attends over the **keys** and **values** of all tokens so far. Those "
         "keys and values never change: under the causal mask, token *j*'s key and value depend only on tokens 0 … *j*. "
         "So a decoder keeps them, the **KV cache**, and each new token computes just its own query, key and value and "
         "appends one row to K and one to V (Pope et al. 2022, *Efficiently Scaling Transformer Inference*). Here it "
-        "runs on a real trained model, {model}: {shape} (grouped-query attention, Ainslie et al. 2023)."
-    ).format(model=llm.MODEL_NAME, shape=llm.describe(config)))
-    st.latex(r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad v_t = x_t W_v")
+        "runs on a real trained model, {model}: {shape} ({sharing})."
+    ).format(model=md_escape(name), shape=llm.describe(config), sharing=model.sharing_words(config)))
+    st.latex(model.qkv_latex(config))
     st.latex(r"K \leftarrow \begin{bmatrix} K \\ k_t \end{bmatrix},\quad V \leftarrow \begin{bmatrix} V \\ v_t "
              r"\end{bmatrix},\quad o_t = \mathrm{softmax}\!\left(\frac{q_t K^\top}{\sqrt{" + str(config.d_head)
              + r"}}\right) V")
-    st.caption(_("x_t: token t's residual stream entering the layer (its running vector, after RMSNorm); RoPE turns "
-                 "q and k by an angle proportional to the position t (“Inside a real model”, step 3). The "
-                 "**logits** are the model's score for each token of its vocabulary, read from the last position; "
-                 "their softmax is the next token's probabilities."))
+    st.caption(model.intro_caption(config) + " " + _(
+        "The **logits** are the model's score for each token of its vocabulary, read from the last position; their "
+        "softmax is the next token's probabilities."))
     st.caption(
         _("Computed by this page, not looked up: every token, probability and number below comes from running the "
           "model here, in NumPy float32.") + " " + model.storage_note(storage)
@@ -153,23 +152,20 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
     st.caption(" · ".join(parts))
     left, right = st.columns(2)
     with left:
-        st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad "
-                 r"k_j = \mathrm{RoPE}(x_j W_k,\ j)")
+        st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad " + model.key_latex(c))
         title = _("K cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
         charts.show_fig(kfig.cache_matrix(K, labels, run.n_prompt, title=title, colorbar_title="k"), key="kv_fig_keys")
     with right:
-        st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad v_j = x_j W_v")
+        st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad " + model.value_latex(c))
         title = _("V cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
         charts.show_fig(kfig.cache_matrix(V, labels, run.n_prompt, title=title, colorbar_title="v"),
                         key="kv_fig_values")
-    st.caption(_("Keys are stored after RoPE, already rotated for their own position, so a later token never "
-                 "changes them: the relative position comes out of q · k. Coordinates in the file's RoPE layout "
-                 "(pairs (2i, 2i+1) rotate together)."))
+    st.caption(model.keys_note(c))
     dims = [str(j) for j in range(c.d_head)]
-    numbers({_("K (after RoPE)"): pd.DataFrame(K, index=labels, columns=dims),
+    numbers({model.keys_label(c): pd.DataFrame(K, index=labels, columns=dims),
              "V": pd.DataFrame(V, index=labels, columns=dims)}, label=_("Numbers: K and V of the cache"))
 
-    st.subheader(_("The new query attends over every cached key"))
+    st.subheader(model.new_query_title(c, layer, n))
     st.latex(r"w = \mathrm{softmax}\!\left(\frac{q_t\, K_{\text{cache}}^\top}{\sqrt{" + str(c.d_head)
              + r"}}\right) \in \mathbb{R}^{1 "
              r"\times " + str(n) + r"}\quad"
@@ -183,6 +179,9 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
     st.caption(_("One row per query head that reads key/value head {kv}: the {k} heads share K and V but have "
                  "their own queries, so they weigh the same keys differently. Head {head} (outlined) is compared "
                  "below.").format(kv=kv_head, k=len(heads), head=head))
+    window = model.window_note(c, layer, n)
+    if window:
+        st.caption(window)
 
 
 
@@ -227,20 +226,16 @@ def cost(config: llm.LlamaConfig, n_prompt: int, n: int) -> None:
     ints = i18n.integer
     st.markdown(_(
         "Counted: the multiply-adds of the matrix products, for the logits of the next token when the sequence "
-        "has n tokens. One token through one layer's weight matrices costs W = {d_model}·({heads} + 2·{kv})·{d_head} "
-        "(W_q, W_k, W_v) + {hd}·{d_model} (W_o) + 3·{d_model}·{d_ff} (SwiGLU) = {W}; one query over n keys costs "
-        "2·{heads}·{d_head}·n (q·k, then weights·V); the logits {d_model}·{vocab}. Without the cache every one of "
-        "the n tokens goes through every layer again (query i over its i keys); the logits are needed for the last "
-        "token only. RMSNorm, RoPE, softmax and SiLU (a few operations per number) are left out."
-    ).format(d_model=c.d_model, heads=c.n_heads, kv=c.n_kv_heads, d_head=c.d_head, hd=c.n_heads * c.d_head,
-             d_ff=c.d_ff, W=ints(W), vocab=ints(c.vocab_size)) + " " + _(
-        "W_o is the output projection that maps the heads' concatenated outputs back to d_model; SwiGLU is the "
-        "block's MLP, down(SiLU(x W_gate) ⊙ x W_up) with SiLU(z) = z·σ(z), applied to each token alone."))
-    formula = dict(with_=r"L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}",
-                   without=r"L\,\Big(n W + 2 H d_{\text{head}} \tfrac{n(n+1)}{2}\Big) + d_{\text{model}}\, "
-                           r"V_{\text{vocab}}")
-    st.latex(latex_words(_("with the cache: {formula}"), formula=r"\ " + formula["with_"]))
-    st.latex(latex_words(_("without: {formula}"), formula=r"\ " + formula["without"]))
+        "has n tokens.") + " " + model.weights_text(c, ints(W)) + " " + _(
+        "One query over n keys costs 2·{heads}·{d_head}·n (q·k, then weights·V); the logits {d_model}·{vocab}. "
+        "Without the cache every one of the n tokens goes through every layer again (query i over its i keys); the "
+        "logits are needed for the last token only.").format(d_model=c.d_model, heads=c.n_heads, d_head=c.d_head,
+                                                             vocab=ints(c.vocab_size)) + " " + _(
+        "W_o is the output projection that maps the heads' concatenated outputs back to d_model.") + " "
+        + model.mlp_words(c))
+    with_, without_ = model.cost_latex(c)
+    st.latex(latex_words(_("with the cache: {formula}"), formula=r"\ " + with_))
+    st.latex(latex_words(_("without: {formula}"), formula=r"\ " + without_))
     size = (r" = 2 \times n_{\text{layers}} \times n_{\text{kv\_heads}} \times d_{\text{head}} \times n \times 4\ "
             + latex_words(_("bytes")))
     st.latex(latex_words(_("cache size")) + size)
@@ -265,18 +260,20 @@ def cost(config: llm.LlamaConfig, n_prompt: int, n: int) -> None:
     with right:
         charts.show_fig(kfig.cache_size_chart(ns, gqa, mha, n, n_prompt, n_kv_heads=c.n_kv_heads, n_heads=c.n_heads,
                                               title=_("the KV cache's size")), key="kv_fig_cache_size")
+    mb = i18n.number
     long = c.context_length
     st.markdown(_(
         "With the cache, a new token costs about the same at every length (the weights dominate: {layers}·W + "
         "logits = {base} M; attention adds {per_token} per cached token); without it the cost grows with n, and the "
-        "whole generation with n². What the cache costs is memory: **{per_byte} bytes per token**. Grouped-query "
-        "attention keeps {kv} key/value heads instead of {heads}, a **{ratio}× smaller cache**: {gqa_now} MB instead "
-        "of {mha_now} MB now, {gqa_long} MB instead of {mha_long} MB at the model's full context of {long} tokens."
-    ).format(layers=c.n_layers, base=i18n.number((c.n_layers * W + c.d_model * c.vocab_size) / 1e6, 1),
-             per_token=ints(2 * c.n_layers * c.n_heads * c.d_head), per_byte=ints(model.cache_bytes(c, 1)),
-             kv=c.n_kv_heads, heads=c.n_heads, ratio=c.n_heads // c.n_kv_heads, gqa_now=i18n.number(gqa[k] / 1e6, 2),
-             mha_now=i18n.number(mha[k] / 1e6, 2), gqa_long=ints(round(model.cache_bytes(c, long) / 1e6)),
-             mha_long=ints(round(model.cache_bytes(c, long, n_kv_heads=c.n_heads) / 1e6)), long=ints(long)))
+        "whole generation with n². What the cache costs is memory: **{per_byte} bytes per token**."
+    ).format(layers=c.n_layers, base=mb((c.n_layers * W + c.d_model * c.vocab_size) / 1e6, 1),
+             per_token=ints(2 * c.n_layers * c.n_heads * c.d_head), per_byte=ints(model.cache_bytes(c, 1))) + " "
+        + model.sharing_claim(c, mb(gqa[k] / 1e6, 2), ints(round(model.cache_bytes(c, long) / 1e6)),
+                              mb(mha[k] / 1e6, 2), ints(round(model.cache_bytes(c, long, n_kv_heads=c.n_heads) / 1e6))))
+    windowed = model.window_cache_claim(c, ints(round(model.cache_bytes(c, long) / 1e6)),
+                                        ints(round(model.window_cache_bytes(c, long) / 1e6)))
+    if windowed:
+        st.markdown(windowed)
     numbers(pd.DataFrame({_("tokens (n)"): ns, _("multiply-adds with cache"): with_cache,
                           _("multiply-adds without cache"): without, _("without / with"): without / with_cache,
                           _("cache bytes ({n} kv heads)").format(n=c.n_kv_heads): gqa,

@@ -293,15 +293,27 @@ def max_difference(cached: np.ndarray, full: np.ndarray) -> float:
 # --- cost ----------------------------------------------------------------------------------------------
 
 
+def mlp_matrices(config: llm.LlamaConfig) -> int:
+    """The MLP's weight matrices: 3 for a gated MLP (SwiGLU, GEGLU: gate, up, down), 2 for GPT-2's GELU (up, down)."""
+    return 2 if config.mlp == "gelu" else 3
+
+
 def macs_per_layer_weights(config: llm.LlamaConfig) -> int:
     """Multiply-adds of one layer's weight matrices for one token: ``d_model (n_heads + 2 n_kv_heads) d_head``
-    (W_q, W_k, W_v) ``+ n_heads d_head d_model`` (W_o) ``+ 3 d_model d_ff`` (SwiGLU: gate, up, down).
+    (W_q, W_k, W_v) ``+ n_heads d_head d_model`` (W_o) ``+ m d_model d_ff`` (the MLP's ``m`` matrices,
+    :func:`mlp_matrices`: 3 for SwiGLU and GEGLU, 2 for GPT-2's GELU). Biases and norms are left out.
 
     SmolLM2-135M: 552,960 + 331,776 + 2,654,208 = 3,538,944.
     """
     c = config
     return (c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head + c.n_heads * c.d_head * c.d_model
-            + 3 * c.d_model * c.d_ff)
+            + mlp_matrices(c) * c.d_model * c.d_ff)
+
+
+def keys_read(config: llm.LlamaConfig, layer: int, n: int) -> int:
+    """Keys the query at sequence length ``n`` reads in ``layer``: ``n``, or on a local layer (gemma3) only its last
+    ``min(n, sliding_window)``."""
+    return min(int(n), config.sliding_window) if layer in config.local_layers else int(n)
 
 
 def macs_attention(config: llm.LlamaConfig, n_keys: int) -> int:
@@ -312,35 +324,227 @@ def macs_attention(config: llm.LlamaConfig, n_keys: int) -> int:
 
 def macs_with_cache(config: llm.LlamaConfig, n: int) -> int:
     """Multiply-adds to get the next token's logits when the sequence has ``n`` tokens and the first ``n - 1``
-    are cached: the new token alone through every layer, its query over ``n`` keys, then the logits.
+    are cached: the new token alone through every layer, its query over the keys the layer reads
+    (:func:`keys_read`: ``n``, or a local layer's window), then the logits.
 
-    ``n_layers (W + 2 n_heads d_head n) + d_model vocab`` with ``W`` = :func:`macs_per_layer_weights`.
-    Element-wise work (RMSNorm, RoPE, softmax, SiLU: a few per number) is left out.
+    ``Σ_l (W + 2 n_heads d_head n_l) + d_model vocab`` with ``W`` = :func:`macs_per_layer_weights` and ``n_l`` =
+    :func:`keys_read` (``n_layers (W + 2 n_heads d_head n) + d_model vocab`` without local layers). Element-wise work
+    (norms, RoPE, softmax, the activation: a few per number) is left out.
     """
     c = config
-    return c.n_layers * (macs_per_layer_weights(c) + macs_attention(c, n)) + c.d_model * c.vocab_size
+    weights = macs_per_layer_weights(c)
+    return sum(weights + macs_attention(c, keys_read(c, layer, n)) for layer in range(c.n_layers)) \
+        + c.d_model * c.vocab_size
 
 
 def macs_without_cache(config: llm.LlamaConfig, n: int) -> int:
     """The same logits without a cache: all ``n`` tokens again through every layer (every projection and MLP,
-    and query ``i`` over its ``i`` keys, causal), the logits for the last token only.
+    and query ``i`` over the keys it reads: ``i``, or a local layer's window), the logits for the last token only.
 
-    ``n_layers (n W + 2 n_heads d_head n (n + 1) / 2) + d_model vocab``.
+    ``n_layers (n W + 2 n_heads d_head n (n + 1) / 2) + d_model vocab`` without local layers.
     """
     c = config
     n = int(n)
-    return (c.n_layers * (n * macs_per_layer_weights(c) + c.n_heads * c.d_head * n * (n + 1))
-            + c.d_model * c.vocab_size)
+    reads = {layer: sum(keys_read(c, layer, i) for i in range(1, n + 1)) for layer in range(c.n_layers)}
+    return sum(n * macs_per_layer_weights(c) + c.n_heads * c.d_head * 2 * reads[layer] for layer in range(c.n_layers)) \
+        + c.d_model * c.vocab_size
 
 
 def cache_bytes(config: llm.LlamaConfig, n: int, n_kv_heads: int | None = None, bytes_per_number: int = 4) -> int:
-    """Size of the KV cache for ``n`` tokens: ``2 n_layers n_kv_heads d_head n bytes`` (K and V; float32: 4 bytes).
+    """Size of the KV cache for ``n`` tokens as the model's cache holds it, every token in every layer:
+    ``2 n_layers n_kv_heads d_head n bytes`` (K and V; float32: 4 bytes).
 
     ``n_kv_heads`` defaults to the model's (SmolLM2-135M: 3); pass ``config.n_heads`` (9) for what multi-head
     attention without grouping would keep. SmolLM2-135M: 46,080 bytes per token (138,240 with 9 key/value heads).
     """
     kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
     return 2 * config.n_layers * kv * config.d_head * int(n) * bytes_per_number
+
+
+def window_cache_bytes(config: llm.LlamaConfig, n: int, bytes_per_number: int = 4) -> int:
+    """What a cache would need for ``n`` tokens if each local layer (gemma3) kept only the last ``sliding_window``
+    tokens it can still read: ``2 n_kv_heads d_head (n_global n + n_local min(n, W)) bytes``; :func:`cache_bytes`
+    for a model without local layers."""
+    c = config
+    rows = sum(keys_read(c, layer, n) for layer in range(c.n_layers))
+    return 2 * c.n_kv_heads * c.d_head * rows * bytes_per_number
+
+
+# --- this architecture's words (decided from the config) ---------------------------------------------------------
+
+
+def qkv_latex(config: llm.LlamaConfig) -> str:
+    """The intro's projections of token ``t``: RoPE by position (with qwen2's biases, qwen3's and gemma3's per-head
+    RMSNorm), or GPT-2's plain projections with biases (its positions are in ``x_t``)."""
+    c = config
+
+    def proj(name: str) -> str:
+        out = rf"x_t W_{name}" + (rf" + b_{name}" if c.qkv_bias else "")
+        return out
+
+    if c.positions != "rope":
+        return rf"q_t = {proj('q')},\quad k_t = {proj('k')},\quad v_t = {proj('v')}"
+
+    def rotated(name: str) -> str:
+        inner = rf"\mathrm{{RMSNorm}}({proj(name)})" if c.qk_norm else proj(name)
+        return rf"\mathrm{{RoPE}}({inner},\ t)"
+
+    return rf"q_t = {rotated('q')},\quad k_t = {rotated('k')},\quad v_t = {proj('v')}"
+
+
+def key_latex(config: llm.LlamaConfig) -> str:
+    """The K cache's row ``j`` as the model computes it (the cache view's formula)."""
+    c = config
+    inner = r"x_j W_k" + (r" + b_k" if c.qkv_bias else "")
+    if c.positions != "rope":
+        return r"k_j = " + inner
+    if c.qk_norm:
+        inner = rf"\mathrm{{RMSNorm}}({inner})"
+    return rf"k_j = \mathrm{{RoPE}}({inner},\ j)"
+
+
+def value_latex(config: llm.LlamaConfig) -> str:
+    """The V cache's row ``j``."""
+    return r"v_j = x_j W_v" + (r" + b_v" if config.qkv_bias else "")
+
+
+def intro_caption(config: llm.LlamaConfig) -> str:
+    """What ``x_t`` is and how the position enters, in the run's language."""
+    c = config
+    if c.positions != "rope":
+        return _("x_t: token t's residual stream entering the layer (its running vector, after {norm}). This model "
+                 "has no RoPE: position t's learned vector was added to the token's embedding before block 0, so the "
+                 "position is already in x_t (“Inside a real model”, step 3).").format(norm=llm.norm_name(c))
+    return _("x_t: token t's residual stream entering the layer (its running vector, after {norm}); RoPE turns q and "
+             "k by an angle proportional to the position t (“Inside a real model”, step 3).").format(
+        norm=llm.norm_name(c))
+
+
+def sharing_words(config: llm.LlamaConfig) -> str:
+    """How the query heads share key/value heads, in a few words (the intro's parenthesis)."""
+    c = config
+    if c.group_size == 1:
+        return _("multi-head attention: each query head has its own key/value head")
+    if c.n_kv_heads == 1:
+        return _("multi-query attention: every query head reads one key/value head")
+    return _("grouped-query attention, Ainslie et al. 2023")
+
+
+def keys_note(config: llm.LlamaConfig) -> str:
+    """Why a cached key never changes, and the coordinate layout the K map shows, in the run's language."""
+    c = config
+    if c.positions != "rope":
+        return _("Keys are stored as computed: this model has no RoPE (its positions were added to the embeddings "
+                 "before block 0), and a key depends only on its own token and the tokens before it, so a later token "
+                 "never changes it.")
+    pairs = "(2i, 2i+1)" if c.rope_layout == "adjacent" else f"(i, i + {c.d_head // 2})"
+    return _("Keys are stored after RoPE, already rotated for their own position, so a later token never changes "
+             "them: the relative position comes out of q · k. Coordinates in the file's RoPE layout (pairs {pairs} "
+             "rotate together).").format(pairs=pairs)
+
+
+def keys_label(config: llm.LlamaConfig) -> str:
+    """The K numbers' name: ``K (after RoPE)`` or ``K`` (no RoPE)."""
+    return _("K (after RoPE)") if config.positions == "rope" else "K"
+
+
+def window_note(config: llm.LlamaConfig, layer: int, n: int) -> str | None:
+    """On a local layer (gemma3), what the new query reads of the cache and what the cache still holds; else
+    ``None``."""
+    c = config
+    if layer not in c.local_layers:
+        return None
+    if n <= c.sliding_window:
+        return _("Layer {layer} is local: a query reads only its last {w} keys. The sequence has {n}, so the new "
+                 "query still reads every cached key.").format(layer=layer, w=c.sliding_window, n=n)
+    return _("Layer {layer} is local: the new query reads only its last {w} keys (weight 0 on the {old} older ones). "
+             "This page's cache, the model's, still holds all {n} rows in every layer: those {old} rows of this "
+             "layer will never be read again.").format(layer=layer, w=c.sliding_window, n=n, old=n - c.sliding_window)
+
+
+def new_query_title(config: llm.LlamaConfig, layer: int, n: int) -> str:
+    """The new query's section title: it attends over every cached key, or (a local layer, a sequence longer than its
+    window) only over the cached keys in its window."""
+    if layer in config.local_layers and n > config.sliding_window:
+        return _("The new query attends over the cached keys in its window")
+    return _("The new query attends over every cached key")
+
+
+def weights_text(config: llm.LlamaConfig, W: str) -> str:
+    """The cost paragraph's breakdown of one layer's weights ``W`` (already written out) and what is left out, in
+    the run's language."""
+    c = config
+    facts = dict(d_model=c.d_model, heads=c.n_heads, kv=c.n_kv_heads, d_head=c.d_head, hd=c.n_heads * c.d_head,
+                 d_ff=c.d_ff, W=W, m=mlp_matrices(c), mlp=llm.mlp_name(c), norm=llm.norm_name(c))
+    text = _("One token through one layer's weight matrices costs W = {d_model}·({heads} + 2·{kv})·{d_head} (W_q, W_k, "
+             "W_v) + {hd}·{d_model} (W_o) + {m}·{d_model}·{d_ff} ({mlp}) = {W}.").format(**facts)
+    if c.positions == "rope":
+        text += " " + _("{norm}, RoPE, softmax and the MLP's activation (a few operations per number) are left "
+                        "out.").format(**facts)
+    else:
+        text += " " + _("{norm}, the biases, softmax and the MLP's activation (a few operations per number) are left "
+                        "out.").format(**facts)
+    if c.local_layers:
+        text += " " + _n("On the {k} local layers a query reads at most its last {w} key, so their attention costs "
+                         "at most that many keys (n_l = min(n, {w})).",
+                         "On the {k} local layers a query reads at most its last {w} keys, so their attention costs "
+                         "at most that many keys (n_l = min(n, {w})).", c.sliding_window).format(
+            k=len(c.local_layers), w=c.sliding_window)
+    return text
+
+
+def mlp_words(config: llm.LlamaConfig) -> str:
+    """What the model's MLP computes, in one sentence (the cost paragraph's gloss)."""
+    if config.mlp == "gelu":
+        return _("GELU is the block's MLP, down(gelu(x W_up + b_up)) + b_down, applied to each token alone.")
+    if config.mlp == "geglu":
+        return _("GEGLU is the block's MLP, down(GELU(x W_gate) ⊙ x W_up), applied to each token alone.")
+    return _("SwiGLU is the block's MLP, down(SiLU(x W_gate) ⊙ x W_up) with SiLU(z) = z·σ(z), applied to each token "
+             "alone.")
+
+
+def cost_latex(config: llm.LlamaConfig) -> tuple[str, str]:
+    """The multiply-add formulas with and without the cache (``n_l``: the keys a layer reads, on local layers)."""
+    if config.local_layers:
+        return (r"\sum_l (W + 2 H d_{\text{head}}\, n_l) + d_{\text{model}}\, V_{\text{vocab}}",
+                r"\sum_l \Big(n W + 2 H d_{\text{head}} \sum_{i=1}^{n} \min(i, " + str(config.sliding_window)
+                + r")_l\Big) + d_{\text{model}}\, V_{\text{vocab}}")
+    return (r"L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}",
+            r"L\,\Big(n W + 2 H d_{\text{head}} \tfrac{n(n+1)}{2}\Big) + d_{\text{model}}\, V_{\text{vocab}}")
+
+
+def sharing_claim(config: llm.LlamaConfig, now: str, long: str, mha_now: str, mha_long: str) -> str:
+    """What the key/value sharing saves (sizes in MB already written out: now and at the full context, with the
+    model's heads and with a key/value head per query head), in the run's language."""
+    c = config
+    facts = dict(kv=c.n_kv_heads, heads=c.n_heads, ratio=c.group_size, gqa_now=now, mha_now=mha_now, gqa_long=long,
+                 mha_long=mha_long, long=i18n.integer(c.context_length))
+    if c.group_size == 1:
+        return _("Every one of the {heads} query heads has its own key/value head (multi-head attention, no "
+                 "grouping), so the cache holds {heads} heads' keys and values per layer: {gqa_now} MB now, "
+                 "{gqa_long} MB at the model's full context of {long} tokens.").format(**facts)
+    if c.n_kv_heads == 1:
+        return _("Multi-query attention keeps one key/value head instead of {heads}, a **{ratio}× smaller cache**: "
+                 "{gqa_now} MB instead of {mha_now} MB now, {gqa_long} MB instead of {mha_long} MB at the model's "
+                 "full context of {long} tokens.").format(**facts)
+    return _("Grouped-query attention keeps {kv} key/value heads instead of {heads}, a **{ratio}× smaller cache**: "
+             "{gqa_now} MB instead of {mha_now} MB now, {gqa_long} MB instead of {mha_long} MB at the model's full "
+             "context of {long} tokens.").format(**facts)
+
+
+def window_cache_claim(config: llm.LlamaConfig, full: str, windowed: str) -> str | None:
+    """For a model with local layers: what this page's cache holds and what a cache that dropped what the local
+    layers can no longer read would need at the full context (MB, written out); else ``None``."""
+    c = config
+    if not c.local_layers:
+        return None
+    return _n("This page's cache, the model's, keeps every token in every layer. The {k} local layers read only "
+              "their last {w} key, so a cache could keep just that many rows there: at the full context it would "
+              "need {windowed} MB instead of {full} MB.",
+              "This page's cache, the model's, keeps every token in every layer. The {k} local layers read only "
+              "their last {w} keys, so a cache could keep just that many rows there: at the full context it would "
+              "need {windowed} MB instead of {full} MB.", c.sliding_window).format(
+        k=len(c.local_layers), w=c.sliding_window, windowed=windowed, full=full)
 
 
 # --- the page's words for the live numbers, and what the cache views hold ---------------------------------------
@@ -353,7 +557,8 @@ def probability_text(p: float) -> str:
 
 def storage_note(storage: llm.WeightStorage | None) -> str:
     """How the weights file stores the parameters (:func:`explorer.shell.llm.precision_note` of its tensor table;
-    ``None``: the file could not be read) and that every weight is widened to float32, in the run's language:
+    ``None``: the file could not be read) and that every weight is widened to float32 (close to the full-precision
+    model's for a quantized file, exactly as stored for a float one), in the run's language:
 
     ``"In the weights file, the token embedding (also the tied output matrix behind every logit) is 8-bit (Q8_0, 21%
     of the parameters); every other matrix is 4-bit (Q4_1, 79%); the norms are float32 (F32, 0.03%). …"``
@@ -362,6 +567,8 @@ def storage_note(storage: llm.WeightStorage | None) -> str:
                 "with, the full-precision model's.")
     if storage is None:
         return _("The weights are read from a quantized file.") + " " + widened
+    if not storage.quantized:
+        widened = _("Every weight is widened to float32 when it is used, exactly as stored (no quantization).")
     return _("In the weights file, {stored}.").format(stored=llm.precision_note(storage)) + " " + widened
 
 

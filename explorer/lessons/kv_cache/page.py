@@ -26,7 +26,7 @@ lm = llm.model_or_explain(_(
     "the cache, and sampling (greedy, temperature, top-k, seed)."
 ))
 c = lm.config
-draw.intro(c, llm.weight_storage(lm))
+draw.intro(c, llm.weight_storage(lm), llm.model_name(lm))
 
 # --- 1 · the prompt and the sampling rule -------------------------------------------------------------------
 st.header(_("1 · Generate, one token per step"))

@@ -69,10 +69,16 @@ def angle_map(angles, labels: Sequence[str], *, title: str = "", height: int | N
     return fig
 
 
-def grid_figure(values: np.ndarray, n: int, stat: str, layer: int, head: int) -> go.Figure:
+def grid_figure(values: np.ndarray, n: int, stat: str, layer: int, head: int, group_size: int = 1) -> go.Figure:
     """The grid of every head coloured by ``stat`` (``values [n_layers, n_heads]`` of a prompt of ``n`` tokens), the
-    chosen head outlined, in the run's language (a widget: bound with :func:`explorer.shell.cache.figure` in
-    ``draw.py``, the same object on every rerun)."""
-    return head_grid(values, title=_("every head: {statistic}").format(statistic=head_statistics.name(stat)),
-                     colorbar_title=head_statistics.unit(stat), zrange=model.color_range(stat, n),
-                     outlined=[(layer, head)])
+    chosen head outlined, thin dark lines between the key/value groups of ``group_size`` query heads (none when it
+    is 1), in the run's language (a widget: bound with :func:`explorer.shell.cache.figure` in ``draw.py``, the same
+    object on every rerun)."""
+    fig = head_grid(values, title=_("every head: {statistic}").format(statistic=head_statistics.name(stat)),
+                    colorbar_title=head_statistics.unit(stat), zrange=model.color_range(stat, n),
+                    outlined=[(layer, head)])
+    n_layers, n_heads = np.shape(values)
+    for edge in range(group_size, n_heads, group_size) if group_size > 1 else ():
+        fig.add_shape(type="line", x0=edge - 0.5, x1=edge - 0.5, y0=-0.5, y1=n_layers - 0.5,
+                      line=dict(color="#333333", width=2), layer="above", name="kv group")
+    return fig

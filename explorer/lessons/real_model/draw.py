@@ -23,12 +23,19 @@ from explorer.shell import charts, head_statistics, i18n, llm, tables
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
-from explorer.shell.textviews import dim_labels, fmt, head_labels, latex_words, layer_labels, tokens_count
+from explorer.shell.textviews import (
+    dim_labels,
+    fmt,
+    head_labels,
+    latex_words,
+    layer_labels,
+    md_escape,
+    tokens_count,
+)
 
 _, _n = translator(__name__)
 
 HALF_TEXT_MAX = 7  # numbers in the cells of a half-width map up to this many tokens (wider cells than that: none)
-STEP_CHARTS = 11  # the charts rmsnorm_step and head_steps draw (the expander's label says how many it holds)
 LIGHT_DIMS_ABOVE = 32
 """Above this many tokens the six ``[n, 64]`` maps of a head (Q, K, V, Q and K after RoPE, output) use the shell's
 light hover (``token 3 · dim 5: 0.1234``, positions instead of labels; the axes still name the tokens): it keeps a
@@ -53,37 +60,34 @@ def title() -> None:
 
 
 @section
-def intro(config: llm.LlamaConfig, stored: str) -> None:
-    """What the page does, the model's shape (from its config), and the honest note (``stored``: how the file
-    stores the weights, :func:`model.precision`)."""
+def intro(config: llm.LlamaConfig, stored: str, name: str, quantized: bool = True) -> None:
+    """What the page does, the model's shape and parts (from its config), and the honest note (``stored``: how the
+    file stores the weights, :func:`model.precision`; ``name``: :func:`explorer.shell.llm.model_name`; ``quantized``:
+    :attr:`explorer.shell.llm.WeightStorage.quantized`)."""
     st.markdown(_(
         "Everything so far ran on random weights. Here the same attention runs inside **{model}**, a trained "
-        "decoder: {shape}, RoPE positions, RMSNorm. Type a prompt: the model reads its tokens, predicts the next "
-        "one, and every one of its {heads} heads shows you what it attends to."
-    ).format(model=llm.MODEL_NAME, shape=llm.describe(config), heads=config.n_layers * config.n_heads))
+        "decoder: {shape}; {parts}. Type a prompt: the model reads its tokens, predicts the next one, and every one "
+        "of its {heads} heads shows you what it attends to."
+    ).format(model=md_escape(name), shape=llm.describe(config), parts=model.parts_text(config),
+             heads=config.n_layers * config.n_heads))
     st.caption(_(
         "New here: a **decoder** predicts each token from the ones before it (the causal mask). Each token's "
         "**residual stream** is its running vector of {d_model} numbers: it starts as the token's embedding, and each "
         "of the {layers} blocks adds to it what its attention writes (the heads' outputs through the output "
-        "projection W_o) and what its **MLP** writes (SwiGLU, a small network applied to each token alone). "
-        "**RMSNorm** divides a token's vector by its root mean square, √(mean(x²) + ε), times a learned gain, before "
-        "each attention and MLP. **RoPE** turns each query and key by an angle proportional to its position (step 3 "
-        "below).").format(d_model=config.d_model, layers=config.n_layers))
-    st.info(_(
-        "**An honest note.** The weights are the model's quantized release (GGUF): {stored}. They are widened "
-        "to float32 here, so the numbers are close to, not identical with, the full-precision model's. Every "
-        "number on this page, the prediction included, is computed by this page from your prompt (NumPy, "
-        "`attention.llama`); nothing is looked up.").format(stored=stored), icon="🔎")
+        "projection W_o) and what its **MLP** writes ({mlp}, a small network applied to each token alone)."
+    ).format(d_model=config.d_model, layers=config.n_layers, mlp=llm.mlp_name(config)) + " "
+        + model.norm_sentence(config) + " " + model.position_sentence(config))
+    local = model.local_layers_text(config)
+    if local:
+        st.caption(local)
+    st.info(model.honest_note(stored, quantized), icon="🔎")
 
 
 @section
-def tokens(p: llm.Prompt, vocab_size: int) -> None:
-    """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids."""
-    st.caption(_("{tokens} (byte-level BPE, {vocab} pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a "
-                 "character split over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and "
-                 "BPE may cut between any two). No BOS token is added, as the model file says.").format(
-        tokens=tokens_count(p.n), vocab=i18n.integer(vocab_size)) + " " + _(
-        "(BOS: a “beginning of sequence” token some models put before every text.)"))
+def tokens(p: llm.Prompt, vocab_size: int, sentencepiece: bool = False, bos: bool = False) -> None:
+    """The prompt's BPE tokens as readable pieces (a leading space as ␣), with their ids; ``sentencepiece``, ``bos``:
+    the tokenizer's kind and whether it puts a BOS token first (:func:`model.tokens_caption`)."""
+    st.caption(model.tokens_caption(tokens_count(p.n), i18n.integer(vocab_size), sentencepiece, bos))
     st.text(" │ ".join(llm.visible_piece(s) for s in p.pieces))
     with st.expander(_("Numbers: token ids")):
         st.dataframe(pd.DataFrame({_("position"): range(p.n), _("piece"): [llm.visible_piece(s) for s in p.pieces],
@@ -110,8 +114,9 @@ def appended_tokens(_model: llm.LlamaModel, ids: tuple[int, ...], n_typed: int) 
 
 
 @section
-def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
-    """The next-token prediction: the top tokens with their probabilities, as a table and as bars."""
+def prediction(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None = True) -> None:
+    """The next-token prediction: the top tokens with their probabilities, as a table and as bars (``tied``: the
+    file's output matrix is the embedding, :attr:`explorer.shell.llm.WeightStorage.tied`; ``None``: not read)."""
     f, c = llm.run(_model, ids), _model.config
     shown = [llm.visible_piece(s) for s in f.top_pieces]
     left, right = st.columns([2, 3])
@@ -125,10 +130,9 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
                         key="rm_fig_prediction")
     st.latex("p(" + latex_words(_("next")) + r" = t \mid " + latex_words(_("prompt"))  # the formula's words translate
              + r") = \mathrm{softmax}(\text{logits}_{n-1})_t")
-    st.latex(r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(" + str(c.n_layers) + r")}_{n-1})\, E^\top")
-    st.caption(_("The last position's logits over all {vocab} tokens (the output projection is the embedding matrix E, "
-                 "tied), softmax in float64. The top {k} hold {share} of the probability.").format(
-        vocab=i18n.integer(c.vocab_size), k=len(shown), share=i18n.percent(sum(f.top_probabilities), 1))
+    st.latex(model.logits_latex(c, tied))
+    st.caption(model.logits_caption(i18n.integer(c.vocab_size), tied, len(shown),
+                                    i18n.percent(sum(f.top_probabilities), 1))
                + " " + _("x^({layers})ₙ₋₁: the residual stream at the last position after all {layers} blocks; the "
                          "**logits**: one score per token of the vocabulary, which the softmax turns into the "
                          "probabilities.").format(layers=c.n_layers))
@@ -175,15 +179,19 @@ def head_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
              color_scale: str = "fixed") -> None:
     """One head's attention map (rows = queries, causal; colours on ``color_scale``,
     :data:`explorer.shell.charts.COLOR_SCALES`) with its checks and numbers."""
-    weights = llm.run(_model, ids).attentions[layer, head]
+    weights, c = llm.run(_model, ids).attentions[layer, head], _model.config
     labels, n = llm.labels(_model, ids), len(ids)
-    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(_model.config.d_head)
+    st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(c.d_head)
              + r"}} + M_{ij}\right)")
-    charts.show_fig(charts.heatmap(weights, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
-                                   title=model.head_title(layer, head), color_scale=color_scale, colorbar_at="below"),
+    charts.show_fig(charts.heatmap(weights, labels, labels, mask=model.attention_mask(c, layer, n),
+                                   show_text=n <= HALF_TEXT_MAX, title=model.head_title(layer, head),
+                                   color_scale=color_scale, colorbar_at="below"),
                     key="rm_fig_head")
-    st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · grey = masked "
-                 "(the future) · {check}").format(n=n, check=model.causal_check(weights)))
+    st.caption(_("shape [n_q, n_k] = [{n}, {n}] · rows = queries (top to bottom), columns = keys · {masked} · "
+                 "{check}").format(n=n, masked=model.masked_caption(c, layer, n), check=model.causal_check(weights)))
+    kind = model.layer_kind(c, layer)
+    if kind:
+        st.caption(kind)
     numbers(weights, labels, labels, label=_("Numbers: attention weights"))
 
 
@@ -193,7 +201,8 @@ def layer_mean_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, col
     labels, n, h = llm.labels(_model, ids), len(ids), _model.config.n_heads
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
     mean = model.layer_mean(llm.run(_model, ids).attentions, layer)  # a mean, not a head
-    charts.show_fig(charts.heatmap(mean, labels, labels, mask=np.tri(n, dtype=bool), show_text=n <= HALF_TEXT_MAX,
+    charts.show_fig(charts.heatmap(mean, labels, labels, mask=model.attention_mask(_model.config, layer, n),
+                                   show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),
                                    color_scale=color_scale, colorbar_at="below"),
@@ -218,23 +227,12 @@ def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                 for k in model.STATISTICS]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-    st.subheader(_("Grouped-query attention: {g} query heads, one key/value head").format(g=g))
+    st.subheader(model.gqa_title(c))
+    st.markdown(model.gqa_text(c, head, md_escape(llm.model_name(_model))))
+    if g == 1:  # the head's own map is above: no other head reads its keys and values
+        return
     group = range(kv * g, kv * g + g)
-    others = [str(h) for h in group if h != head]
-    if len(others) > 1:
-        sharing = _("Head {head} shares **key/value head {kv}** with heads {others} and {last}").format(
-            head=head, kv=kv, others=", ".join(others[:-1]), last=others[-1])
-    else:
-        sharing = _("Head {head} shares **key/value head {kv}** with head {other}").format(
-            head=head, kv=kv, other="".join(others))
-    st.markdown(_(
-        "{model} has {heads} query heads but only {kv_heads} key/value heads (Ainslie et al. 2023): query head *h* "
-        "reads key/value head *h* // {g}. {sharing}: the same K and V rows, its own queries, so its own map. The "
-        "KV cache holds {kv_heads} heads' keys and values per layer instead of {heads} (1/{g} of the memory)."
-    ).format(model=llm.MODEL_NAME, heads=c.n_heads, kv_heads=c.n_kv_heads, g=g, sharing=sharing) + " " + _(
-        "(The KV cache: the keys and values of the tokens so far, which a decoder keeps while it generates instead "
-        "of computing them again; “Generating with a KV cache” builds it.)"))
-    mask = np.tri(n, dtype=bool)
+    mask = model.attention_mask(c, layer, n)
     for col, h in zip(st.columns(g), group, strict=True):
         title = (_("head {h} (kv {kv}) ◀ chosen") if h == head else _("head {h} (kv {kv})")).format(h=h, kv=kv)
         charts.into(col)(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
@@ -255,20 +253,15 @@ def rmsnorm_step(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _head
     """
     s, c = llm.head_steps(_model, ids, layer, _head), _model.config
     labels, n = llm.labels(_model, ids), len(ids)
-    st.subheader(_("1 · x after RMSNorm"))
-    st.latex(r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{" + str(c.d_model) + r"}\sum_k x_{ik}^2 + \varepsilon}} "
-             r"\odot g,\qquad \varepsilon = " + model.power_of_ten(c.rms_eps))
-    st.caption(_n("x: the residual stream entering layer {layer} (the token embeddings after {layer} block), shape "
-                  "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
-                  "head of the layer starts from this x̂.",
-                  "x: the residual stream entering layer {layer} (the token embeddings after {layer} blocks), shape "
-                  "[n, d_model] = [{n}, {d_model}]; g: the layer's learned gain. No mean subtraction, no bias. Every "
-                  "head of the layer starts from this x̂.", layer).format(layer=layer, n=n, d_model=c.d_model))
+    st.subheader(_("1 · x after {norm}").format(norm=llm.norm_name(c)))
+    st.latex(model.norm_latex(c))
+    st.caption(model.norm_caption(c, layer, n))
     charts.show_fig(charts.heatmap(s.x_normed, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
                                    col_name=_("dim"), title=_("x̂ entering layer {layer}").format(layer=layer),
                                    max_xticks=12),
                     key="rm_fig_x")
-    numbers(s.x_normed, labels, dim_labels(c.d_model), label=_("Numbers: x after RMSNorm"))
+    numbers(s.x_normed, labels, dim_labels(c.d_model), label=_("Numbers: x after {norm}").format(
+        norm=llm.norm_name(c)))
 
 
 @section
@@ -282,12 +275,12 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     light = n > LIGHT_DIMS_ABOVE
 
     st.subheader(_("2 · Queries, keys and values"))
-    st.latex(rf"Q = \hat x\, W_q^{{({head})}},\quad K = \hat x\, W_k^{{({s.kv_head})}},\quad "
-             rf"V = \hat x\, W_v^{{({s.kv_head})}}")
+    for line in model.qkv_latex(c, head, s.kv_head):
+        st.latex(line)
     st.caption(_("W_q: query head {head}'s {dh} columns of the layer's [{d_model}, {q_width}] matrix; W_k, W_v: "
-                 "key/value head {kv}'s {dh} columns of [{d_model}, {kv_width}] · Q, K, V: [{n}, {dh}] (d_head = {dh}) "
-                 "· Q and K before RoPE.").format(head=head, dh=dh, d_model=c.d_model, q_width=c.n_heads * dh,
-                                                   kv=s.kv_head, kv_width=c.n_kv_heads * dh, n=n))
+                 "key/value head {kv}'s {dh} columns of [{d_model}, {kv_width}] · Q, K, V: [{n}, {dh}] (d_head = "
+                 "{dh}).").format(head=head, dh=dh, d_model=c.d_model, q_width=c.n_heads * dh, kv=s.kv_head,
+                                  kv_width=c.n_kv_heads * dh, n=n) + " " + model.qkv_caption(c))
     for col, name, M, role in zip(st.columns(3), "QKV", (s.q_before_rope, s.k_before_rope, s.v),
                                   (_("what am I looking for?"), _("what do I contain?"), _("what do I hand over?")),
                                   strict=True):
@@ -297,18 +290,63 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                             key=f"rm_fig_{name}")
             numbers(M, labels, d, label=_("Numbers: {matrix}").format(matrix=name))
 
+    if s.angles is None:
+        position_step(_model, s, labels, layer)
+    else:
+        rope_step(c, s, labels, layer, light)
+
+    st.subheader(_("4 · Scores"))
+    st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+    st.caption(_("shape [{n}, {n}] · every cell, the future too (the mask comes next)").format(n=n))
+    charts.show_fig(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
+                                   colorbar_title=_("score"), colorbar_at="below"), key="rm_fig_scores")
+    numbers(s.scores, labels, labels, label=_("Numbers: scores"))
+
+    st.subheader(model.mask_title(c, layer))
+    kind = model.layer_kind(c, layer)
+    if kind:
+        st.caption(kind)
+    seen = model.keys_seen(c, layer)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.latex(rf"\frac{{S}}{{\sqrt{{{dh}}}}} + M,\qquad \sqrt{{{dh}}} = {root:g}")
+        st.latex(model.mask_latex(c, layer))
+        charts.show_fig(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
+                                       show_text=n <= HALF_TEXT_MAX,
+                                       title=_("scaled, masked scores"), colorbar_title=_("score"),
+                                       colorbar_at="below"),
+                        key="rm_fig_scaled")
+        st.caption(_("shape [{n}, {n}] · {masked}").format(n=n, masked=model.masked_caption(c, layer, n)))
+        numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), _("−∞ (masked)")),
+                             index=labels, columns=labels), label=_("Numbers: scaled, masked scores"))
+    with c2:
+        st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{{model.keys_seen(c, layer, 'k')}}} "
+                 rf"e^{{s_{{ik}}/{root:g}}}}},\qquad e^{{-\infty}} = 0")
+        charts.show_fig(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
+                                       show_text=n <= HALF_TEXT_MAX, color_scale=color_scale, colorbar_at="below"),
+                        key="rm_fig_weights")
+        st.caption(_("each row sums to 1 · {check}").format(check=model.causal_check(s.weights)))
+        numbers(s.weights, labels, labels, label=_("Numbers: weights"))
+
+    st.subheader(_("6 · Weights · V"))
+    st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{" + seen + r"} w_{ij}\, v_j")
+    st.caption(_("shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the {heads} "
+                 "heads' outputs back to {d_model} dims").format(n=n, dh=dh, heads=c.n_heads, d_model=c.d_model))
+    charts.show_fig(charts.heatmap(s.output, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+                                   title=_("output of head {head}").format(head=head), max_xticks=16, light=light),
+                    key="rm_fig_output")
+    numbers(s.output, labels, d, label=_("Numbers: output"))
+
+
+def rope_step(c: llm.LlamaConfig, s: llm.HeadSteps, labels: list[str], layer: int, light: bool) -> None:
+    """Step 3 with RoPE (inside :func:`head_steps`): the formula in the file's pair layout with the layer's base, the
+    angles, Q and K after the rotation."""
+    dh, n = c.d_head, len(labels)
+    d = dim_labels(dh)
     st.subheader(_("3 · RoPE: rotate Q and K by position"))
-    st.latex(r"\begin{pmatrix} q'_{2i} \\ q'_{2i+1} \end{pmatrix} = "
-             r"\begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix}"
-             r"\begin{pmatrix} q_{2i} \\ q_{2i+1} \end{pmatrix}")
-    st.latex(rf"\theta_i = {c.rope_theta:g}^{{-2i/{dh}}},\quad i = 0 \dots {dh // 2 - 1}")
-    st.markdown(_(
-        "Each pair of coordinates of a query or key at position *p* turns by the angle *p*·θᵢ (Su et al. 2021), "
-        "so the score of query *i* and key *j* depends on their distance *i − j*, not on where they stand. "
-        "**Coordinate layout:** Q and K are shown as the model file stores them (GGUF): a pair is two *adjacent* "
-        "coordinates (2i, 2i+1). Hugging Face `transformers` orders the same numbers differently (it pairs i "
-        "with i + {half}, “rotate_half”); the scores and weights are identical."
-    ).format(half=dh // 2))
+    for line in model.rope_latex(c, s.rope_base):
+        st.latex(line)
+    st.markdown(model.rope_text(c, layer))
     a_col, q_col, k_col = st.columns(3)
     with a_col:
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
@@ -329,44 +367,23 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
             numbers(M, labels, d, label=_("Numbers: {matrix} after RoPE").format(matrix=name))
     st.caption(_("Row 0 (position 0) does not move: every angle is 0 there."))
 
-    st.subheader(_("4 · Scores"))
-    st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
-    st.caption(_("shape [{n}, {n}] · every cell, the future too (the mask comes next)").format(n=n))
-    charts.show_fig(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
-                                   colorbar_title=_("score"), colorbar_at="below"), key="rm_fig_scores")
-    numbers(s.scores, labels, labels, label=_("Numbers: scores"))
 
-    st.subheader(_("5 · ÷ √{dh}, causal mask, softmax").format(dh=dh))
-    c1, c2 = st.columns(2)
-    with c1:
-        st.latex(rf"\frac{{S}}{{\sqrt{{{dh}}}}} + M,\qquad \sqrt{{{dh}}} = {root:g}")
-        st.latex(r"M_{ij} = " + latex_words(_("{minus_infinity} for {condition} (the future), else {zero}"),
-                                            minus_infinity=r"-\infty ", condition=" j > i ", zero=" 0"))
-        charts.show_fig(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
-                                       show_text=n <= HALF_TEXT_MAX,
-                                       title=_("scaled, masked scores"), colorbar_title=_("score"),
-                                       colorbar_at="below"),
-                        key="rm_fig_scaled")
-        st.caption(_("shape [{n}, {n}] · masked cells (the future) are grey: −∞ before the softmax").format(n=n))
-        numbers(pd.DataFrame(np.where(s.mask, np.vectorize(fmt, otypes=[object])(s.scaled_scores), _("−∞ (masked)")),
-                             index=labels, columns=labels), label=_("Numbers: scaled, masked scores"))
-    with c2:
-        st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{k \le i}} e^{{s_{{ik}}/{root:g}}}}},\qquad "
-                 r"e^{-\infty} = 0")
-        charts.show_fig(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
-                                       show_text=n <= HALF_TEXT_MAX, color_scale=color_scale, colorbar_at="below"),
-                        key="rm_fig_weights")
-        st.caption(_("each row sums to 1 · {check}").format(check=model.causal_check(s.weights)))
-        numbers(s.weights, labels, labels, label=_("Numbers: weights"))
-
-    st.subheader(_("6 · Weights · V"))
-    st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{j \le i} w_{ij}\, v_j")
-    st.caption(_("shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the {heads} "
-                 "heads' outputs back to {d_model} dims").format(n=n, dh=dh, heads=c.n_heads, d_model=c.d_model))
-    charts.show_fig(charts.heatmap(s.output, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
-                                   title=_("output of head {head}").format(head=head), max_xticks=16, light=light),
-                    key="rm_fig_output")
-    numbers(s.output, labels, d, label=_("Numbers: output"))
+def position_step(_model: llm.LlamaModel, s: llm.HeadSteps, labels: list[str], layer: int) -> None:
+    """Step 3 with learned positions (gpt2; inside :func:`head_steps`): why nothing rotates, and the position vectors
+    added to the embeddings before block 0."""
+    c = _model.config
+    st.subheader(_("3 · Positions: learned vectors, no rotation"))
+    st.latex(r"x_0[p] = E[t_p] + P[p],\qquad P \in \mathbb{R}^{" + str(c.context_length) + r" \times "
+             + str(c.d_model) + "}")
+    st.markdown(model.learned_positions_text(c, md_escape(llm.model_name(_model))))
+    P = s.position_embedding  # [n, d_model]
+    charts.show_fig(charts.heatmap(P, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
+                                   col_name=_("dim"), title=_("P[p]: the position vectors added before block 0"),
+                                   max_xticks=12, light=len(labels) > LIGHT_DIMS_ABOVE),
+                    key="rm_fig_positions")
+    st.caption(_("shape [n, d_model] = [{n}, {d_model}] · row p is P[p], the same for every prompt: it depends on the "
+                 "position only, not on the token there.").format(n=len(labels), d_model=c.d_model))
+    numbers(P, labels, dim_labels(c.d_model), label=_("Numbers: the position vectors P[p]"))
 
 
 @section
@@ -404,7 +421,8 @@ def quiz_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
              color_scale: str = "fixed") -> None:
     """A small attention map of one head of the exercise (no statistic shown)."""
     labels, n = llm.labels(_model, ids), len(ids)
-    fig = charts.heatmap(llm.run(_model, ids).attentions[layer, head], labels, labels, mask=np.tri(n, dtype=bool),
+    fig = charts.heatmap(llm.run(_model, ids).attentions[layer, head], labels, labels,
+                         mask=model.attention_mask(_model.config, layer, n),
                          title=model.head_title(layer, head), show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale, colorbar_at="none")  # the sidebar's colour scale, as above
     charts.show_fig(fig, key=f"rm_fig_quiz_{layer}_{head}")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention.heads import top_heads
-from explorer.lessons.real_model import CONTROLS, draw, model, sizes
+from explorer.lessons.real_model import CONTROLS, compare, draw, model, sizes
 from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.i18n import translator
 
@@ -25,7 +25,8 @@ lm = llm.model_or_explain(_(
 config = lm.config
 controls.not_used(llm.not_used(config, seed=_(
     "the model's weights are trained, not drawn; the page's own seed picks the random words.")))
-draw.intro(config, model.precision(lm))
+storage = llm.weight_storage(lm)
+draw.intro(config, model.precision(lm), llm.model_name(lm), storage is None or storage.quantized)
 SIZES = sizes(config)  # the layer and head sliders' context
 
 
@@ -79,18 +80,21 @@ if appended is None:
     appended = ()
 p = typed.extend(lm, appended)
 c1, c2, c3 = st.columns([1, 2, 1], vertical_alignment="bottom")
+REPEATABLE = model.can_repeat(lm)  # a vocabulary with too few whole-word tokens cannot make the repeated prompt
+NO_REPEAT = model.no_repeat_reason(lm)
 with c1:
     seed = controls.draw(CONTROLS["seed"])
 with c2:
     st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat", on_click=make_repeated_prompt,
-              help=_("{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
-                     "repeat): the second copy shows which heads are induction heads (the map switches to the "
-                     "induction score and the top induction head opens).").format(n=model.REPEAT_WORDS))
+              disabled=not REPEATABLE, help=NO_REPEAT or _(
+                  "{n} random word tokens from the model's vocabulary, written twice (the same ids again: an exact "
+                  "repeat): the second copy shows which heads are induction heads (the map switches to the "
+                  "induction score and the top induction head opens).").format(n=model.REPEAT_WORDS))
 with c3:
     st.button(_("↺ Default prompt"), key="rm_default", on_click=set_prompt, args=(model.DEFAULT_PROMPT,))
 
 ids = p.ids
-draw.tokens(p, config.vocab_size)
+draw.tokens(p, config.vocab_size, llm.is_sentencepiece(lm), lm.tokenizer.bos_id is not None)
 if p.n > typed.n:
     draw.appended_tokens(lm, ids, typed.n)
 
@@ -98,7 +102,7 @@ if p.n > typed.n:
 st.header(_("What the model predicts next"))
 with st.spinner(_("running the {n} tokens through {layers} layers, every attention weight kept…").format(
         n=len(ids), layers=config.n_layers)):
-    draw.prediction(lm, ids)
+    draw.prediction(lm, ids, None if storage is None else storage.tied)
 if p.is_cut:
     st.caption(_("This is the token after the {n}th, where the prompt was cut.").format(n=llm.PROMPT_MAX_TOKENS))
 full = p.is_cut or p.n >= llm.PROMPT_MAX_TOKENS
@@ -115,6 +119,9 @@ st.header(_("Every head at a glance"))
 st.markdown(_("One cell per head: {layers} layers (top to bottom) × {heads} query heads, coloured by the statistic "
               "you choose, computed from the attention weights of your prompt. **Click a cell** (or set the sliders) "
               "to open that head below.").format(layers=config.n_layers, heads=config.n_heads))
+for note in (model.groups_caption(config), model.local_layers_text(config)):
+    if note:
+        st.caption(note)
 stats = draw.statistics(lm, ids)
 
 
@@ -135,10 +142,11 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
                 need=model.FIRST_ROW + 1, first=model.FIRST_ROW, n=stats.n), icon="📏")
         elif stats.get(stat) is None:
             draw.induction_undefined(ids)
-            if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt):
+            if st.button(_("🔁 Make a repeated random prompt"), key="rm_repeat_here", on_click=make_repeated_prompt,
+                         disabled=not REPEATABLE, help=NO_REPEAT):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
-            charts.show_fig(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head), key=GRID,
+            charts.show_fig(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head, config.group_size), key=GRID,
                             on_select=open_clicked_head, selection_mode="points")
             draw.grid_numbers(lm, ids, stat)
 
@@ -151,11 +159,9 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
         draw.layer_mean_map(lm, ids, layer, controls.color_scale())
     draw.head_group(lm, ids, layer, head, controls.color_scale())
     st.subheader(_("The six steps of head {head}, on its real numbers").format(head=head))
-    st.markdown(_("The same steps as the walkthrough, now with the model's trained weights: normalise, project to "
-                  "Q, K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the "
-                  "values."))
+    st.markdown(model.steps_overview(config))
     # Drawn only while open (its 11 charts are most of what a head change would send; issue 30), and in the link.
-    steps = controls.draw(CONTROLS["steps"], {"n": draw.STEP_CHARTS})
+    steps = controls.draw(CONTROLS["steps"], {"n": model.step_charts(config)})
     if steps.open:
         with steps:
             draw.rmsnorm_step(lm, ids, layer, head)
@@ -163,6 +169,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
 
 
 heads_part()
+compare.section(lm, ids)  # "Compare with another model" (compare.py)
 
 # --- guess, then reveal --------------------------------------------------------------------------
 st.header(_("Guess, then reveal"))

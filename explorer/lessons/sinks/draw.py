@@ -51,23 +51,28 @@ def title() -> None:
 
 
 @section
-def intro() -> None:
-    """The two questions, the terms they use, the honest note."""
+def intro(name: str, weights: str | None, quantized: bool = True) -> None:
+    """The two questions, the terms they use, the honest note (``name``: the model's,
+    :func:`explorer.shell.llm.model_name`; ``weights``: how its file stores them in words,
+    :func:`explorer.shell.llm.precision_note`, ``None`` when its table cannot be read; ``quantized``: some are
+    quantised, :func:`explorer.shell.llm.widened_exactly`)."""
     st.markdown(_(
         "Open any attention map of a trained model and most heads look at the **first token**, whatever it is. "
         "This page measures why, on {model}'s own weights and your text, and then uses it: a cache that keeps only "
         "the last few tokens needs those first ones. Then it measures the other ways modern models shrink the KV "
         "cache (fewer key/value heads, a latent cache, a window), each as bytes per token against perplexity."
-    ).format(model=llm.MODEL_NAME))
+    ).format(model=name))
     st.caption(_(
         "**Perplexity** = exp(mean next-token loss), the loss of one prediction being −ln p(the actual next token) "
         "in nats: 1 means every next token predicted with certainty, and lower is better. A **latent cache** keeps a "
         "few numbers per token from which the keys and values are rebuilt (section 5)."))
     st.caption(_(
         "Computed by this page, not looked up: every number and every sentence that states one comes from running "
-        "the model here, in NumPy float32, on the text below. The model's weights are stored 4-bit quantized "
-        "(Q4_1) and widened to float32, so the numbers are close to, not identical with, the full-precision model's."
-    ))
+        "the model here, in NumPy float32, on the text below.") + (" " + (_(
+        "How the file stores the weights: {weights}; they are widened to float32, so the numbers are close to, not "
+        "identical with, the full-precision model's.") if quantized else _(
+        "How the file stores the weights: {weights}; float32 holds them exactly, so the numbers are the file's own "
+        "model's.")).format(weights=weights) if weights else ""))
 
 
 @section
@@ -210,6 +215,17 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
                     key="sk_fig_losses")
     st.caption(_("Before position {w} (dotted line) the window hides nothing: every line is the same there.").format(
         w=window))
+    if _model.config.positions != "rope":  # gpt2: learned positions, nothing in the cache to renumber
+        st.info(_("**Which positions?** StreamingLLM (Xiao et al. 2023, §3.2) numbers the positions *inside its "
+                  "cache* (the kept tokens 0 … k−1, then the window) and lets RoPE turn each key by that number. This "
+                  "model has no RoPE: its positions are learned vectors added to each token's embedding before the "
+                  "first layer, so a cached key carries its position in every number it holds and there is no "
+                  "position inside the cache to renumber. StreamingLLM's numbering does not apply to it; the "
+                  "perplexities above keep every token's own position."), icon="📍")
+        numbers(pd.DataFrame({_("query position"): range(n - 1), _("token"): labels[:-1], _("next token"): labels[1:],
+                              **{name: losses for name, losses, _c in series}}),
+                label=_("Numbers: the loss at every position (nats)"))
+        return
     st.markdown(_(
         "**Which positions?** This page keeps every token's own position: the query at position *i* and a kept first "
         "token at position *j* are *i − j* apart, as in the full model (`forward(ids, window=w, sinks=k)`; the "
@@ -250,17 +266,18 @@ def cache_formulas(config: llm.LlamaConfig, n: int) -> None:
     st.latex(r"[K \,|\, V] = X\,[W_k \,|\, W_v] \approx (X A)\, B")
     st.latex(r"A = [W_k \,|\, W_v]\, V_r \in \mathbb{R}^{" + str(c.d_model) + r" \times r}")
     st.latex(r"B = V_r^\top \in \mathbb{R}^{r \times " + str(2 * c.n_kv_heads * c.d_head) + "}")
+    if llm.latent_full_rank(c) < 2 * c.n_kv_heads * c.d_head:
+        st.caption(_("Here [W_k | W_v] is wider ({width}) than d_model ({d_model}): its rank is at most {d_model}, so "
+                     "a latent cache of rank {d_model} is already the model's own keys and values.").format(
+            width=2 * c.n_kv_heads * c.d_head, d_model=c.d_model))
     st.markdown(_("**Bytes per token** (float32), keys and values, or the latent:"))
     st.latex(r"4 \cdot n_{\text{layers}} \cdot 2\, n_{\text{kv}}\, d_{\text{head}}\quad "
              + latex_words(_("or")) + r"\quad 4 \cdot n_{\text{layers}} \cdot r")
     st.latex(r"4 \cdot " + str(c.n_layers) + r" \cdot 2 \cdot " + str(c.n_kv_heads) + r" \cdot " + str(c.d_head)
              + " = " + integer_formula(c.kv_bytes_per_token) + r"\ " + latex_words(_("(the model)")))
-    st.caption(_("The latent cache keeps c = x A ({d_model} → r floats per layer) and rebuilds every key and value "
-                 "from it, then rotates the keys by their positions (RoPE is applied after the rebuild, unlike "
-                 "MHA2MLA, which keeps a few rotary dimensions outside the latent, and DeepSeek-V2, which adds a "
-                 "separate rotary key). A window keeps every float of a token for at most w + 4 tokens: its bytes per "
-                 "token are those of the cache at your text's last token divided by its {n} tokens.").format(
-        d_model=c.d_model, n=n))
+    st.caption(model.latent_note(c) + " " + _(
+        "A window keeps every float of a token for at most w + 4 tokens: its bytes per token are those of the cache "
+        "at your text's last token divided by its {n} tokens.").format(n=n))
 
 
 @section

@@ -1,7 +1,8 @@
 """Arrays for the page "Attention sinks and smaller KV caches" (pure NumPy on the door to the model,
 :mod:`explorer.shell.llm`).
 
-Four measurements on the learner's text, all on SmolLM2-135M's own weights:
+Four measurements on the learner's text, all on the loaded model's own weights (SmolLM2-135M by default; any
+family the core reads: learned positions (gpt2) have nothing for StreamingLLM to renumber, :func:`streamed`):
 
 * **the sink** (:func:`sink_summary`): how much weight each head puts on the first token, averaged over the query
   rows :data:`FIRST_QUERY` .. n - 1 (row 0 sees only itself; row 1's previous token *is* the first token, so a
@@ -177,21 +178,36 @@ def sink_claims(s: SinkSummary) -> tuple[str, str]:
 # --- another token first; every position shifted --------------------------------------------------------------
 
 
-def changed_ids(model: llm.LlamaModel, ids, choice: str) -> tuple[int, ...]:
-    """``ids`` with the token of ``FIRST_CHOICES[choice]`` put first, or without its first token (the option whose
-    text is ``None``).
+def first_token_ids(model: llm.LlamaModel, choice: str) -> list[int]:
+    """The tokens of ``FIRST_CHOICES[choice]``'s text for ``model``'s tokenizer, without the BOS token a file adds
+    to every text (Gemma's): one id when the vocabulary has it whole (Gemma's new line is its byte token
+    ``<0x0A>``), several when it spells it in pieces (a vocabulary without ``<|im_start|>``).
 
     Raises:
-        ValueError: an unknown ``choice``, or a choice whose text is not exactly one token.
+        ValueError: an unknown ``choice``, or the option whose text is ``None`` (dropping the first token).
+    """
+    if choice not in FIRST_CHOICES or FIRST_CHOICES[choice] is None:
+        raise ValueError(f"choice must be one of {', '.join(k for k, v in FIRST_CHOICES.items() if v)}, got "
+                         f"{choice!r}")
+    ids = llm.token_ids(model, FIRST_CHOICES[choice])
+    bos = model.tokenizer.bos_id
+    return ids[1:] if bos is not None and ids[:1] == [bos] else ids
+
+
+def changed_ids(model: llm.LlamaModel, ids, choice: str) -> tuple[int, ...]:
+    """``ids`` with the token of ``FIRST_CHOICES[choice]`` put first (:func:`first_token_ids`), or without its first
+    token (the option whose text is ``None``).
+
+    Raises:
+        ValueError: an unknown ``choice``, or a choice whose text is not exactly one token for this tokenizer.
     """
     if choice not in FIRST_CHOICES:
         raise ValueError(f"choice must be one of {', '.join(FIRST_CHOICES)}, got {choice!r}")
-    text = FIRST_CHOICES[choice]
-    if text is None:
+    if FIRST_CHOICES[choice] is None:
         return tuple(ids[1:])
-    token = llm.token_ids(model, text)
+    token = first_token_ids(model, choice)
     if len(token) != 1:
-        raise ValueError(f"{text!r} is {len(token)} tokens for this tokenizer, not one")
+        raise ValueError(f"{FIRST_CHOICES[choice]!r} is {len(token)} tokens for this tokenizer, not one")
     return (token[0], *ids)
 
 
@@ -257,6 +273,7 @@ class Shift:
     mass_original: np.ndarray
     mass_shifted: np.ndarray
     same_next: bool
+    learned: bool = False
 
 
 def shift_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) -> Shift:
@@ -270,7 +287,8 @@ def shift_experiment(_model: llm.LlamaModel, ids: tuple[int, ...], offset: int) 
     return Shift(int(offset), float(np.abs(shifted.logits - plain.logits).max()),
                  float(np.abs(plain.logits).max()), float(np.abs(shifted.attentions - plain.attentions).max()),
                  sink_mass(plain.attentions).mean(axis=1), sink_mass(shifted.attentions).mean(axis=1),
-                 int(plain.logits[-1].argmax()) == int(shifted.logits[-1].argmax()))
+                 int(plain.logits[-1].argmax()) == int(shifted.logits[-1].argmax()),
+                 _model.config.positions != "rope")
 
 
 # --- streaming --------------------------------------------------------------------------------------------------
@@ -280,7 +298,14 @@ def shift_claim(sh: Shift) -> str:
     """What shifting every position by ``sh.offset`` (> 0) did: float32 rounding and nothing else (no logit moved by
     more than 1e-4 of the largest, at least 1), or more than rounding; in the run's language."""
     facts = dict(k=i18n.integer(sh.offset), logit=i18n.scientific(sh.max_logit_diff),
-                 largest=fmt(sh.largest_logit, 1), weight=i18n.scientific(sh.max_weight_diff))
+                 largest=fmt(sh.largest_logit, 1), weight=i18n.scientific(sh.max_weight_diff),
+                 mass=fmt(float(sh.mass_original.mean()), 2), shifted=fmt(float(sh.mass_shifted.mean()), 2))
+    if sh.learned:
+        return _("Measured: shifting every position by {k} changes the logits by up to **{logit}** (they reach "
+                 "{largest}) and attention weights by up to {weight}. This model has no RoPE: its positions are "
+                 "learned vectors added to each token's embedding, so a shift gives every token another input vector, "
+                 "not a turn that cancels in the dot product. The mean weight on the first token goes from {mass} to "
+                 "{shifted}.").format(**facts)
     if sh.max_logit_diff <= 1e-4 * max(sh.largest_logit, 1.0):
         return _("Measured: shifting every position by {k} changes no logit by more than **{logit}** (the logits reach "
                  "{largest}) and no attention weight by more than {weight}: float32 rounding, nothing else. RoPE turns "
@@ -345,7 +370,7 @@ def streamed(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: i
     out = llm.forward(_model, ids, weights=False, **options)  # scored, then continued (one prompt pass)
     losses = llm.next_token_losses(out.logits, ids)
     renumbered = None
-    if sinks:
+    if sinks and _model.config.positions == "rope":  # learned positions (gpt2): nothing in the cache to renumber
         shifted = llm.renumbered_logits(_model, ids, window=window, sinks=sinks)
         renumbered = float(np.exp(llm.next_token_losses(shifted, ids)[start:].mean()))
     generated = tuple(llm.continue_greedy(_model, out, n_new, **options))
@@ -410,9 +435,10 @@ def cache_variants(config: llm.LlamaConfig, n: int) -> tuple[CacheVariant, ...]:
     :data:`LATENT_RANKS`, and the :data:`SWEEP_WINDOWS` (with :data:`SWEEP_SINKS` kept first tokens) that leave
     :data:`MIN_SCORED` scored positions."""
     c = config
-    out = [CacheVariant("mha", "heads", "mha"), CacheVariant("gqa", "heads"), CacheVariant("mqa", "heads", "mqa")]
+    out = [CacheVariant("mha", "heads", "mha")] if c.n_kv_heads < c.n_heads else []  # a model with MHA is its own
+    out += [CacheVariant("gqa", "heads"), CacheVariant("mqa", "heads", "mqa")]
     out += [CacheVariant(f"latent-{r}", "latent", ("latent", r)) for r in LATENT_RANKS
-            if r <= 2 * c.n_kv_heads * c.d_head]
+            if r <= llm.latent_full_rank(c)]
     out += [CacheVariant(f"window-{w}", "window", None, w, SWEEP_SINKS) for w in SWEEP_WINDOWS if w <= window_max(n)]
     return tuple(out)
 
@@ -492,12 +518,13 @@ def variant_label(config: llm.LlamaConfig, variant: CacheVariant) -> str:
     if variant.key == "mha":
         return _("MHA: {n} key/value heads").format(n=c.n_heads)
     if variant.key == "gqa":
-        return _("GQA: {n} key/value heads (the model)").format(n=c.n_kv_heads)
+        return (_("GQA: {n} key/value heads (the model)") if c.n_kv_heads < c.n_heads else
+                _("MHA: {n} key/value heads (the model)")).format(n=c.n_kv_heads)
     if variant.key == "mqa":
         return _("MQA: 1 key/value head (mean of {n})").format(n=c.n_kv_heads)
     if variant.family == "latent":
         rank = variant.kind[1]
-        return (_("latent, rank {r} (full rank)") if rank == 2 * c.n_kv_heads * c.d_head
+        return (_("latent, rank {r} (full rank)") if rank == llm.latent_full_rank(c)
                 else _("latent, rank {r}")).format(r=rank)
     return _n("window {w} + {k} first token", "window {w} + {k} first tokens", variant.sinks).format(
         w=variant.window, k=variant.sinks)
@@ -526,18 +553,19 @@ def variant_claims(config: llm.LlamaConfig, rows: tuple[Measured, ...]) -> list[
     twin = next((r for r in rows if r.variant.family == "latent" and mqa is not None
                  and r.floats_per_layer == mqa.floats_per_layer), None)
     if mqa is not None and twin is not None:
-        facts = dict(floats=twin.floats_per_layer, mqa=fmt(mqa.perplexity, 0), latent=fmt(twin.perplexity, 0),
+        facts = dict(floats=twin.floats_per_layer, kv=c.n_kv_heads, mqa=fmt(mqa.perplexity, 0),
+                     latent=fmt(twin.perplexity, 0),
                      times=fmt(mqa.perplexity / twin.perplexity, 1), model=fmt(gqa.perplexity, 1))
         if twin.perplexity < mqa.perplexity:
             sentences.append(_(
                 "At the same {floats} floats per token per layer, MQA (one key and one value head) reaches perplexity "
                 "**{mqa}** and the latent cache of rank {floats} **{latent}** ({times}× lower; the model: {model}): "
-                "the best rank-{floats} summary of all three heads keeps more than their average.").format(**facts))
+                "the best rank-{floats} summary of all {kv} heads keeps more than their average.").format(**facts))
         else:
             sentences.append(_(
                 "At the same {floats} floats per token per layer, on your text MQA reaches perplexity {mqa} and the "
                 "latent cache {latent}: the latent cache is not better here.").format(**facts))
-    full = next((r for r in rows if r.variant.kind == ("latent", 2 * c.n_kv_heads * c.d_head)), None)
+    full = next((r for r in rows if r.variant.kind == ("latent", llm.latent_full_rank(c))), None)
     if full is not None:
         sentences.append(_(
             "At rank {rank} the latent cache has the model's own size and is the model again: max |Δ logit| {diff}, "
@@ -568,3 +596,50 @@ def sweep_step(config: llm.LlamaConfig, total: int, i: int, variant: CacheVarian
             else _("running the sliding window") if variant.window else _("running the model as trained"))
     return _("Measuring {i} of {n}: {variant}: {step}…").format(
         i=i + 1, n=total, variant=variant_label(config, variant), step=what)
+
+
+def prompt_limit(config: llm.LlamaConfig) -> int:
+    """Tokens of the learner's text the page reads: :data:`explorer.shell.llm.PROMPT_MAX_TOKENS`, or fewer on a model
+    that accepts fewer in all (``config.max_tokens``), leaving room for one token put first (section 2) and
+    :data:`MAX_NEW_TOKENS` generated ones (section 4)."""
+    return max(1, min(llm.PROMPT_MAX_TOKENS, config.max_tokens - 1 - MAX_NEW_TOKENS))
+
+
+def limit_note(config: llm.LlamaConfig) -> str | None:
+    """Why the page reads fewer than :data:`explorer.shell.llm.PROMPT_MAX_TOKENS` tokens on this model (``None`` when
+    it does not): the model accepts ``config.max_tokens`` in all."""
+    limit = prompt_limit(config)
+    if limit >= llm.PROMPT_MAX_TOKENS:
+        return None
+    return _("This model accepts {max} tokens in all, so the page reads at most {limit} of your text: room for one "
+             "token put first (section 2) and up to {new} generated ones (section 4).").format(
+        max=config.max_tokens, limit=limit, new=MAX_NEW_TOKENS)
+
+
+def first_token_note(model: llm.LlamaModel, choice: str) -> str | None:
+    """What the page says when ``choice``'s text is not one token for this tokenizer (``None`` when it is, or for the
+    option that drops the first token): the experiment puts exactly one token first."""
+    if FIRST_CHOICES.get(choice) is None:
+        return None
+    n = len(first_token_ids(model, choice))
+    if n == 1:
+        return None
+    return _n("This model's tokenizer has no single token for this choice (it writes it as {n} token), so it cannot "
+              "be put first alone: pick another.",
+              "This model's tokenizer has no single token for this choice (it writes it as {n} tokens), so it "
+              "cannot be put first alone: pick another.", n).format(n=n)
+
+
+def latent_note(config: llm.LlamaConfig) -> str:
+    """How the latent cache rebuilds this model's keys, in the run's language: then its per-head norms (qwen3,
+    gemma3), biases (qwen2, gpt2) and RoPE (none for gpt2), as its attention does."""
+    steps = ([_("adds the key and value biases")] if config.qkv_bias else []) + (
+        [_("normalises each head's key (its per-head RMSNorm)")] if config.qk_norm else []) + (
+        [_("rotates the keys by their positions (RoPE is applied after the rebuild, unlike MHA2MLA, which keeps a few "
+           "rotary dimensions outside the latent, and DeepSeek-V2, which adds a separate rotary key)")]
+        if config.positions == "rope" else [])
+    done = i18n.list_separator().join(steps)
+    return (_("The latent cache keeps c = x A ({d_model} → r floats per layer) and rebuilds every key and value from "
+              "it, then {steps}.") if steps else
+            _("The latent cache keeps c = x A ({d_model} → r floats per layer) and rebuilds every key and value from "
+              "it (this model has no RoPE: nothing to rotate).")).format(d_model=config.d_model, steps=done)

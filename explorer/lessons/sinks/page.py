@@ -1,4 +1,5 @@
-"""Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on SmolLM2-135M.
+"""Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on the loaded model
+(SmolLM2-135M by default; any family the core reads: issue 50).
 
 Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
 position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens), ``sk_measure`` (the sweep
@@ -18,7 +19,6 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
-draw.intro()
 lm = llm.model_or_explain(_(
     "Here you would see how much of every head's attention goes to the first token of your text and why, that the "
     "weight follows whatever token comes first, that shifting every position changes nothing, how a sliding window "
@@ -26,12 +26,17 @@ lm = llm.model_or_explain(_(
     "byte of KV cache."
 ))
 c = lm.config
+storage = llm.weight_storage(lm)
+draw.intro(llm.model_name(lm), None if storage is None else llm.precision_note(storage),
+           storage is None or not llm.widened_exactly(storage))
 controls.not_used(llm.not_used(c, seed=_(
     "the model's weights are trained, not drawn, and every continuation here is greedy.")))
 
 st.header(_("Your text"))
-p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=llm.PROMPT_MAX_TOKENS)
+p = llm.prompt_input(CONTROLS["prompt"], model=lm, max_tokens=model.prompt_limit(c))
 ids = p.ids
+if (limit := model.limit_note(c)) is not None:
+    st.caption(limit)
 st.caption(llm.describe(c) + " · " + _n("your text: {n} token", "your text: {n} tokens", p.n).format(n=p.n))
 with st.expander(_("The tokens the model reads")):
     st.text(" | ".join(p.labels))
@@ -54,6 +59,8 @@ st.markdown(_("If the first token were a sink because of *what* it is, another t
 choice = controls.draw(CONTROLS["first"])
 if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
     st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
+elif (several := model.first_token_note(lm, choice)) is not None:
+    st.info(several, icon="🧩")
 else:
     with st.spinner(_("Reading the changed text: one more forward pass…")):
         draw.first_token(lm, ids, draw.summary(lm, ids), choice)
@@ -62,7 +69,11 @@ else:
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
 st.header(_("3 · Shift every position"))
 st.markdown(_("Is the first token special because RoPE gives it position 0? Start the positions at *k* instead: "
-              "every query and key is turned by a different angle, the first token is at position *k*."))
+              "every query and key is turned by a different angle, the first token is at position *k*.")
+            if c.positions == "rope" else
+            _("Is the first token special because it is at position 0? Start the positions at *k* instead. This "
+              "model has no RoPE: it adds a learned position vector to each token's embedding, so here the shift "
+              "changes what every token reads in."))
 offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
 with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
         k=i18n.integer(offset))):
@@ -99,10 +110,13 @@ st.header(_("5 · Smaller caches: what each one costs"))
 st.markdown(_("The model keeps {bytes} bytes of keys and values per token. Every way to keep fewer is measured here "
               "on your text: bytes per token against perplexity, how far the next-token distributions move (KL) and "
               "how often the top token stays the same.").format(bytes=i18n.integer(c.kv_bytes_per_token)))
-st.caption(_("**MHA** (multi-head attention) gives each query head its own key/value head, **GQA** (grouped-query, "
-             "this model) lets a group of query heads share one, **MQA** (multi-query) keeps one for all. **KL** "
-             "divergence, Σₜ p(t) ln(p(t) / q(t)) in nats, measures how far a variant's next-token distribution q "
-             "moves from the model's p: 0 when they are the same."))
+st.caption((_("**MHA** (multi-head attention) gives each query head its own key/value head, **GQA** (grouped-query, "
+              "this model) lets a group of query heads share one, **MQA** (multi-query) keeps one for all.")
+             if c.n_kv_heads < c.n_heads else
+             _("**MHA** (multi-head attention, this model) gives each query head its own key/value head, **GQA** "
+               "(grouped-query) lets a group of query heads share one, **MQA** (multi-query) keeps one for all."))
+           + " " + _("**KL** divergence, Σₜ p(t) ln(p(t) / q(t)) in nats, measures how far a variant's next-token "
+                     "distribution q moves from the model's p: 0 when they are the same."))
 draw.cache_formulas(c, p.n)
 variants = model.cache_variants(c, p.n)
 measure = controls.draw(CONTROLS["measure"], {"variants": len(variants)})

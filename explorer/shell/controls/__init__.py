@@ -32,6 +32,9 @@ from explorer.shell.controls.link_values import (  # noqa: F401 (re-exported)
 )
 from explorer.shell.controls.sidebar import (  # noqa: F401 (re-exported)
     DEFAULTS,
+    MODEL_KEY,
+    MODEL_REVERT,
+    MODEL_WIDGET,
     SEED_MAX,
     SENTENCE_MAX_CHARS,
     SENTENCE_TWINS,
@@ -40,6 +43,7 @@ from explorer.shell.controls.sidebar import (  # noqa: F401 (re-exported)
     fragment,
     language_control,
     lesson_settings,
+    model_control,
     not_used,
     sentence_steps,
     shared,

@@ -8,7 +8,7 @@ copied link reproduces what the sender saw. Pages read them with :func:`shared` 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from explorer.shell.controls.link_values import (
     _SHOWN_KEY,
     _snapshot_link,
     check_link,
+    link_value,
     one_of,
     refuse_unusable,
     set_value,
@@ -275,3 +276,44 @@ def shared() -> Shared:
 def sentence_steps(settings: Settings, is_causal: bool = False):
     """:meth:`Settings.steps`, cached per process (shared by every lesson on the sentence)."""
     return settings.steps(is_causal=is_causal)
+
+
+MODEL_KEY = "model"
+"""The link's parameter of the model the real-model lessons run (an id of the server's catalogue)."""
+MODEL_WIDGET = "_model_choice"  # the picker's widget (not bound: see model_control)
+MODEL_IDS_SHOWN = 6  # ids a warning about a link's unknown model lists (a learner's Ollama may hold dozens)
+MODEL_REVERT = "_model_revert"  # set by the door when the chosen file was refused: the id the picker goes back to
+
+
+def model_control(options: Mapping[str, str], default: str) -> str:
+    """The sidebar's "Model" select (entrypoint only): the model every real-model lesson runs; returns its id.
+
+    ``options``: ``{id: label}`` in the picker's order (the server's catalogue, :func:`explorer.shell.llm.catalogue`);
+    ``default``: the built-in's id. Drawn on every page (so the choice holds across pages and in every page's link),
+    and only when the server has more than one model. The link carries the id as ``model=<id>`` (left out for the
+    default); a link's id the server does not list is warned about (:func:`check_link`, naming it) and the default
+    opens. Not a bound widget like the declared controls: a bound select writes its shown label into the link, and
+    the label (name, architecture, size) is not the id; so, as :func:`language_control` does, the value is read from
+    the link's snapshot on the session's first run and written to the link on every run.
+    """
+    ss = st.session_state
+    given = link_value(MODEL_KEY)
+    if MODEL_REVERT in ss:  # the door refused the chosen file: back to the model shown before
+        ss[MODEL_WIDGET] = ss.pop(MODEL_REVERT)
+    elif ss.get(MODEL_WIDGET) not in options:  # the session's first run (or the model left the catalogue)
+        ss[MODEL_WIDGET] = given if given in options else default
+    if len(options) > 1:
+        st.sidebar.header(_("Real model"))
+        st.sidebar.selectbox(
+            _("Model the real-model lessons run"), list(options), key=MODEL_WIDGET, format_func=options.__getitem__,
+            help=_("The lessons \"Inside a real model\" and after read this model's own attention. The server's "
+                   "operator lists the GGUF files it may load; the link keeps the choice."))
+    chosen = ss[MODEL_WIDGET]
+    ids = list(options)
+    listed = ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
+    check_link(MODEL_KEY, chosen, _("the id of a model this server lists ({ids})").format(ids=listed), inline=False)
+    if chosen != default:
+        st.query_params[MODEL_KEY] = chosen
+    elif MODEL_KEY in st.query_params:
+        del st.query_params[MODEL_KEY]
+    return chosen

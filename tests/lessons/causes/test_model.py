@@ -4,6 +4,8 @@ numbers), and, on SmolLM2 itself (slow), the induction heads' knockout against r
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -379,3 +381,53 @@ def test_the_sweep_ranks_smollm2s_heads():
     paris = lm.encode(" Paris")[0]
     g = M.grade_guess(iv.knockout_sweep(lm, ids, paris).effect, (0, 4))
     assert g.rank == 2 and g.best == (23, 4)
+
+
+def test_the_control_takes_as_many_random_heads_or_all_the_others():
+    assert M.control_count(3, 30, 9) == 3 and M.control_count(6, 2, 4) == 2 and M.control_count(8, 2, 4) == 0
+
+
+def test_the_sweep_estimate_states_its_size_and_time_from_its_cheapest_pass():
+    smol = llm.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536, vocab_size=49152,
+                           rope_theta=1e5, rms_eps=1e-5, context_length=8192, max_tokens=64, bos_id=1, eos_id=2,
+                           name="x")
+    assert M.sweep_passes(smol) == (465, 139)
+    # at 5 tokens a block run on the 9 copies is 45 rows x 3,538,944 multiply-adds, the readout 9 x 49,152 x 576
+    block, read = 45 * (576 * 15 * 64 + 576 * 576 + 3 * 576 * 1536), 9 * 49152 * 576
+    b = 0.1 * block / (block + read)
+    assert M.sweep_seconds(smol, 5, 0.1) == pytest.approx(465 * b + 30 * (0.1 - b))
+    assert M.sweep_seconds(smol, 5, 0.1) == pytest.approx(19.73, abs=0.01)  # measured: 20.6 s (load 4.4, 2 cores)
+    assert M.sweep_seconds(dataclasses.replace(smol, n_layers=1), 5, 0.3) == pytest.approx(0.3)  # its one pass
+    assert M.sweep_estimate(smol, 5, 0.1) == (
+        "The sweep runs 30 stacked passes: the one for layer ℓ runs blocks ℓ to 29 on 9 copies of your prompt, 465 "
+        "block runs in all, the blocks of about 139 forward passes. Its last pass (one block) took 0.1 s on this "
+        "server just now, so the whole sweep should take **about 20 s** (30 layers × 9 heads = 270 knockouts). A "
+        "progress bar shows the layer.")
+    assert [M.duration(s) for s in (0.4, 1.4, 89.4, 170)] == ["under a second", "about 1 s", "about 89 s",
+                                                              "about 3 min"]
+
+
+def test_the_repeat_note_says_when_a_vocabulary_has_too_few_words():
+    assert M.repeat_note(20) is None and M.repeat_note(15_873) is None
+    assert M.repeat_note(4) == ("This model's vocabulary has only 4 whole-word tokens (a space and letters, one token "
+                                "that reads back as itself), so each copy has 4 tokens instead of 20.")
+    assert M.repeat_note(1).startswith("This model's vocabulary has 1 whole-word token (")
+    assert M.repeat_note(0).endswith("needs at least 2, so this section cannot run here.")
+
+
+def test_the_attribution_note_is_for_norms_after_the_parts_only():
+    base = dict(n_layers=2, n_heads=4, n_kv_heads=2, d_model=64, d_head=16, d_ff=96, vocab_size=300, rope_theta=1e4,
+                rms_eps=1e-6, context_length=64, max_tokens=64, bos_id=None, eos_id=None, name="x")
+    assert M.attribution_note(llm.LlamaConfig(**base)) is None
+    assert "each layer's norm divisor is held at its actual value too" in M.attribution_note(
+        llm.LlamaConfig(**base, post_norms=True))
+
+
+def test_the_readout_note_says_what_differs_from_the_formulas():
+    assert M.readout_note("rms", True) is None and M.readout_note("rms", None) is None
+    assert M.readout_note("rms", False) == ("Its output matrix is its own, not the token embedding: read E as that "
+                                            "matrix; the formulas below write the RMSNorm and tied embedding of the "
+                                            "default model.")
+    both = M.readout_note("layer", False)
+    assert both.startswith("This model's final norm is a **LayerNorm**: it also subtracts the stream's mean")
+    assert "as a part of its own, its output matrix is its own" in both

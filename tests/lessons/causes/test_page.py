@@ -101,7 +101,7 @@ def test_defaults_state_what_the_numbers_say(lm):
     assert "Copying **L23H4**'s output alone" in said and "to **6.44**" in said
     links = table(at, "open in Inside a real model", -1)["open in Inside a real model"]
     assert list(links)[4] == controls.link(rm_lesson, rm_lesson.SIZES, prompt=M.DEFAULT_CLEAN, layer=23, head=4)
-    assert "Honest notes" in said and "4 bits (Q4_1)" in said
+    assert "Honest notes" in said and "every other matrix is 4-bit (Q4_1, 79%)" in said
 
 
 def test_a_knockout_changes_the_top_5(lm):

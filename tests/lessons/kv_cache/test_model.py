@@ -38,22 +38,127 @@ def brute_force_macs(config: llama.LlamaConfig, n: int, cached: bool) -> int:
     c = config
     rows = 1 if cached else n
     total = 0
-    for _ in range(c.n_layers):
+    for layer in range(c.n_layers):
         total += rows * c.d_model * (c.n_heads + 2 * c.n_kv_heads) * c.d_head  # h @ [W_q | W_k | W_v]
         queries = [n - 1] if cached else range(n)  # positions of the query rows
         for i in queries:
-            keys = i + 1
+            keys = i + 1 if layer not in c.local_layers else min(i + 1, c.sliding_window)  # a local layer's window
             total += c.n_heads * c.d_head * keys  # q @ K.T: one dot product of d_head per key and head
             total += c.n_heads * keys * c.d_head  # weights @ V
         total += rows * c.n_heads * c.d_head * c.d_model  # merged heads @ W_o
-        total += rows * c.d_model * 2 * c.d_ff + rows * c.d_ff * c.d_model  # gate | up, then down
+        gated = c.mlp != "gelu"  # GPT-2's MLP has no gate
+        total += rows * c.d_model * (2 if gated else 1) * c.d_ff + rows * c.d_ff * c.d_model  # (gate |) up, down
     return total + c.d_model * c.vocab_size  # the last row's logits
+
+
+GPT2 = llama.LlamaConfig(**{**SMOLLM2.__dict__, "architecture": "gpt2", "n_layers": 12, "n_heads": 12,
+                            "n_kv_heads": 12, "d_model": 768, "d_ff": 3072, "qkv_bias": True, "rope_layout": None,
+                            "norm": "layer", "positions": "learned", "mlp": "gelu", "linear_bias": True,
+                            "context_length": 1024, "vocab_size": 50257})
+GEMMA3 = llama.LlamaConfig(**{**SMOLLM2.__dict__, "architecture": "gemma3", "n_layers": 18, "n_heads": 4,
+                              "n_kv_heads": 1, "d_model": 640, "d_head": 256, "d_ff": 2048, "qk_norm": True,
+                              "rope_layout": "halves", "mlp": "geglu", "embed_scale": 640 ** 0.5, "post_norms": True,
+                              "sliding_window": 512, "local_layers": tuple(i for i in range(18) if (i + 1) % 6),
+                              "rope_theta_local": 10000.0, "context_length": 32768, "vocab_size": 262144})
+QWEN2 = llama.LlamaConfig(**{**SMOLLM2.__dict__, "architecture": "qwen2", "qkv_bias": True, "rope_layout": "halves"})
+SMALL_WINDOW = llama.LlamaConfig(**{**GEMMA3.__dict__, "sliding_window": 4})
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 37, 64])
 def test_macs_formulas_match_a_product_by_product_count(n):
     assert M.macs_with_cache(SMOLLM2, n) == brute_force_macs(SMOLLM2, n, cached=True)
     assert M.macs_without_cache(SMOLLM2, n) == brute_force_macs(SMOLLM2, n, cached=False)
+
+
+@pytest.mark.parametrize("config", [GPT2, GEMMA3, SMALL_WINDOW], ids=["gpt2", "gemma3", "window 4"])
+@pytest.mark.parametrize("n", [1, 3, 5, 37])
+def test_macs_count_each_familys_products_and_the_local_layers_windows(config, n):
+    assert M.macs_with_cache(config, n) == brute_force_macs(config, n, cached=True)
+    assert M.macs_without_cache(config, n) == brute_force_macs(config, n, cached=False)
+
+
+def test_the_cache_every_layer_keeps_and_what_a_windowed_one_would():
+    assert M.mlp_matrices(SMOLLM2) == M.mlp_matrices(GEMMA3) == 3 and M.mlp_matrices(GPT2) == 2
+    assert [M.keys_read(SMALL_WINDOW, 0, n) for n in (1, 4, 9)] == [1, 4, 4]
+    assert M.keys_read(SMALL_WINDOW, 5, 9) == 9  # layer 5 is global
+    assert M.window_cache_bytes(SMOLLM2, 70) == M.cache_bytes(SMOLLM2, 70)
+    # 15 local layers keep 4 rows, 3 global layers keep 9: 2 * 1 * 256 * (15 * 4 + 3 * 9) * 4 bytes
+    assert M.window_cache_bytes(SMALL_WINDOW, 9) == 2 * 256 * (15 * 4 + 3 * 9) * 4
+    assert M.cache_bytes(SMALL_WINDOW, 9) == 2 * 18 * 256 * 9 * 4
+
+
+def test_the_formulas_and_words_are_the_familys():
+    assert M.qkv_latex(SMOLLM2) == (r"q_t = \mathrm{RoPE}(x_t W_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k,\ t),\quad "
+                                    r"v_t = x_t W_v")
+    assert M.qkv_latex(QWEN2) == (r"q_t = \mathrm{RoPE}(x_t W_q + b_q,\ t),\quad k_t = \mathrm{RoPE}(x_t W_k + b_k,"
+                                  r"\ t),\quad v_t = x_t W_v + b_v")
+    assert M.qkv_latex(GEMMA3).startswith(r"q_t = \mathrm{RoPE}(\mathrm{RMSNorm}(x_t W_q),\ t)")
+    assert M.qkv_latex(GPT2) == r"q_t = x_t W_q + b_q,\quad k_t = x_t W_k + b_k,\quad v_t = x_t W_v + b_v"
+    assert (M.key_latex(SMOLLM2), M.key_latex(GPT2), M.value_latex(GPT2)) == (
+        r"k_j = \mathrm{RoPE}(x_j W_k,\ j)", r"k_j = x_j W_k + b_k", r"v_j = x_j W_v + b_v")
+    assert M.intro_caption(GPT2).startswith("x_t: token t's residual stream entering the layer (its running vector, "
+                                            "after LayerNorm). This model has no RoPE")
+    assert M.intro_caption(SMOLLM2).startswith("x_t: token t's residual stream entering the layer (its running vector, "
+                                               "after RMSNorm); RoPE turns q and k")
+    assert (M.sharing_words(SMOLLM2), M.sharing_words(GPT2), M.sharing_words(GEMMA3)) == (
+        "grouped-query attention, Ainslie et al. 2023", "multi-head attention: each query head has its own key/value "
+        "head", "multi-query attention: every query head reads one key/value head")
+    assert M.keys_note(SMOLLM2).endswith("(pairs (2i, 2i+1) rotate together).")
+    assert M.keys_note(QWEN2).endswith("(pairs (i, i + 32) rotate together).")
+    assert M.keys_note(GPT2).startswith("Keys are stored as computed: this model has no RoPE")
+    assert (M.keys_label(SMOLLM2), M.keys_label(GPT2)) == ("K (after RoPE)", "K")
+    assert M.window_note(SMOLLM2, 0, 40) is None and M.window_note(SMALL_WINDOW, 5, 40) is None
+    assert M.window_note(SMALL_WINDOW, 0, 9) == (
+        "Layer 0 is local: the new query reads only its last 4 keys (weight 0 on the 5 older ones). This page's "
+        "cache, the model's, still holds all 9 rows in every layer: those 5 rows of this layer will never be read "
+        "again.")
+    assert M.new_query_title(SMALL_WINDOW, 0, 9) == "The new query attends over the cached keys in its window"
+    assert M.new_query_title(SMALL_WINDOW, 0, 4) == M.new_query_title(SMALL_WINDOW, 5, 9) == \
+        M.new_query_title(SMOLLM2, 0, 64) == "The new query attends over every cached key"
+    assert M.window_note(SMALL_WINDOW, 0, 3).endswith("The sequence has 3, so the new query still reads every cached "
+                                                      "key.")
+
+
+def test_the_cost_words_count_the_models_matrices():
+    assert M.weights_text(SMOLLM2, "3,538,944") == (
+        "One token through one layer's weight matrices costs W = 576·(9 + 2·3)·64 (W_q, W_k, W_v) + 576·576 (W_o) + "
+        "3·576·1536 (SwiGLU) = 3,538,944. RMSNorm, RoPE, softmax and the MLP's activation (a few operations per "
+        "number) are left out.")
+    assert "+ 2·768·3072 (GELU)" in M.weights_text(GPT2, "x") and "LayerNorm, the biases, softmax" in \
+        M.weights_text(GPT2, "x")
+    assert M.weights_text(GEMMA3, "x").endswith("On the 15 local layers a query reads at most its last 512 keys, so "
+                                                "their attention costs at most that many keys (n_l = min(n, 512)).")
+    assert M.mlp_words(GPT2).startswith("GELU is the block's MLP, down(gelu(x W_up + b_up)) + b_down")
+    assert M.mlp_words(GEMMA3).startswith("GEGLU is the block's MLP") and M.mlp_words(SMOLLM2).startswith("SwiGLU")
+    assert M.cost_latex(SMOLLM2)[0] == r"L\,(W + 2 H d_{\text{head}}\, n) + d_{\text{model}}\, V_{\text{vocab}}"
+    assert M.cost_latex(GEMMA3)[0].startswith(r"\sum_l (W + 2 H d_{\text{head}}\, n_l)")
+    assert r"\min(i, 512)_l" in M.cost_latex(GEMMA3)[1]
+
+
+def test_the_storage_note_says_whether_the_numbers_are_the_files_own():
+    float_file = llm.WeightStorage({"token_embd.weight": ("F32", (2, 2)), "blk.0.attn_norm.weight": ("F32", (6,))})
+    assert M.storage_note(float_file).endswith("Every weight is widened to float32 when it is used, exactly as stored "
+                                               "(no quantization).")
+    quantized = llm.WeightStorage({"token_embd.weight": ("Q8_0", (2, 32)), "blk.0.attn_norm.weight": ("F32", (6,))})
+    assert M.storage_note(quantized).endswith("so the numbers are close to, not identical with, the full-precision "
+                                              "model's.")
+
+
+def test_the_sharing_and_window_claims():
+    assert M.sharing_claim(SMOLLM2, "1.5", "377", "4.4", "1,132") == (
+        "Grouped-query attention keeps 3 key/value heads instead of 9, a **3× smaller cache**: 1.5 MB instead of 4.4 "
+        "MB now, 377 MB instead of 1,132 MB at the model's full context of 8,192 tokens.")
+    assert M.sharing_claim(GEMMA3, "a", "b", "c", "d").startswith("Multi-query attention keeps one key/value head "
+                                                                  "instead of 4, a **4× smaller cache**: a MB")
+    assert M.sharing_claim(GPT2, "1.2", "75", "1.2", "75") == (
+        "Every one of the 12 query heads has its own key/value head (multi-head attention, no grouping), so the "
+        "cache holds 12 heads' keys and values per layer: 1.2 MB now, 75 MB at the model's full context of 1,024 "
+        "tokens.")
+    assert M.window_cache_claim(SMOLLM2, "1", "1") is None
+    assert M.window_cache_claim(GEMMA3, "1,208", "217") == (
+        "This page's cache, the model's, keeps every token in every layer. The 15 local layers read only their last "
+        "512 keys, so a cache could keep just that many rows there: at the full context it would need 217 MB instead "
+        "of 1,208 MB.")
 
 
 def test_macs_numbers_for_smollm2():

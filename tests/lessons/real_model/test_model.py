@@ -328,3 +328,194 @@ def test_layer_mean_is_the_mean_over_that_layers_heads():
     mean = M.layer_mean(a, 2)
     assert mean.dtype == np.float64 and mean.shape == (5, 5)
     np.testing.assert_allclose(mean, a[2].astype(np.float64).sum(axis=0) / 4)
+
+
+# --- this architecture's steps: every sentence decided from the config (synthetic configs of each family) -------
+
+SMOL = llama.LlamaConfig(n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536, vocab_size=49152,
+                         rope_theta=100000.0, rms_eps=1e-5, context_length=8192, max_tokens=256, bos_id=1, eos_id=2,
+                         name="SmolLM2")
+QWEN2 = llama.LlamaConfig(**{**SMOL.__dict__, "architecture": "qwen2", "qkv_bias": True, "rope_layout": "halves",
+                             "rope_theta": 1e6})
+QWEN3 = llama.LlamaConfig(**{**SMOL.__dict__, "architecture": "qwen3", "qk_norm": True, "rope_layout": "halves",
+                             "d_head": 128})
+GPT2 = llama.LlamaConfig(**{**SMOL.__dict__, "architecture": "gpt2", "n_layers": 12, "n_heads": 12, "n_kv_heads": 12,
+                            "d_model": 768, "qkv_bias": True, "rope_layout": None, "norm": "layer",
+                            "positions": "learned", "mlp": "gelu", "linear_bias": True, "context_length": 1024})
+GEMMA3 = llama.LlamaConfig(**{**SMOL.__dict__, "architecture": "gemma3", "n_layers": 12, "n_heads": 4, "n_kv_heads": 1,
+                              "d_model": 640, "d_head": 256, "qk_norm": True, "rope_layout": "halves", "mlp": "geglu",
+                              "embed_scale": 640 ** 0.5, "post_norms": True, "sliding_window": 4,
+                              "local_layers": (0, 1, 2, 3, 4, 6, 7, 8, 9, 10), "rope_theta": 1e6,
+                              "rope_theta_local": 10000.0})
+
+
+def test_layer_ranges_and_which_layers_are_local():
+    assert M.layer_ranges((0, 1, 2, 3, 4, 6, 7, 8, 9, 10)) == "0–4 and 6–10"
+    assert M.layer_ranges((5, 11)) == "5 and 11" and M.layer_ranges((3,)) == "3" and M.layer_ranges(()) == ""
+    assert M.layer_ranges((0, 2, 3, 7)) == "0, 2–3 and 7"
+    assert M.local_layers_text(SMOL) is None and M.layer_kind(SMOL, 3) is None
+    assert M.local_layers_text(GEMMA3) == (
+        "Layers 0–4 and 6–10 are local: each query sees only the keys in a window of size 4 that ends at itself (RoPE "
+        "base 10,000). Layers 5 and 11 are global: each query sees every earlier key (RoPE base 1,000,000).")
+    six = llm.LlamaConfig(**{**GEMMA3.__dict__, "n_layers": 6, "local_layers": (0, 1, 2, 3, 4)})
+    assert M.local_layers_text(six).endswith("Layer 5 is global: each query sees every earlier key (RoPE base "
+                                             "1,000,000).")
+    assert M.local_layers_text(llm.LlamaConfig(**{**GEMMA3.__dict__, "n_layers": 2, "local_layers": (0, 1)})) == (
+        "Layers 0–1 are local: each query sees only the keys in a window of size 4 that ends at itself (RoPE base "
+        "10,000).")
+    assert M.layer_kind(GEMMA3, 0) == ("Layer 0 is local: each query sees only its last 4 keys (itself included), so "
+                                       "the map is a band along the diagonal once the prompt is longer than that.")
+    assert M.layer_kind(GEMMA3, 5) == "Layer 5 is global: each query sees every earlier key."
+    mask = M.attention_mask(GEMMA3, 0, 6)
+    assert mask[5].tolist() == [False, False, True, True, True, True] and not mask[0, 1]  # the last 4 keys, causal
+    np.testing.assert_array_equal(M.attention_mask(GEMMA3, 5, 6), np.tri(6, dtype=bool))
+    np.testing.assert_array_equal(M.attention_mask(SMOL, 0, 6), np.tri(6, dtype=bool))
+
+
+def test_the_parts_and_the_glossary_follow_the_architecture():
+    assert M.parts_text(SMOL) == "RoPE positions, RMSNorm, SwiGLU MLP"
+    assert M.parts_text(QWEN2) == "RoPE positions, RMSNorm, biases on Q, K and V, SwiGLU MLP"
+    assert M.parts_text(QWEN3) == "RoPE positions, RMSNorm, an RMSNorm on each head's query and key, SwiGLU MLP"
+    assert M.parts_text(GPT2) == "learned absolute positions instead of RoPE, LayerNorm, biases on every projection, " \
+                                 "GELU MLP"
+    assert M.parts_text(GEMMA3) == (
+        "RoPE positions, RMSNorm before and after attention and the MLP, an RMSNorm on each head's query and key, "
+        "GEGLU MLP, the token embedding scaled by √d_model = 25.3, 10 of its 12 layers local (sliding window of 4 "
+        "keys)")
+    assert M.norm_sentence(GPT2).startswith("**LayerNorm** subtracts the mean")
+    assert "again on what each of them writes" in M.norm_sentence(GEMMA3)
+    assert M.norm_sentence(SMOL) == ("**RMSNorm** divides a token's vector by its root mean square, √(mean(x²) + ε), "
+                                     "times a learned gain, before each attention and MLP.")
+    assert M.position_sentence(GPT2) == ("**Learned positions**: the model adds a trained vector per position to each "
+                                         "token's embedding before block 0 (step 3 below); it has no RoPE.")
+    assert M.position_sentence(QWEN2).startswith("**RoPE** turns each query and key")
+
+
+def test_the_steps_overview_and_the_chart_count():
+    assert M.steps_overview(SMOL) == (
+        "The same steps as the walkthrough, now with the model's trained weights: normalise (RMSNorm), project to Q, "
+        "K, V, rotate Q and K by position (RoPE, new here), score, scale and mask, softmax, blend the values.")
+    assert "project to Q, K, V and add their biases, rotate" in M.steps_overview(QWEN2)
+    assert "project to Q, K, V, normalise each head's Q and K (RMSNorm), rotate" in M.steps_overview(QWEN3)
+    assert M.steps_overview(GPT2) == (
+        "The same steps as the walkthrough, now with the model's trained weights: normalise (LayerNorm), project to "
+        "Q, K, V and add their biases, no rotation (the positions were added to the embeddings: step 3 says how), "
+        "score, scale and mask, softmax, blend the values.")
+    assert (M.step_charts(SMOL), M.step_charts(GPT2)) == (11, 9)
+
+
+def test_step_one_is_the_models_norm_and_what_enters_the_layer():
+    assert M.norm_latex(SMOL) == (r"\hat x_i = \frac{x_i}{\sqrt{\frac{1}{576}\sum_k x_{ik}^2 + \varepsilon}} "
+                                  r"\odot g,\qquad \varepsilon = 10^{-5}")
+    assert M.norm_latex(GPT2).startswith(r"\hat x_i = \frac{x_i - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}} \odot g + b")
+    assert M.norm_caption(SMOL, 1, 10) == (
+        "x: the residual stream entering layer 1 (the token embeddings after 1 block), shape [n, d_model] = [10, 576]. "
+        "g: the layer's learned gain. No mean subtraction, no bias. Every head of the layer starts from this x̂.")
+    assert M.norm_caption(SMOL, 0, 10).startswith(
+        "x: the residual stream entering layer 0, the token embeddings, shape")
+    assert M.norm_caption(GPT2, 0, 3) == (
+        "x: the residual stream entering layer 0, each token's embedding plus its position's learned vector (step 3), "
+        "shape [n, d_model] = [3, 768]. μ, σ²: the mean and variance of each token's 768 numbers; g, b: the layer's "
+        "learned gain and bias. Every head of the layer starts from this x̂.")
+    assert M.norm_caption(GEMMA3, 0, 3).startswith(
+        "x: the residual stream entering layer 0, the token embeddings times √d_model = 25.3, shape")
+
+
+def test_step_two_has_the_biases_and_the_head_norms_the_model_has():
+    assert M.qkv_latex(SMOL, 4, 1) == [r"Q = \hat x\, W_q^{(4)},\quad K = \hat x\, W_k^{(1)},\quad "
+                                       r"V = \hat x\, W_v^{(1)}"]
+    assert M.qkv_latex(QWEN2, 4, 1) == [r"Q = \hat x\, W_q^{(4)} + b_q^{(4)},\quad K = \hat x\, W_k^{(1)} + b_k^{(1)},"
+                                        r"\quad V = \hat x\, W_v^{(1)} + b_v^{(1)}"]
+    assert M.qkv_latex(QWEN3, 0, 0)[1] == (r"q_i \leftarrow \mathrm{RMSNorm}(q_i) \odot g_q,\quad k_i \leftarrow "
+                                           r"\mathrm{RMSNorm}(k_i) \odot g_k")
+    assert M.qkv_caption(SMOL) == "Q and K before RoPE."
+    assert M.qkv_caption(QWEN2) == "b_q, b_k, b_v: the heads' learned biases, added before RoPE. Q and K before RoPE."
+    assert M.qkv_caption(GPT2) == ("b_q, b_k, b_v: the heads' learned biases. No rotation follows: these Q and K are "
+                                   "the ones the scores use.")
+    assert M.qkv_caption(QWEN3) == ("Then each head's q and k rows are RMS-normalised over their 128 numbers, with "
+                                    "learned gains g_q and g_k (before RoPE): the charts show them after it. Q and K "
+                                    "before RoPE.")
+
+
+def test_step_three_names_the_pair_layout_the_base_and_the_learned_positions():
+    adjacent, halves = M.rope_latex(SMOL, 100000.0), M.rope_latex(QWEN2, 1e6)
+    assert r"q'_{2i} \\ q'_{2i+1}" in adjacent[0] and adjacent[1] == r"\theta_i = 100000^{-2i/64},\quad i = 0 \dots 31"
+    assert r"q'_{i} \\ q'_{i+32}" in halves[0] and halves[1] == r"\theta_i = 1000000^{-2i/64},\quad i = 0 \dots 31"
+    assert "a pair is two *adjacent* coordinates (2i, 2i+1)" in M.rope_text(SMOL, 0)
+    assert ("this model's file pairs coordinate i with i + 32 (*split halves*, as Hugging Face `transformers`' "
+            "“rotate_half”)") in M.rope_text(QWEN2, 0)
+    assert M.rope_text(GEMMA3, 0).endswith("Layer 0 is a local layer: its RoPE base is 10,000 (the global layers use "
+                                           "1,000,000).")
+    assert M.rope_text(GEMMA3, 5).endswith("Layer 5 is a global layer: its RoPE base is 1,000,000 (the local layers "
+                                           "use 10,000).")
+    assert "Layer" not in M.rope_text(QWEN2, 0)
+    assert M.learned_positions_text(GPT2, "GPT-2").startswith(
+        "GPT-2 has no RoPE: Q and K are not rotated. Its positions are learned: a trained vector P[p] per position p "
+        "(a row of the file's position_embd, [1,024, 768]) is added to each token's embedding before block 0")
+
+
+def test_step_five_masks_the_window_of_a_local_layer():
+    assert M.mask_title(SMOL, 3) == "5 · ÷ √64, causal mask, softmax"
+    assert M.mask_title(GEMMA3, 0) == "5 · ÷ √256, causal and sliding-window mask, softmax"
+    assert M.mask_title(GEMMA3, 5) == "5 · ÷ √256, causal mask, softmax"
+    assert M.mask_latex(SMOL, 0) == (r"M_{ij} = -\infty \text{ for } j > i \text{ (the future), else } 0")
+    assert M.mask_latex(GEMMA3, 0) == (r"M_{ij} = -\infty \text{ for } j > i \text{ (the future) or } i - j \ge 4 "
+                                       r"\text{ (outside the window), else } 0")
+    assert (M.keys_seen(SMOL, 0), M.keys_seen(GEMMA3, 0, "k"), M.keys_seen(GEMMA3, 5)) == \
+        (r"j \le i", r"i - 4 < k \le i", r"j \le i")
+    assert M.masked_caption(SMOL, 0, 9) == "masked cells (the future) are grey: −∞ before the softmax"
+    assert M.masked_caption(GEMMA3, 2, 9) == ("masked cells (the future, and keys 4 or more positions back: layer 2 is "
+                                              "local, a window of 4 keys) are grey: −∞ before the softmax")
+
+
+def test_the_key_value_sharing_is_the_models():
+    assert M.gqa_title(SMOL) == "Grouped-query attention: 3 query heads, one key/value head"
+    assert M.gqa_title(GPT2) == "Multi-head attention: each query head has its own key/value head"
+    assert M.gqa_text(SMOL, 4, "SmolLM2").startswith(
+        "SmolLM2 has 9 query heads but only 3 key/value heads (Ainslie et al. 2023): query head *h* reads key/value "
+        "head *h* // 3. Head 4 shares **key/value head 1** with heads 3 and 5: the same K and V rows")
+    assert M.gqa_text(GPT2, 7, "GPT-2").startswith(
+        "GPT-2 gives each of its 12 query heads its own key and value projections (multi-head attention, no "
+        "grouping): head 7 reads key/value head 7 alone, and the KV cache holds 12 heads' keys and values per layer.")
+    assert M.gqa_text(GEMMA3, 2, "Gemma").startswith(
+        "Gemma has 4 query heads but a single key/value head (multi-query attention): every query head reads it. "
+        "Head 2 shares **key/value head 0** with heads 0, 1 and 3:")
+    assert "(1/4 of the memory)" in M.gqa_text(GEMMA3, 2, "Gemma")
+    assert M.groups_caption(GPT2) is None
+    assert M.groups_caption(SMOL) == ("The thin dark lines part the columns into the 3 key/value groups: heads 0 … 2 "
+                                      "read key/value head 0, and so on (3 query heads per key/value head).")
+
+
+def test_the_tokens_and_the_logits_follow_the_file():
+    assert M.tokens_caption("3 tokens", "49,152", False, False) == (
+        "3 tokens (byte-level BPE, 49,152 pieces; ␣ = a space, ↵ = a new line, \\xNN = one byte of a character split "
+        "over two or more tokens: UTF-8 writes a character in 1 to 4 bytes, 👍 in 4, and BPE may cut between any "
+        "two). No BOS token is added, as the model file says. (BOS: a “beginning of sequence” token some models put "
+        "before every text.)")
+    gemma = M.tokens_caption("4 tokens", "262", True, True)
+    assert gemma.startswith("4 tokens (SentencePiece-style BPE with byte fallback, 262 pieces;")
+    assert "A BOS token is put first, as the model file says." in gemma
+    assert M.logits_latex(SMOL, True) == r"\text{logits}_{n-1} = \mathrm{RMSNorm}(x^{(30)}_{n-1})\, E^\top"
+    assert M.logits_latex(GPT2, False) == r"\text{logits}_{n-1} = \mathrm{LayerNorm}(x^{(12)}_{n-1})\, W_U^\top"
+    assert M.logits_caption("49,152", True, 5, "40%") == (
+        "The last position's logits over all 49,152 tokens (the output projection is the embedding matrix E, tied), "
+        "softmax in float64. The top 5 hold 40% of the probability.")
+    assert "(the output projection W_U is the file's own matrix, not tied to E)" in M.logits_caption("9", False, 5, "")
+
+
+def test_the_repeated_prompt_needs_enough_whole_word_tokens(monkeypatch):
+    monkeypatch.setattr(llm, "word_ids", lambda _model: tuple(range(15)) + (3,))
+    assert not M.can_repeat(None)
+    assert M.no_repeat_reason(None) == ("This model's vocabulary has 15 whole-word tokens (a space and 4 to 9 "
+                                        "lowercase letters); the repeated random prompt needs 16.")
+    monkeypatch.setattr(llm, "word_ids", lambda _model: tuple(range(16)))
+    assert M.can_repeat(None) and M.no_repeat_reason(None) is None
+
+
+def test_the_honest_note_follows_how_the_file_stores_the_weights():
+    assert M.honest_note("4-bit", True).startswith("**An honest note.** The weights are the model's quantized release "
+                                                   "(GGUF): 4-bit. They are widened to float32 here, so the numbers "
+                                                   "are close to, not identical with, the full-precision model's.")
+    assert M.honest_note("float32", False).startswith(
+        "**An honest note.** The weights are read from the model's GGUF file: float32. They are widened to float32 "
+        "here exactly as stored (no quantization). Every number on this page")

@@ -3,6 +3,8 @@ arrays and the tiny random Llama), and the lesson's measured facts on SmolLM2 it
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -231,3 +233,56 @@ def test_shift_claim_calls_rounding_only_below_1e_4_of_the_largest_logit():
     with i18n.using("pt"):
         shown = M.shift_claim(_shift(1000, 2e-3))
     assert shown != rounding and "1.000" in shown and "2,0e-03" in shown
+
+
+def test_a_model_that_accepts_fewer_tokens_reads_a_shorter_text_and_says_so():
+    assert M.prompt_limit(SMOLLM2) == 64 and M.limit_note(SMOLLM2) is None
+    small = dataclasses.replace(SMOLLM2, max_tokens=64, context_length=64)
+    assert M.prompt_limit(small) == 31
+    assert M.limit_note(small) == ("This model accepts 64 tokens in all, so the page reads at most 31 of your text: "
+                                   "room for one token put first (section 2) and up to 32 generated ones (section 4).")
+
+
+def test_learned_positions_get_their_own_shift_claim():
+    sh = dataclasses.replace(_shift(100, 3.5), learned=True, mass_original=np.array([0.5, 0.7]),
+                             mass_shifted=np.array([0.1, 0.3]))
+    assert M.shift_claim(sh) == (
+        "Measured: shifting every position by 100 changes the logits by up to **3.5e+00** (they reach 20.0) and "
+        "attention weights by up to 3.0e-07. This model has no RoPE: its positions are learned vectors added to each "
+        "token's embedding, so a shift gives every token another input vector, not a turn that cancels in the dot "
+        "product. The mean weight on the first token goes from 0.60 to 0.20.")
+
+
+def test_a_model_with_as_many_key_value_heads_as_query_heads_is_its_own_mha():
+    gpt2_like = dataclasses.replace(SMOLLM2, n_kv_heads=9, positions="learned", rope_layout=None)
+    keys = [v.key for v in M.cache_variants(gpt2_like, 59)]
+    assert keys[:2] == ["gqa", "mqa"] and "mha" not in keys
+    assert M.variant_label(gpt2_like, M.CacheVariant("gqa", "heads")) == "MHA: 9 key/value heads (the model)"
+    assert M.variant_label(SMOLLM2, M.CacheVariant("gqa", "heads")) == "GQA: 3 key/value heads (the model)"
+    wide = dataclasses.replace(SMOLLM2, d_model=64, d_head=128)  # [W_k | W_v] 768 wide: rank at most 64
+    assert [v.key for v in M.cache_variants(wide, 59) if v.family == "latent"] == ["latent-32", "latent-64"]
+    assert M.variant_label(wide, M.CacheVariant("latent-64", "latent", ("latent", 64))) == "latent, rank 64 (full rank)"
+
+
+def test_the_latent_note_follows_the_architecture():
+    assert M.latent_note(SMOLLM2).startswith("The latent cache keeps c = x A (576 → r floats per layer) and rebuilds "
+                                             "every key and value from it, then rotates the keys by their positions")
+    qwen3_like = dataclasses.replace(SMOLLM2, qk_norm=True, qkv_bias=True)
+    assert "then adds the key and value biases, normalises each head's key (its per-head RMSNorm), rotates" in \
+        M.latent_note(qwen3_like)
+    gpt2_like = dataclasses.replace(SMOLLM2, qkv_bias=True, positions="learned", rope_layout=None)
+    assert M.latent_note(gpt2_like).endswith("then adds the key and value biases.")
+    plain = dataclasses.replace(SMOLLM2, positions="learned", rope_layout=None)
+    assert M.latent_note(plain).endswith("(this model has no RoPE: nothing to rotate).")
+
+
+@pytest.mark.lesson_model("gpt2")
+def test_a_choice_the_tokenizer_writes_in_pieces_is_said_not_raised(door_model):
+    """The tiny GPT-2 vocabulary has no <|im_start|>: the page says how many tokens it takes; changed_ids refuses."""
+    n = len(M.first_token_ids(door_model, "im_start"))
+    assert n > 1 and M.first_token_note(door_model, "im_start") == (
+        f"This model's tokenizer has no single token for this choice (it writes it as {n} tokens), so it cannot be "
+        "put first alone: pick another.")
+    assert M.first_token_note(door_model, "newline") is None and M.first_token_note(door_model, "drop") is None
+    with pytest.raises(ValueError, match="tokens for this tokenizer, not one"):
+        M.changed_ids(door_model, [1, 2, 3], "im_start")
