@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from explorer.shell import controls, models
-from tests.apptest_utils import app_at, assert_clean
+from tests.apptest_utils import app_at, assert_clean, figures
 from tests.core.llama_support import TINY, TINY_QWEN2, qwen_vocabulary, write_tiny_gguf
 
 
@@ -180,7 +180,7 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     assert not [s for s in at.selectbox if s.key == "rm_compare" and s.value is not None]
     at.selectbox(key="rm_compare").set_value(served["tiny-qwen2"]).run()
     assert_clean(at)
-    assert {"rm_compare_a", "rm_compare_b"} <= {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"rm_compare_a", "rm_compare_b"} <= set(figures(at))
     qwen = llm.load_model("float32", str(Path(served["_folder"]) / "tiny-qwen2.gguf"))
     ids_a = llm.prompt(door_model, rm.DEFAULT_PROMPT).ids
     ids_b = llm.prompt(qwen, llm.text(door_model, ids_a).text).ids

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.lessons.real_model import CONTROLS, draw
-from explorer.shell import controls, head_statistics, i18n, llm
+from explorer.shell import charts, controls, head_statistics, i18n, llm
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import code_span
 
@@ -71,7 +71,7 @@ def section(lm: llm.LlamaModel, ids: tuple[int, ...]) -> None:
             c = model_.config
             st.caption(_("{layers} layers × {heads} query heads; the prompt is {n} of its tokens").format(
                 layers=c.n_layers, heads=c.n_heads, n=len(ids)))
-            st.plotly_chart(draw.grid_figure(values, stats.n, stat, layer, head), key=f"{PICKER}_{key}")
+            charts.show_fig(draw.grid_figure(values, stats.n, stat, layer, head), key=f"{PICKER}_{key}")
     (a, ma, la, ha, va), (b, mb, lb, hb, vb) = measured
     st.markdown(_("Averaged over every head, the {statistic} is {mean_a} in {a} and {mean_b} in {b}. The highest "
                   "head (outlined) is layer {la}, head {ha} in {a} ({top_a}) and layer {lb}, head {hb} in {b} "
