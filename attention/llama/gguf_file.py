@@ -47,7 +47,7 @@ __all__ = [
     "INSTALL_COMMAND", "ENV_PATH", "ModelFileNotFoundError",
     "find_model_file", "package_model_file", "hub_model_file", "map_file", "release_pages", "read_verified",
     "verify_sha256",
-    "GGUFTensor", "GGUFFile", "read_gguf", "dequantize",
+    "GGUFTensor", "GGUFFile", "read_gguf", "dequantize", "check_finite",
 ]
 
 MODEL_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -456,7 +456,7 @@ def dequantize(file: GGUFFile, name: str) -> np.ndarray:
 
     Raises:
         ValueError: the tensor's type is one ``gguf`` cannot de-quantize (Q8_1, Q8_K, F64, the integer types, ...):
-            the message names the tensor and its type.
+            the message names the tensor and its type; a value is NaN or infinite (:func:`check_finite`).
     """
     info = file.tensor(name)
     try:
@@ -464,4 +464,21 @@ def dequantize(file: GGUFFile, name: str) -> np.ndarray:
     except NotImplementedError:
         raise ValueError(f"tensor {name!r} is stored as {info.ggml_type.name}, a quantisation type this reader "
                          "cannot de-quantize") from None
-    return np.array(values, dtype=np.float32, copy=True).reshape(info.shape)
+    values = np.array(values, dtype=np.float32, copy=True).reshape(info.shape)
+    check_finite(name, values)
+    return values
+
+
+def check_finite(name: str, *arrays: np.ndarray) -> None:
+    """Refuse a tensor whose stored numbers (its values, or its blocks' float16 scales ``d`` / minima ``m``) are
+    not all finite: a NaN or an infinity in a weight reaches every activation after it.
+
+    For Q4_1 (``d * q + m``) and Q8_0 (``q * d``) with 0 <= q <= 15 / |q| <= 128 the weights are finite exactly
+    when ``d`` and ``m`` are (float16 values times a small integer cannot overflow float32), so checking the
+    scales (1/32 of the weights) is the whole check.
+
+    Raises:
+        ValueError: "tensor 'blk.0.attn_q.weight' holds NaN or infinite values: the file is damaged".
+    """
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise ValueError(f"tensor {name!r} holds NaN or infinite values: the file is damaged")

@@ -53,7 +53,9 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
             pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
             ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
-            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read).
+            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read),
+            a weight that is NaN or infinite ("tensor 'blk.0.attn_q.weight' holds NaN or infinite values: the file
+            is damaged"; both modes check every tensor as it is read: :func:`attention.llama.gguf_file.check_finite`).
     """
     mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
     mode = mode.strip().lower()
