@@ -131,6 +131,26 @@ def test_the_sidebar_lists_the_catalogue_and_the_link_follows_the_choice(served)
     assert "model" not in at.query_params  # the default leaves the link
 
 
+def test_a_file_the_header_refuses_is_refused_on_every_page_by_the_picker_and_by_a_link(served):
+    """On a page that loads no model (the default lesson) a file the catalogue cannot read is refused at once: the
+    picker keeps its model (the link too), and a link's first run opens the default, saying so."""
+    at = app_at()
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["tiny-qwen2"]).run()
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["cut"]).run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == served["tiny-qwen2"]
+    assert at.query_params["model"] == served["tiny-qwen2"]
+    warning = [w.value for w in at.warning]
+    assert any(w.startswith("**cut could not be loaded**, so this page keeps the model it had") for w in warning)
+    assert any("truncated GGUF file" in t.value for t in at.text)
+    at = app_at(query={"model": served["mamba"]})
+    assert_clean(at)
+    assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == models.DEFAULT_ID and "model" not in at.query_params
+    warning = [w.value for w in at.warning]
+    assert any(w.startswith("**mamba could not be loaded**, so the default model, SmolLM2-135M-Instruct, opens")
+               for w in warning), warning
+
+
 def test_a_link_to_a_model_this_server_does_not_have_warns_and_opens_the_default(served):
     at = app_at(query={"model": "llama-3-8b-0123abcd"})
     assert_clean(at)
