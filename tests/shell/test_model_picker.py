@@ -15,6 +15,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from explorer.lessons import LESSONS, ROOT, model_lessons
 from explorer.shell import controls, models
 from tests.apptest_utils import app_at, assert_clean
 from tests.core.llama_support import TINY, TINY_QWEN2, qwen_vocabulary, write_tiny_gguf
@@ -125,6 +126,8 @@ def test_the_sidebar_lists_the_catalogue_and_the_link_follows_the_choice(served)
     assert any(label.startswith("tiny-qwen2 · qwen2 · ") for label in labels)
     assert any(label.startswith("mamba · mamba · ") and label.endswith("cannot be read here") for label in labels)
     assert not any("/" in label for label in labels)  # names, never paths
+    assert picker.proto.help.startswith('The lessons "Inside one transformer block", "Inside a real model", ')
+    assert all(f'"{lesson.title}"' in picker.proto.help for lesson in model_lessons())
     picker.set_value(served["tiny-qwen2"]).run()
     assert at.query_params["model"] == served["tiny-qwen2"]
     at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(models.DEFAULT_ID).run()
@@ -149,6 +152,13 @@ def test_a_file_the_header_refuses_is_refused_on_every_page_by_the_picker_and_by
     warning = [w.value for w in at.warning]
     assert any(w.startswith("**mamba could not be loaded**, so the default model, SmolLM2-135M-Instruct, opens")
                for w in warning), warning
+
+
+def test_the_model_lessons_are_the_pages_that_run_the_model():
+    """The picker's help names :func:`model_lessons`: exactly the lessons whose page runs the chosen model."""
+    runs = {entry.name for entry in LESSONS
+            if "llm.model_or_explain(" in (ROOT / entry.page).read_text(encoding="utf-8")}
+    assert {entry.name for entry in model_lessons()} == runs
 
 
 def test_a_link_to_a_model_this_server_does_not_have_warns_and_opens_the_default(served):

@@ -303,11 +303,14 @@ def model_control(options: Mapping[str, str], default: str) -> str:
     elif ss.get(MODEL_WIDGET) not in options:  # the session's first run (or the model left the catalogue)
         ss[MODEL_WIDGET] = given if given in options else default
     if len(options) > 1:
+        from explorer.lessons import model_lessons  # the navigation's table (no Streamlit)
+
+        lessons = ", ".join(f"\"{_(entry.title)}\"" for entry in model_lessons())
         st.sidebar.header(_("Real model"))
         st.sidebar.selectbox(
             _("Model the real-model lessons run"), list(options), key=MODEL_WIDGET, format_func=options.__getitem__,
-            help=_("The lessons \"Inside a real model\" and after read this model's own attention. The server's "
-                   "operator lists the GGUF files it may load; the link keeps the choice."))
+            help=_("The lessons {lessons} read this model's own attention. The server's operator lists the GGUF "
+                   "files it may load; the link keeps the choice.").format(lessons=lessons))
     chosen = ss[MODEL_WIDGET]
     ids = list(options)
     listed = ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
