@@ -138,10 +138,8 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
                              f"expected {list(shape)}")
     free = memory.available_bytes()  # before any tensor is read: a file too big is refused with the estimate
     needed = memory.estimate_bytes(file.tensors, c, mode)
-    hint = ""
-    if free is not None and needed > free and not compact:
-        hint = f" (compact weights would need about {memory.gb(memory.estimate_bytes(file.tensors, c, 'compact'))})"
-    memory.check_fits(needed, free, f"{path.name} in {mode} weights", hint)
+    memory.check_fits(needed, free, f"{path.name} in {mode} weights",
+                      None if compact else memory.estimate_bytes(file.tensors, c, "compact"))
 
     def vector(name):
         return gguf_file.dequantize(file, name)
