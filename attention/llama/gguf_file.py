@@ -31,6 +31,7 @@ import hashlib
 import importlib.util
 import mmap
 import os
+import re
 import socket
 import struct
 import threading
@@ -369,19 +370,30 @@ class _Cursor:
         self.pos = pos
         return out
 
-    def value(self, value_type: int):
-        value_type = gguf.GGUFValueType(value_type)
+    def value_type(self, key: str) -> gguf.GGUFValueType:
+        """The next 4 bytes as a GGUF value type; a code GGUF does not define means the header is damaged."""
+        pos = self.pos
+        code = self.unpack("<I")
+        try:
+            return gguf.GGUFValueType(code)
+        except ValueError:
+            what = f"the value of {key!r}" if re.fullmatch(r"[\w.\-]+", key, re.ASCII) else "a metadata value"
+            raise ValueError(f"damaged GGUF header: {what} has an unknown type code ({code}) at byte {pos:,}") from None
+
+    def value(self, key: str, value_type: gguf.GGUFValueType | None = None):
+        """The value of the metadata ``key``: its type code (read first unless given: an array's items), then it."""
+        value_type = self.value_type(key) if value_type is None else value_type
         if value_type == gguf.GGUFValueType.STRING:
             return self.string()
         if value_type == gguf.GGUFValueType.ARRAY:
-            item_type, count = gguf.GGUFValueType(self.unpack("<I")), self.unpack("<Q")
+            item_type, count = self.value_type(key), self.unpack("<Q")
             if item_type in _SCALARS:  # one vectorised read
                 fmt, dtype = _SCALARS[item_type]
                 return np.frombuffer(self.take(count * struct.calcsize(fmt)), dtype=np.dtype(dtype).newbyteorder("<"),
                                      count=count).tolist()
             if item_type == gguf.GGUFValueType.STRING:
                 return self.strings(count)
-            return [self.value(item_type) for _ in range(count)]
+            return [self.value(key, item_type) for _ in range(count)]
         return self.unpack(_SCALARS[value_type][0])
 
 
@@ -406,7 +418,7 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     except ValueError:
         raise ValueError(f"not a GGUF file: {len(data)} bytes, too short for the header") from None
     if magic != gguf.GGUF_MAGIC:
-        raise ValueError(f"not a GGUF file: starts with {bytes(data[:4])!r}, expected b'GGUF'")
+        raise ValueError("not a GGUF file (its first bytes are not 'GGUF')")  # never the file's own bytes
     version = cursor.unpack("<I")
     if version not in (2, 3):
         swapped = int.from_bytes(version.to_bytes(4, "little"), "big")
@@ -418,7 +430,7 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cursor.string()
-        metadata[key] = cursor.value(cursor.unpack("<I"))
+        metadata[key] = cursor.value(key)
     table = []
     for _ in range(n_tensors):
         name = cursor.string()
