@@ -206,7 +206,8 @@ def model_picker() -> models.Entry:
     refused here, on every page, whether the picker or a link chose it: the picker goes back to its previous model
     (the built-in for a link's first run) and the page says why (:func:`_refuse`)."""
     entries = catalogue()
-    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID)
+    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID,
+                                       {e.id for e in entries if not e.supported})
     entry = models.find(entries, chosen_id) or entries[0]
     ss = st.session_state
     if entry.problem is not None:

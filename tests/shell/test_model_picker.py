@@ -167,6 +167,7 @@ def test_a_link_to_a_model_this_server_does_not_have_warns_and_opens_the_default
     assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == models.DEFAULT_ID
     warning = " ".join(w.value for w in at.warning)
     assert "model=llama-3-8b-0123abcd" in warning and served["tiny-qwen2"] in warning
+    assert not any(served[bad] in warning for bad in ("cut", "flipped", "mamba"))  # only models a link may open
     assert "model" not in at.query_params
 
 
