@@ -222,4 +222,6 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     assert f"is {sink_a.mean():.3f} in `tiny-smollm2-test` and {sink_b.mean():.3f} in `tiny-qwen2`" in sentence
     assert f"layer {la}, head {ha} in `tiny-smollm2-test` ({sink_a.max():.3f})" in sentence, sentence
     assert f"layer {lb}, head {hb} in `tiny-qwen2` ({sink_b.max():.3f})" in sentence, sentence
-    assert any(c.value.startswith("Memory: both models are loaded at once") for c in at.caption)
+    memory = next(c.value for c in at.caption if c.value.startswith("Memory: both models are loaded at once"))
+    sizes = [llm.megabytes(llm.weights_bytes(m)) for m in (door_model, qwen)]  # the picker's MB: small files read
+    assert f"their weights about {sizes[0]} MB and {sizes[1]} MB in" in memory and "0.00" not in memory, memory
