@@ -145,17 +145,21 @@ def gb(n: int) -> str:
     return f"{n / 1e9:.1f} GB"
 
 
-def check_fits(needed: int, free: int | None, what: str, hint: str = "") -> None:
+def check_fits(needed: int, free: int | None, what: str, compact_needed: int | None = None) -> None:
     """Refuse a load that needs more than what is free.
 
     Args:
         needed: :func:`estimate_bytes`. free: :func:`available_bytes` (``None``: unknown, nothing is refused).
-        what: the file and mode, for the message. hint: appended to it (e.g. what compact weights would need).
+        what: the file and mode, for the message. compact_needed: what compact weights would need (a float32 load):
+            named in the message only when it is smaller and fits the memory free (else it would not help).
 
     Raises:
         ValueError: ``needed > free``: "<what> is too big for this server's memory: needs about 4.1 GB, 2.0 GB
-            free<hint>".
+            free" (with " (compact weights would need about 1.2 GB)" when that fits).
     """
     if free is not None and needed > free:
+        hint = ""
+        if compact_needed is not None and compact_needed < needed and compact_needed <= free:
+            hint = f" (compact weights would need about {gb(compact_needed)})"
         raise ValueError(f"{what} is too big for this server's memory: needs about {gb(needed)}, {gb(free)} "
                          f"free{hint}")

@@ -19,6 +19,12 @@ def test_the_message_gives_both_numbers_plainly():
     with pytest.raises(ValueError, match=r"^big.gguf in float32 weights is too big for this server's memory: needs "
                                          r"about 4.1 GB, 2.0 GB free$"):
         memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights")
+    with pytest.raises(ValueError, match=r"needs about 4.1 GB, 2.0 GB free \(compact weights would need about "
+                                         r"1.2 GB\)$"):
+        memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights", 1_200_000_000)
+    for compact in (2_100_000_000, 4_100_000_000, 4_200_000_000):  # would not fit either, or not smaller: no hint
+        with pytest.raises(ValueError, match=r"2.0 GB free$"):
+            memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights", compact)
     memory.check_fits(4_100_000_000, 4_100_000_000, "fits exactly")
     memory.check_fits(4_100_000_000, None, "unknown free memory: not refused")
 

@@ -309,3 +309,23 @@ def test_missing_or_misshaped_tensors(tmp_path, tiny_file):
         with pytest.raises(ValueError, match=match):
             llama.load(path, expected_sha256=None)
     assert gguf_file.MODEL_FILENAME.endswith(".gguf")
+
+
+@pytest.mark.parametrize("weights", ["float32", "compact"])
+def test_weights_that_are_not_finite_are_refused_naming_the_tensor(tmp_path, tiny_file, tiny_q_file, weights):
+    """A NaN or an infinity anywhere in the weights (an F32 value, a Q4_1 / Q8_0 block's float16 scale) is refused at
+    load in both modes, naming the tensor, instead of reaching every activation after it."""
+    nan32, inf16, nan16 = np.float32("nan").tobytes(), np.float16("inf").tobytes(), np.float16("nan").tobytes()
+    for source, name, bad in [(tiny_file, "blk.0.attn_q.weight", nan32), (tiny_file, "output_norm.weight", nan32),
+                              (tiny_file, "token_embd.weight", np.float32("-inf").tobytes()),
+                              (tiny_q_file, "blk.1.ffn_down.weight", nan16),  # Q4_1: d
+                              (tiny_q_file, "blk.0.attn_v.weight", b"\0\0" + inf16),  # Q4_1: m
+                              (tiny_q_file, "token_embd.weight", inf16)]:  # Q8_0: d
+        data = bytearray(source.path.read_bytes())
+        info = gguf_file.read_gguf(source.path).tensors[name]
+        offset = info.offset + 2 * gguf.GGML_QUANT_SIZES[info.ggml_type][1]  # the third block (F32: value)
+        data[offset:offset + len(bad)] = bad
+        path = tmp_path / "damaged.gguf"
+        path.write_bytes(bytes(data))
+        with pytest.raises(ValueError, match=rf"^tensor '{name}' holds NaN or infinite values: the file is damaged$"):
+            llama.load(path, weights=weights, expected_sha256=None)
