@@ -160,6 +160,9 @@ PER_PROCESS_STATE = {
     ("explorer/shell/blas.py", "_once_done"): "BLAS threads set for this process (OpenBLAS: one setting per process)",
     ("explorer/shell/cache.py", "_last_run"): "the last script run of this process, for its own idle cache sweep",
     ("explorer/shell/cache.py", "_sweeper"): "the thread of this process's idle cache sweep",
+    ("explorer/shell/models.py", "_CACHE"): "each catalogued file's hash and header facts, keyed by path, size and "
+                                            "mtime: the operator's files, the same for every learner (no visitor "
+                                            "input reaches its keys)",
 }
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "add", "discard",
             "remove", "__setitem__"}
