@@ -206,28 +206,15 @@ class TinyFile:
     weights: dict[str, np.ndarray]  # float64 [out, in] as written (GGUF layout), before quantizing
 
 
-def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
-                    vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
-    """A random decoder in GGUF, with llama.cpp's tensor names and keys: by default a Llama, :data:`TINY` (2 layers,
-    GQA 6/2 heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`, plus ``"arch"``:
-    ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
-    ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
-    :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
-    ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
-    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
-    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
-    whatever the reader assumes.
-
-    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
-    multiple of 32); else F32.
-    """
+def gguf_shapes(config: dict, n_vocab: int, *, tied: bool = True) -> dict[str, tuple[int, ...]]:
+    """Every tensor a file of ``config`` (the keys of :data:`TINY`, with ``"arch"``) holds, with its shape in
+    llama.cpp's ``[out, in]`` order and gguf-py's names (``MODEL_TENSORS``), for a vocabulary of ``n_vocab`` tokens;
+    ``tied``: no ``output.weight`` (the embedding is the output matrix)."""
     c = config
     arch = c.get("arch", "llama")
-    v = tiny_vocabulary() if vocabulary is None else vocabulary
-    vocab, d = len(v.tokens), c["d_model"]
+    vocab, d = n_vocab, c["d_model"]
     dh = c.get("d_head", d // c["n_heads"])
     H, KV = c["n_heads"] * dh, c["n_kv_heads"] * dh
-    rng = np.random.default_rng(seed)
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
     if not tied:
         shapes["output.weight"] = (vocab, d)
@@ -250,16 +237,17 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
             shapes |= {f"blk.{i}.attn_q_norm.weight": (dh,), f"blk.{i}.attn_k_norm.weight": (dh,)}
         if arch == "gemma3":  # the gains as stored: transformers' 1 + w (llama.cpp's converter adds the 1)
             shapes |= {f"blk.{i}.post_attention_norm.weight": (d,), f"blk.{i}.post_ffw_norm.weight": (d,)}
-    weights = {}
-    for tensor, shape in shapes.items():
-        if tensor.endswith(".bias"):
-            weights[tensor] = 0.5 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
-        elif "attn_q" in tensor or "attn_k" in tensor:
-            weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
-        else:
-            weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
+    return shapes
+
+
+def gguf_writer(path: Path, config: dict, vocabulary: Vocabulary, name: str) -> gguf.GGUFWriter:
+    """A ``gguf.GGUFWriter`` for ``path`` holding the keys of a ``config`` file (the keys of :data:`TINY`, with
+    ``"arch"``; llama.cpp's key names) and ``vocabulary``'s tokenizer: add the tensors, then write and close it."""
+    c, v = config, vocabulary
+    arch = c.get("arch", "llama")
+    d = c["d_model"]
+    dh = c.get("d_head", d // c["n_heads"])
+    vocab = len(v.tokens)
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_name(name)
     writer.add_block_count(c["n_layers"])
@@ -296,6 +284,38 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
         writer.add_add_bos_token(v.add_bos)
     if v.chat_template is not None:
         writer.add_chat_template(v.chat_template)
+    return writer
+
+
+def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
+                    vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
+    """A random decoder in GGUF, with llama.cpp's tensor names and keys: by default a Llama, :data:`TINY` (2 layers,
+    GQA 6/2 heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`, plus ``"arch"``:
+    ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
+    ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
+    :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
+    ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
+    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
+    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
+    whatever the reader assumes.
+
+    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
+    multiple of 32); else F32.
+    """
+    v = tiny_vocabulary() if vocabulary is None else vocabulary
+    shapes = gguf_shapes(config, len(v.tokens), tied=tied)
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for tensor, shape in shapes.items():
+        if tensor.endswith(".bias"):
+            weights[tensor] = 0.5 * rng.standard_normal(shape)
+        elif len(shape) == 1:
+            weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
+        elif "attn_q" in tensor or "attn_k" in tensor:
+            weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
+        else:
+            weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
+    writer = gguf_writer(path, config, v, name)
     for tensor, value in weights.items():
         value32 = value.astype(np.float32)
         if quantized and value.ndim == 2:
