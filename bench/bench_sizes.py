@@ -63,16 +63,17 @@ WORKERS = ("ours-float32", "transformers", "ours-compact")
 SEED = 0
 FILE_VERSION = 1  # bump when the written files change (the cache keeps files by name)
 
-MODELS = {
-    "qwen": {"label": "Qwen2.5-0.5B", "vocab": 151_936, "vocabulary": "qwen",
-             "config": {"arch": "qwen2", "n_layers": 24, "d_model": 896, "n_heads": 14, "n_kv_heads": 2, "d_ff": 4864,
-                        "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6}},
-    "gemma": {"label": "Gemma 3 270M", "vocab": 262_144, "vocabulary": "sentencepiece",
-              "config": {"arch": "gemma3", "n_layers": 18, "d_model": 640, "n_heads": 4, "n_kv_heads": 1, "d_head": 256,
-                         "d_ff": 2048, "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6,
-                         "sliding_window": 512}},
-}
-"""The two models' shapes (the keys of ``tests/core/llama_support.TINY``; see the module docstring for the source)."""
+MODELS = {"qwen": {"label": "Qwen2.5-0.5B", "vocabulary": "qwen"}, "gemma": {"label": "Gemma 3 270M",
+                                                                            "vocabulary": "sentencepiece"}}
+"""The two models; their shapes are ``tests/core/llama_support``'s :data:`QWEN2_5_0_5B` and :data:`GEMMA3_270M`
+(:func:`shapes`; see the module docstring for the source)."""
+
+
+def shapes(model: str) -> dict:
+    """The model's config (the keys of ``tests/core/llama_support.TINY``, with ``"vocab"``, the vocabulary size)."""
+    from tests.core import llama_support as support
+
+    return support.QWEN2_5_0_5B if model == "qwen" else support.GEMMA3_270M
 
 
 def rss_mib() -> dict[str, float]:
@@ -102,9 +103,8 @@ def vocabulary(model: str):
     size: an embedding of the real shape, and a tokenizer that reads it (no merge makes a filler)."""
     from tests.core import llama_support as support
 
-    spec = MODELS[model]
-    v = support.qwen_vocabulary() if spec["vocabulary"] == "qwen" else support.sentencepiece_vocabulary()
-    fillers = [f"<filler{i}>" for i in range(spec["vocab"] - len(v.tokens))]
+    v = support.qwen_vocabulary() if MODELS[model]["vocabulary"] == "qwen" else support.sentencepiece_vocabulary()
+    fillers = [f"<filler{i}>" for i in range(shapes(model)["vocab"] - len(v.tokens))]
     scores = None if v.scores is None else v.scores + [0.0] * len(fillers)
     return dataclasses.replace(v, tokens=v.tokens + fillers, types=v.types + [1] * len(fillers), scores=scores)
 
@@ -126,12 +126,12 @@ def write_file(path: Path, model: str, qtype: str) -> float:
     from tests.core import llama_support as support
 
     start = time.perf_counter()
-    spec, v = MODELS[model], vocabulary(model)
+    config, v = shapes(model), vocabulary(model)
     kind = {"Q8_0": gguf.GGMLQuantizationType.Q8_0, "F16": gguf.GGMLQuantizationType.F16}[qtype]
     rng = np.random.default_rng(SEED)
     tmp = path.with_suffix(".part")
-    writer = support.gguf_writer(tmp, spec["config"], v, f"random-{model}-{qtype.lower()}")
-    for name, shape in support.gguf_shapes(spec["config"], len(v.tokens)).items():
+    writer = support.gguf_writer(tmp, config, v, f"random-{model}-{qtype.lower()}")
+    for name, shape in support.gguf_shapes(config, len(v.tokens)).items():
         value = rng.standard_normal(shape, dtype=np.float32)
         if name.endswith(".bias"):
             value *= np.float32(0.5)
@@ -164,7 +164,7 @@ def bench_ids(model: str, n: int = 256) -> list[int]:
     """``n`` token ids drawn over the whole vocabulary with a fixed seed (the same for both libraries)."""
     import numpy as np
 
-    return np.random.default_rng(1).integers(0, MODELS[model]["vocab"], n).tolist()
+    return np.random.default_rng(1).integers(0, shapes(model)["vocab"], n).tolist()
 
 
 # --- workers (one library per process) -------------------------------------------------------------------------------
@@ -332,6 +332,8 @@ def main() -> None:
     parser.add_argument("--tasks", default="speed,load,memory", help="comma-separated: write, speed, load, memory")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", default=",".join(WORKERS),
+                        help="comma-separated, for load and memory only (the speed tables need all three)")
     parser.add_argument("--no-busy", action="store_true", help="only quiet (no busy core beside the speed runs)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/bench_sizes"))
     parser.add_argument("--json", type=Path, help="also write every raw result here")
@@ -340,6 +342,7 @@ def main() -> None:
     parser.add_argument("--file", type=Path)
     args = parser.parse_args()
     models, qtypes, tasks = args.models.split(","), args.qtypes.split(","), args.tasks.split(",")
+    chosen = tuple(w for w in WORKERS if w in args.workers.split(","))
     if args.worker:
         ids = bench_ids(models[0])
         task = {"speed": lambda: worker_speed(make(args.worker, args.file), ids, args.repeats),
@@ -391,10 +394,10 @@ def main() -> None:
         for qtype, path in files.items():
             if "load" in tasks:
                 loads_ = {name: min((run_worker(name, "load", path, model, args) for _ in range(2)),
-                                    key=lambda r: r["load"]) for name in WORKERS}
+                                    key=lambda r: r["load"]) for name in chosen}
                 raw[model].setdefault("load", {})[qtype] = loads_
             if "memory" in tasks:
-                memory = {name: run_worker(name, "memory", path, model, args) for name in WORKERS}
+                memory = {name: run_worker(name, "memory", path, model, args) for name in chosen}
                 raw[model].setdefault("memory", {})[qtype] = memory
                 est = estimates(path)
                 raw[model].setdefault("estimate", {})[qtype] = est
@@ -403,7 +406,7 @@ def main() -> None:
                       "| after a 128-token forward | peak (256 tokens) | peak - import | estimate (MiB) "
                       "| estimate / measured |")
                 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-                for name in WORKERS:
+                for name in chosen:
                     m = memory[name]
                     t = raw[model].get("load", {}).get(qtype, {}).get(name, {"import": float("nan"),
                                                                               "load": float("nan")})

@@ -104,6 +104,19 @@ narrow width (d_head 8 instead of 64, d_ff 96 instead of 1536): every layer and 
 64-token forward pass costs a fraction of the real one's (measured in the commit that added it)."""
 
 
+QWEN2_5_0_5B = {"arch": "qwen2", "n_layers": 24, "d_model": 896, "n_heads": 14, "n_kv_heads": 2, "d_ff": 4864,
+                "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6, "vocab": 151_936}
+"""Qwen2.5-0.5B's real shapes (its ``config.json``: hidden_size 896, intermediate_size 4864, 24 layers, 14 query heads
+sharing 2 key/value heads, d_head 64, vocab_size 151936, rope_theta 1e6, tied embeddings), with ``"vocab"``, the size of
+the vocabulary a file of it holds: what ``bench/bench_sizes.py`` writes and the memory estimate's test reads."""
+GEMMA3_270M = {"arch": "gemma3", "n_layers": 18, "d_model": 640, "n_heads": 4, "n_kv_heads": 1, "d_head": 256,
+               "d_ff": 2048, "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6, "sliding_window": 512,
+               "vocab": 262_144}
+"""Gemma 3 270M's real shapes (its ``config.json``: hidden_size 640, intermediate_size 2048, 18 layers, 4 query heads
+sharing 1 key/value head, head_dim 256, vocab_size 262144, sliding_window 512 on 5 layers of 6 with RoPE base 10,000,
+1e6 on the global ones, tied embeddings), with ``"vocab"`` as :data:`QWEN2_5_0_5B`."""
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """A GGUF file's tokenizer: the ``tokenizer.ggml.*`` fields and the chat template."""
