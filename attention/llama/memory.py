@@ -15,7 +15,7 @@ in a 256-token forward pass with its attention maps; compact holds 112 MB and pe
 size (``bench/bench_sizes.py``, BENCHMARKS.md "Models of real size", 2026-12-07): the peak of a load and a 256-token
 pass with weights, above the process's RSS after its imports, was 2,204 / 929 MiB (float32 / compact) for a
 Qwen2.5-0.5B Q8_0 file and 1,399 / 697 MiB for Gemma 3 270M's; the old working set (two copies of the logits, a
-fixed 32 MB for the tokenizer) overestimated them by 7-28 %, the one below by 3-9 % (it errs on the high side).
+fixed 32 MB for the tokenizer) overestimated them by 7-28 %, the one below by 2-9 % (it errs on the high side).
 """
 
 from __future__ import annotations
