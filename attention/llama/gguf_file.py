@@ -460,8 +460,9 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     return GGUFFile(version, metadata, tensors, data)
 
 
-def dequantize(file: GGUFFile, name: str) -> np.ndarray:
-    """One tensor as float32 in its NumPy shape (``[out, in]`` for a matrix), via ``gguf.quants.dequantize``.
+def dequantize(file: GGUFFile, name: str, rows: slice | None = None) -> np.ndarray:
+    """One tensor as float32 in its NumPy shape (``[out, in]`` for a matrix), via ``gguf.quants.dequantize``;
+    with ``rows`` (a slice of the first axis, e.g. a chunk of the vocabulary) only those rows, ``[len, in]``.
 
     Q4_1 blocks give ``d * q + m`` and Q8_0 ``q * d`` in float32 (``d``, ``m`` float16 per 32
     weights): the same numbers transformers loads. F32 tensors are returned as a copy.
@@ -471,12 +472,16 @@ def dequantize(file: GGUFFile, name: str) -> np.ndarray:
             the message names the tensor and its type; a value is NaN or infinite (:func:`check_finite`).
     """
     info = file.tensor(name)
+    raw, shape = file.raw(name), info.shape
+    if rows is not None:
+        raw = raw[rows]
+        shape = (len(raw), *shape[1:])
     try:
-        values = gguf.quants.dequantize(file.raw(name), info.ggml_type)
+        values = gguf.quants.dequantize(raw, info.ggml_type)
     except NotImplementedError:
         raise ValueError(f"tensor {name!r} is stored as {info.ggml_type.name}, a quantisation type this reader "
                          "cannot de-quantize") from None
-    values = np.array(values, dtype=np.float32, copy=True).reshape(info.shape)
+    values = np.array(values, dtype=np.float32, copy=True).reshape(shape)
     check_finite(name, values)
     return values
 
