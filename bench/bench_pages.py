@@ -42,7 +42,7 @@ from streamlit.runtime.scriptrunner.script_cache import ScriptCache  # noqa: E40
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from explorer.lessons import LESSONS  # noqa: E402
-from tests.apptest_utils import app_at, option_value  # noqa: E402
+from tests.apptest_utils import app_at, chart_elements, chart_spec, option_value  # noqa: E402
 
 # A server compiles each page file once and keeps the bytecode (its ScriptCache lives as
 # long as the server); AppTest makes a new ScriptCache on every run, so every rerun would
@@ -76,7 +76,8 @@ def pages() -> list[str]:
 
 
 def payload(at: AppTest) -> int:
-    return sum(len(el.proto.spec) for el in at.get("plotly_chart"))
+    """The bytes of every chart's Plotly JSON in the run (either door of ``charts.show_fig``)."""
+    return sum(len(chart_spec(el)) for el in chart_elements(at))
 
 
 def rerun_time(at: AppTest, repeats: int, *, cold: bool = False) -> float:

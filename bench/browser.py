@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.load import start_server, stop_server  # noqa: E402
 from explorer.lessons import LESSONS  # noqa: E402
+from explorer.shell.charts.door import DOOR_ENV, DOORS  # noqa: E402
 
 CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -223,11 +224,13 @@ class Tab:
         return (chart if how == "changed" else settled), settled
 
 
-def start_to_first_chart(browser, script: str, path: str, timeout: float) -> tuple[dict, object, str]:
-    """Start a server on ``script``; returns (timings, process, base URL). The process is left running."""
+def start_to_first_chart(browser, script: str, path: str, timeout: float, env: dict | None = None
+                         ) -> tuple[dict, object, str]:
+    """Start a server on ``script`` (with ``env``); returns (timings, process, base URL). The process is left
+    running."""
     t0 = time.perf_counter()
     log = Path("/tmp") / f"browser-bench-{os.getpid()}-{Path(script).stem}.log"
-    proc, base = start_server(script=script, log_path=log)
+    proc, base = start_server(script=script, log_path=log, env=env)
     health = time.perf_counter() - t0
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     context.add_init_script(OBSERVER_JS)
@@ -248,19 +251,22 @@ def main(argv=None) -> int:
     ap.add_argument("--lessons", nargs="*", default=[k for k in OWN])
     ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--door", choices=DOORS, default="component",
+                    help="how charts.show_fig sends charts, on both servers (the trivial page draws through it too)")
     args = ap.parse_args(argv)
+    env = {DOOR_ENV: args.door}
     from playwright.sync_api import sync_playwright
 
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg_start": os.getloadavg(),
-                    "cpus": os.cpu_count(), "repeats": args.repeats}
+                    "cpus": os.cpu_count(), "repeats": args.repeats, "door": args.door}
     procs = []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(headless=True, args=LAUNCH_ARGS,
                                          **({"executable_path": CHROMIUM} if Path(CHROMIUM).exists() else {}))
-            trivial_start, proc_t, base_t = start_to_first_chart(browser, "bench/trivial_app.py", "", args.timeout)
+            trivial_start, proc_t, base_t = start_to_first_chart(browser, "bench/trivial_app.py", "", args.timeout, env)
             procs.append(proc_t)
-            app_start, proc_a, base_a = start_to_first_chart(browser, "streamlit_app.py", "", args.timeout)
+            app_start, proc_a, base_a = start_to_first_chart(browser, "streamlit_app.py", "", args.timeout, env)
             procs.append(proc_a)
             result["start"] = {"trivial": trivial_start, "app": app_start}
             print(f"server start -> first chart: trivial {trivial_start['first_chart_s']:.2f} s, "
@@ -308,7 +314,8 @@ def main(argv=None) -> int:
         return f"{v:.2f} s = {v / ref:.1f}x"
 
     s = result["start"]
-    print(f"\nload average {result['loadavg_start'][0]:.1f} at start, {result['loadavg_end'][0]:.1f} at end; "
+    print(f"\ndoor: {args.door}; load average {result['loadavg_start'][0]:.1f} at start, "
+          f"{result['loadavg_end'][0]:.1f} at end; "
           f"{result['cpus']} CPUs; medians of {args.repeats} (trivial slider: {2 * args.repeats})\n")
     print("| measure | trivial page | app |\n|---|---:|---:|")
     print(f"| server start -> first chart | {s['trivial']['first_chart_s']:.2f} s | "

@@ -197,7 +197,7 @@ async def open_session(base_url: str, lesson, seed: int, timeout: float) -> dict
         kind = msg.WhichOneof("type")
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
-            if element.WhichOneof("type") == "plotly_chart":
+            if element.WhichOneof("type") in ("plotly_chart", "bidi_component"):  # charts.show_fig's two doors
                 charts_this_run += 1
                 out["first_chart_s"] = out["first_chart_s"] or now
                 out["last_chart_s"] = now

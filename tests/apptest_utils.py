@@ -12,6 +12,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import lesson
+from explorer.shell.charts.door import COMPONENT_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRYPOINT = str(ROOT / "streamlit_app.py")
@@ -63,12 +64,26 @@ def page_hash(page: str) -> str:
     return at._finished_page_script_hash
 
 
+def chart_elements(at: AppTest) -> list:
+    """Every chart element of the last run, in page order: ``charts.show_fig``'s component (``bidi_component`` of
+    :data:`~explorer.shell.charts.door.COMPONENT_NAME`) or ``st.plotly_chart`` (the door's other way)."""
+    out = [el for el in at.get("bidi_component") if el.proto.component_name == COMPONENT_NAME]
+    return out + list(at.get("plotly_chart"))
+
+
+def chart_spec(el) -> str:
+    """A chart element's figure as Plotly JSON (``plotly.io.to_json``), whichever way it was sent."""
+    if getattr(el.proto, "component_name", None) == COMPONENT_NAME:
+        return json.loads(el.proto.json)["spec"]
+    return el.proto.spec
+
+
 def figures(at: AppTest) -> dict[str, dict]:
     """Every Plotly chart of the last run as ``{widget key suffix: figure dict}``."""
     out = {}
-    for i, el in enumerate(at.get("plotly_chart")):
+    for i, el in enumerate(chart_elements(at)):
         key = el.proto.id.rsplit("-", 1)[-1] if el.proto.id else str(i)
-        out[key] = json.loads(el.proto.spec)
+        out[key] = json.loads(chart_spec(el))
     return out
 
 

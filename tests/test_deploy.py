@@ -160,6 +160,9 @@ PER_PROCESS_STATE = {
     ("explorer/shell/blas.py", "_once_done"): "BLAS threads set for this process (OpenBLAS: one setting per process)",
     ("explorer/shell/cache.py", "_last_run"): "the last script run of this process, for its own idle cache sweep",
     ("explorer/shell/cache.py", "_sweeper"): "the thread of this process's idle cache sweep",
+    ("explorer/shell/models.py", "_CACHE"): "each catalogued file's hash and header facts, keyed by path, size and "
+                                            "mtime: the operator's files, the same for every learner (no visitor "
+                                            "input reaches its keys)",
 }
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "add", "discard",
             "remove", "__setitem__"}
@@ -219,3 +222,14 @@ def test_the_module_state_check_sees_a_shared_dict_a_global_and_an_augmented_ite
                       "def f(k):\n    global COUNT\n    COUNT = 1\n    SEEN[k] = 1\n\n"
                       "class C:\n    def g(self):\n        HITS['x'] += 1\n        return CONST['a']\n")
     assert module_state_changed_by_functions(module) == {"SEEN", "COUNT", "HITS"}
+
+
+def test_a_visitor_never_sees_a_traceback():
+    """Every deployment (the image copies ``.streamlit/``; Community Cloud reads it) shows an uncaught exception's type
+    and Streamlit's generic text only: no message, no traceback with server paths (Streamlit's option text: "type")."""
+    import tomllib
+
+    from streamlit import config
+
+    client = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["client"]
+    assert client.get("showErrorDetails") == config.ShowErrorDetailsConfigOptions.TYPE

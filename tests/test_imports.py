@@ -303,3 +303,30 @@ def test_lessons_use_only_the_public_charts_api():
     wrong = [f"{p.relative_to(ROOT)}:{line}: {name}" for p in lesson_files()
              for line, name in charts_names_used(p.read_text(encoding="utf-8")) if name not in public]
     assert not wrong, "lessons use names outside explorer.shell.charts.__all__:\n" + "\n".join(wrong)
+
+
+CHART_DOOR = "explorer/shell/charts/door.py"
+"""The one file of ``explorer`` that calls ``plotly_chart``: every chart goes through ``charts.show_fig``."""
+
+
+def plotly_chart_calls(source: str) -> list[int]:
+    """The lines of every ``….plotly_chart(…)`` call in ``source`` (``st.plotly_chart``, ``col.plotly_chart``, …),
+    and of every ``plotly_chart`` read off another name (``draw = st.plotly_chart``)."""
+    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Attribute) and node.attr == "plotly_chart"})
+
+
+def test_plotly_chart_calls_are_read():
+    source = ("import streamlit as st\nst.plotly_chart(fig, key='a')\ncol, _ = st.columns(2)\n"
+              "col.plotly_chart(fig)\ndraw = st.plotly_chart\nst.columns(2)[0].plotly_chart(\n    fig)\n"
+              "charts.show_fig(fig, key='b')\n# st.plotly_chart(fig) in a comment\n")
+    assert plotly_chart_calls(source) == [2, 4, 5, 6]
+
+
+def test_every_chart_goes_through_the_door():
+    """No module of ``explorer`` but :data:`CHART_DOOR` calls ``plotly_chart`` (issue 47, item 3: one door, so what
+    every chart shares, its drawing in place and its export, is decided in one place)."""
+    found = {str(p.relative_to(ROOT)): plotly_chart_calls(p.read_text(encoding="utf-8"))
+             for p in sorted((ROOT / "explorer").rglob("*.py"))}
+    assert found.pop(CHART_DOOR), "the door itself draws no chart"
+    assert {path: lines for path, lines in found.items() if lines} == {}

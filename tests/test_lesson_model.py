@@ -13,7 +13,7 @@ import streamlit as st
 from attention import llama
 from attention.llama import gguf_file
 from explorer.lessons import LESSONS
-from tests.apptest_utils import app_at, assert_clean
+from tests.apptest_utils import app_at, assert_clean, chart_elements
 from tests.conftest import DOOR, LESSON_MODEL, SMOLLM2, TINY
 from tests.core.llama_support import TINY_SMOLLM2, real_model_path, smollm2_vocabulary, write_tiny_smollm2
 
@@ -115,7 +115,7 @@ def test_the_real_model_pages_read_the_models_sizes_from_its_config(page, smalle
     try:
         at = app_at(page, timeout=300)
         assert_clean(at)
-        assert at.get("plotly_chart"), f"{page} draws no chart"
+        assert chart_elements(at), f"{page} draws no chart"
     finally:
         st.cache_data.clear()
         st.cache_resource.clear()

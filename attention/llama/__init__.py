@@ -22,12 +22,13 @@ the parameters), the token embedding, which is also the output matrix behind eve
 
 The same decoder reads five families (:data:`ARCHITECTURES`, the file's ``general.architecture``): ``llama``
 (the block above), ``qwen2`` (Qwen2.5: biases on Q, K and V, added before RoPE), ``qwen3`` (Qwen3: an RMSNorm on
-each head's q and k before RoPE, the head width from ``attention.key_length``) and ``gpt2`` (GPT-2: learned absolute
+each head's q and k before RoPE, the head width from ``attention.key_length``), ``gpt2`` (GPT-2: learned absolute
 positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE) and ``gemma3`` (Gemma 3: the embedding
 scaled by sqrt(d_model), norms before and after attention and MLP, q/k norms, a GELU gated MLP, sliding-window local
 layers with their own RoPE base between global ones); the qwen and gemma3 files rotate split halves
 (``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
-``test_gpt2_tiny.py``, ``test_gemma3_tiny.py``); Gemma's own SentencePiece vocabulary is not read yet.
+``test_gpt2_tiny.py``, ``test_gemma3_tiny.py``, the last with a Gemma-style SentencePiece vocabulary; Gemma's files are
+read as ``transformers``' GGUF loader reads them: :class:`~attention.llama.tokenizer.SentencePieceBPE`).
 
 The package, one idea per module:
 

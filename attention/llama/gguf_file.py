@@ -31,6 +31,7 @@ import hashlib
 import importlib.util
 import mmap
 import os
+import re
 import socket
 import struct
 import threading
@@ -47,7 +48,7 @@ __all__ = [
     "INSTALL_COMMAND", "ENV_PATH", "ModelFileNotFoundError",
     "find_model_file", "package_model_file", "hub_model_file", "map_file", "release_pages", "read_verified",
     "verify_sha256",
-    "GGUFTensor", "GGUFFile", "read_gguf", "dequantize",
+    "GGUFTensor", "GGUFFile", "read_gguf", "dequantize", "check_finite",
 ]
 
 MODEL_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -369,19 +370,30 @@ class _Cursor:
         self.pos = pos
         return out
 
-    def value(self, value_type: int):
-        value_type = gguf.GGUFValueType(value_type)
+    def value_type(self, key: str) -> gguf.GGUFValueType:
+        """The next 4 bytes as a GGUF value type; a code GGUF does not define means the header is damaged."""
+        pos = self.pos
+        code = self.unpack("<I")
+        try:
+            return gguf.GGUFValueType(code)
+        except ValueError:
+            what = f"the value of {key!r}" if re.fullmatch(r"[\w.\-]+", key, re.ASCII) else "a metadata value"
+            raise ValueError(f"damaged GGUF header: {what} has an unknown type code ({code}) at byte {pos:,}") from None
+
+    def value(self, key: str, value_type: gguf.GGUFValueType | None = None):
+        """The value of the metadata ``key``: its type code (read first unless given: an array's items), then it."""
+        value_type = self.value_type(key) if value_type is None else value_type
         if value_type == gguf.GGUFValueType.STRING:
             return self.string()
         if value_type == gguf.GGUFValueType.ARRAY:
-            item_type, count = gguf.GGUFValueType(self.unpack("<I")), self.unpack("<Q")
+            item_type, count = self.value_type(key), self.unpack("<Q")
             if item_type in _SCALARS:  # one vectorised read
                 fmt, dtype = _SCALARS[item_type]
                 return np.frombuffer(self.take(count * struct.calcsize(fmt)), dtype=np.dtype(dtype).newbyteorder("<"),
                                      count=count).tolist()
             if item_type == gguf.GGUFValueType.STRING:
                 return self.strings(count)
-            return [self.value(item_type) for _ in range(count)]
+            return [self.value(key, item_type) for _ in range(count)]
         return self.unpack(_SCALARS[value_type][0])
 
 
@@ -406,7 +418,7 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     except ValueError:
         raise ValueError(f"not a GGUF file: {len(data)} bytes, too short for the header") from None
     if magic != gguf.GGUF_MAGIC:
-        raise ValueError(f"not a GGUF file: starts with {bytes(data[:4])!r}, expected b'GGUF'")
+        raise ValueError("not a GGUF file (its first bytes are not 'GGUF')")  # never the file's own bytes
     version = cursor.unpack("<I")
     if version not in (2, 3):
         swapped = int.from_bytes(version.to_bytes(4, "little"), "big")
@@ -418,7 +430,7 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
         key = cursor.string()
-        metadata[key] = cursor.value(cursor.unpack("<I"))
+        metadata[key] = cursor.value(key)
     table = []
     for _ in range(n_tensors):
         name = cursor.string()
@@ -448,20 +460,42 @@ def read_gguf(source: str | os.PathLike | np.ndarray) -> GGUFFile:
     return GGUFFile(version, metadata, tensors, data)
 
 
-def dequantize(file: GGUFFile, name: str) -> np.ndarray:
-    """One tensor as float32 in its NumPy shape (``[out, in]`` for a matrix), via ``gguf.quants.dequantize``.
+def dequantize(file: GGUFFile, name: str, rows: slice | None = None) -> np.ndarray:
+    """One tensor as float32 in its NumPy shape (``[out, in]`` for a matrix), via ``gguf.quants.dequantize``;
+    with ``rows`` (a slice of the first axis, e.g. a chunk of the vocabulary) only those rows, ``[len, in]``.
 
     Q4_1 blocks give ``d * q + m`` and Q8_0 ``q * d`` in float32 (``d``, ``m`` float16 per 32
     weights): the same numbers transformers loads. F32 tensors are returned as a copy.
 
     Raises:
         ValueError: the tensor's type is one ``gguf`` cannot de-quantize (Q8_1, Q8_K, F64, the integer types, ...):
-            the message names the tensor and its type.
+            the message names the tensor and its type; a value is NaN or infinite (:func:`check_finite`).
     """
     info = file.tensor(name)
+    raw, shape = file.raw(name), info.shape
+    if rows is not None:
+        raw = raw[rows]
+        shape = (len(raw), *shape[1:])
     try:
-        values = gguf.quants.dequantize(file.raw(name), info.ggml_type)
+        values = gguf.quants.dequantize(raw, info.ggml_type)
     except NotImplementedError:
         raise ValueError(f"tensor {name!r} is stored as {info.ggml_type.name}, a quantisation type this reader "
                          "cannot de-quantize") from None
-    return np.array(values, dtype=np.float32, copy=True).reshape(info.shape)
+    values = np.array(values, dtype=np.float32, copy=True).reshape(shape)
+    check_finite(name, values)
+    return values
+
+
+def check_finite(name: str, *arrays: np.ndarray) -> None:
+    """Refuse a tensor whose stored numbers (its values, or its blocks' float16 scales ``d`` / minima ``m``) are
+    not all finite: a NaN or an infinity in a weight reaches every activation after it.
+
+    For Q4_1 (``d * q + m``) and Q8_0 (``q * d``) with 0 <= q <= 15 / |q| <= 128 the weights are finite exactly
+    when ``d`` and ``m`` are (float16 values times a small integer cannot overflow float32), so checking the
+    scales (1/32 of the weights) is the whole check.
+
+    Raises:
+        ValueError: "tensor 'blk.0.attn_q.weight' holds NaN or infinite values: the file is damaged".
+    """
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise ValueError(f"tensor {name!r} holds NaN or infinite values: the file is damaged")

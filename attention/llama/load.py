@@ -53,7 +53,9 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
             pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
             ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
-            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read).
+            (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read),
+            a weight that is NaN or infinite ("tensor 'blk.0.attn_q.weight' holds NaN or infinite values: the file
+            is damaged"; both modes check every tensor as it is read: :func:`attention.llama.gguf_file.check_finite`).
     """
     mode = weights if weights is not None else (os.environ.get(WEIGHTS_ENV) or "float32")
     mode = mode.strip().lower()
@@ -136,10 +138,8 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
                              f"expected {list(shape)}")
     free = memory.available_bytes()  # before any tensor is read: a file too big is refused with the estimate
     needed = memory.estimate_bytes(file.tensors, c, mode)
-    hint = ""
-    if free is not None and needed > free and not compact:
-        hint = f" (compact weights would need about {memory.gb(memory.estimate_bytes(file.tensors, c, 'compact'))})"
-    memory.check_fits(needed, free, f"{path.name} in {mode} weights", hint)
+    memory.check_fits(needed, free, f"{path.name} in {mode} weights",
+                      None if compact else memory.estimate_bytes(file.tensors, c, "compact"))
 
     def vector(name):
         return gguf_file.dequantize(file, name)

@@ -142,6 +142,8 @@ def _read_linear(file: gguf_file.GGUFFile, names: list[str], compact: bool):
     kinds = {info.ggml_type for info in infos}
     if kinds == {_Q4_1}:
         parts = [_q4_1_codes(file.raw(info.name), info.shape) for info in infos]  # ([out, in], [out, in/32] x 2)
+        for info, (_, d, m) in zip(infos, parts, strict=True):
+            gguf_file.check_finite(info.name, d, m)  # d, m finite <=> every d * q + m finite
         codes = np.concatenate([p[0].T for p in parts], axis=1)  # [in, out_total] uint8, 0..15
         half = codes.shape[0] // 2
         linear = _BlockCodes(np.ascontiguousarray(codes[:half] | (codes[half:] << np.uint8(4))),  # 2 codes a byte
@@ -149,6 +151,8 @@ def _read_linear(file: gguf_file.GGUFFile, names: list[str], compact: bool):
                              np.ascontiguousarray(np.concatenate([p[2].T for p in parts], axis=1)))
     elif kinds == {_Q8_0}:
         parts = [_q8_0_codes(file.raw(info.name), info.shape) for info in infos]
+        for info, (_, d) in zip(infos, parts, strict=True):
+            gguf_file.check_finite(info.name, d)  # d finite <=> every q * d finite
         linear = _BlockCodes(np.ascontiguousarray(np.concatenate([p[0].T for p in parts], axis=1)),
                              np.ascontiguousarray(np.concatenate([p[1].T for p in parts], axis=1)), None)
     else:
@@ -173,15 +177,25 @@ class _Embedding:
         self.codes = self.d = self.ET = None
         if info.ggml_type == _Q8_0 and compact:
             self.codes, self.d = _q8_0_codes(file.raw(name), info.shape)
+            gguf_file.check_finite(name, self.d)
         elif info.ggml_type == _Q8_0:  # ggml's q * d, :attr:`CHUNK` rows at a time (no full-size temporaries)
             raw, (n_vocab, d_model) = file.raw(name), info.shape
             self.ET = np.empty((d_model, n_vocab), dtype=np.float32)
             for start in range(0, n_vocab, self.CHUNK):
                 rows = slice(start, min(start + self.CHUNK, n_vocab))
-                self.ET[:, rows] = _q8_0_widen(*_q8_0_codes(raw[rows], (rows.stop - start, d_model))).T
+                codes, d = _q8_0_codes(raw[rows], (rows.stop - start, d_model))
+                gguf_file.check_finite(name, d)
+                self.ET[:, rows] = _q8_0_widen(codes, d).T
                 gguf_file.release_pages(file.data)  # the chunk's file pages
-        else:
-            self.ET = np.ascontiguousarray(gguf_file.dequantize(file, name).T)
+        else:  # any other type (F16, BF16, F32, Q4_K...), :attr:`CHUNK` rows at a time as well: de-quantizing the
+            # whole table at once held two or three full-size float32 copies while loading (Qwen2.5-0.5B's F16
+            # file: 0.8 GB above the model, BENCHMARKS.md "Models of real size")
+            n_vocab, d_model = info.shape
+            self.ET = np.empty((d_model, n_vocab), dtype=np.float32)
+            for start in range(0, n_vocab, self.CHUNK):
+                rows = slice(start, min(start + self.CHUNK, n_vocab))
+                self.ET[:, rows] = gguf_file.dequantize(file, name, rows).T
+                gguf_file.release_pages(file.data)
 
     @property
     def nbytes(self) -> int:

@@ -65,6 +65,15 @@ LESSONS: tuple[Lesson, ...] = (  # the first is the default page
 )
 
 
+MODEL_GROUP = "A real model"
+"""The group of the lessons that run the chosen real model (each page calls ``llm.model_or_explain``)."""
+
+
+def model_lessons() -> tuple[Lesson, ...]:
+    """The lessons that run the sidebar's chosen model (:data:`MODEL_GROUP`), in the navigation's order."""
+    return tuple(entry for entry in LESSONS if entry.group == MODEL_GROUP)
+
+
 def lesson(name: str) -> Lesson:
     """The :class:`Lesson` called ``name``; ``KeyError`` if there is none."""
     for entry in LESSONS:

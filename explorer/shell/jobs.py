@@ -25,6 +25,7 @@ from typing import Any
 
 import streamlit as st
 
+from explorer.shell import charts
 from explorer.shell.cache import TTL_SECONDS
 
 MAX_FINISHED = 24
@@ -222,7 +223,7 @@ def follow(registry: Jobs, keys: Sequence[Hashable],
             fraction, text, view = report(states)
             step(fraction, text)
             if view is not None and view[0] != drawn and time.monotonic() - drawn_at >= LIVE_REDRAW_S:
-                live.plotly_chart(view[1](), width="stretch")
+                charts.into(live)(view[1](), key=None, width="stretch")
                 drawn_at, drawn = time.monotonic(), view[0]
             registry.wait(0.25)
         live.empty()

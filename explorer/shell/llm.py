@@ -162,7 +162,8 @@ def load_model(weights: str, path: str | None = None) -> LlamaModel:
 MODEL_KEY = controls.MODEL_KEY  # "model": the link's parameter
 _CATALOGUE_ENV = (models.MODELS_ENV, models.LOCAL_ENV, "OLLAMA_MODELS", "HF_HUB_CACHE", "HF_HOME")
 _SHOWN_KEY = "_model_shown"  # the id of the model this session's last real-model page showed
-_REFUSED_KEY = "_model_refused"  # (name, reason) of a chosen file the loader refused, shown on the next run
+_REFUSED_KEY = "_model_refused"  # (name, reason, kept) of a chosen file refused, shown on the next run
+_PICKED_KEY = "_model_picked"  # the id the picker held on the last run that did not refuse it
 
 
 @st.cache_resource(show_spinner=False, ttl=60, max_entries=4)
@@ -199,31 +200,47 @@ def chosen() -> models.Entry:
 
 def model_picker() -> models.Entry:
     """The sidebar's "Model" select (entrypoint only, after the shared controls): :func:`explorer.shell.controls.
-    model_control` with the catalogue's labels; returns the chosen entry."""
+    model_control` with the catalogue's labels; returns the chosen entry.
+
+    A file whose header already says this core cannot read it (:attr:`explorer.shell.models.Entry.problem`) is
+    refused here, on every page, whether the picker or a link chose it: the picker goes back to its previous model
+    (the built-in for a link's first run) and the page says why (:func:`_refuse`)."""
     entries = catalogue()
-    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID)
-    return models.find(entries, chosen_id) or entries[0]
+    chosen_id = controls.model_control({e.id: entry_label(e) for e in entries}, models.DEFAULT_ID,
+                                       {e.id for e in entries if not e.supported})
+    entry = models.find(entries, chosen_id) or entries[0]
+    ss = st.session_state
+    if entry.problem is not None:
+        _refuse(entry, ValueError(entry.problem), ss.get(_PICKED_KEY))
+    ss[_PICKED_KEY] = entry.id
+    _show_refusal()
+    return entry
 
 
-def _refuse(entry: models.Entry, error: Exception) -> None:
-    """The chosen file could not be loaded: remember why, go back to the model shown before (the built-in when none),
-    and run again (the picker shows that model; :func:`_show_refusal` says why on the page)."""
+def _refuse(entry: models.Entry, error: Exception, previous: str | None) -> None:
+    """The chosen file could not be loaded: remember why, go back to the model ``previous`` (its id; the built-in when
+    ``None``), and run again (the picker shows that model; :func:`_show_refusal` says why on the page)."""
     reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
     ss = st.session_state
-    ss[_REFUSED_KEY] = (entry.name, models.private(reason, entry.path))
-    previous = ss.get(_SHOWN_KEY)
-    ss[controls.MODEL_REVERT] = previous if previous not in (None, entry.id) else models.DEFAULT_ID
+    kept = previous not in (None, entry.id)
+    ss[_REFUSED_KEY] = (entry.name, models.private(reason, entry.path), kept)
+    ss[controls.MODEL_REVERT] = previous if kept else models.DEFAULT_ID
     st.rerun()
 
 
 def _show_refusal() -> None:
-    """On the run after a refusal, above the page: which model could not be loaded and the loader's reason (text)."""
+    """On the run after a refusal, above the page: which model could not be loaded, which opens instead and the
+    loader's reason (text)."""
     refused = st.session_state.pop(_REFUSED_KEY, None)
     if refused is None:
         return
-    name, reason = refused
-    st.warning(_("**{model} could not be loaded**, so this page keeps the model it had. The reason, as the loader "
-                 "gives it:").format(model=name), icon="🚫")
+    name, reason, kept = refused
+    if kept:
+        st.warning(_("**{model} could not be loaded**, so this page keeps the model it had. The reason, as the loader "
+                     "gives it:").format(model=name), icon="🚫")
+    else:
+        st.warning(_("**{model} could not be loaded**, so the default model, {default}, opens. The reason, as the "
+                     "loader gives it:").format(model=name, default=models.DEFAULT_NAME), icon="🚫")
     st.text(reason)  # the core's message: shown as plain text
     st.caption(_("This app reads GGUF files of these architectures: {architectures}.").format(
         architectures=", ".join(models.SUPPORTED)))
@@ -238,7 +255,7 @@ def _load_chosen(entry: models.Entry) -> LlamaModel:
                 model=entry.name, size=megabytes(entry.size))):
             model = load_model(weights_mode(), str(entry.path))
     except Exception as error:  # noqa: BLE001 - any failure of a listed file is a refusal, never a traceback
-        _refuse(entry, error)
+        _refuse(entry, error, st.session_state.get(_SHOWN_KEY))  # back to the model the page showed
         raise
     st.session_state[_SHOWN_KEY] = entry.id
     return model

@@ -1,6 +1,7 @@
 """A faster ``go.Figure.to_dict`` for the path every chart takes to the browser (issue 20, item 3).
 
-``st.plotly_chart(fig)`` calls ``fig.to_dict()``, which deep-copies the figure with :func:`copy.deepcopy` (about
+Every chart goes to the browser as ``plotly.io.to_json(fig)`` (the chart door, :mod:`explorer.shell.charts.door`,
+either way), which calls ``fig.to_dict()``, which deep-copies the figure with :func:`copy.deepcopy` (about
 1-2.5 ms for a small heat map, most of it the ~8 KB default template every figure carries) before it turns NumPy
 arrays into base64 typed arrays, a walk that checks every value of that template too. :func:`to_dict` makes the
 same fresh copy with a plain recursive walk (:func:`fresh_copy`) and runs Plotly's own base64 conversion on

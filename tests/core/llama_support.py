@@ -104,6 +104,19 @@ narrow width (d_head 8 instead of 64, d_ff 96 instead of 1536): every layer and 
 64-token forward pass costs a fraction of the real one's (measured in the commit that added it)."""
 
 
+QWEN2_5_0_5B = {"arch": "qwen2", "n_layers": 24, "d_model": 896, "n_heads": 14, "n_kv_heads": 2, "d_ff": 4864,
+                "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6, "vocab": 151_936}
+"""Qwen2.5-0.5B's real shapes (its ``config.json``: hidden_size 896, intermediate_size 4864, 24 layers, 14 query heads
+sharing 2 key/value heads, d_head 64, vocab_size 151936, rope_theta 1e6, tied embeddings), with ``"vocab"``, the size of
+the vocabulary a file of it holds: what ``bench/bench_sizes.py`` writes and the memory estimate's test reads."""
+GEMMA3_270M = {"arch": "gemma3", "n_layers": 18, "d_model": 640, "n_heads": 4, "n_kv_heads": 1, "d_head": 256,
+               "d_ff": 2048, "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6, "sliding_window": 512,
+               "vocab": 262_144}
+"""Gemma 3 270M's real shapes (its ``config.json``: hidden_size 640, intermediate_size 2048, 18 layers, 4 query heads
+sharing 1 key/value head, head_dim 256, vocab_size 262144, sliding_window 512 on 5 layers of 6 with RoPE base 10,000,
+1e6 on the global ones, tied embeddings), with ``"vocab"`` as :data:`QWEN2_5_0_5B`."""
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """A GGUF file's tokenizer: the ``tokenizer.ggml.*`` fields and the chat template."""
@@ -206,28 +219,15 @@ class TinyFile:
     weights: dict[str, np.ndarray]  # float64 [out, in] as written (GGUF layout), before quantizing
 
 
-def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
-                    vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
-    """A random decoder in GGUF, with llama.cpp's tensor names and keys: by default a Llama, :data:`TINY` (2 layers,
-    GQA 6/2 heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`, plus ``"arch"``:
-    ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
-    ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
-    :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
-    ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
-    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
-    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
-    whatever the reader assumes.
-
-    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
-    multiple of 32); else F32.
-    """
+def gguf_shapes(config: dict, n_vocab: int, *, tied: bool = True) -> dict[str, tuple[int, ...]]:
+    """Every tensor a file of ``config`` (the keys of :data:`TINY`, with ``"arch"``) holds, with its shape in
+    llama.cpp's ``[out, in]`` order and gguf-py's names (``MODEL_TENSORS``), for a vocabulary of ``n_vocab`` tokens;
+    ``tied``: no ``output.weight`` (the embedding is the output matrix)."""
     c = config
     arch = c.get("arch", "llama")
-    v = tiny_vocabulary() if vocabulary is None else vocabulary
-    vocab, d = len(v.tokens), c["d_model"]
+    vocab, d = n_vocab, c["d_model"]
     dh = c.get("d_head", d // c["n_heads"])
     H, KV = c["n_heads"] * dh, c["n_kv_heads"] * dh
-    rng = np.random.default_rng(seed)
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
     if not tied:
         shapes["output.weight"] = (vocab, d)
@@ -250,16 +250,17 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
             shapes |= {f"blk.{i}.attn_q_norm.weight": (dh,), f"blk.{i}.attn_k_norm.weight": (dh,)}
         if arch == "gemma3":  # the gains as stored: transformers' 1 + w (llama.cpp's converter adds the 1)
             shapes |= {f"blk.{i}.post_attention_norm.weight": (d,), f"blk.{i}.post_ffw_norm.weight": (d,)}
-    weights = {}
-    for tensor, shape in shapes.items():
-        if tensor.endswith(".bias"):
-            weights[tensor] = 0.5 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
-        elif "attn_q" in tensor or "attn_k" in tensor:
-            weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
-        else:
-            weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
+    return shapes
+
+
+def gguf_writer(path: Path, config: dict, vocabulary: Vocabulary, name: str) -> gguf.GGUFWriter:
+    """A ``gguf.GGUFWriter`` for ``path`` holding the keys of a ``config`` file (the keys of :data:`TINY`, with
+    ``"arch"``; llama.cpp's key names) and ``vocabulary``'s tokenizer: add the tensors, then write and close it."""
+    c, v = config, vocabulary
+    arch = c.get("arch", "llama")
+    d = c["d_model"]
+    dh = c.get("d_head", d // c["n_heads"])
+    vocab = len(v.tokens)
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_name(name)
     writer.add_block_count(c["n_layers"])
@@ -296,6 +297,38 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
         writer.add_add_bos_token(v.add_bos)
     if v.chat_template is not None:
         writer.add_chat_template(v.chat_template)
+    return writer
+
+
+def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied: bool = True, config: dict = TINY,
+                    vocabulary: Vocabulary | None = None, name: str = "tiny-llama-test") -> TinyFile:
+    """A random decoder in GGUF, with llama.cpp's tensor names and keys: by default a Llama, :data:`TINY` (2 layers,
+    GQA 6/2 heads, d_head 16) with :func:`tiny_vocabulary`; ``config`` (the keys of :data:`TINY`, plus ``"arch"``:
+    ``"llama"`` (default), ``"qwen2"`` or ``"qwen3"``, and ``"d_head"``, written as ``attention.key_length``) and
+    ``vocabulary`` give another architecture and tokenizer (:func:`write_tiny_smollm2`, :data:`TINY_QWEN2`,
+    :data:`TINY_QWEN3`). qwen2 adds ``attn_{q,k,v}.bias``, qwen3 ``attn_{q,k}_norm.weight`` (gguf-py's
+    ``MODEL_TENSORS``); ``"gpt2"`` (:data:`TINY_GPT2`, ``"norm_eps"`` instead of ``"rms_eps"`` and
+    ``"rope_theta"``) writes GPT-2's tensors and keys; ``"gemma3"`` (:data:`TINY_GEMMA3`, with ``"sliding_window"``)
+    adds qwen3's q/k norms and the norms after attention and MLP. The values are random either way: their RoPE layout is
+    whatever the reader assumes.
+
+    ``quantized``: the matrices in Q4_1 and the embedding in Q8_0, as the real file (every matrix's input width a
+    multiple of 32); else F32.
+    """
+    v = tiny_vocabulary() if vocabulary is None else vocabulary
+    shapes = gguf_shapes(config, len(v.tokens), tied=tied)
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for tensor, shape in shapes.items():
+        if tensor.endswith(".bias"):
+            weights[tensor] = 0.5 * rng.standard_normal(shape)
+        elif len(shape) == 1:
+            weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
+        elif "attn_q" in tensor or "attn_k" in tensor:
+            weights[tensor] = rng.standard_normal(shape) * 2.5 / np.sqrt(shape[1])  # peaky attention
+        else:
+            weights[tensor] = rng.standard_normal(shape) / np.sqrt(shape[1])
+    writer = gguf_writer(path, config, v, name)
     for tensor, value in weights.items():
         value32 = value.astype(np.float32)
         if quantized and value.ndim == 2:

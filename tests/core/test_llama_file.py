@@ -144,13 +144,18 @@ def test_reader_agrees_with_gguf_reader(tiny_q_file):
 def test_reader_errors(tiny_file, tmp_path):
     data = tiny_file.path.read_bytes()
     cases = {
-        "text.gguf": (b"hello, this is not a model file", "not a GGUF file"),
+        "text.gguf": (b"hello, this is not a model file", r"^not a GGUF file \(its first bytes are not 'GGUF'\)$"),
         "empty.gguf": (b"", "empty"),
         "short.gguf": (b"GG", "not a GGUF file"),
         "header.gguf": (data[:200], "truncated"),
         "tail.gguf": (data[:-40], "truncated GGUF file: tensor"),
         "version.gguf": (data[:4] + (99).to_bytes(4, "little") + data[8:], "unsupported GGUF version 99"),
     }
+    key = b"general.architecture"
+    at = data.index(len(key).to_bytes(8, "little") + key) + 8 + len(key)  # the key's value type, u32
+    cases["type.gguf"] = (data[:at] + b"ZZZZ" + data[at + 4:],  # a flipped byte pattern, as in a damaged copy
+                          rf"^damaged GGUF header: the value of 'general.architecture' has an unknown type code "
+                          rf"\(1515870810\) at byte {at:,}$")
     for name, (content, match) in cases.items():
         path = tmp_path / name
         path.write_bytes(content)

@@ -7,18 +7,27 @@ made by allocating memory; the files are tiny random GGUFs through the real load
 from __future__ import annotations
 
 import importlib
+from types import SimpleNamespace
 
+import gguf
 import pytest
 
 from attention import llama
 from attention.llama import memory
-from tests.core.llama_support import TINY_GPT2, gpt2_vocabulary, write_tiny_gguf
+from attention.llama.config import LlamaConfig
+from tests.core.llama_support import GEMMA3_270M, QWEN2_5_0_5B, TINY_GPT2, gguf_shapes, gpt2_vocabulary, write_tiny_gguf
 
 
 def test_the_message_gives_both_numbers_plainly():
     with pytest.raises(ValueError, match=r"^big.gguf in float32 weights is too big for this server's memory: needs "
                                          r"about 4.1 GB, 2.0 GB free$"):
         memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights")
+    with pytest.raises(ValueError, match=r"needs about 4.1 GB, 2.0 GB free \(compact weights would need about "
+                                         r"1.2 GB\)$"):
+        memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights", 1_200_000_000)
+    for compact in (2_100_000_000, 4_100_000_000, 4_200_000_000):  # would not fit either, or not smaller: no hint
+        with pytest.raises(ValueError, match=r"2.0 GB free$"):
+            memory.check_fits(4_100_000_000, 2_000_000_000, "big.gguf in float32 weights", compact)
     memory.check_fits(4_100_000_000, 4_100_000_000, "fits exactly")
     memory.check_fits(4_100_000_000, None, "unknown free memory: not refused")
 
@@ -39,10 +48,37 @@ def test_the_estimate_is_the_weights_held_plus_the_working_set(tmp_path, quantiz
         c = model.config
         layer = sum(info.shape[0] * info.shape[1] for name, info in file.tensors.items()
                     if name.startswith("blk.0.") and len(info.shape) == 2)
-        working = memory.working_set_bytes(c, layer, mode)
-        assert working == 4 * c.n_layers * c.n_heads * c.max_tokens ** 2 + 8 * c.max_tokens * c.vocab_size \
-            + 4 * layer * (2 if mode == "compact" else 1) + memory.FIXED_BYTES
+        widens = mode == "compact" and quantized  # an F32 file's compact load holds float32 matrices
+        working = memory.working_set_bytes(c, layer, "compact" if widens else "float32")
+        assert working == 4 * c.n_layers * c.n_heads * c.max_tokens ** 2 + 4 * c.max_tokens * c.vocab_size \
+            + memory.TOKENIZER_BYTES_PER_TOKEN * c.vocab_size + 4 * layer * (2 if widens else 1) + memory.FIXED_BYTES
         assert memory.estimate_bytes(file.tensors, c, mode) - working == model.nbytes, mode
+
+
+MEASURED_MIB = {("qwen", "float32"): 2204, ("qwen", "compact"): 929, ("gemma", "float32"): 1399,
+                ("gemma", "compact"): 697}
+"""Peak RSS minus RSS after the imports (MiB) of a load and a 256-token pass with weights, Q8_0 files at the real shapes
+of Qwen2.5-0.5B and Gemma 3 270M (``bench/bench_sizes.py``, BENCHMARKS.md "Models of real size", 2026-12-07)."""
+
+
+@pytest.mark.parametrize("key", sorted(MEASURED_MIB))
+def test_the_estimate_at_real_size_is_within_15_percent_above_the_measured_peak(key):
+    """The tensor table of a real-size Q8_0 file (the shapes bench/bench_sizes.py writes, no file needed): the
+    estimate is at least the measured peak (a load it lets through fits) and at most 15 % above it (a file that fits
+    is not refused). The old working set (two copies of the logits, no tokenizer term) was 28 % above for Gemma's
+    compact load."""
+    model, mode = key
+    c = QWEN2_5_0_5B if model == "qwen" else GEMMA3_270M
+    shapes = gguf_shapes(c, c["vocab"])
+    q8, f32 = gguf.GGMLQuantizationType.Q8_0, gguf.GGMLQuantizationType.F32
+    tensors = {name: SimpleNamespace(shape=shape, ggml_type=q8 if len(shape) == 2 else f32)
+               for name, shape in shapes.items()}
+    config = LlamaConfig(n_layers=c["n_layers"], n_heads=c["n_heads"], n_kv_heads=c["n_kv_heads"],
+                         d_model=c["d_model"], d_head=c.get("d_head", c["d_model"] // c["n_heads"]), d_ff=c["d_ff"],
+                         vocab_size=c["vocab"], rope_theta=c["rope_theta"], rms_eps=c["rms_eps"],
+                         context_length=c["context_length"], max_tokens=256, bos_id=None, eos_id=None, name=model)
+    estimate = memory.estimate_bytes(tensors, config, mode) / 2**20
+    assert MEASURED_MIB[key] <= estimate <= 1.15 * MEASURED_MIB[key], (key, estimate)
 
 
 def test_a_file_too_big_is_refused_before_any_tensor_is_read(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ import pytest
 from attention import llama
 from attention.llama import gguf_file
 from attention.llama.blocks import apply_rope, swiglu
-from tests.core.llama_support import TINY, file_weights, reference_forward
+from tests.core.llama_support import TINY, file_weights, gguf_shapes, gguf_writer, reference_forward, tiny_vocabulary
 
 TEXT = "the cat sat on the mat, 12 cats sat"
 
@@ -63,6 +63,33 @@ def test_weights_are_ggml_exact(tiny_q, tiny_q_compact, tiny_q_file):
     ids = np.array([5, 0, 267, 5])
     np.testing.assert_array_equal(tiny_q_compact._embedding.lookup(ids), deq["token_embd.weight"][ids])
     assert tiny_q_compact.nbytes < tiny_q.nbytes / 2.5
+
+
+@pytest.mark.parametrize("kind", ["F32", "F16"])
+def test_an_embedding_of_another_type_loads_in_chunks_to_the_same_bits(tmp_path, monkeypatch, kind):
+    """A token embedding that is not Q8_0 is widened :attr:`_Embedding.CHUNK` rows at a time in float32 mode (no
+    full-size temporaries while loading: BENCHMARKS.md, "Models of real size"), to gguf's numbers bit for bit; a
+    chunk of 7 rows leaves a short last one (268 = 38 x 7 + 2)."""
+    path = tmp_path / f"tiny-{kind}.gguf"
+    vocabulary = tiny_vocabulary()
+    writer = gguf_writer(path, TINY, vocabulary, f"tiny-{kind}")
+    rng = np.random.default_rng(5)
+    for name, shape in gguf_shapes(TINY, len(vocabulary.tokens)).items():
+        value = rng.standard_normal(shape).astype(np.float32)
+        writer.add_tensor(name, value.astype(np.float16) if kind == "F16" and value.ndim == 2 else value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    monkeypatch.setattr(llama.weights._Embedding, "CHUNK", 7)
+    model = llama.load(path, weights="float32", expected_sha256=None)
+    reader = gguf.GGUFReader(str(path))
+    table = next(t for t in reader.tensors if t.name == "token_embd.weight")
+    assert table.tensor_type == getattr(gguf.GGMLQuantizationType, kind)
+    whole = gguf.quants.dequantize(table.data, table.tensor_type)
+    np.testing.assert_array_equal(model._embedding.ET.T, whole)
+    file = gguf_file.read_gguf(path)
+    np.testing.assert_array_equal(gguf_file.dequantize(file, "token_embd.weight", slice(260, 268)), whole[260:])
 
 
 def test_the_fused_mlp_is_decoder_swiglu(tiny):
@@ -309,3 +336,23 @@ def test_missing_or_misshaped_tensors(tmp_path, tiny_file):
         with pytest.raises(ValueError, match=match):
             llama.load(path, expected_sha256=None)
     assert gguf_file.MODEL_FILENAME.endswith(".gguf")
+
+
+@pytest.mark.parametrize("weights", ["float32", "compact"])
+def test_weights_that_are_not_finite_are_refused_naming_the_tensor(tmp_path, tiny_file, tiny_q_file, weights):
+    """A NaN or an infinity anywhere in the weights (an F32 value, a Q4_1 / Q8_0 block's float16 scale) is refused at
+    load in both modes, naming the tensor, instead of reaching every activation after it."""
+    nan32, inf16, nan16 = np.float32("nan").tobytes(), np.float16("inf").tobytes(), np.float16("nan").tobytes()
+    for source, name, bad in [(tiny_file, "blk.0.attn_q.weight", nan32), (tiny_file, "output_norm.weight", nan32),
+                              (tiny_file, "token_embd.weight", np.float32("-inf").tobytes()),
+                              (tiny_q_file, "blk.1.ffn_down.weight", nan16),  # Q4_1: d
+                              (tiny_q_file, "blk.0.attn_v.weight", b"\0\0" + inf16),  # Q4_1: m
+                              (tiny_q_file, "token_embd.weight", inf16)]:  # Q8_0: d
+        data = bytearray(source.path.read_bytes())
+        info = gguf_file.read_gguf(source.path).tensors[name]
+        offset = info.offset + 2 * gguf.GGML_QUANT_SIZES[info.ggml_type][1]  # the third block (F32: value)
+        data[offset:offset + len(bad)] = bad
+        path = tmp_path / "damaged.gguf"
+        path.write_bytes(bytes(data))
+        with pytest.raises(ValueError, match=rf"^tensor '{name}' holds NaN or infinite values: the file is damaged$"):
+            llama.load(path, weights=weights, expected_sha256=None)

@@ -47,6 +47,9 @@ CASES = [
 ]
 
 
+CHART_TYPES = ("plotly_chart", "bidi_component")  # charts.show_fig's two doors
+
+
 def _elements(messages: list) -> list[tuple[str, str, str, bytes]]:
     """The new elements of a run's messages: ``(element type, fragment id, widget id or "", serialized element)``."""
     items = []
@@ -83,8 +86,8 @@ def test_control_reruns_only_its_part(server, page, query, key, charts, outside,
     # A thread of its own: the suite's sync Playwright keeps an event loop running on the main thread.
     with ThreadPoolExecutor(max_workers=1) as pool:
         full, part, seconds = pool.submit(asyncio.run, _runs(server["base"], page, query, key)).result()
-    sent = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in part if t == "plotly_chart"}
-    page_charts = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in full if t == "plotly_chart"}
+    sent = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in part if t in CHART_TYPES}
+    page_charts = {wid.rsplit("-", 1)[-1] for t, _, wid, _ in full if t in CHART_TYPES}
     assert sent == charts, f"the rerun of {key}'s part sent charts {sorted(sent)}, expected {sorted(charts)}"
     elsewhere = (page_charts - charts) | outside  # the rest of the page: drawn by the full run, not resent
     assert elsewhere and elsewhere <= {wid.rsplit("-", 1)[-1] for _, _, wid, _ in full if wid}

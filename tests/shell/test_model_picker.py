@@ -15,8 +15,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from explorer.lessons import LESSONS, ROOT, model_lessons
 from explorer.shell import controls, models
-from tests.apptest_utils import app_at, assert_clean
+from tests.apptest_utils import app_at, assert_clean, figures
 from tests.core.llama_support import TINY, TINY_QWEN2, qwen_vocabulary, write_tiny_gguf
 
 
@@ -125,10 +126,39 @@ def test_the_sidebar_lists_the_catalogue_and_the_link_follows_the_choice(served)
     assert any(label.startswith("tiny-qwen2 · qwen2 · ") for label in labels)
     assert any(label.startswith("mamba · mamba · ") and label.endswith("cannot be read here") for label in labels)
     assert not any("/" in label for label in labels)  # names, never paths
+    assert picker.proto.help.startswith('The lessons "Inside one transformer block", "Inside a real model", ')
+    assert all(f'"{lesson.title}"' in picker.proto.help for lesson in model_lessons())
     picker.set_value(served["tiny-qwen2"]).run()
     assert at.query_params["model"] == served["tiny-qwen2"]
     at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(models.DEFAULT_ID).run()
     assert "model" not in at.query_params  # the default leaves the link
+
+
+def test_a_file_the_header_refuses_is_refused_on_every_page_by_the_picker_and_by_a_link(served):
+    """On a page that loads no model (the default lesson) a file the catalogue cannot read is refused at once: the
+    picker keeps its model (the link too), and a link's first run opens the default, saying so."""
+    at = app_at()
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["tiny-qwen2"]).run()
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["cut"]).run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == served["tiny-qwen2"]
+    assert at.query_params["model"] == served["tiny-qwen2"]
+    warning = [w.value for w in at.warning]
+    assert any(w.startswith("**cut could not be loaded**, so this page keeps the model it had") for w in warning)
+    assert any("truncated GGUF file" in t.value for t in at.text)
+    at = app_at(query={"model": served["mamba"]})
+    assert_clean(at)
+    assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == models.DEFAULT_ID and "model" not in at.query_params
+    warning = [w.value for w in at.warning]
+    assert any(w.startswith("**mamba could not be loaded**, so the default model, SmolLM2-135M-Instruct, opens")
+               for w in warning), warning
+
+
+def test_the_model_lessons_are_the_pages_that_run_the_model():
+    """The picker's help names :func:`model_lessons`: exactly the lessons whose page runs the chosen model."""
+    runs = {entry.name for entry in LESSONS
+            if "llm.model_or_explain(" in (ROOT / entry.page).read_text(encoding="utf-8")}
+    assert {entry.name for entry in model_lessons()} == runs
 
 
 def test_a_link_to_a_model_this_server_does_not_have_warns_and_opens_the_default(served):
@@ -137,6 +167,7 @@ def test_a_link_to_a_model_this_server_does_not_have_warns_and_opens_the_default
     assert at.sidebar.selectbox(key=controls.MODEL_WIDGET).value == models.DEFAULT_ID
     warning = " ".join(w.value for w in at.warning)
     assert "model=llama-3-8b-0123abcd" in warning and served["tiny-qwen2"] in warning
+    assert not any(served[bad] in warning for bad in ("cut", "flipped", "mamba"))  # only models a link may open
     assert "model" not in at.query_params
 
 
@@ -180,7 +211,7 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     assert not [s for s in at.selectbox if s.key == "rm_compare" and s.value is not None]
     at.selectbox(key="rm_compare").set_value(served["tiny-qwen2"]).run()
     assert_clean(at)
-    assert {"rm_compare_a", "rm_compare_b"} <= {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"rm_compare_a", "rm_compare_b"} <= set(figures(at))
     qwen = llm.load_model("float32", str(Path(served["_folder"]) / "tiny-qwen2.gguf"))
     ids_a = llm.prompt(door_model, rm.DEFAULT_PROMPT).ids
     ids_b = llm.prompt(qwen, llm.text(door_model, ids_a).text).ids
@@ -191,4 +222,6 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     assert f"is {sink_a.mean():.3f} in `tiny-smollm2-test` and {sink_b.mean():.3f} in `tiny-qwen2`" in sentence
     assert f"layer {la}, head {ha} in `tiny-smollm2-test` ({sink_a.max():.3f})" in sentence, sentence
     assert f"layer {lb}, head {hb} in `tiny-qwen2` ({sink_b.max():.3f})" in sentence, sentence
-    assert any(c.value.startswith("Memory: both models are loaded at once") for c in at.caption)
+    memory = next(c.value for c in at.caption if c.value.startswith("Memory: both models are loaded at once"))
+    sizes = [llm.megabytes(llm.weights_bytes(m)) for m in (door_model, qwen)]  # the picker's MB: small files read
+    assert f"their weights about {sizes[0]} MB and {sizes[1]} MB in" in memory and "0.00" not in memory, memory

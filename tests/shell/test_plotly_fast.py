@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -13,7 +11,7 @@ from plotly.basedatatypes import BaseFigure
 
 from explorer.lessons import LESSONS
 from explorer.shell import charts, plotly_fast
-from tests.apptest_utils import app_at
+from tests.apptest_utils import app_at, figures
 
 
 def _plotly_json(fig) -> str:
@@ -67,7 +65,7 @@ def test_every_lesson_sends_the_same_charts(name):
         try:
             st.cache_data.clear()  # the sections would replay what the other mode recorded
             at = app_at(name)
-            specs[mode] = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+            specs[mode] = list(figures(at).values())
         finally:
             plotly_fast.install()
     assert specs["fast"], "no chart"

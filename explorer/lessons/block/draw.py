@@ -14,7 +14,7 @@ import streamlit as st
 from explorer.lessons import causes, kv_cache, real_model, sinks
 from explorer.lessons.block import charts as bfig
 from explorer.lessons.block import model
-from explorer.shell import controls, i18n, llm, tables
+from explorer.shell import charts, controls, i18n, llm, tables
 from explorer.shell.cache import cached, section
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import md_escape
@@ -64,7 +64,7 @@ def stream(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
         st.latex(line)
     st.markdown(model.pre_norm_claim(md_escape(llm.model_name(_model)), c))
     norms = m.write_norms
-    st.plotly_chart(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
+    charts.show_fig(bfig.stream_figure(m.stream_norms, norms["attention"], norms["mlp"]), key="blk_fig_stream")
     st.info(model.stream_claim(m), icon="📈")
     first = model.first_position_claim(m)
     if first:
@@ -96,7 +96,7 @@ def block_inside(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int) -> No
                          height=35 * (len(part) + 1) + 3,
                          column_config={_("value"): st.column_config.TextColumn(width="small")})
     head, share = model.biggest_head(b)
-    st.plotly_chart(bfig.heads_figure(b.head_norms, b.heads_sum_norm, layer), key="blk_fig_heads")
+    charts.show_fig(bfig.heads_figure(b.head_norms, b.heads_sum_norm, layer), key="blk_fig_heads")
     st.caption(_("Head {head} writes the longest part ({share} of the parts' summed norms). The parts point in "
                  "different directions, so the sum is shorter than the parts added up.").format(
         head=head, share=i18n.percent(share, 0)) + " " + model.rms_claim(b))
@@ -153,7 +153,7 @@ def losses(_model: llm.LlamaModel, ids: tuple[int, ...]) -> None:
                   "The **loss** is −ln of the probability it gave that actual token: 0 when it was sure and right, "
                   "large when it was surprised. Training lowers the mean loss."))
     pieces = llm.visible_pieces(_model, ids)
-    st.plotly_chart(bfig.loss_figure(m.losses, pieces[1:]), key="blk_fig_loss")
+    charts.show_fig(bfig.loss_figure(m.losses, pieces[1:]), key="blk_fig_loss")
     st.success(model.loss_claim(m), icon="🎯")
     with st.expander(_("Numbers: the loss at each position")):
         tables.dataframe(pd.DataFrame({_("after"): pieces[:-1], _("actual next"): pieces[1:],

@@ -62,7 +62,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
                                        (right, True, _("causal: keys j ≤ i"))):
         with col:
             s = sc.steps(side_is_causal)
-            st.plotly_chart(cfig.weights_map(s.weights, labels, s.mask, sc.fully_masked(side_is_causal), title=title,
+            charts.show_fig(cfig.weights_map(s.weights, labels, s.mask, sc.fully_masked(side_is_causal), title=title,
                                              color_scale=color_scale),
                             key=f"causal_fig_side_{model.mode_name(side_is_causal)}")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row = query, column = key · colours: {scale}").format(
@@ -86,13 +86,13 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     with a:
         st.latex(r"\text{mask}_{ij} = \text{True} \iff "
                  + textviews.latex_words(_("query {i} may attend to key {j}"), i="i", j="j"))
-        st.plotly_chart(cfig.boolean_mask_figure(mask, labels, title=_("boolean mask (True = may attend)")),
+        charts.show_fig(cfig.boolean_mask_figure(mask, labels, title=_("boolean mask (True = may attend)")),
                         key="causal_fig_bool")
         st.caption(_("shape [{n}, {n}] · bool · True = may attend (PyTorch's SDPA convention)").format(n=n))
     with b:
         st.latex(r"M_{ij} = \begin{cases} 0 & \text{mask}_{ij} = \text{True} \\ -\infty & \text{mask}_{ij} = "
                  r"\text{False} \end{cases}")
-        st.plotly_chart(cfig.additive_mask_figure(sc.additive(is_causal), labels,
+        charts.show_fig(cfig.additive_mask_figure(sc.additive(is_causal), labels,
                                                   title=_("additive mask (0 / −∞)")), key="causal_fig_additive")
         st.caption(_("shape [{n}, {n}] · float · added to the scaled scores").format(n=n))
     numbers({_("Boolean mask"): pd.DataFrame(mask, index=labels, columns=labels),
@@ -101,7 +101,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     s_col, w_col = st.columns(2)
     with s_col:
         st.latex(r"\frac{Q K^\top}{\sqrt{d_k}} + M")
-        st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging", mask=mask,
+        charts.show_fig(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging", mask=mask,
                                         title=_("masked scaled scores"), colorbar_title=_("score")),
                         key="causal_fig_scores")
         st.caption(_("shape [{n}, {n}] · masked cells (−∞) are blank with a ×, hover says masked").format(n=n))
@@ -112,7 +112,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     with w_col:
         st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}} + M_{ij}\right),"
                  r"\quad e^{-\infty} = 0")
-        st.plotly_chart(cfig.weights_map(steps.weights, labels, mask, fully, color_scale=color_scale,
+        charts.show_fig(cfig.weights_map(steps.weights, labels, mask, fully, color_scale=color_scale,
                                          title=_("causal attention weights") if is_causal else
                                          _("bidirectional attention weights")), key="causal_fig_weights")
         if is_causal:
@@ -126,7 +126,7 @@ def masks(settings: Settings, is_causal: bool, n_pad: int, color_scale: str = "f
     o_col, _empty = st.columns(2)
     with o_col:
         st.latex(r"\text{out}_i = \sum_j w_{ij}\, v_j")
-        st.plotly_chart(cfig.output_map(steps.output, labels, dims, fully,
+        charts.show_fig(cfig.output_map(steps.output, labels, dims, fully,
                                         title=_("causal output") if is_causal else _("bidirectional output")),
                         key="causal_fig_output")
         st.caption((_("shape [n, d_v] = [{n}, {d_v}] · a fully masked row outputs zeros") if fully.any()
@@ -149,7 +149,7 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     dims = textviews.dim_labels(d_v)
     sc = scenario(settings, n_pad, t)
     change_b, change_c = sc.row_change(False), sc.row_change(True)
-    st.plotly_chart(cfig.row_change_bars(change_b, change_c, labels, t, title=_("|Δ output| per row")),
+    charts.show_fig(cfig.row_change_bars(change_b, change_c, labels, t, title=_("|Δ output| per row")),
                     key="causal_fig_peek_bars")  # a short title: the legend shares its line
     st.caption(_("Each bar: max over the d_v columns of |output after − output before| for that query. "
                  "“0 (exact)” means bit-for-bit equal, not rounded."))
@@ -160,7 +160,7 @@ def no_peeking(settings: Settings, n_pad: int, t: int) -> None:
     left, right = st.columns(2)
     for col, side_is_causal in ((left, False), (right, True)):
         title = _("causal: output after − before") if side_is_causal else _("bidirectional: output after − before")
-        col.plotly_chart(cfig.change_map(sc.output_diff(side_is_causal), labels, dims, t, (-d, d), title=title),
+        charts.into(col)(cfig.change_map(sc.output_diff(side_is_causal), labels, dims, t, (-d, d), title=title),
                          key=f"causal_fig_peek_{model.mode_name(side_is_causal)}")
     query = _("query")
     numbers(pd.DataFrame({query: labels, _("replaced?"): [_("yes") if i > t else _("no") for i in range(n)],
@@ -192,7 +192,7 @@ def padding(settings: Settings, is_causal: bool, n_pad: int) -> None:
                                (cols[1], pad_full, pad_title.format(n=n_pad), "causal_fig_mask_pad"),
                                (cols[2], sc.mask(True), _("combined: causal ∧ padding"), "causal_fig_mask_combined")):
         badged = key == "causal_fig_mask_combined"
-        col.plotly_chart(cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True,
+        charts.into(col)(cfig.boolean_mask_figure(np.ascontiguousarray(m), labels, title=title, short=True,
                                                   show_legend=False,
                                                   badges=np.flatnonzero(sc.fully_masked(True)) if badged else (),
                                                   badge_text=_("fully masked")), key=key)
@@ -277,7 +277,7 @@ def row(settings: Settings, is_causal: bool, n_pad: int, q: int) -> None:
     with r2:
         title = (_("causal weights of query {query}") if is_causal else
                  _("bidirectional weights of query {query}")).format(query=labels[q])
-        st.plotly_chart(charts.weights_bar(steps.weights[q], labels, query_label=labels[q], title=title),
+        charts.show_fig(charts.weights_bar(steps.weights[q], labels, query_label=labels[q], title=title),
                         key="causal_fig_row_bar")
     if not fully[q]:
         st.latex(textviews.weighted_sum_latex(labels[q], steps.weights[q], steps.V, steps.output[q]))

@@ -25,7 +25,7 @@ from attention import heads
 from explorer.lessons import real_model
 from explorer.lessons.causes import charts as cfig
 from explorer.lessons.causes import model
-from explorer.shell import controls, i18n, llm
+from explorer.shell import charts, controls, i18n, llm
 from explorer.shell.cache import cached, figure, section
 from explorer.shell.i18n import N_, translator
 from explorer.shell.tables import dataframe, numbers
@@ -142,10 +142,10 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     st.caption(model.lens_caption(_model.config, tied))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
+        charts.show_fig(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
                         key="ca_fig_lens")
     with right:
-        st.plotly_chart(cfig.answer_curve(a.probability, a.rank, plain,
+        charts.show_fig(cfig.answer_curve(a.probability, a.rank, plain,
                                           title=_("p({answer}) at the last position").format(answer=plain)),
                         key="ca_fig_answer_curve")
         st.markdown(model.lens_claim(a, model.piece(_model, answer)))
@@ -162,7 +162,7 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
     """The MLP and embedding bars, the parts summed beside the real logit, and what the frozen scale means."""
     a = attribution(_model, ids, answer)
     name = model.piece(_model, answer)
-    st.plotly_chart(cfig.component_bars(a.embedding, a.mlps, title=_("embedding and MLPs")), key="ca_fig_parts")
+    charts.show_fig(cfig.component_bars(a.embedding, a.mlps, title=_("embedding and MLPs")), key="ca_fig_parts")
     heads_total, mlps_total = float(a.heads.sum()), float(a.mlps.sum())
     biases = ([_("biases (attention outputs, final norm)")], [a.bias]) if a.bias else ([], [])
     dataframe(pd.DataFrame({
@@ -233,7 +233,7 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
     names = [_("no knockout"), _n("top {n} induction head", "top {n} induction heads", n_knock).format(n=n_knock)] + [
         _("random {d}").format(d=d + 1) for d in range(len(r.random))]
     losses, accs = (list(x) for x in zip(r.clean, r.knocked, *r.random_runs, strict=True))
-    st.plotly_chart(cfig.loss_bars(names, losses, accs, title=_("second-copy loss")), key="ca_fig_induction")
+    charts.show_fig(cfig.loss_bars(names, losses, accs, title=_("second-copy loss")), key="ca_fig_induction")
     sentence, comparison = model.induction_sentences(r, ablation)
     st.markdown(sentence)
     st.caption(comparison)
@@ -282,7 +282,7 @@ def patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted: tupl
     a, f = model.plain(_model, answer), model.plain(_model, foil)
     st.latex(latex_words(_("logit diff"))
              + rf" = \text{{logit}}_{{{model.latex_safe(a)}}} - \text{{logit}}_{{{model.latex_safe(f)}}}")
-    st.plotly_chart(cfig.patch_map(grid, labels, clean=c_diff, corrupted=x_diff,
+    charts.show_fig(cfig.patch_map(grid, labels, clean=c_diff, corrupted=x_diff,
                                    title=_("copy one clean stream into the corrupted run")), key="ca_fig_patch")
     st.caption(_("Clean run: {clean}; corrupted run: {corrupted}. Each cell: the corrupted prompt run again with the "
                  "stream entering that block at that position replaced by the clean run's. Columns before the first "
@@ -299,7 +299,7 @@ def head_patch_result(_model: llm.LlamaModel, clean: tuple[int, ...], corrupted:
     """Each head of one layer patched alone, with links."""
     values = llm.patch_head_layer(_model, clean, corrupted, answer, foil, layer)
     c_diff, x_diff = model.logit_differences(_model, clean, corrupted, answer, foil)
-    st.plotly_chart(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
+    charts.show_fig(cfig.head_bars(values, clean=c_diff, corrupted=x_diff, y_title=_("logit diff"),
                                    title=_("layer {layer}: each head patched alone").format(layer=layer)),
                     key="ca_fig_head_patch")
     st.markdown(model.head_patch_claim(values, layer, c_diff, x_diff, model.piece(_model, answer),

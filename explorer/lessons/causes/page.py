@@ -101,7 +101,7 @@ def add_clicked_head() -> None:
 grid_col, parts_col = st.columns([2, 3])
 with grid_col:
     picked = [model.head_of(code) for code in controls.value(CONTROLS["heads"], HEADS_CTX)]
-    st.plotly_chart(draw.attribution_grid(att.heads, model.plain(lm, answer), tuple(picked)), key=GRID,
+    charts.show_fig(draw.attribution_grid(att.heads, model.plain(lm, answer), tuple(picked)), key=GRID,
                     on_select=add_clicked_head, selection_mode="points")
     clicked = charts.clicked_head(ss.get(GRID), L, H)
     if clicked:
@@ -171,11 +171,11 @@ if ss.get(REVEALED) == signature:
     draw.sweep_reveal(lm, ids, answer, ablation, guess, p.kept_text)
     left, right = st.columns(2)
     with left:
-        event = st.plotly_chart(draw.sweep_grid(sweep.effect, model.plain(lm, answer), guess), key=SWEEP_GRID,
+        event = charts.show_fig(draw.sweep_grid(sweep.effect, model.plain(lm, answer), guess), key=SWEEP_GRID,
                                 on_select="rerun", selection_mode="points")
     with right:
         stat = controls.draw(CONTROLS["stat"])
-        event2 = st.plotly_chart(draw.scatter_figure(draw.statistics(lm, ids)[stat], sweep.effect, stat,
+        event2 = charts.show_fig(draw.scatter_figure(draw.statistics(lm, ids)[stat], sweep.effect, stat,
                                                     model.plain(lm, answer)), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
     draw.scatter_text(lm, ids, answer, ablation, stat)

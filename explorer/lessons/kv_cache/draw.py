@@ -19,7 +19,7 @@ import streamlit as st
 
 from explorer.lessons.kv_cache import charts as kfig
 from explorer.lessons.kv_cache import model
-from explorer.shell import i18n, llm
+from explorer.shell import charts, i18n, llm
 from explorer.shell.cache import cached, resource, section
 from explorer.shell.i18n import translator
 from explorer.shell.tables import numbers
@@ -154,11 +154,11 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
     with left:
         st.latex(r"K_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad " + model.key_latex(c))
         title = _("K cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
-        st.plotly_chart(kfig.cache_matrix(K, labels, run.n_prompt, title=title, colorbar_title="k"), key="kv_fig_keys")
+        charts.show_fig(kfig.cache_matrix(K, labels, run.n_prompt, title=title, colorbar_title="k"), key="kv_fig_keys")
     with right:
         st.latex(r"V_{\text{cache}} \in \mathbb{R}^{" + f"{n} \\times {c.d_head}" + r"},\quad " + model.value_latex(c))
         title = _("V cache, layer {layer}, kv head {kv}").format(layer=layer, kv=kv_head)
-        st.plotly_chart(kfig.cache_matrix(V, labels, run.n_prompt, title=title, colorbar_title="v"),
+        charts.show_fig(kfig.cache_matrix(V, labels, run.n_prompt, title=title, colorbar_title="v"),
                         key="kv_fig_values")
     st.caption(model.keys_note(c))
     dims = [str(j) for j in range(c.d_head)]
@@ -170,7 +170,7 @@ def cache_view(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head: int,
              + r"}}\right) \in \mathbb{R}^{1 "
              r"\times " + str(n) + r"}\quad"
              + latex_words(_("for each of the {n} query heads of the group"), n=r"\ " + str(len(heads)) + r"\ "))
-    st.plotly_chart(kfig.new_query_weights(view.cached_rows, [str(h) for h in heads], labels, run.n_prompt, place,
+    charts.show_fig(kfig.new_query_weights(view.cached_rows, [str(h) for h in heads], labels, run.n_prompt, place,
                                            title=_n("new query {token} over {n} cached key",
                                                     "new query {token} over {n} cached keys", n).format(
                                                token=newest, n=n),
@@ -198,7 +198,7 @@ def cache_comparison(_model: llm.LlamaModel, run: model.Run, layer: int, kv_head
     diff_head = model.max_difference(cached_row, full_row)
     if run.steps == 0:
         st.info(model.prefill_claim(full.difference_all), icon="👉")
-    st.plotly_chart(kfig.cached_vs_full(cached_row, full_row, labels,
+    charts.show_fig(kfig.cached_vs_full(cached_row, full_row, labels,
                                         title=_("query head {head}, layer {layer}: the new row both ways").format(
                                             head=head, layer=layer)),
                     key="kv_fig_compare")
@@ -255,10 +255,10 @@ def cost(config: llm.LlamaConfig, n_prompt: int, n: int) -> None:
               help=_n("{bytes} bytes for {n} token", "{bytes} bytes for {n} tokens", n).format(bytes=ints(gqa[k]), n=n))
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(kfig.cost_chart(ns, with_cache, without, n, n_prompt,
+        charts.show_fig(kfig.cost_chart(ns, with_cache, without, n, n_prompt,
                                         title=_("multiply-adds for one new token")), key="kv_fig_cost")
     with right:
-        st.plotly_chart(kfig.cache_size_chart(ns, gqa, mha, n, n_prompt, n_kv_heads=c.n_kv_heads, n_heads=c.n_heads,
+        charts.show_fig(kfig.cache_size_chart(ns, gqa, mha, n, n_prompt, n_kv_heads=c.n_kv_heads, n_heads=c.n_heads,
                                               title=_("the KV cache's size")), key="kv_fig_cache_size")
     mb = i18n.number
     long = c.context_length

@@ -113,23 +113,23 @@ def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, colo
 
     p1, p2 = st.columns(2)
     with p1:
-        st.plotly_chart(F.keys_plane(r.keys, keys_l, r.query, r.weights, r.hard.indices), key="lookup_fig_keys")
+        charts.show_fig(F.keys_plane(r.keys, keys_l, r.query, r.weights, r.hard.indices), key="lookup_fig_keys")
         st.caption(_("The **query** arrow asks *what am I looking for?*; each **key** point says *what do I "
                      "contain?*. q · k = |q| |k| cos θ is large for a key that points the same way and is long. "
                      "Marker area = attention weight; the orange ring is the database's pick."))
     with p2:
-        st.plotly_chart(F.weights_compare(r.weights, r.hard.weights, rows_l), key="lookup_fig_weights")
+        charts.show_fig(F.weights_compare(r.weights, r.hard.weights, rows_l), key="lookup_fig_weights")
         st.caption(_("Weight per row (key → value). Attention's weights sum to 1 and are all above 0 for s > 0; the "
                      "database puts everything on its pick (split evenly on a tie)."))
     p3, p4 = st.columns(2)
     with p3:
-        st.plotly_chart(F.values_plane(r.values, vals_l, r.weights, r.blend, r.hard.value,
+        charts.show_fig(F.values_plane(r.values, vals_l, r.weights, r.blend, r.hard.value,
                                        axis_titles=(_("v1 (default: longitude)"), _("v2 (default: latitude)"))),
                         key="lookup_fig_values")
         st.caption(_("Each **value** is *what it hands over*. The star is attention's answer, a weighted average "
                      "that can land between the values; the diamond is the database's answer."))
     with p4:
-        st.plotly_chart(F.sharpness_dial(r.sweep, r.sweep_weights, rows_l, current=r.sharpness,
+        charts.show_fig(F.sharpness_dial(r.sweep, r.sweep_weights, rows_l, current=r.sharpness,
                                          lesson=S.LESSON_SHARPNESS, gap=r.sweep_gap), key="lookup_fig_dial")
         st.caption(_("The sharpness dial for this query: far left the weights are uniform (1/m = {uniform}), far "
                      "right they are the database's. Dashed: the transformer's 1/√d_k; red: your setting (at s = 0, "
@@ -157,12 +157,12 @@ def lookups(table: S.LookupTable, query: tuple[float, float], sharp: float, colo
         n_q=len(r.batch_labels), d_k=S.D_K, m=table.m))
     h1, h2 = st.columns(2)
     with h1:
-        st.plotly_chart(charts.heatmap(r.batch_weights, r.batch_labels, keys_l,
+        charts.show_fig(charts.heatmap(r.batch_weights, r.batch_labels, keys_l,
                                        title=_("attention, s = {s}").format(s=i18n.general(sharp)),
                                        color_scale=color_scale),
                         key="lookup_fig_matrix")
     with h2:
-        st.plotly_chart(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title=_("database (one-hot rows)"),
+        charts.show_fig(charts.heatmap(r.batch_hard, r.batch_labels, keys_l, title=_("database (one-hot rows)"),
                                        color_scale=color_scale),
                         key="lookup_fig_hard_matrix")
     numbers({"": pd.DataFrame(r.batch_weights, index=list(r.batch_labels), columns=keys_l),

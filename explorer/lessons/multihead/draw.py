@@ -83,7 +83,7 @@ def intro(mh: MultiHead) -> None:
                  "Rows = input dimension, columns = output dimension.") + mhfig.sample_note(d_model))
     for col, name, W in zip(st.columns(3), ("W_q", "W_k", "W_v"), (sc.W_q, sc.W_k, sc.W_v), strict=True):
         with col:
-            st.plotly_chart(mhfig.blocked_heatmap(W, n_heads, title=f"{name} [{d_model}, {d_model}]", height=360),
+            charts.show_fig(mhfig.blocked_heatmap(W, n_heads, title=f"{name} [{d_model}, {d_model}]", height=360),
                             key=f"mh_fig_{name}")
 
 
@@ -110,10 +110,10 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
             "# = attention.split_heads(x, n_heads); attention.merge_heads undoes it", language="python")
     s1, s2 = st.columns([1, 2])
     with s1:
-        st.plotly_chart(mhfig.split_panels(ex.x[None], ex.owner[None], tokens=(ex.x // 100)[None],
+        charts.show_fig(mhfig.split_panels(ex.x[None], ex.owner[None], tokens=(ex.x // 100)[None],
                                            titles=[f"x: [{ex.x.shape[0]}, {ex.d_model}]"]), key="mh_fig_split_x")
     with s2:
-        st.plotly_chart(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
+        charts.show_fig(mhfig.split_panels(ex.heads, ex.heads_owner, tokens=ex.heads // 100,
                                            titles=head_labels(range(ex.n_heads))),  # short: phones
                         key="mh_fig_split_heads")
     if ex.n_heads > 1:
@@ -122,7 +122,7 @@ def split(d_model: int, n_heads: int, is_causal: bool) -> None:
                           "flattened matrix into equal pieces, so a 'head' holds columns of **different tokens** and "
                           "other heads' columns (the colours mix). Reshape to `[n, n_heads, d_head]` first, then swap "
                           "the first two axes."))
-            st.plotly_chart(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
+            charts.show_fig(mhfig.split_panels(ex.wrong, ex.wrong_owner, tokens=ex.wrong // 100,
                                                titles=[_("'head' {h}").format(h=h) for h in range(ex.n_heads)]),
                             key="mh_fig_split_wrong")
     d_head = d_model // n_heads
@@ -154,10 +154,10 @@ def head_grid(mh: MultiHead, window: Window, color_scale: str = "fixed") -> None
                                    color_scale=color_scale)
     g1, g2 = st.columns([grid_cols, max(1.15, grid_cols / 1.5)])  # the mean map wide enough for its labels
     with g1:
-        st.plotly_chart(grid, key="mh_fig_heads")
+        charts.show_fig(grid, key="mh_fig_heads")
     with g2:
         single_row = len(shown) <= grid_cols
-        st.plotly_chart(charts.heatmap(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
+        charts.show_fig(charts.heatmap(r.mean_weights, labels, labels, mask=sc.mask, max_xticks=8,
                                        show_text=n <= 6 and grid_cols <= 2,
                                        title=_("MEAN of {n} heads").format(n=n_heads) if n_heads > 1 else
                                        _("MEAN = head 0"),
@@ -198,7 +198,7 @@ def path(mh: MultiHead, window: Window) -> None:
         heads_line += "; " + _("each head's {d_head} columns are drawn on a sample of {k}").format(
             d_head=d_head, k=len(mhfig.sample_indices(d_head, 16)))
     st.caption(heads_line + ".")
-    st.plotly_chart(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], mh.settings.labels, v.shown,
+    charts.show_fig(mhfig.head_output_panels(v.sc.result.head_outputs[window[0]:window[1]], mh.settings.labels, v.shown,
                                              d_head=d_head), key="mh_fig_head_outputs")
 
 
@@ -206,7 +206,7 @@ def _concat(v: View) -> None:
     st.subheader(_("Concatenation C"))
     st.caption(_("[n, d_model] = [{n}, {d_model}]: head i's output fills the columns head i owns.").format(
         n=v.mh.settings.n, d_model=v.mh.d_model) + mhfig.sample_note(v.mh.d_model))
-    st.plotly_chart(mhfig.blocked_heatmap(v.sc.result.concat, v.mh.n_heads, row_labels=v.mh.settings.labels,
+    charts.show_fig(mhfig.blocked_heatmap(v.sc.result.concat, v.mh.n_heads, row_labels=v.mh.settings.labels,
                                           row_name=_("token"), col_name=_("dim"), title=_("C = concat(heads)")),
                     key="mh_fig_concat")
 
@@ -215,7 +215,7 @@ def _w_o(v: View) -> None:
     st.subheader(_("Output projection W_o"))
     st.caption(_("[d_model, d_model] = [{d_model}, {d_model}]: the rows of head i (band on the right) multiply "
                  "head i's output.").format(d_model=v.mh.d_model) + mhfig.sample_note(v.mh.d_model))
-    st.plotly_chart(mhfig.blocked_heatmap(v.sc.W_o, v.mh.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
+    charts.show_fig(mhfig.blocked_heatmap(v.sc.W_o, v.mh.n_heads, block_axis="rows", title="W_o"), key="mh_fig_W_o")
 
 
 @section
@@ -249,7 +249,7 @@ def output(mh: MultiHead) -> None:
     st.caption(_("output = C W_o, [n, d_model] = [{n}, {d_model}]: every output dimension mixes every head.").format(
         n=mh.settings.n, d_model=mh.d_model) + mhfig.sample_note(mh.d_model))
     out_cols = mhfig.sample_indices(mh.d_model)
-    st.plotly_chart(charts.heatmap(scenario(mh).result.output[:, out_cols], mh.settings.labels,
+    charts.show_fig(charts.heatmap(scenario(mh).result.output[:, out_cols], mh.settings.labels,
                                    dim_labels(out_cols), kind="diverging", row_name=_("token"), col_name=_("dim"),
                                    title=_("output = C W_o"), show_text=False), key="mh_fig_output")
 
@@ -264,7 +264,7 @@ def diagnostics(mh: MultiHead) -> None:
         st.subheader(_("Entropy per head"))
         st.latex(r"H^{(i)} = \frac{1}{n}\sum_q \Big(-\sum_k W^{(i)}_{qk} \ln W^{(i)}_{qk}\Big)")
         st.caption(_("Low = the head's queries focus on few keys; the dashed line is attention spread evenly."))
-        st.plotly_chart(mhfig.entropy_bars(sc.head_entropy, n, is_causal=sc.is_causal), key="mh_fig_entropy")
+        charts.show_fig(mhfig.entropy_bars(sc.head_entropy, n, is_causal=sc.is_causal), key="mh_fig_entropy")
     with d2:
         st.subheader(_("How alike are the heads?"))
         st.latex(latex_words(_("overlap")) + r"(a, b) = "
@@ -273,7 +273,7 @@ def diagnostics(mh: MultiHead) -> None:
                      "patterns, 0 = no key in common."))
         if sc.overlap is not None:
             heads_all = head_labels(range(n_heads))
-            st.plotly_chart(charts.heatmap(sc.overlap, heads_all, heads_all, row_name=_("head"), col_name=_("head"),
+            charts.show_fig(charts.heatmap(sc.overlap, heads_all, heads_all, row_name=_("head"), col_name=_("head"),
                                            title=_("head-to-head overlap"), colorbar_title=_("overlap"),
                                            show_text=n_heads <= 8), key="mh_fig_similarity")
         else:
@@ -339,7 +339,7 @@ def query_and_check(mh: MultiHead, qi: int, color_scale: str = "fixed") -> None:
             _("entropy of this row (nats)"): sc.row_entropy[:, qi],
         }), hide_index=True, width="stretch", height=min(400, 38 + 35 * n_heads))
     with q2:
-        st.plotly_chart(charts.heatmap(r.weights[:, qi, :], head_labels(range(n_heads)), labels,
+        charts.show_fig(charts.heatmap(r.weights[:, qi, :], head_labels(range(n_heads)), labels,
                                        row_name=_("head"), col_name=_("key"),
                                        mask=None if sc.mask is None else sc.mask[qi],
                                        show_text=n <= 12 and n_heads <= 16,

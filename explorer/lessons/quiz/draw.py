@@ -90,7 +90,7 @@ def causal_reveal(settings: Settings, color_scale: str = "fixed") -> None:
                 .format(blocked=blocked, total=total))
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i\cdot k_j}{\sqrt{d_k}} + M_{ij}\right), \qquad "
              r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}")
-    st.plotly_chart(charts.heatmap(causal.weights, labels, labels, mask=causal.mask,
+    charts.show_fig(charts.heatmap(causal.weights, labels, labels, mask=causal.mask,
                                     title=_("attention weights with the causal mask"), color_scale=color_scale),
                     key="quiz_fig_causal")
 
@@ -111,7 +111,7 @@ def topkey_clue(settings: Settings, query: int) -> None:
     s, labels = controls.sentence_steps(settings), settings.labels
     st.latex(r"s_j = q \cdot k_j = \sum_{d} q_d\, k_{j,d}, \qquad "
              r"w = \mathrm{softmax}\!\left(\frac{s}{\sqrt{d_k}}\right)")
-    st.plotly_chart(quiz_figures.query_and_keys(s.Q[query], s.K, labels[query], labels), key="quiz_fig_clue")
+    charts.show_fig(quiz_figures.query_and_keys(s.Q[query], s.K, labels[query], labels), key="quiz_fig_clue")
     st.caption(" · ".join((
         _n("rows: the query then the {n} key", "rows: the query then the {n} keys", len(labels)).format(n=len(labels)),
         _n("columns: the d_k = {n} dimension", "columns: the d_k = {n} dimensions", settings.d_k).format(
@@ -124,7 +124,7 @@ def topkey_reveal(settings: Settings, query: int, picked: int) -> None:
     """Question 7's reveal for the ``settings`` answered with: query ``query``'s weights, and its row of numbers."""
     rv, shown = quiz.reveal_top_key(controls.sentence_steps(settings), query), settings.labels
     title = _("weights of query {token}").format(token=shown[rv.query])
-    st.plotly_chart(charts.weights_bar(rv.weights, shown, query_label=shown[rv.query], title=title),
+    charts.show_fig(charts.weights_bar(rv.weights, shown, query_label=shown[rv.query], title=title),
                     key="quiz_fig_topkey")
     dataframe(pd.DataFrame({
         _("key"): shown, _("score q·k"): rv.scores, _("scaled score"): rv.scaled_scores, _("weight"): rv.weights,
@@ -138,7 +138,7 @@ def growth_reveal(d_k: int, n_keys: int, seed: int) -> None:
     rv = growth(d_k, n_keys, seed)
     st.latex(r"\operatorname{Var}(q\cdot k) = d_k \;\Rightarrow\; \operatorname{std}(q\cdot k) = \sqrt{d_k}, "
              r"\qquad \operatorname{std}\!\left(\tfrac{q\cdot k}{\sqrt{d_k}}\right) = 1")
-    st.plotly_chart(quiz_figures.growth_bars(rv.example_small_unscaled, rv.example_large_unscaled,
+    charts.show_fig(quiz_figures.growth_bars(rv.example_small_unscaled, rv.example_large_unscaled,
                                              rv.example_large_scaled, rv.d_k), key="quiz_fig_growth")
     st.caption(_n("One sampled query with {n} key (seed {seed}); the table averages {samples} queries per width.",
                   "One sampled query with {n} keys (seed {seed}); the table averages {samples} queries per width.",

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.lessons.real_model import CONTROLS, draw
-from explorer.shell import controls, head_statistics, i18n, llm
+from explorer.shell import charts, controls, head_statistics, i18n, llm
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import code_span
 
@@ -22,9 +22,10 @@ _, _n = translator(__name__)
 PICKER = "rm_compare"  # the second model's select (not in the link: the lesson's declared controls are its own)
 
 
-def gigabytes(n: int | None) -> str:
-    """``n`` bytes as ``1.2 GB`` in the run's language (``?`` when unknown)."""
-    return "?" if n is None else f"{i18n.number(n / 1e9, 2)} GB"
+def size(n: int | None) -> str:
+    """``n`` bytes as the picker writes a size (:func:`explorer.shell.llm.megabytes`): ``0.3 MB``, ``540 MB``
+    (``?`` when unknown)."""
+    return "?" if n is None else f"{llm.megabytes(n)} MB"
 
 
 def summary(values: np.ndarray) -> tuple[float, int, int, float]:
@@ -71,7 +72,7 @@ def section(lm: llm.LlamaModel, ids: tuple[int, ...]) -> None:
             c = model_.config
             st.caption(_("{layers} layers × {heads} query heads; the prompt is {n} of its tokens").format(
                 layers=c.n_layers, heads=c.n_heads, n=len(ids)))
-            st.plotly_chart(draw.grid_figure(values, stats.n, stat, layer, head), key=f"{PICKER}_{key}")
+            charts.show_fig(draw.grid_figure(values, stats.n, stat, layer, head), key=f"{PICKER}_{key}")
     (a, ma, la, ha, va), (b, mb, lb, hb, vb) = measured
     st.markdown(_("Averaged over every head, the {statistic} is {mean_a} in {a} and {mean_b} in {b}. The highest "
                   "head (outlined) is layer {la}, head {ha} in {a} ({top_a}) and layer {lb}, head {hb} in {b} "
@@ -79,6 +80,6 @@ def section(lm: llm.LlamaModel, ids: tuple[int, ...]) -> None:
                                        mean_b=i18n.number(mb, 3), a=code_span(a), b=code_span(b), la=la, ha=ha,
                                        lb=lb, hb=hb, top_a=i18n.number(va, 3), top_b=i18n.number(vb, 3)))
     st.caption(_("Memory: both models are loaded at once, their weights about {first} and {second} in this "
-                 "server's weights mode ({mode}).").format(first=gigabytes(llm.weights_bytes(lm)),
-                                                           second=gigabytes(llm.weights_bytes(second)),
+                 "server's weights mode ({mode}).").format(first=size(llm.weights_bytes(lm)),
+                                                           second=size(llm.weights_bytes(second)),
                                                            mode=lm.weights_mode))

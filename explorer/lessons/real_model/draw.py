@@ -125,7 +125,7 @@ def prediction(_model: llm.LlamaModel, ids: tuple[int, ...], tied: bool | None =
                                        _("probability"): np.asarray(f.top_probabilities, dtype=float)}),
                          digits=4, hide_index=True, width="stretch")
     with right:
-        st.plotly_chart(rfig.prediction_bars(shown, f.top_probabilities,
+        charts.show_fig(rfig.prediction_bars(shown, f.top_probabilities,
                                              title=_("next token: top {k}").format(k=len(shown))),
                         key="rm_fig_prediction")
     st.latex("p(" + latex_words(_("next")) + r" = t \mid " + latex_words(_("prompt"))  # the formula's words translate
@@ -183,7 +183,7 @@ def head_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
     labels, n = llm.labels(_model, ids), len(ids)
     st.latex(r"w_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{" + str(c.d_head)
              + r"}} + M_{ij}\right)")
-    st.plotly_chart(charts.heatmap(weights, labels, labels, mask=model.attention_mask(c, layer, n),
+    charts.show_fig(charts.heatmap(weights, labels, labels, mask=model.attention_mask(c, layer, n),
                                    show_text=n <= HALF_TEXT_MAX, title=model.head_title(layer, head),
                                    color_scale=color_scale, colorbar_at="below"),
                     key="rm_fig_head")
@@ -201,7 +201,7 @@ def layer_mean_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, col
     labels, n, h = llm.labels(_model, ids), len(ids), _model.config.n_heads
     st.latex(r"\bar w_{ij} = \frac{1}{" + str(h) + r"}\sum_{h=0}^{" + str(h - 1) + r"} w^{(h)}_{ij}")
     mean = model.layer_mean(llm.run(_model, ids).attentions, layer)  # a mean, not a head
-    st.plotly_chart(charts.heatmap(mean, labels, labels, mask=model.attention_mask(_model.config, layer, n),
+    charts.show_fig(charts.heatmap(mean, labels, labels, mask=model.attention_mask(_model.config, layer, n),
                                    show_text=n <= HALF_TEXT_MAX,
                                    title=_("MEAN over the {h} heads of layer {layer} (not a head)").format(
                                        h=h, layer=layer),
@@ -235,7 +235,7 @@ def head_group(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     mask = model.attention_mask(c, layer, n)
     for col, h in zip(st.columns(g), group, strict=True):
         title = (_("head {h} (kv {kv}) ◀ chosen") if h == head else _("head {h} (kv {kv})")).format(h=h, kv=kv)
-        col.plotly_chart(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
+        charts.into(col)(charts.heatmap(f.attentions[layer, h], labels, labels, mask=mask, title=title,
                                         show_text=False, max_xticks=12, height=320, color_scale=color_scale,
                                         colorbar_at="below"),
                          key=f"rm_fig_group_{h - kv * g}")
@@ -256,7 +256,7 @@ def rmsnorm_step(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, _head
     st.subheader(_("1 · x after {norm}").format(norm=llm.norm_name(c)))
     st.latex(model.norm_latex(c))
     st.caption(model.norm_caption(c, layer, n))
-    st.plotly_chart(charts.heatmap(s.x_normed, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
+    charts.show_fig(charts.heatmap(s.x_normed, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
                                    col_name=_("dim"), title=_("x̂ entering layer {layer}").format(layer=layer),
                                    max_xticks=12),
                     key="rm_fig_x")
@@ -285,7 +285,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
                                   (_("what am I looking for?"), _("what do I contain?"), _("what do I hand over?")),
                                   strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+            charts.show_fig(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                            title=f"{name}: {role}", max_xticks=8, light=light),
                             key=f"rm_fig_{name}")
             numbers(M, labels, d, label=_("Numbers: {matrix}").format(matrix=name))
@@ -298,7 +298,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     st.subheader(_("4 · Scores"))
     st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
     st.caption(_("shape [{n}, {n}] · every cell, the future too (the mask comes next)").format(n=n))
-    st.plotly_chart(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
+    charts.show_fig(charts.heatmap(s.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
                                    colorbar_title=_("score"), colorbar_at="below"), key="rm_fig_scores")
     numbers(s.scores, labels, labels, label=_("Numbers: scores"))
 
@@ -311,7 +311,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     with c1:
         st.latex(rf"\frac{{S}}{{\sqrt{{{dh}}}}} + M,\qquad \sqrt{{{dh}}} = {root:g}")
         st.latex(model.mask_latex(c, layer))
-        st.plotly_chart(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
+        charts.show_fig(charts.heatmap(s.scaled_scores, labels, labels, kind="diverging", mask=s.mask,
                                        show_text=n <= HALF_TEXT_MAX,
                                        title=_("scaled, masked scores"), colorbar_title=_("score"),
                                        colorbar_at="below"),
@@ -322,7 +322,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     with c2:
         st.latex(rf"w_{{ij}} = \frac{{e^{{s_{{ij}}/{root:g}}}}}{{\sum_{{{model.keys_seen(c, layer, 'k')}}} "
                  rf"e^{{s_{{ik}}/{root:g}}}}},\qquad e^{{-\infty}} = 0")
-        st.plotly_chart(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
+        charts.show_fig(charts.heatmap(s.weights, labels, labels, mask=s.mask, title=_("attention weights"),
                                        show_text=n <= HALF_TEXT_MAX, color_scale=color_scale, colorbar_at="below"),
                         key="rm_fig_weights")
         st.caption(_("each row sums to 1 · {check}").format(check=model.causal_check(s.weights)))
@@ -332,7 +332,7 @@ def head_steps(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: i
     st.latex(r"\text{out} = W V,\qquad \text{out}_i = \sum_{" + seen + r"} w_{ij}\, v_j")
     st.caption(_("shape [n, d_head] = [{n}, {dh}] · this head's slice of the input to W_o, which mixes the {heads} "
                  "heads' outputs back to {d_model} dims").format(n=n, dh=dh, heads=c.n_heads, d_model=c.d_model))
-    st.plotly_chart(charts.heatmap(s.output, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+    charts.show_fig(charts.heatmap(s.output, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                    title=_("output of head {head}").format(head=head), max_xticks=16, light=light),
                     key="rm_fig_output")
     numbers(s.output, labels, d, label=_("Numbers: output"))
@@ -350,7 +350,7 @@ def rope_step(c: llm.LlamaConfig, s: llm.HeadSteps, labels: list[str], layer: in
     a_col, q_col, k_col = st.columns(3)
     with a_col:
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
-        st.plotly_chart(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")), key="rm_fig_angles")
+        charts.show_fig(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")), key="rm_fig_angles")
         slowest = f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}"
         st.caption(_("shape [n, {half}] · pair 0 turns 1 radian (57°) per position, pair {last} about {slowest}° (slow "
                      "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
@@ -360,7 +360,7 @@ def rope_step(c: llm.LlamaConfig, s: llm.HeadSteps, labels: list[str], layer: in
                 label=_("Numbers: angles (radians)"))
     for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
+            charts.show_fig(charts.heatmap(M, labels, d, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                            title=_("{matrix} after RoPE").format(matrix=name), max_xticks=8,
                                            light=light),
                             key=f"rm_fig_{name}_rope")
@@ -377,7 +377,7 @@ def position_step(_model: llm.LlamaModel, s: llm.HeadSteps, labels: list[str], l
              + str(c.d_model) + "}")
     st.markdown(model.learned_positions_text(c, md_escape(llm.model_name(_model))))
     P = s.position_embedding  # [n, d_model]
-    st.plotly_chart(charts.heatmap(P, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
+    charts.show_fig(charts.heatmap(P, labels, dim_labels(c.d_model), kind="diverging", row_name=_("token"),
                                    col_name=_("dim"), title=_("P[p]: the position vectors added before block 0"),
                                    max_xticks=12, light=len(labels) > LIGHT_DIMS_ABOVE),
                     key="rm_fig_positions")
@@ -425,7 +425,7 @@ def quiz_map(_model: llm.LlamaModel, ids: tuple[int, ...], layer: int, head: int
                          mask=model.attention_mask(_model.config, layer, n),
                          title=model.head_title(layer, head), show_text=False, max_xticks=8, height=340,
                          color_scale=color_scale, colorbar_at="none")  # the sidebar's colour scale, as above
-    st.plotly_chart(fig, key=f"rm_fig_quiz_{layer}_{head}")
+    charts.show_fig(fig, key=f"rm_fig_quiz_{layer}_{head}")
 
 
 @section

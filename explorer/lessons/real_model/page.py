@@ -146,7 +146,7 @@ def heads_part() -> None:  # alone (the prompt, the prediction and the quiz are 
                          disabled=not REPEATABLE, help=NO_REPEAT):
                 st.rerun()  # a new prompt: the whole page runs again (this part alone would keep the old one)
         else:
-            st.plotly_chart(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head, config.group_size), key=GRID,
+            charts.show_fig(draw.grid_figure(stats.get(stat), stats.n, stat, layer, head, config.group_size), key=GRID,
                             on_select=open_clicked_head, selection_mode="points")
             draw.grid_numbers(lm, ids, stat)
 

@@ -72,7 +72,7 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
     stats = curves(n_keys, n_samples, seed)
     now = _setting(d_k, n_keys, n_samples, seed)
     n_rows = S.query_rows(n_samples, n_keys)
-    st.plotly_chart(F.score_histograms(now.raw_edges, now.raw_density, now.scaled_edges, now.scaled_density,
+    charts.show_fig(F.score_histograms(now.raw_edges, now.raw_density, now.scaled_edges, now.scaled_density,
                                        d_k=d_k, raw_var=now.raw_var, scaled_var=now.scaled_var, log_y=log_y),
                     key="scale_fig_hist")
     st.caption(_("{scores} scores (all [{n}, {n}] score matrices of d_k = {d_k}), binned into {bins} bars each. "
@@ -89,14 +89,14 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
     q_labels = [f"q{i}" for i in range(n_keys)]
     k_labels = [f"k{j}" for j in range(n_keys)]
     b1, b2 = st.columns(2)
-    b1.plotly_chart(F.query_bars(now.weights_unscaled[0], k_labels, query_label="q0", scaled=False,
+    charts.into(b1)(F.query_bars(now.weights_unscaled[0], k_labels, query_label="q0", scaled=False,
                                  title=_("unscaled: softmax(q0·k)")), key="scale_fig_bar_unscaled")
-    b2.plotly_chart(F.query_bars(now.weights_scaled[0], k_labels, query_label="q0", scaled=True,
+    charts.into(b2)(F.query_bars(now.weights_scaled[0], k_labels, query_label="q0", scaled=True,
                                  title=_("scaled: softmax(q0·k / √{d_k})").format(d_k=d_k)), key="scale_fig_bar_scaled")
     h1, h2 = st.columns(2)
-    h1.plotly_chart(charts.heatmap(now.weights_unscaled, q_labels, k_labels, title=_("unscaled weights"),
+    charts.into(h1)(charts.heatmap(now.weights_unscaled, q_labels, k_labels, title=_("unscaled weights"),
                                     zrange=(0, 1)), key="scale_fig_heat_unscaled")
-    h2.plotly_chart(charts.heatmap(now.weights_scaled, q_labels, k_labels, title=_("scaled weights"),
+    charts.into(h2)(charts.heatmap(now.weights_scaled, q_labels, k_labels, title=_("scaled weights"),
                                     zrange=(0, 1)), key="scale_fig_heat_scaled")
     st.caption(_("The first sampled score matrix, shape [n_q, n_k] = [{n}, {n}]; the bars are its first row "
                  "(query q0). Both heat maps use the same colour range [0, 1]; each row sums to 1.").format(n=n_keys))
@@ -116,7 +116,7 @@ def measurements(*, d_k: int, n_keys: int, n_samples: int, seed: int, log_y: boo
         effective: (stats.effective_keys_unscaled, stats.effective_keys_scaled),
         _("softmax Jacobian ‖J‖_F"): (stats.jacobian_norm_unscaled, stats.jacobian_norm_scaled),
     }
-    st.plotly_chart(F.saturation_curves(stats.d_k, panels, current_d_k=d_k,
+    charts.show_fig(F.saturation_curves(stats.d_k, panels, current_d_k=d_k,
                                         yranges={max_weight: (0, 1.02), effective: (0, n_keys + 0.5)}),
                     key="scale_fig_curves")
     st.caption(_(
@@ -149,8 +149,8 @@ def temperature(*, t: float) -> None:
     """Part 4 at temperature ``t``: the weights, the sweep over every temperature, and a caption."""
     tv = S.temperature_view(t)
     t1, t2 = st.columns(2)
-    t1.plotly_chart(F.temperature_bars(tv.weights, tv.logits, temperature=tv.temperature), key="scale_fig_temp_bar")
-    t2.plotly_chart(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
+    charts.into(t1)(F.temperature_bars(tv.weights, tv.logits, temperature=tv.temperature), key="scale_fig_temp_bar")
+    charts.into(t2)(F.temperature_sweep(tv.temperatures, tv.sweep, tv.logits, current=tv.temperature),
                     key="scale_fig_temp_sweep")
     st.caption(_("Shape [{n}] → [{n}]. At T = 1 this is the lesson's softmax example; at T = {t} the weights are "
                  "[{weights}].").format(n=len(tv.logits), t=general(t, 6), weights=number_list(tv.weights, 3)))

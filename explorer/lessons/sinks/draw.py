@@ -98,13 +98,13 @@ def the_sink(_model: llm.LlamaModel, ids: tuple[int, ...], color_scale: str = "f
         st.markdown(claim)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(sfig.sink_layers(s.per_layer, s.mass.max(axis=1), s.uniform,
+        charts.show_fig(sfig.sink_layers(s.per_layer, s.mass.max(axis=1), s.uniform,
                                          title=_("weight on the first token, per layer")), key="sk_fig_layers")
     with right:
-        st.plotly_chart(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
+        charts.show_fig(charts.head_grid(s.mass, title=_("every head's sink mass"), colorbar_title=_("weight"),
                                          zrange=(0.0, 1.0), height=620), key="sk_fig_grid")
     labels = llm.labels(_model, ids)
-    st.plotly_chart(charts.heatmap(s.top_map, labels, labels,
+    charts.show_fig(charts.heatmap(s.top_map, labels, labels,
                                    title=_("strongest sink: layer {layer}, head {head}").format(layer=s.top_layer,
                                                                                                head=s.top_head),
                                    mask=np.tri(s.n, dtype=bool), color_scale=color_scale, colorbar_at="below"),
@@ -148,7 +148,7 @@ def first_token_section(_model: llm.LlamaModel, ids: tuple[int, ...], choice: st
         st.warning(_("On your text the sink does not simply follow the first position: position 0 keeps less than "
                      "half of its weight with another token there, or the token that moved keeps half of it or more."),
                    icon="🔎")
-    st.plotly_chart(sfig.first_token_layers(series, title=_("mean weight per layer")), key="sk_fig_first")
+    charts.show_fig(sfig.first_token_layers(series, title=_("mean weight per layer")), key="sk_fig_first")
     st.caption(_("Means over every layer's {heads} heads and the queries from 2 on. A head spreading evenly would give "
                  "{uniform} to a position of the changed text.").format(heads=_model.config.n_heads,
                                                                         uniform=fmt(f.uniform_changed, 3)))
@@ -187,7 +187,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
              + latex_words(_("and")))
     st.latex(latex_words(_("{a} or {b}"), a=r"i - j < w \ ", b=r"\ j < k"))
     k = model.SINK_COUNTS[-1]
-    st.plotly_chart(sfig.window_mask(model.allowed_keys(n, window, k), labels,
+    charts.show_fig(sfig.window_mask(model.allowed_keys(n, window, k), labels,
                                      title=_("which keys each query sees")), key="sk_fig_mask")
     st.caption(_("A window of {w} with {kept}. Blue: the window (the query and the ones just before it). Orange: the "
                  "kept first tokens. Grey: keys the window dropped (a cache that keeps only the window and the first "
@@ -211,7 +211,7 @@ def streaming(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, n_new: 
                     bytes=md_code(part.pending_escaped, 24)))
     series = [((_("full attention") if s is None else model.kept(s)), runs[s].losses, sfig.SINK_COLORS[s])
               for s in (*model.SINK_COUNTS, None)]
-    st.plotly_chart(sfig.losses_along(series, window, labels, title=_("next-token loss along your text")),
+    charts.show_fig(sfig.losses_along(series, window, labels, title=_("next-token loss along your text")),
                     key="sk_fig_losses")
     st.caption(_("Before position {w} (dotted line) the window hides nothing: every line is the same there.").format(
         w=window))
@@ -316,7 +316,7 @@ def smaller_caches(_model: llm.LlamaModel, ids: tuple[int, ...], rows: tuple[mod
                 _("Every row scored on the same {positions} ({first} … {last}). KL: how far each next-token "
                   "distribution is from the model's, mean over those positions; top-1 agreement: how often both put "
                   "the same token first.")).format(**scored))
-    st.plotly_chart(sfig.cache_tradeoff([(name, r.variant.family, r.bytes_per_token, r.perplexity)
+    charts.show_fig(sfig.cache_tradeoff([(name, r.variant.family, r.bytes_per_token, r.perplexity)
                                          for name, r in zip(names, rows, strict=True)], reference=gqa.perplexity,
                                         title=_("what a smaller cache costs, on your text")), key="sk_fig_tradeoff")
     for sentence in model.variant_claims(c, rows):

@@ -88,7 +88,7 @@ def untrained(spec: RunSpec, color_scale: str) -> None:
     uniform_pm, uniform_prev = model.uniform_scores(spec)
     n = spec.n_ctx
     roles = model.probe_roles(n, period)
-    st.plotly_chart(tfig.probe_strip(tokens, roles, title=_("one sequence: n = {n}, p = {p}").format(n=n, p=period)),
+    charts.show_fig(tfig.probe_strip(tokens, roles, title=_("one sequence: n = {n}, p = {p}").format(n=n, p=period)),
                     key="tr_fig_probe")
     if spec.task == "repeat":
         task_text = _("Filler ({filler}) then a run of {run} written twice. The period p is drawn for every sequence, "
@@ -124,7 +124,7 @@ def head_maps(attention: np.ndarray, labels: list[str], color_scale: str, pm: np
             fig = charts.heatmap(attention[layer, head], labels, labels, title=model.head_title(layer, head, pm, prev),
                                  color_scale=color_scale, mask=np.tri(len(labels), dtype=bool), max_xticks=24,
                                  show_text=False, height=MAP_HEIGHT)
-            col.plotly_chart(fig, key=f"{key}_{layer}_{head}")
+            charts.into(col)(fig, key=f"{key}_{layer}_{head}")
 
 
 @section
@@ -142,18 +142,18 @@ def curves(result: RunResult) -> None:
     vl = ([(j.emerged, _("prefix-match > {threshold} at step {step}").format(threshold=threshold(), step=j.emerged))]
           if j.emerged is not None else [])
     left, right = st.columns(2)
-    left.plotly_chart(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
+    charts.into(left)(tfig.curves(result.step, [tfig.Series(_("loss"), result.loss, tfig.UNSCALED_COLOR)],
                                   title=_("training loss (nats)"), y_title=_("cross-entropy"),
                                   hlines=[(ln_v, _("ln {vocab} = {value}: a uniform guess").format(
                                       vocab=spec.vocab, value=num(ln_v)))], vlines=vl,
                                   y_range=(0, max(float(result.loss.max()), ln_v) * 1.08)), key="tr_fig_loss")
-    right.plotly_chart(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
+    charts.into(right)(tfig.curves(result.step, [tfig.Series(_("accuracy"), result.accuracy, tfig.HEAD_COLORS[2])],
                                    title=_("accuracy on the predictable positions"), y_title=_("accuracy"),
                                    vlines=vl, y_range=(0, 1.05)), key="tr_fig_accuracy")
     layers = list(range(1, spec.n_layers)) or [0]
     series = tfig.head_series(result.prefix_match, layers, _("prefix-match")) + tfig.head_series(
         result.previous_token, [0], _("previous-token"))
-    st.plotly_chart(tfig.curves(result.step, series, title=_("the heads' scores over training"), y_title=_("score"),
+    charts.show_fig(tfig.curves(result.step, series, title=_("the heads' scores over training"), y_title=_("score"),
                                 hlines=[(training.EMERGENCE_THRESHOLD, threshold())], vlines=vl, y_range=(0, 1.05),
                                 height=360), key="tr_fig_scores")
     st.caption(_n("Solid lines: prefix-match of each head of layers ≥ 1 (layer 0's with one layer); dotted: the "
@@ -187,7 +187,7 @@ def mechanism_check(result: RunResult) -> None:
     labels = ([head_name((l_, h)) for l_ in range(spec.n_layers) for h in range(spec.n_heads)]
               + [_("all of layer {layer}").format(layer=l_) for l_ in range(spec.n_layers)])
     acc = np.concatenate([mech.knockout_accuracy.reshape(-1), mech.layer_knockout_accuracy])
-    st.plotly_chart(tfig.knockout_bars(labels, acc, mech.accuracy, title=_("accuracy with a head knocked out")),
+    charts.show_fig(tfig.knockout_bars(labels, acc, mech.accuracy, title=_("accuracy with a head knocked out")),
                     key="tr_fig_knockout")
     st.caption(_("Measured on 256 fresh sequences of the task (a knocked-out head's output is set to zero). "
                  "Red: below half the accuracy with every head."))
@@ -205,7 +205,7 @@ def layers_comparison(main: RunResult, other: RunResult) -> None:
         series += [tfig.Series(_("{depth}: accuracy").format(depth=name), r.accuracy, color),
                    tfig.Series(_("{depth}: best prefix-match").format(depth=name),
                                model.best_prefix_match(r.prefix_match), color, "dot")]
-    st.plotly_chart(tfig.curves(main.step, series, title=_("the same budget, two depths"), y_title="",
+    charts.show_fig(tfig.curves(main.step, series, title=_("the same budget, two depths"), y_title="",
                                 y_range=(0, 1.05), hlines=[(0.3, i18n.general(0.3))]), key="tr_fig_layers")
     a_many, a_one = model.final_accuracy(many), model.final_accuracy(one)
     st.markdown(_("**{depth}**: accuracy {accuracy} at step {steps}; prefix-match passed {threshold} {emerged} "
@@ -264,7 +264,7 @@ def shortcut(random_run: RunResult, fixed_run: RunResult, color_scale: str) -> N
             verdict=verdict(rm.label), accuracy=num(rm.accuracy)))
     head = fm.induction_head or heads.top_heads(fm.prefix_match[:1])[0]
     labels = token_labels(map(str, fixed_run.probe))
-    st.columns(2)[0].plotly_chart(  # half the width, as one of the page's head maps
+    charts.into(st.columns(2)[0])(  # half the width, as one of the page's head maps
         charts.heatmap(fixed_run.snapshots[-1][head], labels, labels, color_scale=color_scale,
                        mask=np.tri(len(labels), dtype=bool), show_text=False, max_xticks=24, height=MAP_HEIGHT,
                        title=_("fixed period: {head} at the end").format(head=head_name(head))),
@@ -285,7 +285,7 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
                                                                                                   strict=True)]
 
     fell = [(s, _("fell apart")) for s in c.collapsed if s is not None]
-    st.plotly_chart(tfig.curves(c.step, pair(c.accuracy), title=_("accuracy"), y_title=_("accuracy"), vlines=fell,
+    charts.show_fig(tfig.curves(c.step, pair(c.accuracy), title=_("accuracy"), y_title=_("accuracy"), vlines=fell,
                                 y_range=(0, 1.05)), key="tr_fig_scale_accuracy")
     where, top = _("layer {layer}").format(layer=c.layer), i18n.general(training.SATURATED_WEIGHT)
     for col, (key, ys, title, axis, log) in zip(st.columns(3), (
@@ -293,7 +293,7 @@ def scaling(scaled: RunResult, unscaled: RunResult) -> None:
             ("saturated", c.saturated, _("{layer}: saturated rows (top weight > {top})"), _("share of rows"), False),
             ("grad", c.grad, _("{layer}: gradient reaching the scores ‖∂L/∂s‖"), _("norm (log scale)"), True)),
             strict=True):
-        col.plotly_chart(tfig.curves(c.step, pair(ys), title=title.format(layer=where, top=top), y_title=axis,
+        charts.into(col)(tfig.curves(c.step, pair(ys), title=title.format(layer=where, top=top), y_title=axis,
                                      log_y=log, vlines=fell, y_range=None if log else (0, 1.05)),
                          key=f"tr_fig_scale_{key}")
     for text in scaling_sentences(c):
@@ -322,7 +322,7 @@ def context(results: tuple[RunResult, ...]) -> None:
     series = [tfig.Series(f"n = {r.spec.n_ctx}", model.best_prefix_match(r.prefix_match),
                           tfig.HEAD_COLORS[i % len(tfig.HEAD_COLORS)], x=r.step) for i, r in enumerate(results)]
     longest = max(results, key=lambda r: len(r.step))
-    st.plotly_chart(tfig.curves(longest.step, series, title=_("best prefix-match, per context length"),
+    charts.show_fig(tfig.curves(longest.step, series, title=_("best prefix-match, per context length"),
                                 y_title=_("score"), hlines=[(training.EMERGENCE_THRESHOLD, threshold())],
                                 y_range=(0, 1.05)),
                     key="tr_fig_context")
@@ -382,9 +382,9 @@ def bridge(rh: model.RealHeads, link: str) -> None:
         st.markdown(_("Not every previous-token head sits before the induction heads here: a big model has many "
                       "ways to bring the previous token forward."))
     left, right = st.columns(2)
-    left.plotly_chart(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
+    charts.into(left)(tfig.head_scores_grid(rh.prefix_match, title=_("SmolLM2: prefix-match per head")),
                       key="tr_fig_real_prefix")
-    right.plotly_chart(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
+    charts.into(right)(tfig.head_scores_grid(rh.previous_token, title=_("SmolLM2: previous-token per head")),
                        key="tr_fig_real_previous")
     st.markdown(_("[Open these heads in “Inside a real model”]({link}) to see their maps on a repeated prompt.")
                 .format(link=link))

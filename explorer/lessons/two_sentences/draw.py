@@ -91,7 +91,7 @@ def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None
     left, right = st.columns(2)
     for col, name, steps, labels in ((left, "A", cmp.steps_a, labels_a), (right, "B", cmp.steps_b, labels_b)):
         title = _("sentence {name}: attention weights").format(name=name)
-        col.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=title, color_scale=color_scale),
+        charts.into(col)(charts.heatmap(steps.weights, labels, labels, title=title, color_scale=color_scale),
                          key=f"two_fig_weights_{name.lower()}")
     st.caption(_("shape [{m}, {m}] each · colours: {scale} · row = query, column = key").format(
         m=m, scale=_shell(charts.COLOR_SCALES[color_scale])))
@@ -102,12 +102,12 @@ def comparison(cmp: model.Comparison | None, color_scale: str = "fixed") -> None
     d1, d2 = st.columns(2)
     with d1:
         st.latex(r"\Delta = W^{(A)} - W^{(B)}")
-        st.plotly_chart(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title=_("difference A − B"),
+        charts.show_fig(charts.heatmap(cmp.diff, pairs, pairs, kind="diverging", title=_("difference A − B"),
                                         colorbar_title=_("Δ weight")), key="two_fig_diff")
         st.caption(_("diverging scale centred on 0 · largest |Δ| = {gap}").format(gap=textviews.fmt(cmp.gap, 4)))
     with d2:
         st.latex(r"H_i = -\sum_j w_{ij} \ln w_{ij}")
-        st.plotly_chart(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
+        charts.show_fig(tfig.entropy_bars(cmp.entropy_a, cmp.entropy_b, pairs, names=("A", "B"),
                                           title=_("entropy of each query's weights")), key="two_fig_entropy")
         st.caption(_("0 = all weight on one key; log n = spread evenly over all keys."))
     numbers({_("Weights A"): pd.DataFrame(cmp.steps_a.weights, index=labels_a, columns=labels_a),
@@ -141,16 +141,16 @@ def shuffle_test(order: model.OrderCheck, color_scale: str = "fixed") -> None:
     st.markdown(_("Shuffled sentence A (in the pictures each token keeps its original position in brackets):"))
     st.text(" ".join(order.shuffled_tokens))
     o1, o2 = st.columns(2)
-    o1.plotly_chart(charts.heatmap(order.original.weights, labels, labels, title=_("original sentence A"),
+    charts.into(o1)(charts.heatmap(order.original.weights, labels, labels, title=_("original sentence A"),
                                    color_scale=color_scale), key="two_fig_order_original")
-    o2.plotly_chart(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
+    charts.into(o2)(charts.heatmap(order.shuffled.weights, shuffled_labels, shuffled_labels,
                                     title=_("shuffled sentence (its own order)"), color_scale=color_scale),
                     key="two_fig_order_shuffled")
     o3, o4 = st.columns(2)
-    o3.plotly_chart(charts.heatmap(order.unpermuted_weights, labels, labels,
+    charts.into(o3)(charts.heatmap(order.unpermuted_weights, labels, labels,
                                     title=_("shuffled, rows and columns put back (Pᵀ W P)"), color_scale=color_scale),
                     key="two_fig_order_unpermuted")
-    o4.plotly_chart(charts.heatmap(order.unpermuted_weights - order.original.weights, labels, labels,
+    charts.into(o4)(charts.heatmap(order.unpermuted_weights - order.original.weights, labels, labels,
                                     kind="diverging", zrange=(-1.0, 1.0), title=_("put back − original"),
                                     colorbar_title=_("Δ weight")), key="two_fig_order_gap")
     st.caption(_("shape [{n}, {n}] each · top right: rows and columns follow the shuffled order · bottom left: put "
@@ -185,7 +185,7 @@ def order(tokens_a: tuple[str, ...], layer: LayerSettings, shuffle: bool, shuffl
     copies = [rep_labels[i] for i in rep.positions]
     rep_steps = rep.positional if positional else rep.plain
     title = _("copies of one word, with positions") if positional else _("copies of one word, no positions")
-    st.plotly_chart(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title,
+    charts.show_fig(charts.heatmap(rep_steps.weights[list(rep.positions)], copies, rep_labels, title=title,
                                    color_scale=color_scale), key="two_fig_repeat_rows")
     st.caption(_("shape [{rows}, {cols}] · one row per copy of the word · same query vector → same row, unless "
                  "position is added").format(rows=len(copies), cols=len(rep.tokens)))
@@ -215,7 +215,7 @@ def positional_encoding(n: int, d_model: int) -> None:
              r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{\text{model}}}}\right)")
     positions = [_("position {p}").format(p=p) for p in range(n)]
     dims = textviews.dim_labels(d_model)
-    st.plotly_chart(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0), row_name=_("position"),
+    charts.show_fig(charts.heatmap(pe, positions, dims, kind="diverging", zrange=(-1.0, 1.0), row_name=_("position"),
                                    col_name=_("dim"), title=_("PE (added to X when switched on)")), key="two_fig_pe")
     st.caption(_("shape [n, d_model] = [{n}, {d_model}] · Vaswani et al. (2017), §3.5 · every row is different, so "
                  "the same word at two positions gets two different vectors.").format(n=n, d_model=d_model))

@@ -50,7 +50,7 @@ def inputs(source: model.Source, init: str) -> None:
     st.latex(r"X \in \mathbb{R}^{n \times d_{\text{model}}}, \quad \text{"
              + textviews.latex_text(_("one row per token")) + "}")
     st.caption(_("shape [n, d_model] = [{n}, {d_model}]").format(n=n, d_model=d_model))
-    st.plotly_chart(charts.heatmap(steps.X, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"),
+    charts.show_fig(charts.heatmap(steps.X, labels, dims, kind="diverging", row_name=_("token"), col_name=_("dim"),
                                     title="X"), key="walk_fig_X")
     numbers(steps.X, labels, dims)
 
@@ -68,13 +68,13 @@ def inputs(source: model.Source, init: str) -> None:
                 std=textviews.fmt(std, 3))):
             for col, name in zip(st.columns(3), ("W_q", "W_k", "W_v"), strict=True):
                 M = W[name]
-                col.plotly_chart(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
+                charts.into(col)(charts.heatmap(M, [f"d_model {i}" for i in range(M.shape[0])],
                                                  dim_labels(M.shape[1]), kind="diverging", row_name=_("input dim"),
                                                  col_name=_("output dim"), title=name, max_xticks=12),
                                  key=f"walk_fig_{name}")
     for col, name, M in zip(st.columns(3), "QKV", (steps.Q, steps.K, steps.V), strict=True):
         with col:
-            st.plotly_chart(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name=_("token"),
+            charts.show_fig(charts.heatmap(M, labels, dim_labels(M.shape[1]), kind="diverging", row_name=_("token"),
                                             col_name=_("dim"), title=f"{name}: {_(ROLES[name])}", max_xticks=12),
                             key=f"walk_fig_{name}_proj")
             numbers(M, labels, dim_labels(M.shape[1]))
@@ -82,7 +82,7 @@ def inputs(source: model.Source, init: str) -> None:
     st.header(_("3 · Scores"))
     st.latex(r"S = Q K^\top, \qquad S_{ij} = q_i \cdot k_j")
     st.caption(_("shape [n_q, n_k] = [{n}, {n}] · row i: how well query i matches every key").format(n=n))
-    st.plotly_chart(charts.heatmap(steps.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
+    charts.show_fig(charts.heatmap(steps.scores, labels, labels, kind="diverging", title=_("scores QKᵀ"),
                                     colorbar_title=_("score")), key="walk_fig_scores")
     numbers(steps.scores, labels, labels)
 
@@ -108,7 +108,7 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
         st.caption(story.claim_line() + " " + _("The lesson [Why divide by √d_k]({link}) measures the argument on "
                                                 "queries and keys with unit-variance components.").format(
             link=controls.link(scaling, d_k=d_k, n_keys=n)))
-    st.plotly_chart(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging",
+    charts.show_fig(charts.heatmap(steps.scaled_scores, labels, labels, kind="diverging",
                                     title=_("scaled scores QKᵀ/√d_k") if scaled else _("scores QKᵀ (not divided)"),
                                     colorbar_title=_("score")), key="walk_fig_scaled")
     numbers(steps.scaled_scores, labels, labels)
@@ -122,7 +122,7 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
         n=n, off=i18n.scientific(story.row_sum_error)))
     if story.softmax_line():
         st.caption(story.softmax_line())
-    st.plotly_chart(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),
+    charts.show_fig(charts.heatmap(steps.weights, labels, labels, title=_("attention weights"),
                                    color_scale=color_scale), key="walk_fig_weights")
     numbers(steps.weights, labels, labels)
     softmax_check()
@@ -131,7 +131,7 @@ def attend(source: model.Source, init: str, scaled: bool, color_scale: str = "fi
     out_word, weights_word = textviews.latex_text(_("output")), textviews.latex_text(_("weights"))
     st.latex(rf"\text{{{out_word}}} = \text{{{weights_word}}}\cdot V, \qquad \text{{out}}_i = \sum_j w_{{ij}}\, v_j")
     st.caption(_("shape [n, d_v] = [{n}, {d_v}] · each row is a blend of all the values").format(n=n, d_v=d_v))
-    st.plotly_chart(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name=_("token"),
+    charts.show_fig(charts.heatmap(steps.output, labels, dim_labels(d_v), kind="diverging", row_name=_("token"),
                                     col_name=_("dim"), title=_("output")), key="walk_fig_output")
     numbers(steps.output, labels, dim_labels(d_v))
 
@@ -174,7 +174,7 @@ def one_query(source: model.Source, init: str, scaled: bool, i: int) -> None:
                                 _("weight"): steps.weights[i]}),
                   hide_index=True, width="stretch")
     with c2:
-        st.plotly_chart(charts.weights_bar(steps.weights[i], labels, query_label=labels[i],
+        charts.show_fig(charts.weights_bar(steps.weights[i], labels, query_label=labels[i],
                                             title=_("weights of query {token}").format(token=labels[i])),
                         key="walk_fig_query_bar")
     st.latex(textviews.weighted_sum_latex(labels[i], steps.weights[i], steps.V, steps.output[i]))

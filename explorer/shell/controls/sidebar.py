@@ -8,7 +8,7 @@ copied link reproduces what the sender saw. Pages read them with :func:`shared` 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,11 +285,12 @@ MODEL_IDS_SHOWN = 6  # ids a warning about a link's unknown model lists (a learn
 MODEL_REVERT = "_model_revert"  # set by the door when the chosen file was refused: the id the picker goes back to
 
 
-def model_control(options: Mapping[str, str], default: str) -> str:
+def model_control(options: Mapping[str, str], default: str, unreadable: Collection[str] = ()) -> str:
     """The sidebar's "Model" select (entrypoint only): the model every real-model lesson runs; returns its id.
 
     ``options``: ``{id: label}`` in the picker's order (the server's catalogue, :func:`explorer.shell.llm.catalogue`);
-    ``default``: the built-in's id. Drawn on every page (so the choice holds across pages and in every page's link),
+    ``default``: the built-in's id; ``unreadable``: ids of files this app cannot read (never offered as examples).
+    Drawn on every page (so the choice holds across pages and in every page's link),
     and only when the server has more than one model. The link carries the id as ``model=<id>`` (left out for the
     default); a link's id the server does not list is warned about (:func:`check_link`, naming it) and the default
     opens. Not a bound widget like the declared controls: a bound select writes its shown label into the link, and
@@ -303,13 +304,16 @@ def model_control(options: Mapping[str, str], default: str) -> str:
     elif ss.get(MODEL_WIDGET) not in options:  # the session's first run (or the model left the catalogue)
         ss[MODEL_WIDGET] = given if given in options else default
     if len(options) > 1:
+        from explorer.lessons import model_lessons  # the navigation's table (no Streamlit)
+
+        lessons = ", ".join(f"\"{_(entry.title)}\"" for entry in model_lessons())
         st.sidebar.header(_("Real model"))
         st.sidebar.selectbox(
             _("Model the real-model lessons run"), list(options), key=MODEL_WIDGET, format_func=options.__getitem__,
-            help=_("The lessons \"Inside a real model\" and after read this model's own attention. The server's "
-                   "operator lists the GGUF files it may load; the link keeps the choice."))
+            help=_("The lessons {lessons} read this model's own attention. The server's operator lists the GGUF "
+                   "files it may load; the link keeps the choice.").format(lessons=lessons))
     chosen = ss[MODEL_WIDGET]
-    ids = list(options)
+    ids = [i for i in options if i not in unreadable]  # the warning's examples: models a link may open
     listed = ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
     check_link(MODEL_KEY, chosen, _("the id of a model this server lists ({ids})").format(ids=listed), inline=False)
     if chosen != default:

@@ -11,7 +11,7 @@ import streamlit as st
 
 import attention as A
 from explorer.lessons.multihead import model as smh
-from tests.apptest_utils import app_at, assert_clean, figure_array, figures, layout, lesson_page
+from tests.apptest_utils import app_at, assert_clean, chart_elements, figure_array, figures, layout, lesson_page
 from tests.lessons.test_languages import check_every_language
 
 PAGE = "multihead"
@@ -192,7 +192,7 @@ def test_empty_sentence_prompts():
     empty = app_at(PAGE, session={"sentence": "  "})
     assert not empty.exception
     assert any("Type a sentence" in i.value for i in empty.info)
-    assert not empty.get("plotly_chart")
+    assert not chart_elements(empty)
 
 
 def test_empty_sentence_keeps_the_link_warnings():

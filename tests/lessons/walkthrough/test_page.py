@@ -11,7 +11,7 @@ from explorer.lessons import LESSONS, lesson
 from explorer.lessons.walkthrough import model as W
 from explorer.shell import settings
 from explorer.shell.settings import Settings
-from tests.apptest_utils import ROOT, app_at, assert_clean, english_left, figures
+from tests.apptest_utils import ROOT, app_at, assert_clean, chart_elements, english_left, figures
 from tests.lessons.test_languages import check_every_language
 
 
@@ -40,7 +40,7 @@ def test_every_page_in_navigation_renders(entry):
     at.switch_page(entry.page)
     at.run()
     assert not at.exception, (entry.page, [e.value for e in at.exception])
-    assert at.get("plotly_chart"), f"{entry.page} draws no chart at defaults"
+    assert chart_elements(at), f"{entry.page} draws no chart at defaults"
     # Its end links to the next lesson in LESSONS' order (issue 30); the last lesson's has no such link.
     i = LESSONS.index(entry)
     links = [e.proto for e in at.main.get("page_link") if e.proto.label.startswith("Next lesson")]
@@ -133,7 +133,7 @@ def test_empty_sentence_prompts():
     at = app_at(session={"sentence": "   "})
     assert not at.exception
     assert any("Type a sentence" in i.value for i in at.info)
-    assert not at.get("plotly_chart")
+    assert not chart_elements(at)
 
 
 @pytest.mark.slow
