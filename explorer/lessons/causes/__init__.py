@@ -29,10 +29,11 @@ CONTROLS = controls.declare(
         key="ca_heads", label=N_("Heads to knock out"), options=head_codes, default=lambda ctx: list(ctx["top"]),
         max_selections=model.MAX_HEADS, example={**SIZES, "top": ["L23H4", "L29H1", "L29H2"]},
         help=lambda ctx: _("Layer x, head y as LxHy (up to {n}). Click a head in the grid above to add it.").format(
-            n=model.MAX_HEADS),
-        expected=lambda ctx: _("heads written as L18H6,L17H4 (layer 0..{last_layer}, head 0..{last_head}), at most "
-                               "{n}").format(last_layer=ctx["n_layers"] - 1, last_head=ctx["n_heads"] - 1,
-                                             n=model.MAX_HEADS)),
+            n=model.max_heads(ctx["n_layers"], ctx["n_heads"])),
+        expected=lambda ctx: _("heads written as {example} (layer 0..{last_layer}, head 0..{last_head}), at most "
+                               "{n}").format(example=model.example_heads(ctx["n_layers"], ctx["n_heads"]),
+                                             last_layer=ctx["n_layers"] - 1, last_head=ctx["n_heads"] - 1,
+                                             n=model.max_heads(ctx["n_layers"], ctx["n_heads"]))),
     ablation=Options(key="ca_ablation", label=N_("Ablation"), options=model.ABLATIONS, default="zero",
                      horizontal=True,
                      help=N_("zero: the heads' outputs set to 0. mean: each set to its average over this prompt's "

@@ -136,11 +136,10 @@ def lens(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int) -> None:
     pieces, probs = lens_top(_model, ids)
     a = answer_by_layer(_model, ids, answer)
     labels, plain = llm.labels(_model, ids), model.plain(_model, answer)
-    st.latex(r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top")
+    tied = None if (storage := llm.weight_storage(_model)) is None else storage.tied
+    st.latex(model.lens_formula(_model.config, tied))
     st.latex(r"p_\ell = \mathrm{softmax}(\text{lens}_\ell)")
-    st.caption(_("x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token embedding, the last row the stream after the "
-                 "last block); the final RMSNorm is recomputed on each stream, then the tied unembedding E. The last "
-                 "row is exactly the model's own logits."))
+    st.caption(model.lens_caption(_model.config, tied))
     left, right = st.columns([3, 2])
     with left:
         charts.show_fig(cfig.lens_map(pieces, probs, labels, title=_("top token read out of every stream")),
@@ -181,11 +180,7 @@ def attribution_parts(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int,
         total=fmt(a.total, 6), logit=fmt(a.logit, 6), difference=i18n.scientific(a.total - a.logit), answer=name,
         best=model.head_code(*best), best_share=fmt(float(a.heads[best]), 3), worst=model.head_code(*worst),
         worst_share=fmt(float(a.heads[worst]), 3), mlps=fmt(mlps_total, 3), heads=fmt(heads_total, 3)))
-    st.caption(_("What the frozen scale means: the final RMSNorm divides the stream by its size, s = {s} here, which "
-                 "depends on every part at once. Holding s at that value makes the readout linear, so each part gets "
-                 "an exact share. A share is what the part writes straight into the answer's logit with s held fixed: "
-                 "not what removing it would do (that would change s and every later layer's input; the knockouts "
-                 "below measure that).").format(s=fmt(a.scale, 3)))
+    st.caption(model.frozen_scale_caption(_model.config, fmt(a.scale, 3)))
     top = heads.top_heads(a.heads, 5)
     head_table(_model.config, prompt, top, {_("share"): [float(a.heads[h]) for h in top]})
     numbers({_("every head (layer × head)"): pd.DataFrame(a.heads, index=layer_labels(a.heads.shape[0]),

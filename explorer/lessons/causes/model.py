@@ -51,13 +51,25 @@ ABLATIONS = {"zero": N_("zero (remove the head's output)"), "mean": N_("mean (th
 """The ablations: code (the link's value) -> the option's label (a message: shown as ``_(ABLATIONS[code])``)."""
 ABLATION_NAMES = {"zero": N_("zero"), "mean": N_("mean")}
 """How a sentence names each ablation ("(zero ablation)"; a message, shown translated)."""
-MLP_NAMES = {"swiglu": "SwiGLU", "gelu": "GELU", "geglu": "GeGLU"}
-"""The name of each :attr:`explorer.shell.llm.LlamaConfig.mlp` kind, as the attribution's caption writes it."""
 MAX_HEADS = 27
-"""At most this many heads knocked out at once (a tenth of the model's 270)."""
+"""At most this many heads knocked out at once (a tenth of SmolLM2-135M's 270; a smaller model: all its heads, see
+:func:`max_heads`)."""
 
 
 # --- heads and links ----------------------------------------------------------------------------------------
+
+
+def max_heads(n_layers: int, n_heads: int) -> int:
+    """How many heads of a model of ``n_layers`` x ``n_heads`` can be knocked out at once: :data:`MAX_HEADS`, or all
+    its heads when it has fewer."""
+    return min(MAX_HEADS, n_layers * n_heads)
+
+
+def example_heads(n_layers: int, n_heads: int) -> str:
+    """Two head codes of a model of ``n_layers`` x ``n_heads`` as a link writes them, for a warning's example:
+    ``"L29H8,L28H4"`` on SmolLM2-135M (30 x 9), ``"L5H3,L4H2"`` on 6 x 4; one code on a 1 x 1 model."""
+    last, other = (n_layers - 1, n_heads - 1), (max(n_layers - 2, 0), n_heads // 2)
+    return ",".join(dict.fromkeys(head_code(*h) for h in (last, other)))
 
 
 def head_code(layer: int, head: int) -> str:
@@ -749,18 +761,101 @@ def attribution_note(config: llm.LlamaConfig) -> str | None:
              "layer share their layer's part linearly and the parts still add up to the logit.")
 
 
-def readout_note(norm: str, tied: bool | None) -> str | None:
-    """How this model's readout differs from the RMSNorm and tied unembedding the page's formulas write (``norm``:
-    :attr:`explorer.shell.llm.LlamaConfig.norm`; ``tied``: the output matrix is the token embedding, ``None`` when
-    the file's table cannot say): ``None`` when it does not (Markdown in the run's language)."""
-    parts = []
-    if norm == "layer":
-        parts.append(_("this model's final norm is a **LayerNorm**: it also subtracts the stream's mean before "
-                       "dividing (s is then the standard deviation) and adds a bias, which the attribution shows as a "
-                       "part of its own"))
+def unembedding(tied: bool | None) -> tuple[str, str]:
+    """The output matrix's symbol and its name in a sentence (the run's language): ``("E", "the unembedding E (the
+    embedding matrix, tied)")`` when the file's output is its token embedding (``tied``:
+    :attr:`explorer.shell.llm.WeightStorage.tied`), ``"W_U"`` when it has one of its own (``False``) or when the
+    file's table cannot say (``None``: no claim either way)."""
+    if tied:
+        return "E", _("the unembedding E (the embedding matrix, tied)")
     if tied is False:
-        parts.append(_("its output matrix is its own, not the token embedding: read E as that matrix"))
-    if not parts:
-        return None
-    return i18n.capitalize(_("{notes}; the formulas below write the RMSNorm and tied embedding of the default "
-                             "model.").format(notes=i18n.list_separator().join(parts)))
+        return "W_U", _("the unembedding W_U (a matrix of its own, not the token embedding)")
+    return "W_U", _("the unembedding W_U")
+
+
+def lens_intro(config: llm.LlamaConfig) -> str:
+    """Section 1's question, with the model's final norm (:func:`explorer.shell.llm.norm_name`; Markdown)."""
+    return _("What would the model predict if it stopped after block ℓ? Apply its final {norm} and unembedding to the "
+             "stream there. Left: the top token at every block and position; right: your answer's probability at the "
+             "last position, block by block.").format(norm=llm.norm_name(config))
+
+
+def final_norm_sentence(config: llm.LlamaConfig) -> str:
+    """What the model's final norm does to the stream, in one clause (Markdown): an RMSNorm divides by the root mean
+    square; gpt2's LayerNorm subtracts the mean, divides by the standard deviation and adds a bias."""
+    if config.norm == "layer":
+        return _("The **final LayerNorm** subtracts its mean and divides it by its standard deviation (times a "
+                 "learned gain, plus a learned bias)")
+    return _("The **final RMSNorm** divides it by its root mean square (times a learned gain)")
+
+
+def embedding_words(config: llm.LlamaConfig) -> str:
+    """What the stream starts as, the attribution's ``x_emb``: the token's embedding, plus its position's learned
+    embedding on a model with learned positions (gpt2: :attr:`Attribution.embedding` holds both)."""
+    if config.positions == "learned":
+        return _("the token's embedding plus its position's (a learned vector per position)")
+    return _("the token's embedding")
+
+
+def stream_caption(config: llm.LlamaConfig, tied: bool | None) -> str:
+    """Section 1's words for the stream, the final norm and the unembedding of this model (Markdown)."""
+    return _("The **residual stream** x is each position's running vector: it starts as {start} and every block adds "
+             "what its attention and its MLP write. {norm}; {unembedding} turns it into one **logit** per token of the "
+             "vocabulary, and the softmax turns those into probabilities.").format(
+        start=embedding_words(config), norm=final_norm_sentence(config), unembedding=unembedding(tied)[1])
+
+
+def lens_formula(config: llm.LlamaConfig, tied: bool | None) -> str:
+    """The logit lens as LaTeX, with the model's final norm and output matrix."""
+    return (r"\text{lens}_\ell = \mathrm{" + llm.norm_name(config) + r"}\big(x^{(\ell)}_{n-1}\big)\,"
+            + unembedding(tied)[0] + r"^\top")
+
+
+def lens_caption(config: llm.LlamaConfig, tied: bool | None) -> str:
+    """What the logit lens formula's symbols are on this model (plain text)."""
+    return _("x^(ℓ): the stream entering block ℓ (ℓ = 0 is {start}, the last row the stream after the last block); "
+             "the final {norm} is recomputed on each stream, then {unembedding}. The last row is exactly the model's "
+             "own logits.").format(start=embedding_words(config), norm=llm.norm_name(config),
+                                   unembedding=unembedding(tied)[1])
+
+
+def attribution_formulas(config: llm.LlamaConfig, tied: bool | None) -> tuple[str, str]:
+    """Direct logit attribution as LaTeX, as :func:`attention.llama.interventions.logit_attribution` computes it on
+    this model: the logit as the parts' sum times ``u_t / s``; gpt2's LayerNorm adds its bias's share and the
+    attention outputs' biases ``b_O``, and centres ``u_t`` (the norm's mean moves onto the direction)."""
+    row = "E_t" if unembedding(tied)[0] == "E" else "W_{U,t}"
+    parts = r"x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell"
+    if config.norm == "layer":
+        return (r"\text{logit}_t = \Big(" + parts + r" + \sum_\ell b_O^{(\ell)}\Big)\cdot \frac{u_t}{s} + b \cdot "
+                + row, r"u_t = g \odot " + row + r" - \mathrm{mean}\big(g \odot " + row + r"\big)")
+    return r"\text{logit}_t = \Big(" + parts + r"\Big)\cdot \frac{u_t}{s}", r"u_t = g \odot " + row
+
+
+def attribution_caption(config: llm.LlamaConfig, tied: bool | None) -> str:
+    """What ``s``, ``g`` (and gpt2's ``b``, ``b_O``) and the answer's row are in :func:`attribution_formulas` (plain
+    text): the final norm's divisor held at its actual value, the norm's gain and bias, the output matrix's row."""
+    symbol = unembedding(tied)[0]
+    row = _("E_t the answer's row of the tied unembedding") if symbol == "E" else _(
+        "W_U,t the answer's row of the unembedding W_U")
+    if config.norm == "layer":
+        return _("The stream before the final LayerNorm is the sum of what every part wrote at the last position, "
+                 "with each layer's attention output bias b_O; the norm subtracts the stream's mean, which is the "
+                 "same as taking the mean off u_t. s is the norm's divisor, the standard deviation √(var(x) + ε), "
+                 "held at its actual value; g its gain; b its bias, whose share b · {symbol}_t needs no stream: with "
+                 "the b_O it is the row of biases in the table; {row}.").format(symbol=symbol, row=row)
+    return _("The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
+             "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; {row}.").format(row=row)
+
+
+def frozen_scale_caption(config: llm.LlamaConfig, scale: str) -> str:
+    """What holding the final norm's divisor ``s`` (``scale``, formatted) fixed means, on this model's norm (plain
+    text): an RMSNorm's root mean square, a LayerNorm's standard deviation of the centred stream."""
+    if config.norm == "layer":
+        what = _("the final LayerNorm subtracts the stream's mean and divides it by its standard deviation, s = {s} "
+                 "here").format(s=scale)
+    else:
+        what = _("the final RMSNorm divides the stream by its size, s = {s} here").format(s=scale)
+    return _("What the frozen scale means: {what}, which depends on every part at once. Holding s at that value makes "
+             "the readout linear, so each part gets an exact share. A share is what the part writes straight into "
+             "the answer's logit with s held fixed: not what removing it would do (that would change s and every "
+             "later layer's input; the knockouts below measure that).").format(what=what)

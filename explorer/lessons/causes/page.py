@@ -18,6 +18,7 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
+LAYER = CONTROLS["layer"].key  # the patched layer: a value clamped into a smaller model's layers would not be linked
 HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
@@ -56,31 +57,22 @@ with st.expander(_("The model's top 5 next tokens"), expanded=False):
 
 # --- 1 · logit lens -------------------------------------------------------------------------------------------
 st.header(_("1 · Read out every layer (logit lens)"))
-st.markdown(_("What would the model predict if it stopped after block ℓ? Apply its final RMSNorm and unembedding to "
-              "the stream there. Left: the top token at every block and position; right: your answer's probability "
-              "at the last position, block by block."))
-st.caption(_("The **residual stream** x is each position's running vector: it starts as the token's embedding and "
-             "every block adds what its attention and its MLP write. The **final RMSNorm** divides it by its root mean "
-             "square (times a learned gain); the **unembedding** E (the embedding matrix, tied) turns it into one "
-             "**logit** per token of the vocabulary, and the softmax turns those into probabilities."))
-if (readout := model.readout_note(config.norm, None if storage is None else storage.tied)) is not None:
-    st.info(readout, icon="🧮")
+tied = None if storage is None else storage.tied  # the output matrix is the token embedding (None: cannot say)
+st.markdown(model.lens_intro(config))
+st.caption(model.stream_caption(config, tied))
 with st.spinner(_n("reading out {streams} streams at {n} position…", "reading out {streams} streams at {n} "
                    "positions…", len(ids)).format(streams=L + 1, n=len(ids))):
     draw.lens(lm, ids, answer)
 
 # --- 2 · direct logit attribution -----------------------------------------------------------------------------
 st.header(_("2 · Who pushed the answer (direct logit attribution)"))
-st.latex(r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
-         r"\cdot \frac{u_t}{s}")
-st.latex(r"u_t = g \odot E_t")
-st.caption(_("x_emb: the token's embedding; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of "
-             "layer ℓ's output projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP "
-             "({mlp}, a small network applied to each position alone) writes.").format(
-    mlp=model.MLP_NAMES[config.mlp]) + " " + _(
-    "The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
-    "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
-    "unembedding. Click a head in the grid to add it to the knockout below."))
+for formula in model.attribution_formulas(config, tied):
+    st.latex(formula)
+st.caption(_("x_emb: {start}; o_ℓ,h W_O^(ℓ,h): head h's output (its weights · V) through its rows of layer ℓ's output "
+             "projection W_O, which is how a head writes into the stream; m_ℓ: what layer ℓ's MLP ({mlp}, a small "
+             "network applied to each position alone) writes.").format(
+    start=model.embedding_words(config), mlp=llm.mlp_name(config)) + " " + model.attribution_caption(
+    config, tied) + " " + _("Click a head in the grid to add it to the knockout below."))
 if (note := model.attribution_note(config)) is not None:
     st.info(note, icon="🧮")
 att = draw.attribution(lm, ids, answer)
@@ -227,6 +219,8 @@ else:
                                                                              a_corrupt)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
+        if not 0 <= ss.get(LAYER, 0) < L:  # another model's layer: this model's default, as a link would open it
+            del ss[LAYER]
         layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})
         with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)

@@ -423,11 +423,70 @@ def test_the_attribution_note_is_for_norms_after_the_parts_only():
         llm.LlamaConfig(**base, post_norms=True))
 
 
-def test_the_readout_note_says_what_differs_from_the_formulas():
-    assert M.readout_note("rms", True) is None and M.readout_note("rms", None) is None
-    assert M.readout_note("rms", False) == ("Its output matrix is its own, not the token embedding: read E as that "
-                                            "matrix; the formulas below write the RMSNorm and tied embedding of the "
-                                            "default model.")
-    both = M.readout_note("layer", False)
-    assert both.startswith("This model's final norm is a **LayerNorm**: it also subtracts the stream's mean")
-    assert "as a part of its own, its output matrix is its own" in both
+def test_the_readout_texts_name_the_family_s_final_norm_and_output_matrix():
+    """SmolLM2 (RMSNorm, tied E), an untied RMSNorm model (qwen2) and GPT-2 (LayerNorm with a bias, tied E): the texts
+    and formulas are the loaded model's, as logit_attribution computes them (gpt2: s the standard deviation, u_t
+    centred, the biases a part of their own); no caveat about "the default model" is left."""
+    base = dict(n_layers=2, n_heads=4, n_kv_heads=2, d_model=64, d_head=16, d_ff=96, vocab_size=300, rope_theta=1e4,
+                rms_eps=1e-6, context_length=64, max_tokens=64, bos_id=None, eos_id=None, name="x")
+    rms, gpt2 = llm.LlamaConfig(**base), llm.LlamaConfig(**base, norm="layer", mlp="gelu")
+    assert M.lens_intro(rms).startswith("What would the model predict if it stopped after block ℓ? Apply its final "
+                                        "RMSNorm and unembedding")
+    assert "Apply its final LayerNorm and unembedding" in M.lens_intro(gpt2)
+    assert ("The **final RMSNorm** divides it by its root mean square (times a learned gain); the unembedding E (the "
+            "embedding matrix, tied) turns it") in M.stream_caption(rms, True)
+    assert ("The **final LayerNorm** subtracts its mean and divides it by its standard deviation (times a learned "
+            "gain, plus a learned bias); the unembedding E (the embedding matrix, tied)") in M.stream_caption(
+        gpt2, True)
+    assert "the unembedding W_U (a matrix of its own, not the token embedding) turns" in M.stream_caption(rms, False)
+    assert "the unembedding W_U turns" in M.stream_caption(rms, None)  # the table cannot say: no claim
+    assert "RMSNorm" not in M.stream_caption(gpt2, True) + M.lens_caption(gpt2, True) + M.attribution_caption(
+        gpt2, True) + M.frozen_scale_caption(gpt2, "3.576") + "".join(M.attribution_formulas(gpt2, True))
+    assert M.lens_formula(rms, True) == r"\text{lens}_\ell = \mathrm{RMSNorm}\big(x^{(\ell)}_{n-1}\big)\,E^\top"
+    assert M.lens_formula(gpt2, False) == (r"\text{lens}_\ell = \mathrm{LayerNorm}\big(x^{(\ell)}_{n-1}\big)\,"
+                                           r"W_U^\top")
+    assert "the final LayerNorm is recomputed on each stream, then the unembedding E (the embedding matrix, tied)." \
+        in M.lens_caption(gpt2, True)
+    assert M.attribution_formulas(rms, True) == (
+        r"\text{logit}_t = \Big(x_{\text{emb}} + \sum_{\ell,h} o_{\ell,h} W_O^{(\ell,h)} + \sum_\ell m_\ell\Big)"
+        r"\cdot \frac{u_t}{s}", r"u_t = g \odot E_t")
+    logit, u = M.attribution_formulas(gpt2, False)
+    assert logit.endswith(r"\sum_\ell b_O^{(\ell)}\Big)\cdot \frac{u_t}{s} + b \cdot W_{U,t}")
+    assert u == r"u_t = g \odot W_{U,t} - \mathrm{mean}\big(g \odot W_{U,t}\big)"
+    assert M.attribution_caption(rms, True) == (
+        "The stream before the final RMSNorm is the sum of what every part wrote at the last position; s is the "
+        "norm's divisor √(mean(x²) + ε), held at its actual value; g its gain; E_t the answer's row of the tied "
+        "unembedding.")
+    said = M.attribution_caption(gpt2, True)
+    assert "s is the norm's divisor, the standard deviation √(var(x) + ε), held at its actual value" in said
+    assert "b its bias, whose share b · E_t needs no stream: with the b_O it is the row of biases in the table" in said
+    assert said.endswith("E_t the answer's row of the tied unembedding.")
+    assert M.attribution_caption(rms, False).endswith("W_U,t the answer's row of the unembedding W_U.")
+    assert M.frozen_scale_caption(rms, "3.576").startswith(
+        "What the frozen scale means: the final RMSNorm divides the stream by its size, s = 3.576 here, which")
+    assert M.frozen_scale_caption(gpt2, "3.576").startswith(
+        "What the frozen scale means: the final LayerNorm subtracts the stream's mean and divides it by its standard "
+        "deviation, s = 3.576 here, which depends on every part at once.")
+    assert not hasattr(M, "readout_note")
+    assert "x is each position's running vector: it starts as the token's embedding and every block" in \
+        M.stream_caption(rms, True)
+    learned = llm.LlamaConfig(**base, norm="layer", mlp="gelu", positions="learned")  # gpt2: x_emb holds both
+    assert M.embedding_words(learned) == "the token's embedding plus its position's (a learned vector per position)"
+    assert "it starts as the token's embedding plus its position's (a learned vector" in M.stream_caption(learned, True)
+    assert M.lens_caption(learned, True).startswith(
+        "x^(ℓ): the stream entering block ℓ (ℓ = 0 is the token's embedding plus its position's (a learned vector per "
+        "position), the last")
+
+
+def test_the_heads_link_warning_s_example_and_maximum_are_the_loaded_model_s():
+    """A bad ca_heads on a 6 x 4 gemma3 said "L18H6,L17H4 … at most 27": heads that model does not have, more than its
+    24 heads. The example and the maximum come from the model's shape (SmolLM2-135M: 30 x 9, at most 27)."""
+    heads_control = causes.CONTROLS["heads"]
+    small, smol = {"n_layers": 6, "n_heads": 4, "top": []}, {"n_layers": 30, "n_heads": 9, "top": []}
+    assert heads_control.expected(small) == "heads written as L5H3,L4H2 (layer 0..5, head 0..3), at most 24"
+    assert heads_control.expected(smol) == "heads written as L29H8,L28H4 (layer 0..29, head 0..8), at most 27"
+    assert heads_control.help(small).startswith("Layer x, head y as LxHy (up to 24).")
+    assert M.example_heads(1, 1) == "L0H0" and M.max_heads(1, 1) == 1 and M.max_heads(2, 4) == 8
+    for L, H in ((6, 4), (30, 9), (2, 4), (1, 3)):  # the example is two of the model's own heads
+        codes = M.example_heads(L, H).split(",")
+        assert len(codes) == 2 and all(M.head_of(c)[0] < L and M.head_of(c)[1] < H for c in codes)
