@@ -23,6 +23,7 @@ Sources:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -703,6 +704,16 @@ def duration(seconds: float) -> str:
     if seconds < 90:
         return _("about {n} s").format(n=i18n.integer(round(seconds)))
     return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
+
+
+
+def last_pass_seconds(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> float:
+    """The sweep's cheapest stacked pass (layer ``L - 1``: one block on ``H`` copies, then the readout), run through
+    the door, which caches it for the sweep, and timed on this server in seconds: the unit of the sweep's estimate
+    (:func:`sweep_seconds`; contended cores make it vary)."""
+    start = time.perf_counter()
+    llm.knockout_layer(_model, ids, answer, _model.config.n_layers - 1, ablation=ablation)
+    return time.perf_counter() - start
 
 
 def sweep_seconds(config: llm.LlamaConfig, n: int, last: float) -> float:
