@@ -68,6 +68,9 @@ SETTLED_JS = """
   if (performance.now() - s.last < 250) return false;
   if (document.querySelector('[data-stale="true"]') || document.querySelector('[data-testid="stSkeleton"]'))
     return false;
+  // The chart door's component (its module imported after its element is on the page) has not made its chart yet.
+  for (const host of document.querySelectorAll('[data-testid="stBidiComponentRegular"]'))
+    if (!host.querySelector('[data-testid="stPlotlyChart"]')) return false;
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const g = c.querySelector('.js-plotly-plot');
     if (!g || !g._fullLayout || !g._fullData) return false;

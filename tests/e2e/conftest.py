@@ -91,6 +91,12 @@ SETTLED_JS = """
   if (document.querySelector('[data-stale="true"]')) return false;
   // Lazily loaded element code (Plotly, dataframes, ...) shows a skeleton until it has arrived.
   if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  // A chart of the chart door (explorer/shell/charts/door.py, an st.components.v2 component: the app's only one)
+  // shows an empty box until Streamlit has imported the component's module (a dynamic import(), after the element
+  // is on the page) and the module has made its [data-testid="stPlotlyChart"]: a chart still to come.
+  for (const host of document.querySelectorAll('[data-testid="stBidiComponentRegular"]')) {
+    if (!host.querySelector('[data-testid="stPlotlyChart"]')) return false;
+  }
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const g = c.querySelector('.js-plotly-plot');
     if (!g || !g._fullLayout || !g._fullData) return false;
@@ -108,6 +114,9 @@ UNSETTLED_JS = """
     const g = c.querySelector('.js-plotly-plot');
     return !g || !g._fullLayout || !g._fullData;
   }).map((c) => { const b = c.closest('[class*="st-key-"]'); return b ? b.className : 'chart'; });
+  const unmounted = [...document.querySelectorAll('[data-testid="stBidiComponentRegular"]')]
+    .filter((h) => !h.querySelector('[data-testid="stPlotlyChart"]'))
+    .map((h) => { const b = h.closest('[class*="st-key-"]'); return b ? b.className : 'component'; });
   return {
     before, ended: s.ended, started: s.started, quiet_ms: s.last ? performance.now() - s.last : null,
     script_state: app && app.getAttribute('data-test-script-state'),
@@ -116,6 +125,7 @@ UNSETTLED_JS = """
       .map((e) => e.getAttribute('data-testid') || e.className).slice(0, 10),
     skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length,
     undrawn_charts: undrawn.slice(0, 10),
+    charts_not_mounted: unmounted.slice(0, 10),
   };
 }
 """
