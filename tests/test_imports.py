@@ -176,6 +176,8 @@ def llama_imports(source: str) -> list[tuple[int, str]]:
     attention.llama[.x]``, ``from attention.llama[.x] import …``, ``from attention import llama``, at any depth (a
     function's own imports included)."""
     found = []
+    if "llama" not in source:  # no import of it can be there: skip the parse (the fast tier's time)
+        return found
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names
@@ -312,6 +314,8 @@ CHART_DOOR = "explorer/shell/charts/door.py"
 def plotly_chart_calls(source: str) -> list[int]:
     """The lines of every ``….plotly_chart(…)`` call in ``source`` (``st.plotly_chart``, ``col.plotly_chart``, …),
     and of every ``plotly_chart`` read off another name (``draw = st.plotly_chart``)."""
+    if "plotly_chart" not in source:  # no such attribute can be there: skip the parse (the fast tier's time)
+        return []
     return sorted({node.lineno for node in ast.walk(ast.parse(source))
                    if isinstance(node, ast.Attribute) and node.attr == "plotly_chart"})
 

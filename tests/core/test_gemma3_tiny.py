@@ -133,6 +133,7 @@ def test_head_steps_show_gemma3s_steps(gemma):
         np.testing.assert_allclose(s.k, out.cache.keys[layer, s.kv_head], rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow  # ~0.3 s of forward passes: the family's checks run in the slow tier with its parity tests
 def test_the_interventions_identities(gemma):
     assert_intervention_identities(gemma, gemma.encode(PROMPT), gemma.encode("The cat sat on the cat. The cat"))
 
@@ -205,6 +206,7 @@ def test_a_file_without_bos_matches_transformers(tmp_path):
     assert_token_ids_match(ours, tokenizer, HARD_TEXTS)
 
 
+@pytest.mark.slow  # writes and loads two files (~0.25 s): with the family's parity tests
 def test_quantized_files_in_both_weight_modes(tmp_path):
     path = tmp_path / "gemma3-q.gguf"
     write_tiny_gguf(path, config=TINY_GEMMA3, vocabulary=qwen_vocabulary(), quantized=True, seed=5)

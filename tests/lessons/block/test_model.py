@@ -62,6 +62,7 @@ def test_one_block_recomputed_from_its_weights_reproduces_the_core(run, layer):
     assert len(rows) == 14 + lm.config.n_heads and all(np.isfinite(v) for *_, v in rows)
 
 
+@pytest.mark.slow  # four tiny files written and loaded (~1 s); the fast tier keeps SmolLM2's shape above
 @pytest.mark.parametrize("family", ["qwen2", "qwen3", "gpt2", "gemma3"])
 def test_every_familys_block_recomputed_from_its_weights_writes_what_the_core_writes(family):
     """The page's recomputation of a block (LayerNorm and its bias, W_o's bias, GELU or GEGLU, Gemma's norms after
