@@ -542,13 +542,7 @@ class LlamaModel:
             a, weights, o = self._attention(layer, self._norm(x, layer.attn_norm, layer.attn_norm_bias),
                                             local_angles if local else angles, local_mask if local else mask,
                                             store, index, start, need_weights, plan, scratch)
-            if layer.post_attn_norm is not None:  # gemma3: a norm on what the attention adds
-                a = rms_norm(a, layer.post_attn_norm, c.rms_eps)
-            x = x + a
-            m = self._mlp(layer, self._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
-            if layer.post_ffn_norm is not None:
-                m = rms_norm(m, layer.post_ffn_norm, c.rms_eps)
-            x = x + m
+            x, m = self._add_parts(layer, x, a, scratch)
             if need_weights:
                 attentions[index - first] = weights[0]
             if keep:
@@ -563,6 +557,21 @@ class LlamaModel:
         if B > 1:
             return logits
         return ForwardOutput(logits[0], attentions, cache_out, positions, residuals, head_outputs, mlp_outputs, first)
+
+    def _add_parts(self, layer, x: np.ndarray, a: np.ndarray, scratch) -> tuple[np.ndarray, np.ndarray]:
+        """The rest of a block once its attention wrote ``a`` (``[..., n, d_model]`` float32, like the stream ``x``):
+        ``x + a``, then the MLP on the normed new stream and ``+ m``; gemma3's norms on what each part adds
+        (``post_attention_norm``, ``post_ffw_norm``) applied first. Returns ``(stream leaving the block, m)``: the
+        one home of the block's residual sums (:meth:`forward` and :func:`attention.llama.variants.renumbered_logits`).
+        """
+        eps = self.config.rms_eps
+        if layer.post_attn_norm is not None:  # gemma3: a norm on what the attention adds
+            a = rms_norm(a, layer.post_attn_norm, eps)
+        x = x + a
+        m = self._mlp(layer, self._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
+        if layer.post_ffn_norm is not None:
+            m = rms_norm(m, layer.post_ffn_norm, eps)
+        return x + m, m
 
     def _plan(self, n: int, cache: KVCache | None, *, ablate=None, ablation: str = "zero", patch=None,
               keep_activations: bool = False, window: int | None = None, sinks: int = 0,

@@ -417,13 +417,7 @@ def _window_pass(model, ids: np.ndarray, window: int, sinks: int, renumber: bool
         a = merged @ layer.o.widen(scratch)
         if layer.o_bias is not None:
             a = a + layer.o_bias
-        if layer.post_attn_norm is not None:
-            a = rms_norm(a, layer.post_attn_norm, c.rms_eps)
-        x = x + a
-        m = model._mlp(layer, model._norm(x, layer.ffn_norm, layer.ffn_norm_bias), scratch)
-        if layer.post_ffn_norm is not None:
-            m = rms_norm(m, layer.post_ffn_norm, c.rms_eps)
-        x = x + m
+        x, _m = model._add_parts(layer, x, a, scratch)
     return model._output.logits(model._final_norm(x))  # [n, vocab]
 
 
