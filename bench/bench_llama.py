@@ -148,10 +148,11 @@ def bench_ids() -> list[int]:
     return llama.load(weights="compact").encode(TEXT, truncate=True)
 
 
-def worker_speed(name: str, threads: int, repeats: int) -> dict:
-    lib = make(name, threads)
-    lib.load()
-    ids_all = bench_ids()
+def time_speed(lib, ids_all: list[int], repeats: int) -> dict:
+    """The speed tables' numbers for a loaded library wrapper (``forward``, ``prefill``, ``step``): the forward pass at
+    each of :data:`SIZES` tokens (minimum of ``repeats`` calls, half as many at 128), then :data:`DECODE_STEPS`
+    decoded tokens after a :data:`PROMPT`-token prompt without and with attention weights (seconds per token, minimum
+    over runs). Shared with ``bench/bench_sizes.py``."""
     out = {"forward": {}, "decode": {}, "decode_weights": {}}
     lib.forward(ids_all[:8])  # warm-up
     for n in SIZES:
@@ -173,6 +174,12 @@ def worker_speed(name: str, threads: int, repeats: int) -> dict:
             best = min(best, (time.perf_counter() - start) / len(steps))
         out[key][PROMPT] = best
     return out
+
+
+def worker_speed(name: str, threads: int, repeats: int) -> dict:
+    lib = make(name, threads)
+    lib.load()
+    return time_speed(lib, bench_ids(), repeats)
 
 
 def worker_load(name: str, threads: int) -> dict:

@@ -56,10 +56,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SIZES = (8, 32, 128)
-PROMPT = 32
-DECODE_STEPS = 16
-WORKERS = ("ours-float32", "transformers", "ours-compact")
+import bench_llama  # noqa: E402 (this folder is the script's: python bench/bench_sizes.py)
+from bench_llama import DECODE_STEPS, PROMPT, SIZES, WORKERS  # noqa: E402, F401 (the same tables' shapes)
+
 SEED = 0
 FILE_VERSION = 1  # bump when the written files change (the cache keeps files by name)
 
@@ -227,26 +226,7 @@ def make(name: str, path: Path):
 
 def worker_speed(lib, ids_all: list[int], repeats: int) -> dict:
     lib.load()
-    out = {"forward": {}, "decode": {}, "decode_weights": {}}
-    lib.forward(ids_all[:8])  # warm-up
-    for n in SIZES:
-        best = float("inf")
-        for _ in range(repeats if n < 128 else max(2, repeats // 2)):
-            start = time.perf_counter()
-            lib.forward(ids_all[:n])
-            best = min(best, time.perf_counter() - start)
-        out["forward"][n] = best
-    steps = ids_all[PROMPT:PROMPT + DECODE_STEPS]
-    for key, weights in (("decode", False), ("decode_weights", True)):
-        best = float("inf")
-        for _ in range(max(2, repeats // 2)):
-            cache = lib.prefill(ids_all[:PROMPT])
-            start = time.perf_counter()
-            for token in steps:
-                cache = lib.step(token, cache, weights)
-            best = min(best, (time.perf_counter() - start) / len(steps))
-        out[key][PROMPT] = best
-    return out
+    return bench_llama.time_speed(lib, ids_all, repeats)  # the same timing loop as SmolLM2's tables
 
 
 def worker_load(name: str, path: Path) -> dict:
