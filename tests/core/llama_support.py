@@ -415,6 +415,37 @@ def write_tiny_smollm2(path: Path, *, config: dict = TINY_SMOLLM2, seed: int = 0
     return Path(path)
 
 
+def rewrite_gguf(source: Path, out: Path, *, tensors=None, keys=None, drop=()) -> Path:
+    """Copy the GGUF ``source`` to ``out`` with some tensors replaced or added (``tensors``: name -> float32 array),
+    keys added (``keys``: name -> (value, GGUFValueType)) and tensors left out (``drop``)."""
+    reader = gguf.GGUFReader(str(source))
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(str(out), arch)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if field.types[0] == gguf.GGUFValueType.ARRAY:
+            writer.add_key_value(key, field.contents(), field.types[0], sub_type=field.types[-1])
+        else:
+            writer.add_key_value(key, field.contents(), field.types[0])
+    for key, (value, kind) in (keys or {}).items():
+        writer.add_key_value(key, value, kind)
+    tensors = dict(tensors or {})
+    for t in reader.tensors:
+        if t.name in drop:
+            continue
+        value = tensors.pop(t.name, None)
+        writer.add_tensor(t.name, np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
+                          if value is None else value)
+    for name, value in tensors.items():
+        writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out
+
+
 # --- transformers on the same file (a test reference) ---------------------------------------------------------
 
 HARD_TEXTS = [

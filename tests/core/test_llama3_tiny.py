@@ -43,6 +43,7 @@ from tests.core.llama_support import (
     llama3_vocabulary,
     load_tiny,
     qwen_vocabulary,
+    rewrite_gguf,
     tiny_vocabulary,
     write_tiny_gguf,
 )
@@ -66,7 +67,7 @@ def reference(ours):
 @pytest.fixture(scope="module")
 def plain(ours, tmp_path_factory) -> LlamaModel:
     """The same file without its ``rope_freqs`` tensor: the same weights with plain RoPE."""
-    out = rewrite(ours.path, tmp_path_factory.mktemp("plain") / "tiny-plain.gguf", drop=("rope_freqs.weight",))
+    out = rewrite_gguf(ours.path, tmp_path_factory.mktemp("plain") / "tiny-plain.gguf", drop=("rope_freqs.weight",))
     return llama.load(out, expected_sha256=None)
 
 
@@ -134,37 +135,6 @@ def test_rope_frequencies_checks_its_divisors():
             rope_frequencies(8, 1e4, bad)
 
 
-def rewrite(source, out, *, tensors=None, keys=None, drop=()):
-    """Copy the GGUF ``source`` to ``out`` with some tensors replaced or added (``tensors``: name -> float32 array),
-    keys added (``keys``: name -> (value, GGUFValueType)) and tensors left out (``drop``)."""
-    reader = gguf.GGUFReader(str(source))
-    arch = reader.fields["general.architecture"].contents()
-    writer = gguf.GGUFWriter(str(out), arch)
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        if field.types[0] == gguf.GGUFValueType.ARRAY:
-            writer.add_key_value(key, field.contents(), field.types[0], sub_type=field.types[-1])
-        else:
-            writer.add_key_value(key, field.contents(), field.types[0])
-    for key, (value, kind) in (keys or {}).items():
-        writer.add_key_value(key, value, kind)
-    tensors = dict(tensors or {})
-    for t in reader.tensors:
-        if t.name in drop:
-            continue
-        value = tensors.pop(t.name, None)
-        writer.add_tensor(t.name, np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
-                          if value is None else value)
-    for name, value in tensors.items():
-        writer.add_tensor(name, value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return out
-
-
 @pytest.mark.parametrize(("value", "message"), [
     (np.ones(7, np.float32), r"tensor 'rope_freqs.weight' has shape \[7\], expected \[d_head/2\] = \[8\]"),
     (np.ones(16, np.float32), r"tensor 'rope_freqs.weight' has shape \[16\], expected \[d_head/2\] = \[8\]"),
@@ -172,7 +142,7 @@ def rewrite(source, out, *, tensors=None, keys=None, drop=()):
     (np.array([1, 1, 1, 0, 1, 1, 1, 1], np.float32), r"tensor 'rope_freqs.weight' holds a factor <= 0"),
 ])
 def test_a_bad_rope_freqs_tensor_is_refused_by_name(ours, tmp_path, value, message):
-    out = rewrite(ours.path, tmp_path / "bad.gguf", tensors={"rope_freqs.weight": value})
+    out = rewrite_gguf(ours.path, tmp_path / "bad.gguf", tensors={"rope_freqs.weight": value})
     with pytest.raises(ValueError, match=message):
         llama.load(out, expected_sha256=None)
 
@@ -181,7 +151,7 @@ def test_qwen2_files_take_no_rope_freqs(tmp_path):
     """llama.cpp's qwen2 graph passes no frequency factors to its RoPE: a qwen2 file with the tensor is refused."""
     path = tmp_path / "qwen2.gguf"
     write_tiny_gguf(path, config=TINY_QWEN2, vocabulary=qwen_vocabulary())
-    out = rewrite(path, tmp_path / "qwen2-freqs.gguf", tensors={"rope_freqs.weight": np.ones(8, np.float32)})
+    out = rewrite_gguf(path, tmp_path / "qwen2-freqs.gguf", tensors={"rope_freqs.weight": np.ones(8, np.float32)})
     with pytest.raises(ValueError, match=r"tensor 'rope_freqs.weight' is not part of the qwen2 architecture"):
         llama.load(out, expected_sha256=None)
 
@@ -213,7 +183,7 @@ def test_linear_scaling_divides_every_speed(linear):
       "llama.rope.scaling.factor": (0.0, gguf.GGUFValueType.FLOAT32)}, r"got 0.0"),
 ])
 def test_other_scalings_are_refused_by_name(tiny_file, tmp_path, keys, message):
-    out = rewrite(tiny_file.path, tmp_path / "scaled.gguf", keys=keys)
+    out = rewrite_gguf(tiny_file.path, tmp_path / "scaled.gguf", keys=keys)
     with pytest.raises(ValueError, match=message):
         llama.load(out, expected_sha256=None)
 
