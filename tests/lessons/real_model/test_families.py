@@ -67,6 +67,7 @@ def test_the_page_shows_this_architectures_steps(family, door_model):
             np.testing.assert_allclose(z(at, "rm_fig_Q_rope"), s.q, rtol=1e-3, atol=1e-3)  # 4 digits
             assert M.rope_text(c, layer) in shown and M.rope_latex(c, s.rope_base)[1] in latex(at)
             assert ("q'_{i+" if c.rope_layout == "halves" else "q'_{2i+1}") in latex(at)  # the file's pairs
+            assert f"pair 0 turns {s.angles[1, 0]:g} rad ({np.degrees(s.angles[1, 0]):.0f}°) per position" in shown
             if c.rope_freq_factors is not None:  # llama3: the speeds divided by the file's factors, said and shown
                 assert "**Scaled speeds:**" in M.rope_text(c, layer) and "/ f_i" in latex(at)
         if c.qkv_bias:
