@@ -90,7 +90,9 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     ``tokenizer.json`` ``"ignore_merges": true``; transformers' GGUF loader does not set it).
     Control tokens (type 3, e.g. ``<|im_start|>``) are special tokens, user-defined ones (type 4)
     added tokens: both match whole in the text. A BOS (and EOS) token is added when the file's
-    ``tokenizer.ggml.add_bos_token`` (``add_eos_token``) says so (:func:`_add_bos_eos`; absent: none, as transformers).
+    ``tokenizer.ggml.add_bos_token`` (``add_eos_token``) says so (:func:`_add_bos_eos`; absent: none, as transformers,
+    except for Llama 3's pre-tokenizers: a BOS, as llama.cpp's ``add_bos = true`` for ``LLAMA_VOCAB_PRE_TYPE_LLAMA3``
+    and the ``TemplateProcessing`` of Meta's ``tokenizer.json``; transformers' GGUF loader adds none there).
 
     Returns:
         ``(tokenizer, tokens, token_types)``: the ``tokenizers.Tokenizer`` and the file's vocabulary lists.
@@ -127,7 +129,7 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     else:
         tokenizer.pre_tokenizer = byte_level
     tokenizer.decoder = decoders.ByteLevel()
-    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=False)
+    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=llama3)
     return tokenizer, list(tokens), list(types)
 
 

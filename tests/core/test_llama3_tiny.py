@@ -244,14 +244,18 @@ def test_the_pre_tokenizer_is_llama3s(ours):
     assert ours.decode(ours.encode(" cats 12345")[1:]) == " cats 12345"
 
 
-@pytest.mark.parametrize("pre", ["llama3", "llama-v3"])
-def test_llama_cpps_other_names_for_the_pre_tokenizer(tmp_path, pre):
-    vocabulary = dataclasses.replace(llama3_vocabulary(), pre=pre)
+@pytest.mark.parametrize(("pre", "add_bos"), [("llama3", True), ("llama-v3", True), ("llama-bpe", None),
+                                             ("llama-bpe", False)])
+def test_llama_cpps_other_names_and_its_bos(tmp_path, pre, add_bos):
+    """``llama3`` and ``llama-v3`` are the same pre-tokenizer; without ``add_bos_token`` a BOS is added, as llama.cpp
+    does for them (transformers' GGUF loader adds none: this follows llama.cpp and Meta's tokenizer.json); a file
+    saying false gets none."""
+    vocabulary = dataclasses.replace(llama3_vocabulary(), pre=pre, add_bos=add_bos)
     path = tmp_path / f"{pre}.gguf"
     write_tiny_gguf(path, config=TINY, vocabulary=vocabulary)
     model = llama.load(path, expected_sha256=None)
     index = {t: i for i, t in enumerate(vocabulary.tokens)}
-    assert model.encode("12345") == [vocabulary.bos_id, index["123"], index["45"]]
+    assert model.encode("12345") == [vocabulary.bos_id] * (add_bos is not False) + [index["123"], index["45"]]
 
 
 @pytest.mark.slow
