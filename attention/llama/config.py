@@ -78,6 +78,7 @@ def check_architecture(metadata: dict) -> str:
                          + ", ".join(repr(a) for a in ARCHITECTURES))
     return arch
 
+
 def check_rope_scaling(metadata: dict) -> float:
     """The linear RoPE scaling factor the file's ``<arch>.rope.scaling.*`` keys give: 1.0 without scaling (no
     ``rope.scaling.type``, ``"none"``), ``rope.scaling.factor`` for ``"linear"``.

@@ -26,6 +26,7 @@ import pytest
 from attention import llama
 from attention.llama import LlamaModel, variants
 from attention.llama.blocks import rope_angles, rope_frequencies
+from attention.llama.config import check_rope_scaling
 from tests.core.llama_support import (
     HARD_TEXTS,
     LLAMA3_WHOLE,
@@ -186,6 +187,20 @@ def test_other_scalings_are_refused_by_name(tiny_file, tmp_path, keys, message):
     out = rewrite_gguf(tiny_file.path, tmp_path / "scaled.gguf", keys=keys)
     with pytest.raises(ValueError, match=message):
         llama.load(out, expected_sha256=None)
+
+
+def test_linear_scaling_is_read_on_the_families_that_rotate_alike():
+    """Linear scaling on llama, qwen2, qwen3; refused on gemma3 (not implemented: its local and global layers turn by
+    their own bases) and gpt2 (no RoPE)."""
+    for arch in ("llama", "qwen2", "qwen3"):
+        assert check_rope_scaling({"general.architecture": arch, f"{arch}.rope.scaling.type": "linear",
+                                   f"{arch}.rope.scaling.factor": 8.0}) == 8.0
+        assert check_rope_scaling({"general.architecture": arch}) == 1.0
+    for arch in ("gemma3", "gpt2"):
+        with pytest.raises(ValueError, match=rf"{arch}.rope.scaling.type is 'linear'; linear RoPE scaling is supported "
+                                             r"on 'llama', 'qwen2', 'qwen3' files"):
+            check_rope_scaling({"general.architecture": arch, f"{arch}.rope.scaling.type": "linear",
+                                f"{arch}.rope.scaling.factor": 8.0})
 
 
 # --- against transformers ------------------------------------------------------------------------------------------
