@@ -125,7 +125,7 @@ SMOLLM2_LESSON_DIRS: tuple[str, ...] = ()
 in their folder runs on the real file. Empty: the five real-model lessons' page tests run on the tiny model; their
 SmolLM2 facts are model-level tests (each lesson's ``test_model.py``) and at most one page run marked ``smollm2``."""
 TINY, SMOLLM2 = "tiny", "smollm2"
-FAMILIES = ("qwen2", "qwen3", "gpt2", "gemma3")
+FAMILIES = ("qwen2", "qwen3", "gpt2", "gemma3", "llama3")
 """Other kinds the door can serve a test (``@pytest.mark.lesson_model("gpt2")``): a tiny random model of that family,
 written by :func:`tests.core.llama_support.write_tiny_gguf` with the family's fixture config and vocabulary (the
 same files the core's parity tests check against transformers)."""
@@ -137,7 +137,8 @@ def family_file(kind: str, path: Path) -> Path:
 
     config, vocabulary = {"qwen2": (s.TINY_QWEN2, s.qwen_vocabulary), "qwen3": (s.TINY_QWEN3, s.qwen_vocabulary),
                           "gpt2": (s.TINY_GPT2, s.gpt2_vocabulary),
-                          "gemma3": (s.TINY_GEMMA3, s.sentencepiece_vocabulary)}[kind]
+                          "gemma3": (s.TINY_GEMMA3, s.sentencepiece_vocabulary),
+                          "llama3": (s.TINY_LLAMA3, s.llama3_vocabulary)}[kind]
     s.write_tiny_gguf(path, config=config, vocabulary=vocabulary(), seed=3, name=f"tiny-{kind}")
     return path
 

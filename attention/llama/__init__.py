@@ -26,9 +26,12 @@ each head's q and k before RoPE, the head width from ``attention.key_length``), 
 positions, LayerNorm, fused QKV and biases everywhere, a GELU MLP; no RoPE) and ``gemma3`` (Gemma 3: the embedding
 scaled by sqrt(d_model), norms before and after attention and MLP, q/k norms, a GELU gated MLP, sliding-window local
 layers with their own RoPE base between global ones); the qwen and gemma3 files rotate split halves
-(``config.rope_layout``). Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
+(``config.rope_layout``). A llama file may scale its RoPE speeds as Llama 3.x's do (the ``rope_freqs`` tensor: one
+factor per pair; ``config.rope_scaling``), any RoPE file but gemma3's linearly (``rope.scaling.type = "linear"``).
+Each is checked against transformers on a tiny random file (``tests/core/test_qwen_tiny.py``,
 ``test_gpt2_tiny.py``, ``test_gemma3_tiny.py``, the last with a Gemma-style SentencePiece vocabulary; Gemma's files are
-read as ``transformers``' GGUF loader reads them: :class:`~attention.llama.tokenizer.SentencePieceBPE`).
+read as ``transformers``' GGUF loader reads them: :class:`~attention.llama.tokenizer.SentencePieceBPE`;
+``test_llama3_tiny.py``, Llama 3.2's scaling and its ``llama-bpe`` tokenizer).
 
 The package, one idea per module:
 

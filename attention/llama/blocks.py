@@ -114,37 +114,55 @@ def layer_norm(x, weight, bias, eps: float) -> np.ndarray:
     return centered * (1 / np.sqrt(variance + x.dtype.type(eps))) * weight + bias  # [..., d]
 
 
-def rope_frequencies(d_head: int, base: float) -> np.ndarray:
-    """The rotation speeds ``theta_i = base ** (-2 i / d_head)``, ``i = 0 .. d_head/2 - 1`` (float64).
+def rope_frequencies(d_head: int, base: float, divisors=None) -> np.ndarray:
+    """The rotation speeds ``theta_i = base ** (-2 i / d_head)``, ``i = 0 .. d_head/2 - 1`` (float64), each divided
+    by ``divisors[i]`` when given (scaled RoPE).
 
     Pair 0 turns by 1 radian per position, the last pair about ``1/base`` radian: early pairs
     encode fine position, late pairs coarse position.
 
-    Raises:
-        ValueError: ``d_head`` is not a positive even integer or ``base`` is not > 1.
+    Args:
+        d_head: the head width (a positive even integer).
+        base: the RoPE base (> 1).
+        divisors: ``None``, or ``[d_head/2]`` finite numbers > 0: pair ``i`` turns ``divisors[i]`` times more slowly
+            (Llama 3's per-pair factors, the file's ``rope_freqs``, times a linear scaling factor:
+            :attr:`attention.llama.config.LlamaConfig.rope_divisors`).
 
-    Source: Su et al. (2021), section 3.2.2 (base 10000 there; SmolLM2 uses 100000).
+    Raises:
+        ValueError: ``d_head`` is not a positive even integer, ``base`` is not > 1, or ``divisors`` is not
+            ``[d_head/2]`` finite numbers > 0.
+
+    Source: Su et al. (2021), section 3.2.2 (base 10000 there; SmolLM2 uses 100000); the divisors as llama.cpp's
+    ``ggml_rope_ext`` applies its ``freq_factors`` (``ggml/src/ggml-cpu/ops.cpp``, ``rope_yarn(theta / ff, ...)``).
     """
     if isinstance(d_head, bool) or not isinstance(d_head, int | np.integer) or d_head <= 0 or d_head % 2:
         raise ValueError(f"d_head must be a positive even integer, got {d_head!r}")
     if not base > 1:
         raise ValueError(f"base must be > 1, got {base}")
-    return float(base) ** (-np.arange(0, d_head, 2, dtype=np.float64) / d_head)  # [d_head/2]
+    theta = float(base) ** (-np.arange(0, d_head, 2, dtype=np.float64) / d_head)  # [d_head/2]
+    if divisors is None:
+        return theta
+    divisors = np.asarray(divisors, dtype=np.float64)
+    if divisors.shape != theta.shape or not (np.isfinite(divisors).all() and (divisors > 0).all()):
+        raise ValueError(f"divisors must be [d_head/2] = [{d_head // 2}] finite numbers > 0, got shape "
+                         f"{list(divisors.shape)}")
+    return theta / divisors
 
 
-def rope_angles(positions, d_head: int, base: float) -> np.ndarray:
-    """Rotation angles ``position * theta_i`` in radians: ``[n] -> [n, d_head/2]`` (float64).
+def rope_angles(positions, d_head: int, base: float, divisors=None) -> np.ndarray:
+    """Rotation angles ``position * theta_i`` in radians: ``[n] -> [n, d_head/2]`` (float64), with the speeds of
+    :func:`rope_frequencies` (``divisors``: scaled RoPE, see there).
 
     Computed in float64 (exact to ~1e-16 relative); the caller rounds ``cos``/``sin`` to its
     dtype. (transformers computes the product in float32, which differs by ~1e-7 relative.)
 
     Raises:
-        ValueError: ``positions`` is not a 1-D array of integers >= 0.
+        ValueError: ``positions`` is not a 1-D array of integers >= 0, or what :func:`rope_frequencies` raises.
     """
     positions = np.asarray(positions)
     if positions.ndim != 1 or not np.issubdtype(positions.dtype, np.integer) or (positions < 0).any():
         raise ValueError(f"positions must be a 1-D array of integers >= 0, got {positions!r}")
-    return positions.astype(np.float64)[:, None] * rope_frequencies(d_head, base)[None, :]  # [n, d_head/2]
+    return positions.astype(np.float64)[:, None] * rope_frequencies(d_head, base, divisors)[None, :]  # [n, d_head/2]
 
 
 def _cos_sin(x: np.ndarray, angles) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,13 @@ Five families share this decoder (:data:`ARCHITECTURES`, the file's ``general.ar
 The block's parts are chosen by the config (:attr:`LlamaConfig.norm`, :attr:`~LlamaConfig.positions`,
 :attr:`~LlamaConfig.mlp`, :attr:`~LlamaConfig.linear_bias`), not by a second copy of the forward pass.
 
+RoPE scaling (:data:`ROPE_SCALINGS`): a llama file may carry ``rope_freqs.weight`` (``[d_head/2]``, F32), one factor
+per pair by which llama.cpp divides that pair's speed ``theta_i`` (``ggml_rope_ext``'s ``freq_factors``): what
+llama.cpp's converter writes for Llama 3.1/3.2/3.3 (their ``rope_scaling`` ``"llama3"``: 1 for the fast pairs, the
+``factor`` (32 for Llama 3.2) for the slow ones, a smooth step between), with no ``rope.scaling.*`` key; and any RoPE
+family may say ``rope.scaling.type = "linear"`` with ``rope.scaling.factor`` (every speed divided by it: positions
+``p / factor``). Other scaling types (``yarn``, ``longrope``) are refused by name.
+
 Source: the ``<arch>.*`` keys of the GGUF format (ggml ``docs/gguf.md``, "LLaMA"; llama.cpp's
 ``gguf-py/gguf/constants.py`` for the tensors of ``QWEN2`` / ``QWEN3`` and ``llama_model_rope_type``:
 ``LLAMA_ROPE_TYPE_NORM`` for llama, ``NEOX`` for qwen2/qwen3/gemma3, ``NONE`` for gpt2; ``MODEL_TENSORS[GPT2]``,
@@ -32,7 +39,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["ARCHITECTURES", "MAX_TOKENS", "ROPE_LAYOUTS", "LlamaConfig", "check_architecture"]
+import numpy as np
+
+__all__ = ["ARCHITECTURES", "MAX_TOKENS", "ROPE_FREQS_ARCHITECTURES", "ROPE_LAYOUTS", "ROPE_SCALINGS", "LlamaConfig",
+           "check_architecture", "check_rope_scaling"]
 
 ARCHITECTURES = ("llama", "qwen2", "qwen3", "gpt2", "gemma3")
 """The ``general.architecture`` values this package reads (see the module docstring)."""
@@ -47,6 +57,15 @@ GEMMA3_SLIDING_WINDOW_PATTERN = 6
 transformers' ``Gemma3TextConfig`` default)."""
 
 
+ROPE_SCALINGS = ("none", "linear")
+"""The ``<arch>.rope.scaling.type`` values this package reads (absent is ``"none"``); Llama 3's scaling has no key
+(its factors are the ``rope_freqs`` tensor: :data:`ROPE_FREQS_ARCHITECTURES`)."""
+
+ROPE_FREQS_ARCHITECTURES = ("llama",)
+"""The architectures whose files may carry ``rope_freqs.weight``: llama.cpp's llama graph passes it to
+``ggml_rope_ext`` (``src/models/llama.cpp``: ``model.get_rope_factors``); its qwen2 and qwen3 graphs pass none."""
+
+
 def check_architecture(metadata: dict) -> str:
     """The file's ``general.architecture`` if this package reads it.
 
@@ -58,6 +77,41 @@ def check_architecture(metadata: dict) -> str:
         raise ValueError(f"unsupported model architecture: general.architecture is {arch!r}; supported: "
                          + ", ".join(repr(a) for a in ARCHITECTURES))
     return arch
+
+
+def check_rope_scaling(metadata: dict) -> float:
+    """The linear RoPE scaling factor the file's ``<arch>.rope.scaling.*`` keys give: 1.0 without scaling (no
+    ``rope.scaling.type``, ``"none"``), ``rope.scaling.factor`` for ``"linear"``.
+
+    Raises:
+        ValueError: another scaling type (``yarn``, ``longrope``...; the message names it and :data:`ROPE_SCALINGS`),
+            linear scaling on an architecture without RoPE or on gemma3, or a factor that is missing, not finite or
+            not > 0.
+
+    Source: gguf-py's ``Keys.Rope.SCALING_TYPE`` / ``SCALING_FACTOR`` and ``RopeScalingType``; llama.cpp's
+    ``LLAMA_ROPE_SCALING_TYPE_LINEAR`` (``freq_scale = 1 / factor``: every angle times it); transformers'
+    ``_compute_linear_scaling_rope_parameters`` (``inv_freq / factor``).
+    """
+    arch = check_architecture(metadata)
+    scaling = metadata.get(f"{arch}.rope.scaling.type", "none")
+    if scaling not in ROPE_SCALINGS:
+        raise ValueError(f"{arch}.rope.scaling.type is {scaling!r}; supported: " + ", ".join(map(repr, ROPE_SCALINGS))
+                         + " (and Llama 3's per-pair factors, the rope_freqs tensor)")
+    if scaling == "none":
+        return 1.0
+    if _ROPE_LAYOUT[arch] is None or arch == "gemma3":
+        raise ValueError(f"{arch}.rope.scaling.type is 'linear'; linear RoPE scaling is supported on "
+                         + ", ".join(repr(a) for a in ARCHITECTURES if _ROPE_LAYOUT[a] and a != "gemma3") + " files")
+    factor = metadata.get(f"{arch}.rope.scaling.factor")
+    try:
+        factor = float(factor)
+    except (TypeError, ValueError):
+        factor = math.nan
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"{arch}.rope.scaling.factor must be a finite number > 0 with linear scaling, got "
+                         f"{metadata.get(f'{arch}.rope.scaling.factor')!r}")
+    return factor
+
 
 MAX_TOKENS = 256
 """Longest sequence (prompt + generated tokens) :class:`~attention.llama.LlamaModel` accepts: ``out.attentions``
@@ -95,6 +149,11 @@ class LlamaConfig:
         post_norms: an RMSNorm on the attention's and the MLP's outputs before they join the stream (gemma3) [False].
         sliding_window: the local layers' window (each query sees its last ``sliding_window`` keys), or ``None``
             [None]. local_layers: the layers that use it (gemma3) [()]. rope_theta_local: their RoPE base [None].
+        rope_scaling_factor: linear RoPE scaling, every pair's speed divided by it (``rope.scaling.factor`` with
+            ``rope.scaling.type = "linear"``), 1.0 without [1.0].
+        rope_freq_factors: ``d_head/2`` floats, pair ``i``'s speed divided by ``rope_freq_factors[i]`` (the file's
+            ``rope_freqs.weight``: Llama 3.1+'s scaling), or ``None`` [None]. Set by the loader
+            (:func:`attention.llama.load`), which reads and checks the tensor.
     """
 
     n_layers: int
@@ -125,6 +184,25 @@ class LlamaConfig:
     sliding_window: int | None = None
     local_layers: tuple[int, ...] = ()
     rope_theta_local: float | None = None
+    rope_scaling_factor: float = 1.0
+    rope_freq_factors: tuple[float, ...] | None = None
+
+    @property
+    def rope_scaling(self) -> str | None:
+        """How the RoPE speeds are scaled: ``"llama3"`` (per-pair factors, :attr:`rope_freq_factors`), ``"linear"``
+        (:attr:`rope_scaling_factor`), ``"llama3+linear"`` (both), ``None`` (plain RoPE, or no RoPE)."""
+        kinds = [name for name, on in (("llama3", self.rope_freq_factors is not None),
+                                       ("linear", self.rope_scaling_factor != 1.0)) if on]
+        return "+".join(kinds) or None
+
+    @property
+    def rope_divisors(self) -> np.ndarray | None:
+        """What each pair's speed ``theta_i`` is divided by: float64 ``[d_head/2]``, ``rope_freq_factors *
+        rope_scaling_factor``, or ``None`` without scaling (llama.cpp: ``theta_i / freq_factors[i] * freq_scale``)."""
+        if self.rope_scaling is None:
+            return None
+        factors = np.ones(self.d_head // 2) if self.rope_freq_factors is None else np.array(self.rope_freq_factors)
+        return factors.astype(np.float64) * self.rope_scaling_factor
 
     @property
     def group_size(self) -> int:
@@ -151,8 +229,8 @@ class LlamaConfig:
         """Read and check the ``<arch>.*`` keys (``arch`` = ``general.architecture``, one of :data:`ARCHITECTURES`).
 
         Raises:
-            ValueError: an unsupported architecture (:func:`check_architecture`), a missing key or an inconsistency
-                (each message names the key).
+            ValueError: an unsupported architecture (:func:`check_architecture`), an unsupported RoPE scaling
+                (:func:`check_rope_scaling`), a missing key or an inconsistency (each message names the key).
         """
         arch = check_architecture(metadata)
 
@@ -182,9 +260,7 @@ class LlamaConfig:
         if _ROPE_LAYOUT[arch] is not None and (rope_dims != d_head or d_head <= 0 or d_head % 2):
             raise ValueError(f"rope.dimension_count {rope_dims} must equal an even d_head {d_head} "
                              "(partial rotary embeddings are not supported)")
-        scaling = metadata.get(f"{arch}.rope.scaling.type")
-        if scaling not in (None, "none"):
-            raise ValueError(f"{arch}.rope.scaling.type is {scaling!r}; only plain RoPE (no scaling) is supported")
+        rope_scaling_factor = check_rope_scaling(metadata)
         vocab_size = int(metadata.get(f"{arch}.vocab_size", n_tokens))
         if vocab_size != n_tokens:
             raise ValueError(f"{arch}.vocab_size {vocab_size} differs from the {n_tokens} tokens in the vocabulary")
@@ -220,4 +296,5 @@ class LlamaConfig:
             positions="learned" if gpt2 else "rope", mlp="gelu" if gpt2 else "geglu" if gemma3 else "swiglu",
             linear_bias=gpt2, embed_scale=math.sqrt(d_model) if gemma3 else 1.0, post_norms=gemma3,
             sliding_window=sliding_window, local_layers=local_layers, rope_theta_local=rope_theta_local,
+            rope_scaling_factor=rope_scaling_factor,
         )

@@ -7,23 +7,30 @@ layer while it runs: the same numbers, about 3x slower per decoded token). See :
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 import numpy as np
 
 from . import gguf_file, memory
-from .config import LlamaConfig, check_architecture
+from .config import ROPE_FREQS_ARCHITECTURES, LlamaConfig, check_architecture
 from .model import LlamaModel
 from .tokenizer import read_tokenizer
 from .weights import WEIGHT_MODES, _Embedding, _Layer, _read_linear
 
-__all__ = ["WEIGHTS_ENV", "load"]
+__all__ = ["ROPE_FREQS", "WEIGHTS_ENV", "load"]
 
 WEIGHTS_ENV = "ATTENTION_MODEL_WEIGHTS"
 """Environment variable choosing the weight storage when ``load(weights=None)``: ``float32`` or ``compact``."""
 
 _DEFAULT_SHA = object()
+
+ROPE_FREQS = "rope_freqs.weight"
+"""The optional tensor of Llama 3.1+ files: ``[d_head/2]`` float32, pair ``i``'s RoPE speed divided by its value
+(gguf-py's ``MODEL_TENSOR.ROPE_FREQS``; llama.cpp's converter ``LlamaModel.generate_extra_tensors`` writes it for
+``rope_scaling`` ``"llama3"``). Read by :func:`load` into ``LlamaConfig.rope_freq_factors`` for the architectures of
+:data:`attention.llama.config.ROPE_FREQS_ARCHITECTURES`; refused as unused by the others."""
 
 
 def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
@@ -52,7 +59,9 @@ def load(path: str | os.PathLike | None = None, *, weights: str | None = None,
             byte-level BPE or SentencePiece-style BPE (:data:`attention.llama.tokenizer.TOKENIZER_MODELS`), an unknown
             pre-tokenizer,
             missing, mis-shaped or unexpected tensors (a tensor this architecture does not use would be silently
-            ignored otherwise), an unknown ``weights`` mode, a file too big for the memory free
+            ignored otherwise; :data:`ROPE_FREQS` must be ``[d_head/2]`` numbers > 0), an unsupported RoPE scaling
+            (:func:`attention.llama.config.check_rope_scaling`), an unknown ``weights`` mode, a file too big for the
+            memory free
             (:mod:`attention.llama.memory`: "needs about 4.1 GB, 2.0 GB free", checked before any tensor is read),
             a weight that is NaN or infinite ("tensor 'blk.0.attn_q.weight' holds NaN or infinite values: the file
             is damaged"; both modes check every tensor as it is read: :func:`attention.llama.gguf_file.check_finite`).
@@ -118,6 +127,20 @@ def expected_tensors(config: LlamaConfig, tied: bool) -> dict[str, tuple[int, ..
     return expected
 
 
+def _with_rope_freqs(file: gguf_file.GGUFFile, config: LlamaConfig, path: Path) -> LlamaConfig:
+    """``config`` with the file's :data:`ROPE_FREQS` as ``rope_freq_factors``; ``ValueError`` naming the tensor when it
+    is not ``[d_head/2]`` or holds a value that is not finite and > 0 (llama.cpp divides each pair's speed by it)."""
+    half = config.d_head // 2
+    shape = tuple(file.tensors[ROPE_FREQS].shape)
+    if shape != (half,):
+        raise ValueError(f"{path.name}: tensor {ROPE_FREQS!r} has shape {list(shape)}, expected [d_head/2] = [{half}]")
+    factors = gguf_file.dequantize(file, ROPE_FREQS).astype(float)  # NaN or infinite: refused there
+    if not (factors > 0).all():
+        raise ValueError(f"{path.name}: tensor {ROPE_FREQS!r} holds a factor <= 0 ({float(factors.min())}): each "
+                         "pair's RoPE speed is divided by it")
+    return dataclasses.replace(config, rope_freq_factors=tuple(float(f) for f in factors))
+
+
 def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     metadata = file.metadata
     check_architecture(metadata)  # before the tokenizer: an unsupported model is named as such
@@ -126,7 +149,8 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
     tokenizer.max_tokens = config.max_tokens
     c, compact = config, mode == "compact"
     expected = expected_tensors(c, tied="output.weight" not in file.tensors)
-    unused = sorted(set(file.tensors) - set(expected))
+    scaled = ROPE_FREQS in file.tensors and c.architecture in ROPE_FREQS_ARCHITECTURES
+    unused = sorted(set(file.tensors) - set(expected) - ({ROPE_FREQS} if scaled else set()))
     if unused:
         raise ValueError(f"{path.name}: tensor {unused[0]!r} is not part of the {c.architecture} architecture "
                          f"({len(unused)} such tensor(s)); this reader would ignore it")
@@ -136,6 +160,8 @@ def _build(file: gguf_file.GGUFFile, path: Path, mode: str) -> LlamaModel:
         if file.tensors[name].shape != shape:
             raise ValueError(f"{path.name}: tensor {name!r} has shape {list(file.tensors[name].shape)}, "
                              f"expected {list(shape)}")
+    if scaled:
+        config = c = _with_rope_freqs(file, c, path)
     free = memory.available_bytes()  # before any tensor is read: a file too big is refused with the estimate
     needed = memory.estimate_bytes(file.tensors, c, mode)
     memory.check_fits(needed, free, f"{path.name} in {mode} weights",

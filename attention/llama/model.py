@@ -408,11 +408,13 @@ class LlamaModel:
 
     def _angles(self, positions: np.ndarray, local: bool = False):
         """RoPE angles ``[n, d_head/2]`` for ``positions [n]`` (a local layer's with ``config.rope_theta_local``),
-        or ``None`` without RoPE (gpt2)."""
+        each pair's speed divided by ``config.rope_divisors`` when the file scales them (Llama 3's ``rope_freqs``,
+        linear scaling), or ``None`` without RoPE (gpt2). Every path that turns q or k gets its angles here: the
+        forward pass, the KV-cache decode, :meth:`head_steps` and the variants' recomputations."""
         c = self.config
         if c.positions != "rope":
             return None
-        return rope_angles(positions, c.d_head, c.rope_theta_local if local else c.rope_theta)
+        return rope_angles(positions, c.d_head, c.rope_theta_local if local else c.rope_theta, c.rope_divisors)
 
     def _embed(self, ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The stream entering block 0, float32 ``[n, d_model]``: ``E[ids]`` (times ``config.embed_scale``: gemma3),

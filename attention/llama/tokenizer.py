@@ -12,7 +12,8 @@ merges recovered from the vocabulary when the file lists none. :func:`read_token
 Sources: GPT-2's byte-level BPE (Radford et al. 2019, ``encoder.py``); the pre-tokenizers named by
 ``tokenizer.ggml.pre`` (:data:`PRE_TOKENIZERS`): SmolLM2's (``tokenizer.json`` of
 HuggingFaceTB/SmolLM2-135M-Instruct; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``) and Qwen2's (``tokenizer.json`` of
-Qwen/Qwen2.5-0.5B; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_QWEN2``; transformers' ``Qwen2Tokenizer.PRETOKENIZE_REGEX``).
+Qwen/Qwen2.5-0.5B; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_QWEN2``; transformers' ``Qwen2Tokenizer.PRETOKENIZE_REGEX``) and
+Llama 3's (``tokenizer.json`` of meta-llama/Llama-3.2-1B; llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_LLAMA3``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-__all__ = ["PRE_TOKENIZERS", "QWEN2_SPLIT", "TOKENIZER_MODELS", "ByteLevelBPE", "PartialText", "SentencePieceBPE",
-           "bytes_to_unicode", "check_ids", "complete_text", "read_tokenizer", "sentencepiece_merges"]
+__all__ = ["LLAMA3_PRE_TOKENIZERS", "LLAMA3_SPLIT", "PRE_TOKENIZERS", "QWEN2_SPLIT", "TOKENIZER_MODELS", "ByteLevelBPE",
+           "PartialText", "SentencePieceBPE", "bytes_to_unicode", "check_ids", "complete_text", "read_tokenizer",
+           "sentencepiece_merges"]
 
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
@@ -33,10 +35,22 @@ with case-insensitive contractions, one digit per piece, a letter run that may c
 (``"_x"``, ``" x"``), and punctuation runs that keep their trailing newlines. Source: llama.cpp's
 ``LLAMA_VOCAB_PRE_TYPE_QWEN2`` (``llama-vocab.cpp``), the same as transformers' ``Qwen2Tokenizer``."""
 
-PRE_TOKENIZERS = ("smollm", "gpt2", "gpt-2", "default", "qwen2")
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+"""Llama 3's pre-tokenizer regex (Llama 3.x files write ``tokenizer.ggml.pre = "llama-bpe"``): :data:`QWEN2_SPLIT`
+except that digits go in runs of up to three (``"12345"`` is ``"123"`` then ``"45"``). Source: the ``Split`` pattern
+of Meta's ``tokenizer.json`` (meta-llama/Llama-3.2-1B), quoted as the "original regex from tokenizer.json" of
+llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_LLAMA3`` (``llama-vocab.cpp``), the same as transformers' GGUF loader's
+``_LLAMA3_SPLIT`` (``integrations/gguf/gguf_tokenizer_mapping.py``, transformers 5.23)."""
+
+LLAMA3_PRE_TOKENIZERS = ("llama-bpe", "llama3", "llama-v3")
+"""The ``tokenizer.ggml.pre`` names llama.cpp reads as ``LLAMA_VOCAB_PRE_TYPE_LLAMA3`` (``llama-vocab.cpp``;
+llama.cpp's converter writes ``"llama-bpe"`` for Llama 3.x)."""
+
+PRE_TOKENIZERS = ("smollm", "gpt2", "gpt-2", "default", "qwen2", *LLAMA3_PRE_TOKENIZERS)
 """The ``tokenizer.ggml.pre`` values :func:`build_tokenizer` knows: ``smollm`` (digits one by one, then GPT-2's
 byte-level regex), ``gpt2``, ``gpt-2`` (how llama.cpp's converter writes GPT-2's own) and ``default`` (GPT-2's
-regex), ``qwen2`` (:data:`QWEN2_SPLIT`)."""
+regex), ``qwen2`` (:data:`QWEN2_SPLIT`), ``llama-bpe``, ``llama3``, ``llama-v3`` (:data:`LLAMA3_SPLIT`)."""
 
 TOKENIZER_MODELS = ("gpt2", "llama")
 """The ``tokenizer.ggml.model`` values :func:`read_tokenizer` knows: ``"gpt2"`` (byte-level BPE, :class:`ByteLevelBPE`)
@@ -70,10 +84,15 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     ``"smollm"``: digits are split one by one, then GPT-2's byte-level regex (as SmolLM2's ``tokenizer.json``
     and llama.cpp's ``LLAMA_VOCAB_PRE_TYPE_SMOLLM``); ``"gpt2"`` / ``"gpt-2"`` / ``"default"``: GPT-2's regex;
     ``"qwen2"``: :data:`QWEN2_SPLIT` (isolated pieces), then the byte-level mapping without GPT-2's regex (as
-    transformers' GGUF loader builds it; no Unicode normalisation, as llama.cpp).
+    transformers' GGUF loader builds it; no Unicode normalisation, as llama.cpp); :data:`LLAMA3_PRE_TOKENIZERS`: the
+    same with :data:`LLAMA3_SPLIT`, and a piece that is itself a token is that token whatever the merges would make of
+    it (``ignore_merges``: llama.cpp's ``tokenizer_ignore_merges`` for ``LLAMA_VOCAB_PRE_TYPE_LLAMA3``, Meta's
+    ``tokenizer.json`` ``"ignore_merges": true``; transformers' GGUF loader does not set it).
     Control tokens (type 3, e.g. ``<|im_start|>``) are special tokens, user-defined ones (type 4)
     added tokens: both match whole in the text. A BOS (and EOS) token is added when the file's
-    ``tokenizer.ggml.add_bos_token`` (``add_eos_token``) says so (:func:`_add_bos_eos`; absent: none, as transformers).
+    ``tokenizer.ggml.add_bos_token`` (``add_eos_token``) says so (:func:`_add_bos_eos`; absent: none, as transformers,
+    except for Llama 3's pre-tokenizers: a BOS, as llama.cpp's ``add_bos = true`` for ``LLAMA_VOCAB_PRE_TYPE_LLAMA3``
+    and the ``TemplateProcessing`` of Meta's ``tokenizer.json``; transformers' GGUF loader adds none there).
 
     Returns:
         ``(tokenizer, tokens, token_types)``: the ``tokenizers.Tokenizer`` and the file's vocabulary lists.
@@ -96,20 +115,21 @@ def build_tokenizer(metadata: dict) -> tuple[Tokenizer, list[str], list[int]]:
     vocab = {}
     for index, token in enumerate(tokens):  # a token outside the byte alphabet is spelled in it
         vocab[token if set(token) <= alphabet else "".join(spelling[b] for b in token.encode())] = index
+    llama3 = pre in LLAMA3_PRE_TOKENIZERS
     bpe = models.BPE(vocab=vocab, merges=[tuple(merge.split(" ", 1)) for merge in merges],
-                     fuse_unk=False, byte_fallback=False)
+                     fuse_unk=False, byte_fallback=False, ignore_merges=llama3)
     tokenizer = Tokenizer(bpe)
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     if pre == "smollm":
         tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-    elif pre == "qwen2":
+    elif pre == "qwen2" or llama3:
         tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.Split(Regex(LLAMA3_SPLIT if llama3 else QWEN2_SPLIT), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     else:
         tokenizer.pre_tokenizer = byte_level
     tokenizer.decoder = decoders.ByteLevel()
-    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=False)
+    _add_file_tokens(tokenizer, metadata, tokens, types, default_bos=llama3)
     return tokenizer, list(tokens), list(types)
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attention.llama import ARCHITECTURES, gguf_file
-from attention.llama.config import check_architecture
+from attention.llama.config import check_architecture, check_rope_scaling
 from attention.llama.tokenizer import PRE_TOKENIZERS, TOKENIZER_MODELS
 
 __all__ = ["DEFAULT_ID", "LOCAL_ENV", "MODELS_ENV", "OLLAMA_MODEL_LAYER", "SOURCES", "Entry", "built_in", "catalogue",
@@ -129,8 +129,9 @@ def file_hash(path: str | os.PathLike) -> str:
 
 def header(path: str | os.PathLike) -> tuple[str | None, str | None, str]:
     """What the file's GGUF header says: ``(architecture, problem, general.name)``; ``problem`` is ``None`` when this
-    core reads the architecture and tokenizer, else the reason in the core's words (not a GGUF file, truncated, an
-    unsupported architecture or tokenizer). Reads the header only; cached while the file is unchanged."""
+    core reads the architecture, its RoPE scaling and the tokenizer, else the reason in the core's words (not a GGUF
+    file, truncated, an unsupported architecture, RoPE scaling (:func:`attention.llama.config.check_rope_scaling`: a
+    yarn file) or tokenizer). Reads the header only; cached while the file is unchanged."""
     path = Path(path)
     key = _stat_key(path, "header")
     with _LOCK:
@@ -145,6 +146,7 @@ def header(path: str | os.PathLike) -> tuple[str | None, str | None, str]:
         arch = arch if isinstance(arch, str) else None
         name = metadata.get("general.name") if isinstance(metadata.get("general.name"), str) else ""
         check_architecture(metadata)
+        check_rope_scaling(metadata)
         model, pre = metadata.get("tokenizer.ggml.model"), metadata.get("tokenizer.ggml.pre", "default")
         if model not in TOKENIZER_MODELS:
             raise ValueError(f"tokenizer.ggml.model is {model!r}; supported: "

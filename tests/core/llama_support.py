@@ -10,6 +10,7 @@ that need it FAIL with the install command (nothing skips). Loaded models are ca
 from __future__ import annotations
 
 import functools
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,26 @@ narrow width (d_head 8 instead of 64, d_ff 96 instead of 1536): every layer and 
 64-token forward pass costs a fraction of the real one's (measured in the commit that added it)."""
 
 
+LLAMA32_ROPE_SCALING = {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                        "original_max_position_embeddings": 8192}
+"""Llama 3.2's ``rope_scaling`` (``config.json`` of meta-llama/Llama-3.2-1B: ``rope_type`` ``"llama3"``, with
+``rope_theta`` 500000)."""
+TINY_LLAMA3 = {"n_layers": 2, "d_model": 64, "n_heads": 4, "n_kv_heads": 2, "d_ff": 96, "context_length": 131072,
+               "rope_theta": 500000.0, "rms_eps": 1e-5, "rope_scaling": LLAMA32_ROPE_SCALING}
+"""Llama 3.2's RoPE (base 500,000, its ``"llama3"`` scaling written as llama.cpp's converter writes it: the
+``rope_freqs`` tensor, :func:`llama3_rope_factors`) and context at a tiny size: d_head 16, so pairs 0-3 keep their
+speed (factor 1), pair 4 is slowed by 3.3 and pairs 5-7 by 32."""
+LLAMA3_SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+LLAMA3_MERGES = [*QWEN_MERGES, "12 3", "4 5", "Ġ 1"]
+"""Merges that only a pre-tokenizer with Llama 3's regex uses as it does: :data:`QWEN_MERGES` (contractions in any
+case, a letter run with one leading non-letter, punctuation with its newlines, İ, ı, CJK) plus ``"123"`` and ``"45"``:
+digits go in runs of up to three (``"12345"`` is ``"123"`` then ``"45"``), and ``" 1"`` (never merged: a digit run
+takes no leading space)."""
+LLAMA3_WHOLE = "Ġcats"
+"""A token of :func:`llama3_vocabulary` no merge makes (``" cats"`` merges to ``" cat"`` + ``"s"``): Llama 3's
+tokenizer takes a piece that is a token whole (``ignore_merges``), as many of its real tokens need."""
+
+
 QWEN2_5_0_5B = {"arch": "qwen2", "n_layers": 24, "d_model": 896, "n_heads": 14, "n_kv_heads": 2, "d_ff": 4864,
                 "context_length": 32768, "rope_theta": 1000000.0, "rms_eps": 1e-6, "vocab": 151_936}
 """Qwen2.5-0.5B's real shapes (its ``config.json``: hidden_size 896, intermediate_size 4864, 24 layers, 14 query heads
@@ -173,6 +194,41 @@ def gpt2_vocabulary() -> Vocabulary:
     return Vocabulary(tokens, types, GPT2_MERGES, "gpt-2", bos_id=end, eos_id=end, unk_id=end, pad_id=end)
 
 
+def llama3_vocabulary() -> Vocabulary:
+    """A tiny byte-level vocabulary as Llama 3.x's GGUF files have it (``tokenizer.ggml.pre = "llama-bpe"``): the 256
+    byte symbols, :data:`LLAMA3_MERGES`, :data:`LLAMA3_WHOLE`, then Llama 3's control tokens (``<|begin_of_text|>`` is
+    BOS and added before the text, ``<|eot_id|>`` EOS, ``<|end_of_text|>`` padding) and ``<think>`` (user-defined)."""
+    byte_symbols = list(llama.bytes_to_unicode().values())
+    merged = ["".join(m.split(" ")) for m in LLAMA3_MERGES] + [LLAMA3_WHOLE]
+    tokens = byte_symbols + merged + LLAMA3_SPECIALS + USER_DEFINED
+    types = [1] * (len(byte_symbols) + len(merged)) + [3] * len(LLAMA3_SPECIALS) + [4] * len(USER_DEFINED)
+    first = len(byte_symbols) + len(merged)
+    return Vocabulary(tokens, types, LLAMA3_MERGES, "llama-bpe", bos_id=first, eos_id=first + 4, unk_id=first + 1,
+                      pad_id=first + 1, add_bos=True)
+
+
+def llama3_rope_factors(d_head: int, base: float, scaling: dict) -> np.ndarray:
+    """The ``rope_freqs`` tensor llama.cpp's converter writes for a ``"llama3"`` ``rope_scaling`` (float32
+    ``[d_head/2]``), written again from ``LlamaModel.generate_extra_tensors`` in ``convert_hf_to_gguf.py``: 1 for a
+    pair whose wavelength ``2 pi / theta_i`` is under ``original / high_freq_factor``, ``factor`` over ``original /
+    low_freq_factor``, and ``1 / ((1 - s) / factor + s)`` between, with ``s = (original / wavelength - low) / (high -
+    low)``."""
+    freqs = 1.0 / base ** (np.arange(0, d_head, 2, dtype=np.float32) / np.float32(d_head))
+    original, factor = scaling["original_max_position_embeddings"], scaling["factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    out = []
+    for freq in freqs.astype(np.float32):
+        wavelength = 2 * math.pi / float(freq)
+        if wavelength < original / high:
+            out.append(1.0)
+        elif wavelength > original / low:
+            out.append(factor)
+        else:
+            smooth = (original / wavelength - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
 SP_SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<|im_start|>", "<|im_end|>", "<start_of_turn>"]
 SP_PIECES = ["▁", "▁t", "he", "▁the", "at", "▁c", "▁cat", "▁s", "▁sat", "▁on", "▁m", "▁mat", "er", "in", "▁i", "ık",
              "▁İ", "İ", "ı", "st", "an", "▁f", "(_", "):", "**", "▁#", "12", "日", "本", "語", "の", "中", "文", "▁ı",
@@ -229,6 +285,8 @@ def gguf_shapes(config: dict, n_vocab: int, *, tied: bool = True) -> dict[str, t
     dh = c.get("d_head", d // c["n_heads"])
     H, KV = c["n_heads"] * dh, c["n_kv_heads"] * dh
     shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,)}
+    if "rope_scaling" in c:  # Llama 3's per-pair factors (llama.cpp's converter: one tensor for every layer)
+        shapes["rope_freqs.weight"] = (dh // 2,)
     if not tied:
         shapes["output.weight"] = (vocab, d)
     if arch == "gpt2":
@@ -275,6 +333,9 @@ def gguf_writer(path: Path, config: dict, vocabulary: Vocabulary, name: str) -> 
         writer.add_rope_freq_base(c["rope_theta"])
         writer.add_rope_dimension_count(dh)
         writer.add_layer_norm_rms_eps(c["rms_eps"])
+    if "rope_linear" in c:  # llama.cpp's converter for rope_scaling {"rope_type": "linear", "factor": ...}
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(c["rope_linear"])
     if "sliding_window" in c:
         writer.add_sliding_window(c["sliding_window"])
     if "d_head" in c:
@@ -320,7 +381,9 @@ def write_tiny_gguf(path: Path, *, quantized: bool = False, seed: int = 0, tied:
     rng = np.random.default_rng(seed)
     weights = {}
     for tensor, shape in shapes.items():
-        if tensor.endswith(".bias"):
+        if tensor == "rope_freqs.weight":
+            weights[tensor] = llama3_rope_factors(2 * shape[0], config["rope_theta"], config["rope_scaling"])
+        elif tensor.endswith(".bias"):
             weights[tensor] = 0.5 * rng.standard_normal(shape)
         elif len(shape) == 1:
             weights[tensor] = 1 + 0.2 * rng.standard_normal(shape)
@@ -352,6 +415,37 @@ def write_tiny_smollm2(path: Path, *, config: dict = TINY_SMOLLM2, seed: int = 0
     return Path(path)
 
 
+def rewrite_gguf(source: Path, out: Path, *, tensors=None, keys=None, drop=()) -> Path:
+    """Copy the GGUF ``source`` to ``out`` with some tensors replaced or added (``tensors``: name -> float32 array),
+    keys added (``keys``: name -> (value, GGUFValueType)) and tensors left out (``drop``)."""
+    reader = gguf.GGUFReader(str(source))
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(str(out), arch)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if field.types[0] == gguf.GGUFValueType.ARRAY:
+            writer.add_key_value(key, field.contents(), field.types[0], sub_type=field.types[-1])
+        else:
+            writer.add_key_value(key, field.contents(), field.types[0])
+    for key, (value, kind) in (keys or {}).items():
+        writer.add_key_value(key, value, kind)
+    tensors = dict(tensors or {})
+    for t in reader.tensors:
+        if t.name in drop:
+            continue
+        value = tensors.pop(t.name, None)
+        writer.add_tensor(t.name, np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
+                          if value is None else value)
+    for name, value in tensors.items():
+        writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out
+
+
 # --- transformers on the same file (a test reference) ---------------------------------------------------------
 
 HARD_TEXTS = [
@@ -376,16 +470,23 @@ def load_tiny(tmp_path_factory, arch: str, config: dict, vocabulary, seed: int =
 
 
 @functools.cache
-def hf_reference(path: Path):
+def hf_reference(path: Path, rope_parameters: tuple = ()):
     """``(model, tokenizer, loading_info)`` from transformers for the GGUF at ``path`` (float32, eager, offline), once
-    per process and file. transformers is a test reference: missing, the test fails (never skips)."""
+    per process and file. transformers is a test reference: missing, the test fails (never skips).
+
+    ``rope_parameters``: ``(key, value)`` pairs given to the config as its ``rope_parameters`` (e.g. Llama 3's
+    ``"llama3"`` scaling): transformers' GGUF loader reads neither the ``rope_freqs`` tensor nor a llama file's
+    ``rope.scaling.*`` keys (``modeling_gguf_pytorch_utils.py``, transformers 5.23: only gpt-oss's), so a scaled file's
+    reference is its weights from the file with the scaling set explicitly."""
     torch = require("torch")
     transformers = require("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.set_num_threads(1)  # two workers share two cores (see test_llama_live.py)
     tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    extra = {"rope_parameters": dict(rope_parameters)} if rope_parameters else {}
     model, info = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, attn_implementation="eager", dtype=torch.float32, output_loading_info=True)
+        path.parent, gguf_file=path.name, attn_implementation="eager", dtype=torch.float32, output_loading_info=True,
+        **extra)
     model.generation_config.eos_token_id = None  # 20 tokens whatever they are (ours: stop_at_eos=False)
     model.generation_config.pad_token_id = 0
     return model.eval(), tokenizer, info

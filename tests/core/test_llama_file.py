@@ -176,23 +176,8 @@ def test_an_unknown_or_unreadable_quantisation_type_is_named(tiny_file, tmp_path
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="tensor 'blk.1.ffn_down.weight' has an unknown ggml type"):
         llama.load(path, expected_sha256=None)
-    reader = gguf.GGUFReader(str(tiny_file.path))
-    path = tmp_path / "f64.gguf"
-    writer = gguf.GGUFWriter(str(path), "llama")
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        if field.types[0] == gguf.GGUFValueType.ARRAY:
-            writer.add_key_value(key, field.contents(), field.types[0], sub_type=field.types[-1])
-        else:
-            writer.add_key_value(key, field.contents(), field.types[0])
-    for t in reader.tensors:
-        values = np.array(t.data).reshape(tuple(int(s) for s in reversed(t.shape)))
-        writer.add_tensor(t.name, values.astype(np.float64) if t.name == "blk.0.ffn_norm.weight" else values)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    f64 = {"blk.0.ffn_norm.weight": tiny_file.weights["blk.0.ffn_norm.weight"].astype(np.float64)}
+    path = llama_support.rewrite_gguf(tiny_file.path, tmp_path / "f64.gguf", tensors=f64)
     with pytest.raises(ValueError, match="tensor 'blk.0.ffn_norm.weight' is stored as F64, a quantisation type this "
                                          "reader cannot de-quantize"):
         llama.load(path, expected_sha256=None)

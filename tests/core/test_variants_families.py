@@ -1,9 +1,10 @@
 """``attention.llama.variants`` on a tiny random model of every other family (qwen2: Q/K/V biases and split-half
 RoPE; qwen3: per-head q/k norms; gemma3: q/k norms, norms after the sub-layers, local sliding-window layers with their
-own RoPE base; gpt2: learned positions, no RoPE), against the model's plain forward pass where a variant is exact:
-MHA is the model, the full-rank latent cache is the model, MQA's keys and values are the mean of the heads' (where
-no per-head norm sits between), the window pass without renumbering is ``forward(window, sinks)`` and StreamingLLM's
-numbering changes only the kept tokens' scores; gpt2 refuses the numbering, naming why."""
+own RoPE base; gpt2: learned positions, no RoPE; llama3: Llama 3.2's scaled RoPE frequencies), against the model's
+plain forward pass where a variant is exact: MHA is the model, the full-rank latent cache is the model, MQA's keys and
+values are the mean of the heads' (where no per-head norm sits between), the window pass without renumbering is
+``forward(window, sinks)`` and StreamingLLM's numbering changes only the kept tokens' scores; gpt2 refuses the
+numbering, naming why."""
 
 from __future__ import annotations
 
@@ -14,17 +15,20 @@ from attention.llama import variants
 from tests.core.llama_support import (
     TINY_GEMMA3,
     TINY_GPT2,
+    TINY_LLAMA3,
     TINY_QWEN2,
     TINY_QWEN3,
     gpt2_vocabulary,
+    llama3_vocabulary,
     load_tiny,
     qwen_vocabulary,
     sentencepiece_vocabulary,
 )
 
-pytestmark = pytest.mark.slow  # 4-6 s for the four families (gemma3's d_head 256): the fast tier is at its budget
+pytestmark = pytest.mark.slow  # 4-6 s for the families (gemma3's d_head 256): the fast tier is at its budget
 FAMILIES = {"qwen2": (TINY_QWEN2, qwen_vocabulary), "qwen3": (TINY_QWEN3, qwen_vocabulary),
-            "gemma3": (TINY_GEMMA3, sentencepiece_vocabulary), "gpt2": (TINY_GPT2, gpt2_vocabulary)}
+            "gemma3": (TINY_GEMMA3, sentencepiece_vocabulary), "gpt2": (TINY_GPT2, gpt2_vocabulary),
+            "llama3": (TINY_LLAMA3, llama3_vocabulary)}
 TEXT = "The cat sat on the mat. The cat sat on the hat, the cat"
 
 

@@ -8,10 +8,19 @@ import json
 import os
 from pathlib import Path
 
+import gguf
 import pytest
 
 from explorer.shell import models
-from tests.core.llama_support import TINY, TINY_QWEN2, qwen_vocabulary, write_tiny_gguf
+from tests.core.llama_support import (
+    TINY,
+    TINY_LLAMA3,
+    TINY_QWEN2,
+    llama3_vocabulary,
+    qwen_vocabulary,
+    rewrite_gguf,
+    write_tiny_gguf,
+)
 
 
 def tiny(path: Path, **kwargs) -> Path:
@@ -155,3 +164,14 @@ def test_the_built_in_file_in_the_hf_cache_is_not_listed_twice(home, tmp_path, m
     monkeypatch.setattr(models.gguf_file, "MODEL_SIZE", (home / "ops" / "tiny-llama.gguf").stat().st_size)
     monkeypatch.setattr(models.gguf_file, "MODEL_FILENAME", "tiny-llama.gguf")
     assert "tiny-llama" not in by_name(models.catalogue(env(home), home))
+
+
+def test_a_llama3_file_passes_the_header_checks_and_a_yarn_file_does_not(tmp_path):
+    """Llama 3.x: the llama-bpe pre-tokenizer and the rope_freqs tensor (no scaling key) are read; a file whose RoPE
+    scaling the core refuses is listed with the core's reason, from its header."""
+    llama3 = tiny(tmp_path / "llama3.gguf", config=TINY_LLAMA3, vocabulary=llama3_vocabulary(), name="tiny-llama3")
+    assert models.header(llama3) == ("llama", None, "tiny-llama3")
+    yarn = rewrite_gguf(tiny(tmp_path / "plain.gguf"), tmp_path / "yarn.gguf",
+                        keys={"llama.rope.scaling.type": ("yarn", gguf.GGUFValueType.STRING)})
+    arch, problem, _ = models.header(yarn)
+    assert arch == "llama" and problem.startswith("llama.rope.scaling.type is 'yarn'; supported: 'none', 'linear'")

@@ -352,10 +352,12 @@ def rope_step(c: llm.LlamaConfig, s: llm.HeadSteps, labels: list[str], layer: in
         angles = np.asarray(s.angles, dtype=np.float64)  # [n, d_head / 2] radians
         charts.show_fig(rfig.angle_map(angles, labels, title=_("rotation angle p·θᵢ, mod 360°")), key="rm_fig_angles")
         slowest = f"{float(np.degrees(angles[1, -1])) if n > 1 else 0.0:.1e}"
-        st.caption(_("shape [n, {half}] · pair 0 turns 1 radian (57°) per position, pair {last} about {slowest}° (slow "
-                     "pairs carry position over long ranges) · colours wrap around like a clock face; Numbers: the "
-                     "angles in radians").format(half=dh // 2, last=dh // 2 - 1,
-                                                 slowest=slowest.replace(".", i18n.plotly_separators()[0])))
+        fastest = float(angles[1, 0]) if n > 1 else 1.0  # pair 0's turn per position: 1 radian unless scaled
+        st.caption(_("shape [n, {half}] · pair 0 turns {fastest} rad ({degrees}°) per position, pair {last} about "
+                     "{slowest}° (slow pairs carry position over long ranges) · colours wrap around like a clock face; "
+                     "Numbers: the angles in radians").format(
+            half=dh // 2, last=dh // 2 - 1, fastest=i18n.general(fastest, 3), degrees=f"{np.degrees(fastest):.0f}",
+            slowest=slowest.replace(".", i18n.plotly_separators()[0])))
         numbers(angles, labels, [_("pair") + f" {j}" for j in range(angles.shape[1])],
                 label=_("Numbers: angles (radians)"))
     for col, name, M in ((q_col, "Q", s.q), (k_col, "K", s.k)):

@@ -525,19 +525,24 @@ def qkv_caption(config: llm.LlamaConfig) -> str:
 
 def rope_latex(config: llm.LlamaConfig, base: float) -> list[str]:
     """Step 3's formulas for RoPE in the file's layout (``config.rope_layout``): pair ``(2i, 2i+1)`` or
-    ``(i, i + d/2)``, and the speeds ``θ_i = base^(−2i/d_head)`` with the layer's own ``base``."""
+    ``(i, i + d/2)``, and the speeds ``θ_i = base^(−2i/d_head)`` with the layer's own ``base``, divided by what the file
+    scales them by (``config.rope_scaling``: Llama 3's per-pair ``f_i``, a linear factor, or both)."""
     dh = config.d_head
     a, b = ("2i", "2i+1") if config.rope_layout == "adjacent" else ("i", f"i+{dh // 2}")
     pair = (r"\begin{pmatrix} q'_{" + a + r"} \\ q'_{" + b + r"} \end{pmatrix} = "
             r"\begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\ \sin p\theta_i & \cos p\theta_i \end{pmatrix}"
             r"\begin{pmatrix} q_{" + a + r"} \\ q_{" + b + r"} \end{pmatrix}")
     b = f"{int(base)}" if float(base).is_integer() else f"{base:g}"
-    return [pair, rf"\theta_i = {b}^{{-2i/{dh}}},\quad i = 0 \dots {dh // 2 - 1}"]
+    factor = f"{config.rope_scaling_factor:g}"
+    divide = {None: "", "llama3": " / f_i", "linear": f" / {factor}",
+              "llama3+linear": rf" / ({factor}\, f_i)"}[config.rope_scaling]
+    return [pair, rf"\theta_i = {b}^{{-2i/{dh}}}{divide},\quad i = 0 \dots {dh // 2 - 1}"]
 
 
 def rope_text(config: llm.LlamaConfig, layer: int) -> str:
-    """Step 3's explanation: what RoPE does, which coordinates this model's file pairs, and (gemma3) the layer's own
-    base, in the run's language."""
+    """Step 3's explanation: what RoPE does, which coordinates this model's file pairs, whether the file scales the
+    speeds (``config.rope_scaling``: Llama 3's per-pair factors, their smallest and largest, or a linear factor) and
+    (gemma3) the layer's own base, in the run's language."""
     c, half = config, config.d_head // 2
     text = _("Each pair of coordinates of a query or key at position *p* turns by the angle *p*·θᵢ (Su et al. 2021), "
              "so the score of query *i* and key *j* depends on their distance *i − j*, not on where they stand.")
@@ -550,6 +555,13 @@ def rope_text(config: llm.LlamaConfig, layer: int) -> str:
         text += " " + _("**Coordinate layout:** this model's file pairs coordinate i with i + {half} (*split halves*, "
                         "as Hugging Face `transformers`' “rotate_half”), not two adjacent coordinates (2i, 2i+1) as "
                         "llama files do; the scores and weights do not depend on the layout.").format(half=half)
+    if c.rope_freq_factors is not None:
+        text += " " + _("**Scaled speeds:** this file divides each pair's θᵢ by its own factor, between {smallest} and "
+                        "{largest} (Llama 3's RoPE scaling), so those pairs turn more slowly.").format(
+            smallest=i18n.general(min(c.rope_freq_factors), 3), largest=i18n.general(max(c.rope_freq_factors), 3))
+    if c.rope_scaling_factor != 1.0:
+        text += " " + _("**Scaled speeds:** this file divides every θᵢ by {factor} (linear RoPE scaling), as if the "
+                        "positions were {factor} times closer.").format(factor=i18n.general(c.rope_scaling_factor, 3))
     if c.local_layers:
         local = is_local(c, layer)
         text += " " + (_("Layer {layer} is a local layer: its RoPE base is {base} (the global layers use {other}).")

@@ -1,6 +1,7 @@
-"""AppTest of "Inside a real model" on a tiny model of each other family (qwen2, qwen3, gpt2, gemma3: the door serves
-it, ``@pytest.mark.lesson_model``): the page at its defaults with the six steps open, then every layer's first head
-and the last head of the last layer (what a click on the grid sets), each showing that architecture's steps."""
+"""AppTest of "Inside a real model" on a tiny model of each other family (qwen2, qwen3, gpt2, gemma3, and llama3: a
+llama file with Llama 3.2's scaled RoPE; the door serves it, ``@pytest.mark.lesson_model``): the page at its defaults
+with the six steps open, then every layer's first head and the last head of the last layer (what a click on the grid
+sets), each showing that architecture's steps."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from explorer.lessons.real_model import model as M
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "real_model"
-FAMILIES = [pytest.param(f, marks=pytest.mark.lesson_model(f)) for f in ("qwen2", "qwen3", "gpt2", "gemma3")]
+FAMILIES = [pytest.param(f, marks=pytest.mark.lesson_model(f)) for f in ("qwen2", "qwen3", "gpt2", "gemma3", "llama3")]
 
 
 def z(at, key) -> np.ndarray:
@@ -65,7 +66,10 @@ def test_the_page_shows_this_architectures_steps(family, door_model):
             assert "rm_fig_positions" not in figs
             np.testing.assert_allclose(z(at, "rm_fig_Q_rope"), s.q, rtol=1e-3, atol=1e-3)  # 4 digits
             assert M.rope_text(c, layer) in shown and M.rope_latex(c, s.rope_base)[1] in latex(at)
-            assert "q'_{i+" in latex(at)  # split halves: pair (i, i + d_head/2)
+            assert ("q'_{i+" if c.rope_layout == "halves" else "q'_{2i+1}") in latex(at)  # the file's pairs
+            assert f"pair 0 turns {s.angles[1, 0]:g} rad ({np.degrees(s.angles[1, 0]):.0f}°) per position" in shown
+            if c.rope_freq_factors is not None:  # llama3: the speeds divided by the file's factors, said and shown
+                assert "**Scaled speeds:**" in M.rope_text(c, layer) and "/ f_i" in latex(at)
         if c.qkv_bias:
             assert r"+ b_q^{(" in latex(at)
         if c.qk_norm:
@@ -74,7 +78,7 @@ def test_the_page_shows_this_architectures_steps(family, door_model):
             assert M.layer_kind(c, layer) in shown and M.local_layers_text(c) in shown
         group = [k for k in figs if k.startswith("rm_fig_group_")]
         assert len(group) == (c.group_size if c.group_size > 1 else 0)
-        assert M.gqa_text(c, head, "tiny-" + c.architecture) in shown
+        assert M.gqa_text(c, head, c.name) in shown
     # the buttons: greedy decoding by hand reads the model's own top token; the repeated random prompt needs 16
     # whole-word tokens, which these tiny vocabularies do not have: the button is off and says why (no traceback)
     at.button(key="rm_append").click().run()

@@ -349,6 +349,35 @@ GEMMA3 = llama.LlamaConfig(**{**SMOL.__dict__, "architecture": "gemma3", "n_laye
                               "rope_theta_local": 10000.0})
 
 
+LLAMA3 = llama.LlamaConfig(**{**SMOL.__dict__, "rope_theta": 500000.0, "n_heads": 32, "n_kv_heads": 8,
+                              "d_model": 2048, "rope_freq_factors": (1.0,) * 20 + (3.5, 9.25) + (32.0,) * 10})
+"""Llama 3.2 1B's RoPE (d_head 64, base 500,000) with per-pair factors of its shape (1 for the fast pairs, 32 for
+the slow ones, a step between); the values are the config's, not claimed to be the real file's."""
+
+
+def test_step_three_says_when_the_file_scales_the_speeds():
+    """One sentence, from the config: Llama 3's per-pair factors (their smallest and largest) or a linear factor; the
+    formula divides theta_i by them; plain RoPE says nothing of it. In Portuguese and Turkish too."""
+    text = M.rope_text(LLAMA3, 3)
+    assert ("**Scaled speeds:** this file divides each pair's θᵢ by its own factor, between 1 and 32 (Llama 3's RoPE "
+            "scaling), so those pairs turn more slowly.") in text
+    assert M.rope_latex(LLAMA3, 500000.0)[1] == r"\theta_i = 500000^{-2i/64} / f_i,\quad i = 0 \dots 31"
+    linear = llama.LlamaConfig(**{**SMOL.__dict__, "rope_scaling_factor": 2.5})
+    assert ("**Scaled speeds:** this file divides every θᵢ by 2.5 (linear RoPE scaling), as if the positions were "
+            "2.5 times closer.") in M.rope_text(linear, 0)
+    assert M.rope_latex(linear, 100000.0)[1].startswith(r"\theta_i = 100000^{-2i/64} / 2.5,")
+    both = llama.LlamaConfig(**{**LLAMA3.__dict__, "rope_scaling_factor": 2.0})
+    assert M.rope_latex(both, 500000.0)[1].startswith(r"\theta_i = 500000^{-2i/64} / (2\, f_i),")
+    assert M.rope_text(both, 0).count("**Scaled speeds:**") == 2
+    for plain in (SMOL, QWEN2, GEMMA3):
+        assert "Scaled" not in M.rope_text(plain, 0) and "f_i" not in M.rope_latex(plain, 1e4)[1]
+    with i18n.using("pt"):
+        pt = M.rope_text(LLAMA3, 3), M.rope_text(linear, 0)
+    with i18n.using("tr"):
+        tr = M.rope_text(LLAMA3, 3), M.rope_text(linear, 0)
+    assert "entre 1 e 32" in pt[0] and "por 2,5" in pt[1] and "1 ile 32" in tr[0] and "2,5 ile" in tr[1]
+
+
 def test_layer_ranges_and_which_layers_are_local():
     assert M.layer_ranges((0, 1, 2, 3, 4, 6, 7, 8, 9, 10)) == "0–4 and 6–10"
     assert M.layer_ranges((5, 11)) == "5 and 11" and M.layer_ranges((3,)) == "3" and M.layer_ranges(()) == ""
