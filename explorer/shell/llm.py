@@ -38,10 +38,13 @@ under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every ca
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import gc
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,21 +143,45 @@ def missing_weights() -> str | None:
 LOADED_MAX_ENTRIES = 2
 """Models :func:`load_model` keeps per process: each entry is a whole model's weights (SmolLM2-135M: 538 MB in
 float32, 112 MB compact; a 0.5B model about 2 GB in float32), so at most two: the one a lesson shows and one it
-compares with (or the one a learner just left). A third choice evicts the least recently used."""
+compares with (or the one a learner just left). A third choice evicts the least recently used, before it loads."""
+_LOADED: collections.OrderedDict[tuple[str, str | None], None] = collections.OrderedDict()
+"""The ``(weights, path)`` of the models :func:`_load_model` holds, least recently used first (its cache's order)."""
+_LOADED_LOCK = threading.Lock()
 
 
 @st.cache_resource(show_spinner=False, max_entries=LOADED_MAX_ENTRIES)
+def _load_model(weights: str, path: str | None) -> LlamaModel:
+    if path is None:
+        return llama.load(weights=weights)
+    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+
+
 def load_model(weights: str, path: str | None = None) -> LlamaModel:
     """:func:`attention.llama.load`, once per process, file and weights mode (a failed load is not cached): the
     built-in SmolLM2 (``path`` ``None``: found by the core, its SHA-256 pinned), or a file of the catalogue
     (:func:`catalogue`; no pin, never downloaded).
 
+    A model not loaded yet while :data:`LOADED_MAX_ENTRIES` are: the least recently used leaves the cache first, so the
+    core's free-memory check (:func:`attention.llama.memory.check_fits`, before any tensor is read) counts the memory
+    it frees. The cache alone evicts after the new model is built, so the check ran with both old models held and
+    refused a third model that eviction would have made room for; a session still running the evicted model keeps
+    it alive, and then its memory is rightly not counted.
+
     Raises:
         as :func:`attention.llama.load` (FileNotFoundError, ValueError: not GGUF, truncated, unsupported, too big).
     """
-    if path is None:
-        return llama.load(weights=weights)
-    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+    key = (weights, path)
+    with _LOADED_LOCK:
+        if key not in _LOADED and len(_LOADED) >= LOADED_MAX_ENTRIES:
+            _load_model.clear(*_LOADED.popitem(last=False)[0])
+            gc.collect()  # a model's arrays in reference cycles: freed now, before the core reads what is free
+    model = _load_model(weights, path)
+    with _LOADED_LOCK:
+        _LOADED[key] = None
+        _LOADED.move_to_end(key)
+        while len(_LOADED) > LOADED_MAX_ENTRIES:  # the cache was emptied meanwhile (st.cache_resource.clear)
+            _LOADED.popitem(last=False)
+    return model
 
 
 # --- which model: the catalogue, the picker's choice, a refused file -----------------------------------------
