@@ -200,8 +200,59 @@ def _catalogue(environment: tuple[tuple[str, str], ...], home: str) -> tuple[mod
 
 def catalogue() -> tuple[models.Entry, ...]:
     """The models this server may load (:func:`explorer.shell.models.catalogue`), the built-in first; listed again
-    at most once a minute per process (a file the operator adds appears within a minute)."""
-    return _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+    at most once a minute per process (a file the operator adds appears within a minute); then this session's own
+    uploads (:func:`upload_control`), which no other visitor's list shows."""
+    listed = _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+    return listed + tuple(st.session_state.get(_UPLOADS_KEY, {}).values())
+
+
+_UPLOADS_KEY = "_model_uploads"  # {id: Entry} of this session's uploaded files
+_UPLOAD_WIDGET = "_model_upload"
+_UPLOAD_REFUSED_KEY = "_model_upload_refused"  # (name, reason) of an upload refused, shown on the next run
+UPLOADS_MAX = 2
+"""Uploads a session keeps (the oldest leaves its list when a third is added; the files stay in the server's temporary
+folder, :func:`explorer.shell.models.upload_folder`, one per distinct content)."""
+
+
+def upload_control() -> None:
+    """Under the sidebar's picker, only when the operator sets ``$ATTENTION_UPLOAD_MB`` (the cap): a GGUF file of the
+    visitor's own, checked as the catalogue's files are (:func:`explorer.shell.models.save_upload`), added to this
+    session's choices only (another visitor's picker never lists a file someone uploaded: it may be private) and
+    chosen; in the link as ``model=<id>`` like any file (a link opened elsewhere says the server has no such model).
+    A file over the cap or one the header refuses is said with the loader's reason, and the picker keeps its model.
+    Streamlit's own ``server.maxUploadSize`` must be at least the cap (README, "Other models")."""
+    cap = models.upload_cap_mb()
+    if cap is None:
+        return
+    cap = min(cap, int(st.get_option("server.maxUploadSize")))  # Streamlit's server refuses a larger request body
+    st.sidebar.file_uploader(_("Or add a GGUF file of your own (at most {mb} MB)").format(mb=cap), type=["gguf"],
+                             key=_UPLOAD_WIDGET, max_upload_size=cap, on_change=_uploaded, args=(cap,),
+                             help=_("Only this session lists it; the server keeps it in a temporary folder."))
+    refused = st.session_state.pop(_UPLOAD_REFUSED_KEY, None)
+    if refused is not None:
+        _say_refused(*refused)
+
+
+def _uploaded(cap: int) -> None:
+    """The uploader's callback (before the run, so the picker can be set): add the file to the session, or refuse."""
+    ss = st.session_state
+    file = ss.get(_UPLOAD_WIDGET)
+    if file is None:
+        return
+    try:
+        entry = models.save_upload(file.getbuffer(), file.name, cap)
+    except (ValueError, OSError) as error:
+        ss[_UPLOAD_REFUSED_KEY] = (Path(file.name).name, str(error))
+        return
+    uploads = {k: v for k, v in ss.get(_UPLOADS_KEY, {}).items() if k != entry.id} | {entry.id: entry}
+    ss[_UPLOADS_KEY] = dict(list(uploads.items())[-UPLOADS_MAX:])
+    ss[controls.MODEL_WIDGET] = entry.id
+
+
+def _say_refused(name: str, reason: str) -> None:
+    """A file that could not be loaded, above the page: its name and the loader's reason (as text)."""
+    st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(model=name), icon="🚫")
+    st.text(reason)
 
 
 def megabytes(size: int) -> str:
@@ -240,6 +291,7 @@ def model_picker() -> models.Entry:
     if entry.problem is not None:
         _refuse(entry, ValueError(entry.problem), ss.get(_PICKED_KEY))
     ss[_PICKED_KEY] = entry.id
+    upload_control()
     _show_refusal()
     return entry
 
@@ -332,9 +384,7 @@ def second_model(entry: models.Entry) -> LlamaModel | None:
             return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
     except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
         reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
-        st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(
-            model=entry.name), icon="🚫")
-        st.text(models.private(reason, entry.path))
+        _say_refused(entry.name, models.private(reason, entry.path))
         return None
 
 

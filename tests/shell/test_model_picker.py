@@ -269,3 +269,54 @@ def test_choosing_the_compared_model_for_the_page_leaves_nothing_compared(served
     assert_clean(at)
     assert at.selectbox(key="rm_compare").value == "none" and "rm_compare" not in at.query_params
     assert not any(o.startswith("tiny-qwen2 ·") for o in at.selectbox(key="rm_compare").options)
+
+
+@pytest.fixture
+def uploads_on(monkeypatch, tmp_path) -> int:
+    """A server of the built-in model alone whose operator turns uploads on (a 1 MB cap), uploads saved in a
+    temporary folder of this test."""
+    monkeypatch.delenv(models.MODELS_ENV, raising=False)
+    monkeypatch.delenv(models.LOCAL_ENV, raising=False)
+    monkeypatch.setenv(models.UPLOAD_ENV, "1")
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    monkeypatch.setattr(models, "upload_folder", lambda: folder)
+    return 1
+
+
+def upload_widget(at):
+    return next(u for u in at.sidebar.get("file_uploader") if u.key == "_model_upload")
+
+
+def test_without_the_operator_s_setting_there_is_no_upload(monkeypatch):
+    monkeypatch.delenv(models.UPLOAD_ENV, raising=False)
+    at = app_at()
+    assert not [u for u in at.sidebar.get("file_uploader")]
+
+
+def test_an_uploaded_file_is_chosen_in_this_session_only_and_its_id_is_in_the_link(uploads_on, folder):
+    at = app_at()
+    uploader = upload_widget(at)
+    assert uploader.proto.max_upload_size_mb == 1 and "at most 1 MB" in uploader.label  # the browser's cap too
+    data = (folder / "tiny-qwen2.gguf").read_bytes()
+    uploader.set_value(("my qwen.gguf", data, "application/octet-stream")).run()
+    assert_clean(at)
+    picker = at.sidebar.selectbox(key=controls.MODEL_WIDGET)
+    assert picker.value.startswith("my-qwen-") and at.query_params["model"] == picker.value
+    assert any(label.startswith("my qwen · qwen2 · ") for label in picker.proto.options)
+    other = app_at(query={"model": picker.value})  # another visitor: not listed, the link says so
+    assert not [s for s in other.sidebar.selectbox if s.key == controls.MODEL_WIDGET]
+    assert any(f"model={picker.value}" in w.value for w in other.warning)
+
+
+@pytest.mark.parametrize("bad, reason", [("cut", "truncated GGUF file"), ("mamba", "unsupported model architecture"),
+                                         ("big", "more than this server's upload limit of 1 MB")])
+def test_a_bad_upload_is_refused_with_the_loader_s_reason_and_the_model_stays(uploads_on, folder, bad, reason):
+    at = app_at()
+    data = (folder / "tiny-llama.gguf").read_bytes() * 4 if bad == "big" else (folder / f"{bad}.gguf").read_bytes()
+    upload_widget(at).set_value((f"{bad}.gguf", data, "application/octet-stream")).run()
+    assert_clean(at)
+    assert not [s for s in at.sidebar.selectbox if s.key == controls.MODEL_WIDGET]  # still the built-in alone
+    assert "model" not in at.query_params
+    assert any(w.value.startswith(f"**{bad}.gguf could not be loaded.**") for w in at.warning)
+    assert any(reason in t.value for t in at.text), [t.value for t in at.text]
