@@ -143,6 +143,19 @@ def family_file(kind: str, path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def gemma3_and_qwen2(tmp_path, monkeypatch) -> dict[str, str]:
+    """A server listing a tiny gemma3 (6 layers, 4 query heads, 2 key/value heads) and a tiny qwen2 (2 layers, 4 and 2
+    heads) besides the built-in model (30 layers, 9 and 3 heads): ``{name: id}`` of its catalogue."""
+    from explorer.shell import models
+
+    family_file("gemma3", tmp_path / "tiny-gemma3.gguf")
+    family_file("qwen2", tmp_path / "tiny-qwen2.gguf")
+    monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
+    monkeypatch.delenv(models.LOCAL_ENV, raising=False)
+    return {e.name: e.id for e in models.catalogue()}
+
+
 def pytest_addoption(parser):
     parser.addoption("--lesson-model", choices=(TINY, SMOLLM2), default=TINY,
                      help="the model the lessons' door serves to tests not marked smollm2: the tiny SmolLM2 "

@@ -38,10 +38,13 @@ under 1 kB, a head's steps about 0.9 MB, a :class:`Prompt` under 10 kB. Every ca
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import gc
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,21 +143,45 @@ def missing_weights() -> str | None:
 LOADED_MAX_ENTRIES = 2
 """Models :func:`load_model` keeps per process: each entry is a whole model's weights (SmolLM2-135M: 538 MB in
 float32, 112 MB compact; a 0.5B model about 2 GB in float32), so at most two: the one a lesson shows and one it
-compares with (or the one a learner just left). A third choice evicts the least recently used."""
+compares with (or the one a learner just left). A third choice evicts the least recently used, before it loads."""
+_LOADED: collections.OrderedDict[tuple[str, str | None], None] = collections.OrderedDict()
+"""The ``(weights, path)`` of the models :func:`_load_model` holds, least recently used first (its cache's order)."""
+_LOADED_LOCK = threading.Lock()
 
 
 @st.cache_resource(show_spinner=False, max_entries=LOADED_MAX_ENTRIES)
+def _load_model(weights: str, path: str | None) -> LlamaModel:
+    if path is None:
+        return llama.load(weights=weights)
+    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+
+
 def load_model(weights: str, path: str | None = None) -> LlamaModel:
     """:func:`attention.llama.load`, once per process, file and weights mode (a failed load is not cached): the
     built-in SmolLM2 (``path`` ``None``: found by the core, its SHA-256 pinned), or a file of the catalogue
     (:func:`catalogue`; no pin, never downloaded).
 
+    A model not loaded yet while :data:`LOADED_MAX_ENTRIES` are: the least recently used leaves the cache first, so the
+    core's free-memory check (:func:`attention.llama.memory.check_fits`, before any tensor is read) counts the memory
+    it frees. The cache alone evicts after the new model is built, so the check ran with both old models held and
+    refused a third model that eviction would have made room for; a session still running the evicted model keeps
+    it alive, and then its memory is rightly not counted.
+
     Raises:
         as :func:`attention.llama.load` (FileNotFoundError, ValueError: not GGUF, truncated, unsupported, too big).
     """
-    if path is None:
-        return llama.load(weights=weights)
-    return llama.load(path, weights=weights, expected_sha256=None, download=False)
+    key = (weights, path)
+    with _LOADED_LOCK:
+        if key not in _LOADED and len(_LOADED) >= LOADED_MAX_ENTRIES:
+            _load_model.clear(*_LOADED.popitem(last=False)[0])
+            gc.collect()  # a model's arrays in reference cycles: freed now, before the core reads what is free
+    model = _load_model(weights, path)
+    with _LOADED_LOCK:
+        _LOADED[key] = None
+        _LOADED.move_to_end(key)
+        while len(_LOADED) > LOADED_MAX_ENTRIES:  # the cache was emptied meanwhile (st.cache_resource.clear)
+            _LOADED.popitem(last=False)
+    return model
 
 
 # --- which model: the catalogue, the picker's choice, a refused file -----------------------------------------
@@ -173,8 +200,59 @@ def _catalogue(environment: tuple[tuple[str, str], ...], home: str) -> tuple[mod
 
 def catalogue() -> tuple[models.Entry, ...]:
     """The models this server may load (:func:`explorer.shell.models.catalogue`), the built-in first; listed again
-    at most once a minute per process (a file the operator adds appears within a minute)."""
-    return _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+    at most once a minute per process (a file the operator adds appears within a minute); then this session's own
+    uploads (:func:`upload_control`), which no other visitor's list shows."""
+    listed = _catalogue(tuple((k, os.environ[k]) for k in _CATALOGUE_ENV if k in os.environ), str(Path.home()))
+    return listed + tuple(st.session_state.get(_UPLOADS_KEY, {}).values())
+
+
+_UPLOADS_KEY = "_model_uploads"  # {id: Entry} of this session's uploaded files
+_UPLOAD_WIDGET = "_model_upload"
+_UPLOAD_REFUSED_KEY = "_model_upload_refused"  # (name, reason) of an upload refused, shown on the next run
+UPLOADS_MAX = 2
+"""Uploads a session keeps (the oldest leaves its list when a third is added; the files stay in the server's temporary
+folder, :func:`explorer.shell.models.upload_folder`, one per distinct content)."""
+
+
+def upload_control() -> None:
+    """Under the sidebar's picker, only when the operator sets ``$ATTENTION_UPLOAD_MB`` (the cap): a GGUF file of the
+    visitor's own, checked as the catalogue's files are (:func:`explorer.shell.models.save_upload`), added to this
+    session's choices only (another visitor's picker never lists a file someone uploaded: it may be private) and
+    chosen; in the link as ``model=<id>`` like any file (a link opened elsewhere says the server has no such model).
+    A file over the cap or one the header refuses is said with the loader's reason, and the picker keeps its model.
+    Streamlit's own ``server.maxUploadSize`` must be at least the cap (README, "Other models")."""
+    cap = models.upload_cap_mb()
+    if cap is None:
+        return
+    cap = min(cap, int(st.get_option("server.maxUploadSize")))  # Streamlit's server refuses a larger request body
+    st.sidebar.file_uploader(_("Or add a GGUF file of your own (at most {mb} MB)").format(mb=cap), type=["gguf"],
+                             key=_UPLOAD_WIDGET, max_upload_size=cap, on_change=_uploaded, args=(cap,),
+                             help=_("Only this session lists it; the server keeps it in a temporary folder."))
+    refused = st.session_state.pop(_UPLOAD_REFUSED_KEY, None)
+    if refused is not None:
+        _say_refused(*refused)
+
+
+def _uploaded(cap: int) -> None:
+    """The uploader's callback (before the run, so the picker can be set): add the file to the session, or refuse."""
+    ss = st.session_state
+    file = ss.get(_UPLOAD_WIDGET)
+    if file is None:
+        return
+    try:
+        entry = models.save_upload(file.getbuffer(), file.name, cap)
+    except (ValueError, OSError) as error:
+        ss[_UPLOAD_REFUSED_KEY] = (Path(file.name).name, str(error))
+        return
+    uploads = {k: v for k, v in ss.get(_UPLOADS_KEY, {}).items() if k != entry.id} | {entry.id: entry}
+    ss[_UPLOADS_KEY] = dict(list(uploads.items())[-UPLOADS_MAX:])
+    ss[controls.MODEL_WIDGET] = entry.id
+
+
+def _say_refused(name: str, reason: str) -> None:
+    """A file that could not be loaded, above the page: its name and the loader's reason (as text)."""
+    st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(model=name), icon="🚫")
+    st.text(reason)
 
 
 def megabytes(size: int) -> str:
@@ -213,6 +291,7 @@ def model_picker() -> models.Entry:
     if entry.problem is not None:
         _refuse(entry, ValueError(entry.problem), ss.get(_PICKED_KEY))
     ss[_PICKED_KEY] = entry.id
+    upload_control()
     _show_refusal()
     return entry
 
@@ -305,9 +384,7 @@ def second_model(entry: models.Entry) -> LlamaModel | None:
             return load_model(weights_mode()) if entry.path is None else load_model(weights_mode(), str(entry.path))
     except Exception as error:  # noqa: BLE001 - any failure of a listed file is a message, never a traceback
         reason = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
-        st.warning(_("**{model} could not be loaded.** The reason, as the loader gives it:").format(
-            model=entry.name), icon="🚫")
-        st.text(models.private(reason, entry.path))
+        _say_refused(entry.name, models.private(reason, entry.path))
         return None
 
 

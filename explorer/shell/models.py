@@ -20,6 +20,11 @@ the picker's order:
   a container's published port, ``--server.address`` left at every interface), and listing a home folder's models
   on a public server would show the operator's private files to every visitor.
 
+* **a visitor's upload**, only when the operator sets ``$ATTENTION_UPLOAD_MB`` (:data:`UPLOAD_ENV`: the size cap in
+  MB; unset or ``0``: off): :func:`save_upload` writes the bytes to a file the server names in its own temporary
+  folder (:func:`upload_folder`), checks its header as the catalogue's files are checked, and the door adds it to
+  that visitor's session only (:mod:`explorer.shell.llm`): another visitor never sees it, as a file may be private.
+
 A visitor never names a path: a link carries an entry's :attr:`Entry.id` only, looked up here (:func:`find`).
 An id is a slug of the model's name and 8 hex digits of :func:`file_hash` (SHA-256 of the file's size and first
 MiB: about 2 ms a file, unlike hashing a 4 GB file); the path is never shown (it may hold a user name), only the
@@ -34,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -43,9 +49,9 @@ from attention.llama import ARCHITECTURES, gguf_file
 from attention.llama.config import check_architecture, check_rope_scaling
 from attention.llama.tokenizer import PRE_TOKENIZERS, TOKENIZER_MODELS
 
-__all__ = ["DEFAULT_ID", "LOCAL_ENV", "MODELS_ENV", "OLLAMA_MODEL_LAYER", "SOURCES", "Entry", "built_in", "catalogue",
-           "file_hash", "find", "header", "hf_cache_files", "lmstudio_files", "ollama_files", "operator_files",
-           "private", "slug"]
+__all__ = ["DEFAULT_ID", "LOCAL_ENV", "MODELS_ENV", "OLLAMA_MODEL_LAYER", "SOURCES", "UPLOAD_ENV", "Entry", "built_in",
+           "catalogue", "file_hash", "find", "header", "hf_cache_files", "lmstudio_files", "ollama_files",
+           "operator_files", "private", "save_upload", "slug", "upload_cap_mb", "upload_folder"]
 
 MODELS_ENV = "ATTENTION_MODELS"
 """The operator's GGUF files and folders, ``os.pathsep``-separated."""
@@ -57,7 +63,9 @@ DEFAULT_ID = "smollm2-135m-instruct"
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 HASHED_BYTES = 2**20
 """Bytes of a file's beginning :func:`file_hash` reads (with its size)."""
-SOURCES = ("built-in", "operator", "ollama", "lm-studio", "hf-cache")
+SOURCES = ("built-in", "operator", "ollama", "lm-studio", "hf-cache", "upload")
+UPLOAD_ENV = "ATTENTION_UPLOAD_MB"
+"""The operator's cap on a visitor's upload, in MB (decimal: 10**6 bytes); unset, ``0`` or not a whole number: off."""
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -309,3 +317,50 @@ def find(entries: Iterable[Entry], model_id: str | None) -> Entry | None:
 
 SUPPORTED = ARCHITECTURES
 """The architectures this core reads (:data:`attention.llama.ARCHITECTURES`), for the picker's notes."""
+
+
+# --- a visitor's upload (off unless the operator sets UPLOAD_ENV) ------------------------------------------------
+
+
+def upload_cap_mb(env: Mapping[str, str] | None = None) -> int | None:
+    """The operator's upload cap in MB (:data:`UPLOAD_ENV`), or ``None``: uploads are off (unset, ``0``, or not a
+    whole number of ASCII digits)."""
+    raw = (os.environ if env is None else env).get(UPLOAD_ENV, "").strip()
+    return int(raw) if re.fullmatch(r"[0-9]{1,7}", raw) and int(raw) > 0 else None
+
+
+def upload_folder() -> Path:
+    """The server's own folder for uploads: ``attention-uploads`` in the system's temporary folder (created)."""
+    folder = Path(tempfile.gettempdir()) / "attention-uploads"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def save_upload(data: bytes | memoryview, name: str, cap_mb: int, folder: Path | None = None) -> Entry:
+    """A visitor's uploaded GGUF file as a catalogue entry (``source="upload"``), or a refusal.
+
+    The bytes go to a file the server names (``<32 hex digits of their SHA-256>.gguf`` in ``folder``, default
+    :func:`upload_folder`: the visitor's file name never becomes a path; the same bytes uploaded again reuse it);
+    ``name`` (the visitor's file name, its ``.gguf`` dropped) is only shown. The header is checked as a catalogue
+    file's is (:func:`header`), so a bad file gets the same reason.
+
+    Raises:
+        ValueError: more than ``cap_mb`` MB ("x.gguf is 12.3 MB, more than this server's upload limit of 10 MB"), or
+            the header's problem (not a GGUF file, truncated, an unsupported architecture or tokenizer): the file
+            is deleted.
+    """
+    shown = Path(name).name.removesuffix(".gguf") or "upload"
+    size = len(data)
+    if size > cap_mb * 10**6:
+        raise ValueError(f"{shown}.gguf is {size / 1e6:.1f} MB, more than this server's upload limit of {cap_mb} MB")
+    path = (folder or upload_folder()) / f"{hashlib.sha256(data).hexdigest()[:32]}.gguf"  # of every byte
+    if not (path.is_file() and path.stat().st_size == size):
+        handle, temporary = tempfile.mkstemp(suffix=".part", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)  # whole or absent: a file being written is never read
+    arch, problem, _general_name = header(path)
+    if problem is not None:
+        path.unlink(missing_ok=True)
+        raise ValueError(problem.replace(path.name, f"{shown}.gguf"))
+    return Entry(f"{slug(shown)}-{file_hash(path)[:8]}", shown, "upload", path, size, arch)

@@ -6,9 +6,9 @@ for every declared control (the first one given twice, ``?k=v&k=v``), one with a
 for every declared control (the shared sidebar's on the first lesson). Then:
 
 - the widgets bound to the link (Streamlit's ``query_param_key``) are exactly the declared controls drawn
-  (:class:`~explorer.shell.controls.Options` and :class:`~explorer.shell.controls.Heads`, synced to the link by the
-  shell, are widgets with their keys), so no
-  page binds a widget to the link any other way;
+  (those the shell syncs to the link by hand, :attr:`~explorer.shell.controls.Control.by_hand`: options, heads and
+  numbers whose range depends on the run, are widgets with their keys), so no page binds a widget to the link any
+  other way;
 - each drawn control holds what its declaration's :meth:`~explorer.shell.controls.Control.outcome` gives for the
   link value (in the context it was drawn in), and a warning names it exactly when the outcome warns: the page's
   widget went through the parser that ``tests/shell/test_declare.py`` checks against every odd value; a value given
@@ -105,8 +105,7 @@ def check(at, lesson: str, state: dict, values: dict, declared: dict, own: dict,
     drawn = dict(at.session_state["_controls_drawn"])  # {key: the context it was drawn in}
     bound, keyed = widgets(at)
     assert set(drawn) <= set(declared), (where, set(drawn) - set(declared))
-    synced_by_the_shell = (controls.Options, controls.Heads)
-    assert bound == {k for k in drawn if declared[k].linked and not isinstance(declared[k], synced_by_the_shell)}, \
+    assert bound == {k for k in drawn if declared[k].linked and not declared[k].by_hand}, \
         (where, bound ^ set(drawn))
     assert set(drawn) <= keyed, (where, set(drawn) - keyed)
     warnings = " ".join(w.value for w in at.warning)

@@ -433,3 +433,53 @@ def test_a_file_of_float_tensors_widens_exactly():
                                 "blk.0.attn_norm.weight": ("F32", (10,))})
     assert llm.widened_exactly(floats)
     assert not llm.widened_exactly(llm.WeightStorage({**floats.tensors, "blk.0.attn_k.weight": ("Q4_1", (5, 10))}))
+
+
+# --- the door's two models and the free-memory check ---------------------------------------------------------------
+
+
+@pytest.fixture
+def three_files(tmp_path):
+    """Three tiny GGUF files the door loads, and a door with no model loaded (each test starts from an empty cache)."""
+    import streamlit as st
+
+    paths = []
+    for name in ("a", "b", "c"):
+        write_tiny_gguf(tmp_path / f"{name}.gguf", name=name)
+        paths.append(str(tmp_path / f"{name}.gguf"))
+    st.cache_resource.clear()
+    llm._LOADED.clear()
+    yield paths
+    st.cache_resource.clear()
+    llm._LOADED.clear()
+
+
+def test_a_third_model_is_loaded_when_the_least_recent_one_s_memory_makes_room(three_files, monkeypatch):
+    """The door holds two models; a third one's free-memory check counts the memory the model it evicts frees: the
+    evicted model is gone before the core reads what is free (with the cache evicting after the load, it was still
+    held, and a third model that fits once it is gone was refused: "too big for this server's memory")."""
+    import weakref
+
+    from attention.llama import memory
+
+    a_path, b_path, c_path = three_files
+    a = llm.load_model("float32", a_path)
+    llm.load_model("float32", b_path)
+    a_alive = weakref.ref(a)
+    del a
+    free = 10**12  # what the memory holds for the third model once a's weights are freed; nothing while a holds them
+    monkeypatch.setattr(memory, "available_bytes", lambda: free if a_alive() is None else 0)
+    c = llm.load_model("float32", c_path)
+    assert a_alive() is None and c.config.n_layers == 2
+    assert list(llm._LOADED) == [("float32", b_path), ("float32", c_path)]
+    assert llm.load_model("float32", b_path) is llm.load_model("float32", b_path)  # still cached: no reload
+
+
+def test_the_least_recently_used_model_is_the_one_evicted(three_files, monkeypatch):
+    a_path, b_path, c_path = three_files
+    a = llm.load_model("float32", a_path)
+    llm.load_model("float32", b_path)
+    assert llm.load_model("float32", a_path) is a  # a used again: b is now the least recent
+    llm.load_model("float32", c_path)
+    assert llm.load_model("float32", a_path) is a
+    assert list(llm._LOADED) == [("float32", c_path), ("float32", a_path)]

@@ -208,9 +208,10 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     from explorer.shell import llm
 
     at = app_at("real_model")
-    assert not [s for s in at.selectbox if s.key == "rm_compare" and s.value is not None]
+    assert at.selectbox(key="rm_compare").value == "none" and "rm_compare" not in at.query_params
     at.selectbox(key="rm_compare").set_value(served["tiny-qwen2"]).run()
     assert_clean(at)
+    assert at.query_params["rm_compare"] == served["tiny-qwen2"]  # a teacher can share the comparison
     assert {"rm_compare_a", "rm_compare_b"} <= set(figures(at))
     qwen = llm.load_model("float32", str(Path(served["_folder"]) / "tiny-qwen2.gguf"))
     ids_a = llm.prompt(door_model, rm.DEFAULT_PROMPT).ids
@@ -225,3 +226,97 @@ def test_compare_two_models_shows_both_grids_and_a_sentence_measured_from_them(s
     memory = next(c.value for c in at.caption if c.value.startswith("Memory: both models are loaded at once"))
     sizes = [llm.megabytes(llm.weights_bytes(m)) for m in (door_model, qwen)]  # the picker's MB: small files read
     assert f"their weights about {sizes[0]} MB and {sizes[1]} MB in" in memory and "0.00" not in memory, memory
+
+
+@pytest.mark.slow
+def test_a_link_opens_the_comparison_it_names(served):
+    at = app_at("real_model", query={"rm_compare": served["tiny-qwen2"]}, opened_by_link=True)
+    assert_clean(at)
+    assert at.selectbox(key="rm_compare").value == served["tiny-qwen2"]
+    assert {"rm_compare_a", "rm_compare_b"} <= set(figures(at))
+    assert at.query_params["rm_compare"] == served["tiny-qwen2"] and not at.warning
+    at.selectbox(key="rm_compare").set_value("none").run()
+    assert "rm_compare" not in at.query_params and "rm_compare_b" not in figures(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["/etc/passwd", "../x", "", ["tiny", "tiny"], "none-0123abcd", "cut"])
+def test_a_link_s_unknown_or_hostile_second_model_is_named_as_text_and_nothing_is_compared(served, given):
+    """Like ``model=``: a value that is no id of another listed model (a path, a repeated key, an empty one) is
+    warned about, shown as text, and no second model is chosen; the server reads no file for it."""
+    given = served["cut"] if given == "cut" else given  # a listed id the picker offers is taken (then refused)
+    at = app_at("real_model", query={"rm_compare": given}, opened_by_link=True)
+    assert_clean(at)
+    if given == served["cut"]:
+        assert at.selectbox(key="rm_compare").value == given
+        assert any(w.value.startswith("**cut could not be loaded.**") for w in at.warning)
+        return
+    assert at.selectbox(key="rm_compare").value == "none" and "rm_compare" not in at.query_params
+    assert "rm_compare_b" not in figures(at)
+    warning = [w.value for w in at.warning if "rm_compare" in w.value]
+    assert len(warning) == 1, [w.value for w in at.warning]
+    shown = ("2 times" if isinstance(given, list) else f"`rm_compare={given or repr(given)}`")
+    assert shown in warning[0], warning[0]
+    assert served["tiny-qwen2"] in warning[0] and served["cut"] not in warning[0]  # readable models as examples
+
+
+@pytest.mark.slow
+def test_choosing_the_compared_model_for_the_page_leaves_nothing_compared(served):
+    """The page's own model is never its second: when the sidebar chooses the model compared, the comparison closes
+    (no second model chosen, none in the link) and no error shows."""
+    at = app_at("real_model", query={"rm_compare": served["tiny-qwen2"]}, opened_by_link=True)
+    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["tiny-qwen2"]).run()
+    assert_clean(at)
+    assert at.selectbox(key="rm_compare").value == "none" and "rm_compare" not in at.query_params
+    assert not any(o.startswith("tiny-qwen2 ·") for o in at.selectbox(key="rm_compare").options)
+
+
+@pytest.fixture
+def uploads_on(monkeypatch, tmp_path) -> int:
+    """A server of the built-in model alone whose operator turns uploads on (a 1 MB cap), uploads saved in a
+    temporary folder of this test."""
+    monkeypatch.delenv(models.MODELS_ENV, raising=False)
+    monkeypatch.delenv(models.LOCAL_ENV, raising=False)
+    monkeypatch.setenv(models.UPLOAD_ENV, "1")
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    monkeypatch.setattr(models, "upload_folder", lambda: folder)
+    return 1
+
+
+def upload_widget(at):
+    return next(u for u in at.sidebar.get("file_uploader") if u.key == "_model_upload")
+
+
+def test_without_the_operator_s_setting_there_is_no_upload(monkeypatch):
+    monkeypatch.delenv(models.UPLOAD_ENV, raising=False)
+    at = app_at()
+    assert not [u for u in at.sidebar.get("file_uploader")]
+
+
+def test_an_uploaded_file_is_chosen_in_this_session_only_and_its_id_is_in_the_link(uploads_on, folder):
+    at = app_at()
+    uploader = upload_widget(at)
+    assert uploader.proto.max_upload_size_mb == 1 and "at most 1 MB" in uploader.label  # the browser's cap too
+    data = (folder / "tiny-qwen2.gguf").read_bytes()
+    uploader.set_value(("my qwen.gguf", data, "application/octet-stream")).run()
+    assert_clean(at)
+    picker = at.sidebar.selectbox(key=controls.MODEL_WIDGET)
+    assert picker.value.startswith("my-qwen-") and at.query_params["model"] == picker.value
+    assert any(label.startswith("my qwen · qwen2 · ") for label in picker.proto.options)
+    other = app_at(query={"model": picker.value})  # another visitor: not listed, the link says so
+    assert not [s for s in other.sidebar.selectbox if s.key == controls.MODEL_WIDGET]
+    assert any(f"model={picker.value}" in w.value for w in other.warning)
+
+
+@pytest.mark.parametrize("bad, reason", [("cut", "truncated GGUF file"), ("mamba", "unsupported model architecture"),
+                                         ("big", "more than this server's upload limit of 1 MB")])
+def test_a_bad_upload_is_refused_with_the_loader_s_reason_and_the_model_stays(uploads_on, folder, bad, reason):
+    at = app_at()
+    data = (folder / "tiny-llama.gguf").read_bytes() * 4 if bad == "big" else (folder / f"{bad}.gguf").read_bytes()
+    upload_widget(at).set_value((f"{bad}.gguf", data, "application/octet-stream")).run()
+    assert_clean(at)
+    assert not [s for s in at.sidebar.selectbox if s.key == controls.MODEL_WIDGET]  # still the built-in alone
+    assert "model" not in at.query_params
+    assert any(w.value.startswith(f"**{bad}.gguf could not be loaded.**") for w in at.warning)
+    assert any(reason in t.value for t in at.text), [t.value for t in at.text]

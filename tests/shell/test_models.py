@@ -175,3 +175,52 @@ def test_a_llama3_file_passes_the_header_checks_and_a_yarn_file_does_not(tmp_pat
                         keys={"llama.rope.scaling.type": ("yarn", gguf.GGUFValueType.STRING)})
     arch, problem, _ = models.header(yarn)
     assert arch == "llama" and problem.startswith("llama.rope.scaling.type is 'yarn'; supported: 'none', 'linear'")
+
+
+# --- a visitor's upload --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw, cap", [("", None), ("0", None), ("10", 10), (" 500 ", 500), ("1e3", None),
+                                      ("-5", None), ("٣", None), ("ten", None)])
+def test_uploads_are_off_unless_the_operator_sets_a_whole_number_of_mb(raw, cap):
+    assert models.upload_cap_mb({models.UPLOAD_ENV: raw}) == cap
+    assert models.upload_cap_mb({}) is None
+
+
+def test_an_upload_is_saved_under_a_name_the_server_chooses_and_listed_like_a_catalogue_file(tmp_path):
+    source = tmp_path / "source" / "my qwen.gguf"
+    source.parent.mkdir()
+    write_tiny_gguf(source, config=TINY_QWEN2, vocabulary=qwen_vocabulary(), name="tiny-qwen2")
+    data = source.read_bytes()
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    entry = models.save_upload(data, "../../etc/my qwen.gguf", cap_mb=1, folder=folder)
+    assert (entry.name, entry.source, entry.architecture, entry.size, entry.problem) == (
+        "my qwen", "upload", "qwen2", len(data), None)
+    assert entry.path.parent == folder and entry.path.read_bytes() == data  # the visitor's name is never a path
+    assert entry.id == f"my-qwen-{models.file_hash(source)[:8]}"  # as the catalogue would list the same file
+    assert models.save_upload(data, "again.gguf", cap_mb=1, folder=folder).path == entry.path  # one file per content
+    assert [p.name for p in folder.iterdir()] == [entry.path.name]
+
+
+def test_an_upload_over_the_cap_or_one_the_header_refuses_is_refused_with_the_catalogue_s_reason(tmp_path):
+    source = tmp_path / "tiny.gguf"
+    write_tiny_gguf(source, name="tiny")
+    data = source.read_bytes()
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=r"^big\.gguf is 0\.[0-9] MB, more than this server's upload limit of 0 MB$"):
+        models.save_upload(data, "big.gguf", cap_mb=0, folder=folder)
+    mamba = tmp_path / "mamba.gguf"
+    write_tiny_gguf(mamba, config={**TINY, "arch": "mamba"})
+    reasons = {}
+    for name, content in (("cut.gguf", data[:len(data) // 2]), ("mamba.gguf", mamba.read_bytes()),
+                          ("notes.gguf", b"not a model")):
+        with pytest.raises(ValueError) as refused:
+            models.save_upload(content, name, cap_mb=1, folder=folder)
+        reasons[name] = str(refused.value)
+    assert "truncated GGUF file" in reasons["cut.gguf"]
+    assert reasons["mamba.gguf"] == models.header(mamba)[1]  # the catalogue's words for the same file
+    assert "GGUF" in reasons["notes.gguf"]
+    assert not any(folder.iterdir())  # a refused file is deleted
+    assert not any(str(folder) in r for r in reasons.values())

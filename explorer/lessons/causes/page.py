@@ -18,7 +18,6 @@ from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
-LAYER = CONTROLS["layer"].key  # the patched layer: a value clamped into a smaller model's layers would not be linked
 HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
@@ -219,8 +218,6 @@ else:
                                                                              a_corrupt)))
         default_layer = move.other_until if move.moves else L - 1
         st.subheader(_("Per head: which head carries it?"))
-        if not 0 <= ss.get(LAYER, 0) < L:  # another model's layer: this model's default, as a link would open it
-            del ss[LAYER]
         layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})
         with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
             draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)

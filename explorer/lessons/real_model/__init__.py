@@ -12,6 +12,7 @@ STATISTIC_SHORT = {"sink": N_("sink"), "previous": N_("previous"), "self": N_("s
 """What the statistic control shows for each link value (:data:`model.STATISTICS` keys; messages)."""
 APPENDED_MAX_CHARS = 6 * llm.PROMPT_MAX_TOKENS  # ids of up to 5 digits and a space each
 SIZES = {"n_layers": 30, "n_heads": 9, "g": 3}  # SmolLM2-135M's: the layer and head sliders' example context
+NO_SECOND = "none"  # the compare control's code for "no second model" (no catalogue id is a bare word: name-hash)
 
 
 def sizes(config: llm.LlamaConfig) -> dict[str, int]:
@@ -47,6 +48,14 @@ CONTROLS = controls.declare(
     head=Slider(key="rm_head", label=N_("Query head"), lo=0, hi=lambda ctx: ctx["n_heads"] - 1,
                 default=lambda ctx: min(model.DEFAULT_HEAD, ctx["n_heads"] - 1), example=SIZES,
                 help=N_("Query head h reads key/value head h // {g} (grouped-query attention).")),
+    compare=Options(  # "Compare with another model" (compare.py): the link holds the second model's id
+        key="rm_compare", label=N_("Second model"), widget="selectbox", default=NO_SECOND,
+        options=lambda ctx: {NO_SECOND: _("none: choose a model to compare")} | dict(ctx["others"]),
+        expected=lambda ctx: _("none, or the id of another model this server lists ({ids})").format(
+            ids=controls.model_ids(ctx["readable"])),
+        example={"others": {"tiny-qwen2-0123abcd": "tiny-qwen2 · qwen2 · 0.3 MB"},
+                 "readable": ("tiny-qwen2-0123abcd",)},
+        help=N_("Loads a second model beside this page's: both stay in memory while you compare.")),
     steps=Expander(  # drawn only while open (its 11 charts are most of what a head change would send; issue 30)
         key="rm_steps", label=N_("Show the six steps, with their {n} charts"), example={"n": 11}),
 )

@@ -3,7 +3,9 @@ catalogue, side by side with the page's (issue 50).
 
 The statistic is the one the page's grid shows (its ``rm_stat`` control); each model reads the prompt with its own
 tokenizer (the token counts may differ), and the sentence under the grids is measured from the two grids: the mean
-over every head and the highest head of each. Both models stay loaded while the section is open (the door keeps two:
+over every head and the highest head of each. The second model is a declared control (``rm_compare``: its id in the
+link, so a teacher can share a comparison; a link's id this server does not list is named in a warning and nothing is
+compared). Both models stay loaded while the section is open (the door keeps two:
 :data:`explorer.shell.llm.LOADED_MAX_ENTRIES`); the memory they hold is stated.
 """
 
@@ -12,14 +14,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.lessons.real_model import CONTROLS, draw
+from explorer.lessons.real_model import CONTROLS, NO_SECOND, draw
 from explorer.shell import charts, controls, head_statistics, i18n, llm
 from explorer.shell.i18n import translator
 from explorer.shell.textviews import code_span
 
 _, _n = translator(__name__)
 
-PICKER = "rm_compare"  # the second model's select (not in the link: the lesson's declared controls are its own)
+PICKER = CONTROLS["compare"].key  # the second model's select, in the link as ?rm_compare=<id>
 
 
 def size(n: int | None) -> str:
@@ -40,15 +42,14 @@ def section(lm: llm.LlamaModel, ids: tuple[int, ...]) -> None:
     st.header(_("Compare with another model"))
     here = llm.shown_entry()
     others = [e for e in llm.catalogue() if e.id != here.id]
+    # Drawn on a server of one model too (a link's id is judged and warned about there as well), disabled.
+    other_id = controls.draw(CONTROLS["compare"], {"others": {e.id: llm.entry_label(e) for e in others},
+                                                   "readable": tuple(e.id for e in others if e.supported)},
+                             disabled=not others)
     if not others:
         st.caption(_("This server lists one model. Its operator can list more GGUF files (README, “Other models”); "
                      "then the same prompt's heads of two models show here side by side."))
-        return
-    other_id = st.selectbox(_("Second model"), [e.id for e in others], index=None, key=PICKER,
-                            format_func=lambda i: llm.entry_label(next(e for e in others if e.id == i)),
-                            placeholder=_("choose a model to compare"),
-                            help=_("Loads a second model beside this page's: both stay in memory while you compare."))
-    if other_id is None:
+    if other_id == NO_SECOND:
         return
     entry = next(e for e in others if e.id == other_id)
     second = llm.second_model(entry)

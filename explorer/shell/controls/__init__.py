@@ -44,6 +44,7 @@ from explorer.shell.controls.sidebar import (  # noqa: F401 (re-exported)
     language_control,
     lesson_settings,
     model_control,
+    model_ids,
     not_used,
     sentence_steps,
     shared,

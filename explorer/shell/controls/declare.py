@@ -6,7 +6,8 @@ page draws each control where it sits with :func:`draw`, which returns the value
 
 The one way a control reaches the link is :meth:`Control.draw`: the link's value goes through the control's parser
 (:meth:`Control.parse`), a value it cannot use is removed or corrected before the widget is seeded
-(:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link, and a warning names the value.
+(:mod:`~explorer.shell.controls.link_values`), the widget is bound to the link (or, :attr:`Control.by_hand`, the shell
+writes its value there after each run), and a warning names the value.
 :meth:`Control.outcome` says, without Streamlit, what the control opens at for any link value and whether it warns
 (``tests/shell/test_declare.py``; ``tests/lessons/test_contract.py`` shows it on the page).
 """
@@ -31,11 +32,13 @@ from explorer.shell.controls.link_values import (
     _snapshot_link,
     check_link,
     correct_link,
-    keep_in_range,
+    hold_in_range,
+    kept_by_hand,
     link_number,
     link_value,
     one_of,
     refuse_unusable,
+    write_link,
 )
 from explorer.shell.settings import LESSON_TOKENS, token_labels
 
@@ -100,6 +103,7 @@ class Control:
     default: Any = None
 
     linked: ClassVar[bool] = True  # in the page's link
+    by_hand: ClassVar[bool] = False  # synced to the link by the shell (write_link), not bound by Streamlit
 
     def say(self, message, ctx: Ctx, **values) -> str | None:
         """A declared message in the run's language, formatted with ``ctx`` and ``values`` (``None`` stays ``None``).
@@ -166,8 +170,10 @@ class Number(Control):
 
     Whole numbers when ``lo``, ``hi`` and ``default`` are ``int``. A link value is taken only as the app writes it
     (:func:`~explorer.shell.controls.link_values.link_number`); anything else opens at the default. When the range is a
-    function of the context, a value kept from an earlier run is moved into the new range before the widget is
-    drawn (a shorter sentence: the padding slider's value above ``n``).
+    function of the context (a model's layers, a sentence's tokens), the value is kept where it fits the run's range
+    and moved to the nearest valid value where it does not (another model's layer: the new model's last), and the
+    shell syncs it to the link by hand (:attr:`by_hand`, :func:`~explorer.shell.controls.link_values.hold_in_range`):
+    Streamlit draws a bound widget whose range changed as a new one and left the value out of the link (issue 50).
     """
 
     lo: Any
@@ -208,24 +214,37 @@ class Number(Control):
             return None
         return _canonical(self.nearest(value, ctx or {}))
 
+    @property
+    def by_hand(self) -> bool:  # type: ignore[override]
+        """A number whose range depends on the context (a model's layers) is synced to the link by hand."""
+        return any(callable(v) for v in (self.lo, self.hi, self.step))
+
     def draw(self, ctx: Ctx, container, inline: bool, kwargs: dict):
         lo, hi, default, integer = self.bounds(ctx)
         step = self.step_at(ctx)
-        if callable(self.lo) or callable(self.hi):
-            keep_in_range(self.key, lo, hi)
-        refuse_unusable({self.key: self.usable(ctx)})
         kw = {"help": self.say(self.help, ctx), **({"format": self.format} if self.format else {}), **kwargs}
         label = self.say(self.label, ctx)
         # A number box: whole numbers, and "min" (its "no default") on the run after set_value.
         no_default, widget_step = ("min", 1) if self.widget == "number_input" else (None, step)
-        got = getattr(container, self.widget)(label, lo, hi, _default_unless_set(self.key, default, no_default),
-                                              widget_step, key=self.key, bind="query-params", **kw)
+        widget = getattr(container, self.widget)
+        if self.by_hand:  # its value held in the range before it is drawn, the link written after
+            hold_in_range(self.key, (lo, hi, step), lambda raw: self.parse(raw, ctx), lambda x: self.nearest(x, ctx),
+                          default)
+            got = widget(label, lo, hi, no_default, widget_step, key=self.key, **kw)
+        else:
+            refuse_unusable({self.key: self.usable(ctx)})
+            got = widget(label, lo, hi, _default_unless_set(self.key, default, no_default), widget_step, key=self.key,
+                         bind="query-params", **kw)
         ends = {"lo": _number_text(lo), "hi": _number_text(hi)}
         expected = self.say(self.expected, ctx, **ends, low=ends["lo"], high=ends["hi"],
                             step=_number_text(step) if step else "1") or (
             _("a whole number from {lo} to {hi}") if integer else _("a number from {lo} to {hi}")).format(**ends)
         check_link(self.key, got, expected, inline=inline)
-        return int(got) if integer else float(got)
+        got = int(got) if integer else float(got)
+        if self.by_hand:
+            kept_by_hand(self.key, got)
+            write_link(self.key, None if got == default else _canonical(got))
+        return got
 
 
 class Slider(Number):
@@ -296,6 +315,8 @@ class Options(Control):
     aliases: Mapping[str, str] | None = None
     horizontal: bool | None = None
 
+    by_hand: ClassVar[bool] = True
+
     def codes(self, ctx: Ctx) -> list[str]:
         return list(_resolve(self.options, ctx))
 
@@ -333,11 +354,8 @@ class Options(Control):
         value = getattr(container, self.widget)(self.say(self.label, ctx), list(shown), key=key,
                                                 format_func=shown.__getitem__, **{**kw, **kwargs})
         value = value if value in shown else default
-        check_link(key, value, one_of(shown), inline=inline)
-        if value == default:
-            st.query_params.pop(key, None)
-        elif st.query_params.get(key) != value:
-            st.query_params[key] = value
+        check_link(key, value, self.say(self.expected, ctx) or one_of(shown), inline=inline)
+        write_link(key, None if value == default else value)
         return value
 
 
@@ -517,6 +535,8 @@ class Heads(Control):
     default: Any = ()
     max_selections: int
 
+    by_hand: ClassVar[bool] = True
+
     def default_value(self, ctx: Ctx):
         return list(_resolve(self.default, ctx))
 
@@ -551,10 +571,7 @@ class Heads(Control):
         text = self.text(got, ctx)
         check_link(key, text, self.say(self.expected, ctx, n=self.max_selections) or one_of(["L0H0", "…"]),
                    inline=inline)
-        if text:
-            st.query_params[key] = text
-        elif key in st.query_params:
-            del st.query_params[key]
+        write_link(key, text or None)
         return list(got)
 
 

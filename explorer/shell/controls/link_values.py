@@ -27,6 +27,7 @@ _WARN_KEY = "_link_warnings"  # {key: warning} of the session's link, until dism
 _SHOWN_KEY = "_link_warnings_shown"  # keys whose warning was shown inline on this run
 _RERUN_KEY = "_link_rerun_due"  # a repeated key left the link before the page was known: start the run again
 _SET_KEY = "_set_by_code"  # keys of widgets whose value the page set through set_value, until they are drawn
+_RANGES_KEY = "_ranges_drawn"  # {key: (lo, hi, step)} a number whose range depends on the run was last drawn in
 SHOWN_CHARS = 40  # a link value longer than this is shortened in a warning
 _INT_TEXT = re.compile(r"-?[0-9]+\Z")  # ASCII digits only: int() would also take " 5 ", "1_000" and "٣"
 _DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
@@ -93,6 +94,10 @@ def correct_link(key: str, value: str | None) -> None:
     except (StreamlitAPIException, KeyError):
         return
     _rerun_with_the_new_link()
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
 
 
 def _canonical(value) -> str:
@@ -246,9 +251,49 @@ def _default_unless_set(key: str, value, none):
     return value
 
 
-def keep_in_range(key: str, lo: int, hi: int) -> None:
-    """Clamp a widget's stored value into ``[lo, hi]`` before it is drawn (a shorter sentence, fewer heads…), through
-    :func:`set_value`."""
-    value = st.session_state.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and not lo <= value <= hi:
-        set_value(key, min(max(value, lo), hi))
+def write_link(key: str, text: str | None) -> None:
+    """Make the link hold ``text`` for ``key`` (``None``: leave it out), for a control the shell syncs to the link by
+    hand (one Streamlit does not bind: :attr:`~explorer.shell.controls.declare.Control.by_hand`), after it is drawn."""
+    if text is None:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != text:
+        st.query_params[key] = text
+
+
+def hold_in_range(key: str, bounds: tuple, parse: Callable[[str], float | None], nearest: Callable[[float], float],
+                  default) -> None:
+    """Before a number whose range depends on the run (a model's layers, a sentence's tokens) is drawn: its value in
+    ``st.session_state[key]``, in this run's range ``bounds`` (``(lo, hi, step)``).
+
+    On its first draw (in the session, or back on its page): the link's value when ``parse`` takes it (one it does
+    not take leaves the link, :func:`check_link` warns and the default opens), else the value it had when last drawn in
+    this session, else ``default``. Afterwards: its value, kept where it fits the range and moved to ``nearest(value)``
+    where it does not (another model's layer: the new model's last). The widget is drawn without a default of its own
+    and is not bound to the link (a bound widget whose range changes is a new widget to Streamlit, which showed a value
+    code gave it but left it out of the link, or kept the old one there: issue 50); :func:`write_link` writes it.
+    """
+    ss = st.session_state
+    _snapshot_link()
+    set_by_code = key in ss.get(_SET_KEY, ())
+    ss.get(_SET_KEY, set()).discard(key)  # a value set_value gave it is in ss[key]: taken below
+    value, first = ss.get(key), not _is_number(ss.get(key))
+    if first:
+        raw = st.query_params.get_all(key)
+        value = parse(raw[0]) if len(raw) == 1 else None
+        if raw and value is None:
+            _remove_from_link(key)
+        if value is None:
+            value = ss.get(_kept(key), default)
+    moved, ranges = nearest(value), ss.setdefault(_RANGES_KEY, {})
+    if first or set_by_code or moved != value or ranges.get(key) != bounds:
+        ss[key] = moved  # a range that changed makes the widget a new one to Streamlit: it takes this value
+    ranges[key] = bounds
+
+
+def kept_by_hand(key: str, value) -> None:
+    """Keep ``value`` for :func:`hold_in_range`'s next first draw of ``key`` (the learner comes back to the page)."""
+    st.session_state[_kept(key)] = value
+
+
+def _kept(key: str) -> str:
+    return f"_{key}_kept"

@@ -8,7 +8,7 @@ copied link reproduces what the sender saw. Pages read them with :func:`shared` 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,6 +285,12 @@ MODEL_IDS_SHOWN = 6  # ids a warning about a link's unknown model lists (a learn
 MODEL_REVERT = "_model_revert"  # set by the door when the chosen file was refused: the id the picker goes back to
 
 
+def model_ids(ids: Sequence[str]) -> str:
+    """Model ids as a link's warning lists them: the first :data:`MODEL_IDS_SHOWN`, then ``…``
+    (``"tiny-qwen2-0123abcd, …"``)."""
+    return ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
+
+
 def model_control(options: Mapping[str, str], default: str, unreadable: Collection[str] = ()) -> str:
     """The sidebar's "Model" select (entrypoint only): the model every real-model lesson runs; returns its id.
 
@@ -313,8 +319,7 @@ def model_control(options: Mapping[str, str], default: str, unreadable: Collecti
             help=_("The lessons {lessons} read this model's own attention. The server's operator lists the GGUF "
                    "files it may load; the link keeps the choice.").format(lessons=lessons))
     chosen = ss[MODEL_WIDGET]
-    ids = [i for i in options if i not in unreadable]  # the warning's examples: models a link may open
-    listed = ", ".join(ids[:MODEL_IDS_SHOWN]) + (", …" if len(ids) > MODEL_IDS_SHOWN else "")
+    listed = model_ids([i for i in options if i not in unreadable])  # the warning's examples: models a link may open
     check_link(MODEL_KEY, chosen, _("the id of a model this server lists ({ids})").format(ids=listed), inline=False)
     if chosen != default:
         st.query_params[MODEL_KEY] = chosen

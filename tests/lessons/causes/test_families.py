@@ -106,36 +106,3 @@ def test_every_section_runs_on_the_family(door_model, family):
     assert "ca_fig_head_patch" in figures(at)
     np.testing.assert_allclose(table(at, "logit diff", -1)["logit diff"],
                                iv.patch_head_layer(lm, clean_ids, other, a_clean, a_corrupt, 0), rtol=1e-5, atol=1e-5)
-
-
-@pytest.fixture
-def gemma3_and_qwen2(tmp_path, monkeypatch) -> dict[str, str]:
-    """A server listing a tiny gemma3 (6 layers) and a tiny qwen2 (2 layers): ``{name: id}`` of its catalogue."""
-    from explorer.shell import models
-    from tests.conftest import family_file
-
-    family_file("gemma3", tmp_path / "tiny-gemma3.gguf")
-    family_file("qwen2", tmp_path / "tiny-qwen2.gguf")
-    monkeypatch.setenv(models.MODELS_ENV, str(tmp_path))
-    monkeypatch.delenv(models.LOCAL_ENV, raising=False)
-    return {e.name: e.id for e in models.catalogue()}
-
-
-@pytest.mark.parametrize("linked", [{}, {"ca_layer": "3"}], ids=["default-layer", "linked-layer"])
-def test_after_a_model_switch_the_link_opens_the_patched_layer_shown(gemma3_and_qwen2, linked):
-    """On gemma3 the patched layer is 5 (its default) or 3 (the link's); switched to the 2-layer qwen2 in the sidebar,
-    the layer shown must be the one the page's link opens (it was capped to 1, and the link, holding no layer, opened
-    at qwen2's default 0)."""
-    from explorer.shell import controls
-
-    served = gemma3_and_qwen2
-    at = app_at(PAGE, query={"model": served["tiny-gemma3"], **linked}, opened_by_link=True, timeout=600)
-    assert at.slider(key="ca_layer").value == int(linked.get("ca_layer", 5))
-    at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["tiny-qwen2"]).run(timeout=600)
-    assert_clean(at)
-    shown, link = at.slider(key="ca_layer").value, {k: at.query_params[k] for k in at.query_params}
-    assert link["model"] == served["tiny-qwen2"]
-    again = app_at(PAGE, query=link, opened_by_link=True, timeout=600)
-    assert_clean(again)
-    assert again.slider(key="ca_layer").value == shown
-    assert not [w.value for w in again.warning if "ca_layer" in w.value]
