@@ -28,6 +28,7 @@ from explorer.shell.charts import (
     auto_tick_labels,
     bar_margin,
     colorbar_of_px,
+    fit_ticks,
     heatmap,
     heatmap_margin,
     max_ticks,
@@ -282,6 +283,16 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
 GRID_COLORBAR_XPAD = 27  # the Streamlit theme's colour-axis colour bar: padding 24 px ("twoXL"), +3 measured
 
 
+def _position_labels(fig: go.Figure) -> list[str] | None:
+    """The labels of a :func:`heatmap` panel's key axis, when it is an axis of positions ``0 … n - 1`` (its
+    ``layout.meta`` ones, or every position's tick text); ``None`` for an axis of other values."""
+    meta = fig.layout.meta or {}
+    if isinstance(meta, dict) and "fit_ticks" in meta:
+        return list(meta["fit_ticks"]["xaxis"])
+    vals, text = list(fig.layout.xaxis.tickvals or []), list(fig.layout.xaxis.ticktext or [])
+    return text if text and vals == list(range(len(text))) and list(fig.data[0].x) == vals else None
+
+
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
           hover_prefixes: Sequence[str], row_height: int, masked: bool = False,
           light_hover: str | None = None) -> go.Figure:
@@ -296,6 +307,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                             vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
     traces = []
     y_labels, x_labels, x_upright = [], [], True  # the labels the grid shows: for its margins (issue 20)
+    fitted: dict[str, list[str]] = {}  # labelled key axes: the browser labels them for the panels' width
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
@@ -311,6 +323,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             tr.update(xaxis=xa, yaxis=ya)
             traces.append(tr)
+        keys = _position_labels(f)
         for axis, name in (("xaxis", "xaxis" + xa[1:]), ("yaxis", "yaxis" + ya[1:])):
             spec = f.layout[axis].to_plotly_json()
             spec.pop("domain", None)
@@ -333,6 +346,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 (x_labels if axis == "xaxis" else y_labels).extend(str(t) for t in shown)
                 if axis == "xaxis":
                     x_upright = x_upright and 0 in spec.get("autotickangles", [0])
+                    if keys:
+                        fitted[name] = keys
     if n_cols >= 2:
         for note in layout.get("annotations", ()):
             note.setdefault("font", {})["size"] = 12  # subplot titles of narrow panels (a phone's are ~60 px)
@@ -344,6 +359,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
         bar, (coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)), xpad=GRID_COLORBAR_XPAD))
     layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin,
                   separators=i18n.plotly_separators())
+    if fitted:
+        layout["meta"] = fit_ticks(fitted)
     if masked:
         layout["plot_bgcolor"] = MASKED_COLOR
     return go.Figure(data=traces, layout=layout)

@@ -31,6 +31,7 @@ from explorer.shell.charts.geometry import (
     cell_text_font,
     colorbar_below,
     colorbar_of_px,
+    fit_ticks,
     heatmap_margin,
     max_ticks,
     plot_px,
@@ -253,6 +254,8 @@ def heatmap(
         height=height,
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
+    if len(x_ticks) < n_cols:  # a phone's map does not hold every key: the browser labels them for its width
+        layout["meta"] = fit_ticks({"xaxis": cols})
     if title:
         layout["title"] = chart_title(title)
     if mask is not None:
