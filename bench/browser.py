@@ -250,13 +250,13 @@ class Tab:
         return (chart if how == "changed" else settled), settled
 
 
-def start_to_first_chart(browser, script: str, path: str, timeout: float, env: dict | None = None
-                         ) -> tuple[dict, object, str]:
-    """Start a server on ``script`` (with ``env``); returns (timings, process, base URL). The process is left
-    running."""
+def start_to_first_chart(browser, script: str, path: str, timeout: float, env: dict | None = None,
+                         port: int | None = None) -> tuple[dict, object, str]:
+    """Start a server on ``script`` (with ``env``, on ``port`` or a free one); returns (timings, process, base URL).
+    The process is left running."""
     t0 = time.perf_counter()
     log = Path("/tmp") / f"browser-bench-{os.getpid()}-{Path(script).stem}.log"
-    proc, base = start_server(script=script, log_path=log, env=env)
+    proc, base = start_server(port, script=script, log_path=log, env=env)
     health = time.perf_counter() - t0
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     context.add_init_script(OBSERVER_JS)
@@ -346,6 +346,7 @@ def main(argv=None) -> int:
     ap.add_argument("--busy", action="store_true", help="one busy core beside the whole run (bench/busy.py)")
     ap.add_argument("--no-apptest", action="store_true", help="skip the AppTest parts (cold runs, server compute)")
     ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--port", type=int, help="the trivial page's server port, the app's the next (default: free ports)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--door", choices=DOORS, default="component",
                     help="how charts.show_fig sends charts, on both servers (the trivial page draws through it too)")
@@ -371,9 +372,11 @@ def measure(args, env: dict, result: dict, sync_playwright) -> None:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(headless=True, args=LAUNCH_ARGS,
                                          **({"executable_path": CHROMIUM} if Path(CHROMIUM).exists() else {}))
-            trivial_start, proc_t, base_t = start_to_first_chart(browser, "bench/trivial_app.py", "", args.timeout, env)
+            trivial_start, proc_t, base_t = start_to_first_chart(browser, "bench/trivial_app.py", "", args.timeout, env,
+                                                                 args.port)
             procs.append(proc_t)
-            app_start, proc_a, base_a = start_to_first_chart(browser, "streamlit_app.py", "", args.timeout, env)
+            app_start, proc_a, base_a = start_to_first_chart(browser, "streamlit_app.py", "", args.timeout, env,
+                                                             args.port and args.port + 1)
             procs.append(proc_a)
             result["start"] = {"trivial": trivial_start, "app": app_start}
             print(f"server start -> first chart: trivial {trivial_start['first_chart_s']:.2f} s, "
