@@ -159,6 +159,7 @@ def blocked_heatmap(
     fig.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                      ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
+    fig.layout.meta = None  # its own ticks (true indices), not the heat map's keys for the browser to fit
     # Upright column numbers: the bottom margin they need (issue 20: margins that hold the labels from the start)
     margin = dict(b=heatmap_margin([], [], x_upright=True, colorbar=0, top=0)["b"])
     if row_labels is None:
@@ -346,8 +347,10 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 (x_labels if axis == "xaxis" else y_labels).extend(str(t) for t in shown)
                 if axis == "xaxis":
                     x_upright = x_upright and 0 in spec.get("autotickangles", [0])
-                    if keys:
+                    if keys:  # the browser labels them for the panel's width: any of them, maybe on end
                         fitted[name] = keys
+                        x_labels.extend(keys)
+                        x_upright = False
     if n_cols >= 2:
         for note in layout.get("annotations", ()):
             note.setdefault("font", {})["size"] = 12  # subplot titles of narrow panels (a phone's are ~60 px)
@@ -435,6 +438,7 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
         f.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                        ticktext=[str(j) for j in cidx[::every]],
                        range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text=_("head column"))
+        f.layout.meta = None  # its own ticks (true indices), not the heat map's keys for the browser to fit
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
     return _grid(figs, head_labels(heads), n_cols=n_cols,  # short titles: the caption gives the shape

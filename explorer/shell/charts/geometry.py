@@ -132,7 +132,8 @@ def fit_ticks(axes: dict[str, Sequence[str]]) -> dict:
     (upright when the widest fits its cell, else on end), else every k-th from the first, evenly, k the smallest
     step at which labels on end do not touch (18 px apart), on a phone and a desktop alike, zoomed in too; the hover
     names every cell. The figure's own ticks (a phone's, :func:`position_ticks`) stand for any other renderer
-    (``st.plotly_chart``, an exported figure).
+    (``st.plotly_chart``, an exported figure). Give such an axis the margin of labels on end
+    (:func:`heatmap_margin` with ``x_upright=False`` and every label): the browser may turn any of them.
 
     Public: the key axis of a lesson's own heat map or grid panel."""
     return {FIT_TICKS: {name: [str(label) for label in labels] for name, labels in axes.items()}}
