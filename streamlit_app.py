@@ -37,10 +37,10 @@ started = time.perf_counter()
 controls.sidebar_controls(page.url_path)
 llm.model_picker()  # the model the real-model lessons run (drawn when the server lists more than one)
 with st.sidebar:  # last in the sidebar (it takes no room there): the page's <html lang> (a one-line assignment, also on
-    # a rerun) and a tap on a chart opens the cell tapped (see the file)
-    st.html("<script>" + i18n.document_language_js() + "\n"
-            + (Path(__file__).parent / "explorer" / "shell" / "touch_tap.js").read_text() + "</script>",
-            unsafe_allow_javascript=True)
+    # a rerun), a tap on a chart opens the cell tapped, choosing a lesson on a phone closes the sidebar (see the files)
+    shell = Path(__file__).parent / "explorer" / "shell"
+    st.html("<script>" + i18n.document_language_js() + "\n" + (shell / "touch_tap.js").read_text() + "\n"
+            + (shell / "phone_sidebar.js").read_text() + "</script>", unsafe_allow_javascript=True)
 link_warnings = st.container()  # on top of the page: the link's bad values from earlier runs
 page.run()
 here = 0 if page is hidden_first else next((i for i, p in enumerate(pages) if p is page), None)

@@ -28,6 +28,7 @@ from explorer.shell.charts import (
     auto_tick_labels,
     bar_margin,
     colorbar_of_px,
+    fit_ticks,
     heatmap,
     heatmap_margin,
     max_ticks,
@@ -158,6 +159,7 @@ def blocked_heatmap(
     fig.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                      ticktext=[str(p) for p in cidx[::every]], tickangle=0,
                      range=[cidx[0] - cstep / 2, cidx[-1] + cstep / 2])
+    fig.layout.meta = None  # its own ticks (true indices), not the heat map's keys for the browser to fit
     # Upright column numbers: the bottom margin they need (issue 20: margins that hold the labels from the start)
     margin = dict(b=heatmap_margin([], [], x_upright=True, colorbar=0, top=0)["b"])
     if row_labels is None:
@@ -282,6 +284,16 @@ def split_panels(values, owner, *, tokens, titles: Sequence[str], n_cols: int | 
 GRID_COLORBAR_XPAD = 27  # the Streamlit theme's colour-axis colour bar: padding 24 px ("twoXL"), +3 measured
 
 
+def _position_labels(fig: go.Figure) -> list[str] | None:
+    """The labels of a :func:`heatmap` panel's key axis, when it is an axis of positions ``0 … n - 1`` (its
+    ``layout.meta`` ones, or every position's tick text); ``None`` for an axis of other values."""
+    meta = fig.layout.meta or {}
+    if isinstance(meta, dict) and "fit_ticks" in meta:
+        return list(meta["fit_ticks"]["xaxis"])
+    vals, text = list(fig.layout.xaxis.tickvals or []), list(fig.layout.xaxis.ticktext or [])
+    return text if text and vals == list(range(len(text))) and list(fig.data[0].x) == vals else None
+
+
 def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, coloraxis: dict,
           hover_prefixes: Sequence[str], row_height: int, masked: bool = False,
           light_hover: str | None = None) -> go.Figure:
@@ -296,6 +308,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                             vertical_spacing=min(0.12, 0.35 / max(n_rows, 1)) if n_rows > 1 else 0.0)
     traces = []
     y_labels, x_labels, x_upright = [], [], True  # the labels the grid shows: for its margins (issue 20)
+    fitted: dict[str, list[str]] = {}  # labelled key axes: the browser labels them for the panels' width
     total = sum(int(np.asarray(f.data[0].z, dtype=object).size) for f in figs)
     for i, (f, prefix) in enumerate(zip(figs, hover_prefixes, strict=True)):
         r, c = divmod(i, n_cols)
@@ -311,6 +324,7 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                     tr.update(hovertemplate=prefix + tr.hovertemplate)
             tr.update(xaxis=xa, yaxis=ya)
             traces.append(tr)
+        keys = _position_labels(f)
         for axis, name in (("xaxis", "xaxis" + xa[1:]), ("yaxis", "yaxis" + ya[1:])):
             spec = f.layout[axis].to_plotly_json()
             spec.pop("domain", None)
@@ -333,6 +347,10 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
                 (x_labels if axis == "xaxis" else y_labels).extend(str(t) for t in shown)
                 if axis == "xaxis":
                     x_upright = x_upright and 0 in spec.get("autotickangles", [0])
+                    if keys:  # the browser labels them for the panel's width: any of them, maybe on end
+                        fitted[name] = keys
+                        x_labels.extend(keys)
+                        x_upright = False
     if n_cols >= 2:
         for note in layout.get("annotations", ()):
             note.setdefault("font", {})["size"] = 12  # subplot titles of narrow panels (a phone's are ~60 px)
@@ -344,6 +362,8 @@ def _grid(figs: Sequence[go.Figure], titles: Sequence[str], *, n_cols: int, colo
         bar, (coloraxis.get("cmin", 0.0), coloraxis.get("cmax", 1.0)), xpad=GRID_COLORBAR_XPAD))
     layout.update(coloraxis=coloraxis, height=int(n_rows * row_height + 50), margin=margin,
                   separators=i18n.plotly_separators())
+    if fitted:
+        layout["meta"] = fit_ticks(fitted)
     if masked:
         layout["plot_bgcolor"] = MASKED_COLOR
     return go.Figure(data=traces, layout=layout)
@@ -418,6 +438,7 @@ def head_output_panels(head_outputs, labels: Sequence[str], heads: Sequence[int]
         f.update_xaxes(tickmode="array", labelalias=None, tickvals=cidx[::every].tolist(),
                        ticktext=[str(j) for j in cidx[::every]],
                        range=[cidx[0] - step / 2, cidx[-1] + step / 2], title_text=_("head column"))
+        f.layout.meta = None  # its own ticks (true indices), not the heat map's keys for the browser to fit
         figs.append(f)
     n_cols = n_cols or min(len(heads), 4)
     return _grid(figs, head_labels(heads), n_cols=n_cols,  # short titles: the caption gives the shape

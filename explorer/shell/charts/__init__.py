@@ -36,6 +36,7 @@ from explorer.shell.charts.geometry import (
     cell_text_size,
     colorbar_of_px,
     colorbar_px,
+    fit_ticks,
     heatmap_margin,
     max_ticks,
     plot_px,
@@ -59,8 +60,8 @@ __all__ = [
     "weight_colors",
     # geometry, for figures of a lesson's own
     "BAR_PLOT_PX", "CELL_TEXT_MAX", "COLORBAR_AT", "HOVER_CELL_MAX", "PHONE_CHART_PX", "auto_tick_labels",
-    "bar_margin", "bar_text", "cell_text_font", "cell_text_size", "colorbar_of_px", "colorbar_px", "heatmap_margin",
-    "max_ticks", "plot_px", "text_px", "tick_angles", "tick_positions",
+    "bar_margin", "bar_text", "cell_text_font", "cell_text_size", "colorbar_of_px", "colorbar_px", "fit_ticks",
+    "heatmap_margin", "max_ticks", "plot_px", "text_px", "tick_angles", "tick_positions",
 ]
 
 # Figures go to the browser through plotly.io.to_json (show_fig, either door). With orjson installed, Plotly first

@@ -121,6 +121,24 @@ def position_ticks(labels: Sequence[str], phone_ticks: Sequence[int], nticks: in
     return ticks
 
 
+FIT_TICKS = "fit_ticks"
+"""The key of ``layout.meta`` naming the axes the chart's component labels for its drawn width (:func:`fit_ticks`)."""
+
+
+def fit_ticks(axes: dict[str, Sequence[str]]) -> dict:
+    """A figure's ``layout.meta`` asking the chart's component (``plotly_chart.js``) to label position axes for the
+    width the chart is drawn at: ``axes`` maps a layout axis (``"xaxis"``, ``"xaxis3"``) of positions ``0 … n - 1``
+    to its ``n`` labels (escaped, as the figure shows them). In the browser every label is shown while they fit
+    (upright when the widest fits its cell, else on end), else every k-th from the first, evenly, k the smallest
+    step at which labels on end do not touch (18 px apart), on a phone and a desktop alike, zoomed in too; the hover
+    names every cell. The figure's own ticks (a phone's, :func:`position_ticks`) stand for any other renderer
+    (``st.plotly_chart``, an exported figure). Give such an axis the margin of labels on end
+    (:func:`heatmap_margin` with ``x_upright=False`` and every label): the browser may turn any of them.
+
+    Public: the key axis of a lesson's own heat map or grid panel."""
+    return {FIT_TICKS: {name: [str(label) for label in labels] for name, labels in axes.items()}}
+
+
 PLOTLY_NTICKS_MAX = 10  # Plotly's automatic tick count on a wide axis (axes.js: constrain(length / 80, 4, 9) + 1)
 
 

@@ -31,6 +31,7 @@ from explorer.shell.charts.geometry import (
     cell_text_font,
     colorbar_below,
     colorbar_of_px,
+    fit_ticks,
     heatmap_margin,
     max_ticks,
     plot_px,
@@ -224,15 +225,17 @@ def heatmap(
     x_count = min(max_xticks, max_ticks(phone_width))
     x_ticks = tick_positions(n_cols, x_count)
     y_ticks = tick_positions(n_rows, min(40, max_ticks(height - ROWS_PX_LESS)))
+    fitted = len(x_ticks) < n_cols  # a phone's map does not hold every key: the browser labels them for its width
     x_angles = tick_angles(len(x_ticks), phone_width) \
         if len(x_ticks) >= n_cols or max(text_px(c, 12) for c in cols) < 60 else [-90]
     colorbar = trace["colorbar"]
     margin = heatmap_margin(
         [row_labels[i] for i in y_ticks], col_labels,
         # Upright where Plotly keeps them upright on a desktop chart (a phone's may turn them: a second layout); a
-        # bar below is placed from this margin, so it leaves room for the labels a phone turns (issue 47)
-        x_upright=0 in x_angles and (colorbar_at != "below" or max(text_px(cols[i], 12) for i in x_ticks) + 6
-                                     <= phone_width / len(x_ticks)),
+        # bar below is placed from this margin, so it leaves room for the labels a phone turns (issue 47); keys the
+        # browser labels for its width (fit_ticks) may stand on end at any width: room for them from the start
+        x_upright=not fitted and 0 in x_angles and (
+            colorbar_at != "below" or max(text_px(cols[i], 12) for i in x_ticks) + 6 <= phone_width / len(x_ticks)),
         colorbar=colorbar_of_px(colorbar, zrange) if colorbar_at == "right" else 0,
         top=title_top(title))
     if colorbar_at == "below":  # under the key labels and the axis title; the map keeps its height
@@ -253,6 +256,8 @@ def heatmap(
         height=height,
         separators=i18n.plotly_separators(),  # the decimal mark of the run's language in ticks and hovers
     )
+    if fitted:
+        layout["meta"] = fit_ticks({"xaxis": cols})
     if title:
         layout["title"] = chart_title(title)
     if mask is not None:

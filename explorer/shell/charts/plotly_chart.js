@@ -128,6 +128,64 @@ function themedFigure(spec, t) {
   return fig;
 }
 
+// Key labels for the width the chart is drawn at (issue 47): an axis of positions 0 … n - 1 named in
+// layout.meta.fit_ticks (geometry.fit_ticks) gets every label while they fit, upright when the widest fits its cell,
+// else on end, and when they do not fit every k-th label from the first (evenly: the same step throughout), k the
+// smallest step at which labels on end do not touch. Zoomed in, the visible positions are labelled the same way.
+const ON_END_PX = 18;  // labels on end (12 px font) this far apart never touch
+const UPRIGHT_GAP_PX = 6;  // between two upright labels
+function labelWidth(text, theme) {
+  const ctx = (labelWidth.canvas = labelWidth.canvas || document.createElement("canvas")).getContext("2d");
+  ctx.font = "12px " + theme.font;
+  const plain = String(text).replace(/<[^>]*>/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+  return ctx.measureText(plain).width;
+}
+
+function fittedTicks(labels, lengthPx, range, theme) {
+  const n = labels.length;
+  const lo = Math.max(0, Math.ceil(Math.min(range[0], range[1]))), hi = Math.min(n - 1, Math.floor(Math.max(...range)));
+  const cell = lengthPx / Math.max(Math.abs(range[1] - range[0]), 1e-9);
+  const positions = [];
+  for (let i = lo; i <= hi; i++) positions.push(i);
+  const widest = Math.max(0, ...positions.map((i) => labelWidth(labels[i], theme)));
+  let step = 1, angle = 0;
+  if (widest + UPRIGHT_GAP_PX > cell) {
+    angle = -90;
+    step = Math.max(1, Math.ceil(ON_END_PX / cell));
+  }
+  const first = Math.ceil(lo / step) * step;  // on the grid 0, k, 2k …: zooming keeps the same labels in place
+  const vals = [];
+  for (let i = first; i <= hi; i += step) vals.push(i);
+  return {tickmode: "array", tickvals: vals, ticktext: vals.map((i) => labels[i]), tickangle: angle};
+}
+
+function fitLayout(layout, fullLayout, widthPx, theme) {  // the axis updates of every fitted axis
+  const fit = layout.meta && layout.meta.fit_ticks;
+  if (!fit) return {};
+  const margin = layout.margin || {};
+  const out = {};
+  for (const [name, labels] of Object.entries(fit)) {
+    const axis = (fullLayout && fullLayout[name]) || layout[name] || {};
+    const domain = axis.domain || [0, 1];
+    const length = fullLayout && fullLayout[name] && fullLayout[name]._length
+      ? fullLayout[name]._length
+      : (widthPx - (margin.l ?? 80) - (margin.r ?? 80)) * (domain[1] - domain[0]);
+    const range = (fullLayout && fullLayout[name] && fullLayout[name].range) || (layout[name] || {}).range
+      || [-0.5, labels.length - 0.5];
+    out[name] = fittedTicks(labels, length, range, theme);
+  }
+  return out;
+}
+
+function relayoutTicks(out) {  // fitLayout's updates as Plotly.relayout's "axis.key" pairs
+  const flat = {};
+  for (const [name, ticks] of Object.entries(out)) {
+    for (const [k, v] of Object.entries(ticks)) flat[name + "." + k] = v;
+  }
+  return flat;
+}
+
 function selectionOf(event) {
   const points = (event && event.points) || [];
   const out = {points: [], point_indices: [], box: [], lasso: []};
@@ -189,6 +247,9 @@ export default function (component) {
     layout.height = layout.height >= 10 ? layout.height : 450;
     const width = () => Math.max(box.clientWidth || parentElement.clientWidth || 0, 150);
     if (data.width === "stretch" || layout.width === undefined) layout.width = width();
+    for (const [name, ticks] of Object.entries(fitLayout(layout, null, layout.width, theme))) {
+      layout[name] = Object.assign(layout[name] || {}, ticks, {labelalias: undefined, nticks: undefined});
+    }
     if (data.select) {
       layout.clickmode = layout.clickmode || "event+select";
       layout.hovermode = layout.hovermode === undefined ? "closest" : layout.hovermode;
@@ -219,11 +280,26 @@ export default function (component) {
       });
       state.resize = new ResizeObserver(() => {
         if (state.stretch && box._fullLayout && Math.abs(box._fullLayout.width - width()) > 1) {
-          Plotly.relayout(box, {width: width()});
+          const w = width(), L = box._fullLayout;
+          // the new plot lengths: the old ones scaled by the new width's share (the margins stay)
+          const scaled = {};
+          for (const name of Object.keys(state.fit || {})) {
+            const ax = L[name];
+            if (ax) scaled[name] = {_length: ax._length + (w - L.width) * (ax.domain[1] - ax.domain[0]), domain: ax.domain,
+                                    range: ax.range};
+          }
+          Plotly.relayout(box, {width: w, ...relayoutTicks(fitLayout(box.layout, scaled, w, themeOf(parentElement)))});
         }
+      });
+      // Zoomed (or zoomed back out): the visible keys labelled for the width again (not the zoom's own relayout)
+      box.on("plotly_relayout", (event) => {
+        if (!state.fit || !event || !Object.keys(event).some((k) => /^xaxis\d*\.(range|autorange)/.test(k))) return;
+        Plotly.relayout(box, relayoutTicks(fitLayout(box.layout, box._fullLayout, box._fullLayout.width,
+                                                     themeOf(parentElement))));
       });
       state.resize.observe(parentElement);
     }
+    state.fit = layout.meta && layout.meta.fit_ticks;
     state.select = !!data.select;
     state.stretch = data.width === "stretch";
     state.send = (value) => setStateValue("selection", value.selection);

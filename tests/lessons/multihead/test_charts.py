@@ -275,3 +275,13 @@ def test_the_charts_words_keep_their_letters_and_their_decimal_mark():
     for lang, same in (("pt", "0 (mesmos bits)"), ("tr", "0 (aynı bitler)")):  # the check's metric, in words
         with i18n.using(lang):
             assert draw.diff_text(0.0) == same
+
+
+def test_a_head_grid_asks_the_browser_to_label_the_keys_of_its_labelled_panels_for_their_width():
+    labels = [f"t{i}" for i in range(21)]
+    w = np.full((8, 21, 21), 1 / 21)
+    fig = mhfig.head_weights_grid(w, labels, list(range(8)), n_cols=3)
+    # the bottom panel of each column shows the keys (heads 5, 6, 7): every label, for the browser to fit
+    assert fig.layout.meta == {"fit_ticks": {f"xaxis{i}": labels for i in (6, 7, 8)}}
+    small = mhfig.head_weights_grid(w[:, :6, :6], labels[:6], list(range(8)), n_cols=3)
+    assert small.layout.meta == {"fit_ticks": {f"xaxis{i}": labels[:6] for i in (6, 7, 8)}}

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from explorer.shell.charts import COLORBAR_AT, escape_label, heatmap
+from explorer.shell.charts import COLORBAR_AT, escape_label, heatmap, heatmap_margin
 from explorer.shell.charts.geometry import (
     AXIS_PAD_PX,
     CELL_TEXT_MAX,
@@ -255,3 +255,13 @@ def test_plotly_tick_step_is_plotlys(n, nticks, step):
     """Plotly.js's automatic step on a position axis [-0.5, n - 0.5], as drawn in Chromium (``_fullLayout.xaxis.dtick``
     of maps of 10 positions at 265 and 604 px with nticks unset, 8, 10 and 11: 5 (at 265 px: 5 ticks), 2, 2, 1)."""
     assert plotly_tick_step(n, nticks) == step
+
+
+def test_a_map_a_phone_cannot_label_fully_asks_the_browser_to_label_its_keys_for_its_width():
+    tokens = [f"<t{i}>" for i in range(29)]
+    fig = heatmap(np.full((29, 29), 1 / 29), tokens, tokens)
+    assert fig.layout.meta == {"fit_ticks": {"xaxis": [escape_label(t) for t in tokens]}}  # every key, escaped
+    # the browser may stand any of them on end: the bottom margin holds the longest on end from the start
+    assert fig.layout.margin.b >= heatmap_margin([], tokens, x_upright=False, colorbar=0, top=0)["b"]
+    short = heatmap(np.full((4, 4), 0.25), list("abcd"), list("abcd"))
+    assert short.layout.meta is None  # a phone holds all four: the figure's own ticks label them all
