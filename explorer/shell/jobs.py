@@ -246,16 +246,19 @@ def expired(registry: Jobs, key: Hashable) -> bool:
     return (registry.name, key) in st.session_state.get(_SHOWN, set()) and registry.get(key) is None
 
 
-def expired_notice(registry: Jobs, key: Hashable, what: str, button: str, button_key: str) -> None:
+def expired_notice(registry: Jobs, key: Hashable, what: str, button: str | None = None,
+                   button_key: str | None = None) -> None:
     """The friendly line a page shows instead of a result it showed before and the server has dropped (``what``:
-    the result, in words, the run's language), with a button (``button``: its label, saying what it runs and about
-    how long it takes). Pressing it forgets that the page showed the result, so the next run asks for it as the
-    first time did (and computes it)."""
-    st.info(_("The {what} this page showed was dropped from the server's memory: nobody had looked at it for {minutes} "
-              "minutes. Press the button to compute it again.").format(
-        what=what, minutes=i18n.integer(round(registry.ttl / 60))), icon="⌛")
-    st.button(button, key=button_key,
-              on_click=lambda: st.session_state.get(_SHOWN, set()).discard((registry.name, key)))
+    the result as a noun phrase, "the sweep of every head", in the run's language), with a button (``button``: its
+    label, saying what it runs and about how long it takes; ``None``: the page's own button asks for it again).
+    Pressing it forgets that the page showed the result, so the next run asks for it as the first time did (and
+    computes it)."""
+    st.info(_("Dropped from the server's memory: {what}. Nobody had looked at it for {minutes} minutes; press the "
+              "button to compute it again.").format(what=what, minutes=i18n.integer(round(registry.ttl / 60))),
+            icon="⌛")
+    if button is not None:
+        st.button(button, key=button_key,
+                  on_click=lambda: st.session_state.get(_SHOWN, set()).discard((registry.name, key)))
 
 
 def duration(seconds: float) -> str:

@@ -187,7 +187,7 @@ kept = sweeps.get(sweep_key)
 run_it = ss.get(REVEALED) == signature
 if run_it and kept is None and jobs.expired(sweeps, sweep_key):
     sweep_time = jobs.duration(model.sweep_seconds(config, len(ids), draw.last_pass_seconds(lm, ids, answer, ablation)))
-    jobs.expired_notice(sweeps, sweep_key, _("sweep of every head"),
+    jobs.expired_notice(sweeps, sweep_key, _("the sweep of every head"),
                         _("Run the sweep again: {time} on this server").format(time=sweep_time), "ca_resweep")
     run_it = False
 if run_it:

@@ -78,11 +78,11 @@ def test_a_dropped_sweep_is_said_and_run_again_only_when_asked(calls, monkeypatc
     assert_clean(at)
     assert calls["knockout_sweep"] == [1] and "ca_sweep_grid" not in figures(at)
     said = " ".join(i.value for i in at.info)
-    assert "was dropped from the server's memory" in said and "30 minutes" in said
+    assert "Dropped from the server's memory: the sweep of every head." in said and "30 minutes" in said
     at.button(key="ca_resweep").click().run()
     assert_clean(at)
     assert calls["knockout_sweep"] == [1, 1] and "ca_sweep_grid" in figures(at)
-    assert "dropped from the server's memory" not in " ".join(i.value for i in at.info)
+    assert "Dropped from the server's memory" not in " ".join(i.value for i in at.info)
 
 
 def test_the_default_prompts_sweep_stays_for_the_class(calls, monkeypatch):
