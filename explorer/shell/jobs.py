@@ -35,7 +35,7 @@ from typing import Any
 
 import streamlit as st
 
-from explorer.shell import charts, i18n
+from explorer.shell import charts, controls, i18n
 from explorer.shell.cache import TTL_SECONDS
 from explorer.shell.i18n import translator
 
@@ -259,6 +259,18 @@ def expired_notice(registry: Jobs, key: Hashable, what: str, button: str | None 
     if button is not None:
         st.button(button, key=button_key,
                   on_click=lambda: st.session_state.get(_SHOWN, set()).discard((registry.name, key)))
+
+
+def on_demand(switch: controls.Toggle, ctx: controls.Ctx, names: Sequence[controls.Control] = ()) -> bool:
+    """Draw the switch of a section that costs a forward pass or more (a :class:`~explorer.shell.controls.Toggle`
+    whose label says what it runs and about how long it takes here, :func:`passes_time`) and return whether it is
+    on: the section computes only then. A link that gives a value to one of the section's own controls (``names``)
+    switches it on when the session opens, in the link too (so a link copied later still shows the section)."""
+    ss = st.session_state
+    if switch.key not in ss and controls.link_value(switch.key) is None \
+            and any(controls.link_value(c.key) is not None for c in names):
+        controls.set_value(switch.key, True)
+    return bool(controls.draw(switch, ctx))
 
 
 def duration(seconds: float) -> str:

@@ -892,13 +892,17 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
     return (_activation_run if activations else _plain_run)(model, ids, options)
 
 
+PASS_FLAT_TOKENS = 64
+"""Up to this many tokens a forward pass costs about the same on this project's models (SmolLM2-135M: its fixed work
+per layer dominates, the tokens' rows add little; a pass of 40 tokens took 1.1x one of 5, BENCHMARKS.md "Sections
+on demand"); beyond it, a pass grows with its tokens."""
+
+
 def pass_seconds(seconds: float, timed_tokens: int, n: int) -> float:
     """About how long a forward pass of ``n`` tokens takes on this server, from a pass the page ran (``seconds`` over
-    ``timed_tokens`` tokens: a :attr:`Run.seconds`), scaled by the tokens and never below the timed pass (a short
-    pass, even one token after a KV cache, costs about the same fixed work per layer here: 0.31-0.50 s from 8 to 40
-    tokens for SmolLM2-135M on one thread, BENCHMARKS.md "Sections on demand"). Seconds: the unit of every section's
-    estimate (:func:`explorer.shell.jobs.passes_time`)."""
-    return seconds * max(1.0, n / max(timed_tokens, 1))
+    ``timed_tokens`` tokens: a :attr:`Run.seconds`): the same up to :data:`PASS_FLAT_TOKENS` tokens, then growing
+    with the tokens. Seconds: the unit of every section's estimate (:func:`explorer.shell.jobs.passes_time`)."""
+    return seconds * max(1.0, n / max(timed_tokens, PASS_FLAT_TOKENS))
 
 
 # --- what made it say that (attention.llama.interventions) -------------------------------------------------

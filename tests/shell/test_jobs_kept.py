@@ -39,3 +39,12 @@ def test_the_default_inputs_result_is_pinned_past_the_ttl_and_dropped_last():
     kept.keep("c", 3)
     kept.keep("d", 4)  # beyond max_finished: the least recently used unpinned one goes first
     assert kept.get("default") is not None and kept.get("c") is None and kept.get("d").result == 4
+
+
+def test_an_estimate_counts_passes_of_the_timed_pass_flat_up_to_64_tokens():
+    from explorer.shell import llm
+
+    assert llm.pass_seconds(0.3, 5, 40) == 0.3  # a short pass costs about the same: its fixed work dominates
+    assert llm.pass_seconds(0.3, 5, 128) == 0.6
+    assert [jobs.passes_time(k, 0.3) for k in (1, 7, 60, 600)] == ["under a second", "about 2 s", "about 18 s",
+                                                                    "about 3 min"]

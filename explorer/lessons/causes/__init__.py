@@ -51,7 +51,7 @@ CONTROLS = controls.declare(
         # link, so a shared link shows the experiment it names (a toggle: its label's estimate may change)
         key="ca_induct", label=lambda ctx: _("Run the repeated prompt: {passes} forward passes of {n} tokens, {time} "
                                              "on this server").format(**ctx),
-        default=lambda ctx: ctx["linked"], example={"passes": 7, "n": 40, "time": "about 1 s", "linked": False}),
+        example={"passes": 7, "n": 40, "time": "about 1 s"}),
     rseed=NumberInput(key="ca_rseed", label=N_("Seed of the random tokens"), lo=0, hi=controls.SEED_MAX, default=0),
     ind_k=NumberInput(key="ca_ind_k", label=N_("Induction heads to knock out"), lo=1, hi=lambda ctx: ctx["n_heads"],
                       default=lambda ctx: min(3, ctx["n_heads"]), example={"n_heads": SIZES["n_heads"]}),
@@ -64,7 +64,7 @@ CONTROLS = controls.declare(
         # the link, so a shared link shows the pair it names
         key="ca_patch", label=lambda ctx: _("Run the patching: about {passes} forward passes of {n} tokens, {time} on "
                                             "this server").format(**ctx),
-        default=lambda ctx: ctx["linked"], example={"passes": 144, "n": 8, "time": "about 5 s", "linked": False}),
+        example={"passes": 19, "n": 8, "time": "about 5 s"}),
     clean=llm.prompt_box("ca_clean", N_("Clean prompt"), model.DEFAULT_CLEAN),
     corrupt=llm.prompt_box("ca_corrupt", N_("Corrupted prompt"), model.DEFAULT_CORRUPTED),
     layer=Slider(  # the layer whose heads are patched: at first the layer the fact moves through

@@ -694,10 +694,11 @@ def is_default_sweep(key: tuple) -> bool:
 
 
 def patch_passes(config: llm.LlamaConfig, n: int) -> float:
-    """What section 5 runs on a pair of ``n``-token prompts, in forward passes of ``n`` tokens: both prompts once,
-    the residual map (the stacked pass for block ℓ runs blocks ℓ to ``L - 1`` on ``n`` copies: ``n (L + 1) / 2``
-    passes' worth) and one layer's heads (at most ``H`` copies of the last blocks)."""
-    return 2 + n * (config.n_layers + 1) / 2 + config.n_heads
+    """What section 5 runs on a pair of ``n``-token prompts, in forward passes (the blocks they run): both prompts
+    once, the residual map (the stacked pass for block ℓ runs blocks ℓ to ``L - 1`` on ``n`` copies: ``(L + 1) / 2``
+    passes' worth of blocks, their rows cheap beside the blocks' fixed work: ``llm.PASS_FLAT_TOKENS``) and one
+    layer's heads (at most one pass's worth)."""
+    return 2 + (config.n_layers + 1) / 2 + 1
 
 
 INDUCTION_PASSES = 2 + RANDOM_DRAWS

@@ -26,12 +26,6 @@ SWEEPS = "causes-sweeps"  # the process's kept sweeps (jobs.shared): the page ru
 ss = st.session_state
 
 
-def opened_by_link(*names: str) -> bool:
-    """Whether the session's link gives a value to any of the controls ``names``: the section that draws them opens
-    (a shared link shows what it names)."""
-    return any(controls.link_value(CONTROLS[name].key) is not None for name in names)
-
-
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
 lm = llm.model_or_explain(_(
@@ -156,8 +150,8 @@ st.caption(_("The **loss** of one prediction is −ln p(the actual next token), 
 if n_words >= 2:
     n_repeat = 2 * n_words
     induct_time = jobs.passes_time(model.INDUCTION_PASSES, llm.pass_seconds(clean.seconds, len(ids), n_repeat))
-    if controls.draw(CONTROLS["induct"], {"passes": model.INDUCTION_PASSES, "n": n_repeat, "time": induct_time,
-                                          "linked": opened_by_link("rseed", "ind_k")}):
+    if jobs.on_demand(CONTROLS["induct"], {"passes": model.INDUCTION_PASSES, "n": n_repeat, "time": induct_time},
+                      (CONTROLS["rseed"], CONTROLS["ind_k"])):
         c1, c2 = st.columns(2)
         with c1:
             rseed = controls.draw(CONTROLS["rseed"])
@@ -260,9 +254,10 @@ def patching() -> None:
 
 n_pair = llm.prompt(lm, controls.value(CONTROLS["clean"]), model.PATCH_MAX_TOKENS).n  # before the box is drawn
 patch_passes = model.patch_passes(config, n_pair)
-if controls.draw(CONTROLS["patch"], {
-        "passes": i18n.integer(round(patch_passes)), "n": n_pair, "linked": opened_by_link("clean", "corrupt", "layer"),
-        "time": jobs.passes_time(patch_passes, llm.pass_seconds(clean.seconds, len(ids), n_pair))}):
+if jobs.on_demand(CONTROLS["patch"], {
+        "passes": i18n.integer(round(patch_passes)), "n": n_pair,
+        "time": jobs.passes_time(patch_passes, llm.pass_seconds(clean.seconds, len(ids), n_pair))},
+        (CONTROLS["clean"], CONTROLS["corrupt"], CONTROLS["layer"])):
     patching()
 
 # --- notes ----------------------------------------------------------------------------------------------------

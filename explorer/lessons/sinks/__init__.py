@@ -16,7 +16,7 @@ CONTROLS = controls.declare(
     swap=Toggle(  # section 2: one forward pass, run when switched on (issue 47); in the link, so a shared link shows it
         key="sk_swap", label=lambda ctx: _("Read your text with another token first: 1 forward pass, {time} on this "
                                            "server").format(**ctx),
-        default=lambda ctx: ctx["linked"], example={"time": "under a second", "linked": False}),
+        example={"time": "under a second"}),
     first=Options(  # the token put first
         key="sk_first", label=N_("Put first"), default="newline", horizontal=True,
         options={"newline": N_("↵ a new line"), "the": "␣the", "stop": N_(". a full stop"),
@@ -26,7 +26,7 @@ CONTROLS = controls.declare(
     shifted=Toggle(  # section 3: two forward passes, run when switched on (issue 47), in the link
         key="sk_shifted", label=lambda ctx: _("Run your text from position 0 and shifted: 2 forward passes, {time} on "
                                               "this server").format(**ctx),
-        default=lambda ctx: ctx["linked"], example={"time": "under a second", "linked": False}),
+        example={"time": "under a second"}),
     offset=Slider(  # every RoPE position shifted by k
         key="sk_offset", label=N_("Shift every position by k"), lo=0, hi=lambda ctx: ctx["context"] - ctx["n"],
         default=lambda ctx: min(model.DEFAULT_OFFSET, ctx["context"] - ctx["n"]), example={"n": 45, "context": 8192},
@@ -35,7 +35,7 @@ CONTROLS = controls.declare(
     streams=Toggle(  # section 4: four windowed runs and their continuations, run when switched on (issue 47), linked
         key="sk_streams", label=lambda ctx: _("Run the four caches and their continuations: {passes} forward passes, "
                                               "{time} on this server").format(**ctx),
-        default=lambda ctx: ctx["linked"], example={"passes": 38, "time": "about 5 s", "linked": False}),
+        example={"passes": 38, "time": "about 5 s"}),
     window=Slider(  # the sliding window: at most model.window_max(n) on a text of n tokens
         key="sk_window", label=N_("Window w (tokens each query sees, itself included)"), lo=1,
         hi=lambda ctx: ctx["top"], default=lambda ctx: min(model.DEFAULT_WINDOW, ctx["top"]), example={"top": 29},

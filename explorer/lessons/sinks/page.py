@@ -18,12 +18,6 @@ from explorer.shell.i18n import translator
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
 
 
-def opened_by_link(*names: str) -> bool:
-    """Whether the session's link gives a value to any of the controls ``names``: the section that draws them is
-    switched on (a shared link shows what it names)."""
-    return any(controls.link_value(CONTROLS[name].key) is not None for name in names)
-
-
 def another_first() -> None:
     """Section 2's choice and what it does (drawn when switched on)."""
     choice = controls.draw(CONTROLS["first"])
@@ -94,7 +88,7 @@ st.header(_("2 · Put another token first"))
 st.markdown(_("If the first token were a sink because of *what* it is, another token in its place would not be one. "
               "Put a different token before your text (or drop your first token) and see where the weight goes."))
 
-if controls.draw(CONTROLS["swap"], {"time": jobs.passes_time(1, pass_s), "linked": opened_by_link("first")}):
+if jobs.on_demand(CONTROLS["swap"], {"time": jobs.passes_time(1, pass_s)}, (CONTROLS["first"],)):
     another_first()
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
@@ -105,7 +99,7 @@ st.markdown(_("Is the first token special because RoPE gives it position 0? Star
             _("Is the first token special because it is at position 0? Start the positions at *k* instead. This "
               "model has no RoPE: it adds a learned position vector to each token's embedding, so here the shift "
               "changes what every token reads in."))
-if controls.draw(CONTROLS["shifted"], {"time": jobs.passes_time(2, pass_s), "linked": opened_by_link("offset")}):
+if jobs.on_demand(CONTROLS["shifted"], {"time": jobs.passes_time(2, pass_s)}, (CONTROLS["offset"],)):
     offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
     with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
             k=i18n.integer(offset))):
@@ -124,8 +118,8 @@ if top_window < 1:
 else:
     n_new = controls.value(CONTROLS["new"])  # the estimate counts its steps (the slider is drawn below the switch)
     passes = model.stream_passes(c, n_new)
-    if controls.draw(CONTROLS["streams"], {"passes": passes, "time": jobs.passes_time(passes, pass_s),
-                                           "linked": opened_by_link("window", "new")}):
+    if jobs.on_demand(CONTROLS["streams"], {"passes": passes, "time": jobs.passes_time(passes, pass_s)},
+                      (CONTROLS["window"], CONTROLS["new"])):
         streaming(top_window)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
         link=controls.link(kv_cache)))

@@ -32,7 +32,7 @@ def table(at, column: str, nth: int = 0):
 def test_every_section_runs_on_the_family(door_model, family):
     lm, c = door_model, door_model.config
     n_heads = c.n_layers * c.n_heads
-    at = app_at(PAGE, opened_by_link=True, timeout=600)
+    at = app_at(PAGE, query={"ca_induct": "true", "ca_patch": "true"}, opened_by_link=True, timeout=600)  # all on
     assert_clean(at)
     said = texts(at)
     assert f"tiny-{family}: {llm.describe(c)}." in [e.value for e in at.caption]
@@ -129,7 +129,8 @@ def test_after_a_model_switch_the_link_opens_the_patched_layer_shown(gemma3_and_
     from explorer.shell import controls
 
     served = gemma3_and_qwen2
-    at = app_at(PAGE, query={"model": served["tiny-gemma3"], **linked}, opened_by_link=True, timeout=600)
+    at = app_at(PAGE, query={"model": served["tiny-gemma3"], "ca_patch": "true", **linked}, opened_by_link=True,
+                timeout=600)
     assert at.slider(key="ca_layer").value == int(linked.get("ca_layer", 5))
     at.sidebar.selectbox(key=controls.MODEL_WIDGET).set_value(served["tiny-qwen2"]).run(timeout=600)
     assert_clean(at)
