@@ -894,7 +894,7 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
 
 PASS_FLAT_TOKENS = 64
 """Up to this many tokens a forward pass costs about the same on this project's models (SmolLM2-135M: its fixed work
-per layer dominates, the tokens' rows add little; a pass of 40 tokens took 1.1x one of 5, BENCHMARKS.md "Sections
+per layer dominates, the tokens' rows add little; a pass of 40 tokens took 1.1-1.5x one of 5, BENCHMARKS.md "Sections
 on demand"); beyond it, a pass grows with its tokens."""
 
 
