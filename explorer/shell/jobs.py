@@ -19,8 +19,10 @@ shares) past ``ttl``, within the same bounds. A page that showed a result this s
 (:func:`expired`, :func:`expired_notice`) and offers to compute it again; it never recomputes minutes of work
 unasked.
 
-**Estimates** (:func:`duration`, :func:`about`): what a section will cost before it runs, in words, from a forward
-pass of the model timed on this server (:attr:`explorer.shell.llm.Run.seconds`).
+**Sections on demand** (:func:`on_demand`): a section that costs a forward pass or more runs when the learner switches
+it on (a toggle in the link); its label says what it runs and about how long it takes here (:func:`passes_time`,
+:func:`duration`), from a forward pass of the model timed on this server (:attr:`explorer.shell.llm.Run.seconds`,
+:func:`explorer.shell.llm.pass_seconds`).
 """
 
 from __future__ import annotations

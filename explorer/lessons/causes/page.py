@@ -3,8 +3,12 @@ family the core reads, SmolLM2-135M by default: issue 50).
 
 Every control is in the link: ``ca_prompt``, ``ca_answer`` (which of the top 5 to follow), ``ca_heads`` (the
 knocked-out heads, ``L18H6,L17H4``), ``ca_ablation``, ``ca_seed`` (the random control), ``ca_by`` / ``ca_k`` (the
-top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_guess``, ``ca_stat``, ``ca_clean`` /
-``ca_corrupt`` (the patch pair) and ``ca_layer`` (the layer whose heads are patched).
+top-k picker), ``ca_induct`` / ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt, switched on), ``ca_guess``,
+``ca_stat``, ``ca_patch`` / ``ca_clean`` / ``ca_corrupt`` (the patching switched on, the patch pair) and ``ca_layer``
+(the layer whose heads are patched). The induction experiment and the patching cost several forward passes each:
+they run when switched on (issue 47), and a shared link switches them on as it does every control. The sweep is
+revealed by a button, out of the link (a link must not show the answer before the guess); its result is kept for
+the class and said to be gone when the server dropped it.
 """
 
 import functools

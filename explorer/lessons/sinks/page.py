@@ -1,9 +1,11 @@
 """Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on the loaded model
 (SmolLM2-135M by default; any family the core reads: issue 50).
 
-Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
-position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens), ``sk_measure`` (the sweep
-over every cache variant: about 20 runs of the model, so it runs when asked, then is cached per prompt).
+Every control is in the link: ``sk_prompt`` (the text), ``sk_swap`` / ``sk_first`` (another token first, switched
+on; the token), ``sk_shifted`` / ``sk_offset`` (the shift, switched on; the position shift), ``sk_streams`` /
+``sk_window`` / ``sk_new`` (the four caches, switched on; the sliding window and the generated tokens), ``sk_measure``
+(the sweep over every cache variant: about 20 runs of the model). Only the sink (one forward pass) runs on a first
+visit; every other section runs when switched on (issue 47), then is cached per text.
 """
 
 import functools
