@@ -20,9 +20,9 @@ shares) past ``ttl``, within the same bounds. A page that showed a result this s
 unasked.
 
 **Sections on demand** (:func:`on_demand`): a section that costs a forward pass or more runs when the learner switches
-it on (a toggle in the link); its label says what it runs and about how long it takes here (:func:`passes_time`,
-:func:`duration`), from a forward pass of the model timed on this server (:attr:`explorer.shell.llm.Run.seconds`,
-:func:`explorer.shell.llm.pass_seconds`).
+it on (a toggle in the link); its label says what it runs and about how long it takes here
+(:func:`explorer.shell.textviews.passes_time`), from a forward pass of the model timed on this server
+(:attr:`explorer.shell.llm.Run.seconds`, :func:`explorer.shell.llm.pass_seconds`).
 """
 
 from __future__ import annotations
@@ -265,7 +265,8 @@ def expired_notice(registry: Jobs, key: Hashable, what: str, button: str | None 
 
 def on_demand(switch: controls.Toggle, ctx: controls.Ctx, names: Sequence[controls.Control] = ()) -> bool:
     """Draw the switch of a section that costs a forward pass or more (a :class:`~explorer.shell.controls.Toggle`
-    whose label says what it runs and about how long it takes here, :func:`passes_time`) and return whether it is
+    whose label says what it runs and about how long it takes here,
+    :func:`explorer.shell.textviews.passes_time`) and return whether it is
     on: the section computes only then. A link that gives a value to one of the section's own controls (``names``)
     switches it on when the session opens, in the link too (so a link copied later still shows the section)."""
     ss = st.session_state
@@ -273,22 +274,6 @@ def on_demand(switch: controls.Toggle, ctx: controls.Ctx, names: Sequence[contro
             and any(controls.link_value(c.key) is not None for c in names):
         controls.set_value(switch.key, True)
     return bool(controls.draw(switch, ctx))
-
-
-def duration(seconds: float) -> str:
-    """A duration in words for an estimate, in the run's language: ``"under a second"``, ``"about 12 s"``,
-    ``"about 3 min"`` (whole minutes from 90 s on)."""
-    if seconds < 1:
-        return _("under a second")
-    if seconds < 90:
-        return _("about {n} s").format(n=i18n.integer(round(seconds)))
-    return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
-
-
-def passes_time(passes: float, seconds: float) -> str:
-    """What ``passes`` forward passes of the model take here, in words (:func:`duration`): ``seconds`` is one pass
-    of the same tokens timed on this server (:attr:`explorer.shell.llm.Run.seconds`)."""
-    return duration(passes * seconds)
 
 
 def follow(registry: Jobs, keys: Sequence[Hashable],

@@ -811,7 +811,7 @@ class Run(llama.ForwardOutput):
             (:func:`top_tokens`: softmax in float64). top_pieces: their text (:func:`pieces`).
         seconds: how long the pass took on this server when it ran (wall time; a cached :func:`run` keeps the time of
             the pass that filled it): the unit of a page's estimate of what a section will cost
-            (:func:`explorer.shell.jobs.passes_time`).
+            (:func:`explorer.shell.textviews.passes_time`).
     """
 
     ids: tuple[int, ...] = ()
@@ -901,7 +901,7 @@ on demand"); beyond it, a pass grows with its tokens."""
 def pass_seconds(seconds: float, timed_tokens: int, n: int) -> float:
     """About how long a forward pass of ``n`` tokens takes on this server, from a pass the page ran (``seconds`` over
     ``timed_tokens`` tokens: a :attr:`Run.seconds`): the same up to :data:`PASS_FLAT_TOKENS` tokens, then growing
-    with the tokens. Seconds: the unit of every section's estimate (:func:`explorer.shell.jobs.passes_time`)."""
+    with the tokens. Seconds: the unit of every section's estimate (:func:`explorer.shell.textviews.passes_time`)."""
     return seconds * max(1.0, n / max(timed_tokens, PASS_FLAT_TOKENS))
 
 

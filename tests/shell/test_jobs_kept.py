@@ -4,7 +4,7 @@ last under the bounds; its clock is the test's to move."""
 
 from __future__ import annotations
 
-from explorer.shell import jobs
+from explorer.shell import jobs, textviews
 
 
 class Clock:
@@ -46,5 +46,5 @@ def test_an_estimate_counts_passes_of_the_timed_pass_flat_up_to_64_tokens():
 
     assert llm.pass_seconds(0.3, 5, 40) == 0.3  # a short pass costs about the same: its fixed work dominates
     assert llm.pass_seconds(0.3, 5, 128) == 0.6
-    assert [jobs.passes_time(k, 0.3) for k in (1, 7, 60, 600)] == ["under a second", "about 2 s", "about 18 s",
+    assert [textviews.passes_time(k, 0.3) for k in (1, 7, 60, 600)] == ["under a second", "about 2 s", "about 18 s",
                                                                     "about 3 min"]

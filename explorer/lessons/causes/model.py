@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from attention import heads
-from explorer.shell import head_statistics, i18n, jobs, llm
+from explorer.shell import head_statistics, i18n, llm, textviews
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt, md_code
 
@@ -757,7 +757,7 @@ def sweep_estimate(config: llm.LlamaConfig, n: int, last: float) -> str:
              "block) took {t} s on this server just now, so the whole sweep should take **{total}** ({layers} layers "
              "× {h} heads = {heads} knockouts). A progress bar shows the layer.").format(
         n=L, last=L - 1, h=H, runs=i18n.integer(runs), passes=i18n.integer(passes), t=i18n.significant(last, 2),
-        total=jobs.duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
+        total=textviews.duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
 
 
 def repeat_note(words: int, wanted: int = REPEAT_TOKENS) -> str | None:

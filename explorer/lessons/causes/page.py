@@ -17,7 +17,7 @@ import streamlit as st
 
 from attention.heads import top_heads
 from explorer.lessons.causes import CONTROLS, draw, model
-from explorer.shell import charts, controls, i18n, jobs, llm
+from explorer.shell import charts, controls, i18n, jobs, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -153,7 +153,7 @@ st.caption(_("The **loss** of one prediction is −ln p(the actual next token), 
              "token probability 1, larger the less it expected it."))
 if n_words >= 2:
     n_repeat = 2 * n_words
-    induct_time = jobs.passes_time(model.INDUCTION_PASSES, llm.pass_seconds(clean.seconds, len(ids), n_repeat))
+    induct_time = textviews.passes_time(model.INDUCTION_PASSES, llm.pass_seconds(clean.seconds, len(ids), n_repeat))
     if jobs.on_demand(CONTROLS["induct"], {"passes": model.INDUCTION_PASSES, "n": n_repeat, "time": induct_time},
                       (CONTROLS["rseed"], CONTROLS["ind_k"])):
         c1, c2 = st.columns(2)
@@ -184,7 +184,8 @@ st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)
 kept = sweeps.get(sweep_key)
 run_it = ss.get(REVEALED) == signature
 if run_it and kept is None and jobs.expired(sweeps, sweep_key):
-    sweep_time = jobs.duration(model.sweep_seconds(config, len(ids), draw.last_pass_seconds(lm, ids, answer, ablation)))
+    last = draw.last_pass_seconds(lm, ids, answer, ablation)
+    sweep_time = textviews.duration(model.sweep_seconds(config, len(ids), last))
     jobs.expired_notice(sweeps, sweep_key, _("the sweep of every head"),
                         _("Run the sweep again: {time} on this server").format(time=sweep_time), "ca_resweep")
     run_it = False
@@ -260,7 +261,7 @@ n_pair = llm.prompt(lm, controls.value(CONTROLS["clean"]), model.PATCH_MAX_TOKEN
 patch_passes = model.patch_passes(config, n_pair)
 if jobs.on_demand(CONTROLS["patch"], {
         "passes": i18n.integer(round(patch_passes)), "n": n_pair,
-        "time": jobs.passes_time(patch_passes, llm.pass_seconds(clean.seconds, len(ids), n_pair))},
+        "time": textviews.passes_time(patch_passes, llm.pass_seconds(clean.seconds, len(ids), n_pair))},
         (CONTROLS["clean"], CONTROLS["corrupt"], CONTROLS["layer"])):
     patching()
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from explorer.lessons import sinks
 from explorer.lessons.kv_cache import CONTROLS, POSITIONS, draw, model
-from explorer.shell import controls, jobs, llm
+from explorer.shell import controls, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -108,7 +108,7 @@ with l2:
 with l3:
     head = int(controls.draw(CONTROLS["query"], {"kv_head": kv_head, "group_size": c.group_size}))
 draw.cache_view(lm, run, layer, kv_head, head, controls.color_scale())
-recompute = jobs.passes_time(1, llm.pass_seconds(state.seconds, run.n_prompt, run.n))  # from the prefill's timed pass
+recompute = textviews.passes_time(1, llm.pass_seconds(state.seconds, run.n_prompt, run.n))  # the prefill's pass
 if controls.draw(CONTROLS["compare"], {"n": run.n, "time": recompute}):
     with st.spinner(_("running the {n}-token sequence through {layers} layers again, without the cache, to compare…")
                     .format(n=run.n, layers=c.n_layers)):

@@ -90,7 +90,7 @@ st.header(_("2 · Put another token first"))
 st.markdown(_("If the first token were a sink because of *what* it is, another token in its place would not be one. "
               "Put a different token before your text (or drop your first token) and see where the weight goes."))
 
-if jobs.on_demand(CONTROLS["swap"], {"time": jobs.passes_time(1, pass_s)}, (CONTROLS["first"],)):
+if jobs.on_demand(CONTROLS["swap"], {"time": textviews.passes_time(1, pass_s)}, (CONTROLS["first"],)):
     another_first()
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ st.markdown(_("Is the first token special because RoPE gives it position 0? Star
             _("Is the first token special because it is at position 0? Start the positions at *k* instead. This "
               "model has no RoPE: it adds a learned position vector to each token's embedding, so here the shift "
               "changes what every token reads in."))
-if jobs.on_demand(CONTROLS["shifted"], {"time": jobs.passes_time(2, pass_s)}, (CONTROLS["offset"],)):
+if jobs.on_demand(CONTROLS["shifted"], {"time": textviews.passes_time(2, pass_s)}, (CONTROLS["offset"],)):
     offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
     with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
             k=i18n.integer(offset))):
@@ -120,7 +120,7 @@ if top_window < 1:
 else:
     n_new = controls.value(CONTROLS["new"])  # the estimate counts its steps (the slider is drawn below the switch)
     passes = model.stream_passes(c, n_new)
-    if jobs.on_demand(CONTROLS["streams"], {"passes": passes, "time": jobs.passes_time(passes, pass_s)},
+    if jobs.on_demand(CONTROLS["streams"], {"passes": passes, "time": textviews.passes_time(passes, pass_s)},
                       (CONTROLS["window"], CONTROLS["new"])):
         streaming(top_window)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
@@ -141,7 +141,7 @@ st.caption((_("**MHA** (multi-head attention) gives each query head its own key/
 draw.cache_formulas(c, p.n)
 variants = model.cache_variants(c, p.n)
 measure = controls.draw(CONTROLS["measure"], {"variants": len(variants),
-                                              "time": jobs.passes_time(len(variants), pass_s)})
+                                              "time": textviews.passes_time(len(variants), pass_s)})
 if measure:  # each variant measured once (cached), one at a time under a progress bar
     rows = jobs.each(functools.partial(draw.measured, lm, ids, score_from=model.sweep_score_from(variants),
                                        _reference=draw.reference), variants,

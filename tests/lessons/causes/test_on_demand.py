@@ -10,6 +10,7 @@ from explorer.lessons.causes import model as M
 from explorer.shell import jobs, llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
+pytestmark = pytest.mark.slow  # whole-app runs
 PAGE = "causes"
 
 

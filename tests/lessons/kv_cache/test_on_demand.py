@@ -3,11 +3,13 @@ step is compared with runs when the learner switches it on, its switch saying wh
 
 from __future__ import annotations
 
+import pytest
 import streamlit as st
 
 from explorer.shell import llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
+pytestmark = pytest.mark.slow  # whole-app runs
 PAGE = "kv_cache"
 
 

@@ -11,6 +11,7 @@ from explorer.lessons.sinks import model as M
 from explorer.shell import llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
+pytestmark = pytest.mark.slow  # whole-app runs
 PAGE = "sinks"
 
 
