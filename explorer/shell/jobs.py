@@ -11,6 +11,18 @@ asks the learner to try again in a minute). :func:`follow` draws a job's progres
 
 **Work in steps** (:func:`progress`): a progress bar over a computation done in the script run, one cached step at
 a time (a sweep over every head or every cache variant), so a second visit replays the steps from the cache.
+
+**Results a class shares** (:meth:`Jobs.keep`): a result computed in a script run (a sweep) kept in a registry as a
+finished job, so it lives as the jobs do: ``ttl`` seconds after its *last use* (every rerun that shows it uses it),
+not after it was stored; a registry's ``pin`` keeps the default inputs' results (what a class opening the lesson
+shares) past ``ttl``, within the same bounds. A page that showed a result this session and finds it gone says so
+(:func:`expired`, :func:`expired_notice`) and offers to compute it again; it never recomputes minutes of work
+unasked.
+
+**Sections on demand** (:func:`on_demand`): a section that costs a forward pass or more runs when the learner switches
+it on (a toggle in the link); its label says what it runs and about how long it takes here
+(:func:`explorer.shell.textviews.passes_time`), from a forward pass of the model timed on this server
+(:attr:`explorer.shell.llm.Run.seconds`, :func:`explorer.shell.llm.pass_seconds`).
 """
 
 from __future__ import annotations
@@ -25,8 +37,11 @@ from typing import Any
 
 import streamlit as st
 
-from explorer.shell import charts
+from explorer.shell import charts, controls, i18n
 from explorer.shell.cache import TTL_SECONDS
+from explorer.shell.i18n import translator
+
+_, _n = translator(__name__)
 
 MAX_FINISHED = 24
 """Finished jobs kept per kind (training: 0.45 MiB a run at the defaults, 5.24 MiB at the largest settings, 3 layers
@@ -45,7 +60,7 @@ class BusyError(Exception):
 class Entry:
     """One job of the process: its ``key``, its ``state`` (``"queued"``, ``"training"`` while it runs, ``"done"``,
     ``"failed"``), the last ``progress`` it reported, the ``result`` or the ``error`` (``"ValueError: …"``), and when
-    it was last ``used`` (``time.monotonic()``)."""
+    it was last ``used`` (the registry's clock)."""
 
     key: Hashable
     state: str = "queued"
@@ -66,13 +81,18 @@ class Jobs:
         work: ``work(key, report) -> result``, run on the worker thread; ``report(progress)`` publishes its progress
             (any object; :func:`follow` reads it). A result's ``nbytes`` (if it has one) counts against ``max_bytes``.
         max_finished, max_bytes, ttl, max_pending: the bounds. name: the worker thread's name.
+        pin: ``pin(key)`` true for the results a class shares (the default inputs'): never dropped for ``ttl``, and
+            dropped after every unpinned one when the bounds are reached.
+        clock: the registry's clock in seconds (``time.monotonic``; a test moves it to expire entries).
     """
 
     def __init__(self, work: Callable[[Hashable, Callable[[Any], None]], Any], *, max_finished: int = MAX_FINISHED,
                  max_bytes: int = MAX_BYTES, ttl: float = TTL_SECONDS, max_pending: int = MAX_PENDING,
-                 name: str = "jobs"):
-        self._work_fn, self._name = work, name
+                 name: str = "jobs", pin: Callable[[Hashable], bool] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self._work_fn, self.name = work, name
         self.max_finished, self.max_bytes, self.ttl, self.max_pending = max_finished, max_bytes, ttl, max_pending
+        self.pin, self.clock = pin or (lambda key: False), clock
         self._cond = threading.Condition()
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
         self._queue: deque[Hashable] = deque()
@@ -85,7 +105,7 @@ class Jobs:
             self._expire()
             entry = self._entries.get(key)
             if entry is not None:
-                entry.used = time.monotonic()
+                entry.used = self.clock()
                 self._entries.move_to_end(key)
             return entry
 
@@ -102,14 +122,24 @@ class Jobs:
             pending = sum(1 for e in self._entries.values() if not e.finished)
             if pending >= self.max_pending:
                 raise BusyError(f"{pending} jobs are waiting or running")
-            entry = Entry(key, used=time.monotonic())
+            entry = Entry(key, used=self.clock())
             self._entries[key] = entry
             self._queue.append(key)
             if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._work, name=f"attention-explorer-{self._name}",
+                self._worker = threading.Thread(target=self._work, name=f"attention-explorer-{self.name}",
                                                 daemon=True)
                 self._worker.start()
             self._cond.notify_all()
+            return entry
+
+    def keep(self, key: Hashable, result: Any) -> Entry:
+        """Keep ``result``, computed outside the worker (a sweep run in a script run), as the finished job of ``key``:
+        shared by every session, dropped as finished jobs are (``ttl`` after its last use, the bounds)."""
+        with self._cond:
+            entry = Entry(key, state="done", result=result, used=self.clock())
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            self._expire()
             return entry
 
     def status(self, keys: Sequence[Hashable]) -> tuple[list[Entry | None], list | None]:
@@ -171,17 +201,19 @@ class Jobs:
                     self._cond.notify_all()
                 continue
             with self._cond:
-                entry.result, entry.state, entry.used = result, "done", time.monotonic()
+                entry.result, entry.state, entry.used = result, "done", self.clock()
                 self.trained += 1
                 self._expire()
                 self._cond.notify_all()
 
     def _expire(self) -> None:
-        """Drop finished jobs unused for ``ttl`` seconds, then the least recently used beyond the bounds."""
-        now = time.monotonic()
-        for key in [k for k, e in self._entries.items() if e.finished and now - e.used > self.ttl]:
+        """Drop unpinned finished jobs unused for ``ttl`` seconds, then the least recently used beyond the bounds
+        (the pinned ones last)."""
+        now = self.clock()
+        for key in [k for k, e in self._entries.items() if e.finished and now - e.used > self.ttl
+                    and not self.pin(k)]:
             del self._entries[key]
-        done = [k for k, e in self._entries.items() if e.finished]  # least recently used first
+        done = sorted((k for k, e in self._entries.items() if e.finished), key=self.pin)  # stable: LRU first
         total = sum(_nbytes(self._entries[k].result) for k in done)
         while done and (len(done) > self.max_finished or total > self.max_bytes):
             gone = self._entries.pop(done.pop(0))
@@ -193,10 +225,55 @@ def _nbytes(result) -> int:
 
 
 @st.cache_resource(show_spinner=False)
-def shared(name: str, _work: Callable[[Hashable, Callable[[Any], None]], Any]) -> Jobs:
+def shared(name: str, _work: Callable[[Hashable, Callable[[Any], None]], Any] | None,
+           _pin: Callable[[Hashable], bool] | None = None) -> Jobs:
     """This process's :class:`Jobs` called ``name`` (one per server process, shared by every session), running
-    ``_work``."""
-    return Jobs(_work, name=name)
+    ``_work`` (``None``: a registry of results kept by :meth:`Jobs.keep` only), keeping the results ``_pin`` names
+    past the ttl (see :class:`Jobs`)."""
+    return Jobs(_work, name=name, pin=_pin)
+
+
+_SHOWN = "_jobs_shown"
+"""Session state: the ``(registry name, key)`` pairs whose result this session's page showed (:func:`shown`)."""
+
+
+def shown(registry: Jobs, key: Hashable) -> None:
+    """This session's page shows the result of ``key``: if the registry drops it later, :func:`expired` says so."""
+    st.session_state.setdefault(_SHOWN, set()).add((registry.name, key))
+
+
+def expired(registry: Jobs, key: Hashable) -> bool:
+    """Whether this session's page showed the result of ``key`` (:func:`shown`) and the registry has since dropped
+    it (unused for its ttl, or beyond its bounds)."""
+    return (registry.name, key) in st.session_state.get(_SHOWN, set()) and registry.get(key) is None
+
+
+def expired_notice(registry: Jobs, key: Hashable, what: str, button: str | None = None,
+                   button_key: str | None = None) -> None:
+    """The friendly line a page shows instead of a result it showed before and the server has dropped (``what``:
+    the result as a noun phrase, "the sweep of every head", in the run's language), with a button (``button``: its
+    label, saying what it runs and about how long it takes; ``None``: the page's own button asks for it again).
+    Pressing it forgets that the page showed the result, so the next run asks for it as the first time did (and
+    computes it)."""
+    st.info(_("Dropped from the server's memory: {what}. Nobody had looked at it for {minutes} minutes; press the "
+              "button to compute it again.").format(what=what, minutes=i18n.integer(round(registry.ttl / 60))),
+            icon="⌛")
+    if button is not None:
+        st.button(button, key=button_key,
+                  on_click=lambda: st.session_state.get(_SHOWN, set()).discard((registry.name, key)))
+
+
+def on_demand(switch: controls.Toggle, ctx: controls.Ctx, names: Sequence[controls.Control] = ()) -> bool:
+    """Draw the switch of a section that costs a forward pass or more (a :class:`~explorer.shell.controls.Toggle`
+    whose label says what it runs and about how long it takes here,
+    :func:`explorer.shell.textviews.passes_time`) and return whether it is
+    on: the section computes only then. A link that gives a value to one of the section's own controls (``names``)
+    switches it on when the session opens, in the link too (so a link copied later still shows the section)."""
+    ss = st.session_state
+    if switch.key not in ss and controls.link_value(switch.key) is None \
+            and any(controls.link_value(c.key) is not None for c in names):
+        controls.set_value(switch.key, True)
+    return bool(controls.draw(switch, ctx))
 
 
 def follow(registry: Jobs, keys: Sequence[Hashable],

@@ -45,6 +45,7 @@ import gc
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -885,12 +886,16 @@ class Run(llama.ForwardOutput):
         ids: the token ids read (after the ``cache``'s, when a pass continued one).
         top_ids, top_probabilities: the :data:`TOP_K` most likely next tokens after the last position
             (:func:`top_tokens`: softmax in float64). top_pieces: their text (:func:`pieces`).
+        seconds: how long the pass took on this server when it ran (wall time; a cached :func:`run` keeps the time of
+            the pass that filled it): the unit of a page's estimate of what a section will cost
+            (:func:`explorer.shell.textviews.passes_time`).
     """
 
     ids: tuple[int, ...] = ()
     top_ids: tuple[int, ...] = ()
     top_probabilities: tuple[float, ...] = ()
     top_pieces: tuple[str, ...] = ()
+    seconds: float = 0.0
 
     @property
     def last_logits(self) -> np.ndarray:
@@ -922,11 +927,14 @@ def forward(model: LlamaModel, ids: Sequence[int], *, cache: KVCache | None = No
     """
     lm = model if variant is None else variants.kv_variant(model, variant)
     ids = tuple(int(i) for i in ids)
+    start = time.perf_counter()
     out = lm.forward(list(ids), cache, need_weights=weights, ablate=None if ablate is None else list(ablate),
                      ablation=ablation, patch=patch, keep_activations=activations, window=window, sinks=sinks,
                      position_offset=position_offset)
+    seconds = time.perf_counter() - start
     top_ids, top_p = top_tokens(out.logits[-1])
-    return Run(**vars(out), ids=ids, top_ids=top_ids, top_probabilities=top_p, top_pieces=tuple(pieces(model, top_ids)))
+    return Run(**vars(out), ids=ids, top_ids=top_ids, top_probabilities=top_p, top_pieces=tuple(pieces(model, top_ids)),
+               seconds=seconds)
 
 
 def _kept(r: Run) -> Run:
@@ -959,6 +967,19 @@ def run(model: LlamaModel, ids: Sequence[int], *, activations: bool = False,
                ("ablation", ablation), ("patch", patch), ("window", window), ("sinks", sinks),
                ("position_offset", position_offset), ("variant", variant))
     return (_activation_run if activations else _plain_run)(model, ids, options)
+
+
+PASS_FLAT_TOKENS = 64
+"""Up to this many tokens a forward pass costs about the same on this project's models (SmolLM2-135M: its fixed work
+per layer dominates, the tokens' rows add little; a pass of 40 tokens took 1.1-1.5x one of 5, BENCHMARKS.md "Sections
+on demand"); beyond it, a pass grows with its tokens."""
+
+
+def pass_seconds(seconds: float, timed_tokens: int, n: int) -> float:
+    """About how long a forward pass of ``n`` tokens takes on this server, from a pass the page ran (``seconds`` over
+    ``timed_tokens`` tokens: a :attr:`Run.seconds`): the same up to :data:`PASS_FLAT_TOKENS` tokens, then growing
+    with the tokens. Seconds: the unit of every section's estimate (:func:`explorer.shell.textviews.passes_time`)."""
+    return seconds * max(1.0, n / max(timed_tokens, PASS_FLAT_TOKENS))
 
 
 # --- what made it say that (attention.llama.interventions) -------------------------------------------------

@@ -104,6 +104,22 @@ def tokens_count(n: int) -> str:
     return _n("{n} token", "{n} tokens", n).format(n=n)
 
 
+def duration(seconds: float) -> str:
+    """A duration in words for an estimate, in the run's language: ``"under a second"``, ``"about 12 s"``,
+    ``"about 3 min"`` (whole minutes from 90 s on)."""
+    if seconds < 1:
+        return _("under a second")
+    if seconds < 90:
+        return _("about {n} s").format(n=i18n.integer(round(seconds)))
+    return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
+
+
+def passes_time(passes: float, seconds: float) -> str:
+    """What ``passes`` forward passes of the model take here, in words (:func:`duration`): ``seconds`` is one pass
+    of the same tokens timed on this server (:attr:`explorer.shell.llm.Run.seconds`)."""
+    return duration(passes * seconds)
+
+
 def ascii_heatmap(weights: np.ndarray, tokens) -> str:
     """The lesson's ASCII heat map: one character per weight, level = ``weight * 4 / max weight``.
 

@@ -72,7 +72,8 @@ def test_what_made_it_say_that_moves_the_patched_layer_into_the_new_model_and_li
     qwen2's last layer, 1, and the link opens the page at the layer shown (issue 50: the link lost it and opened at
     qwen2's default, 0; a stopgap then dropped the layer to that default)."""
     served = gemma3_and_qwen2
-    at = app_at("causes", query={"model": served["tiny-gemma3"], **linked}, opened_by_link=True, timeout=600)
+    at = app_at("causes", query={"model": served["tiny-gemma3"], "ca_patch": "true", **linked}, opened_by_link=True,
+                timeout=600)  # ca_patch: the patching section is switched on (issue 47: sections on demand)
     assert at.slider(key="ca_layer").value == int(linked.get("ca_layer", 5))
     link = switch(at, served["tiny-qwen2"])
     assert at.slider(key="ca_layer").value == 1

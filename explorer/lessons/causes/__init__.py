@@ -2,7 +2,7 @@
 
 from explorer.lessons.causes import model
 from explorer.shell import controls, head_statistics, llm
-from explorer.shell.controls import Heads, NumberInput, Options, Slider
+from explorer.shell.controls import Heads, NumberInput, Options, Slider, Toggle
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -47,6 +47,11 @@ CONTROLS = controls.declare(
     seed=NumberInput(key="ca_seed", label=N_("Seed of the random heads"), lo=0, hi=controls.SEED_MAX, default=0,
                      help=N_("The control knocks out as many random heads (none of yours), drawn with "
                              "np.random.default_rng(seed).")),
+    induct=Toggle(  # the repeated random prompt's 7 forward passes: run when switched on (issue 47); in the
+        # link, so a shared link shows the experiment it names (a toggle: its label's estimate may change)
+        key="ca_induct", label=lambda ctx: _("Run the repeated prompt: {passes} forward passes of {n} tokens, {time} "
+                                             "on this server").format(**ctx),
+        example={"passes": 7, "n": 40, "time": "about 1 s"}),
     rseed=NumberInput(key="ca_rseed", label=N_("Seed of the random tokens"), lo=0, hi=controls.SEED_MAX, default=0),
     ind_k=NumberInput(key="ca_ind_k", label=N_("Induction heads to knock out"), lo=1, hi=lambda ctx: ctx["n_heads"],
                       default=lambda ctx: min(3, ctx["n_heads"]), example={"n_heads": SIZES["n_heads"]}),
@@ -55,6 +60,11 @@ CONTROLS = controls.declare(
                   widget="selectbox", example=SIZES),
     stat=Options(key="ca_stat", label=N_("Attention statistic (x axis)"), default="self", widget="selectbox",
                  options=lambda ctx: {k: head_statistics.name(k) for k in model.STATISTICS}),
+    patch=Toggle(  # the patching maps, about n (L + 1) / 2 forward passes: run when switched on (issue 47); in
+        # the link, so a shared link shows the pair it names
+        key="ca_patch", label=lambda ctx: _("Run the patching: about {passes} forward passes of {n} tokens, {time} on "
+                                            "this server").format(**ctx),
+        example={"passes": 19, "n": 8, "time": "about 5 s"}),
     clean=llm.prompt_box("ca_clean", N_("Clean prompt"), model.DEFAULT_CLEAN),
     corrupt=llm.prompt_box("ca_corrupt", N_("Corrupted prompt"), model.DEFAULT_CORRUPTED),
     layer=Slider(  # the layer whose heads are patched: at first the layer the fact moves through
@@ -63,8 +73,8 @@ CONTROLS = controls.declare(
         help=N_("Each head's output (weights · V at every position) copied from the clean run alone. The default is "
                 "the layer the fact moves through (computed above).")),
 )
-STATES = (  # the patch pair as the page opens (the other runs give it odd texts): the patched layer's slider is drawn
-    {"ca_clean": model.DEFAULT_CLEAN, "ca_corrupt": model.DEFAULT_CORRUPTED},
+STATES = (  # the patch pair as the page opens (the other runs give it odd texts), opened: the layer's slider is drawn
+    {"ca_clean": model.DEFAULT_CLEAN, "ca_corrupt": model.DEFAULT_CORRUPTED, "ca_patch": "true"},
 )
 AFTER_A_CLICK = ("stat",)
 """Controls drawn only after a button (the sweep's statistic, under the sweep's result): no link state reaches them,
@@ -74,9 +84,11 @@ TEXT_STATES = {
     "sweep": ({"ca_guess": "L0H4", "ca_stat": "entropy"}, ("ca_reveal",)),
     "no-heads-unequal": ({"ca_heads": "", "ca_corrupt": "The capital of the United Kingdom is"}, ()),
     "same-answer": ({"ca_corrupt": model.DEFAULT_CLEAN}, ()),
+    "patched": ({"ca_patch": "true"}, ()),
     "markup-link": ({"ca_heads": "L99H1,<b>x</b>", "ca_ablation": "half"}, ()),
 }
 """States whose text no other state shows: the link, then the buttons pressed in order (one head knocked out by its
-mean; the 270-head sweep with a guess graded, its scatter by entropy; no heads and a corrupted prompt of another
-length; a corrupted prompt with the clean answer; a link whose heads hold markup, quoted in its warning).
-``tests/lessons/test_languages.py`` checks each in every language."""
+mean, the induction experiment opened by its link value; the 270-head sweep with a guess graded, its scatter by
+entropy; no heads and a corrupted prompt of another length; a corrupted prompt with the clean answer; the default
+pair patched; a link whose heads hold markup, quoted in its warning). ``tests/lessons/test_languages.py`` checks each
+in every language."""

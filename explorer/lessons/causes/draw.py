@@ -237,13 +237,12 @@ def induction_result(_model: llm.LlamaModel, seed: int, n_knock: int, ablation: 
 
 
 @section
-def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str,
-                 guess: tuple[int, int] | None, prompt: str) -> None:
-    """The grade of the guess and the top heads of the sweep, with links (after the page ran the sweep under its
-    progress bar: ``jobs.in_steps`` over ``llm.knockout_sweep``)."""
-    sweep = llm.knockout_sweep(_model, ids, answer, ablation=ablation)  # the door's cached passes
+def sweep_reveal(_model: llm.LlamaModel, sweep: llm.KnockoutSweep, guess: tuple[int, int] | None,
+                 prompt: str) -> None:
+    """The grade of the guess and the top heads of the ``sweep``, with links (the page ran the sweep under its
+    progress bar, ``jobs.in_steps`` over ``llm.knockout_sweep``, or keeps it for the class: it is never run here)."""
     log_probs, effect = sweep.log_probs, sweep.effect
-    callout, text = model.sweep_claim(effect, guess, model.piece(_model, answer))
+    callout, text = model.sweep_claim(effect, guess, model.piece(_model, sweep.token_id))
     getattr(st, callout)(text)
     top = heads.top_heads(effect, 8, largest=False)
     head_table(_model.config, prompt, top, {_("change of log p"): [float(effect[h]) for h in top],
@@ -254,12 +253,13 @@ def sweep_reveal(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, abla
 
 
 @section
-def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str, stat: str) -> None:
-    """What the scatter of the attention statistic against the effect says for this prompt."""
-    effect = llm.knockout_sweep(_model, ids, answer, ablation=ablation).effect  # the door's cached passes
+def scatter_text(_model: llm.LlamaModel, ids: tuple[int, ...], sweep: llm.KnockoutSweep, stat: str) -> None:
+    """What the scatter of the attention statistic against the ``sweep``'s effect says for this prompt."""
+    effect = sweep.effect
     values = statistics(_model, ids)[stat]
     st.latex(model.STATISTICS[stat].last_formula)  # every lesson's row formula (attention.heads.formula), last row
-    st.markdown(model.scatter_claim(model.attention_vs_effect(values, effect), stat, model.piece(_model, answer)))
+    st.markdown(model.scatter_claim(model.attention_vs_effect(values, effect), stat,
+                                    model.piece(_model, sweep.token_id)))
     st.caption(_("How much a head attends is not how much it matters: Jain & Wallace (2019), “Attention is not "
                  "Explanation”. The numbers above are yours, for this prompt; the red points are the two heads named."))
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from attention import heads
-from explorer.shell import head_statistics, i18n, llm
+from explorer.shell import head_statistics, i18n, llm, textviews
 from explorer.shell.i18n import N_, translator
 from explorer.shell.textviews import fmt, md_code
 
@@ -681,6 +681,31 @@ def patch_progress(config: llm.LlamaConfig, n: int) -> tuple[Callable[[int], str
             _("patched {blocks} streams × {n} positions, one stacked pass per block").format(blocks=blocks, n=n))
 
 
+def sweep_key(model_key: tuple, signature: tuple, default: bool) -> tuple:
+    """The key of a kept sweep (:func:`explorer.shell.jobs.Jobs.keep`): the model's identity, the sweep's
+    ``(ids, answer, ablation)`` and whether the ids are the page's default prompt's (a sweep the class shares)."""
+    return model_key, *signature, default
+
+
+def is_default_sweep(key: tuple) -> bool:
+    """Whether a kept sweep (:func:`sweep_key`) is the default prompt's with zero ablation: pinned while the server
+    runs (within the registry's bounds), so a class opening the lesson meets it computed."""
+    return bool(key[-1]) and key[-2] == "zero"
+
+
+def patch_passes(config: llm.LlamaConfig, n: int) -> float:
+    """What section 5 runs on a pair of ``n``-token prompts, in forward passes (the blocks they run): both prompts
+    once, the residual map (the stacked pass for block ℓ runs blocks ℓ to ``L - 1`` on ``n`` copies: ``(L + 1) / 2``
+    passes' worth of blocks, their rows cheap beside the blocks' fixed work: ``llm.PASS_FLAT_TOKENS``) and one
+    layer's heads (at most one pass's worth)."""
+    return 2 + (config.n_layers + 1) / 2 + 1
+
+
+INDUCTION_PASSES = 2 + RANDOM_DRAWS
+"""The forward passes of the induction experiment (:func:`induction_experiment`): the repeated prompt clean, with its
+induction heads knocked out, and with each draw of random heads."""
+
+
 def control_count(chosen: int, n_layers: int, n_heads: int) -> int:
     """How many random heads the control knocks out beside ``chosen`` heads: as many, or all the others when a small
     model has fewer (``n_layers * n_heads - chosen``)."""
@@ -694,17 +719,6 @@ def sweep_passes(config: llm.LlamaConfig) -> tuple[int, int]:
     L, H = config.n_layers, config.n_heads
     runs = L * (L + 1) // 2
     return runs, runs * H // L
-
-
-def duration(seconds: float) -> str:
-    """A duration in words for an estimate, in the run's language: ``"under a second"``, ``"about 12 s"``,
-    ``"about 3 min"`` (whole minutes from 90 s on)."""
-    if seconds < 1:
-        return _("under a second")
-    if seconds < 90:
-        return _("about {n} s").format(n=i18n.integer(round(seconds)))
-    return _("about {n} min").format(n=i18n.integer(round(seconds / 60)))
-
 
 
 def last_pass_seconds(_model: llm.LlamaModel, ids: tuple[int, ...], answer: int, ablation: str) -> float:
@@ -743,7 +757,7 @@ def sweep_estimate(config: llm.LlamaConfig, n: int, last: float) -> str:
              "block) took {t} s on this server just now, so the whole sweep should take **{total}** ({layers} layers "
              "× {h} heads = {heads} knockouts). A progress bar shows the layer.").format(
         n=L, last=L - 1, h=H, runs=i18n.integer(runs), passes=i18n.integer(passes), t=i18n.significant(last, 2),
-        total=duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
+        total=textviews.duration(sweep_seconds(config, n, last)), layers=L, heads=i18n.integer(L * H))
 
 
 def repeat_note(words: int, wanted: int = REPEAT_TOKENS) -> str | None:

@@ -3,8 +3,12 @@ family the core reads, SmolLM2-135M by default: issue 50).
 
 Every control is in the link: ``ca_prompt``, ``ca_answer`` (which of the top 5 to follow), ``ca_heads`` (the
 knocked-out heads, ``L18H6,L17H4``), ``ca_ablation``, ``ca_seed`` (the random control), ``ca_by`` / ``ca_k`` (the
-top-k picker), ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt), ``ca_guess``, ``ca_stat``, ``ca_clean`` /
-``ca_corrupt`` (the patch pair) and ``ca_layer`` (the layer whose heads are patched).
+top-k picker), ``ca_induct`` / ``ca_rseed`` / ``ca_ind_k`` (the repeated random prompt, switched on), ``ca_guess``,
+``ca_stat``, ``ca_patch`` / ``ca_clean`` / ``ca_corrupt`` (the patching switched on, the patch pair) and ``ca_layer``
+(the layer whose heads are patched). The induction experiment and the patching cost several forward passes each:
+they run when switched on (issue 47), and a shared link switches them on as it does every control. The sweep is
+revealed by a button, out of the link (a link must not show the answer before the guess); its result is kept for
+the class and said to be gone when the server dropped it.
 """
 
 import functools
@@ -13,7 +17,7 @@ import streamlit as st
 
 from attention.heads import top_heads
 from explorer.lessons.causes import CONTROLS, draw, model
-from explorer.shell import charts, controls, i18n, jobs, llm
+from explorer.shell import charts, controls, i18n, jobs, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -21,7 +25,9 @@ _, _n = translator(__file__)  # a page runs as __main__: its file names its less
 HEADS = CONTROLS["heads"].key  # the multiselect of the knocked-out heads (the link holds them as L18H6,L17H4)
 GRID, SWEEP_GRID, SCATTER, HEAD_BARS = "ca_grid", "ca_sweep_grid", "ca_scatter", "ca_head_bars"
 REVEALED, SELECTION = "_ca_revealed", "_ca_selection"  # the sweep's signature; the knockout's model.Selection
+SWEEPS = "causes-sweeps"  # the process's kept sweeps (jobs.shared): the page runs them, the class shares them
 ss = st.session_state
+
 
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
@@ -144,15 +150,19 @@ if (short := model.repeat_note(n_words)) is not None:
     st.warning(short, icon="📖")
 st.caption(_("The **loss** of one prediction is −ln p(the actual next token), in nats: 0 when the model gives that "
              "token probability 1, larger the less it expected it."))
-c1, c2 = st.columns(2)
-with c1:
-    rseed = controls.draw(CONTROLS["rseed"])
-with c2:
-    n_ind = controls.draw(CONTROLS["ind_k"], {"n_heads": H})
 if n_words >= 2:
-    with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
-            n=2 * n_words, heads=n_ind + model.RANDOM_DRAWS * n_ind)):
-        draw.induction_result(lm, rseed, n_ind, ablation)
+    n_repeat = 2 * n_words
+    induct_time = textviews.passes_time(model.INDUCTION_PASSES, llm.pass_seconds(clean.seconds, len(ids), n_repeat))
+    if jobs.on_demand(CONTROLS["induct"], {"passes": model.INDUCTION_PASSES, "n": n_repeat, "time": induct_time},
+                      (CONTROLS["rseed"], CONTROLS["ind_k"])):
+        c1, c2 = st.columns(2)
+        with c1:
+            rseed = controls.draw(CONTROLS["rseed"])
+        with c2:
+            n_ind = controls.draw(CONTROLS["ind_k"], {"n_heads": H})
+        with st.spinner(_("running the {n}-token prompt with and without {heads} heads…").format(
+                n=n_repeat, heads=n_ind + model.RANDOM_DRAWS * n_ind)):
+            draw.induction_result(lm, rseed, n_ind, ablation)
 
 # --- 4 · the effect of every head -----------------------------------------------------------------------------
 st.header(_("4 · The effect of every head"))
@@ -162,12 +172,31 @@ st.markdown(_("Knock out each of the {n} heads alone and measure the change in l
 guess_code = controls.draw(CONTROLS["guess"], SIZES)
 guess = None if guess_code == "none" else model.head_of(guess_code)
 signature = (ids, answer, ablation)
+# The sweep's result is kept for the class (jobs.Jobs.keep): every session asking for it gets it, it lives while pages
+# show it (each rerun that shows it uses it), and the default prompt's stays pinned; a page that showed it and finds
+# it dropped says so and offers to run it again, never runs minutes of passes unasked.
+sweeps = jobs.shared(SWEEPS, None, _pin=model.is_default_sweep)
+sweep_key = model.sweep_key(llm.model_key(lm), signature, ids == llm.prompt(lm, model.DEFAULT_PROMPT,
+                                                                               model.PROMPT_MAX_TOKENS).ids)
 st.button(_("Run the sweep and check") if guess else _("Run the sweep (no guess)"), key="ca_reveal", type="primary",
           on_click=lambda: ss.__setitem__(REVEALED, signature))
-if ss.get(REVEALED) == signature:
-    sweep = jobs.in_steps(functools.partial(llm.knockout_sweep, lm, ids, answer, ablation=ablation),
-                          *model.sweep_progress(config), first=1)
-    draw.sweep_reveal(lm, ids, answer, ablation, guess, p.kept_text)
+kept = sweeps.get(sweep_key)
+run_it = ss.get(REVEALED) == signature
+if run_it and kept is None and jobs.expired(sweeps, sweep_key):
+    last = draw.last_pass_seconds(lm, ids, answer, ablation)
+    sweep_time = textviews.duration(model.sweep_seconds(config, len(ids), last))
+    jobs.expired_notice(sweeps, sweep_key, _("the sweep of every head"),
+                        _("Run the sweep again: {time} on this server").format(time=sweep_time), "ca_resweep")
+    run_it = False
+if run_it:
+    if kept is not None:
+        sweep = kept.result
+    else:
+        sweep = jobs.in_steps(functools.partial(llm.knockout_sweep, lm, ids, answer, ablation=ablation),
+                              *model.sweep_progress(config), first=1)
+        sweeps.keep(sweep_key, sweep)
+    jobs.shown(sweeps, sweep_key)
+    draw.sweep_reveal(lm, sweep, guess, p.kept_text)
     left, right = st.columns(2)
     with left:
         event = charts.show_fig(draw.sweep_grid(sweep.effect, model.plain(lm, answer), guess), key=SWEEP_GRID,
@@ -177,11 +206,11 @@ if ss.get(REVEALED) == signature:
         event2 = charts.show_fig(draw.scatter_figure(draw.statistics(lm, ids)[stat], sweep.effect, stat,
                                                     model.plain(lm, answer)), key=SCATTER,
                                  on_select="rerun", selection_mode="points")
-    draw.scatter_text(lm, ids, answer, ablation, stat)
+    draw.scatter_text(lm, ids, sweep, stat)
     opened = charts.clicked_head(event2, L, H) or charts.clicked_head(event, L, H)
     if opened:
         draw.open_head(lm, p.kept_text, opened)
-else:
+elif ss.get(REVEALED) != signature:
     st.caption(model.sweep_estimate(config, len(ids), draw.last_pass_seconds(lm, ids, answer, ablation)))
 
 # --- 5 · activation patching ----------------------------------------------------------------------------------
@@ -189,38 +218,49 @@ st.header(_("5 · Move a fact (activation patching)"))
 st.markdown(_("Two prompts that differ in one fact. Run the corrupted one, but copy one stream (one block, one "
               "position) from the clean run: where does the copy bring the clean answer back? The measure is the "
               "logit difference between the clean and the corrupted answers at the last position."))
-c1, c2 = st.columns(2)
-with c1:
-    clean_p = llm.prompt_input(CONTROLS["clean"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
-with c2:
-    corrupt_p = llm.prompt_input(CONTROLS["corrupt"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
-if clean_p.n != corrupt_p.n:
-    st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
-                 "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
-                 "tokens:").format(clean=clean_p.n, corrupted=corrupt_p.n), icon="📏")
-    names = _("clean:"), _("corrupted:")
-    for name, labels in zip(names, (clean_p.labels, corrupt_p.labels), strict=True):  # the lists start in one column
-        st.text(name.ljust(max(map(len, names))) + " " + " │ ".join(labels))
-else:
-    with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
-        a_clean = llm.run(lm, clean_p.ids, activations=True).top_ids[0]
-        a_corrupt = llm.run(lm, corrupt_p.ids, activations=True).top_ids[0]
-    st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=model.piece(lm, a_clean),
-                                                                     corrupted=model.piece(lm, a_corrupt)))
-    if a_clean == a_corrupt:
-        st.info(_("Both prompts make the model predict {answer}, so there is no difference to move. Change one fact "
-                  "so the two answers differ.").format(answer=model.piece(lm, a_clean)), icon="🔁")
+def patching() -> None:
+    """Section 5's two prompts, their residual patching map and one layer's heads (drawn when switched on)."""
+    c1, c2 = st.columns(2)
+    with c1:
+        clean_p = llm.prompt_input(CONTROLS["clean"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
+    with c2:
+        corrupt_p = llm.prompt_input(CONTROLS["corrupt"], model=lm, max_tokens=model.PATCH_MAX_TOKENS)
+    if clean_p.n != corrupt_p.n:
+        st.warning(_("The two prompts must have the same number of tokens (a stream at one position is copied into the "
+                     "same position of the other): the clean one has {clean}, the corrupted one {corrupted}. Their "
+                     "tokens:").format(clean=clean_p.n, corrupted=corrupt_p.n), icon="📏")
+        names = _("clean:"), _("corrupted:")
+        for name, labels in zip(names, (clean_p.labels, corrupt_p.labels), strict=True):  # the lists: one column
+            st.text(name.ljust(max(map(len, names))) + " " + " │ ".join(labels))
     else:
-        grid = jobs.in_steps(functools.partial(llm.patch_residual_sweep, lm, clean_p.ids, corrupt_p.ids, a_clean,
-                                               a_corrupt), *model.patch_progress(config, clean_p.n))
-        draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
-        move = model.fact_move(model.recovered(grid, *model.logit_differences(lm, clean_p.ids, corrupt_p.ids, a_clean,
-                                                                             a_corrupt)))
-        default_layer = move.other_until if move.moves else L - 1
-        st.subheader(_("Per head: which head carries it?"))
-        layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})
-        with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
-            draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
+        with st.spinner(_("running both prompts through {n} layers…").format(n=L)):
+            a_clean = llm.run(lm, clean_p.ids, activations=True).top_ids[0]
+            a_corrupt = llm.run(lm, corrupt_p.ids, activations=True).top_ids[0]
+        st.markdown(_("Clean → {clean}, corrupted → {corrupted}.").format(clean=model.piece(lm, a_clean),
+                                                                         corrupted=model.piece(lm, a_corrupt)))
+        if a_clean == a_corrupt:
+            st.info(_("Both prompts make the model predict {answer}, so there is no difference to move. Change one "
+                      "fact so the two answers differ.").format(answer=model.piece(lm, a_clean)), icon="🔁")
+        else:
+            grid = jobs.in_steps(functools.partial(llm.patch_residual_sweep, lm, clean_p.ids, corrupt_p.ids, a_clean,
+                                                   a_corrupt), *model.patch_progress(config, clean_p.n))
+            draw.patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, grid)
+            move = model.fact_move(model.recovered(grid, *model.logit_differences(lm, clean_p.ids, corrupt_p.ids,
+                                                                                 a_clean, a_corrupt)))
+            default_layer = move.other_until if move.moves else L - 1
+            st.subheader(_("Per head: which head carries it?"))
+            layer = controls.draw(CONTROLS["layer"], {"n_layers": L, "default": default_layer})
+            with st.spinner(_("patching the {h} heads of layer {layer}…").format(h=H, layer=layer)):
+                draw.head_patch_result(lm, clean_p.ids, corrupt_p.ids, a_clean, a_corrupt, layer, clean_p.kept_text)
+
+
+n_pair = llm.prompt(lm, controls.value(CONTROLS["clean"]), model.PATCH_MAX_TOKENS).n  # before the box is drawn
+patch_passes = model.patch_passes(config, n_pair)
+if jobs.on_demand(CONTROLS["patch"], {
+        "passes": i18n.integer(round(patch_passes)), "n": n_pair,
+        "time": textviews.passes_time(patch_passes, llm.pass_seconds(clean.seconds, len(ids), n_pair))},
+        (CONTROLS["clean"], CONTROLS["corrupt"], CONTROLS["layer"])):
+    patching()
 
 # --- notes ----------------------------------------------------------------------------------------------------
 draw.notes(None if storage is None else llm.precision_note(storage),

@@ -3,7 +3,7 @@ visit."""
 
 from explorer.lessons.kv_cache import model
 from explorer.shell import controls, i18n, llm
-from explorer.shell.controls import Choice, NumberInput, Options, Slider
+from explorer.shell.controls import Choice, NumberInput, Options, Slider, Toggle
 from explorer.shell.i18n import N_, translator
 
 _, _n = translator(__name__)
@@ -87,5 +87,9 @@ CONTROLS = controls.declare(
                                                                                        kv=ctx["kv_head"]),
         help=lambda ctx: _("The query heads that read key/value head {kv}, by the model's own numbers. Switching "
                            "the key/value head keeps the head's place in its group.").format(kv=ctx["kv_head"])),
+    compare=Toggle(  # the full recomputation: one more forward pass, run when switched on (issue 47), in the link
+        key="kv_compare", label=lambda ctx: _("Compare with a full recomputation: 1 forward pass of {n} tokens, {time} "
+                                              "on this server").format(**ctx),
+        example={"n": 17, "time": "under a second"}),
 )
 STATES = ()

@@ -170,6 +170,8 @@ class DecodeState:
         choices: generated tokens ``1 … steps + 1``: the first ``steps`` were read back; the last is the
             model's choice for the next token (read by the next step, unless it is the end of sequence).
         rng_state: the sampling generator's state after the last choice (``None`` for greedy).
+        seconds: how long the prefill's pass of the ``P`` prompt tokens took on this server
+            (:attr:`explorer.shell.llm.Run.seconds`): the unit of the page's estimate of the full recomputation.
     """
 
     ids: tuple[int, ...]
@@ -180,6 +182,7 @@ class DecodeState:
     new_rows: np.ndarray
     choices: tuple[Choice, ...]
     rng_state: dict | None
+    seconds: float = 0.0
 
     @property
     def n(self) -> int:
@@ -250,7 +253,7 @@ def prefill(model: llm.LlamaModel, ids, sampling: Sampling) -> DecodeState:
     out = llm.forward(model, ids)  # logits [P, vocab], attentions [L, H, P, P], cache of P tokens
     first = choose(out.logits[-1], sampling, rng, step=1, position=len(ids), eos_id=model.config.eos_id)
     return DecodeState(ids, len(ids), 0, sampling, out.cache, _read_only(out.attentions[:, :, -1, :]),
-                       (first,), None if rng is None else rng.bit_generator.state)
+                       (first,), None if rng is None else rng.bit_generator.state, out.seconds)
 
 
 def decode_step(model: llm.LlamaModel, state: DecodeState) -> DecodeState:
@@ -271,7 +274,7 @@ def decode_step(model: llm.LlamaModel, state: DecodeState) -> DecodeState:
                  eos_id=model.config.eos_id)
     return DecodeState(ids, state.n_prompt, state.steps + 1, state.sampling, out.cache,
                        _read_only(out.attentions[:, :, 0, :]), state.choices + (nxt,),
-                       None if rng is None else rng.bit_generator.state)
+                       None if rng is None else rng.bit_generator.state, state.seconds)
 
 
 def run(model: llm.LlamaModel, ids, sampling: Sampling, steps: int) -> DecodeState:

@@ -1,7 +1,8 @@
 """Page: generating with a KV cache, token by token, on SmolLM2-135M-Instruct (issue #17).
 
 Every control is in the link (``kv_prompt``, ``kv_sampling``, ``kv_temperature``, ``kv_top_k``, the sidebar's
-``seed``, ``kv_steps``, ``kv_layer``, ``kv_head``, ``kv_query`` = the model's number of the query head compared);
+``seed``, ``kv_steps``, ``kv_layer``, ``kv_head``, ``kv_query`` = the model's number of the query head compared,
+``kv_compare`` = the full recomputation switched on: one more forward pass, run when asked);
 the generation is recomputed from the prompt (and cached), deterministic given prompt, sampling settings, seed and
 steps, so a shared link reproduces it. An old link's ``kv_seed`` (the page's own seed box, now gone: the sidebar's
 seed draws the tokens) is dropped with a warning.
@@ -11,7 +12,7 @@ import streamlit as st
 
 from explorer.lessons import sinks
 from explorer.lessons.kv_cache import CONTROLS, POSITIONS, draw, model
-from explorer.shell import controls, llm
+from explorer.shell import controls, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
@@ -107,9 +108,11 @@ with l2:
 with l3:
     head = int(controls.draw(CONTROLS["query"], {"kv_head": kv_head, "group_size": c.group_size}))
 draw.cache_view(lm, run, layer, kv_head, head, controls.color_scale())
-with st.spinner(_("running the {n}-token sequence through {layers} layers again, without the cache, to compare…")
-                .format(n=run.n, layers=c.n_layers)):
-    draw.cache_comparison(lm, run, layer, kv_head, head)
+recompute = textviews.passes_time(1, llm.pass_seconds(state.seconds, run.n_prompt, run.n))  # the prefill's pass
+if controls.draw(CONTROLS["compare"], {"n": run.n, "time": recompute}):
+    with st.spinner(_("running the {n}-token sequence through {layers} layers again, without the cache, to compare…")
+                    .format(n=run.n, layers=c.n_layers)):
+        draw.cache_comparison(lm, run, layer, kv_head, head)
 
 # --- 3 · cost ------------------------------------------------------------------------------------------------
 st.header(_("3 · What the cache saves, and what it costs"))

@@ -106,6 +106,8 @@ class SinkSummary:
             (mean over the key/value heads): below 1, its value adds little to a query's output.
         top_layer, top_head: the head with the largest mass; top_map: its weights ``[n, n]`` float32.
         second: float64 ``[n_layers]``, the weight on position 1 per layer (mean over heads; same query rows).
+        seconds: how long the pass took on this server (:attr:`explorer.shell.llm.Run.seconds`): the unit of the
+            page's estimates of its other sections.
     """
 
     n: int
@@ -116,6 +118,7 @@ class SinkSummary:
     top_head: int
     top_map: np.ndarray
     second: np.ndarray
+    seconds: float = 0.0
 
     @property
     def per_layer(self) -> np.ndarray:
@@ -136,7 +139,7 @@ def sink_summary(_model: llm.LlamaModel, ids: tuple[int, ...]) -> SinkSummary:
     ratio = (norms[:, :, 0] / np.median(norms[:, :, 1:], axis=-1)).mean(axis=1)  # [L]
     layer, head = heads.top_heads(mass)[0]
     return SinkSummary(len(ids), mass, uniform_mass(len(ids)), ratio, int(layer), int(head),
-                       out.attentions[layer, head].copy(), sink_mass(out.attentions, 1).mean(axis=1))
+                       out.attentions[layer, head].copy(), sink_mass(out.attentions, 1).mean(axis=1), out.seconds)
 
 
 def sink_claims(s: SinkSummary) -> tuple[str, str]:
@@ -375,6 +378,15 @@ def streamed(_model: llm.LlamaModel, ids: tuple[int, ...], window: int, sinks: i
         renumbered = float(np.exp(llm.next_token_losses(shifted, ids)[start:].mean()))
     generated = tuple(llm.continue_greedy(_model, out, n_new, **options))
     return Streamed(window, sinks, start, float(np.exp(losses[start:].mean())), losses, renumbered, generated)
+
+
+def stream_passes(config: llm.LlamaConfig, n_new: int) -> int:
+    """The forward passes of section 4 (:func:`streamed` for each of :data:`SINK_COUNTS` and full attention): one
+    pass of the text each, StreamingLLM's renumbered pass for each run with kept tokens (RoPE models), and ``n_new``
+    one-token steps each."""
+    runs = len(SINK_COUNTS) + 1
+    renumbered = sum(1 for k in SINK_COUNTS if k) if config.positions == "rope" else 0
+    return runs * (1 + n_new) + renumbered
 
 
 # --- smaller caches ---------------------------------------------------------------------------------------------

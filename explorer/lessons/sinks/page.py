@@ -1,9 +1,11 @@
 """Page: why every head looks at the first token, and what a smaller KV cache costs (issue 29), on the loaded model
 (SmolLM2-135M by default; any family the core reads: issue 50).
 
-Every control is in the link: ``sk_prompt`` (the text), ``sk_first`` (the token put first), ``sk_offset`` (the
-position shift), ``sk_window`` and ``sk_new`` (the sliding window and the generated tokens), ``sk_measure`` (the sweep
-over every cache variant: about 20 runs of the model, so it runs when asked, then is cached per prompt).
+Every control is in the link: ``sk_prompt`` (the text), ``sk_swap`` / ``sk_first`` (another token first, switched
+on; the token), ``sk_shifted`` / ``sk_offset`` (the shift, switched on; the position shift), ``sk_streams`` /
+``sk_window`` / ``sk_new`` (the four caches, switched on; the sliding window and the generated tokens), ``sk_measure``
+(the sweep over every cache variant: about 20 runs of the model). Only the sink (one forward pass) runs on a first
+visit; every other section runs when switched on (issue 47), then is cached per text.
 """
 
 import functools
@@ -16,6 +18,37 @@ from explorer.shell import controls, i18n, jobs, llm, textviews
 from explorer.shell.i18n import translator
 
 _, _n = translator(__file__)  # a page runs as __main__: its file names its lesson's domain
+
+
+def another_first() -> None:
+    """Section 2's choice and what it does (drawn when switched on)."""
+    choice = controls.draw(CONTROLS["first"])
+    if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
+        st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
+    elif (several := model.first_token_note(lm, choice)) is not None:
+        st.info(several, icon="🧩")
+    else:
+        with st.spinner(_("Reading the changed text: one more forward pass…")):
+            draw.first_token(lm, ids, draw.summary(lm, ids), choice)
+        draw.first_token_section(lm, ids, choice)
+
+
+def streaming(top_window: int) -> None:
+    """Section 4's window and steps, the four runs (each computed, and cached, under a spinner) and their comparison
+    (drawn when switched on)."""
+    left, right = st.columns(2)
+    with left:
+        window = controls.draw(CONTROLS["window"], {"top": top_window})
+    with right:
+        n_new = controls.draw(CONTROLS["new"])
+    for sinks in (*model.SINK_COUNTS, None):
+        with st.spinner(_("Reading your text with full attention, then generating {new}…").format(
+                new=textviews.tokens_count(n_new)) if sinks is None else
+                _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
+                    w=window, kept=model.kept(sinks), new=textviews.tokens_count(n_new))):
+            draw.stream(lm, ids, window, sinks, n_new)
+    draw.streaming(lm, ids, window, n_new)
+
 
 draw.title()
 controls.you_need(__file__)  # the earlier lessons this one builds on, as links
@@ -49,22 +82,16 @@ if p.n <= model.FIRST_QUERY:
             icon="📏")
     st.stop()
 with st.spinner(_("Reading your text: one forward pass with every attention weight…")):
-    draw.summary(lm, ids)
+    pass_s = draw.summary(lm, ids).seconds  # that pass, timed on this server: the unit of the estimates below
 draw.the_sink(lm, ids, controls.color_scale())
 
 # --- 2 · another token first ------------------------------------------------------------------------------------
 st.header(_("2 · Put another token first"))
 st.markdown(_("If the first token were a sink because of *what* it is, another token in its place would not be one. "
               "Put a different token before your text (or drop your first token) and see where the weight goes."))
-choice = controls.draw(CONTROLS["first"])
-if model.FIRST_CHOICES[choice] is None and p.n <= model.FIRST_QUERY + 1:
-    st.info(_("Without its first token your text is too short to measure: type a longer text."), icon="📏")
-elif (several := model.first_token_note(lm, choice)) is not None:
-    st.info(several, icon="🧩")
-else:
-    with st.spinner(_("Reading the changed text: one more forward pass…")):
-        draw.first_token(lm, ids, draw.summary(lm, ids), choice)
-    draw.first_token_section(lm, ids, choice)
+
+if jobs.on_demand(CONTROLS["swap"], {"time": textviews.passes_time(1, pass_s)}, (CONTROLS["first"],)):
+    another_first()
 
 # --- 3 · every position shifted ---------------------------------------------------------------------------------
 st.header(_("3 · Shift every position"))
@@ -74,11 +101,12 @@ st.markdown(_("Is the first token special because RoPE gives it position 0? Star
             _("Is the first token special because it is at position 0? Start the positions at *k* instead. This "
               "model has no RoPE: it adds a learned position vector to each token's embedding, so here the shift "
               "changes what every token reads in."))
-offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
-with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
-        k=i18n.integer(offset))):
-    draw.shift(lm, ids, offset)
-draw.shift_section(lm, ids, offset)
+if jobs.on_demand(CONTROLS["shifted"], {"time": textviews.passes_time(2, pass_s)}, (CONTROLS["offset"],)):
+    offset = controls.draw(CONTROLS["offset"], {"n": p.n, "context": c.context_length})
+    with st.spinner(_("Running your text twice: from position 0 and from position {k}…").format(
+            k=i18n.integer(offset))):
+        draw.shift(lm, ids, offset)
+    draw.shift_section(lm, ids, offset)
 
 # --- 4 · streaming ----------------------------------------------------------------------------------------------
 st.header(_("4 · Streaming: a window and a few first tokens"))
@@ -90,18 +118,11 @@ if top_window < 1:
     st.info(_("A window needs positions after it to score: at least {need} tokens; your text has {n}. Type a longer "
               "text.").format(need=model.MIN_SCORED + 2, n=p.n), icon="📏")
 else:
-    left, right = st.columns(2)
-    with left:
-        window = controls.draw(CONTROLS["window"], {"top": top_window})
-    with right:
-        n_new = controls.draw(CONTROLS["new"])
-    for sinks in (*model.SINK_COUNTS, None):  # the four streaming runs, computed (and cached) each under a spinner
-        with st.spinner(_("Reading your text with full attention, then generating {new}…").format(
-                new=textviews.tokens_count(n_new)) if sinks is None else
-                _("Reading your text with a window of {w} with {kept}, then generating {new}…").format(
-                    w=window, kept=model.kept(sinks), new=textviews.tokens_count(n_new))):
-            draw.stream(lm, ids, window, sinks, n_new)
-    draw.streaming(lm, ids, window, n_new)
+    n_new = controls.value(CONTROLS["new"])  # the estimate counts its steps (the slider is drawn below the switch)
+    passes = model.stream_passes(c, n_new)
+    if jobs.on_demand(CONTROLS["streams"], {"passes": passes, "time": textviews.passes_time(passes, pass_s)},
+                      (CONTROLS["window"], CONTROLS["new"])):
+        streaming(top_window)
     st.caption(_("The KV cache itself, one token at a time: [Generating with a KV cache]({link}).").format(
         link=controls.link(kv_cache)))
 
@@ -119,7 +140,8 @@ st.caption((_("**MHA** (multi-head attention) gives each query head its own key/
                      "distribution q moves from the model's p: 0 when they are the same."))
 draw.cache_formulas(c, p.n)
 variants = model.cache_variants(c, p.n)
-measure = controls.draw(CONTROLS["measure"], {"variants": len(variants)})
+measure = controls.draw(CONTROLS["measure"], {"variants": len(variants),
+                                              "time": textviews.passes_time(len(variants), pass_s)})
 if measure:  # each variant measured once (cached), one at a time under a progress bar
     rows = jobs.each(functools.partial(draw.measured, lm, ids, score_from=model.sweep_score_from(variants),
                                        _reference=draw.reference), variants,

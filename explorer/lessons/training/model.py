@@ -197,6 +197,12 @@ def run_cost(spec: RunSpec) -> float:
     return spec.steps / default.steps * (COST_OVERHEAD + COST_PER_FLOP * step_flops(spec) / step_flops(default))
 
 
+def is_default_run(spec: RunSpec) -> bool:
+    """Whether ``spec`` is the run at the page's defaults (the one a class opening the lesson trains and shares): the
+    training worker keeps it past the ttl of the other finished runs (:class:`explorer.shell.jobs.Jobs`'s ``pin``)."""
+    return spec == RunSpec()
+
+
 def best_prefix_match(prefix_match: np.ndarray) -> np.ndarray:
     """``[S]``: per step the largest prefix-match among the heads of layers >= 1 (of layer 0 with one layer)."""
     pm = prefix_match[:, 1:] if prefix_match.shape[1] > 1 else prefix_match

@@ -44,10 +44,16 @@ draw.untrained(spec, controls.color_scale())
 
 def experiment(key: str, label: str, specs: list, names: list[str], help: str) -> list | None:
     """A button that trains ``specs`` on the server's shared worker, the live progress, then their results."""
-    runs = jobs.shared(M.WORKER, M.train_run)  # this process's runs, shared by every session
-    entries, results = runs.status(specs)
+    runs = jobs.shared(M.WORKER, M.train_run, _pin=M.is_default_run)  # this process's runs, shared by every session
+    entries, results = runs.status(specs)  # each shown run counts as used: kept while learners look at it
     if results is not None:
+        for spec_ in specs:
+            jobs.shown(runs, spec_)
         return results
+    for spec_, entry in zip(specs, entries, strict=True):
+        if entry is None and jobs.expired(runs, spec_):  # it was on this page, and the server dropped it since
+            jobs.expired_notice(runs, spec_, _("the training run with these settings"))
+            break
     busy = any(e is not None and not e.finished for e in entries)
     cost = sum(M.run_cost(s) for s, e in zip(specs, entries, strict=True) if e is None or e.state == "failed")
     if cost > M.MAX_COST:
@@ -73,6 +79,8 @@ def experiment(key: str, label: str, specs: list, names: list[str], help: str) -
         if e is not None and e.state == "failed":
             st.error(_("Training failed on the server; press the button to try again. What went wrong:"), icon="⚠️")
             st.text(e.error or "")
+    for spec_ in specs if results is not None else ():
+        jobs.shown(runs, spec_)
     return results
 
 

@@ -32,7 +32,7 @@ def table(at, column: str, nth: int = 0):
 def test_every_section_runs_on_the_family(door_model, family):
     lm, c = door_model, door_model.config
     n_heads = c.n_layers * c.n_heads
-    at = app_at(PAGE, opened_by_link=True, timeout=600)
+    at = app_at(PAGE, query={"ca_induct": "true", "ca_patch": "true"}, opened_by_link=True, timeout=600)  # all on
     assert_clean(at)
     said = texts(at)
     assert f"tiny-{family}: {llm.describe(c)}." in [e.value for e in at.caption]

@@ -14,7 +14,7 @@ from attention.llama import interventions as iv
 from explorer.lessons import causes
 from explorer.lessons import real_model as rm_lesson
 from explorer.lessons.causes import model as M
-from explorer.shell import controls, i18n, llm
+from explorer.shell import controls, i18n, llm, textviews
 from tests.core.llama_support import real_model
 
 
@@ -403,7 +403,7 @@ def test_the_sweep_estimate_states_its_size_and_time_from_its_cheapest_pass():
         "block runs in all, the blocks of about 139 forward passes. Its last pass (one block) took 0.1 s on this "
         "server just now, so the whole sweep should take **about 20 s** (30 layers × 9 heads = 270 knockouts). A "
         "progress bar shows the layer.")
-    assert [M.duration(s) for s in (0.4, 1.4, 89.4, 170)] == ["under a second", "about 1 s", "about 89 s",
+    assert [textviews.duration(s) for s in (0.4, 1.4, 89.4, 170)] == ["under a second", "about 1 s", "about 89 s",
                                                               "about 3 min"]
 
 

@@ -61,7 +61,7 @@ def default_heads(lm, prompt: str = M.DEFAULT_PROMPT) -> list[str]:
 
 @pytest.mark.smollm2  # the lesson's one page run on the real file: every sentence states SmolLM2's numbers
 def test_defaults_state_what_the_numbers_say(lm):
-    at = app_at(PAGE, timeout=600)
+    at = app_at(PAGE, query={"ca_induct": "true", "ca_patch": "true"}, timeout=600)  # both opened: they run on demand
     assert_clean(at)
     ids = lm.encode(M.DEFAULT_PROMPT)
     paris, rome = lm.encode(" Paris")[0], lm.encode(" Rome")[0]
@@ -167,7 +167,7 @@ def test_the_sweep_grades_the_guess(lm):
 
 
 def test_a_patch_map_needs_prompts_of_one_length(lm):
-    at = app_at(PAGE, timeout=600)
+    at = app_at(PAGE, query={"ca_patch": "true"}, timeout=600)
     assert "ca_fig_patch" in figures(at)
     at.text_area(key="ca_corrupt").input("The capital of the United Kingdom is").run()
     assert_clean(at)
@@ -196,6 +196,8 @@ def test_a_shared_link_reproduces_the_page(lm):
     by_hand.multiselect(key="ca_heads").set_value(["L23H4", "L29H1"]).run()
     by_hand.radio(key="ca_ablation").set_value("mean").run()
     by_hand.number_input(key="ca_seed").set_value(7).run()
+    by_hand.session_state["ca_patch"] = True  # the learner opens the patching (the link's prompts open it)
+    by_hand.run()
     by_hand.text_area(key="ca_clean").input(link["ca_clean"]).run()
     by_hand.text_area(key="ca_corrupt").input(link["ca_corrupt"]).run()
     by_hand.slider(key="ca_layer").set_value(22).run()

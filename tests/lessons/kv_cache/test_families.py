@@ -23,7 +23,7 @@ STEPS = 6
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_control_on_each_family(family, door_model):
     lm, c = door_model, door_model.config
-    at = app_at(PAGE, query={"kv_steps": str(STEPS)}, timeout=120)
+    at = app_at(PAGE, query={"kv_steps": str(STEPS), "kv_compare": "true"}, timeout=120)
     assert_clean(at)
     ids = lm.encode(M.DEFAULT_PROMPT)
     state = M.run(lm, ids, M.Sampling(), STEPS)

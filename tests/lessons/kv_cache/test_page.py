@@ -17,6 +17,7 @@ from explorer.shell import controls, llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "kv_cache"
+COMPARE = {"kv_compare": "true"}  # the full recomputation switched on (a forward pass, run when asked: issue 47)
 FIGURES = ("kv_fig_keys", "kv_fig_values", "kv_fig_new_row", "kv_fig_compare", "kv_fig_cost", "kv_fig_cache_size")
 
 
@@ -58,7 +59,7 @@ def click_next(at) -> None:
 
 @pytest.mark.slow
 def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row(lm):
-    at = app_at(PAGE)
+    at = app_at(PAGE, query=COMPARE)
     assert_clean(at)
     assert not at.warning
     assert set(FIGURES) <= set(figures(at))
@@ -97,7 +98,8 @@ def test_defaults_show_the_prefill_then_each_click_adds_one_cache_row(lm):
 
 @pytest.mark.slow
 def test_a_link_reproduces_what_clicking_made():
-    sampled = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5"}  # the sidebar's
+    sampled = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", **COMPARE}  # seed: the
+    # sidebar's
     at = app_at(PAGE, query=sampled)
     for _ in range(4):
         click_next(at)
@@ -116,7 +118,7 @@ def test_a_link_reproduces_what_clicking_made():
 @pytest.mark.slow
 def test_every_control_at_its_ends(lm):
     # 32 decode steps per new sampling setting: on a loaded 2-core machine a run can take a minute
-    at = app_at(PAGE, query={"kv_steps": "2"}, timeout=300)
+    at = app_at(PAGE, query={"kv_steps": "2", **COMPARE}, timeout=300)
     for key, value in (("kv_layer", 0), ("kv_layer", 29)):
         at.slider(key=key).set_value(value).run()
         assert_clean(at)
@@ -180,7 +182,7 @@ def test_bad_link_values_warn_and_fall_back(lm):
 @pytest.mark.slow
 def test_valid_link_opens_without_a_warning(lm):
     query = {"kv_prompt": "Once upon a time", "kv_steps": "3", "kv_layer": "0", "kv_head": "2", "kv_query": "7",
-             "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "seed": "3"}
+             "kv_sampling": "sample", "kv_temperature": "0.5", "kv_top_k": "10", "seed": "3", **COMPARE}
     at = app_at(PAGE, query=query)
     assert_clean(at)
     assert not at.warning
@@ -279,7 +281,7 @@ def test_the_page_says_how_the_file_stores_the_weights_and_each_difference_truly
     """Items 6 and 7: the file's storage as read from it; "bit for bit" and "not exactly 0 only because…" never
     together. (The real file's 8-bit embedding and 4-bit rest: test_draw.py's
     test_storage_note_names_every_type_with_its_share_of_the_file.)"""
-    at = app_at(PAGE)
+    at = app_at(PAGE, query=COMPARE)
     assert_clean(at)
     intro = texts(at, "caption")
     assert M.storage_note(llm.weight_storage(lm)) in intro
@@ -321,7 +323,7 @@ def test_one_seed_box_the_sidebars_draws_the_tokens():
 @pytest.mark.slow
 def test_query_heads_are_numbered_once_and_keep_their_place():
     """Item 7: the query-head choice shows the model's head numbers only ("0 / head 3" was two numberings)."""
-    at = app_at(PAGE, query={"kv_head": "1", "kv_query": "4"})
+    at = app_at(PAGE, query={"kv_head": "1", "kv_query": "4", **COMPARE})
     assert_clean(at)
     assert not at.warning
     radio = at.radio(key="kv_query")
@@ -340,14 +342,15 @@ def test_query_heads_are_numbered_once_and_keep_their_place():
 
 LANGS = ("pt", "tr")
 TIMEOUT = 600
-GENERATED = {"kv_steps": "4"}
-SHORT = {"kv_prompt": "The capital of", "kv_steps": "2"}  # 5 keys: the bars print their values on a page this wide
-SAMPLED = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", "kv_steps": "3"}
+GENERATED = {"kv_steps": "4", **COMPARE}
+SHORT = {"kv_prompt": "The capital of", "kv_steps": "2", **COMPARE}  # 5 keys: the bars print their values
+SAMPLED = {"kv_sampling": "sample", "kv_temperature": "1.2", "kv_top_k": "0", "seed": "5", "kv_steps": "3",
+           **COMPARE}
 BAD_LINK = {"kv_steps": "99", "kv_layer": "-1", "kv_head": "x", "kv_query": "7", "kv_sampling": "beam",
             "kv_temperature": "0.25", "kv_top_k": "1e9", "kv_seed": "4"}
 # Each state: the link, and English words that prove the state was reached.
 STATES = {
-    "default": ({}, "Step 0 is the prefill"),
+    "default": (COMPARE, "Step 0 is the prefill"),
     "generated": (GENERATED, "only because float32 additions are rounded"),
     "sampled": (SAMPLED, "chance of being drawn"),
     "short": (SHORT, "generated token 2"),

@@ -17,6 +17,7 @@ from explorer.shell.textviews import fmt
 from tests.apptest_utils import app_at, assert_clean, figures
 
 PAGE = "sinks"
+ALL_ON = {"sk_swap": "true", "sk_shifted": "true", "sk_streams": "true"}  # sections 2-4 switched on (issue 47)
 FIGURES = ("sk_fig_layers", "sk_fig_grid", "sk_fig_top_head", "sk_fig_first", "sk_fig_mask", "sk_fig_losses",
            "sk_fig_tradeoff")  # the last with sk_measure=true
 
@@ -53,7 +54,7 @@ def sink_warnings(lm, ids, choice: str = "newline") -> list[str]:
 
 @pytest.mark.slow
 def test_defaults_measure_the_caches_when_asked(lm, default_ids):
-    at = app_at(PAGE, timeout=900)
+    at = app_at(PAGE, query=ALL_ON, timeout=900)
     assert_clean(at)
     assert [w.icon for w in at.warning] == sink_warnings(lm, default_ids) and "sk_fig_tradeoff" not in figures(at)
     assert "Turn on *Measure*" in texts(at, "info") and not at.toggle(key="sk_measure").value
@@ -73,7 +74,7 @@ def test_defaults_measure_the_caches_when_asked(lm, default_ids):
 @pytest.mark.slow
 @pytest.mark.smollm2  # the lesson's one page run on the real file: its sentences state SmolLM2's numbers
 def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_ids):
-    at = app_at(PAGE, query={"sk_measure": "true"}, timeout=900)
+    at = app_at(PAGE, query={"sk_measure": "true", **ALL_ON}, timeout=900)
     assert_clean(at)
     assert not at.warning
     assert set(FIGURES) <= set(figures(at))
@@ -103,7 +104,7 @@ def test_defaults_draw_every_section_and_say_what_the_numbers_say(lm, default_id
 
 @pytest.mark.slow
 def test_every_first_token_choice_and_the_shift_at_its_ends(lm, default_ids):
-    at = app_at(PAGE, timeout=900)
+    at = app_at(PAGE, query=ALL_ON, timeout=900)
     s = M.sink_summary(lm, default_ids)
     for choice in M.FIRST_CHOICES:
         at.radio(key="sk_first").set_value(choice).run()
@@ -125,7 +126,7 @@ def test_every_first_token_choice_and_the_shift_at_its_ends(lm, default_ids):
 
 @pytest.mark.slow
 def test_window_and_generated_tokens_at_their_ends(lm, default_ids):
-    at = app_at(PAGE, timeout=900)
+    at = app_at(PAGE, query=ALL_ON, timeout=900)
     top = M.window_max(len(default_ids))
     for window, n_new in ((1, 1), (top, M.MAX_NEW_TOKENS)):
         at.slider(key="sk_window").set_value(window).run()

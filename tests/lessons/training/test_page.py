@@ -17,7 +17,7 @@ from tests.apptest_utils import app_at, assert_clean, figures
 
 def runs() -> jobs.Jobs:
     """This process's training runs, the page's (:func:`explorer.shell.jobs.shared`)."""
-    return jobs.shared(model.WORKER, model.train_run)
+    return jobs.shared(model.WORKER, model.train_run, _pin=model.is_default_run)
 
 PAGE = "training"
 QUICK = {"tr_steps": "300"}  # the default model, 300 steps: an induction head forms at about step 220
@@ -152,3 +152,21 @@ def test_bad_link_values_warn_and_open_at_the_default(query, key):
     warned = [w.value for w in at.warning if key in w.value]
     assert warned and "not valid" in warned[0], [w.value for w in at.warning]
     assert "<b>" not in " ".join(warned) or "`" in warned[0]  # shown as code, never as markup
+
+
+def test_a_run_the_server_dropped_is_said_and_trained_again_on_the_button(monkeypatch):
+    """A trained run stays while pages show it; one nobody looked at for the ttl is dropped, and the page that showed
+    it says so (issue 47) instead of falling back to "Not trained yet" silently or raising."""
+    at = trained(QUICK)
+    assert "tr_fig_loss" in figures(at)
+    registry = runs()
+    later = registry.clock() + 2 * registry.ttl
+    monkeypatch.setattr(registry, "clock", lambda: later)  # nobody looked at it for twice the ttl
+    at.run()
+    assert_clean(at)
+    assert "tr_fig_loss" not in figures(at)
+    said = " ".join(i.value for i in at.main.info)
+    assert "Dropped from the server's memory: the training run with these settings." in said
+    at.button(key="tr_train").click().run(timeout=600)
+    assert_clean(at)
+    assert "tr_fig_loss" in figures(at) and "Dropped" not in " ".join(i.value for i in at.main.info)
