@@ -197,6 +197,10 @@ PAGE_JS = """() => ({
   text: (document.querySelector('[data-testid="stMain"]') || {innerText: ''}).innerText,
 })"""
 
+# The keys of the page's keyed elements (their st-key-<key> classes), each once, in the order of the page.
+KEYS_JS = """() => [...new Set([...document.querySelectorAll('[class*="st-key-"]')]
+  .map((e) => (e.className.match(/st-key-(\\S+)/) || [])[1]).filter(Boolean))]"""
+
 WIDGET_VALUE_JS = """
 (key) => {
   const box = document.querySelector('.st-key-' + key);
@@ -1079,8 +1083,9 @@ def ready(context, server, _tab):
     """The app is up: the tests' tab (:func:`_tab`) has loaded the default page and drawn a chart (timed from server
     start), and is back at about:blank.
 
-    Yields ``{"base", "nav", "default_charts", "default_values", "root_h1"}``: the navigation's pages, the
-    default walkthrough's charts, the shared controls' values at defaults and the title of the page at "/".
+    Yields ``{"base", "nav", "default_charts", "default_values", "default_keys", "root_h1"}``: the navigation's pages,
+    the default walkthrough's charts, the shared controls' values at defaults, the widget and element keys its page
+    shows (:data:`KEYS_JS`, in the order of the page) and the title of the page at "/".
     """
     page = _tab["page"]
     app = App(page, server["base"])
@@ -1090,7 +1095,7 @@ def ready(context, server, _tab):
     record_timing("server_start_to_first_chart_s", round(time.perf_counter() - server["t0"], 3))
     app.settle(before=0)
     info = {"base": server["base"], "nav": app.nav(), "default_charts": app.charts(),
-            "default_values": {k: app.widget_value(k) for k in DEFAULTS},
+            "default_values": {k: app.widget_value(k) for k in DEFAULTS}, "default_keys": page.evaluate(KEYS_JS),
             "root_h1": page.locator("h1").first.inner_text().strip()}
     record_timing("pages_in_navigation", [p["path"] or "(default)" for p in info["nav"]])
     app.detach()

@@ -144,14 +144,11 @@ def _markup_made(app: App, where: str) -> list[str]:
     return problems
 
 
-def test_markup_in_link_values_and_typed_text_stays_text(st_app):
+def test_markup_in_link_values_and_typed_text_stays_text(st_app, ready):
     """One round: a payload in every link value of the default lesson (sidebar and page), then all of them typed into
-    the sentence box."""
+    the sentence box. The default lesson's keys are those :func:`ready` read on its first load of the page."""
     asked = _watch_requests(st_app)
-    st_app.open()
-    keys = st_app.page.evaluate("""() => [...new Set([...document.querySelectorAll('[class*="st-key-"]')]
-        .map((e) => (e.className.match(/st-key-(\\S+)/) || [])[1]).filter(Boolean))]""")
-    keys = [k for k in keys if not k.startswith("link_warnings")]
+    keys = [k for k in ready["default_keys"] if not k.startswith("link_warnings")]
     assert len(keys) >= len(PAYLOADS) and {"seed", "sentence"} <= set(keys), keys
     payloads = list(PAYLOADS.values())
     params = {k: payloads[i % len(payloads)] for i, k in enumerate(keys)}  # every payload goes to some control

@@ -83,15 +83,17 @@ def _snapshot(at) -> list:
 
 
 def _moves(at) -> list[tuple[str, str, object]]:
-    """``(kind, key, value)``: every page widget of these kinds moved to another valid value."""
+    """``(kind, key, value)``: every page widget of these kinds moved to another valid value. A number goes to its
+    least value (its greatest when it is there already): a page's numbers are cheapest there (1 generated token, not
+    32; a window of 1, not 54), and any other value than the one the cache holds shows a missing cache key alike."""
     moves: list[tuple[str, str, object]] = []
     main = at.main
     for w in main.slider:
         if isinstance(w.value, int | float) and not isinstance(w.value, bool) and w.max != w.min:
-            moves.append(("slider", w.key, w.max if w.value != w.max else w.min))
+            moves.append(("slider", w.key, w.min if w.value != w.min else w.max))
     for w in main.number_input:
         if w.max is not None and w.min is not None and w.max != w.min:
-            moves.append(("number_input", w.key, w.max if w.value != w.max else w.min))
+            moves.append(("number_input", w.key, w.min if w.value != w.min else w.max))
     for w in main.selectbox:
         if len(w.options) > 1:
             moves.append(("selectbox", w.key, len(w.options) - 1 if w.index != len(w.options) - 1 else 0))
