@@ -24,7 +24,8 @@ point, the prompts are token ids drawn with a fixed seed).
 Every measurement runs in a fresh worker process (``--worker``, one library per process: ``bench/bench_llama.py``'s
 pattern), at the app's settings (one BLAS thread, ``explorer/shell/blas.py``; ``torch.set_num_threads(1)``); the
 speed workers (ours float32, transformers, ours compact) alternate their order for ``--rounds`` rounds, quiet and
-with a busy core beside them (``bench/busy.py``), and each number is the minimum over the rounds:
+with a busy core beside them (``bench/busy.py``), and each number is the minimum over the rounds, in wall time
+and in CPU time (``bench_llama.time_speed``: on a shared machine the wall time counts the neighbours):
 
 1. **Forward pass with all attention weights**, 8, 32 and 128 tokens (``model.forward(ids)`` against
    ``model(ids, output_attentions=True)``, float32, eager attention, ``torch.no_grad()``).
