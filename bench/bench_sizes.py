@@ -24,7 +24,8 @@ point, the prompts are token ids drawn with a fixed seed).
 Every measurement runs in a fresh worker process (``--worker``, one library per process: ``bench/bench_llama.py``'s
 pattern), at the app's settings (one BLAS thread, ``explorer/shell/blas.py``; ``torch.set_num_threads(1)``); the
 speed workers (ours float32, transformers, ours compact) alternate their order for ``--rounds`` rounds, quiet and
-with a busy core beside them (``bench/busy.py``), and each number is the minimum over the rounds:
+with a busy core beside them (``bench/busy.py``), and each number is the minimum over the rounds, in wall time
+and in CPU time (``bench_llama.time_speed``: on a shared machine the wall time counts the neighbours):
 
 1. **Forward pass with all attention weights**, 8, 32 and 128 tokens (``model.forward(ids)`` against
    ``model(ids, output_attentions=True)``, float32, eager attention, ``torch.no_grad()``).
@@ -284,25 +285,30 @@ def uptime() -> str:
 
 
 def report_speed(speed: dict, label: str) -> None:
+    """The forward and decoding tables of one condition: wall time, then the same calls' CPU time
+    (``bench_llama.time_speed``), each the minimum over the rounds."""
     def best(name, key, n):
         return min(r[key][str(n)] for r in speed[name])
 
-    print(f"#### {label}: forward pass with all attention weights (ms, minimum)\n")
-    print("| tokens | transformers | ours float32 | ratio | ours compact | ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for n in SIZES:
-        hf, ours, compact = (best(w, "forward", n) for w in ("transformers", "ours-float32", "ours-compact"))
-        print(f"| {n} | {fmt_ms(hf)} | {fmt_ms(ours)} | **{ours / hf:.2f}x** | {fmt_ms(compact)} | "
-              f"{compact / hf:.2f}x |")
-    print(f"\n#### {label}: one decoded token after {PROMPT} tokens (ms per token, mean of {DECODE_STEPS} steps, "
-          "minimum)\n")
-    print("| attention weights | transformers | ours float32 | ratio | ours compact | ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for key, text in (("decode", "not returned"), ("decode_weights", "returned")):
-        hf, ours, compact = (best(w, key, PROMPT) for w in ("transformers", "ours-float32", "ours-compact"))
-        print(f"| {text} | {fmt_ms(hf)} | {fmt_ms(ours)} | **{ours / hf:.2f}x** | {fmt_ms(compact)} | "
-              f"{compact / hf:.2f}x |")
-    print()
+    for clock, suffix in (("wall", ""), ("CPU", "_cpu")):
+        print(f"#### {label}: forward pass with all attention weights (ms {clock} time, minimum)\n")
+        print("| tokens | transformers | ours float32 | ratio | ours compact | ratio |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for n in SIZES:
+            hf, ours, compact = (best(w, "forward" + suffix, n) for w in ("transformers", "ours-float32",
+                                                                           "ours-compact"))
+            print(f"| {n} | {fmt_ms(hf)} | {fmt_ms(ours)} | **{ours / hf:.2f}x** | {fmt_ms(compact)} | "
+                  f"{compact / hf:.2f}x |")
+        print(f"\n#### {label}: one decoded token after {PROMPT} tokens (ms {clock} time per token, mean of "
+              f"{DECODE_STEPS} steps, minimum)\n")
+        print("| attention weights | transformers | ours float32 | ratio | ours compact | ratio |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for key, text in (("decode", "not returned"), ("decode_weights", "returned")):
+            hf, ours, compact = (best(w, key + suffix, PROMPT) for w in ("transformers", "ours-float32",
+                                                                          "ours-compact"))
+            print(f"| {text} | {fmt_ms(hf)} | {fmt_ms(ours)} | **{ours / hf:.2f}x** | {fmt_ms(compact)} | "
+                  f"{compact / hf:.2f}x |")
+        print()
 
 
 def main() -> None:

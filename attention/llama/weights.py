@@ -124,9 +124,13 @@ def _q8_0_codes(raw: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np
     return codes.reshape(n_out, n_in), d
 
 
-def _q8_0_widen(codes: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Q8_0 rows as float32: codes ``int8 [r, n]`` times their block's scale ``d [r, n/32]`` (ggml's ``q * d``)."""
-    out = codes.astype(np.float32)
+def _q8_0_widen(codes: np.ndarray, d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Q8_0 rows as float32: codes ``int8 [r, n]`` times their block's scale ``d [r, n/32]`` (ggml's ``q * d``),
+    written into ``out`` (float32 ``[r, n]``, C-contiguous, reused by the caller) when given, else a new array."""
+    if out is None:
+        out = codes.astype(np.float32)
+    else:
+        np.copyto(out, codes)  # int8 -> float32, exact
     out.reshape(len(out), d.shape[1], 32)[...] *= d[:, :, None]  # q * d per block of 32
     return out
 
@@ -170,6 +174,10 @@ class _Embedding:
     """
 
     CHUNK = 4096
+    LOGITS_ROWS = 512
+    """Compact mode: vocabulary rows widened at a time for :meth:`logits`, into one float32 buffer reused chunk after
+    chunk (512 x d_model: 1.3 MB for Gemma 3 270M, small enough to stay in the core's cache while the product reads
+    it; 4,096 rows in fresh arrays each took about 1.3x as long: ``BENCHMARKS.md``, "Models of real size")."""
 
     def __init__(self, file: gguf_file.GGUFFile, name: str, compact: bool):
         info = file.tensor(name)
@@ -214,10 +222,13 @@ class _Embedding:
         """``h @ E.T``: ``[n, d_model] -> [n, vocab]`` float32."""
         if self.ET is not None:
             return h @ self.ET  # [n, d_model] x [d_model, vocab]
-        out = np.empty((h.shape[0], self.shape[0]), dtype=np.float32)
-        for start in range(0, self.shape[0], self.CHUNK):
-            rows = slice(start, min(start + self.CHUNK, self.shape[0]))
-            out[:, rows] = h @ self._widen_rows(rows).T
+        n_vocab, d_model = self.shape
+        out = np.empty((h.shape[0], n_vocab), dtype=np.float32)
+        buffer = np.empty((min(self.LOGITS_ROWS, n_vocab), d_model), dtype=np.float32)
+        for start in range(0, n_vocab, self.LOGITS_ROWS):
+            stop = min(start + self.LOGITS_ROWS, n_vocab)
+            W = _q8_0_widen(self.codes[start:stop], self.d[start:stop], buffer[:stop - start])  # [rows, d_model]
+            np.matmul(h, W.T, out=out[:, start:stop])  # the same product as before, written in place
         return out
 
 

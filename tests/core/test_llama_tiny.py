@@ -92,6 +92,22 @@ def test_an_embedding_of_another_type_loads_in_chunks_to_the_same_bits(tmp_path,
     np.testing.assert_array_equal(gguf_file.dequantize(file, "token_embd.weight", slice(260, 268)), whole[260:])
 
 
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_compact_logits_widen_the_vocabulary_in_a_reused_buffer_to_float32_modes_bits(tiny_q, tiny_q_compact,
+                                                                                      monkeypatch, rows):
+    """Compact mode's logits widen :attr:`_Embedding.LOGITS_ROWS` vocabulary rows at a time into one reused buffer and
+    write each chunk's product in place: each chunk the bits of its rows widened afresh (32 rows a chunk leave a short
+    last one, 268 = 8 x 32 + 12; a chunk read after the buffer moved on would show), all within a float32 rounding
+    of float32 mode's logits (OpenBLAS's sums depend on the product's shape, so no chunking gives those bits)."""
+    monkeypatch.setattr(llama.weights._Embedding, "LOGITS_ROWS", 32)
+    h = np.random.default_rng(rows).standard_normal((rows, tiny_q.config.d_model)).astype(np.float32)
+    E = tiny_q_compact._embedding.lookup(np.arange(268))  # [vocab, d_model], ggml's numbers (test_weights_are_...)
+    got = tiny_q_compact._output.logits(h)
+    assert got.shape == (rows, 268) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.concatenate([h @ E[s:s + 32].T for s in range(0, 268, 32)], axis=1))
+    np.testing.assert_allclose(got, tiny_q._output.logits(h), rtol=0, atol=1e-5)
+
+
 def test_the_fused_mlp_is_decoder_swiglu(tiny):
     """The model multiplies W_gate | W_up in one product; the numbers are attention.llama.blocks.swiglu's."""
     layer, d_ff = tiny._layers[0], tiny.config.d_ff
