@@ -158,6 +158,8 @@ PER_PROCESS_STATE = {
     ("attention/blocked.py", "_pool"): "the worker threads of the blocked path, started once per process",
     ("attention/llama/gguf_file.py", "_VERIFIED"): "the weights file's SHA-256 was checked (once per process and file)",
     ("explorer/shell/blas.py", "_once_done"): "BLAS threads set for this process (OpenBLAS: one setting per process)",
+    ("explorer/shell/llm.py", "_LOADED"): "which models this process's door holds, least recently used first (the "
+                                         "loaded models are shared by every session of the process)",
     ("explorer/shell/cache.py", "_last_run"): "the last script run of this process, for its own idle cache sweep",
     ("explorer/shell/cache.py", "_sweeper"): "the thread of this process's idle cache sweep",
     ("explorer/shell/models.py", "_CACHE"): "each catalogued file's hash and header facts, keyed by path, size and "

@@ -165,8 +165,11 @@ def test_a_run_the_server_dropped_is_said_and_trained_again_on_the_button(monkey
     at.run()
     assert_clean(at)
     assert "tr_fig_loss" not in figures(at)
-    said = " ".join(i.value for i in at.main.info)
-    assert "Dropped from the server's memory: the training run with these settings." in said
+    said = [i.value for i in at.main.info if i.value.startswith("Dropped from the server's memory")]
+    assert "Dropped from the server's memory: the training run with these settings." in " ".join(said)
     at.button(key="tr_train").click().run(timeout=600)
     assert_clean(at)
-    assert "tr_fig_loss" in figures(at) and "Dropped" not in " ".join(i.value for i in at.main.info)
+    # The run is back and the notices of its sections gone; other experiments this page showed (in a suite, runs
+    # other tests trained in this process are shown at once) stay said as dropped until their own buttons are pressed.
+    assert "tr_fig_loss" in figures(at)
+    assert len([i for i in at.main.info if i.value.startswith("Dropped from the server's memory")]) < len(said)
