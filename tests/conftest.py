@@ -281,3 +281,24 @@ def door_model():
     page shows from this model and the core, so it holds on either model."""
     LESSON_MODEL.install()
     return LESSON_MODEL.load_model("float32")
+
+
+@pytest.fixture
+def passes(monkeypatch, door_model) -> list[int]:
+    """The door's forward passes (``explorer.shell.llm.forward``) during the test, in order, as their token counts
+    (every Streamlit cache emptied first): what a page computed (issue 47, item 2: sections on demand)."""
+    import streamlit as st
+
+    from explorer.shell import llm
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    seen: list[int] = []
+    real = llm.forward
+
+    def spy(model, ids, *args, **kwargs):
+        seen.append(len(ids))
+        return real(model, ids, *args, **kwargs)
+
+    monkeypatch.setattr(llm, "forward", spy)
+    return seen

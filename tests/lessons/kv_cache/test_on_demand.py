@@ -4,26 +4,14 @@ step is compared with runs when the learner switches it on, its switch saying wh
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 
-from explorer.shell import llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
 pytestmark = pytest.mark.slow  # whole-app runs
 PAGE = "kv_cache"
 
 
-def test_the_full_recomputation_runs_when_switched_on(monkeypatch):
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    passes: list[int] = []
-    real = llm.forward
-
-    def spy(model, ids, *args, **kwargs):
-        passes.append(len(ids))
-        return real(model, ids, *args, **kwargs)
-
-    monkeypatch.setattr(llm, "forward", spy)
+def test_the_full_recomputation_runs_when_switched_on(passes):
     at = app_at(PAGE, query={"kv_steps": "2"}, timeout=600)
     assert_clean(at)
     prompt = passes[0]

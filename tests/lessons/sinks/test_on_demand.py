@@ -5,30 +5,12 @@ passes it runs and about how long they take on this server."""
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 
 from explorer.lessons.sinks import model as M
-from explorer.shell import llm
 from tests.apptest_utils import app_at, assert_clean, figures
 
 pytestmark = pytest.mark.slow  # whole-app runs
 PAGE = "sinks"
-
-
-@pytest.fixture
-def passes(monkeypatch, door_model):
-    """The door's forward passes during the test, in order, as their token counts (every cache emptied first)."""
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    seen: list[int] = []
-    real = llm.forward
-
-    def spy(model, ids, *args, **kwargs):
-        seen.append(len(ids))
-        return real(model, ids, *args, **kwargs)
-
-    monkeypatch.setattr(llm, "forward", spy)
-    return seen
 
 
 def test_a_first_visit_runs_one_pass_and_each_switch_runs_its_own(passes, door_model):
