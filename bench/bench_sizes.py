@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import bench_llama  # noqa: E402 (this folder is the script's: python bench/bench_sizes.py)
+from bench_core import cpu_model  # noqa: E402, F401 (one home: the machine's CPU name)
 from bench_llama import DECODE_STEPS, PROMPT, SIZES, WORKERS  # noqa: E402, F401 (the same tables' shapes)
 
 SEED = 0
@@ -83,16 +84,6 @@ def rss_mib() -> dict[str, float]:
         if key in ("VmRSS", "VmHWM"):
             fields[key] = int(value.split()[0]) / 1024
     return fields
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 # --- the files ------------------------------------------------------------------------------------------------------
@@ -170,7 +161,9 @@ def bench_ids(model: str, n: int = 256) -> list[int]:
 # --- workers (one library per process) -------------------------------------------------------------------------------
 
 
-class Ours:
+class Ours(bench_llama.Ours):
+    """bench_llama's worker (its forward, prefill and step) on a file of this benchmark."""
+
     def __init__(self, path: Path, weights: str):
         from attention import llama
         from explorer.shell import blas
@@ -181,24 +174,13 @@ class Ours:
     def load(self):
         self.model = self.llama.load(self.path, weights=self.weights, expected_sha256=None)
 
-    def forward(self, ids):
-        return self.model.forward(ids)
 
-    def prefill(self, ids):
-        return self.model.forward(ids, need_weights=False).cache
+class Transformers(bench_llama.Transformers):
+    """bench_llama's transformers worker (its forward, prefill and step) on a file of this benchmark."""
 
-    def step(self, token, cache, weights: bool):
-        return self.model.forward([token], cache=cache, need_weights=weights).cache
-
-
-class Transformers:
     def __init__(self, path: Path):
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        import torch
-        import transformers  # noqa: F401 - timed with the import
-
-        torch.set_num_threads(1)
-        self.torch, self.path = torch, path
+        super().__init__(1)
+        self.path = path
 
     def load(self):
         from transformers import AutoModelForCausalLM
@@ -206,19 +188,6 @@ class Transformers:
         self.model = AutoModelForCausalLM.from_pretrained(self.path.parent, gguf_file=self.path.name,
                                                           attn_implementation="eager",
                                                           dtype=self.torch.float32).eval()
-
-    def forward(self, ids):
-        with self.torch.no_grad():
-            return self.model(self.torch.tensor([ids]), output_attentions=True)
-
-    def prefill(self, ids):
-        with self.torch.no_grad():
-            return self.model(self.torch.tensor([ids]), use_cache=True).past_key_values
-
-    def step(self, token, cache, weights: bool):
-        with self.torch.no_grad():
-            return self.model(self.torch.tensor([[token]]), past_key_values=cache, use_cache=True,
-                              output_attentions=weights).past_key_values
 
 
 def make(name: str, path: Path):
